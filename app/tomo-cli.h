@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Runs a subcommand (info, reconstruct, phantom, bench) if argv[1] names one;
+ * returns the exit status, or -1 when argv names no subcommand (the caller
+ * then opens the viewer). */
+int tomo_cli_run (int    argc,
+                  char **argv);
+
+/* `tomolive bench …` (app/tomo-bench.c). */
+int tomo_bench_main (int    argc,
+                     char **argv);
+
+G_END_DECLS

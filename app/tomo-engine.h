@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "tomo-scan.h"
+#include "tomo-types.h"
+
+G_BEGIN_DECLS
+
+/* What to reconstruct: `n_slices` (1, 2 or 4) consecutive detector rows
+ * starting at `row`, reconstructed together (slice-parallel mode). */
+typedef struct
+{
+  guint row;
+  guint n_slices;
+  TomoReconParams params;
+  int kernel;            /* TomoGpuKernel; ignored by the CPU backend */
+  gboolean keep_on_device; /* GPU: keep a device copy in slice->device_buffer (display) */
+  gboolean skip_download;  /* GPU: leave slice->data NULL (display through interop only) */
+} TomoSliceRequest;
+
+void tomo_slice_request_init (TomoSliceRequest *request,
+                              TomoScan         *scan);
+
+/* A reconstructed slice (or 2/4 of them).  Immutable once made; refcounted so
+ * the window can show one while the engine computes the next. */
+typedef struct
+{
+  /*< private >*/
+  gint ref_count;
+  /*< public >*/
+  guint row, n_slices;
+  guint width, height;      /* of each slice: the ROI */
+  TomoRoi roi;
+  TomoReconParams params;
+  float *data;              /* n_slices × height × width, or NULL (skip_download) */
+  gpointer device_buffer;   /* TomoGpuBuffer *, or NULL */
+  TomoBackend backend;      /* the backend that ran: CPU or GPU */
+  char *kernel;             /* "cpu-linear", "alu", "hybrid"… what actually ran */
+  double filter_ms;         /* 0 when the filtered sinogram came from the cache */
+  double backproject_ms;
+  double total_ms;          /* request in → slice out, read and filter included */
+  double gups;              /* back projection: pixels × projections × slices / s / 1e9 */
+  TomoPreprocessStats stats;
+} TomoSlice;
+
+#define TOMO_TYPE_SLICE (tomo_slice_get_type ())
+GType      tomo_slice_get_type (void) G_GNUC_CONST;
+TomoSlice *tomo_slice_ref      (TomoSlice *slice);
+void       tomo_slice_unref    (TomoSlice *slice);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoSlice, tomo_slice_unref)
+
+#define TOMO_TYPE_ENGINE (tomo_engine_get_type ())
+G_DECLARE_FINAL_TYPE (TomoEngine, tomo_engine, TOMO, ENGINE, GObject)
+
+/* AUTO picks the GPU when one is present and usable, else the CPU. */
+TomoEngine  *tomo_engine_new                (TomoBackend backend);
+gboolean     tomo_engine_set_backend        (TomoEngine  *self,
+                                             TomoBackend  backend,
+                                             GError     **error);
+TomoBackend  tomo_engine_get_backend        (TomoEngine *self); /* CPU or GPU, resolved */
+gboolean     tomo_engine_has_gpu            (TomoEngine *self);
+/* "NVIDIA H100 …" or "CPU (2 threads)". */
+const char  *tomo_engine_get_device_name    (TomoEngine *self);
+/* The CUDA device the GPU backend runs on, −1 for CPU. */
+int          tomo_engine_get_device         (TomoEngine *self);
+
+void         tomo_engine_set_scan           (TomoEngine *self,
+                                             TomoScan   *scan);
+TomoScan    *tomo_engine_get_scan           (TomoEngine *self);
+
+/* Blocking; callable from any thread (requests are serialised). */
+TomoSlice   *tomo_engine_reconstruct        (TomoEngine             *self,
+                                             const TomoSliceRequest *request,
+                                             GCancellable           *cancellable,
+                                             GError                **error);
+
+/* Non-blocking, "latest wins": while one request is computed, newer ones
+ * replace the pending one.  `callback` runs on the thread-default main
+ * context of the caller with the slice or the error of the request it
+ * answers (older superseded requests are dropped without a callback). */
+typedef void (*TomoEngineCallback) (TomoEngine *engine,
+                                    TomoSlice  *slice,
+                                    const GError *error,
+                                    gpointer    user_data);
+void         tomo_engine_submit             (TomoEngine             *self,
+                                             const TomoSliceRequest *request,
+                                             TomoEngineCallback      callback,
+                                             gpointer                user_data);
+
+/* Whole volume, rows [row_start, row_end), one slice at a time handed to
+ * `sink` in row order (on the calling thread).  The GPU backend streams
+ * groups of rows (upload / filter + back project / download overlapped). */
+typedef gboolean (*TomoVolumeSink)     (guint        row,
+                                        const float *slice,
+                                        guint        width,
+                                        guint        height,
+                                        gpointer     user_data,
+                                        GError     **error);
+typedef void     (*TomoProgressFunc)   (guint    done,
+                                        guint    total,
+                                        gpointer user_data);
+gboolean     tomo_engine_reconstruct_volume (TomoEngine            *self,
+                                             guint                  row_start,
+                                             guint                  row_end,
+                                             const TomoReconParams *params,
+                                             int                    kernel,
+                                             TomoVolumeSink         sink,
+                                             TomoProgressFunc       progress,
+                                             gpointer               user_data,
+                                             GCancellable          *cancellable,
+                                             GError               **error);
+
+G_END_DECLS

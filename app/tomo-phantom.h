@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "tomo-types.h"
+
+G_BEGIN_DECLS
+
+/* An ellipsoid of constant attenuation; coordinates are fractions of the
+ * half-width of the field of view ([-1, 1]), angle in degrees about the
+ * rotation (z) axis.  Values add where ellipsoids overlap. */
+typedef struct
+{
+  double value; /* attenuation per pixel */
+  double a, b, c;
+  double x0, y0, z0;
+  double phi_deg;
+} TomoEllipsoid;
+
+typedef enum
+{
+  TOMO_PHANTOM_SHEPP_LOGAN = 0, /* modified Shepp–Logan (Toft), as 3-D ellipsoids */
+  TOMO_PHANTOM_DISKS,           /* a few disks of known values: for region means */
+  TOMO_PHANTOM_POINTS,          /* small dots: for resolution / centre tests */
+} TomoPhantomKind;
+
+const TomoEllipsoid *tomo_phantom_get_ellipsoids (TomoPhantomKind kind,
+                                                  guint          *n);
+
+typedef struct
+{
+  TomoPhantomKind kind;
+  guint width;            /* detector columns, also slice size */
+  guint height;           /* detector rows */
+  guint n_proj;
+  double angle_range_deg; /* 180 */
+  double center;          /* rotation axis column, e.g. (width−1)/2 + 3.37 */
+  double max_attenuation; /* value scale: attenuation per pixel of value 1.0 */
+  double flat_level;      /* counts in the flat field, e.g. 20000 */
+  double dark_level;      /* counts in the dark, e.g. 100 */
+  guint n_flats, n_darks;
+  gboolean noise;         /* Poisson noise on projections, flats, darks */
+  guint32 seed;
+} TomoPhantomParams;
+
+void     tomo_phantom_params_init      (TomoPhantomParams *params);
+
+/* Exact line integrals (attenuation per pixel × pixels) of detector row
+ * `row`: n_proj × width doubles, each detector pixel integrated over its
+ * width (averaged over sub-samples). */
+void     tomo_phantom_sinogram         (const TomoPhantomParams *params,
+                                        const double            *angles,
+                                        guint                    row,
+                                        double                  *out);
+/* The true slice at detector row `row`: width × width, same orientation and
+ * pixel grid as the reconstruction. */
+void     tomo_phantom_slice            (const TomoPhantomParams *params,
+                                        guint                    row,
+                                        float                   *out);
+/* Raw counts, flats, darks, angles → HDF5 Data Exchange. */
+gboolean tomo_phantom_write_dxchange   (const TomoPhantomParams *params,
+                                        const char              *path,
+                                        GError                 **error);
+
+G_END_DECLS

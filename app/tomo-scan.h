@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <glib-object.h>
+
+#include "tomo-preprocess.h"
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  TOMO_SCAN_FORMAT_AUTO = 0, /* by content: HDF5 (Data Exchange or NXtomo), TIFF, folder */
+  TOMO_SCAN_FORMAT_DXCHANGE,
+  TOMO_SCAN_FORMAT_NXTOMO,
+  TOMO_SCAN_FORMAT_TIFF,
+  TOMO_SCAN_FORMAT_RAW,
+} TomoScanFormat;
+
+typedef enum
+{
+  TOMO_DTYPE_UINT8 = 0,
+  TOMO_DTYPE_UINT16,
+  TOMO_DTYPE_UINT32,
+  TOMO_DTYPE_FLOAT32,
+  TOMO_DTYPE_FLOAT64,
+} TomoDType;
+
+/* How to open a scan.  Zero-initialise with tomo_open_options_init(). */
+typedef struct
+{
+  TomoScanFormat format;
+
+  /* TIFF stacks: `path` is a folder or a glob of projections. */
+  const char *flats;  /* file, folder or glob; NULL = none */
+  const char *darks;  /* file, folder or glob; NULL = none */
+  const char *angles; /* text file, one angle in degrees per line; NULL = evenly spaced */
+
+  /* Raw binary: projections stored as n_projections × height × width. */
+  guint raw_width;
+  guint raw_height;
+  guint raw_n_projections;
+  TomoDType raw_dtype;
+  guint64 raw_offset;       /* header bytes to skip */
+  gboolean raw_big_endian;
+
+  double angle_range_deg;   /* for evenly spaced angles; default 180 */
+
+  gboolean already_sinogram; /* data is already normalised: no flat/dark division */
+  gboolean already_linear;   /* data is already line integrals: no −log */
+
+  gsize cache_bytes;        /* sinogram row cache; 0 = default (256 MiB) */
+} TomoOpenOptions;
+
+void tomo_open_options_init (TomoOpenOptions *options);
+
+gboolean    tomo_scan_format_from_string (const char     *name,
+                                          TomoScanFormat *format,
+                                          GError        **error);
+gboolean    tomo_dtype_from_string       (const char *name,
+                                          TomoDType  *dtype,
+                                          GError    **error);
+const char *tomo_dtype_to_string         (TomoDType dtype);
+
+#define TOMO_TYPE_SCAN (tomo_scan_get_type ())
+G_DECLARE_FINAL_TYPE (TomoScan, tomo_scan, TOMO, SCAN, GObject)
+
+/* Opens the scan and reads its header, angles, flats and darks — never the
+ * projections: sinogram rows are read on demand and cached. */
+TomoScan      *tomo_scan_open               (const char            *path,
+                                             const TomoOpenOptions *options,
+                                             GError               **error);
+
+const char    *tomo_scan_get_path           (TomoScan *self);
+const char    *tomo_scan_get_format_name    (TomoScan *self);
+guint          tomo_scan_get_width          (TomoScan *self); /* detector columns */
+guint          tomo_scan_get_height         (TomoScan *self); /* detector rows = sinograms */
+guint          tomo_scan_get_n_projections  (TomoScan *self);
+guint          tomo_scan_get_n_flats        (TomoScan *self);
+guint          tomo_scan_get_n_darks        (TomoScan *self);
+TomoDType      tomo_scan_get_dtype          (TomoScan *self);
+/* Angles in radians, n_projections of them. */
+const double  *tomo_scan_get_angles         (TomoScan *self);
+/* Pixel size in metres, 0 when the file does not say. */
+double         tomo_scan_get_pixel_size     (TomoScan *self);
+gboolean       tomo_scan_get_angles_from_file (TomoScan *self);
+
+/* Preprocessed sinogram of detector row `row`: n_projections × width floats,
+ * flat/dark normalised and −log applied (unless the options said otherwise).
+ * Never contains NaN or Inf. Thread-safe. `stats` may be NULL and is added to. */
+gboolean       tomo_scan_read_sinogram      (TomoScan            *self,
+                                             guint                row,
+                                             float               *out,
+                                             TomoPreprocessStats *stats,
+                                             GError             **error);
+/* Raw counts of row `row`, n_projections × width floats, no preprocessing. */
+gboolean       tomo_scan_read_raw_sinogram  (TomoScan *self,
+                                             guint     row,
+                                             float    *out,
+                                             GError  **error);
+/* Averaged flat and dark of row `row` (width floats each); zeros for a
+ * missing dark, ones for a missing flat. */
+gboolean       tomo_scan_read_flat_dark     (TomoScan *self,
+                                             guint     row,
+                                             float    *flat,
+                                             float    *dark,
+                                             GError  **error);
+
+/* Multi-line human description (what `tomolive info` prints). */
+char          *tomo_scan_describe           (TomoScan *self);
+
+G_END_DECLS

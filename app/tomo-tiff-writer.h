@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Float32 TIFF output: one page per slice, written as slices arrive, so a
+ * volume never has to fit in memory.  BigTIFF is used above 2 GiB. */
+typedef struct _TomoTiffWriter TomoTiffWriter;
+
+TomoTiffWriter *tomo_tiff_writer_new      (const char *path,
+                                           guint64     expected_bytes,
+                                           GError    **error);
+gboolean        tomo_tiff_writer_add_page (TomoTiffWriter *writer,
+                                           const float    *data,
+                                           guint           width,
+                                           guint           height,
+                                           GError        **error);
+/* Closes and frees; FALSE if flushing failed. */
+gboolean        tomo_tiff_writer_close    (TomoTiffWriter *writer,
+                                           GError        **error);
+
+/* One-shot helper: n_pages pages of width × height floats. */
+gboolean        tomo_tiff_write_float     (const char  *path,
+                                           const float *data,
+                                           guint        width,
+                                           guint        height,
+                                           guint        n_pages,
+                                           GError     **error);
+
+/* Reads every page of a float32 (or integer) TIFF as floats; used by tests
+ * and to compare exports.  All pages must have the same size. */
+float          *tomo_tiff_read_float      (const char *path,
+                                           guint      *width,
+                                           guint      *height,
+                                           guint      *n_pages,
+                                           GError    **error);
+
+G_END_DECLS

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* Numeric values are shared with gpu/tomo-gpu.h (plain ints there). */
+typedef enum
+{
+  TOMO_INTERP_NEAREST = 0,
+  TOMO_INTERP_LINEAR = 1,
+} TomoInterp;
+
+typedef enum
+{
+  TOMO_FILTER_RAMLAK = 0,
+  TOMO_FILTER_SHEPP_LOGAN,
+  TOMO_FILTER_COSINE,
+  TOMO_FILTER_HAMMING,
+  TOMO_FILTER_HANN,
+  TOMO_FILTER_PARZEN,
+  TOMO_N_FILTERS
+} TomoFilterType;
+
+typedef enum
+{
+  TOMO_PAD_ZERO = 0,
+  TOMO_PAD_EDGE = 1,
+} TomoPadMode;
+
+typedef enum
+{
+  TOMO_BACKEND_AUTO = 0,
+  TOMO_BACKEND_CPU,
+  TOMO_BACKEND_GPU,
+} TomoBackend;
+
+/* Region of interest in slice pixels; width == 0 means the whole W×W slice. */
+typedef struct
+{
+  guint x, y, width, height;
+} TomoRoi;
+
+/* Everything that decides what a reconstructed slice looks like.
+ *
+ * Geometry (one convention everywhere, see DESIGN.md): detector columns are
+ * indexed 0…W−1 at pixel centres; `center` is the column of the rotation axis
+ * (TomoPy's meaning).  The slice is W×W pixels of detector-pixel size; pixel
+ * (ix, iy) sits at x = ix − (W−1)/2, y = iy − (W−1)/2 (row 0 at the top) and
+ * projects to detector column t = x·cos θ − y·sin θ + center.
+ * Values are attenuation per pixel. */
+typedef struct
+{
+  double center;
+  TomoFilterType filter;
+  TomoInterp interp;
+  TomoPadMode pad;
+  TomoRoi roi;
+  guint n_threads; /* CPU backend; 0 = all cores */
+} TomoReconParams;
+
+void        tomo_recon_params_init     (TomoReconParams *params,
+                                        guint            width);
+gboolean    tomo_recon_params_validate (const TomoReconParams *params,
+                                        guint                  width,
+                                        GError               **error);
+/* Resolved ROI: roi with width == 0 expanded to the full slice. */
+TomoRoi     tomo_recon_params_get_roi  (const TomoReconParams *params,
+                                        guint                  width);
+
+const char *tomo_filter_type_to_string   (TomoFilterType type);
+gboolean    tomo_filter_type_from_string (const char     *name,
+                                          TomoFilterType *type,
+                                          GError        **error);
+const char *tomo_interp_to_string        (TomoInterp interp);
+gboolean    tomo_interp_from_string      (const char *name,
+                                          TomoInterp *interp,
+                                          GError    **error);
+const char *tomo_backend_to_string       (TomoBackend backend);
+gboolean    tomo_backend_from_string     (const char  *name,
+                                          TomoBackend *backend,
+                                          GError     **error);
+
+G_END_DECLS

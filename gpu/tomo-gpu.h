@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The GPU engine's only public header: plain C, opaque handles, GError for
+ * failures.  Kernels and CUDA types stay inside gpu/.  When tomolive is built
+ * without CUDA, tomo-gpu-stub.c implements the same API and reports
+ * TOMO_GPU_ERROR_NOT_BUILT / no devices.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+#define TOMO_GPU_ERROR (tomo_gpu_error_quark ())
+typedef enum
+{
+  TOMO_GPU_ERROR_NOT_BUILT,     /* tomolive was built without CUDA */
+  TOMO_GPU_ERROR_NO_DEVICE,     /* no CUDA device or driver */
+  TOMO_GPU_ERROR_CUDA,          /* a CUDA runtime call failed */
+  TOMO_GPU_ERROR_CUFFT,         /* a cuFFT call failed */
+  TOMO_GPU_ERROR_OUT_OF_MEMORY, /* device or pinned memory exhausted */
+  TOMO_GPU_ERROR_INVALID,       /* bad argument (size, mode, kernel for mode…) */
+  TOMO_GPU_ERROR_INTEROP,       /* CUDA–OpenGL interop unavailable or failed */
+} TomoGpuError;
+
+GQuark tomo_gpu_error_quark (void);
+
+/* Back-projection kernels (Chilingaryan et al.). */
+typedef enum
+{
+  TOMO_GPU_KERNEL_AUTO = 0, /* fastest for mode and size, from the tuning table */
+  TOMO_GPU_KERNEL_STANDARD, /* one thread per pixel, texture, the baseline */
+  TOMO_GPU_KERNEL_TEXTURE,  /* optimised texture kernel (Z-order, 4 threads per pixel) */
+  TOMO_GPU_KERNEL_ALU,      /* shared-memory cache, interpolation on the FP units */
+  TOMO_GPU_KERNEL_HYBRID,   /* texture and ALU blocks in one launch, split per SM */
+  TOMO_GPU_N_KERNELS
+} TomoGpuKernel;
+
+const char *tomo_gpu_kernel_to_string   (TomoGpuKernel kernel);
+gboolean    tomo_gpu_kernel_from_string (const char    *name,
+                                         TomoGpuKernel *kernel,
+                                         GError       **error);
+
+/* Number of usable CUDA devices; 0 without CUDA or driver (never fails). */
+int         tomo_gpu_get_n_devices      (void);
+/* "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs)"; NULL if no such device. */
+char       *tomo_gpu_get_device_name    (int device);
+
+/* One reconstruction context per device and worker thread: owns a CUDA
+ * stream, cuFFT plans, the filtered sinograms (cached on the device), the
+ * output buffer and the textures.  Not thread-safe: one thread at a time. */
+typedef struct _TomoGpuContext TomoGpuContext;
+
+TomoGpuContext *tomo_gpu_context_new    (int      device,
+                                         GError **error);
+void            tomo_gpu_context_free   (TomoGpuContext *ctx);
+int             tomo_gpu_context_get_device (TomoGpuContext *ctx);
+
+/* Geometry: detector width, number of projections and their angles
+ * (radians).  Drops cached sinograms when it changes. */
+gboolean tomo_gpu_context_set_geometry  (TomoGpuContext *ctx,
+                                         guint           width,
+                                         guint           n_proj,
+                                         const double   *angles,
+                                         GError        **error);
+
+/* Filter: padded_width/2 + 1 real coefficients from tomo_filter_response()
+ * (scale included) and the padding mode (0 zero, 1 edge). */
+gboolean tomo_gpu_context_set_filter    (TomoGpuContext *ctx,
+                                         guint           padded_width,
+                                         const double   *response,
+                                         int             pad_mode,
+                                         GError        **error);
+
+/* Uploads n_slices (1, 2 or 4) preprocessed sinograms, each n_proj × width
+ * floats, laid one after another in `sinos`, filters them on the GPU and
+ * keeps the filtered (and, for 2/4 slices, interleaved) result on the device
+ * until the next load: a new centre or interpolation then re-runs only
+ * back projection. */
+gboolean tomo_gpu_context_load_sinograms (TomoGpuContext *ctx,
+                                          guint           n_slices,
+                                          const float    *sinos,
+                                          GError        **error);
+
+/* Same, with sinograms that are already filtered (tests, benchmarks). */
+gboolean tomo_gpu_context_load_filtered  (TomoGpuContext *ctx,
+                                          guint           n_slices,
+                                          const float    *filtered,
+                                          GError        **error);
+
+typedef struct
+{
+  double center;          /* rotation axis column, fractional */
+  int interp;             /* 0 nearest, 1 linear (= TomoInterp) */
+  TomoGpuKernel kernel;
+  guint roi_x, roi_y;     /* slice pixels; roi_width == 0 → whole width × width slice */
+  guint roi_width, roi_height;
+  gboolean half_cache;    /* ALU path: half-precision shared-memory cache */
+  float hybrid_ratio;     /* hybrid: fraction of blocks per SM on the ALU path; ≤ 0 → tuned default */
+} TomoGpuBackprojectParams;
+
+void tomo_gpu_backproject_params_init (TomoGpuBackprojectParams *params);
+
+/* Back projects the loaded sinograms into the context's output buffer:
+ * n_slices planes of roi_height × roi_width floats, row-major, on the device.
+ * Returns after the result is complete on the device. */
+gboolean     tomo_gpu_context_backproject (TomoGpuContext                 *ctx,
+                                           const TomoGpuBackprojectParams *params,
+                                           GError                        **error);
+/* Device pointer of the output (valid until the next backproject). */
+const float *tomo_gpu_context_get_output  (TomoGpuContext *ctx);
+/* The kernel that actually ran in the last backproject (auto resolved). */
+TomoGpuKernel tomo_gpu_context_get_last_kernel (TomoGpuContext *ctx);
+/* Milliseconds of the last filtering and the last back projection (CUDA events). */
+double       tomo_gpu_context_get_filter_ms      (TomoGpuContext *ctx);
+double       tomo_gpu_context_get_backproject_ms (TomoGpuContext *ctx);
+/* Copies the output to host memory (n_slices × roi_height × roi_width floats). */
+gboolean     tomo_gpu_context_download    (TomoGpuContext *ctx,
+                                           float          *host,
+                                           GError        **error);
+
+/* Device buffers that outlive the next backproject, e.g. a slice on screen
+ * while the next one is computed.  Copy from the output with
+ * tomo_gpu_buffer_copy_output(). */
+typedef struct _TomoGpuBuffer TomoGpuBuffer;
+TomoGpuBuffer *tomo_gpu_buffer_copy_output (TomoGpuContext *ctx,
+                                            GError        **error);
+const float   *tomo_gpu_buffer_get_data    (TomoGpuBuffer *buffer);
+int            tomo_gpu_buffer_get_device  (TomoGpuBuffer *buffer);
+void           tomo_gpu_buffer_free        (TomoGpuBuffer *buffer);
+
+G_END_DECLS

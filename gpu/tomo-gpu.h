@@ -129,4 +129,59 @@ const float   *tomo_gpu_buffer_get_data    (TomoGpuBuffer *buffer);
 int            tomo_gpu_buffer_get_device  (TomoGpuBuffer *buffer);
 void           tomo_gpu_buffer_free        (TomoGpuBuffer *buffer);
 
+/* Whole volumes (gpu/tomo-gpu-pipeline.cu): rows [row_start, row_end) are
+ * read by `read` (into pinned host memory the pipeline owns), uploaded,
+ * filtered, back projected and downloaded in groups on three streams
+ * (upload / compute / download, double-buffered), round-robin over every
+ * device; `write` receives the slices in row order on the calling thread.
+ * Out of memory → smaller groups, then an error.  `cancel` is polled. */
+typedef gboolean (*TomoGpuReadFunc)  (guint        row,
+                                      float       *sino,   /* n_proj × width */
+                                      gpointer     user_data,
+                                      GError     **error);
+typedef gboolean (*TomoGpuWriteFunc) (guint        row,
+                                      const float *slice,  /* roi_height × roi_width */
+                                      gpointer     user_data,
+                                      GError     **error);
+typedef struct
+{
+  guint width, n_proj;
+  const double *angles;
+  guint padded_width;
+  const double *response;
+  int pad_mode;
+  TomoGpuBackprojectParams bp;
+  guint row_start, row_end;
+  TomoGpuReadFunc read;
+  TomoGpuWriteFunc write;
+  void (*progress) (guint done, guint total, gpointer user_data);
+  gpointer user_data;
+  volatile gint *cancel;  /* non-zero → stop with TOMO_GPU_ERROR_INVALID "cancelled" */
+} TomoGpuVolumeJob;
+
+gboolean tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
+                                      GError                **error);
+
+/* CUDA–OpenGL interop (gpu/tomo-gpu-gl.cu; GL types stay there).  Every call
+ * needs the GL context current, on the thread that renders. */
+/* TRUE and *device set when the current GL context runs on a CUDA device. */
+gboolean tomo_gpu_gl_get_device (int *device);
+
+typedef struct _TomoGpuGlTexture TomoGpuGlTexture;
+/* Registers a GL_TEXTURE_2D of internal format GL_R32F (once per size). */
+TomoGpuGlTexture *tomo_gpu_gl_texture_register   (unsigned int gl_texture,
+                                                  guint        width,
+                                                  guint        height,
+                                                  GError     **error);
+/* Map, copy a width × height float plane from device memory to (dst_x, dst_y)
+ * of the texture, unmap — no host memory touched. */
+gboolean          tomo_gpu_gl_texture_copy       (TomoGpuGlTexture *texture,
+                                                  const float      *device_src,
+                                                  guint             width,
+                                                  guint             height,
+                                                  guint             dst_x,
+                                                  guint             dst_y,
+                                                  GError          **error);
+void              tomo_gpu_gl_texture_unregister (TomoGpuGlTexture *texture);
+
 G_END_DECLS

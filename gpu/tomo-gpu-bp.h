@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Internal to gpu/ (C++/CUDA only): the back projector.  tomo-gpu.cu owns the
+ * context, the cuFFT filtering and the output; tomo-gpu-bp.cu owns the
+ * packing of filtered sinograms (float / float2 / half4), their textures and
+ * the back-projection kernels of Chilingaryan et al.
+ */
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "tomo-gpu.h"
+
+typedef struct _TomoBp TomoBp;
+
+TomoBp  *tomo_bp_new          (int device, GError **error);
+void     tomo_bp_free         (TomoBp *bp);
+
+gboolean tomo_bp_set_geometry (TomoBp       *bp,
+                               guint         width,
+                               guint         n_proj,
+                               const double *angles,
+                               GError      **error);
+
+/* d_filtered: n_slices planes (1, 2 or 4) of n_proj × width floats on the
+ * device, already filtered and scaled.  Packs them (float / float2 / half4 as
+ * the kernels need) and (re)binds textures; the data is kept until the next
+ * call, so repeated tomo_bp_run() calls only back project. */
+gboolean tomo_bp_set_sinograms (TomoBp       *bp,
+                                const float  *d_filtered,
+                                guint         n_slices,
+                                cudaStream_t  stream,
+                                GError      **error);
+
+/* d_out: n_slices planes of roi_height × roi_width floats (roi resolved:
+ * roi_width == 0 means width × width).  *used receives the kernel that ran. */
+gboolean tomo_bp_run           (TomoBp                         *bp,
+                                const TomoGpuBackprojectParams *params,
+                                float                          *d_out,
+                                cudaStream_t                    stream,
+                                TomoGpuKernel                  *used,
+                                GError                        **error);
+
+/* Whether `kernel` implements n_slices × interp (auto always does). */
+gboolean tomo_bp_supports      (TomoGpuKernel kernel,
+                                guint         n_slices,
+                                int           interp);

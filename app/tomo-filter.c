@@ -1,3 +1,120 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* placeholder: being written */
+#define G_LOG_DOMAIN "tomo-filter"
+
 #include "config.h"
+
+#include <math.h>
+
+#include "tomo-filter.h"
+
+static gboolean
+is_7_smooth (guint64 n)
+{
+  static const guint primes[] = { 2, 3, 5, 7 };
+
+  if (n == 0)
+    return FALSE;
+  for (guint i = 0; i < G_N_ELEMENTS (primes); i++)
+    while (n % primes[i] == 0)
+      n /= primes[i];
+  return n == 1;
+}
+
+guint
+tomo_filter_padded_width (guint width)
+{
+  guint64 n = MAX ((guint64) width * 2, 2);
+
+  /* 7-smooth numbers are dense enough that this loop runs only a few steps. */
+  while (!is_7_smooth (n))
+    n++;
+  g_return_val_if_fail (n <= G_MAXUINT, 0);
+  return (guint) n;
+}
+
+double
+tomo_fbp_scale (guint n_proj)
+{
+  g_return_val_if_fail (n_proj > 0, 0.0);
+  return G_PI / (2.0 * n_proj);
+}
+
+/* w is the frequency as a fraction of Nyquist, in [0, 1]. */
+static double
+window (TomoFilterType type,
+        double         w)
+{
+  switch (type)
+    {
+    case TOMO_FILTER_RAMLAK:
+      return 1.0;
+    case TOMO_FILTER_SHEPP_LOGAN:
+      {
+        double x = G_PI * w / 2.0;
+        return x == 0.0 ? 1.0 : sin (x) / x;
+      }
+    case TOMO_FILTER_COSINE:
+      return cos (G_PI * w / 2.0);
+    case TOMO_FILTER_HAMMING:
+      return 0.54 + 0.46 * cos (G_PI * w);
+    case TOMO_FILTER_HANN:
+      return 0.5 + 0.5 * cos (G_PI * w);
+    case TOMO_FILTER_PARZEN:
+      {
+        double a = fabs (w);
+        if (a <= 0.5)
+          return 1.0 - 6.0 * a * a * (1.0 - a);
+        return 2.0 * (1.0 - a) * (1.0 - a) * (1.0 - a);
+      }
+    case TOMO_N_FILTERS:
+    default:
+      g_return_val_if_reached (1.0);
+    }
+}
+
+void
+tomo_filter_response (TomoFilterType type,
+                      guint          padded_width,
+                      double         scale,
+                      double        *response)
+{
+  guint n = padded_width;
+  guint n_coeffs = n / 2 + 1;
+  g_autofree double *cos_table = NULL;
+
+  g_return_if_fail ((guint) type < TOMO_N_FILTERS);
+  g_return_if_fail (padded_width >= 2);
+  g_return_if_fail (response != NULL);
+
+  /* The DFT of the wrapped spatial ramp is real and even.  It is summed
+   * directly in double (only odd taps are non-zero) with a cosine table
+   * indexed by (j·k mod n): exact to rounding, no FFT plan, no FFTW lock. */
+  cos_table = g_new (double, n);
+  for (guint k = 0; k < n; k++)
+    cos_table[k] = cos (2.0 * G_PI * k / n);
+
+  for (guint j = 0; j < n_coeffs; j++)
+    {
+      double sum = 0.0;
+      guint64 jk = 0;
+      double w;
+
+      /* Taps at distance d = 1 … ⌊(n−1)/2⌋ appear twice (k = d and k = n − d);
+       * for even n the tap at d = n/2 appears once. */
+      for (guint d = 1; 2 * d < n; d += 2)
+        {
+          jk = ((guint64) j * d) % n;
+          sum += cos_table[jk] / ((double) d * d);
+        }
+      sum *= 2.0;
+      if (n % 2 == 0 && (n / 2) % 2 == 1)
+        {
+          double d = n / 2;
+          sum += cos_table[((guint64) j * (n / 2)) % n] / (d * d);
+        }
+      response[j] = 0.5 - 2.0 / (G_PI * G_PI) * sum;
+
+      w = 2.0 * j / n;
+      response[j] *= window (type, MIN (w, 1.0)) * scale;
+    }
+}

@@ -23,7 +23,7 @@ static GMutex fftw_planner_lock;
 #define BP_TRUNC_OFFSET 8.0f
 /* Rows × projections per block: the accumulators of a block of rows stay in
  * L1/L2 while a block of filtered projections streams through. */
-#define BP_ROW_BLOCK 8
+#define BP_ROW_BLOCK 32
 #define BP_PROJ_BLOCK 64
 
 struct _TomoCpuFbp

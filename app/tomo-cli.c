@@ -479,7 +479,13 @@ cmd_reconstruct (int    argc,
   status = 0;
 out:
   if (o.writer != NULL)
-    tomo_tiff_writer_close (o.writer, NULL);
+    {
+      /* Never leave a half-written stack that looks like a result. */
+      tomo_tiff_writer_close (o.writer, NULL);
+      g_unlink (output);
+    }
+  else if (status != 0 && o.n_written > 0 && !o.to_dir)
+    g_unlink (output);
   open_args_clear (&a);
   return error != NULL ? fail (error) : status;
 }

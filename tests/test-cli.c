@@ -1,9 +1,336 @@
-/* SPDX-License-Identifier: GPL-3.0-or-later */
-/* placeholder: being written */
-#include <glib.h>
-int
-main (int argc, char **argv)
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The `tomolive` command line, run as a user would: as a child process on
+ * the bundled sample scan and on broken files.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "tomo-tiff-writer.h"
+
+static const char *tomolive;
+static const char *sample;
+static char *tmp_dir;
+
+typedef struct
 {
+  int status;
+  char *out;
+  char *err;
+} Result;
+
+static void
+result_clear (Result *r)
+{
+  g_free (r->out);
+  g_free (r->err);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Result, result_clear)
+
+static void
+run_argv (Result      *r,
+          const char **args)
+{
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_autoptr(GError) error = NULL;
+  int wait_status;
+
+  g_ptr_array_add (argv, (char *) tomolive);
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, NULL);
+  g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                &r->out, &r->err, &wait_status, &error);
+  g_assert_no_error (error);
+  r->status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : 128 + WTERMSIG (wait_status);
+  if (r->status != 0)
+    g_test_message ("tomolive exited %d: %s", r->status, r->err);
+}
+
+#define RUN(r, ...) G_STMT_START { const char *a_[] = { __VA_ARGS__, NULL }; run_argv (r, a_); } G_STMT_END
+
+static char *
+tmp_path (const char *name)
+{
+  return g_build_filename (tmp_dir, name, NULL);
+}
+
+/* Failure: exit status 1, one clear line naming `words`, no crash. */
+static void
+assert_fails_with (Result     *r,
+                   const char *words)
+{
+  g_assert_cmpint (r->status, ==, 1);
+  g_assert_nonnull (strstr (r->err, "tomolive: "));
+  if (strstr (r->err, words) == NULL)
+    g_error ("expected “%s” in the error, got: %s", words, r->err);
+}
+
+static void
+test_help (void)
+{
+  g_auto(Result) r = { 0 };
+  g_auto(Result) r2 = { 0 };
+
+  RUN (&r, "--help");
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "reconstruct"));
+  g_assert_nonnull (strstr (r.out, "phantom"));
+
+  RUN (&r2, "reconstruct", "--help");
+  g_assert_cmpint (r2.status, ==, 0);
+  for (const char *opt = "--center\0--filter\0--interp\0--backend\0--roi\0--rows\0"; *opt;
+       opt += strlen (opt) + 1)
+    g_assert_nonnull (strstr (r2.out, opt));
+}
+
+static void
+test_info (void)
+{
+  g_auto(Result) r = { 0 };
+
+  RUN (&r, "info", sample);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "512"));
+  g_assert_nonnull (strstr (r.out, "360"));
+}
+
+static float *
+read_tiff (const char *path,
+           guint      *w,
+           guint      *h,
+           guint      *pages)
+{
+  g_autoptr(GError) error = NULL;
+  float *data = tomo_tiff_read_float (path, w, h, pages, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (data);
+  return data;
+}
+
+static void
+test_reconstruct_row (void)
+{
+  g_autofree char *out = tmp_path ("row.tif");
+  g_autofree char *roi_out = tmp_path ("roi.tif");
+  g_autofree float *data = NULL, *roi = NULL;
+  g_auto(Result) r = { 0 };
+  g_auto(Result) r2 = { 0 };
+  guint w, h, pages;
+  double inside = 0, outside = 0;
+  guint n_in = 0, n_out = 0;
+
+  RUN (&r, "reconstruct", sample, "--row", "32", "--center", "258.87", "--backend", "cpu",
+       "-o", out);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "GU/s"));
+  data = read_tiff (out, &w, &h, &pages);
+  g_assert_cmpuint (w, ==, 512);
+  g_assert_cmpuint (h, ==, 512);
+  g_assert_cmpuint (pages, ==, 1);
+
+  /* The phantom's skull is inside the central disk; the corners are air. */
+  for (guint y = 0; y < h; y++)
+    for (guint x = 0; x < w; x++)
+      {
+        double v = data[y * w + x];
+        double rx = x - 255.5, ry = y - 255.5;
+
+        g_assert_true (isfinite (v));
+        if (rx * rx + ry * ry < 150.0 * 150.0)
+          inside += v, n_in++;
+        else if (rx * rx + ry * ry > 250.0 * 250.0)
+          outside += fabs (v), n_out++;
+      }
+  g_assert_cmpfloat (inside / n_in, >, 5 * (outside / n_out));
+
+  /* --roi is the crop of the full slice, bit for bit. */
+  RUN (&r2, "reconstruct", sample, "--row", "32", "--center", "258.87", "--backend", "cpu",
+       "--roi", "100,120,64,48", "-o", roi_out);
+  g_assert_cmpint (r2.status, ==, 0);
+  roi = read_tiff (roi_out, &w, &h, &pages);
+  g_assert_cmpuint (w, ==, 64);
+  g_assert_cmpuint (h, ==, 48);
+  for (guint y = 0; y < 48; y++)
+    g_assert_cmpmem (roi + y * 64, 64 * sizeof (float), data + (120 + y) * 512 + 100,
+                     64 * sizeof (float));
+}
+
+static void
+test_reconstruct_rows (void)
+{
+  g_autofree char *stack = tmp_path ("stack.tif");
+  g_autofree char *dir = tmp_path ("slices");
+  g_autofree float *all = NULL;
+  g_auto(Result) r = { 0 };
+  g_auto(Result) r2 = { 0 };
+  guint w, h, pages;
+
+  RUN (&r, "reconstruct", sample, "--rows", "30:33", "--backend", "cpu", "--filter", "hann",
+       "--interp", "nearest", "-o", stack);
+  g_assert_cmpint (r.status, ==, 0);
+  all = read_tiff (stack, &w, &h, &pages);
+  g_assert_cmpuint (pages, ==, 3);
+
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  RUN (&r2, "reconstruct", sample, "--rows", "30:33", "--backend", "cpu", "--filter", "hann",
+       "--interp", "nearest", "-o", dir);
+  g_assert_cmpint (r2.status, ==, 0);
+  for (guint i = 0; i < 3; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("slice_%05u.tif", 30 + i);
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      g_autofree float *one = NULL;
+      guint w1, h1, p1;
+
+      one = read_tiff (path, &w1, &h1, &p1);
+      g_assert_cmpuint (w1 * h1, ==, w * h);
+      g_assert_cmpmem (one, w * h * sizeof (float), all + (gsize) i * w * h, w * h * sizeof (float));
+      g_unlink (path);
+    }
+  g_rmdir (dir);
+}
+
+static void
+test_phantom_roundtrip (void)
+{
+  g_autofree char *path = tmp_path ("small.h5");
+  g_auto(Result) r = { 0 };
+  g_auto(Result) r2 = { 0 };
+  g_auto(Result) r3 = { 0 };
+
+  RUN (&r, "phantom", "--width", "64", "--height", "3", "--projections", "45", "--no-noise",
+       "-o", path);
+  g_assert_cmpint (r.status, ==, 0);
+  RUN (&r2, "info", path);
+  g_assert_cmpint (r2.status, ==, 0);
+  g_assert_nonnull (strstr (r2.out, "64"));
+  g_assert_nonnull (strstr (r2.out, "45"));
+
+  RUN (&r3, "phantom", "--width", "0", "-o", path);
+  assert_fails_with (&r3, "width");
+}
+
+static void
+test_bad_input (void)
+{
+  g_autofree char *text = tmp_path ("not-a-scan.h5");
+  g_autofree char *out = tmp_path ("never.tif");
+
+  g_assert_true (g_file_set_contents (text, "this is not HDF5\n", -1, NULL));
+  {
+    g_auto(Result) r = { 0 };
+    RUN (&r, "info", "/nonexistent/scan.h5");
+    assert_fails_with (&r, "/nonexistent/scan.h5");
+  }
+  {
+    g_auto(Result) r = { 0 };
+    RUN (&r, "reconstruct", text, "-o", out);
+    assert_fails_with (&r, "not-a-scan.h5");
+  }
+  {
+    g_auto(Result) r = { 0 };
+    RUN (&r, "reconstruct", sample, "--center", "900", "-o", out);
+    assert_fails_with (&r, "outside the detector");
+  }
+  {
+    g_auto(Result) r = { 0 };
+    RUN (&r, "reconstruct", sample, "--row", "64", "-o", out);
+    assert_fails_with (&r, "out of range");
+  }
+  {
+    g_auto(Result) r = { 0 };
+    RUN (&r, "reconstruct", sample, "--rows", "60:70", "-o", out);
+    assert_fails_with (&r, "out of range");
+  }
+  {
+    g_auto(Result) r = { 0 };
+    RUN (&r, "reconstruct", sample, "--filter", "gauss", "-o", out);
+    assert_fails_with (&r, "gauss");
+  }
+  {
+    g_auto(Result) r = { 0 };
+    RUN (&r, "reconstruct", sample, "--roi", "10,10,0,5", "-o", out);
+    assert_fails_with (&r, "--roi");
+  }
+  {
+    g_auto(Result) r = { 0 };
+    RUN (&r, "reconstruct", sample, "--roi", "500,500,64,64", "-o", out);
+    assert_fails_with (&r, "does not fit");
+  }
+  {
+    g_auto(Result) r = { 0 };
+    RUN (&r, "reconstruct", sample);
+    assert_fails_with (&r, "-o");
+  }
+  {
+    g_auto(Result) r = { 0 };
+    RUN (&r, "reconstruct", sample, "-o", "/nonexistent/dir/out.tif");
+    assert_fails_with (&r, "/nonexistent/dir/out.tif");
+  }
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+  g_unlink (text);
+}
+
+static void
+test_backend_gpu_without_device (void)
+{
+  g_autofree char *out = tmp_path ("gpu.tif");
+  g_auto(Result) v = { 0 };
+  g_auto(Result) r = { 0 };
+
+  RUN (&v, "--version");
+  g_assert_cmpint (v.status, ==, 0);
+  if (strstr (v.out, " 0 devices") == NULL)
+    {
+      g_test_skip ("a CUDA device is present");
+      return;
+    }
+  RUN (&r, "reconstruct", sample, "--backend", "gpu", "-o", out);
+  assert_fails_with (&r, "GPU");
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_autoptr(GError) error = NULL;
+  int status;
+
   g_test_init (&argc, &argv, NULL);
-  return g_test_run ();
+  tomolive = g_getenv ("TOMOLIVE");
+  sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  if (tomolive == NULL || sample == NULL)
+    g_error ("TOMOLIVE and TOMO_SAMPLE_SCAN must be set (meson test sets them)");
+  tmp_dir = g_dir_make_tmp ("tomo-cli-XXXXXX", &error);
+  g_assert_no_error (error);
+
+  g_test_add_func ("/tomo/cli/help", test_help);
+  g_test_add_func ("/tomo/cli/info", test_info);
+  g_test_add_func ("/tomo/cli/reconstruct/row", test_reconstruct_row);
+  g_test_add_func ("/tomo/cli/reconstruct/rows", test_reconstruct_rows);
+  g_test_add_func ("/tomo/cli/phantom", test_phantom_roundtrip);
+  g_test_add_func ("/tomo/cli/bad-input", test_bad_input);
+  g_test_add_func ("/tomo/cli/gpu-without-device", test_backend_gpu_without_device);
+  status = g_test_run ();
+
+  {
+    g_autoptr(GDir) dir = g_dir_open (tmp_dir, 0, NULL);
+    const char *name;
+
+    while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+      {
+        g_autofree char *path = g_build_filename (tmp_dir, name, NULL);
+        g_unlink (path);
+      }
+  }
+  g_rmdir (tmp_dir);
+  g_free (tmp_dir);
+  return status;
 }

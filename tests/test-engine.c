@@ -1,9 +1,473 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* placeholder: being written */
-#include <glib.h>
-int
-main (int argc, char **argv)
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "tomo-engine.h"
+#include "tomo-error.h"
+#include "tomo-fbp.h"
+#include "tomo-gpu.h"
+#include "tomo-phantom.h"
+
+static char *tmp_dir;
+static char *scan_path;
+static gboolean have_gpu;
+
+#define WIDTH 96
+#define HEIGHT 6
+#define N_PROJ 72
+
+static TomoScan *
+open_test_scan (void)
 {
+  g_autoptr(GError) error = NULL;
+  TomoOpenOptions options;
+  TomoScan *scan;
+
+  tomo_open_options_init (&options);
+  scan = tomo_scan_open (scan_path, &options, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (scan);
+  return scan;
+}
+
+static TomoEngine *
+cpu_engine_with_scan (TomoScan *scan)
+{
+  TomoEngine *engine = tomo_engine_new (TOMO_BACKEND_CPU);
+
+  g_assert_cmpint (tomo_engine_get_backend (engine), ==, TOMO_BACKEND_CPU);
+  tomo_engine_set_scan (engine, scan);
+  return engine;
+}
+
+static TomoSlice *
+reconstruct (TomoEngine *engine,
+             guint       row,
+             guint       n_slices,
+             double      center)
+{
+  g_autoptr(GError) error = NULL;
+  TomoSliceRequest request;
+  TomoSlice *slice;
+
+  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
+  request.row = row;
+  request.n_slices = n_slices;
+  request.params.center = center;
+  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (slice);
+  return slice;
+}
+
+static double
+rel_l2 (const float *a,
+        const float *b,
+        gsize        n)
+{
+  double num = 0, den = 0;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      num += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
+      den += (double) b[i] * b[i];
+    }
+  return sqrt (num / MAX (den, 1e-300));
+}
+
+/* The engine's CPU path is exactly the CPU reference FBP on the scan's
+ * preprocessed sinogram: bit for bit. */
+static void
+test_cpu_matches_reference (void)
+{
+  g_autoptr(TomoScan) scan = open_test_scan ();
+  g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
+  g_autoptr(TomoSlice) slice = reconstruct (engine, 3, 1, (WIDTH - 1) / 2.0 + 1.5);
+  g_autoptr(GError) error = NULL;
+  g_autofree float *sino = g_new (float, N_PROJ * WIDTH);
+  g_autofree float *expect = g_new (float, WIDTH * WIDTH);
+  g_autoptr(TomoCpuFbp) fbp = NULL;
+  TomoReconParams params;
+
+  g_assert_cmpuint (slice->width, ==, WIDTH);
+  g_assert_cmpuint (slice->height, ==, WIDTH);
+  g_assert_cmpint (slice->backend, ==, TOMO_BACKEND_CPU);
+  g_assert_true (g_str_has_prefix (slice->kernel, "cpu-"));
+
+  g_assert_true (tomo_scan_read_sinogram (scan, 3, sino, NULL, &error));
+  g_assert_no_error (error);
+  tomo_recon_params_init (&params, WIDTH);
+  params.center = (WIDTH - 1) / 2.0 + 1.5;
+  fbp = tomo_cpu_fbp_new (WIDTH, N_PROJ, tomo_scan_get_angles (scan), params.filter, params.pad, 0);
+  tomo_cpu_fbp_reconstruct (fbp, sino, &params, expect);
+  g_assert_cmpmem (slice->data, WIDTH * WIDTH * sizeof (float), expect, WIDTH * WIDTH * sizeof (float));
+}
+
+/* A new centre re-uses the filtered sinogram (no filtering time) and gives
+ * the same slice as a fresh engine would. */
+static void
+test_cache_reuses_filtered (void)
+{
+  g_autoptr(TomoScan) scan = open_test_scan ();
+  g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
+  g_autoptr(TomoEngine) fresh = cpu_engine_with_scan (scan);
+  g_autoptr(TomoSlice) first = reconstruct (engine, 2, 1, 47.0);
+  g_autoptr(TomoSlice) second = reconstruct (engine, 2, 1, 49.25);
+  g_autoptr(TomoSlice) expect = reconstruct (fresh, 2, 1, 49.25);
+
+  g_assert_cmpfloat (first->filter_ms, >, 0.0);
+  g_assert_cmpfloat (second->filter_ms, ==, 0.0);
+  g_assert_cmpmem (second->data, WIDTH * WIDTH * sizeof (float),
+                   expect->data, WIDTH * WIDTH * sizeof (float));
+  /* ... and the centre did change the picture. */
+  g_assert_cmpfloat (rel_l2 (first->data, second->data, WIDTH * WIDTH), >, 1e-3);
+}
+
+/* 2 and 4 slices reconstructed together equal the rows one by one. */
+static void
+test_slice_parallel (void)
+{
+  g_autoptr(TomoScan) scan = open_test_scan ();
+  g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
+  gsize plane = WIDTH * WIDTH;
+
+  for (guint n = 2; n <= 4; n *= 2)
+    {
+      g_autoptr(TomoSlice) group = reconstruct (engine, 1, n, 48.0);
+
+      g_assert_cmpuint (group->n_slices, ==, n);
+      for (guint s = 0; s < n; s++)
+        {
+          g_autoptr(TomoSlice) one = reconstruct (engine, 1 + s, 1, 48.0);
+
+          g_assert_cmpmem (group->data + s * plane, plane * sizeof (float),
+                           one->data, plane * sizeof (float));
+        }
+    }
+}
+
+static void
+expect_invalid (TomoEngine       *engine,
+                TomoSliceRequest *request,
+                const char       *words)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoSlice) slice = tomo_engine_reconstruct (engine, request, NULL, &error);
+
+  g_assert_null (slice);
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+  g_assert_nonnull (strstr (error->message, words));
+}
+
+static void
+test_bad_requests (void)
+{
+  g_autoptr(TomoScan) scan = open_test_scan ();
+  g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
+  TomoSliceRequest request;
+
+  tomo_slice_request_init (&request, scan);
+  expect_invalid (engine, &request, "No scan");
+
+  tomo_engine_set_scan (engine, scan);
+  request.row = HEIGHT;
+  expect_invalid (engine, &request, "out of range");
+
+  tomo_slice_request_init (&request, scan);
+  request.row = HEIGHT - 1;
+  request.n_slices = 2;
+  expect_invalid (engine, &request, "out of range");
+
+  tomo_slice_request_init (&request, scan);
+  request.n_slices = 3;
+  expect_invalid (engine, &request, "1, 2 or 4");
+
+  tomo_slice_request_init (&request, scan);
+  request.params.center = WIDTH + 0.5;
+  expect_invalid (engine, &request, "outside the detector");
+
+  tomo_slice_request_init (&request, scan);
+  request.params.center = NAN;
+  expect_invalid (engine, &request, "outside the detector");
+
+  tomo_slice_request_init (&request, scan);
+  request.params.roi = (TomoRoi) { WIDTH - 4, 0, 8, 8 };
+  expect_invalid (engine, &request, "does not fit");
+
+  /* The engine still works after all that. */
+  {
+    g_autoptr(TomoSlice) slice = reconstruct (engine, 0, 1, 47.5);
+    for (guint i = 0; i < WIDTH * WIDTH; i++)
+      g_assert_true (isfinite (slice->data[i]));
+  }
+}
+
+/* --- latest wins ------------------------------------------------------- */
+
+typedef struct
+{
+  guint n_callbacks;
+  double last_center;
+  gboolean error_seen;
+} SubmitState;
+
+static void
+submit_cb (TomoEngine   *engine,
+           TomoSlice    *slice,
+           const GError *error,
+           gpointer      user_data)
+{
+  SubmitState *state = user_data;
+
+  state->n_callbacks++;
+  if (error != NULL)
+    state->error_seen = TRUE;
+  else
+    state->last_center = slice->params.center;
+}
+
+static void
+test_submit_latest_wins (void)
+{
+  g_autoptr(TomoScan) scan = open_test_scan ();
+  g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
+  SubmitState state = { 0 };
+  const guint n = 40;
+  gint64 deadline;
+
+  /* A burst of slider events, faster than they can be reconstructed. */
+  for (guint i = 0; i < n; i++)
+    {
+      TomoSliceRequest request;
+
+      tomo_slice_request_init (&request, scan);
+      request.params.center = 40.0 + i * 0.25;
+      tomo_engine_submit (engine, &request, submit_cb, &state);
+    }
+  deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  while (state.last_center != 40.0 + (n - 1) * 0.25 && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+
+  g_assert_false (state.error_seen);
+  g_assert_cmpfloat (state.last_center, ==, 40.0 + (n - 1) * 0.25);
+  /* Superseded requests were dropped, not queued. */
+  g_assert_cmpuint (state.n_callbacks, <, n);
+  g_assert_cmpuint (state.n_callbacks, >=, 1);
+
+  /* Nothing more arrives afterwards. */
+  {
+    guint seen = state.n_callbacks;
+    gint64 until = g_get_monotonic_time () + G_USEC_PER_SEC / 5;
+
+    while (g_get_monotonic_time () < until)
+      g_main_context_iteration (NULL, FALSE);
+    g_assert_cmpuint (state.n_callbacks, ==, seen);
+  }
+}
+
+/* --- volumes ----------------------------------------------------------- */
+
+typedef struct
+{
+  GPtrArray *slices;
+  guint n_rows;
+  guint next_row;
+  guint progress_calls;
+  guint progress_total;
+  guint cancel_after;
+  GCancellable *cancellable;
+} VolumeState;
+
+static gboolean
+volume_sink (guint        row,
+             const float *slice,
+             guint        width,
+             guint        height,
+             gpointer     user_data,
+             GError     **error)
+{
+  VolumeState *state = user_data;
+
+  g_assert_cmpuint (row, ==, state->next_row);
+  if (state->slices != NULL)
+    g_ptr_array_add (state->slices, g_memdup2 (slice, (gsize) width * height * sizeof (float)));
+  state->next_row++;
+  state->n_rows++;
+  if (state->cancel_after > 0 && state->n_rows == state->cancel_after)
+    g_cancellable_cancel (state->cancellable);
+  g_assert_cmpuint (width, ==, WIDTH);
+  g_assert_cmpuint (height, ==, WIDTH);
+  return TRUE;
+}
+
+static void
+volume_progress (guint    done,
+                 guint    total,
+                 gpointer user_data)
+{
+  VolumeState *state = user_data;
+
+  state->progress_calls++;
+  state->progress_total = total;
+  g_assert_cmpuint (done, <=, total);
+}
+
+static void
+test_volume (void)
+{
+  g_autoptr(TomoScan) scan = open_test_scan ();
+  g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
+  g_autoptr(GError) error = NULL;
+  VolumeState state = { 0 };
+  TomoReconParams params;
+
+  tomo_recon_params_init (&params, WIDTH);
+  state.next_row = 1;
+  state.slices = g_ptr_array_new_with_free_func (g_free);
+  g_assert_true (tomo_engine_reconstruct_volume (engine, 1, 5, &params, TOMO_GPU_KERNEL_AUTO,
+                                                 volume_sink, volume_progress, &state, NULL,
+                                                 &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (state.n_rows, ==, 4);
+  g_assert_cmpuint (state.progress_total, ==, 4);
+  g_assert_cmpuint (state.progress_calls, >=, 1);
+  /* Each slice of the volume is the single-slice reconstruction of its row. */
+  for (guint i = 0; i < 4; i++)
+    {
+      g_autoptr(TomoSlice) one = reconstruct (engine, 1 + i, 1, params.center);
+
+      g_assert_cmpmem (state.slices->pdata[i], WIDTH * WIDTH * sizeof (float),
+                       one->data, WIDTH * WIDTH * sizeof (float));
+    }
+  g_ptr_array_unref (state.slices);
+
+  /* Out of range. */
+  g_assert_false (tomo_engine_reconstruct_volume (engine, 4, HEIGHT + 1, &params, 0,
+                                                  volume_sink, NULL, &state, NULL, &error));
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+  g_clear_error (&error);
+
+  /* Cancelled after two rows: stops with G_IO_ERROR_CANCELLED. */
+  memset (&state, 0, sizeof state);
+  state.cancellable = g_cancellable_new ();
+  state.cancel_after = 2;
+  g_assert_false (tomo_engine_reconstruct_volume (engine, 0, HEIGHT, &params, 0, volume_sink,
+                                                  NULL, &state, state.cancellable, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_assert_cmpuint (state.n_rows, ==, 2);
+  g_object_unref (state.cancellable);
+}
+
+/* --- backends ---------------------------------------------------------- */
+
+static void
+test_gpu_unavailable (void)
+{
+  g_autoptr(TomoEngine) engine = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (have_gpu)
+    {
+      g_test_skip ("a CUDA device is present: the no-GPU fallback cannot be exercised");
+      return;
+    }
+  engine = tomo_engine_new (TOMO_BACKEND_AUTO);
+  g_assert_cmpint (tomo_engine_get_backend (engine), ==, TOMO_BACKEND_CPU);
+  g_assert_false (tomo_engine_has_gpu (engine));
+  g_assert_true (g_str_has_prefix (tomo_engine_get_device_name (engine), "CPU"));
+  g_assert_false (tomo_engine_set_backend (engine, TOMO_BACKEND_GPU, &error));
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND);
+  g_assert_nonnull (strstr (error->message, "GPU"));
+  g_assert_cmpint (tomo_engine_get_backend (engine), ==, TOMO_BACKEND_CPU);
+}
+
+/* GPU engine path against the CPU engine path on the same scan (texture
+ * interpolation tolerance: 3e-3 relative L2). */
+static void
+test_gpu_matches_cpu (void)
+{
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoEngine) cpu = NULL;
+  g_autoptr(TomoEngine) gpu = NULL;
+  g_autoptr(GError) error = NULL;
+
+  if (!have_gpu)
+    {
+      g_test_skip ("no CUDA device: the GPU backend is tested on the GPU machine");
+      return;
+    }
+  scan = open_test_scan ();
+  cpu = cpu_engine_with_scan (scan);
+  gpu = tomo_engine_new (TOMO_BACKEND_GPU);
+  g_assert_cmpint (tomo_engine_get_backend (gpu), ==, TOMO_BACKEND_GPU);
+  tomo_engine_set_scan (gpu, scan);
+  for (guint n = 1; n <= 4; n *= 2)
+    for (int interp = 0; interp <= 1; interp++)
+      {
+        TomoSliceRequest request;
+        g_autoptr(TomoSlice) a = NULL;
+        g_autoptr(TomoSlice) b = NULL;
+        double err;
+
+        tomo_slice_request_init (&request, scan);
+        request.row = 1;
+        request.n_slices = n;
+        request.params.interp = interp;
+        request.params.center = 49.3;
+        request.keep_on_device = TRUE;
+        a = tomo_engine_reconstruct (cpu, &request, NULL, &error);
+        g_assert_no_error (error);
+        b = tomo_engine_reconstruct (gpu, &request, NULL, &error);
+        g_assert_no_error (error);
+        g_assert_nonnull (b->device_buffer);
+        err = rel_l2 (b->data, a->data, (gsize) WIDTH * WIDTH * n);
+        g_test_message ("GPU %s vs CPU, %u slices, %s: rel L2 %.3g",
+                        b->kernel, n, interp ? "linear" : "nearest", err);
+        g_assert_cmpfloat (err, <=, n == 4 ? 1e-2 : 3e-3);
+      }
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_autoptr(GError) error = NULL;
+  TomoPhantomParams p;
+  int status;
+
   g_test_init (&argc, &argv, NULL);
-  return g_test_run ();
+
+  have_gpu = tomo_gpu_get_n_devices () > 0;
+  tmp_dir = g_dir_make_tmp ("tomo-engine-XXXXXX", &error);
+  g_assert_no_error (error);
+  scan_path = g_build_filename (tmp_dir, "phantom.h5", NULL);
+  tomo_phantom_params_init (&p);
+  p.width = WIDTH;
+  p.height = HEIGHT;
+  p.n_proj = N_PROJ;
+  p.max_attenuation = 4.0 / WIDTH;
+  p.center = (WIDTH - 1) / 2.0 + 1.5;
+  p.noise = FALSE;
+  if (!tomo_phantom_write_dxchange (&p, scan_path, &error))
+    g_error ("cannot write the test scan: %s", error->message);
+
+  g_test_add_func ("/tomo/engine/cpu/matches-reference", test_cpu_matches_reference);
+  g_test_add_func ("/tomo/engine/cache/reuses-filtered", test_cache_reuses_filtered);
+  g_test_add_func ("/tomo/engine/slice-parallel", test_slice_parallel);
+  g_test_add_func ("/tomo/engine/bad-requests", test_bad_requests);
+  g_test_add_func ("/tomo/engine/submit/latest-wins", test_submit_latest_wins);
+  g_test_add_func ("/tomo/engine/volume", test_volume);
+  g_test_add_func ("/tomo/engine/gpu/unavailable", test_gpu_unavailable);
+  g_test_add_func ("/tomo/engine/gpu/matches-cpu", test_gpu_matches_cpu);
+  status = g_test_run ();
+
+  g_unlink (scan_path);
+  g_rmdir (tmp_dir);
+  g_free (scan_path);
+  g_free (tmp_dir);
+  return status;
 }

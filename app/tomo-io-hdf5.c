@@ -1,3 +1,859 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* placeholder: being written */
+#define G_LOG_DOMAIN "tomo-io-hdf5"
+
 #include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <hdf5.h>
+
+#include "tomo-error.h"
+#include "tomo-scan-private.h"
+
+/* The serial HDF5 library keeps global state (error stacks, id tables): every
+ * call, from any scan in any thread, goes through this one lock. */
+static GRecMutex hdf5_lock;
+
+/* A row read touches every chunk that crosses it; more than this and we let
+ * HDF5 read chunks uncached rather than hold the dataset in memory. */
+#define MAX_CHUNK_CACHE ((gsize) 1024 * 1024 * 1024)
+
+typedef struct
+{
+  hid_t  dset;      /* -1 when the kind is absent */
+  char  *name;      /* dataset path, for messages */
+  guint *index;     /* frame indices in the dataset; NULL = all, in order */
+} Part;
+
+typedef struct
+{
+  TomoScanLoader parent;
+
+  hid_t file;
+  Part  parts[TOMO_N_FRAME_KINDS];
+} Hdf5Loader;
+
+static void
+hdf5_lock_acquire (void)
+{
+  static gsize silenced = 0;
+
+  g_rec_mutex_lock (&hdf5_lock);
+  if (g_once_init_enter (&silenced))
+    {
+      /* Failures become GErrors; HDF5 must not print its stack to stderr. */
+      H5Eset_auto2 (H5E_DEFAULT, NULL, NULL);
+      g_once_init_leave (&silenced, 1);
+    }
+}
+
+static void
+hdf5_lock_release (void)
+{
+  g_rec_mutex_unlock (&hdf5_lock);
+}
+
+static herr_t
+walk_first_error (unsigned          n,
+                  const H5E_error2_t *err,
+                  void              *user_data)
+{
+  char **message = user_data;
+
+  if (*message == NULL && err->desc != NULL && err->desc[0] != '\0')
+    *message = g_strdup (err->desc);
+  return 0;
+}
+
+/* The innermost message HDF5 left on its error stack ("wrong B-tree
+ * signature", "addr overflow"…), or a generic one. */
+static char *
+hdf5_error_message (void)
+{
+  char *message = NULL;
+
+  H5Ewalk2 (H5E_DEFAULT, H5E_WALK_UPWARD, walk_first_error, &message);
+  H5Eclear2 (H5E_DEFAULT);
+  return message ? message : g_strdup ("HDF5 library error");
+}
+
+gboolean
+_tomo_io_is_hdf5 (const char *path)
+{
+  htri_t ret;
+
+  hdf5_lock_acquire ();
+  ret = H5Fis_hdf5 (path);
+  H5Eclear2 (H5E_DEFAULT);
+  hdf5_lock_release ();
+
+  return ret > 0;
+}
+
+/* H5Lexists fails, rather than answering no, when an intermediate group is
+ * missing: walk the path one component at a time. */
+static gboolean
+path_exists (hid_t       loc,
+             const char *path)
+{
+  g_autofree char *prefix = g_strdup (path);
+  char *p = prefix;
+
+  if (*p == '/')
+    p++;
+  while (p != NULL && *p != '\0')
+    {
+      char *slash = strchr (p, '/');
+      htri_t ret;
+
+      if (slash != NULL)
+        *slash = '\0';
+      ret = H5Lexists (loc, prefix, H5P_DEFAULT);
+      if (ret <= 0)
+        {
+          H5Eclear2 (H5E_DEFAULT);
+          return FALSE;
+        }
+      if (slash == NULL)
+        break;
+      *slash = '/';
+      p = slash + 1;
+    }
+
+  /* A dangling soft or external link exists but cannot be opened. */
+  if (H5Oexists_by_name (loc, path, H5P_DEFAULT) <= 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Reads a string dataset or attribute (fixed or variable length). */
+static char *
+read_string (hid_t    obj,
+             gboolean is_attr)
+{
+  hid_t type = is_attr ? H5Aget_type (obj) : H5Dget_type (obj);
+  hid_t space = is_attr ? H5Aget_space (obj) : H5Dget_space (obj);
+  char *result = NULL;
+
+  if (type < 0 || space < 0 || H5Tget_class (type) != H5T_STRING ||
+      H5Sget_simple_extent_npoints (space) != 1)
+    goto out;
+
+  if (H5Tis_variable_str (type) > 0)
+    {
+      hid_t mem = H5Tcopy (H5T_C_S1);
+      char *value = NULL;
+      herr_t ret;
+
+      H5Tset_size (mem, H5T_VARIABLE);
+      ret = is_attr ? H5Aread (obj, mem, &value)
+                    : H5Dread (obj, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, &value);
+      if (ret >= 0 && value != NULL)
+        {
+          result = g_strdup (value);
+          H5free_memory (value);
+        }
+      H5Tclose (mem);
+    }
+  else
+    {
+      gsize size = H5Tget_size (type);
+      hid_t mem = H5Tcopy (H5T_C_S1);
+      g_autofree char *buffer = g_malloc0 (size + 1);
+      herr_t ret;
+
+      H5Tset_size (mem, size + 1);
+      H5Tset_strpad (mem, H5T_STR_NULLTERM);
+      ret = is_attr ? H5Aread (obj, mem, buffer)
+                    : H5Dread (obj, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, buffer);
+      if (ret >= 0)
+        result = g_strdup (buffer);
+      H5Tclose (mem);
+    }
+
+out:
+  if (type >= 0)
+    H5Tclose (type);
+  if (space >= 0)
+    H5Sclose (space);
+  H5Eclear2 (H5E_DEFAULT);
+  if (result != NULL)
+    g_strstrip (result);
+  return result;
+}
+
+static char *
+read_string_dataset (hid_t       loc,
+                     const char *path)
+{
+  hid_t dset;
+  char *result;
+
+  if (!path_exists (loc, path))
+    return NULL;
+  dset = H5Dopen2 (loc, path, H5P_DEFAULT);
+  if (dset < 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      return NULL;
+    }
+  result = read_string (dset, FALSE);
+  H5Dclose (dset);
+  return result;
+}
+
+static char *
+read_string_attribute (hid_t       obj,
+                       const char *name)
+{
+  hid_t attr;
+  char *result;
+
+  if (H5Aexists (obj, name) <= 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      return NULL;
+    }
+  attr = H5Aopen (obj, name, H5P_DEFAULT);
+  if (attr < 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      return NULL;
+    }
+  result = read_string (attr, TRUE);
+  H5Aclose (attr);
+  return result;
+}
+
+/* Reads a whole 1-D (or scalar) numeric dataset as doubles. */
+static double *
+read_doubles (hid_t        file,
+              const char  *file_path,
+              const char  *path,
+              guint       *n_values,
+              char       **units,
+              GError     **error)
+{
+  hid_t dset, space;
+  hssize_t n;
+  int rank;
+  g_autofree double *values = NULL;
+  hid_t type;
+  H5T_class_t klass;
+
+  dset = H5Dopen2 (file, path, H5P_DEFAULT);
+  if (dset < 0)
+    {
+      g_autofree char *msg = hdf5_error_message ();
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
+                   "%s: cannot open dataset %s: %s", file_path, path, msg);
+      return NULL;
+    }
+
+  type = H5Dget_type (dset);
+  klass = H5Tget_class (type);
+  H5Tclose (type);
+  space = H5Dget_space (dset);
+  rank = H5Sget_simple_extent_ndims (space);
+  n = H5Sget_simple_extent_npoints (space);
+  H5Sclose (space);
+
+  if ((klass != H5T_INTEGER && klass != H5T_FLOAT) || rank > 1 || n < 0)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                   "%s: dataset %s must be a list of numbers (found rank %d, %s)",
+                   file_path, path, rank,
+                   klass == H5T_INTEGER || klass == H5T_FLOAT ? "numeric" : "not numeric");
+      H5Dclose (dset);
+      return NULL;
+    }
+
+  values = g_new0 (double, MAX (n, 1));
+  if (n > 0 && H5Dread (dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
+    {
+      g_autofree char *msg = hdf5_error_message ();
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                   "%s: cannot read dataset %s: %s", file_path, path, msg);
+      H5Dclose (dset);
+      return NULL;
+    }
+
+  if (units != NULL)
+    *units = read_string_attribute (dset, "units");
+  H5Dclose (dset);
+
+  *n_values = (guint) n;
+  return g_steal_pointer (&values);
+}
+
+static double
+units_to_metres (const char *units,
+                 double      value)
+{
+  if (units == NULL)
+    /* No unit: detector pixels are microns to a few hundred microns, so a
+     * value above a millimetre can only have been written in micrometres. */
+    return value > 1e-3 ? value * 1e-6 : value;
+  if (g_ascii_strcasecmp (units, "m") == 0 || g_ascii_strcasecmp (units, "metre") == 0 ||
+      g_ascii_strcasecmp (units, "meter") == 0)
+    return value;
+  if (g_ascii_strcasecmp (units, "mm") == 0)
+    return value * 1e-3;
+  if (g_ascii_strcasecmp (units, "um") == 0 || g_ascii_strcasecmp (units, "µm") == 0 ||
+      g_ascii_strcasecmp (units, "micron") == 0 || g_ascii_strcasecmp (units, "microns") == 0 ||
+      g_ascii_strcasecmp (units, "micrometer") == 0 || g_ascii_strcasecmp (units, "micrometre") == 0)
+    return value * 1e-6;
+  if (g_ascii_strcasecmp (units, "nm") == 0)
+    return value * 1e-9;
+  return units_to_metres (NULL, value);
+}
+
+static double
+read_pixel_size (hid_t       file,
+                 const char *path)
+{
+  g_autofree double *values = NULL;
+  g_autofree char *units = NULL;
+  guint n = 0;
+
+  if (!path_exists (file, path))
+    return 0.0;
+  values = read_doubles (file, "", path, &n, &units, NULL);
+  H5Eclear2 (H5E_DEFAULT);
+  if (values == NULL || n < 1 || !isfinite (values[0]) || values[0] <= 0.0)
+    return 0.0;
+  return units_to_metres (units, values[0]);
+}
+
+static TomoDType
+dtype_from_h5 (hid_t dset)
+{
+  hid_t type = H5Dget_type (dset);
+  H5T_class_t klass = H5Tget_class (type);
+  gsize size = H5Tget_size (type);
+  TomoDType dtype;
+
+  H5Tclose (type);
+  if (klass == H5T_FLOAT)
+    dtype = size > 4 ? TOMO_DTYPE_FLOAT64 : TOMO_DTYPE_FLOAT32;
+  else if (size == 1)
+    dtype = TOMO_DTYPE_UINT8;
+  else if (size == 2)
+    dtype = TOMO_DTYPE_UINT16;
+  else if (size == 4)
+    dtype = TOMO_DTYPE_UINT32;
+  else
+    dtype = TOMO_DTYPE_FLOAT64;
+  return dtype;
+}
+
+/* Opens a 3-D image dataset with a chunk cache that holds every chunk one
+ * detector row of all `n_frames` frames crosses, so that reading the next
+ * rows of the same chunks costs no decompression. */
+static hid_t
+open_image_dataset (hid_t        file,
+                    const char  *file_path,
+                    const char  *path,
+                    hsize_t      dims[3],
+                    GError     **error)
+{
+  hid_t dset, space, type, dcpl, dapl;
+  H5T_class_t klass;
+  int rank;
+
+  dset = H5Dopen2 (file, path, H5P_DEFAULT);
+  if (dset < 0)
+    {
+      g_autofree char *msg = hdf5_error_message ();
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
+                   "%s: cannot open dataset %s: %s", file_path, path, msg);
+      return -1;
+    }
+
+  space = H5Dget_space (dset);
+  rank = H5Sget_simple_extent_ndims (space);
+  if (rank == 3)
+    H5Sget_simple_extent_dims (space, dims, NULL);
+  H5Sclose (space);
+  type = H5Dget_type (dset);
+  klass = H5Tget_class (type);
+  H5Tclose (type);
+
+  if (rank != 3)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                   "%s: dataset %s has %d dimensions, expected 3 (frames, rows, columns)",
+                   file_path, path, rank);
+      H5Dclose (dset);
+      return -1;
+    }
+  if (klass != H5T_INTEGER && klass != H5T_FLOAT)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                   "%s: dataset %s does not hold numbers", file_path, path);
+      H5Dclose (dset);
+      return -1;
+    }
+  if (dims[1] > G_MAXUINT || dims[2] > G_MAXUINT || dims[0] > G_MAXUINT)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                   "%s: dataset %s is too large", file_path, path);
+      H5Dclose (dset);
+      return -1;
+    }
+
+  dcpl = H5Dget_create_plist (dset);
+  if (dcpl >= 0 && H5Pget_layout (dcpl) == H5D_CHUNKED)
+    {
+      hsize_t chunk[3] = { 1, 1, 1 };
+      type = H5Dget_type (dset);
+      gsize elem = H5Tget_size (type);
+      H5Tclose (type);
+
+      if (H5Pget_chunk (dcpl, 3, chunk) == 3 && chunk[0] && chunk[1] && chunk[2])
+        {
+          guint64 n_chunks = ((dims[0] + chunk[0] - 1) / chunk[0]) *
+                             ((dims[2] + chunk[2] - 1) / chunk[2]);
+          guint64 bytes = n_chunks * chunk[0] * chunk[1] * chunk[2] * elem;
+
+          if (bytes <= MAX_CHUNK_CACHE)
+            {
+              dapl = H5Pcreate (H5P_DATASET_ACCESS);
+              H5Pset_chunk_cache (dapl, MIN (n_chunks * 100 + 1, 1000003),
+                                  MAX (bytes, 1024 * 1024), 0.75);
+              H5Dclose (dset);
+              dset = H5Dopen2 (file, path, dapl);
+              H5Pclose (dapl);
+              if (dset < 0)
+                {
+                  g_autofree char *msg = hdf5_error_message ();
+                  g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                               "%s: cannot open dataset %s: %s", file_path, path, msg);
+                }
+            }
+        }
+    }
+  if (dcpl >= 0)
+    H5Pclose (dcpl);
+  H5Eclear2 (H5E_DEFAULT);
+
+  return dset;
+}
+
+static gboolean
+hdf5_read_rows (TomoScanLoader *loader,
+                TomoFrameKind   kind,
+                guint           row,
+                float          *out,
+                GError        **error)
+{
+  Hdf5Loader *self = (Hdf5Loader *) loader;
+  Part *part = &self->parts[kind];
+  guint n = loader->n_frames[kind];
+  hsize_t mdims[1] = { (hsize_t) n * loader->width };
+  hid_t fspace, mspace;
+  herr_t ret = 0;
+  gboolean ok = TRUE;
+
+  g_assert (part->dset >= 0);
+
+  hdf5_lock_acquire ();
+
+  fspace = H5Dget_space (part->dset);
+  if (part->index == NULL)
+    {
+      hsize_t start[3] = { 0, row, 0 };
+      hsize_t count[3] = { n, 1, loader->width };
+      ret = H5Sselect_hyperslab (fspace, H5S_SELECT_SET, start, NULL, count, NULL);
+    }
+  else
+    {
+      /* Mixed NXtomo frames: one hyperslab per run of consecutive frames. */
+      H5Sselect_none (fspace);
+      for (guint i = 0; i < n && ret >= 0;)
+        {
+          guint j = i + 1;
+          hsize_t start[3], count[3];
+
+          while (j < n && part->index[j] == part->index[j - 1] + 1)
+            j++;
+          start[0] = part->index[i]; start[1] = row; start[2] = 0;
+          count[0] = j - i; count[1] = 1; count[2] = loader->width;
+          ret = H5Sselect_hyperslab (fspace, H5S_SELECT_OR, start, NULL, count, NULL);
+          i = j;
+        }
+    }
+
+  mspace = H5Screate_simple (1, mdims, NULL);
+  if (ret < 0 ||
+      H5Dread (part->dset, H5T_NATIVE_FLOAT, mspace, fspace, H5P_DEFAULT, out) < 0)
+    {
+      g_autofree char *msg = hdf5_error_message ();
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                   "%s: cannot read row %u of dataset %s: %s",
+                   loader->path, row, part->name, msg);
+      ok = FALSE;
+    }
+  H5Sclose (mspace);
+  H5Sclose (fspace);
+
+  hdf5_lock_release ();
+  return ok;
+}
+
+static void
+hdf5_free (TomoScanLoader *loader)
+{
+  Hdf5Loader *self = (Hdf5Loader *) loader;
+
+  hdf5_lock_acquire ();
+  for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
+    {
+      if (self->parts[k].dset >= 0)
+        H5Dclose (self->parts[k].dset);
+      g_free (self->parts[k].name);
+      g_free (self->parts[k].index);
+    }
+  if (self->file >= 0)
+    H5Fclose (self->file);
+  H5Eclear2 (H5E_DEFAULT);
+  hdf5_lock_release ();
+  g_free (self);
+}
+
+static const TomoScanLoaderClass dxchange_class = {
+  .name = "Data Exchange (HDF5)",
+  .read_rows = hdf5_read_rows,
+  .free = hdf5_free,
+};
+
+static const TomoScanLoaderClass nxtomo_class = {
+  .name = "NeXus NXtomo (HDF5)",
+  .read_rows = hdf5_read_rows,
+  .free = hdf5_free,
+};
+
+static gboolean
+open_dxchange (Hdf5Loader  *self,
+               GError     **error)
+{
+  TomoScanLoader *loader = &self->parent;
+  const char *path = loader->path;
+  static const char *names[TOMO_N_FRAME_KINDS] = {
+    "/exchange/data", "/exchange/data_white", "/exchange/data_dark",
+  };
+  hsize_t dims[3] = { 0, };
+
+  for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
+    {
+      hsize_t kdims[3] = { 0, };
+
+      if (k != TOMO_FRAME_PROJECTION && !path_exists (self->file, names[k]))
+        continue;
+
+      self->parts[k].name = g_strdup (names[k]);
+      loader->source[k] = g_strdup (names[k]);
+      self->parts[k].dset = open_image_dataset (self->file, path, names[k], kdims, error);
+      if (self->parts[k].dset < 0)
+        return FALSE;
+
+      if (k == TOMO_FRAME_PROJECTION)
+        memcpy (dims, kdims, sizeof dims);
+      else if (kdims[1] != dims[1] || kdims[2] != dims[2])
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                       "%s: %s frames are %u × %u pixels but %s frames are %u × %u",
+                       path, names[k], (guint) kdims[2], (guint) kdims[1],
+                       names[0], (guint) dims[2], (guint) dims[1]);
+          return FALSE;
+        }
+      loader->n_frames[k] = kdims[0];
+    }
+  if (loader->source[TOMO_FRAME_FLAT] == NULL)
+    loader->source[TOMO_FRAME_FLAT] = g_strdup ("no /exchange/data_white");
+
+  loader->height = dims[1];
+  loader->width = dims[2];
+  loader->dtype = dtype_from_h5 (self->parts[TOMO_FRAME_PROJECTION].dset);
+
+  if (path_exists (self->file, "/exchange/theta"))
+    {
+      guint n = 0;
+      g_autofree char *units = NULL;
+
+      loader->angles_deg = read_doubles (self->file, path, "/exchange/theta", &n, &units, error);
+      if (loader->angles_deg == NULL)
+        return FALSE;
+      if (n != loader->n_frames[TOMO_FRAME_PROJECTION])
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                       "%s: /exchange/theta has %u angles but /exchange/data has %u projections",
+                       path, n, loader->n_frames[TOMO_FRAME_PROJECTION]);
+          return FALSE;
+        }
+      if (units != NULL && g_str_has_prefix (units, "rad"))
+        for (guint i = 0; i < n; i++)
+          loader->angles_deg[i] *= 180.0 / G_PI;
+    }
+
+  loader->pixel_size = read_pixel_size (self->file, "/measurement/instrument/detector/actual_pixel_size_x");
+  return TRUE;
+}
+
+static herr_t
+collect_group_names (hid_t             group,
+                     const char       *name,
+                     const H5L_info_t *info,
+                     void             *user_data)
+{
+  g_ptr_array_add (user_data, g_strdup (name));
+  return 0;
+}
+
+static void
+free_index (gpointer data)
+{
+  if (data != NULL)
+    g_array_unref (data);
+}
+
+/* The NXentry whose definition is NXtomo, else the first entry that has a
+ * detector with data. */
+static char *
+find_nxtomo_entry (hid_t file)
+{
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  char *fallback = NULL;
+
+  H5Literate (file, H5_INDEX_NAME, H5_ITER_INC, NULL, collect_group_names, names);
+  H5Eclear2 (H5E_DEFAULT);
+
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = names->pdata[i];
+      g_autofree char *def_path = g_strdup_printf ("/%s/definition", name);
+      g_autofree char *data_path = g_strdup_printf ("/%s/instrument/detector/data", name);
+      g_autofree char *definition = read_string_dataset (file, def_path);
+
+      if (definition != NULL && g_ascii_strcasecmp (definition, "NXtomo") == 0)
+        {
+          g_free (fallback);
+          return g_strdup_printf ("/%s", name);
+        }
+      if (fallback == NULL && path_exists (file, data_path))
+        fallback = g_strdup_printf ("/%s", name);
+    }
+
+  return fallback;
+}
+
+static gboolean
+open_nxtomo (Hdf5Loader  *self,
+             const char  *entry,
+             GError     **error)
+{
+  TomoScanLoader *loader = &self->parent;
+  const char *path = loader->path;
+  g_autofree char *data_path = NULL;
+  g_autofree char *key_path = NULL;
+  g_autofree char *angle_path = NULL;
+  g_autofree double *keys = NULL;
+  g_autofree double *angles = NULL;
+  g_autofree char *angle_units = NULL;
+  g_autoptr(GPtrArray) indices = g_ptr_array_new_with_free_func (free_index);
+  GArray **index;
+  hsize_t dims[3] = { 0, };
+  guint n_keys = 0, n_angles = 0, n_frames;
+  hid_t dset;
+
+  data_path = g_strdup_printf ("%s/instrument/detector/data", entry);
+  if (!path_exists (self->file, data_path))
+    {
+      g_free (data_path);
+      data_path = g_strdup_printf ("%s/data/data", entry);
+      if (!path_exists (self->file, data_path))
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
+                       "%s: NXtomo entry %s has neither instrument/detector/data nor data/data",
+                       path, entry);
+          return FALSE;
+        }
+    }
+
+  dset = open_image_dataset (self->file, path, data_path, dims, error);
+  if (dset < 0)
+    return FALSE;
+  self->parts[TOMO_FRAME_PROJECTION].dset = dset;
+  n_frames = dims[0];
+
+  key_path = g_strdup_printf ("%s/instrument/detector/image_key", entry);
+  if (!path_exists (self->file, key_path))
+    {
+      g_free (key_path);
+      key_path = g_strdup_printf ("%s/data/image_key", entry);
+    }
+  if (path_exists (self->file, key_path))
+    {
+      keys = read_doubles (self->file, path, key_path, &n_keys, NULL, error);
+      if (keys == NULL)
+        return FALSE;
+      if (n_keys != n_frames)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                       "%s: %s has %u values but %s has %u frames",
+                       path, key_path, n_keys, data_path, n_frames);
+          return FALSE;
+        }
+    }
+  else
+    g_clear_pointer (&key_path, g_free);
+
+  for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
+    g_ptr_array_add (indices, g_array_new (FALSE, FALSE, sizeof (guint)));
+  index = (GArray **) indices->pdata;
+  for (guint i = 0; i < n_frames; i++)
+    {
+      double key = keys ? keys[i] : 0.0;
+
+      if (key == 0.0)
+        g_array_append_val (index[TOMO_FRAME_PROJECTION], i);
+      else if (key == 1.0)
+        g_array_append_val (index[TOMO_FRAME_FLAT], i);
+      else if (key == 2.0)
+        g_array_append_val (index[TOMO_FRAME_DARK], i);
+      else if (key != 3.0)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
+                       "%s: %s[%u] is %g; expected 0 (projection), 1 (flat), 2 (dark) or 3 (invalid)",
+                       path, key_path, i, key);
+          return FALSE;
+        }
+    }
+
+  for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
+    {
+      static const char *kinds[] = { "projections", "flats", "darks" };
+
+      loader->n_frames[k] = index[k]->len;
+      if (key_path != NULL)
+        loader->source[k] = g_strdup_printf ("%s, %s of %s", data_path, kinds[k], key_path);
+      else
+        loader->source[k] = g_strdup_printf ("%s, no image_key", data_path);
+      if (k != TOMO_FRAME_PROJECTION && index[k]->len == 0)
+        continue;
+
+      self->parts[k].name = g_strdup (data_path);
+      if (k != TOMO_FRAME_PROJECTION)
+        self->parts[k].dset = H5Iinc_ref (dset) >= 0 ? dset : -1;
+      /* Identity order needs no index list: one hyperslab reads it. */
+      if (index[k]->len != n_frames)
+        self->parts[k].index = (guint *) g_array_free (g_steal_pointer (&index[k]), FALSE);
+    }
+
+  loader->height = dims[1];
+  loader->width = dims[2];
+  loader->dtype = dtype_from_h5 (dset);
+
+  angle_path = g_strdup_printf ("%s/sample/rotation_angle", entry);
+  if (path_exists (self->file, angle_path))
+    {
+      guint n_proj = loader->n_frames[TOMO_FRAME_PROJECTION];
+      const guint *proj = self->parts[TOMO_FRAME_PROJECTION].index;
+
+      angles = read_doubles (self->file, path, angle_path, &n_angles, &angle_units, error);
+      if (angles == NULL)
+        return FALSE;
+      if (n_angles != n_frames && n_angles != n_proj)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                       "%s: %s has %u angles but %s has %u frames (%u projections)",
+                       path, angle_path, n_angles, data_path, n_frames, n_proj);
+          return FALSE;
+        }
+      loader->angles_deg = g_new (double, MAX (n_proj, 1));
+      for (guint i = 0; i < n_proj; i++)
+        {
+          double a = n_angles == n_frames && proj != NULL ? angles[proj[i]] : angles[i];
+
+          if (angle_units != NULL && g_str_has_prefix (angle_units, "rad"))
+            a *= 180.0 / G_PI;
+          loader->angles_deg[i] = a;
+        }
+    }
+
+  {
+    g_autofree char *px = g_strdup_printf ("%s/instrument/detector/x_pixel_size", entry);
+    loader->pixel_size = read_pixel_size (self->file, px);
+  }
+
+  return TRUE;
+}
+
+TomoScanLoader *
+_tomo_io_hdf5_open (const char            *path,
+                    TomoScanFormat         format,
+                    const TomoOpenOptions *options,
+                    GError               **error)
+{
+  g_autoptr(TomoScanLoader) loader = NULL;
+  g_autofree char *entry = NULL;
+  Hdf5Loader *self;
+  gboolean ok;
+
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_NOT_FOUND,
+                   "HDF5 file %s does not exist", path);
+      return NULL;
+    }
+
+  self = g_new0 (Hdf5Loader, 1);
+  self->file = -1;
+  for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
+    self->parts[k].dset = -1;
+  loader = &self->parent;
+  loader->klass = &dxchange_class;
+  loader->format = TOMO_SCAN_FORMAT_DXCHANGE;
+  loader->path = g_strdup (path);
+
+  hdf5_lock_acquire ();
+
+  self->file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (self->file < 0)
+    {
+      g_autofree char *msg = hdf5_error_message ();
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                   "%s is not a readable HDF5 file: %s", path, msg);
+      ok = FALSE;
+    }
+  else if (format != TOMO_SCAN_FORMAT_NXTOMO && path_exists (self->file, "/exchange/data"))
+    ok = open_dxchange (self, error);
+  else if (format != TOMO_SCAN_FORMAT_DXCHANGE && (entry = find_nxtomo_entry (self->file)) != NULL)
+    {
+      loader->klass = &nxtomo_class;
+      loader->format = TOMO_SCAN_FORMAT_NXTOMO;
+      ok = open_nxtomo (self, entry, error);
+    }
+  else
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
+                   format == TOMO_SCAN_FORMAT_DXCHANGE
+                   ? "HDF5 file %s has no /exchange/data dataset (Data Exchange)"
+                   : format == TOMO_SCAN_FORMAT_NXTOMO
+                   ? "HDF5 file %s has no NXtomo entry (a group with definition NXtomo or instrument/detector/data)"
+                   : "HDF5 file %s has neither /exchange/data (Data Exchange) nor an NXtomo entry",
+                   path);
+      ok = FALSE;
+    }
+
+  H5Eclear2 (H5E_DEFAULT);
+  hdf5_lock_release ();
+
+  if (!ok)
+    return NULL;
+  return g_steal_pointer (&loader);
+}

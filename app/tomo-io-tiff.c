@@ -1,3 +1,591 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* placeholder: being written */
+#define G_LOG_DOMAIN "tomo-io-tiff"
+
 #include "config.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+#include <tiffio.h>
+
+#include "tomo-error.h"
+#include "tomo-scan-private.h"
+
+typedef struct
+{
+  char  *file;
+  guint  page;
+} Frame;
+
+typedef struct
+{
+  GPtrArray *files;    /* sorted paths */
+  Frame     *frames;
+  guint      n_frames;
+  TomoDType  dtype;    /* flats may be stored unlike the projections */
+} Stack;
+
+typedef struct
+{
+  TomoScanLoader parent;
+
+  Stack stacks[TOMO_N_FRAME_KINDS];
+} TiffLoader;
+
+/* libtiff's global handlers print to stderr; per-file handlers let us put
+ * its message into the GError instead. */
+static int
+tiff_error_handler (TIFF       *tif,
+                    void       *user_data,
+                    const char *module,
+                    const char *fmt,
+                    va_list     ap)
+{
+  TomoTiffErrors *errors = user_data;
+
+  if (errors->message == NULL)
+    errors->message = g_strdup_vprintf (fmt, ap);
+  return 1;
+}
+
+static int
+tiff_warning_handler (TIFF       *tif,
+                      void       *user_data,
+                      const char *module,
+                      const char *fmt,
+                      va_list     ap)
+{
+  return 1;
+}
+
+TIFF *
+_tomo_tiff_open (const char     *path,
+                 const char     *mode,
+                 TomoTiffErrors *errors)
+{
+  TIFFOpenOptions *opts = TIFFOpenOptionsAlloc ();
+  TIFF *tif;
+
+  TIFFOpenOptionsSetErrorHandlerExtR (opts, tiff_error_handler, errors);
+  TIFFOpenOptionsSetWarningHandlerExtR (opts, tiff_warning_handler, errors);
+  tif = TIFFOpenExt (path, mode, opts);
+  TIFFOpenOptionsFree (opts);
+  return tif;
+}
+
+const char *
+_tomo_tiff_errors_take (TomoTiffErrors *errors)
+{
+  g_free (errors->last);
+  errors->last = errors->message ? errors->message : g_strdup ("libtiff reported no detail");
+  errors->message = NULL;
+  return errors->last;
+}
+
+void
+_tomo_tiff_errors_clear (TomoTiffErrors *errors)
+{
+  g_clear_pointer (&errors->message, g_free);
+  g_clear_pointer (&errors->last, g_free);
+}
+
+gboolean
+_tomo_tiff_page_info (TIFF          *tif,
+                      const char    *path,
+                      guint          page,
+                      TomoTiffPage  *info,
+                      GError       **error)
+{
+  guint32 w = 0, h = 0;
+  guint16 bps = 1, fmt = SAMPLEFORMAT_UINT, spp = 1;
+
+  TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w);
+  TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h);
+  TIFFGetFieldDefaulted (tif, TIFFTAG_BITSPERSAMPLE, &bps);
+  TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLEFORMAT, &fmt);
+  TIFFGetFieldDefaulted (tif, TIFFTAG_SAMPLESPERPIXEL, &spp);
+
+  info->width = w;
+  info->height = h;
+
+  if (spp != 1)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                   "TIFF %s, page %u: %u samples per pixel; only greyscale images are supported",
+                   path, page, spp);
+      return FALSE;
+    }
+  if (w == 0 || h == 0)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                   "TIFF %s, page %u: empty image (%u × %u)", path, page, w, h);
+      return FALSE;
+    }
+
+  if ((fmt == SAMPLEFORMAT_UINT || fmt == SAMPLEFORMAT_VOID) && bps == 8)
+    info->dtype = TOMO_DTYPE_UINT8;
+  else if ((fmt == SAMPLEFORMAT_UINT || fmt == SAMPLEFORMAT_VOID) && bps == 16)
+    info->dtype = TOMO_DTYPE_UINT16;
+  else if ((fmt == SAMPLEFORMAT_UINT || fmt == SAMPLEFORMAT_VOID) && bps == 32)
+    info->dtype = TOMO_DTYPE_UINT32;
+  else if (fmt == SAMPLEFORMAT_IEEEFP && bps == 32)
+    info->dtype = TOMO_DTYPE_FLOAT32;
+  else if (fmt == SAMPLEFORMAT_IEEEFP && bps == 64)
+    info->dtype = TOMO_DTYPE_FLOAT64;
+  else
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                   "TIFF %s, page %u: unsupported sample format (%u-bit, format %u); "
+                   "expected unsigned 8/16/32-bit integers or 32/64-bit floats",
+                   path, page, bps, fmt);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* Row `row` of the current page into `out`, converted to float.  Reads only
+ * the strip or tiles that hold the row. */
+gboolean
+_tomo_tiff_read_row (TIFF          *tif,
+                     const char    *path,
+                     guint          page,
+                     TomoTiffErrors *errors,
+                     TomoDType      dtype,
+                     guint          width,
+                     guint          row,
+                     float         *out,
+                     GError       **error)
+{
+  gsize elem = _tomo_dtype_size (dtype);
+  gsize row_bytes = (gsize) width * elem;
+
+  if (TIFFIsTiled (tif))
+    {
+      guint32 tw = 0, th = 0;
+      tmsize_t tile_size = TIFFTileSize (tif);
+      g_autofree guint8 *tile = NULL;
+
+      TIFFGetField (tif, TIFFTAG_TILEWIDTH, &tw);
+      TIFFGetField (tif, TIFFTAG_TILELENGTH, &th);
+      if (tw == 0 || th == 0 || tile_size <= 0 || (gsize) tile_size < (gsize) tw * th * elem)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                       "TIFF %s, page %u: invalid tile size %u × %u", path, page, tw, th);
+          return FALSE;
+        }
+      tile = g_malloc (tile_size);
+      for (guint32 x0 = 0; x0 < width; x0 += tw)
+        {
+          guint n = MIN (tw, width - x0);
+          ttile_t t = TIFFComputeTile (tif, x0, row, 0, 0);
+
+          if (TIFFReadEncodedTile (tif, t, tile, tile_size) < 0)
+            {
+              g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                           "TIFF %s, page %u: cannot read the tile of row %u, column %u "
+                           "(file truncated or corrupt?): %s",
+                           path, page, row, x0, _tomo_tiff_errors_take (errors));
+              return FALSE;
+            }
+          _tomo_convert_to_float (tile + ((gsize) (row % th) * tw) * elem, dtype, FALSE, n, out + x0);
+        }
+      return TRUE;
+    }
+  else
+    {
+      guint32 rps = 0, height = 0;
+      tstrip_t strip = TIFFComputeStrip (tif, row, 0);
+      tmsize_t strip_size = TIFFStripSize (tif);
+      g_autofree guint8 *buffer = NULL;
+      tmsize_t got;
+      gsize needed;
+
+      TIFFGetFieldDefaulted (tif, TIFFTAG_ROWSPERSTRIP, &rps);
+      TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &height);
+      /* "All rows in one strip" is written as 2^32 − 1. */
+      if (rps == 0 || rps > height)
+        rps = height;
+      needed = ((gsize) (row - (gsize) strip * rps) + 1) * row_bytes;
+      if (strip_size <= 0 || strip >= TIFFNumberOfStrips (tif))
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                       "TIFF %s, page %u: no strip holds row %u", path, page, row);
+          return FALSE;
+        }
+      buffer = g_malloc (strip_size);
+      got = TIFFReadEncodedStrip (tif, strip, buffer, strip_size);
+      if (got < 0 || (gsize) got < needed)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                       "TIFF %s, page %u: cannot read row %u (file truncated or corrupt?): %s",
+                       path, page, row,
+                       got < 0 ? _tomo_tiff_errors_take (errors) : "strip shorter than the image");
+          return FALSE;
+        }
+      _tomo_convert_to_float (buffer + needed - row_bytes, dtype, FALSE, width, out);
+      return TRUE;
+    }
+}
+
+static int
+natural_compare (const char *a,
+                 const char *b)
+{
+  const char *a0 = a, *b0 = b;
+
+  while (*a != '\0' && *b != '\0')
+    {
+      if (g_ascii_isdigit (*a) && g_ascii_isdigit (*b))
+        {
+          const char *ae, *be;
+          gsize la, lb;
+
+          while (*a == '0' && g_ascii_isdigit (a[1]))
+            a++;
+          while (*b == '0' && g_ascii_isdigit (b[1]))
+            b++;
+          for (ae = a; g_ascii_isdigit (*ae); ae++);
+          for (be = b; g_ascii_isdigit (*be); be++);
+          la = ae - a;
+          lb = be - b;
+          if (la != lb)
+            return la < lb ? -1 : 1;
+          for (gsize i = 0; i < la; i++)
+            if (a[i] != b[i])
+              return a[i] < b[i] ? -1 : 1;
+          a = ae;
+          b = be;
+        }
+      else
+        {
+          if (*a != *b)
+            return (guchar) *a < (guchar) *b ? -1 : 1;
+          a++;
+          b++;
+        }
+    }
+  if (*a != *b)
+    return (guchar) *a < (guchar) *b ? -1 : 1;
+  return strcmp (a0, b0);
+}
+
+static int
+compare_paths (gconstpointer a,
+               gconstpointer b)
+{
+  return natural_compare (*(const char * const *) a, *(const char * const *) b);
+}
+
+static gboolean
+is_tiff_name (const char *name)
+{
+  return g_str_has_suffix (name, ".tif") || g_str_has_suffix (name, ".tiff") ||
+         g_str_has_suffix (name, ".TIF") || g_str_has_suffix (name, ".TIFF");
+}
+
+/* A folder (its .tif/.tiff files), a glob, or one file, as sorted paths. */
+static GPtrArray *
+list_files (const char  *spec,
+            const char  *what,
+            GError     **error)
+{
+  g_autoptr(GPtrArray) files = g_ptr_array_new_with_free_func (g_free);
+  g_autofree char *dirname = NULL;
+  g_autoptr(GPatternSpec) pattern = NULL;
+  g_autoptr(GDir) dir = NULL;
+  g_autoptr(GError) local_error = NULL;
+  const char *name;
+
+  if (g_file_test (spec, G_FILE_TEST_IS_REGULAR))
+    {
+      g_ptr_array_add (files, g_strdup (spec));
+      return g_steal_pointer (&files);
+    }
+
+  if (g_file_test (spec, G_FILE_TEST_IS_DIR))
+    dirname = g_strdup (spec);
+  else if (strpbrk (spec, "*?[") != NULL)
+    {
+      g_autofree char *base = g_path_get_basename (spec);
+      dirname = g_path_get_dirname (spec);
+      if (strpbrk (dirname, "*?[") != NULL)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_NOT_FOUND,
+                       "%s %s: wildcards are only allowed in the file name, not in the folder",
+                       what, spec);
+          return NULL;
+        }
+      pattern = g_pattern_spec_new (base);
+    }
+  else
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_NOT_FOUND,
+                   "%s %s: no such file or folder", what, spec);
+      return NULL;
+    }
+
+  dir = g_dir_open (dirname, 0, &local_error);
+  if (dir == NULL)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_NOT_FOUND,
+                   "%s %s: cannot list folder: %s", what, spec, local_error->message);
+      return NULL;
+    }
+  while ((name = g_dir_read_name (dir)) != NULL)
+    {
+      g_autofree char *full = NULL;
+
+      if (pattern != NULL ? !g_pattern_spec_match_string (pattern, name) : !is_tiff_name (name))
+        continue;
+      full = g_build_filename (dirname, name, NULL);
+      if (g_file_test (full, G_FILE_TEST_IS_REGULAR))
+        g_ptr_array_add (files, g_steal_pointer (&full));
+    }
+
+  if (files->len == 0)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_NOT_FOUND,
+                   pattern ? "%s %s: no file matches" : "%s %s: the folder has no .tif or .tiff files",
+                   what, spec);
+      return NULL;
+    }
+  g_ptr_array_sort (files, compare_paths);
+  return g_steal_pointer (&files);
+}
+
+/* Builds the frame list of one stack and checks it against the detector
+ * size (`*width` == 0: this stack sets it).  Only headers are read: a folder
+ * of single-page files is trusted to hold one page per file, and its first
+ * and last files are checked here; every file is checked again when read. */
+static gboolean
+open_stack (Stack       *stack,
+            const char  *spec,
+            const char  *what,
+            guint       *width,
+            guint       *height,
+            GError     **error)
+{
+  g_autoptr(GPtrArray) files = list_files (spec, what, error);
+  guint n_files;
+
+  if (files == NULL)
+    return FALSE;
+  n_files = files->len;
+
+  for (guint f = 0; f < n_files; f += MAX (n_files - 1, 1))
+    {
+      const char *file = files->pdata[f];
+      TomoTiffErrors errors = { 0, };
+      TIFF *tif = _tomo_tiff_open (file, "r", &errors);
+      guint n_pages = 0;
+      gboolean ok = TRUE;
+
+      if (tif == NULL)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                       "%s %s is not a readable TIFF: %s", what, file,
+                       _tomo_tiff_errors_take (&errors));
+          _tomo_tiff_errors_clear (&errors);
+          return FALSE;
+        }
+
+      /* A lone file may be a multi-page stack: check every page header. */
+      do
+        {
+          TomoTiffPage info;
+
+          if (!_tomo_tiff_page_info (tif, file, n_pages, &info, error))
+            {
+              ok = FALSE;
+              break;
+            }
+          if (f == 0 && n_pages == 0)
+            {
+              stack->dtype = info.dtype;
+              if (*width == 0)
+                {
+                  *width = info.width;
+                  *height = info.height;
+                }
+            }
+          if (info.width != *width || info.height != *height)
+            {
+              g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                           "%s %s, page %u is %u × %u pixels but the projections are %u × %u",
+                           what, file, n_pages, info.width, info.height, *width, *height);
+              ok = FALSE;
+            }
+          else if (info.dtype != stack->dtype)
+            {
+              g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                           "%s %s, page %u holds %s but the first page holds %s",
+                           what, file, n_pages, tomo_dtype_to_string (info.dtype),
+                           tomo_dtype_to_string (stack->dtype));
+              ok = FALSE;
+            }
+          n_pages++;
+        }
+      while (ok && n_files == 1 && TIFFReadDirectory (tif));
+
+      TIFFClose (tif);
+      _tomo_tiff_errors_clear (&errors);
+      if (!ok)
+        return FALSE;
+
+      if (n_files == 1)
+        {
+          stack->frames = g_new0 (Frame, n_pages);
+          for (guint p = 0; p < n_pages; p++)
+            {
+              stack->frames[p].file = files->pdata[0];
+              stack->frames[p].page = p;
+            }
+          stack->n_frames = n_pages;
+        }
+    }
+
+  if (n_files > 1)
+    {
+      stack->frames = g_new0 (Frame, n_files);
+      for (guint f = 0; f < n_files; f++)
+        stack->frames[f].file = files->pdata[f];
+      stack->n_frames = n_files;
+    }
+  stack->files = g_steal_pointer (&files);
+  return TRUE;
+}
+
+static gboolean
+tiff_read_rows (TomoScanLoader *loader,
+                TomoFrameKind   kind,
+                guint           row,
+                float          *out,
+                GError        **error)
+{
+  TiffLoader *self = (TiffLoader *) loader;
+  Stack *stack = &self->stacks[kind];
+  TomoTiffErrors errors = { 0, };
+  TIFF *tif = NULL;
+  const char *open_file = NULL;
+  guint page = 0;
+  gboolean ok = TRUE;
+
+  for (guint i = 0; i < stack->n_frames && ok; i++)
+    {
+      const Frame *frame = &stack->frames[i];
+      TomoTiffPage info;
+
+      if (open_file != frame->file)
+        {
+          if (tif != NULL)
+            TIFFClose (tif);
+          open_file = frame->file;
+          page = 0;
+          tif = _tomo_tiff_open (frame->file, "r", &errors);
+          if (tif == NULL)
+            {
+              g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                           "Cannot open TIFF %s: %s", frame->file, _tomo_tiff_errors_take (&errors));
+              ok = FALSE;
+              break;
+            }
+        }
+
+      /* Pages are read in order: step forward rather than seek from the
+       * first directory each time. */
+      if (frame->page != page)
+        {
+          gboolean moved = frame->page == page + 1 ? TIFFReadDirectory (tif)
+                                                   : TIFFSetDirectory (tif, frame->page);
+          if (!moved)
+            {
+              g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                           "TIFF %s: cannot reach page %u: %s", frame->file, frame->page,
+                           _tomo_tiff_errors_take (&errors));
+              ok = FALSE;
+              break;
+            }
+          page = frame->page;
+        }
+
+      if (!_tomo_tiff_page_info (tif, frame->file, page, &info, error))
+        ok = FALSE;
+      else if (info.width != loader->width || info.height != loader->height || info.dtype != stack->dtype)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                       "TIFF %s, page %u is %u × %u %s but the scan is %u × %u %s",
+                       frame->file, page, info.width, info.height, tomo_dtype_to_string (info.dtype),
+                       loader->width, loader->height, tomo_dtype_to_string (stack->dtype));
+          ok = FALSE;
+        }
+      else
+        ok = _tomo_tiff_read_row (tif, frame->file, page, &errors, stack->dtype,
+                                  loader->width, row, out + (gsize) i * loader->width, error);
+    }
+
+  if (tif != NULL)
+    TIFFClose (tif);
+  _tomo_tiff_errors_clear (&errors);
+  return ok;
+}
+
+static void
+tiff_free (TomoScanLoader *loader)
+{
+  TiffLoader *self = (TiffLoader *) loader;
+
+  for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
+    {
+      g_clear_pointer (&self->stacks[k].files, g_ptr_array_unref);
+      g_free (self->stacks[k].frames);
+    }
+  g_free (self);
+}
+
+static const TomoScanLoaderClass tiff_class = {
+  .name = "TIFF stack",
+  .read_rows = tiff_read_rows,
+  .free = tiff_free,
+};
+
+TomoScanLoader *
+_tomo_io_tiff_open (const char            *path,
+                    const TomoOpenOptions *options,
+                    GError               **error)
+{
+  g_autoptr(TomoScanLoader) loader = NULL;
+  TiffLoader *self;
+  const char *specs[TOMO_N_FRAME_KINDS] = { path, options->flats, options->darks };
+  static const char *whats[TOMO_N_FRAME_KINDS] = { "Projections", "Flats", "Darks" };
+
+  self = g_new0 (TiffLoader, 1);
+  loader = &self->parent;
+  loader->klass = &tiff_class;
+  loader->format = TOMO_SCAN_FORMAT_TIFF;
+  loader->path = g_strdup (path);
+
+  for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
+    {
+      guint width = loader->width, height = loader->height;
+
+      if (specs[k] == NULL)
+        {
+          if (k == TOMO_FRAME_FLAT)
+            loader->source[k] = g_strdup ("no flats given");
+          continue;
+        }
+      loader->source[k] = g_strdup (specs[k]);
+      if (!open_stack (&self->stacks[k], specs[k], whats[k], &width, &height, error))
+        return NULL;
+      if (k == TOMO_FRAME_PROJECTION)
+        {
+          loader->width = width;
+          loader->height = height;
+          loader->dtype = self->stacks[k].dtype;
+        }
+      loader->n_frames[k] = self->stacks[k].n_frames;
+    }
+
+  return g_steal_pointer (&loader);
+}

@@ -1,3 +1,857 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* placeholder: being written */
+#define G_LOG_DOMAIN "tomo-scan"
+
 #include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+
+#include "tomo-error.h"
+#include "tomo-scan-private.h"
+
+#define DEFAULT_CACHE_BYTES ((gsize) 256 * 1024 * 1024)
+
+typedef struct
+{
+  guint               row;
+  GList               link;   /* in lru; data points back here */
+  TomoPreprocessStats stats;  /* what repairing this row took */
+  float              *data;
+} CacheEntry;
+
+struct _TomoScan
+{
+  GObject parent_instance;
+
+  TomoScanLoader *loader;
+  TomoOpenOptions options;
+  char           *angles_path;
+
+  double         *angles;     /* radians */
+  gboolean        angles_from_file;
+
+  /* Guards the loader and the cache: loaders are not re-entrant. */
+  GMutex          lock;
+  GHashTable     *cache;      /* row → CacheEntry */
+  GQueue          lru;        /* head = most recently used */
+  gsize           cache_bytes;
+  gsize           cache_limit;
+};
+
+G_DEFINE_FINAL_TYPE (TomoScan, tomo_scan, G_TYPE_OBJECT)
+
+static void
+cache_entry_free (gpointer data)
+{
+  CacheEntry *entry = data;
+
+  g_free (entry->data);
+  g_free (entry);
+}
+
+static void
+tomo_scan_finalize (GObject *object)
+{
+  TomoScan *self = TOMO_SCAN (object);
+
+  g_clear_pointer (&self->cache, g_hash_table_unref);
+  g_queue_init (&self->lru);
+  g_clear_pointer (&self->loader, _tomo_scan_loader_free);
+  g_clear_pointer (&self->angles, g_free);
+  g_clear_pointer (&self->angles_path, g_free);
+  g_mutex_clear (&self->lock);
+
+  G_OBJECT_CLASS (tomo_scan_parent_class)->finalize (object);
+}
+
+static void
+tomo_scan_class_init (TomoScanClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = tomo_scan_finalize;
+}
+
+static void
+tomo_scan_init (TomoScan *self)
+{
+  g_mutex_init (&self->lock);
+  g_queue_init (&self->lru);
+  self->cache = g_hash_table_new_full (NULL, NULL, NULL, cache_entry_free);
+}
+
+void
+tomo_open_options_init (TomoOpenOptions *options)
+{
+  g_return_if_fail (options != NULL);
+
+  memset (options, 0, sizeof *options);
+  options->format = TOMO_SCAN_FORMAT_AUTO;
+  options->raw_dtype = TOMO_DTYPE_FLOAT32;
+  options->angle_range_deg = 180.0;
+}
+
+static const struct
+{
+  const char    *name;
+  TomoScanFormat format;
+} format_names[] = {
+  { "auto", TOMO_SCAN_FORMAT_AUTO },
+  { "dxchange", TOMO_SCAN_FORMAT_DXCHANGE },
+  { "dx", TOMO_SCAN_FORMAT_DXCHANGE },
+  { "nxtomo", TOMO_SCAN_FORMAT_NXTOMO },
+  { "nexus", TOMO_SCAN_FORMAT_NXTOMO },
+  { "tiff", TOMO_SCAN_FORMAT_TIFF },
+  { "tif", TOMO_SCAN_FORMAT_TIFF },
+  { "raw", TOMO_SCAN_FORMAT_RAW },
+};
+
+gboolean
+tomo_scan_format_from_string (const char     *name,
+                              TomoScanFormat *format,
+                              GError        **error)
+{
+  g_return_val_if_fail (format != NULL, FALSE);
+
+  for (guint i = 0; name != NULL && i < G_N_ELEMENTS (format_names); i++)
+    if (g_ascii_strcasecmp (name, format_names[i].name) == 0)
+      {
+        *format = format_names[i].format;
+        return TRUE;
+      }
+
+  g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+               "Unknown scan format “%s” (expected auto, dxchange, nxtomo, tiff or raw)",
+               name ? name : "(null)");
+  return FALSE;
+}
+
+static const char *dtype_names[] = {
+  [TOMO_DTYPE_UINT8] = "uint8",
+  [TOMO_DTYPE_UINT16] = "uint16",
+  [TOMO_DTYPE_UINT32] = "uint32",
+  [TOMO_DTYPE_FLOAT32] = "float32",
+  [TOMO_DTYPE_FLOAT64] = "float64",
+};
+
+gboolean
+tomo_dtype_from_string (const char *name,
+                        TomoDType  *dtype,
+                        GError    **error)
+{
+  static const struct { const char *alias; TomoDType dtype; } aliases[] = {
+    { "u8", TOMO_DTYPE_UINT8 }, { "u16", TOMO_DTYPE_UINT16 },
+    { "u32", TOMO_DTYPE_UINT32 }, { "f32", TOMO_DTYPE_FLOAT32 },
+    { "float", TOMO_DTYPE_FLOAT32 }, { "f64", TOMO_DTYPE_FLOAT64 },
+    { "double", TOMO_DTYPE_FLOAT64 },
+  };
+
+  g_return_val_if_fail (dtype != NULL, FALSE);
+
+  for (guint i = 0; name != NULL && i < G_N_ELEMENTS (dtype_names); i++)
+    if (g_ascii_strcasecmp (name, dtype_names[i]) == 0)
+      {
+        *dtype = i;
+        return TRUE;
+      }
+  for (guint i = 0; name != NULL && i < G_N_ELEMENTS (aliases); i++)
+    if (g_ascii_strcasecmp (name, aliases[i].alias) == 0)
+      {
+        *dtype = aliases[i].dtype;
+        return TRUE;
+      }
+
+  g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+               "Unknown data type “%s” (expected uint8, uint16, uint32, float32 or float64)",
+               name ? name : "(null)");
+  return FALSE;
+}
+
+const char *
+tomo_dtype_to_string (TomoDType dtype)
+{
+  if ((guint) dtype < G_N_ELEMENTS (dtype_names))
+    return dtype_names[dtype];
+  return "unknown";
+}
+
+gsize
+_tomo_dtype_size (TomoDType dtype)
+{
+  switch (dtype)
+    {
+    case TOMO_DTYPE_UINT8: return 1;
+    case TOMO_DTYPE_UINT16: return 2;
+    case TOMO_DTYPE_UINT32: return 4;
+    case TOMO_DTYPE_FLOAT32: return 4;
+    case TOMO_DTYPE_FLOAT64: return 8;
+    default: return 0;
+    }
+}
+
+void
+_tomo_convert_to_float (const void *src,
+                        TomoDType   dtype,
+                        gboolean    swap,
+                        gsize       n,
+                        float      *out)
+{
+  const guint8 *s = src;
+
+  switch (dtype)
+    {
+    case TOMO_DTYPE_UINT8:
+      for (gsize i = 0; i < n; i++)
+        out[i] = s[i];
+      break;
+
+    case TOMO_DTYPE_UINT16:
+      for (gsize i = 0; i < n; i++)
+        {
+          guint16 v;
+          memcpy (&v, s + 2 * i, 2);
+          out[i] = swap ? GUINT16_SWAP_LE_BE (v) : v;
+        }
+      break;
+
+    case TOMO_DTYPE_UINT32:
+      for (gsize i = 0; i < n; i++)
+        {
+          guint32 v;
+          memcpy (&v, s + 4 * i, 4);
+          out[i] = swap ? GUINT32_SWAP_LE_BE (v) : v;
+        }
+      break;
+
+    case TOMO_DTYPE_FLOAT32:
+      for (gsize i = 0; i < n; i++)
+        {
+          guint32 v;
+          float f;
+          memcpy (&v, s + 4 * i, 4);
+          if (swap)
+            v = GUINT32_SWAP_LE_BE (v);
+          memcpy (&f, &v, 4);
+          out[i] = f;
+        }
+      break;
+
+    case TOMO_DTYPE_FLOAT64:
+      for (gsize i = 0; i < n; i++)
+        {
+          guint64 v;
+          double d;
+          memcpy (&v, s + 8 * i, 8);
+          if (swap)
+            v = GUINT64_SWAP_LE_BE (v);
+          memcpy (&d, &v, 8);
+          out[i] = (float) d;
+        }
+      break;
+
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+double *
+_tomo_read_angle_file (const char *path,
+                       guint      *n_angles,
+                       GError    **error)
+{
+  g_autofree char *contents = NULL;
+  g_autoptr(GArray) angles = g_array_new (FALSE, FALSE, sizeof (double));
+  g_auto(GStrv) lines = NULL;
+  g_autoptr(GError) local_error = NULL;
+
+  if (!g_file_get_contents (path, &contents, NULL, &local_error))
+    {
+      g_set_error (error, TOMO_IO_ERROR,
+                   g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT)
+                   ? TOMO_IO_ERROR_NOT_FOUND : TOMO_IO_ERROR_READ,
+                   "Cannot read angle file: %s", local_error->message);
+      return NULL;
+    }
+
+  lines = g_strsplit (contents, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      char *line = lines[i];
+      char *hash = strchr (line, '#');
+      char *end = NULL;
+      double value;
+
+      if (hash != NULL)
+        *hash = '\0';
+      g_strstrip (line);
+      if (*line == '\0')
+        continue;
+
+      errno = 0;
+      value = g_ascii_strtod (line, &end);
+      if (end == line || *end != '\0' || errno == ERANGE || !isfinite (value))
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
+                       "Angle file %s, line %u: “%s” is not a finite number of degrees",
+                       path, i + 1, line);
+          return NULL;
+        }
+      g_array_append_val (angles, value);
+    }
+
+  *n_angles = angles->len;
+  return (double *) g_array_free (g_steal_pointer (&angles), FALSE);
+}
+
+void
+_tomo_scan_loader_free (TomoScanLoader *loader)
+{
+  if (loader == NULL)
+    return;
+
+  g_free (loader->path);
+  g_free (loader->angles_deg);
+  for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
+    g_free (loader->source[k]);
+  loader->klass->free (loader);
+}
+
+static gboolean
+has_glob_chars (const char *path)
+{
+  return strpbrk (path, "*?[") != NULL;
+}
+
+static TomoScanLoader *
+open_loader (const char            *path,
+             const TomoOpenOptions *options,
+             GError               **error)
+{
+  TomoScanFormat format = options->format;
+  guint8 magic[4] = { 0, };
+  gssize n_read = 0;
+  FILE *fp;
+
+  if (format == TOMO_SCAN_FORMAT_RAW)
+    return _tomo_io_raw_open (path, options, error);
+  if (format == TOMO_SCAN_FORMAT_TIFF)
+    return _tomo_io_tiff_open (path, options, error);
+  if (format == TOMO_SCAN_FORMAT_DXCHANGE || format == TOMO_SCAN_FORMAT_NXTOMO)
+    return _tomo_io_hdf5_open (path, format, options, error);
+
+  if (g_file_test (path, G_FILE_TEST_IS_DIR) ||
+      (!g_file_test (path, G_FILE_TEST_EXISTS) && has_glob_chars (path)))
+    return _tomo_io_tiff_open (path, options, error);
+
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_NOT_FOUND,
+                   "Scan %s: no such file or folder", path);
+      return NULL;
+    }
+
+  fp = g_fopen (path, "rb");
+  if (fp == NULL)
+    {
+      int saved_errno = errno;
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                   "Cannot open scan %s: %s", path, g_strerror (saved_errno));
+      return NULL;
+    }
+  n_read = fread (magic, 1, sizeof magic, fp);
+  fclose (fp);
+
+  if (n_read == 4 &&
+      ((magic[0] == 'I' && magic[1] == 'I' && (magic[2] == 42 || magic[2] == 43) && magic[3] == 0) ||
+       (magic[0] == 'M' && magic[1] == 'M' && magic[2] == 0 && (magic[3] == 42 || magic[3] == 43))))
+    return _tomo_io_tiff_open (path, options, error);
+
+  if (_tomo_io_is_hdf5 (path))
+    return _tomo_io_hdf5_open (path, TOMO_SCAN_FORMAT_AUTO, options, error);
+
+  g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+               "Scan %s is neither HDF5 (Data Exchange, NXtomo) nor TIFF; "
+               "for raw binary data pass the format and dimensions explicitly",
+               path);
+  return NULL;
+}
+
+TomoScan *
+tomo_scan_open (const char            *path,
+                const TomoOpenOptions *options,
+                GError               **error)
+{
+  g_autoptr(TomoScan) self = NULL;
+  TomoOpenOptions defaults;
+  TomoScanLoader *loader;
+  guint n_proj;
+
+  g_return_val_if_fail (path != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (options == NULL)
+    {
+      tomo_open_options_init (&defaults);
+      options = &defaults;
+    }
+
+  self = g_object_new (TOMO_TYPE_SCAN, NULL);
+  self->options = *options;
+  /* The caller's strings may not outlive the scan: keep none of them. */
+  self->options.flats = NULL;
+  self->options.darks = NULL;
+  self->options.angles = NULL;
+  self->angles_path = g_strdup (options->angles);
+  if (!(self->options.angle_range_deg > 0.0) || !isfinite (self->options.angle_range_deg))
+    self->options.angle_range_deg = 180.0;
+  self->cache_limit = options->cache_bytes ? options->cache_bytes : DEFAULT_CACHE_BYTES;
+
+  self->loader = loader = open_loader (path, options, error);
+  if (loader == NULL)
+    return NULL;
+
+  n_proj = loader->n_frames[TOMO_FRAME_PROJECTION];
+  if (n_proj == 0)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                   "Scan %s has no projections (%s)", path,
+                   loader->source[TOMO_FRAME_PROJECTION] ? loader->source[TOMO_FRAME_PROJECTION] : "data");
+      return NULL;
+    }
+  if (loader->width == 0 || loader->height == 0)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                   "Scan %s: empty detector (%u × %u pixels)", path,
+                   loader->width, loader->height);
+      return NULL;
+    }
+
+  if (loader->n_frames[TOMO_FRAME_FLAT] == 0 && !options->already_sinogram)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
+                   "Scan %s has no flat fields (%s); pass --already-sinogram if the data is normalised",
+                   path,
+                   loader->source[TOMO_FRAME_FLAT] ? loader->source[TOMO_FRAME_FLAT] : "flats");
+      return NULL;
+    }
+
+  self->angles = g_new (double, n_proj);
+  if (self->angles_path != NULL)
+    {
+      g_autofree double *deg = NULL;
+      guint n_angles = 0;
+
+      deg = _tomo_read_angle_file (self->angles_path, &n_angles, error);
+      if (deg == NULL)
+        return NULL;
+      if (n_angles != n_proj)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                       "Angle file %s has %u angles but scan %s has %u projections",
+                       self->angles_path, n_angles, path, n_proj);
+          return NULL;
+        }
+      for (guint i = 0; i < n_proj; i++)
+        self->angles[i] = deg[i] * G_PI / 180.0;
+      self->angles_from_file = TRUE;
+    }
+  else if (loader->angles_deg != NULL)
+    {
+      for (guint i = 0; i < n_proj; i++)
+        {
+          if (!isfinite (loader->angles_deg[i]))
+            {
+              g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
+                           "Scan %s: angle %u is not finite", path, i);
+              return NULL;
+            }
+          self->angles[i] = loader->angles_deg[i] * G_PI / 180.0;
+        }
+      self->angles_from_file = TRUE;
+    }
+  else
+    {
+      /* Endpoint excluded: 0° and 180° are the same line in parallel beam. */
+      for (guint i = 0; i < n_proj; i++)
+        self->angles[i] = (self->options.angle_range_deg * G_PI / 180.0) * i / n_proj;
+    }
+
+  return g_steal_pointer (&self);
+}
+
+const char *
+tomo_scan_get_path (TomoScan *self)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (self), NULL);
+  return self->loader->path;
+}
+
+const char *
+tomo_scan_get_format_name (TomoScan *self)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (self), NULL);
+  return self->loader->klass->name;
+}
+
+guint
+tomo_scan_get_width (TomoScan *self)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (self), 0);
+  return self->loader->width;
+}
+
+guint
+tomo_scan_get_height (TomoScan *self)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (self), 0);
+  return self->loader->height;
+}
+
+guint
+tomo_scan_get_n_projections (TomoScan *self)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (self), 0);
+  return self->loader->n_frames[TOMO_FRAME_PROJECTION];
+}
+
+guint
+tomo_scan_get_n_flats (TomoScan *self)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (self), 0);
+  return self->loader->n_frames[TOMO_FRAME_FLAT];
+}
+
+guint
+tomo_scan_get_n_darks (TomoScan *self)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (self), 0);
+  return self->loader->n_frames[TOMO_FRAME_DARK];
+}
+
+TomoDType
+tomo_scan_get_dtype (TomoScan *self)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (self), TOMO_DTYPE_FLOAT32);
+  return self->loader->dtype;
+}
+
+const double *
+tomo_scan_get_angles (TomoScan *self)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (self), NULL);
+  return self->angles;
+}
+
+double
+tomo_scan_get_pixel_size (TomoScan *self)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (self), 0.0);
+  return self->loader->pixel_size;
+}
+
+gboolean
+tomo_scan_get_angles_from_file (TomoScan *self)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (self), FALSE);
+  return self->angles_from_file;
+}
+
+static gboolean
+check_row (TomoScan  *self,
+           guint      row,
+           GError   **error)
+{
+  if (row < self->loader->height)
+    return TRUE;
+
+  g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+               "Scan %s: row %u is out of range (the detector has %u rows)",
+               self->loader->path, row, self->loader->height);
+  return FALSE;
+}
+
+static gboolean
+read_frames_locked (TomoScan       *self,
+                    TomoFrameKind   kind,
+                    guint           row,
+                    float          *out,
+                    GError        **error)
+{
+  return self->loader->klass->read_rows (self->loader, kind, row, out, error);
+}
+
+/* Averages of the flats and darks of one row; a missing kind gives the
+ * neutral value so that the formula needs no special case. */
+static gboolean
+read_flat_dark_locked (TomoScan            *self,
+                       guint                row,
+                       float               *flat,
+                       float               *dark,
+                       TomoPreprocessStats *stats,
+                       GError             **error)
+{
+  guint width = self->loader->width;
+  struct { TomoFrameKind kind; float *out; float neutral; } parts[] = {
+    { TOMO_FRAME_FLAT, flat, 1.0f },
+    { TOMO_FRAME_DARK, dark, 0.0f },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (parts); i++)
+    {
+      guint n = self->loader->n_frames[parts[i].kind];
+      g_autofree float *frames = NULL;
+
+      if (parts[i].out == NULL)
+        continue;
+      if (n == 0)
+        {
+          for (guint x = 0; x < width; x++)
+            parts[i].out[x] = parts[i].neutral;
+          continue;
+        }
+
+      frames = g_try_new (float, (gsize) n * width);
+      if (frames == NULL)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                       "Scan %s: out of memory reading %u frames of row %u",
+                       self->loader->path, n, row);
+          return FALSE;
+        }
+      if (!read_frames_locked (self, parts[i].kind, row, frames, error))
+        return FALSE;
+      tomo_average_frames (frames, n, width, parts[i].out, stats);
+    }
+
+  return TRUE;
+}
+
+static void
+cache_trim_locked (TomoScan *self)
+{
+  while (self->cache_bytes > self->cache_limit && self->lru.tail != NULL)
+    {
+      CacheEntry *victim = self->lru.tail->data;
+
+      g_queue_unlink (&self->lru, &victim->link);
+      self->cache_bytes -= (gsize) self->loader->n_frames[TOMO_FRAME_PROJECTION] *
+                           self->loader->width * sizeof (float);
+      g_hash_table_remove (self->cache, GUINT_TO_POINTER (victim->row));
+    }
+}
+
+static gboolean
+compute_row_locked (TomoScan            *self,
+                    guint                row,
+                    float               *out,
+                    TomoPreprocessStats *stats,
+                    GError             **error)
+{
+  guint width = self->loader->width;
+  guint n_proj = self->loader->n_frames[TOMO_FRAME_PROJECTION];
+  gboolean normalise = !self->options.already_sinogram;
+  g_autofree float *flat = NULL;
+  g_autofree float *dark = NULL;
+
+  if (!read_frames_locked (self, TOMO_FRAME_PROJECTION, row, out, error))
+    return FALSE;
+
+  if (normalise)
+    {
+      guint n_bad = 0;
+
+      flat = g_new (float, width);
+      dark = g_new (float, width);
+      if (!read_flat_dark_locked (self, row, flat, dark, stats, error))
+        return FALSE;
+
+      /* An isolated dead pixel is clamped and counted; a row where most of
+       * the flat is not above the dark means the flats are wrong. */
+      for (guint x = 0; x < width; x++)
+        if (!(flat[x] - dark[x] > 0.0f))
+          n_bad++;
+      if (n_bad * 2 > width)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
+                       "Scan %s: flat field (%s) is not above the dark field (%s) "
+                       "in %u of %u pixels of row %u",
+                       self->loader->path,
+                       self->loader->source[TOMO_FRAME_FLAT],
+                       self->loader->source[TOMO_FRAME_DARK] ? self->loader->source[TOMO_FRAME_DARK] : "none",
+                       n_bad, width, row);
+          return FALSE;
+        }
+    }
+
+  tomo_preprocess_row (out, n_proj, width,
+                       normalise ? flat : NULL, normalise ? dark : NULL,
+                       !self->options.already_linear, out, stats);
+  return TRUE;
+}
+
+gboolean
+tomo_scan_read_sinogram (TomoScan            *self,
+                         guint                row,
+                         float               *out,
+                         TomoPreprocessStats *stats,
+                         GError             **error)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+  gsize row_bytes;
+  CacheEntry *entry;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (self), FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_row (self, row, error))
+    return FALSE;
+
+  row_bytes = (gsize) self->loader->n_frames[TOMO_FRAME_PROJECTION] *
+              self->loader->width * sizeof (float);
+
+  locker = g_mutex_locker_new (&self->lock);
+
+  entry = g_hash_table_lookup (self->cache, GUINT_TO_POINTER (row));
+  if (entry != NULL)
+    {
+      g_queue_unlink (&self->lru, &entry->link);
+      g_queue_push_head_link (&self->lru, &entry->link);
+      memcpy (out, entry->data, row_bytes);
+      /* The counts describe the data handed out, cached or not. */
+      if (stats != NULL)
+        tomo_preprocess_stats_add (stats, &entry->stats);
+      return TRUE;
+    }
+
+  {
+    TomoPreprocessStats row_stats = { 0, };
+
+    if (!compute_row_locked (self, row, out, &row_stats, error))
+      return FALSE;
+    if (stats != NULL)
+      tomo_preprocess_stats_add (stats, &row_stats);
+
+    if (row_bytes <= self->cache_limit)
+      {
+        entry = g_new0 (CacheEntry, 1);
+        entry->row = row;
+        entry->stats = row_stats;
+        entry->data = g_memdup2 (out, row_bytes);
+        entry->link.data = entry;
+        g_hash_table_insert (self->cache, GUINT_TO_POINTER (row), entry);
+        g_queue_push_head_link (&self->lru, &entry->link);
+        self->cache_bytes += row_bytes;
+        cache_trim_locked (self);
+      }
+  }
+
+  return TRUE;
+}
+
+gboolean
+tomo_scan_read_raw_sinogram (TomoScan *self,
+                             guint     row,
+                             float    *out,
+                             GError  **error)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (self), FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+
+  if (!check_row (self, row, error))
+    return FALSE;
+
+  locker = g_mutex_locker_new (&self->lock);
+  return read_frames_locked (self, TOMO_FRAME_PROJECTION, row, out, error);
+}
+
+gboolean
+tomo_scan_read_flat_dark (TomoScan *self,
+                          guint     row,
+                          float    *flat,
+                          float    *dark,
+                          GError  **error)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (self), FALSE);
+
+  if (!check_row (self, row, error))
+    return FALSE;
+
+  locker = g_mutex_locker_new (&self->lock);
+  return read_flat_dark_locked (self, row, flat, dark, NULL, error);
+}
+
+void
+_tomo_scan_get_cache_usage (TomoScan *self,
+                            guint    *n_rows,
+                            gsize    *bytes,
+                            gsize    *limit)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+
+  g_return_if_fail (TOMO_IS_SCAN (self));
+
+  locker = g_mutex_locker_new (&self->lock);
+  if (n_rows)
+    *n_rows = g_hash_table_size (self->cache);
+  if (bytes)
+    *bytes = self->cache_bytes;
+  if (limit)
+    *limit = self->cache_limit;
+}
+
+char *
+tomo_scan_describe (TomoScan *self)
+{
+  GString *s;
+  TomoScanLoader *l;
+  guint n_proj;
+  double first, last;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (self), NULL);
+
+  l = self->loader;
+  n_proj = l->n_frames[TOMO_FRAME_PROJECTION];
+  first = self->angles[0] * 180.0 / G_PI;
+  last = self->angles[n_proj - 1] * 180.0 / G_PI;
+
+  s = g_string_new (NULL);
+  g_string_append_printf (s, "Path:        %s\n", l->path);
+  g_string_append_printf (s, "Format:      %s\n", l->klass->name);
+  g_string_append_printf (s, "Projections: %u", n_proj);
+  if (l->source[TOMO_FRAME_PROJECTION])
+    g_string_append_printf (s, " (%s)", l->source[TOMO_FRAME_PROJECTION]);
+  g_string_append_printf (s, "\nFlats:       %u", l->n_frames[TOMO_FRAME_FLAT]);
+  if (l->source[TOMO_FRAME_FLAT] && l->n_frames[TOMO_FRAME_FLAT])
+    g_string_append_printf (s, " (%s)", l->source[TOMO_FRAME_FLAT]);
+  g_string_append_printf (s, "\nDarks:       %u", l->n_frames[TOMO_FRAME_DARK]);
+  if (l->source[TOMO_FRAME_DARK] && l->n_frames[TOMO_FRAME_DARK])
+    g_string_append_printf (s, " (%s)", l->source[TOMO_FRAME_DARK]);
+  g_string_append_printf (s, "\nDetector:    %u × %u pixels (width × height)\n",
+                          l->width, l->height);
+  g_string_append_printf (s, "Data type:   %s\n", tomo_dtype_to_string (l->dtype));
+  g_string_append_printf (s, "Angles:      %.6g° to %.6g° over %u projections (%s)\n",
+                          first, last, n_proj,
+                          self->angles_from_file
+                            ? (self->angles_path ? self->angles_path : "from the file")
+                            : "evenly spaced, not in the file");
+  if (l->pixel_size > 0.0)
+    g_string_append_printf (s, "Pixel size:  %.6g µm\n", l->pixel_size * 1e6);
+  else
+    g_string_append (s, "Pixel size:  unknown\n");
+  if (self->options.already_sinogram)
+    g_string_append (s, "Preprocess:  already normalised (no flat/dark division)\n");
+  if (self->options.already_linear)
+    g_string_append (s, "Preprocess:  already line integrals (no −log)\n");
+
+  return g_string_free (s, FALSE);
+}

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "tomo-scan.h"
+
+G_BEGIN_DECLS
+
+/* The three kinds of frames a scan holds. */
+typedef enum
+{
+  TOMO_FRAME_PROJECTION = 0,
+  TOMO_FRAME_FLAT,
+  TOMO_FRAME_DARK,
+  TOMO_N_FRAME_KINDS
+} TomoFrameKind;
+
+typedef struct _TomoScanLoader TomoScanLoader;
+
+/* A format plugs into TomoScan through this table.  read_rows() fills `out`
+ * with detector row `row` of every frame of `kind`, in frame order, as
+ * n_frames[kind] × width floats.  TomoScan serialises calls per scan; a
+ * loader whose library is not thread-safe at all (HDF5) locks globally. */
+typedef struct
+{
+  const char *name;
+  gboolean  (*read_rows) (TomoScanLoader *loader,
+                          TomoFrameKind   kind,
+                          guint           row,
+                          float          *out,
+                          GError        **error);
+  void      (*free)      (TomoScanLoader *loader);
+} TomoScanLoaderClass;
+
+/* What a loader learns from the header.  Loaders embed this first. */
+struct _TomoScanLoader
+{
+  const TomoScanLoaderClass *klass;
+
+  TomoScanFormat format;
+  char          *path;
+  guint          width;
+  guint          height;
+  guint          n_frames[TOMO_N_FRAME_KINDS];
+  TomoDType      dtype;
+  double        *angles_deg;   /* n_frames[PROJECTION] values, or NULL */
+  double         pixel_size;   /* metres, 0 = unknown */
+  /* Where each frame kind comes from, for messages ("data_white", a folder…). */
+  char          *source[TOMO_N_FRAME_KINDS];
+};
+
+/* Each returns a loader whose header is read and checked, or NULL. */
+gboolean        _tomo_io_is_hdf5     (const char *path);
+TomoScanLoader *_tomo_io_hdf5_open   (const char            *path,
+                                      TomoScanFormat         format,
+                                      const TomoOpenOptions *options,
+                                      GError               **error);
+TomoScanLoader *_tomo_io_tiff_open   (const char            *path,
+                                      const TomoOpenOptions *options,
+                                      GError               **error);
+TomoScanLoader *_tomo_io_raw_open    (const char            *path,
+                                      const TomoOpenOptions *options,
+                                      GError               **error);
+
+void            _tomo_scan_loader_free (TomoScanLoader *loader);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoScanLoader, _tomo_scan_loader_free)
+
+/* Converts `n` values of `dtype` at `src` (native byte order unless
+ * `swap`) to floats. */
+void            _tomo_convert_to_float (const void *src,
+                                        TomoDType   dtype,
+                                        gboolean    swap,
+                                        gsize       n,
+                                        float      *out);
+gsize           _tomo_dtype_size       (TomoDType dtype);
+
+/* Parses an angle file: one value in degrees per line, '#' comments. */
+double         *_tomo_read_angle_file  (const char *path,
+                                        guint      *n_angles,
+                                        GError    **error);
+
+/* TIFF helpers shared by the stack loader and the TIFF writer/reader. */
+struct tiff;
+
+typedef struct
+{
+  char *message;   /* first error libtiff reported since the last take */
+  char *last;      /* owns the string _take() returned */
+} TomoTiffErrors;
+
+typedef struct
+{
+  guint     width;
+  guint     height;
+  TomoDType dtype;
+} TomoTiffPage;
+
+struct tiff *_tomo_tiff_open        (const char     *path,
+                                     const char     *mode,
+                                     TomoTiffErrors *errors);
+const char  *_tomo_tiff_errors_take  (TomoTiffErrors *errors);
+void         _tomo_tiff_errors_clear (TomoTiffErrors *errors);
+gboolean     _tomo_tiff_page_info    (struct tiff    *tif,
+                                      const char     *path,
+                                      guint           page,
+                                      TomoTiffPage   *info,
+                                      GError        **error);
+gboolean     _tomo_tiff_read_row     (struct tiff    *tif,
+                                      const char     *path,
+                                      guint           page,
+                                      TomoTiffErrors *errors,
+                                      TomoDType       dtype,
+                                      guint           width,
+                                      guint           row,
+                                      float          *out,
+                                      GError        **error);
+
+/* For tests: what the row cache holds now. */
+void            _tomo_scan_get_cache_usage (TomoScan *self,
+                                            guint    *n_rows,
+                                            gsize    *bytes,
+                                            gsize    *limit);
+
+G_END_DECLS

@@ -1,3 +1,550 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* placeholder: being written */
+#define G_LOG_DOMAIN "tomo-phantom"
+
 #include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <hdf5.h>
+
+#include "tomo-error.h"
+#include "tomo-phantom.h"
+
+/* Modified Shepp–Logan (Toft's contrast values) in its usual 3-D form; the
+ * tilt of the two inner ellipsoids about the x axis is dropped because the
+ * rotation axis is z and only rotations about it are modelled. */
+static const TomoEllipsoid shepp_logan[] = {
+  /* value   a       b      c      x0     y0       z0     phi */
+  { 1.0,  0.6900, 0.920, 0.810,  0.00,  0.0000,  0.00,   0.0 },
+  { -0.8, 0.6624, 0.874, 0.780,  0.00, -0.0184,  0.00,   0.0 },
+  { -0.2, 0.1100, 0.310, 0.220,  0.22,  0.0000,  0.00, -18.0 },
+  { -0.2, 0.1600, 0.410, 0.280, -0.22,  0.0000,  0.00,  18.0 },
+  { 0.1,  0.2100, 0.250, 0.410,  0.00,  0.3500, -0.15,   0.0 },
+  { 0.1,  0.0460, 0.046, 0.050,  0.00,  0.1000,  0.25,   0.0 },
+  { 0.1,  0.0460, 0.046, 0.050,  0.00, -0.1000,  0.25,   0.0 },
+  { 0.1,  0.0460, 0.023, 0.050, -0.08, -0.6050,  0.00,   0.0 },
+  { 0.1,  0.0230, 0.023, 0.020,  0.00, -0.6060,  0.00,   0.0 },
+  { 0.1,  0.0230, 0.046, 0.020,  0.06, -0.6050,  0.00,   0.0 },
+};
+
+/* Cylinders along z (c ≫ 1) so every row shows the same disks:
+ * background 1.0, and regions of 2.0, 0.5 and 1.5 away from the edges. */
+static const TomoEllipsoid disks[] = {
+  { 1.0,  0.85, 0.85, 100.0,  0.00,  0.00, 0.0, 0.0 },
+  { 1.0,  0.22, 0.22, 100.0, -0.40,  0.30, 0.0, 0.0 },
+  { -0.5, 0.22, 0.22, 100.0,  0.40,  0.30, 0.0, 0.0 },
+  { 0.5,  0.25, 0.25, 100.0,  0.00, -0.40, 0.0, 0.0 },
+};
+
+static const TomoEllipsoid points[] = {
+  { 1.0, 0.02, 0.02, 100.0,  0.00,  0.00, 0.0, 0.0 },
+  { 1.0, 0.02, 0.02, 100.0,  0.50,  0.00, 0.0, 0.0 },
+  { 1.0, 0.02, 0.02, 100.0, -0.50,  0.30, 0.0, 0.0 },
+  { 1.0, 0.02, 0.02, 100.0,  0.20, -0.60, 0.0, 0.0 },
+  { 1.0, 0.02, 0.02, 100.0, -0.30, -0.70, 0.0, 0.0 },
+  { 1.0, 0.02, 0.02, 100.0,  0.75,  0.45, 0.0, 0.0 },
+};
+
+const TomoEllipsoid *
+tomo_phantom_get_ellipsoids (TomoPhantomKind kind,
+                             guint          *n)
+{
+  g_return_val_if_fail (n != NULL, NULL);
+
+  switch (kind)
+    {
+    case TOMO_PHANTOM_SHEPP_LOGAN:
+      *n = G_N_ELEMENTS (shepp_logan);
+      return shepp_logan;
+    case TOMO_PHANTOM_DISKS:
+      *n = G_N_ELEMENTS (disks);
+      return disks;
+    case TOMO_PHANTOM_POINTS:
+      *n = G_N_ELEMENTS (points);
+      return points;
+    default:
+      *n = 0;
+      g_return_val_if_reached (NULL);
+    }
+}
+
+void
+tomo_phantom_params_init (TomoPhantomParams *params)
+{
+  g_return_if_fail (params != NULL);
+
+  memset (params, 0, sizeof *params);
+  params->kind = TOMO_PHANTOM_SHEPP_LOGAN;
+  params->width = 256;
+  params->height = 16;
+  params->n_proj = 180;
+  params->angle_range_deg = 180.0;
+  params->center = (params->width - 1) / 2.0 + 3.37;
+  params->max_attenuation = 4.0 / params->width;
+  params->flat_level = 20000.0;
+  params->dark_level = 100.0;
+  params->n_flats = 10;
+  params->n_darks = 5;
+  params->noise = TRUE;
+  params->seed = 1;
+}
+
+/* Half-width of the field of view in pixels: the object stays inside the
+ * detector even with the axis a few pixels off the middle. */
+static double
+fov_radius (guint width)
+{
+  return 0.45 * width;
+}
+
+/* z of a detector row in phantom units: row 0 at the top (z = +1 side), the
+ * middle of the detector at z = 0. */
+static double
+row_z (guint height,
+       guint row)
+{
+  return ((height - 1) / 2.0 - row) / (height / 2.0);
+}
+
+/* The cut of an ellipsoid at height z, in slice pixels (x right, y down):
+ * centre (cx, cy), semi-axes A along u = (cos φ, −sin φ) and B along v. */
+typedef struct
+{
+  double value;
+  double cx, cy;
+  double A, B;
+  double phi;
+} Ellipse;
+
+static guint
+cut_ellipses (const TomoPhantomParams *params,
+              guint                    row,
+              Ellipse                 *out)
+{
+  const TomoEllipsoid *e;
+  guint n, n_out = 0;
+  double R = fov_radius (params->width);
+  double z = row_z (params->height, row);
+
+  e = tomo_phantom_get_ellipsoids (params->kind, &n);
+  for (guint i = 0; i < n; i++)
+    {
+      double dz = (z - e[i].z0) / e[i].c;
+      double k;
+
+      if (dz * dz >= 1.0)
+        continue;
+      k = sqrt (1.0 - dz * dz);
+      /* The phantom's y axis points up, the slice's rows go down. */
+      out[n_out++] = (Ellipse) {
+        .value = e[i].value * params->max_attenuation,
+        .cx = e[i].x0 * R,
+        .cy = -e[i].y0 * R,
+        .A = e[i].a * R * k,
+        .B = e[i].b * R * k,
+        .phi = e[i].phi_deg * G_PI / 180.0,
+      };
+    }
+  return n_out;
+}
+
+/* ∫ sqrt(w² − s²) ds from −w to s, for s clamped to [−w, w]. */
+static double
+half_disk_area (double w,
+                double s)
+{
+  s = CLAMP (s, -w, w);
+  return 0.5 * (s * sqrt (MAX (w * w - s * s, 0.0)) + w * w * asin (s / w)) + G_PI * w * w / 4.0;
+}
+
+static void
+angles_or_default (const TomoPhantomParams *params,
+                   const double            *angles,
+                   double                  *out)
+{
+  for (guint p = 0; p < params->n_proj; p++)
+    out[p] = angles != NULL ? angles[p]
+                            : params->angle_range_deg * G_PI / 180.0 * p / params->n_proj;
+}
+
+void
+tomo_phantom_sinogram (const TomoPhantomParams *params,
+                       const double            *angles,
+                       guint                    row,
+                       double                  *out)
+{
+  Ellipse cut[32];
+  guint n_cut;
+  g_autofree double *theta = NULL;
+
+  g_return_if_fail (params != NULL && out != NULL);
+  g_return_if_fail (params->width > 0 && params->height > 0 && params->n_proj > 0);
+  g_return_if_fail (row < params->height);
+
+  theta = g_new (double, params->n_proj);
+  angles_or_default (params, angles, theta);
+  n_cut = cut_ellipses (params, row, cut);
+  memset (out, 0, sizeof (double) * params->n_proj * params->width);
+
+  for (guint p = 0; p < params->n_proj; p++)
+    {
+      double ct = cos (theta[p]), st = sin (theta[p]);
+      double *line = out + (gsize) p * params->width;
+
+      for (guint e = 0; e < n_cut; e++)
+        {
+          const Ellipse *el = &cut[e];
+          /* Ray normal n = (cos θ, −sin θ): a point projects to p·n + center. */
+          double un = cos (el->phi) * ct + sin (el->phi) * st;
+          double vn = sin (el->phi) * ct - cos (el->phi) * st;
+          double w = sqrt (el->A * el->A * un * un + el->B * el->B * vn * vn);
+          double s_c = el->cx * ct - el->cy * st + params->center;
+          /* Chord length at offset s from the centre: (2AB/w²)·sqrt(w² − s²);
+           * integrating it over the pixel [t − ½, t + ½] is exact. */
+          double k = 2.0 * el->A * el->B / (w * w) * el->value;
+          guint i_lo, i_hi;
+
+          if (w <= 0)
+            continue;
+          i_lo = (guint) MAX (floor (s_c - w - 1.0), 0.0);
+          i_hi = (guint) CLAMP (ceil (s_c + w + 1.0), 0.0, (double) params->width - 1);
+          for (guint i = i_lo; i <= i_hi && i < params->width; i++)
+            {
+              double a = i - 0.5 - s_c, b = i + 0.5 - s_c;
+
+              line[i] += k * (half_disk_area (w, b) - half_disk_area (w, a));
+            }
+        }
+    }
+}
+
+void
+tomo_phantom_slice (const TomoPhantomParams *params,
+                    guint                    row,
+                    float                   *out)
+{
+  const guint ss = 4;
+  Ellipse cut[32];
+  guint n_cut;
+  guint w;
+  double c;
+
+  g_return_if_fail (params != NULL && out != NULL);
+  g_return_if_fail (params->width > 0 && params->height > 0);
+  g_return_if_fail (row < params->height);
+
+  w = params->width;
+  c = (w - 1) / 2.0;
+  n_cut = cut_ellipses (params, row, cut);
+
+  for (guint iy = 0; iy < w; iy++)
+    for (guint ix = 0; ix < w; ix++)
+      {
+        double sum = 0.0;
+
+        for (guint sy = 0; sy < ss; sy++)
+          for (guint sx = 0; sx < ss; sx++)
+            {
+              double x = ix - c + (sx + 0.5) / ss - 0.5;
+              double y = iy - c + (sy + 0.5) / ss - 0.5;
+
+              for (guint e = 0; e < n_cut; e++)
+                {
+                  const Ellipse *el = &cut[e];
+                  double dx = x - el->cx, dy = y - el->cy;
+                  /* u = (cos φ, −sin φ), v = (sin φ, cos φ) in slice pixels. */
+                  double pu = dx * cos (el->phi) - dy * sin (el->phi);
+                  double pv = dx * sin (el->phi) + dy * cos (el->phi);
+
+                  if ((pu * pu) / (el->A * el->A) + (pv * pv) / (el->B * el->B) <= 1.0)
+                    sum += el->value;
+                }
+            }
+        out[(gsize) iy * w + ix] = (float) (sum / (ss * ss));
+      }
+}
+
+/* ---------------------------------------------------------------------------
+ * Raw counts */
+
+static double
+gaussian (GRand *rand)
+{
+  double u1 = g_rand_double (rand), u2 = g_rand_double (rand);
+
+  return sqrt (-2.0 * log (1.0 - u1)) * cos (2.0 * G_PI * u2);
+}
+
+static guint16
+counts (double  mean,
+        GRand  *rand)
+{
+  double v = mean;
+
+  if (rand != NULL && mean > 0)
+    {
+      if (mean < 30.0)
+        {
+          /* Knuth's method: exact Poisson for the few dim pixels. */
+          double l = exp (-mean), prod = g_rand_double (rand);
+          guint k = 0;
+
+          while (prod > l)
+            {
+              k++;
+              prod *= g_rand_double (rand);
+            }
+          v = k;
+        }
+      else
+        v = mean + sqrt (mean) * gaussian (rand);
+    }
+  return (guint16) CLAMP (floor (v + 0.5), 0.0, 65535.0);
+}
+
+static gboolean
+check_params (const TomoPhantomParams *params,
+              const char              *path,
+              GError                 **error)
+{
+  const char *what = NULL;
+  double value = 0;
+
+  if (params->width < 2)
+    what = "width", value = params->width;
+  else if (params->height < 1)
+    what = "height", value = params->height;
+  else if (params->n_proj < 1)
+    what = "number of projections", value = params->n_proj;
+  else if (!isfinite (params->angle_range_deg) || params->angle_range_deg <= 0)
+    what = "angle range", value = params->angle_range_deg;
+  else if (!isfinite (params->center) || params->center < 0 || params->center > params->width - 1.0)
+    what = "centre", value = params->center;
+  else if (!isfinite (params->max_attenuation) || params->max_attenuation < 0)
+    what = "maximum attenuation", value = params->max_attenuation;
+  else if (!isfinite (params->dark_level) || params->dark_level < 0 || params->dark_level > 65535)
+    what = "dark level", value = params->dark_level;
+  else if (!isfinite (params->flat_level) || params->flat_level <= params->dark_level
+           || params->flat_level > 65535)
+    what = "flat level", value = params->flat_level;
+  else if ((guint) params->kind > TOMO_PHANTOM_POINTS)
+    what = "phantom kind", value = params->kind;
+
+  if (what != NULL)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
+                   "Cannot write phantom “%s”: invalid %s %g", path, what, value);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Creates a uint16 dataset (n, height, width) chunked by whole detector rows
+ * over many projections, so one sinogram row is a few chunk reads. */
+static hid_t
+create_counts_dataset (hid_t       file,
+                       const char *name,
+                       hsize_t     n,
+                       hsize_t     height,
+                       hsize_t     width)
+{
+  hsize_t dims[3] = { n, height, width };
+  hsize_t chunk[3] = { MAX (MIN (n, MAX (1, (1 << 19) / width)), 1), 1, width };
+  hid_t space = H5Screate_simple (3, dims, NULL);
+  hid_t dcpl = H5Pcreate (H5P_DATASET_CREATE);
+  hid_t dset;
+
+  H5Pset_chunk (dcpl, 3, chunk);
+  dset = H5Dcreate2 (file, name, H5T_STD_U16LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  H5Pclose (dcpl);
+  H5Sclose (space);
+  return dset;
+}
+
+/* Writes rows (n, 1, width) at detector row `row`. */
+static gboolean
+write_row (hid_t          dset,
+           hsize_t        n,
+           hsize_t        row,
+           hsize_t        width,
+           const guint16 *data)
+{
+  hsize_t start[3] = { 0, row, 0 }, count[3] = { n, 1, width };
+  hid_t fspace = H5Dget_space (dset);
+  hid_t mspace = H5Screate_simple (3, count, NULL);
+  herr_t status;
+
+  H5Sselect_hyperslab (fspace, H5S_SELECT_SET, start, NULL, count, NULL);
+  status = H5Dwrite (dset, H5T_NATIVE_UINT16, mspace, fspace, H5P_DEFAULT, data);
+  H5Sclose (mspace);
+  H5Sclose (fspace);
+  return status >= 0;
+}
+
+static gboolean
+write_doubles (hid_t         loc,
+               const char   *name,
+               hsize_t       n,
+               const double *values)
+{
+  hid_t space = n > 0 ? H5Screate_simple (1, &n, NULL) : H5Screate (H5S_SCALAR);
+  hid_t dset = H5Dcreate2 (loc, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT,
+                           H5P_DEFAULT);
+  herr_t status = -1;
+
+  if (dset >= 0)
+    {
+      status = H5Dwrite (dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values);
+      H5Dclose (dset);
+    }
+  H5Sclose (space);
+  return dset >= 0 && status >= 0;
+}
+
+gboolean
+tomo_phantom_write_dxchange (const TomoPhantomParams *params,
+                             const char              *path,
+                             GError                 **error)
+{
+  g_autoptr (GRand) rand = NULL;
+  g_autofree double *theta = NULL;
+  g_autofree double *theta_deg = NULL;
+  g_autofree double *sino = NULL;
+  g_autofree guint16 *buf = NULL;
+  hid_t file = -1, group = -1, data = -1, white = -1, dark = -1;
+  const char *failed = NULL;
+  guint w, h, n;
+  gsize buf_len;
+
+  g_return_val_if_fail (params != NULL, FALSE);
+  g_return_val_if_fail (path != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_params (params, path, error))
+    return FALSE;
+
+  w = params->width;
+  h = params->height;
+  n = params->n_proj;
+  rand = params->noise ? g_rand_new_with_seed (params->seed) : NULL;
+
+  theta = g_new (double, n);
+  theta_deg = g_new (double, n);
+  angles_or_default (params, NULL, theta);
+  for (guint p = 0; p < n; p++)
+    theta_deg[p] = params->angle_range_deg * p / n;
+
+  sino = g_new (double, (gsize) n * w);
+  buf_len = (gsize) MAX (n, MAX (params->n_flats, params->n_darks)) * w;
+  buf = g_new (guint16, buf_len);
+
+  H5E_BEGIN_TRY
+  {
+    file = H5Fcreate (path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (file < 0)
+      {
+        failed = "create the file";
+        goto out;
+      }
+
+    group = H5Gcreate2 (file, "/exchange", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (group < 0)
+      {
+        failed = "create /exchange";
+        goto out;
+      }
+    H5Gclose (group);
+    group = -1;
+
+    data = create_counts_dataset (file, "/exchange/data", n, h, w);
+    white = params->n_flats > 0
+              ? create_counts_dataset (file, "/exchange/data_white", params->n_flats, h, w)
+              : 0;
+    dark = params->n_darks > 0
+             ? create_counts_dataset (file, "/exchange/data_dark", params->n_darks, h, w)
+             : 0;
+    if (data < 0 || white < 0 || dark < 0)
+      {
+        failed = "create the datasets in /exchange";
+        goto out;
+      }
+
+    for (guint row = 0; row < h; row++)
+      {
+        double gain = params->flat_level - params->dark_level;
+
+        tomo_phantom_sinogram (params, theta, row, sino);
+        for (gsize i = 0; i < (gsize) n * w; i++)
+          buf[i] = counts (params->dark_level + gain * exp (-sino[i]), rand);
+        if (!write_row (data, n, row, w, buf))
+          {
+            failed = "write /exchange/data";
+            goto out;
+          }
+
+        if (params->n_flats > 0)
+          {
+            for (gsize i = 0; i < (gsize) params->n_flats * w; i++)
+              buf[i] = counts (params->flat_level, rand);
+            if (!write_row (white, params->n_flats, row, w, buf))
+              {
+                failed = "write /exchange/data_white";
+                goto out;
+              }
+          }
+        if (params->n_darks > 0)
+          {
+            for (gsize i = 0; i < (gsize) params->n_darks * w; i++)
+              buf[i] = counts (params->dark_level, rand);
+            if (!write_row (dark, params->n_darks, row, w, buf))
+              {
+                failed = "write /exchange/data_dark";
+                goto out;
+              }
+          }
+      }
+
+    if (!write_doubles (file, "/exchange/theta", n, theta_deg))
+      {
+        failed = "write /exchange/theta";
+        goto out;
+      }
+
+    /* The truth, for tests and benchmarks that check a found centre. */
+    group = H5Gcreate2 (file, "/process", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (group >= 0)
+      {
+        H5Gclose (group);
+        group = H5Gcreate2 (file, "/process/tomolive", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+      }
+    if (group < 0
+        || !write_doubles (group, "center", 0, &params->center)
+        || !write_doubles (group, "max_attenuation", 0, &params->max_attenuation))
+      {
+        failed = "write /process/tomolive";
+        goto out;
+      }
+
+  out:
+    if (group > 0)
+      H5Gclose (group);
+    if (data > 0)
+      H5Dclose (data);
+    if (white > 0)
+      H5Dclose (white);
+    if (dark > 0)
+      H5Dclose (dark);
+    if (file >= 0 && H5Fclose (file) < 0 && failed == NULL)
+      failed = "close the file";
+  }
+  H5E_END_TRY;
+
+  if (failed != NULL)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                   "Cannot write phantom “%s”: could not %s", path, failed);
+      return FALSE;
+    }
+  return TRUE;
+}

@@ -1,9 +1,383 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* placeholder: being written */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
 #include <glib.h>
+#include <glib/gstdio.h>
+#include <hdf5.h>
+
+#include "tomo-error.h"
+#include "tomo-phantom.h"
+
+/* The POINTS phantom's first dot is a disk at the origin with no neighbour
+ * within a few pixels of its projection: its profile is the analytic chord
+ * length averaged over each detector pixel. */
+static void
+test_disk_line_integral (void)
+{
+  TomoPhantomParams params;
+  const TomoEllipsoid *e;
+  guint n_e, n_proj = 4;
+  double angles[4] = { 0.0, 0.6, 1.3, 2.45 }; /* no other dot near the axis */
+  g_autofree double *sino = NULL;
+  double R, r, max_err = 0.0, total_expected, total;
+
+  tomo_phantom_params_init (&params);
+  params.kind = TOMO_PHANTOM_POINTS;
+  params.width = 128;
+  params.height = 1;
+  params.n_proj = n_proj;
+  params.max_attenuation = 0.5;
+  params.center = 60.3;
+
+  e = tomo_phantom_get_ellipsoids (TOMO_PHANTOM_POINTS, &n_e);
+  g_assert_nonnull (e);
+  g_assert_cmpuint (n_e, >, 0);
+  g_assert_cmpfloat (e[0].x0, ==, 0.0);
+  g_assert_cmpfloat (e[0].y0, ==, 0.0);
+  g_assert_cmpfloat (e[0].a, ==, e[0].b);
+
+  /* The dot at the origin projects onto the axis at every angle; its chord
+   * at offset s is 2·sqrt(r² − s²) (z = 0 is the cylinder's middle, so the
+   * 3-D cut is the full radius up to the (1 − (z/c)²) factor, c = 100). */
+  R = 0.45 * params.width;
+  r = e[0].a * R * sqrt (1.0 - pow ((0.0 - e[0].z0) / e[0].c, 2));
+  sino = g_new (double, n_proj * params.width);
+  tomo_phantom_sinogram (&params, angles, 0, sino);
+
+  for (guint p = 0; p < n_proj; p++)
+    {
+      total = 0.0;
+      for (guint i = 0; i < params.width; i++)
+        {
+          double s_mid = i - params.center;
+          double expected = 0.0;
+          const guint n_sub = 2000;
+
+          /* Numerical average of the analytic chord over the pixel. */
+          for (guint k = 0; k < n_sub; k++)
+            {
+              double s = s_mid - 0.5 + (k + 0.5) / n_sub;
+              if (fabs (s) < r)
+                expected += 2.0 * sqrt (r * r - s * s);
+            }
+          expected *= e[0].value * params.max_attenuation / n_sub;
+
+          /* Only the centred dot reaches columns near the axis. */
+          if (fabs (s_mid) < r + 2)
+            max_err = MAX (max_err, fabs (sino[p * params.width + i] - expected));
+          total += sino[p * params.width + i];
+        }
+      /* Each projection of a set of disks integrates to their total area. */
+      total_expected = 0.0;
+      for (guint k = 0; k < n_e; k++)
+        total_expected += e[k].value * params.max_attenuation * G_PI * pow (e[k].a * R, 2)
+                          * (1.0 - pow (e[k].z0 / e[k].c, 2));
+      g_assert_cmpfloat_with_epsilon (total, total_expected, 1e-9 * total_expected);
+    }
+  g_assert_cmpfloat (max_err, <, 1e-4);
+  /* The centre column holds the full diameter. */
+  g_assert_cmpfloat (sino[(guint) round (params.center)], >, 0.5 * 2 * r * params.max_attenuation);
+}
+
+/* The rendered truth and the line integrals describe the same object: the
+ * sum of the slice along y equals the projection at θ = 0 (up to the
+ * supersampling of the slice), with the axis in the middle. */
+static void
+test_slice_matches_projection (void)
+{
+  TomoPhantomParams params;
+  g_autofree float *slice = NULL;
+  g_autofree double *sino = NULL;
+  double angle = 0.0, max_err = 0.0, peak = 0.0;
+  guint w;
+
+  tomo_phantom_params_init (&params);
+  params.kind = TOMO_PHANTOM_SHEPP_LOGAN;
+  params.width = w = 96;
+  params.height = 8;
+  params.n_proj = 1;
+  params.max_attenuation = 1.0;
+  params.center = (w - 1) / 2.0;
+
+  slice = g_new (float, w * w);
+  sino = g_new (double, w);
+  tomo_phantom_slice (&params, 4, slice);
+  tomo_phantom_sinogram (&params, &angle, 4, sino);
+
+  for (guint ix = 0; ix < w; ix++)
+    {
+      double sum = 0.0;
+
+      for (guint iy = 0; iy < w; iy++)
+        sum += slice[iy * w + ix];
+      max_err = MAX (max_err, fabs (sum - sino[ix]));
+      peak = MAX (peak, sino[ix]);
+    }
+  g_assert_cmpfloat (peak, >, 10.0);
+  g_assert_cmpfloat (max_err, <, 0.02 * peak);
+
+  /* Orientation: the three small ellipses of Shepp–Logan sit at y = −0.605,
+   * the bottom of the usual picture: rows below the middle. */
+  {
+    TomoPhantomParams mid = params;
+    double top = 0, bottom = 0;
+
+    mid.height = 1;
+    tomo_phantom_slice (&mid, 0, slice);
+    /* The tall outer ellipse reaches ±0.92 in y; inside it, value 0.2. */
+    for (guint iy = 0; iy < w / 2; iy++)
+      top += slice[iy * w + w / 2];
+    for (guint iy = w / 2; iy < w; iy++)
+      bottom += slice[iy * w + w / 2];
+    g_assert_cmpfloat (fabs (top - bottom), <, 0.5 * (top + bottom));
+    g_assert_cmpfloat (slice[(w / 2) * w + w / 2], >, 0.15);
+    g_assert_cmpfloat (slice[(w / 2) * w + w / 2], <, 0.35);
+  }
+}
+
+static char *
+make_tmp_dir (void)
+{
+  g_autoptr (GError) error = NULL;
+  char *dir = g_dir_make_tmp ("tomo-phantom-XXXXXX", &error);
+
+  g_assert_no_error (error);
+  return dir;
+}
+
+static void
+assert_dims (hid_t       file,
+             const char *name,
+             int         rank,
+             hsize_t     d0,
+             hsize_t     d1,
+             hsize_t     d2,
+             hid_t       type_class_expected)
+{
+  hid_t dset = H5Dopen2 (file, name, H5P_DEFAULT);
+  hid_t space, type;
+  hsize_t dims[3] = { 0 };
+  hsize_t expected[3] = { d0, d1, d2 };
+
+  g_assert_cmpint (dset, >=, 0);
+  space = H5Dget_space (dset);
+  g_assert_cmpint (H5Sget_simple_extent_ndims (space), ==, rank);
+  H5Sget_simple_extent_dims (space, dims, NULL);
+  for (int i = 0; i < rank; i++)
+    g_assert_cmpuint (dims[i], ==, expected[i]);
+  type = H5Dget_type (dset);
+  g_assert_cmpint (H5Tget_class (type), ==, type_class_expected);
+  H5Tclose (type);
+  H5Sclose (space);
+  H5Dclose (dset);
+}
+
+static void
+test_write_dxchange (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *path = g_build_filename (dir, "phantom.h5", NULL);
+  g_autofree guint16 *row = NULL;
+  TomoPhantomParams params;
+  double center = 0, theta[3];
+  hid_t file, dset, fspace, mspace;
+  hsize_t start[3] = { 0, 2, 0 }, count[3];
+  gboolean ok;
+
+  tomo_phantom_params_init (&params);
+  params.width = 64;
+  params.height = 6;
+  params.n_proj = 30;
+  params.n_flats = 3;
+  params.n_darks = 2;
+  params.center = 31.5 + 3.37;
+  params.noise = FALSE;
+
+  ok = tomo_phantom_write_dxchange (&params, path, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+
+  file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  g_assert_cmpint (file, >=, 0);
+  assert_dims (file, "/exchange/data", 3, 30, 6, 64, H5T_INTEGER);
+  assert_dims (file, "/exchange/data_white", 3, 3, 6, 64, H5T_INTEGER);
+  assert_dims (file, "/exchange/data_dark", 3, 2, 6, 64, H5T_INTEGER);
+  assert_dims (file, "/exchange/theta", 1, 30, 0, 0, H5T_FLOAT);
+
+  dset = H5Dopen2 (file, "/process/tomolive/center", H5P_DEFAULT);
+  g_assert_cmpint (dset, >=, 0);
+  g_assert_cmpint (H5Dread (dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, &center), >=, 0);
+  H5Dclose (dset);
+  g_assert_cmpfloat (center, ==, params.center);
+
+  {
+    hsize_t tstart = 0, tcount = 3;
+    dset = H5Dopen2 (file, "/exchange/theta", H5P_DEFAULT);
+    fspace = H5Dget_space (dset);
+    H5Sselect_hyperslab (fspace, H5S_SELECT_SET, &tstart, NULL, &tcount, NULL);
+    mspace = H5Screate_simple (1, &tcount, NULL);
+    g_assert_cmpint (H5Dread (dset, H5T_NATIVE_DOUBLE, mspace, fspace, H5P_DEFAULT, theta), >=, 0);
+    H5Sclose (mspace);
+    H5Sclose (fspace);
+    H5Dclose (dset);
+    g_assert_cmpfloat_with_epsilon (theta[0], 0.0, 1e-12);
+    g_assert_cmpfloat_with_epsilon (theta[1], 6.0, 1e-12);
+    g_assert_cmpfloat_with_epsilon (theta[2], 12.0, 1e-12);
+  }
+
+  /* Without noise the counts are dark + (flat − dark)·exp(−line integral). */
+  {
+    g_autofree double *sino = g_new (double, 30 * 64);
+    double angles[30];
+
+    for (guint p = 0; p < 30; p++)
+      angles[p] = G_PI * p / 30;
+    tomo_phantom_sinogram (&params, angles, 2, sino);
+
+    count[0] = 30, count[1] = 1, count[2] = 64;
+    row = g_new (guint16, 30 * 64);
+    dset = H5Dopen2 (file, "/exchange/data", H5P_DEFAULT);
+    fspace = H5Dget_space (dset);
+    H5Sselect_hyperslab (fspace, H5S_SELECT_SET, start, NULL, count, NULL);
+    mspace = H5Screate_simple (3, count, NULL);
+    g_assert_cmpint (H5Dread (dset, H5T_NATIVE_UINT16, mspace, fspace, H5P_DEFAULT, row), >=, 0);
+    H5Sclose (mspace);
+    H5Sclose (fspace);
+    H5Dclose (dset);
+
+    for (guint i = 0; i < 30 * 64; i++)
+      {
+        double expected = 100 + 19900 * exp (-sino[i]);
+        g_assert_cmpfloat (fabs (row[i] - expected), <=, 0.5 + 1e-9);
+      }
+    /* Something absorbs: not every count is the flat. */
+    g_assert_cmpuint (row[15 * 64 + 32], <, 19000);
+  }
+  H5Fclose (file);
+
+  g_assert_cmpint (g_remove (path), ==, 0);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
+static void
+test_noise_is_seeded (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *a = g_build_filename (dir, "a.h5", NULL);
+  g_autofree char *b = g_build_filename (dir, "b.h5", NULL);
+  TomoPhantomParams params;
+
+  tomo_phantom_params_init (&params);
+  params.width = 32;
+  params.height = 2;
+  params.n_proj = 8;
+  params.center = 15.5;
+  params.noise = TRUE;
+  g_assert_true (tomo_phantom_write_dxchange (&params, a, &error));
+  g_assert_no_error (error);
+  g_assert_true (tomo_phantom_write_dxchange (&params, b, &error));
+  g_assert_no_error (error);
+
+  /* Read the flats of both: identical with one seed, and noisy. */
+  {
+    guint16 fa[2 * 10 * 32], fb[2 * 10 * 32];
+    hid_t f1 = H5Fopen (a, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t f2 = H5Fopen (b, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t d1 = H5Dopen2 (f1, "/exchange/data_white", H5P_DEFAULT);
+    hid_t d2 = H5Dopen2 (f2, "/exchange/data_white", H5P_DEFAULT);
+    double mean = 0, var = 0;
+
+    g_assert_cmpint (H5Dread (d1, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, fa), >=, 0);
+    g_assert_cmpint (H5Dread (d2, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, fb), >=, 0);
+    g_assert_cmpmem (fa, sizeof fa, fb, sizeof fb);
+    for (guint i = 0; i < G_N_ELEMENTS (fa); i++)
+      mean += fa[i];
+    mean /= G_N_ELEMENTS (fa);
+    for (guint i = 0; i < G_N_ELEMENTS (fa); i++)
+      var += (fa[i] - mean) * (fa[i] - mean);
+    var /= G_N_ELEMENTS (fa) - 1;
+    /* Poisson: variance ≈ mean = 20000 (±20 % for 640 samples is generous). */
+    g_assert_cmpfloat (fabs (mean - 20000), <, 30);
+    g_assert_cmpfloat (var, >, 0.8 * 20000);
+    g_assert_cmpfloat (var, <, 1.2 * 20000);
+    H5Dclose (d1);
+    H5Dclose (d2);
+    H5Fclose (f1);
+    H5Fclose (f2);
+  }
+
+  g_remove (a);
+  g_remove (b);
+  g_rmdir (dir);
+}
+
+static void
+test_write_errors (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *bad_path = g_build_filename (dir, "no-such-folder", "x.h5", NULL);
+  g_autofree char *path = g_build_filename (dir, "x.h5", NULL);
+  TomoPhantomParams params;
+
+  tomo_phantom_params_init (&params);
+  params.width = 16;
+  params.height = 1;
+  params.n_proj = 4;
+  params.center = 7.5;
+
+  g_assert_false (tomo_phantom_write_dxchange (&params, bad_path, &error));
+  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  g_assert_nonnull (strstr (error->message, bad_path));
+  g_clear_error (&error);
+
+  params.flat_level = 50; /* below the dark */
+  g_assert_false (tomo_phantom_write_dxchange (&params, path, &error));
+  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE);
+  g_assert_nonnull (strstr (error->message, "flat"));
+  g_clear_error (&error);
+  params.flat_level = 20000;
+
+  params.center = NAN;
+  g_assert_false (tomo_phantom_write_dxchange (&params, path, &error));
+  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE);
+  g_assert_nonnull (strstr (error->message, "centre"));
+  g_clear_error (&error);
+
+  g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
+  g_rmdir (dir);
+}
+
+static void
+test_params_init (void)
+{
+  TomoPhantomParams params;
+
+  tomo_phantom_params_init (&params);
+  g_assert_cmpuint (params.width, ==, 256);
+  g_assert_cmpuint (params.height, ==, 16);
+  g_assert_cmpuint (params.n_proj, ==, 180);
+  g_assert_cmpfloat_with_epsilon (params.center, 127.5 + 3.37, 1e-12);
+  g_assert_cmpfloat_with_epsilon (params.max_attenuation, 4.0 / 256, 1e-15);
+  g_assert_true (params.noise);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/tomo/phantom/params-init", test_params_init);
+  g_test_add_func ("/tomo/phantom/disk-line-integral", test_disk_line_integral);
+  g_test_add_func ("/tomo/phantom/slice-matches-projection", test_slice_matches_projection);
+  g_test_add_func ("/tomo/phantom/dxchange/shapes", test_write_dxchange);
+  g_test_add_func ("/tomo/phantom/dxchange/seeded-noise", test_noise_is_seeded);
+  g_test_add_func ("/tomo/phantom/dxchange/errors", test_write_errors);
+
   return g_test_run ();
 }

@@ -1,2 +1,199 @@
-/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The GPU API when tomolive is built without CUDA: no devices, and every
+ * call that would need one fails with TOMO_GPU_ERROR_NOT_BUILT, so callers
+ * take the CPU path with the same code as on a machine without a GPU.
+ */
+#define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
+
+#include <string.h>
+
+#include "tomo-gpu.h"
+
+G_DEFINE_QUARK (tomo-gpu-error-quark, tomo_gpu_error)
+
+static const char *kernel_names[TOMO_GPU_N_KERNELS] = {
+  "auto", "standard", "texture", "alu", "hybrid",
+};
+
+static void
+set_not_built (GError **error)
+{
+  g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NOT_BUILT,
+                       "tomolive was built without CUDA: no GPU reconstruction");
+}
+
+const char *
+tomo_gpu_kernel_to_string (TomoGpuKernel kernel)
+{
+  if ((int) kernel < 0 || kernel >= TOMO_GPU_N_KERNELS)
+    return "invalid";
+  return kernel_names[kernel];
+}
+
+gboolean
+tomo_gpu_kernel_from_string (const char    *name,
+                             TomoGpuKernel *kernel,
+                             GError       **error)
+{
+  g_return_val_if_fail (kernel != NULL, FALSE);
+
+  for (int i = 0; name != NULL && i < TOMO_GPU_N_KERNELS; i++)
+    if (g_ascii_strcasecmp (name, kernel_names[i]) == 0)
+      {
+        *kernel = (TomoGpuKernel) i;
+        return TRUE;
+      }
+  g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+               "Unknown back-projection kernel “%s” (expected auto, standard, texture, alu or hybrid)",
+               name ? name : "(null)");
+  return FALSE;
+}
+
+int tomo_gpu_get_n_devices (void) { return 0; }
+char *tomo_gpu_get_device_name (int device) { return NULL; }
+gboolean tomo_gpu_get_device_clocks (int device, int *sm_khz, int *mem_khz) { return FALSE; }
+char *tomo_gpu_get_tune_path (int device) { return NULL; }
+
+guint
+tomo_gpu_size_class (guint width)
+{
+  return width <= 1448 ? 1024 : width <= 2896 ? 2048 : 4096;
+}
+
+char *
+tomo_gpu_tune_key (guint n_slices,
+                   int   interp,
+                   guint size_class)
+{
+  return g_strdup_printf ("slices%u-%s-%u", n_slices,
+                          interp == 0 ? "nearest" : "linear", size_class);
+}
+
+TomoGpuContext *
+tomo_gpu_context_new (int      device,
+                      GError **error)
+{
+  set_not_built (error);
+  return NULL;
+}
+
+/* No context can exist, so the functions below only guard against misuse. */
+void tomo_gpu_context_free (TomoGpuContext *ctx) { }
+int tomo_gpu_context_get_device (TomoGpuContext *ctx) { return -1; }
+void tomo_gpu_context_reload_tuning (TomoGpuContext *ctx) { }
+void tomo_gpu_context_set_filter_method (TomoGpuContext *ctx, TomoGpuFilterMethod method) { }
+
+TomoGpuFilterMethod
+tomo_gpu_context_get_filter_method (TomoGpuContext *ctx)
+{
+  return TOMO_GPU_FILTER_METHOD_C2C_PAIR;
+}
+
+gboolean
+tomo_gpu_context_set_geometry (TomoGpuContext *ctx, guint width, guint n_proj,
+                               const double *angles, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+gboolean
+tomo_gpu_context_set_filter (TomoGpuContext *ctx, guint padded_width,
+                             const double *response, int pad_mode, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+gboolean
+tomo_gpu_context_load_sinograms (TomoGpuContext *ctx, guint n_slices,
+                                 const float *sinos, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+gboolean
+tomo_gpu_context_load_filtered (TomoGpuContext *ctx, guint n_slices,
+                                const float *filtered, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+gboolean
+tomo_gpu_context_download_filtered (TomoGpuContext *ctx, float *host, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+void
+tomo_gpu_backproject_params_init (TomoGpuBackprojectParams *params)
+{
+  g_return_if_fail (params != NULL);
+  memset (params, 0, sizeof *params);
+  params->interp = 1;
+  params->kernel = TOMO_GPU_KERNEL_AUTO;
+}
+
+gboolean
+tomo_gpu_context_backproject (TomoGpuContext *ctx,
+                              const TomoGpuBackprojectParams *params, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+const float *tomo_gpu_context_get_output (TomoGpuContext *ctx) { return NULL; }
+TomoGpuKernel tomo_gpu_context_get_last_kernel (TomoGpuContext *ctx) { return TOMO_GPU_KERNEL_AUTO; }
+double tomo_gpu_context_get_filter_ms (TomoGpuContext *ctx) { return 0.0; }
+double tomo_gpu_context_get_backproject_ms (TomoGpuContext *ctx) { return 0.0; }
+
+gboolean
+tomo_gpu_context_download (TomoGpuContext *ctx, float *host, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+TomoGpuBuffer *
+tomo_gpu_buffer_copy_output (TomoGpuContext *ctx, GError **error)
+{
+  set_not_built (error);
+  return NULL;
+}
+
+const float *tomo_gpu_buffer_get_data (TomoGpuBuffer *buffer) { return NULL; }
+int tomo_gpu_buffer_get_device (TomoGpuBuffer *buffer) { return -1; }
+void tomo_gpu_buffer_free (TomoGpuBuffer *buffer) { }
+
+gboolean
+tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+gboolean tomo_gpu_gl_get_device (int *device) { return FALSE; }
+
+TomoGpuGlTexture *
+tomo_gpu_gl_texture_register (unsigned int gl_texture, guint width, guint height,
+                              GError **error)
+{
+  set_not_built (error);
+  return NULL;
+}
+
+gboolean
+tomo_gpu_gl_texture_copy (TomoGpuGlTexture *texture, const float *device_src,
+                          guint width, guint height, guint dst_x, guint dst_y,
+                          GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+void tomo_gpu_gl_texture_unregister (TomoGpuGlTexture *texture) { }

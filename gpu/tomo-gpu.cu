@@ -1,2 +1,1297 @@
-/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The GPU reconstruction context: device discovery, error reporting, the
+ * cuFFT filtering of sinogram rows and the output buffer.  Back projection
+ * itself lives in tomo-gpu-bp.cu; this unit only feeds it.
+ *
+ * Filtering, two ways (both kept, `tomolive bench` compares them):
+ *   C2C pair — rows a and b of the padded sinogram become the real and the
+ *     imaginary part of one complex row.  The filter response is real and
+ *     even, so after forward transform × response × inverse transform the
+ *     real part is filtered a and the imaginary part filtered b: half the
+ *     transforms of the naive complex approach, no separate real path.
+ *   R2C — one real-to-complex transform per row, × response, complex-to-real.
+ * Both use the padded_width/2 + 1 coefficients of tomo_filter_response(),
+ * which already include the FBP scale and the 1/padded_width of the
+ * unnormalised inverse transform.
+ */
+#define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
+
+#include <string.h>
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include "tomo-gpu.h"
+#include "tomo-gpu-bp.h"
+#include "tomo-gpu-private.h"
+
+G_DEFINE_QUARK (tomo-gpu-error-quark, tomo_gpu_error)
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+
+gboolean
+_tomo_gpu_check_cuda (cudaError_t  res,
+                      const char  *call,
+                      const char  *file,
+                      int          line,
+                      GError     **error)
+{
+  int code;
+
+  if (G_LIKELY (res == cudaSuccess))
+    return TRUE;
+
+  switch (res)
+    {
+    case cudaErrorMemoryAllocation:
+      code = TOMO_GPU_ERROR_OUT_OF_MEMORY;
+      break;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorInvalidDevice:
+      code = TOMO_GPU_ERROR_NO_DEVICE;
+      break;
+    default:
+      code = TOMO_GPU_ERROR_CUDA;
+      break;
+    }
+  /* Clear a non-sticky error so the context stays usable after, say, a
+   * failed allocation. */
+  cudaGetLastError ();
+  g_set_error (error, TOMO_GPU_ERROR, code, "%s failed: %s (%s) at %s:%d",
+               call, cudaGetErrorString (res), cudaGetErrorName (res), file, line);
+  return FALSE;
+}
+
+static const char *
+cufft_result_to_string (cufftResult res)
+{
+  switch (res)
+    {
+    case CUFFT_SUCCESS: return "success";
+    case CUFFT_INVALID_PLAN: return "invalid plan";
+    case CUFFT_ALLOC_FAILED: return "allocation failed";
+    case CUFFT_INVALID_TYPE: return "invalid type";
+    case CUFFT_INVALID_VALUE: return "invalid value";
+    case CUFFT_INTERNAL_ERROR: return "internal error";
+    case CUFFT_EXEC_FAILED: return "execution failed";
+    case CUFFT_SETUP_FAILED: return "setup failed";
+    case CUFFT_INVALID_SIZE: return "invalid size";
+    case CUFFT_INVALID_DEVICE: return "invalid device";
+    case CUFFT_NO_WORKSPACE: return "no workspace";
+    case CUFFT_NOT_IMPLEMENTED: return "not implemented";
+    case CUFFT_NOT_SUPPORTED: return "not supported";
+    default: return "unknown cuFFT error";
+    }
+}
+
+gboolean
+_tomo_gpu_check_cufft (cufftResult  res,
+                       const char  *call,
+                       const char  *file,
+                       int          line,
+                       GError     **error)
+{
+  if (G_LIKELY (res == CUFFT_SUCCESS))
+    return TRUE;
+
+  cudaGetLastError ();
+  g_set_error (error, TOMO_GPU_ERROR,
+               res == CUFFT_ALLOC_FAILED ? TOMO_GPU_ERROR_OUT_OF_MEMORY : TOMO_GPU_ERROR_CUFFT,
+               "%s failed: %s (%d) at %s:%d", call, cufft_result_to_string (res),
+               (int) res, file, line);
+  return FALSE;
+}
+
+void
+_tomo_gpu_warn_cuda (cudaError_t  res,
+                     const char  *call,
+                     const char  *file,
+                     int          line)
+{
+  if (G_LIKELY (res == cudaSuccess))
+    return;
+  cudaGetLastError ();
+  g_warning ("%s failed: %s at %s:%d (ignored during cleanup)",
+             call, cudaGetErrorString (res), file, line);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Kernels and devices                                                       */
+
+static const char *kernel_names[TOMO_GPU_N_KERNELS] = {
+  "auto", "standard", "texture", "alu", "hybrid",
+};
+
+const char *
+tomo_gpu_kernel_to_string (TomoGpuKernel kernel)
+{
+  if ((int) kernel < 0 || kernel >= TOMO_GPU_N_KERNELS)
+    return "invalid";
+  return kernel_names[kernel];
+}
+
+gboolean
+tomo_gpu_kernel_from_string (const char    *name,
+                             TomoGpuKernel *kernel,
+                             GError       **error)
+{
+  g_return_val_if_fail (kernel != NULL, FALSE);
+
+  for (int i = 0; name != NULL && i < TOMO_GPU_N_KERNELS; i++)
+    if (g_ascii_strcasecmp (name, kernel_names[i]) == 0)
+      {
+        *kernel = (TomoGpuKernel) i;
+        return TRUE;
+      }
+  g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+               "Unknown back-projection kernel “%s” (expected auto, standard, texture, alu or hybrid)",
+               name ? name : "(null)");
+  return FALSE;
+}
+
+int
+tomo_gpu_get_n_devices (void)
+{
+  int n = 0;
+
+  if (cudaGetDeviceCount (&n) != cudaSuccess)
+    {
+      cudaGetLastError ();
+      return 0;
+    }
+  return n;
+}
+
+char *
+tomo_gpu_get_device_name (int device)
+{
+  cudaDeviceProp prop;
+
+  if (device < 0 || device >= tomo_gpu_get_n_devices ())
+    return NULL;
+  if (cudaGetDeviceProperties (&prop, device) != cudaSuccess)
+    {
+      cudaGetLastError ();
+      return NULL;
+    }
+  return g_strdup_printf ("%s (sm_%d%d, %d SMs)", prop.name, prop.major,
+                          prop.minor, prop.multiProcessorCount);
+}
+
+gboolean
+tomo_gpu_get_device_clocks (int  device,
+                            int *sm_khz,
+                            int *mem_khz)
+{
+  int sm = 0, mem = 0;
+
+  if (device < 0 || device >= tomo_gpu_get_n_devices ())
+    return FALSE;
+  if (cudaDeviceGetAttribute (&sm, cudaDevAttrClockRate, device) != cudaSuccess ||
+      cudaDeviceGetAttribute (&mem, cudaDevAttrMemoryClockRate, device) != cudaSuccess)
+    {
+      cudaGetLastError ();
+      return FALSE;
+    }
+  if (sm_khz)
+    *sm_khz = sm;
+  if (mem_khz)
+    *mem_khz = mem;
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tuning table for `auto`                                                   */
+
+guint
+tomo_gpu_size_class (guint width)
+{
+  if (width <= 1448)   /* ~ 1024·√2: nearer to 1024 than to 2048 */
+    return 1024;
+  if (width <= 2896)
+    return 2048;
+  return 4096;
+}
+
+char *
+tomo_gpu_tune_key (guint n_slices,
+                   int   interp,
+                   guint size_class)
+{
+  return g_strdup_printf ("slices%u-%s-%u", n_slices,
+                          interp == 0 ? "nearest" : "linear", size_class);
+}
+
+char *
+tomo_gpu_get_tune_path (int device)
+{
+  cudaDeviceProp prop;
+  g_autofree char *base = NULL;
+
+  if (device < 0 || device >= tomo_gpu_get_n_devices ())
+    return NULL;
+  if (cudaGetDeviceProperties (&prop, device) != cudaSuccess)
+    {
+      cudaGetLastError ();
+      return NULL;
+    }
+  /* The device name may hold spaces and slashes: keep a file-name-safe form. */
+  base = g_strdup_printf ("tune-%s.ini", prop.name);
+  for (char *p = base; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '.' && *p != '-' && *p != '_')
+      *p = '_';
+  return g_build_filename (g_get_user_cache_dir (), "tomolive", base, NULL);
+}
+
+#ifndef TOMO_GPU_HAVE_BP
+/* Until tomo-gpu-bp.cu is part of the build, the back projector reports
+ * itself missing instead of leaving the program unlinkable. */
+struct _TomoBp { int device; };
+
+TomoBp *
+tomo_bp_new (int device, GError **error)
+{
+  return g_new0 (TomoBp, 1);
+}
+
+void tomo_bp_free (TomoBp *bp) { g_free (bp); }
+
+gboolean
+tomo_bp_set_geometry (TomoBp *bp, guint width, guint n_proj, const double *angles, GError **error)
+{
+  return TRUE;
+}
+
+gboolean
+tomo_bp_set_sinograms (TomoBp *bp, const float *d_filtered, guint n_slices,
+                       cudaStream_t stream, GError **error)
+{
+  return TRUE;
+}
+
+gboolean
+tomo_bp_run (TomoBp *bp, const TomoGpuBackprojectParams *params, float *d_out,
+             cudaStream_t stream, TomoGpuKernel *used, GError **error)
+{
+  g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NOT_BUILT,
+                       "The back-projection kernels are not part of this build");
+  return FALSE;
+}
+
+gboolean
+tomo_bp_supports (TomoGpuKernel kernel, guint n_slices, int interp)
+{
+  return n_slices == 1 || n_slices == 2 || n_slices == 4;
+}
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Context                                                                   */
+
+struct _TomoGpuContext
+{
+  int device;
+  cudaStream_t stream;
+  cudaEvent_t ev_filter[2];
+  cudaEvent_t ev_bp[2];
+  TomoBp *bp;
+
+  guint width, n_proj;
+
+  guint padded;
+  int pad_mode;
+  float *d_response;
+  size_t d_response_size;
+  TomoGpuFilterMethod method;
+
+  cufftHandle plan_c2c;
+  guint plan_c2c_batch, plan_c2c_padded;
+  cufftHandle plan_r2c, plan_c2r;
+  guint plan_r_batch, plan_r_padded;
+
+  float *d_sino;
+  size_t d_sino_size;
+  cufftComplex *d_complex;
+  size_t d_complex_size;
+  float *d_real;
+  size_t d_real_size;
+  float *d_filtered;
+  size_t d_filtered_size;
+  guint loaded_slices;
+
+  float *d_out;
+  size_t d_out_size;
+  guint out_slices, out_width, out_height;
+
+  TomoGpuKernel last_kernel;
+  double filter_ms, bp_ms;
+  GKeyFile *tune;
+};
+
+/* C2C pair was the faster in `tomolive bench` on the H100 (docs/PERFORMANCE.md). */
+#define DEFAULT_FILTER_METHOD TOMO_GPU_FILTER_METHOD_C2C_PAIR
+
+static gboolean
+ensure_buffer (void      **ptr,
+               size_t     *have,
+               size_t      need,
+               const char *what,
+               GError    **error)
+{
+  cudaError_t res;
+
+  if (*ptr != NULL && *have >= need)
+    return TRUE;
+  if (*ptr != NULL)
+    TOMO_CUDA_WARN (cudaFree (*ptr));
+  *ptr = NULL;
+  *have = 0;
+  res = cudaMalloc (ptr, need);
+  if (res != cudaSuccess)
+    {
+      *ptr = NULL;
+      cudaGetLastError ();
+      g_set_error (error, TOMO_GPU_ERROR,
+                   res == cudaErrorMemoryAllocation ? TOMO_GPU_ERROR_OUT_OF_MEMORY
+                                                    : TOMO_GPU_ERROR_CUDA,
+                   "Cannot allocate %.1f MiB of GPU memory for the %s: %s",
+                   need / 1048576.0, what, cudaGetErrorString (res));
+      return FALSE;
+    }
+  *have = need;
+  return TRUE;
+}
+
+static void
+free_buffer (void   **ptr,
+             size_t  *have)
+{
+  if (*ptr != NULL)
+    TOMO_CUDA_WARN (cudaFree (*ptr));
+  *ptr = NULL;
+  *have = 0;
+}
+
+static void
+destroy_plans (TomoGpuContext *ctx)
+{
+  if (ctx->plan_c2c_batch)
+    cufftDestroy (ctx->plan_c2c);
+  if (ctx->plan_r_batch)
+    {
+      cufftDestroy (ctx->plan_r2c);
+      cufftDestroy (ctx->plan_c2r);
+    }
+  ctx->plan_c2c_batch = ctx->plan_r_batch = 0;
+}
+
+static void
+load_tuning (TomoGpuContext *ctx)
+{
+  g_autofree char *path = tomo_gpu_get_tune_path (ctx->device);
+  g_autoptr(GKeyFile) kf = g_key_file_new ();
+
+  g_clear_pointer (&ctx->tune, g_key_file_unref);
+  /* A missing or broken table only means `auto` uses the built-in choice. */
+  if (path != NULL && g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, NULL))
+    ctx->tune = (GKeyFile *) g_steal_pointer (&kf);
+}
+
+void
+tomo_gpu_context_reload_tuning (TomoGpuContext *ctx)
+{
+  g_return_if_fail (ctx != NULL);
+  load_tuning (ctx);
+}
+
+TomoGpuKernel
+_tomo_gpu_context_resolve_kernel (TomoGpuContext *ctx,
+                                  guint           n_slices,
+                                  int             interp,
+                                  guint           roi_width)
+{
+  g_autofree char *key = NULL;
+  g_autofree char *name = NULL;
+  TomoGpuKernel kernel;
+
+  if (ctx->tune == NULL)
+    return TOMO_GPU_KERNEL_AUTO;
+  key = tomo_gpu_tune_key (n_slices, interp, tomo_gpu_size_class (roi_width));
+  name = g_key_file_get_string (ctx->tune, "auto", key, NULL);
+  if (name == NULL || !tomo_gpu_kernel_from_string (g_strstrip (name), &kernel, NULL))
+    return TOMO_GPU_KERNEL_AUTO;
+  if (kernel == TOMO_GPU_KERNEL_AUTO || !tomo_bp_supports (kernel, n_slices, interp))
+    return TOMO_GPU_KERNEL_AUTO;
+  return kernel;
+}
+
+TomoGpuContext *
+tomo_gpu_context_new (int      device,
+                      GError **error)
+{
+  TomoGpuContext *ctx;
+  int n = 0;
+  cudaError_t res;
+
+  res = cudaGetDeviceCount (&n);
+  if (res != cudaSuccess || n == 0)
+    {
+      cudaGetLastError ();
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE,
+                   "No CUDA device available: %s",
+                   res != cudaSuccess ? cudaGetErrorString (res) : "no device found");
+      return NULL;
+    }
+  if (device < 0 || device >= n)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE,
+                   "No CUDA device %d (%d present)", device, n);
+      return NULL;
+    }
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (device), error))
+    return NULL;
+
+  ctx = g_new0 (TomoGpuContext, 1);
+  ctx->device = device;
+  ctx->method = TOMO_GPU_FILTER_METHOD_DEFAULT;
+  ctx->last_kernel = TOMO_GPU_KERNEL_AUTO;
+
+  if (!TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&ctx->stream, cudaStreamNonBlocking), error))
+    {
+      g_free (ctx);
+      return NULL;
+    }
+  for (int i = 0; i < 2; i++)
+    if (!TOMO_CUDA_CHECK (cudaEventCreate (&ctx->ev_filter[i]), error) ||
+        !TOMO_CUDA_CHECK (cudaEventCreate (&ctx->ev_bp[i]), error))
+      {
+        tomo_gpu_context_free (ctx);
+        return NULL;
+      }
+  ctx->bp = tomo_bp_new (device, error);
+  if (ctx->bp == NULL)
+    {
+      tomo_gpu_context_free (ctx);
+      return NULL;
+    }
+  load_tuning (ctx);
+  return ctx;
+}
+
+void
+tomo_gpu_context_free (TomoGpuContext *ctx)
+{
+  if (ctx == NULL)
+    return;
+  TOMO_CUDA_WARN (cudaSetDevice (ctx->device));
+  if (ctx->stream)
+    TOMO_CUDA_WARN (cudaStreamSynchronize (ctx->stream));
+  g_clear_pointer (&ctx->bp, tomo_bp_free);
+  destroy_plans (ctx);
+  free_buffer ((void **) &ctx->d_response, &ctx->d_response_size);
+  free_buffer ((void **) &ctx->d_sino, &ctx->d_sino_size);
+  free_buffer ((void **) &ctx->d_complex, &ctx->d_complex_size);
+  free_buffer ((void **) &ctx->d_real, &ctx->d_real_size);
+  free_buffer ((void **) &ctx->d_filtered, &ctx->d_filtered_size);
+  free_buffer ((void **) &ctx->d_out, &ctx->d_out_size);
+  for (int i = 0; i < 2; i++)
+    {
+      if (ctx->ev_filter[i])
+        TOMO_CUDA_WARN (cudaEventDestroy (ctx->ev_filter[i]));
+      if (ctx->ev_bp[i])
+        TOMO_CUDA_WARN (cudaEventDestroy (ctx->ev_bp[i]));
+    }
+  if (ctx->stream)
+    TOMO_CUDA_WARN (cudaStreamDestroy (ctx->stream));
+  g_clear_pointer (&ctx->tune, g_key_file_unref);
+  g_free (ctx);
+}
+
+int
+tomo_gpu_context_get_device (TomoGpuContext *ctx)
+{
+  g_return_val_if_fail (ctx != NULL, -1);
+  return ctx->device;
+}
+
+gboolean
+tomo_gpu_context_set_geometry (TomoGpuContext *ctx,
+                               guint           width,
+                               guint           n_proj,
+                               const double   *angles,
+                               GError        **error)
+{
+  g_return_val_if_fail (ctx != NULL, FALSE);
+
+  if (width == 0 || n_proj == 0 || angles == NULL)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Invalid GPU geometry: width %u, %u projections%s", width, n_proj,
+                   angles == NULL ? ", no angles" : "");
+      return FALSE;
+    }
+  for (guint i = 0; i < n_proj; i++)
+    if (!isfinite (angles[i]))
+      {
+        g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                     "Invalid GPU geometry: angle %u is not finite", i);
+        return FALSE;
+      }
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error))
+    return FALSE;
+
+  ctx->loaded_slices = 0;
+  ctx->width = 0;
+  ctx->n_proj = 0;
+  if (!tomo_bp_set_geometry (ctx->bp, width, n_proj, angles, error))
+    return FALSE;
+  ctx->width = width;
+  ctx->n_proj = n_proj;
+  return TRUE;
+}
+
+gboolean
+tomo_gpu_context_set_filter (TomoGpuContext *ctx,
+                             guint           padded_width,
+                             const double   *response,
+                             int             pad_mode,
+                             GError        **error)
+{
+  guint n_coef;
+  g_autofree float *resp = NULL;
+
+  g_return_val_if_fail (ctx != NULL, FALSE);
+
+  if (ctx->width == 0)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                           "Set the GPU geometry before the filter");
+      return FALSE;
+    }
+  if (padded_width < 2 * ctx->width || padded_width % 2 != 0 || padded_width > G_MAXINT / 2)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Invalid padded width %u for detector width %u (needs an even width ≥ %u)",
+                   padded_width, ctx->width, 2 * ctx->width);
+      return FALSE;
+    }
+  if (pad_mode != 0 && pad_mode != 1)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Invalid padding mode %d (0 zero, 1 edge)", pad_mode);
+      return FALSE;
+    }
+  if (response == NULL)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                           "No filter response given");
+      return FALSE;
+    }
+  n_coef = padded_width / 2 + 1;
+  resp = g_new (float, n_coef);
+  for (guint i = 0; i < n_coef; i++)
+    {
+      if (!isfinite (response[i]))
+        {
+          g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                       "Filter response coefficient %u is not finite", i);
+          return FALSE;
+        }
+      resp[i] = (float) response[i];
+    }
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error))
+    return FALSE;
+  ctx->padded = 0;
+  ctx->loaded_slices = 0;
+  if (!ensure_buffer ((void **) &ctx->d_response, &ctx->d_response_size,
+                      n_coef * sizeof (float), "filter response", error))
+    return FALSE;
+  if (!TOMO_CUDA_CHECK (cudaMemcpyAsync (ctx->d_response, resp, n_coef * sizeof (float),
+                                         cudaMemcpyHostToDevice, ctx->stream), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error))
+    return FALSE;
+  ctx->padded = padded_width;
+  ctx->pad_mode = pad_mode;
+  return TRUE;
+}
+
+void
+tomo_gpu_context_set_filter_method (TomoGpuContext     *ctx,
+                                    TomoGpuFilterMethod method)
+{
+  g_return_if_fail (ctx != NULL);
+  g_return_if_fail (method >= TOMO_GPU_FILTER_METHOD_DEFAULT &&
+                    method <= TOMO_GPU_FILTER_METHOD_R2C);
+  ctx->method = method;
+}
+
+TomoGpuFilterMethod
+tomo_gpu_context_get_filter_method (TomoGpuContext *ctx)
+{
+  g_return_val_if_fail (ctx != NULL, DEFAULT_FILTER_METHOD);
+  return ctx->method == TOMO_GPU_FILTER_METHOD_DEFAULT ? DEFAULT_FILTER_METHOD : ctx->method;
+}
+
+/* ---- filtering kernels ----
+ * One thread per padded sample; blockIdx.y walks rows (or row pairs) with a
+ * grid stride so any number of projections fits the 65535 limit of grid.y. */
+
+__device__ static inline float
+pad_value (const float *row,
+           unsigned     j,
+           unsigned     width,
+           unsigned     n_left,
+           int          edge)
+{
+  if (j < width)
+    return row[j];
+  if (!edge)
+    return 0.0f;
+  /* Circular edge extension: the tail right after the data continues the
+   * last value, the part that wraps round to column 0 the first value. */
+  return j < width + n_left ? row[width - 1] : row[0];
+}
+
+__global__ static void
+pad_pair_kernel (const float  *__restrict__ in,
+                 cufftComplex *__restrict__ out,
+                 unsigned      width,
+                 unsigned      padded,
+                 unsigned      n_rows,
+                 unsigned      n_left,
+                 int           edge)
+{
+  unsigned j = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned n_pairs = (n_rows + 1) / 2;
+
+  if (j >= padded)
+    return;
+  for (unsigned p = blockIdx.y; p < n_pairs; p += gridDim.y)
+    {
+      unsigned a = 2 * p, b = 2 * p + 1;
+      cufftComplex v;
+
+      v.x = pad_value (in + (size_t) a * width, j, width, n_left, edge);
+      v.y = b < n_rows ? pad_value (in + (size_t) b * width, j, width, n_left, edge) : 0.0f;
+      out[(size_t) p * padded + j] = v;
+    }
+}
+
+__global__ static void
+multiply_c2c_kernel (cufftComplex *__restrict__ data,
+                     const float  *__restrict__ response,
+                     unsigned      padded,
+                     unsigned      n_pairs)
+{
+  unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
+
+  if (k >= padded)
+    return;
+  /* The response is even: bin k and bin padded − k share a coefficient. */
+  float f = response[k <= padded / 2 ? k : padded - k];
+  for (unsigned p = blockIdx.y; p < n_pairs; p += gridDim.y)
+    {
+      cufftComplex *v = data + (size_t) p * padded + k;
+      v->x *= f;
+      v->y *= f;
+    }
+}
+
+__global__ static void
+extract_pair_kernel (const cufftComplex *__restrict__ in,
+                     float              *__restrict__ out,
+                     unsigned            width,
+                     unsigned            padded,
+                     unsigned            n_rows)
+{
+  unsigned j = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned n_pairs = (n_rows + 1) / 2;
+
+  if (j >= width)
+    return;
+  for (unsigned p = blockIdx.y; p < n_pairs; p += gridDim.y)
+    {
+      cufftComplex v = in[(size_t) p * padded + j];
+      out[(size_t) (2 * p) * width + j] = v.x;
+      if (2 * p + 1 < n_rows)
+        out[(size_t) (2 * p + 1) * width + j] = v.y;
+    }
+}
+
+__global__ static void
+pad_real_kernel (const float *__restrict__ in,
+                 float       *__restrict__ out,
+                 unsigned     width,
+                 unsigned     padded,
+                 unsigned     n_rows,
+                 unsigned     n_left,
+                 int          edge)
+{
+  unsigned j = blockIdx.x * blockDim.x + threadIdx.x;
+
+  if (j >= padded)
+    return;
+  for (unsigned r = blockIdx.y; r < n_rows; r += gridDim.y)
+    out[(size_t) r * padded + j] = pad_value (in + (size_t) r * width, j, width, n_left, edge);
+}
+
+__global__ static void
+multiply_r2c_kernel (cufftComplex *__restrict__ data,
+                     const float  *__restrict__ response,
+                     unsigned      n_coef,
+                     unsigned      n_rows)
+{
+  unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
+
+  if (k >= n_coef)
+    return;
+  float f = response[k];
+  for (unsigned r = blockIdx.y; r < n_rows; r += gridDim.y)
+    {
+      cufftComplex *v = data + (size_t) r * n_coef + k;
+      v->x *= f;
+      v->y *= f;
+    }
+}
+
+__global__ static void
+extract_real_kernel (const float *__restrict__ in,
+                     float       *__restrict__ out,
+                     unsigned     width,
+                     unsigned     padded,
+                     unsigned     n_rows)
+{
+  unsigned j = blockIdx.x * blockDim.x + threadIdx.x;
+
+  if (j >= width)
+    return;
+  for (unsigned r = blockIdx.y; r < n_rows; r += gridDim.y)
+    out[(size_t) r * width + j] = in[(size_t) r * padded + j];
+}
+
+static dim3
+rows_grid (unsigned n_cols,
+           unsigned n_rows,
+           unsigned block)
+{
+  return dim3 ((n_cols + block - 1) / block, MIN (MAX (n_rows, 1u), 65535u));
+}
+
+static gboolean
+ensure_plans (TomoGpuContext      *ctx,
+              TomoGpuFilterMethod  method,
+              guint                n_rows,
+              GError             **error)
+{
+  int n = (int) ctx->padded;
+
+  if (method == TOMO_GPU_FILTER_METHOD_C2C_PAIR)
+    {
+      guint batch = (n_rows + 1) / 2;
+
+      if (ctx->plan_c2c_batch == batch && ctx->plan_c2c_padded == ctx->padded)
+        return TRUE;
+      if (ctx->plan_c2c_batch)
+        cufftDestroy (ctx->plan_c2c);
+      ctx->plan_c2c_batch = 0;
+      if (!TOMO_CUFFT_CHECK (cufftPlanMany (&ctx->plan_c2c, 1, &n, NULL, 1, n, NULL, 1, n,
+                                            CUFFT_C2C, (int) batch), error))
+        return FALSE;
+      ctx->plan_c2c_batch = batch;
+      ctx->plan_c2c_padded = ctx->padded;
+    }
+  else
+    {
+      if (ctx->plan_r_batch == n_rows && ctx->plan_r_padded == ctx->padded)
+        return TRUE;
+      if (ctx->plan_r_batch)
+        {
+          cufftDestroy (ctx->plan_r2c);
+          cufftDestroy (ctx->plan_c2r);
+        }
+      ctx->plan_r_batch = 0;
+      if (!TOMO_CUFFT_CHECK (cufftPlanMany (&ctx->plan_r2c, 1, &n, NULL, 1, n, NULL, 1, n / 2 + 1,
+                                            CUFFT_R2C, (int) n_rows), error))
+        return FALSE;
+      if (!TOMO_CUFFT_CHECK (cufftPlanMany (&ctx->plan_c2r, 1, &n, NULL, 1, n / 2 + 1, NULL, 1, n,
+                                            CUFFT_C2R, (int) n_rows), error))
+        {
+          cufftDestroy (ctx->plan_r2c);
+          return FALSE;
+        }
+      ctx->plan_r_batch = n_rows;
+      ctx->plan_r_padded = ctx->padded;
+    }
+  return TRUE;
+}
+
+static gboolean
+check_slices (guint    n_slices,
+              GError **error)
+{
+  if (n_slices == 1 || n_slices == 2 || n_slices == 4)
+    return TRUE;
+  g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+               "Invalid number of slices %u (1, 2 or 4 are packed per back projection)",
+               n_slices);
+  return FALSE;
+}
+
+static gboolean
+check_ready (TomoGpuContext *ctx,
+             gboolean        need_filter,
+             GError        **error)
+{
+  if (ctx->width == 0)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                           "GPU geometry not set (width 0)");
+      return FALSE;
+    }
+  if (need_filter && ctx->padded == 0)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                           "GPU filter not set");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+_tomo_gpu_context_filter_device (TomoGpuContext *ctx,
+                                 guint           n_slices,
+                                 const float    *d_sinos,
+                                 cudaStream_t    stream,
+                                 GError        **error)
+{
+  TomoGpuFilterMethod method = tomo_gpu_context_get_filter_method (ctx);
+  guint W = ctx->width, P = ctx->padded;
+  guint n_rows = n_slices * ctx->n_proj;
+  guint n_tail = P - W;
+  guint n_left = n_tail / 2;   /* as the CPU backend splits the tail */
+  size_t filtered_size = (size_t) n_rows * W * sizeof (float);
+  const unsigned block = 256;
+
+  ctx->loaded_slices = 0;
+  if (!ensure_buffer ((void **) &ctx->d_filtered, &ctx->d_filtered_size, filtered_size,
+                      "filtered sinograms", error))
+    return FALSE;
+  if (!ensure_plans (ctx, method, n_rows, error))
+    return FALSE;
+
+  if (!TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_filter[0], stream), error))
+    return FALSE;
+  if (method == TOMO_GPU_FILTER_METHOD_C2C_PAIR)
+    {
+      guint n_pairs = (n_rows + 1) / 2;
+
+      if (!ensure_buffer ((void **) &ctx->d_complex, &ctx->d_complex_size,
+                          (size_t) n_pairs * P * sizeof (cufftComplex), "padded rows", error))
+        return FALSE;
+      pad_pair_kernel<<<rows_grid (P, n_pairs, block), block, 0, stream>>> (
+        d_sinos, ctx->d_complex, W, P, n_rows, n_left, ctx->pad_mode);
+      if (!TOMO_CUDA_CHECK_LAUNCH ("pad_pair_kernel", error))
+        return FALSE;
+      if (!TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_c2c, stream), error) ||
+          !TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
+                                           CUFFT_FORWARD), error))
+        return FALSE;
+      multiply_c2c_kernel<<<rows_grid (P, n_pairs, block), block, 0, stream>>> (
+        ctx->d_complex, ctx->d_response, P, n_pairs);
+      if (!TOMO_CUDA_CHECK_LAUNCH ("multiply_c2c_kernel", error))
+        return FALSE;
+      if (!TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
+                                           CUFFT_INVERSE), error))
+        return FALSE;
+      extract_pair_kernel<<<rows_grid (W, n_pairs, block), block, 0, stream>>> (
+        ctx->d_complex, ctx->d_filtered, W, P, n_rows);
+      if (!TOMO_CUDA_CHECK_LAUNCH ("extract_pair_kernel", error))
+        return FALSE;
+    }
+  else
+    {
+      guint n_coef = P / 2 + 1;
+
+      if (!ensure_buffer ((void **) &ctx->d_real, &ctx->d_real_size,
+                          (size_t) n_rows * P * sizeof (float), "padded rows", error) ||
+          !ensure_buffer ((void **) &ctx->d_complex, &ctx->d_complex_size,
+                          (size_t) n_rows * n_coef * sizeof (cufftComplex), "row spectra", error))
+        return FALSE;
+      pad_real_kernel<<<rows_grid (P, n_rows, block), block, 0, stream>>> (
+        d_sinos, ctx->d_real, W, P, n_rows, n_left, ctx->pad_mode);
+      if (!TOMO_CUDA_CHECK_LAUNCH ("pad_real_kernel", error))
+        return FALSE;
+      if (!TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_r2c, stream), error) ||
+          !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_c2r, stream), error) ||
+          !TOMO_CUFFT_CHECK (cufftExecR2C (ctx->plan_r2c, ctx->d_real, ctx->d_complex), error))
+        return FALSE;
+      multiply_r2c_kernel<<<rows_grid (n_coef, n_rows, block), block, 0, stream>>> (
+        ctx->d_complex, ctx->d_response, n_coef, n_rows);
+      if (!TOMO_CUDA_CHECK_LAUNCH ("multiply_r2c_kernel", error))
+        return FALSE;
+      if (!TOMO_CUFFT_CHECK (cufftExecC2R (ctx->plan_c2r, ctx->d_complex, ctx->d_real), error))
+        return FALSE;
+      extract_real_kernel<<<rows_grid (W, n_rows, block), block, 0, stream>>> (
+        ctx->d_real, ctx->d_filtered, W, P, n_rows);
+      if (!TOMO_CUDA_CHECK_LAUNCH ("extract_real_kernel", error))
+        return FALSE;
+    }
+  if (!TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_filter[1], stream), error))
+    return FALSE;
+  if (!tomo_bp_set_sinograms (ctx->bp, ctx->d_filtered, n_slices, stream, error))
+    return FALSE;
+  ctx->loaded_slices = n_slices;
+  return TRUE;
+}
+
+gboolean
+tomo_gpu_context_load_sinograms (TomoGpuContext *ctx,
+                                 guint           n_slices,
+                                 const float    *sinos,
+                                 GError        **error)
+{
+  size_t size;
+  float ms = 0.0f;
+
+  g_return_val_if_fail (ctx != NULL, FALSE);
+
+  if (!check_slices (n_slices, error) || !check_ready (ctx, TRUE, error))
+    return FALSE;
+  if (sinos == NULL)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "No sinograms given");
+      return FALSE;
+    }
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error))
+    return FALSE;
+  size = (size_t) n_slices * ctx->n_proj * ctx->width * sizeof (float);
+  ctx->loaded_slices = 0;
+  if (!ensure_buffer ((void **) &ctx->d_sino, &ctx->d_sino_size, size, "sinograms", error) ||
+      !TOMO_CUDA_CHECK (cudaMemcpyAsync (ctx->d_sino, sinos, size, cudaMemcpyHostToDevice,
+                                         ctx->stream), error) ||
+      !_tomo_gpu_context_filter_device (ctx, n_slices, ctx->d_sino, ctx->stream, error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error))
+    {
+      ctx->loaded_slices = 0;
+      return FALSE;
+    }
+  if (TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, ctx->ev_filter[0], ctx->ev_filter[1]), NULL))
+    ctx->filter_ms = ms;
+  return TRUE;
+}
+
+gboolean
+tomo_gpu_context_load_filtered (TomoGpuContext *ctx,
+                                guint           n_slices,
+                                const float    *filtered,
+                                GError        **error)
+{
+  size_t size;
+
+  g_return_val_if_fail (ctx != NULL, FALSE);
+
+  if (!check_slices (n_slices, error) || !check_ready (ctx, FALSE, error))
+    return FALSE;
+  if (filtered == NULL)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "No sinograms given");
+      return FALSE;
+    }
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error))
+    return FALSE;
+  size = (size_t) n_slices * ctx->n_proj * ctx->width * sizeof (float);
+  ctx->loaded_slices = 0;
+  if (!ensure_buffer ((void **) &ctx->d_filtered, &ctx->d_filtered_size, size,
+                      "filtered sinograms", error) ||
+      !TOMO_CUDA_CHECK (cudaMemcpyAsync (ctx->d_filtered, filtered, size,
+                                         cudaMemcpyHostToDevice, ctx->stream), error) ||
+      !tomo_bp_set_sinograms (ctx->bp, ctx->d_filtered, n_slices, ctx->stream, error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error))
+    return FALSE;
+  ctx->loaded_slices = n_slices;
+  ctx->filter_ms = 0.0;
+  return TRUE;
+}
+
+gboolean
+tomo_gpu_context_download_filtered (TomoGpuContext *ctx,
+                                    float          *host,
+                                    GError        **error)
+{
+  g_return_val_if_fail (ctx != NULL, FALSE);
+  g_return_val_if_fail (host != NULL, FALSE);
+
+  if (ctx->loaded_slices == 0)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                           "No sinograms loaded on the GPU");
+      return FALSE;
+    }
+  return TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error) &&
+         TOMO_CUDA_CHECK (cudaMemcpyAsync (host, ctx->d_filtered,
+                                           (size_t) ctx->loaded_slices * ctx->n_proj *
+                                             ctx->width * sizeof (float),
+                                           cudaMemcpyDeviceToHost, ctx->stream), error) &&
+         TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error);
+}
+
+void
+tomo_gpu_backproject_params_init (TomoGpuBackprojectParams *params)
+{
+  g_return_if_fail (params != NULL);
+  memset (params, 0, sizeof *params);
+  params->center = 0.0;
+  params->interp = 1;
+  params->kernel = TOMO_GPU_KERNEL_AUTO;
+  params->half_cache = FALSE;
+  params->hybrid_ratio = 0.0f;
+}
+
+gboolean
+_tomo_gpu_resolve_roi (guint                           width,
+                       const TomoGpuBackprojectParams *params,
+                       guint                          *x,
+                       guint                          *y,
+                       guint                          *w,
+                       guint                          *h,
+                       GError                        **error)
+{
+  if (params->roi_width == 0)
+    {
+      *x = *y = 0;
+      *w = *h = width;
+      return TRUE;
+    }
+  if (params->roi_height == 0 ||
+      params->roi_x >= width || params->roi_width > width - params->roi_x ||
+      params->roi_y >= width || params->roi_height > width - params->roi_y)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "ROI %u×%u at (%u, %u) does not fit a %u×%u slice",
+                   params->roi_width, params->roi_height, params->roi_x, params->roi_y,
+                   width, width);
+      return FALSE;
+    }
+  *x = params->roi_x;
+  *y = params->roi_y;
+  *w = params->roi_width;
+  *h = params->roi_height;
+  return TRUE;
+}
+
+static gboolean
+check_params (TomoGpuContext                 *ctx,
+              const TomoGpuBackprojectParams *params,
+              GError                        **error)
+{
+  if (!isfinite (params->center))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Invalid rotation centre %g", params->center);
+      return FALSE;
+    }
+  if (params->interp != 0 && params->interp != 1)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Invalid interpolation %d (0 nearest, 1 linear)", params->interp);
+      return FALSE;
+    }
+  if ((int) params->kernel < 0 || params->kernel >= TOMO_GPU_N_KERNELS)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Invalid back-projection kernel %d", (int) params->kernel);
+      return FALSE;
+    }
+  if (!tomo_bp_supports (params->kernel, ctx->loaded_slices, params->interp))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "The %s kernel has no %u-slice %s mode",
+                   tomo_gpu_kernel_to_string (params->kernel), ctx->loaded_slices,
+                   params->interp ? "linear" : "nearest");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+_tomo_gpu_context_backproject_to (TomoGpuContext                 *ctx,
+                                  const TomoGpuBackprojectParams *params,
+                                  float                          *d_out,
+                                  cudaStream_t                    stream,
+                                  GError                        **error)
+{
+  TomoGpuBackprojectParams p = *params;
+  guint x, y, w, h;
+  TomoGpuKernel used = TOMO_GPU_KERNEL_AUTO;
+
+  if (!_tomo_gpu_resolve_roi (ctx->width, params, &x, &y, &w, &h, error))
+    return FALSE;
+  if (p.kernel == TOMO_GPU_KERNEL_AUTO)
+    p.kernel = _tomo_gpu_context_resolve_kernel (ctx, ctx->loaded_slices, p.interp, w);
+  if (!tomo_bp_run (ctx->bp, &p, d_out, stream, &used, error))
+    return FALSE;
+  ctx->last_kernel = used;
+  return TRUE;
+}
+
+gboolean
+tomo_gpu_context_backproject (TomoGpuContext                 *ctx,
+                              const TomoGpuBackprojectParams *params,
+                              GError                        **error)
+{
+  guint x, y, w, h;
+  size_t size;
+  float ms = 0.0f;
+
+  g_return_val_if_fail (ctx != NULL, FALSE);
+  g_return_val_if_fail (params != NULL, FALSE);
+
+  if (ctx->loaded_slices == 0)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                           "No sinograms loaded on the GPU");
+      return FALSE;
+    }
+  if (!check_params (ctx, params, error) ||
+      !_tomo_gpu_resolve_roi (ctx->width, params, &x, &y, &w, &h, error))
+    return FALSE;
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error))
+    return FALSE;
+
+  size = (size_t) ctx->loaded_slices * w * h * sizeof (float);
+  ctx->out_slices = 0;
+  if (!ensure_buffer ((void **) &ctx->d_out, &ctx->d_out_size, size, "output slices", error))
+    return FALSE;
+  if (!TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_bp[0], ctx->stream), error) ||
+      !_tomo_gpu_context_backproject_to (ctx, params, ctx->d_out, ctx->stream, error) ||
+      !TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_bp[1], ctx->stream), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error))
+    return FALSE;
+  if (TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, ctx->ev_bp[0], ctx->ev_bp[1]), NULL))
+    ctx->bp_ms = ms;
+  ctx->out_slices = ctx->loaded_slices;
+  ctx->out_width = w;
+  ctx->out_height = h;
+  return TRUE;
+}
+
+const float *
+tomo_gpu_context_get_output (TomoGpuContext *ctx)
+{
+  g_return_val_if_fail (ctx != NULL, NULL);
+  return ctx->out_slices ? ctx->d_out : NULL;
+}
+
+TomoGpuKernel
+tomo_gpu_context_get_last_kernel (TomoGpuContext *ctx)
+{
+  g_return_val_if_fail (ctx != NULL, TOMO_GPU_KERNEL_AUTO);
+  return ctx->last_kernel;
+}
+
+double
+tomo_gpu_context_get_filter_ms (TomoGpuContext *ctx)
+{
+  g_return_val_if_fail (ctx != NULL, 0.0);
+  return ctx->filter_ms;
+}
+
+double
+tomo_gpu_context_get_backproject_ms (TomoGpuContext *ctx)
+{
+  g_return_val_if_fail (ctx != NULL, 0.0);
+  return ctx->bp_ms;
+}
+
+gboolean
+tomo_gpu_context_download (TomoGpuContext *ctx,
+                           float          *host,
+                           GError        **error)
+{
+  g_return_val_if_fail (ctx != NULL, FALSE);
+  g_return_val_if_fail (host != NULL, FALSE);
+
+  if (ctx->out_slices == 0)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                           "No back projection to download");
+      return FALSE;
+    }
+  return TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error) &&
+         TOMO_CUDA_CHECK (cudaMemcpyAsync (host, ctx->d_out,
+                                           (size_t) ctx->out_slices * ctx->out_width *
+                                             ctx->out_height * sizeof (float),
+                                           cudaMemcpyDeviceToHost, ctx->stream), error) &&
+         TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Buffers                                                                   */
+
+struct _TomoGpuBuffer
+{
+  int device;
+  float *data;
+};
+
+TomoGpuBuffer *
+tomo_gpu_buffer_copy_output (TomoGpuContext *ctx,
+                             GError        **error)
+{
+  TomoGpuBuffer *buffer;
+  size_t size, have = 0;
+
+  g_return_val_if_fail (ctx != NULL, NULL);
+
+  if (ctx->out_slices == 0)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                           "No back projection to copy");
+      return NULL;
+    }
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error))
+    return NULL;
+  size = (size_t) ctx->out_slices * ctx->out_width * ctx->out_height * sizeof (float);
+  buffer = g_new0 (TomoGpuBuffer, 1);
+  buffer->device = ctx->device;
+  if (!ensure_buffer ((void **) &buffer->data, &have, size, "slice copy", error) ||
+      !TOMO_CUDA_CHECK (cudaMemcpyAsync (buffer->data, ctx->d_out, size,
+                                         cudaMemcpyDeviceToDevice, ctx->stream), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error))
+    {
+      tomo_gpu_buffer_free (buffer);
+      return NULL;
+    }
+  return buffer;
+}
+
+const float *
+tomo_gpu_buffer_get_data (TomoGpuBuffer *buffer)
+{
+  g_return_val_if_fail (buffer != NULL, NULL);
+  return buffer->data;
+}
+
+int
+tomo_gpu_buffer_get_device (TomoGpuBuffer *buffer)
+{
+  g_return_val_if_fail (buffer != NULL, -1);
+  return buffer->device;
+}
+
+void
+tomo_gpu_buffer_free (TomoGpuBuffer *buffer)
+{
+  if (buffer == NULL)
+    return;
+  if (buffer->data != NULL)
+    {
+      TOMO_CUDA_WARN (cudaSetDevice (buffer->device));
+      TOMO_CUDA_WARN (cudaFree (buffer->data));
+    }
+  g_free (buffer);
+}

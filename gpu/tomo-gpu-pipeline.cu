@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Whole-volume reconstruction: rows are cut into groups of `pack` slices
+ * (4, 2 or 1: as many as one back projection reconstructs at once), and the
+ * groups are dealt round-robin to one worker thread per device.  Each worker
+ * keeps two slots (double buffering) and three streams, so that while the
+ * compute stream filters and back projects group k, the upload stream already
+ * carries group k+1 and the download stream brings back group k−1:
+ *
+ *   host read k+1 ─ upload k+1 ─┐
+ *                 filter+bp k ──┼── download k−1 ─ deliver k−1
+ *
+ * Events order the streams per slot: an upload into a slot waits for the
+ * compute that last read it; a download waits for its compute.  Finished
+ * groups go to the calling thread through a queue; it hands slices to
+ * `write` strictly in row order and then frees the slot for the worker.
+ */
+#define G_LOG_DOMAIN "tomo-gpu"
+#include "config.h"
+
+#include <string.h>
+
+#include <cuda_runtime.h>
+
+#include "tomo-gpu.h"
+#include "tomo-gpu-bp.h"
+#include "tomo-gpu-private.h"
+
+#define N_SLOTS 2
+
+typedef struct _Pipeline Pipeline;
+typedef struct _Worker Worker;
+
+typedef struct
+{
+  Worker *worker;   /* NULL: the worker's exit notice */
+  guint group;
+  guint slot;
+  GError *error;    /* exit notice of a failed worker */
+} Item;
+
+struct _Worker
+{
+  Pipeline *pl;
+  int device;
+  guint index;      /* first group; then every n_workers-th */
+  GThread *thread;
+
+  TomoGpuContext *ctx;
+  cudaStream_t up, comp, down;
+  cudaEvent_t ev_up[N_SLOTS], ev_comp[N_SLOTS], ev_down[N_SLOTS];
+  float *h_in[N_SLOTS], *h_out[N_SLOTS];
+  float *d_in[N_SLOTS], *d_out[N_SLOTS];
+
+  GMutex lock;
+  GCond cond;
+  gboolean slot_busy[N_SLOTS];  /* slices of the slot not yet written */
+};
+
+struct _Pipeline
+{
+  const TomoGpuVolumeJob *job;
+  TomoGpuBackprojectParams bp;
+  guint pack;
+  guint n_rows, n_groups;
+  guint roi_w, roi_h;
+  size_t in_floats, out_floats;   /* per slot */
+  Worker *workers;
+  guint n_workers;
+  GAsyncQueue *queue;
+  GMutex read_lock;   /* `read` is called by one worker at a time */
+  gint stop;
+};
+
+static void
+worker_release (Worker *w)
+{
+  if (w->device < 0)
+    return;
+  TOMO_CUDA_WARN (cudaSetDevice (w->device));
+  for (int s = 0; s < N_SLOTS; s++)
+    {
+      if (w->h_in[s])
+        TOMO_CUDA_WARN (cudaFreeHost (w->h_in[s]));
+      if (w->h_out[s])
+        TOMO_CUDA_WARN (cudaFreeHost (w->h_out[s]));
+      if (w->d_in[s])
+        TOMO_CUDA_WARN (cudaFree (w->d_in[s]));
+      if (w->d_out[s])
+        TOMO_CUDA_WARN (cudaFree (w->d_out[s]));
+      if (w->ev_up[s])
+        TOMO_CUDA_WARN (cudaEventDestroy (w->ev_up[s]));
+      if (w->ev_comp[s])
+        TOMO_CUDA_WARN (cudaEventDestroy (w->ev_comp[s]));
+      if (w->ev_down[s])
+        TOMO_CUDA_WARN (cudaEventDestroy (w->ev_down[s]));
+      w->h_in[s] = w->h_out[s] = w->d_in[s] = w->d_out[s] = NULL;
+      w->ev_up[s] = w->ev_comp[s] = w->ev_down[s] = NULL;
+    }
+  if (w->up)
+    TOMO_CUDA_WARN (cudaStreamDestroy (w->up));
+  if (w->comp)
+    TOMO_CUDA_WARN (cudaStreamDestroy (w->comp));
+  if (w->down)
+    TOMO_CUDA_WARN (cudaStreamDestroy (w->down));
+  w->up = w->comp = w->down = NULL;
+  g_clear_pointer (&w->ctx, tomo_gpu_context_free);
+}
+
+/* Everything a worker needs, allocated up front (and one dry run of the
+ * filter and back projection, which creates the cuFFT plans), so that an
+ * out-of-memory shows here and the pipeline can retry with smaller groups. */
+static gboolean
+worker_prepare (Worker  *w,
+                GError **error)
+{
+  Pipeline *pl = w->pl;
+  const TomoGpuVolumeJob *job = pl->job;
+  size_t in_bytes = pl->in_floats * sizeof (float);
+  size_t out_bytes = pl->out_floats * sizeof (float);
+
+  w->ctx = tomo_gpu_context_new (w->device, error);
+  if (w->ctx == NULL ||
+      !tomo_gpu_context_set_geometry (w->ctx, job->width, job->n_proj, job->angles, error) ||
+      !tomo_gpu_context_set_filter (w->ctx, job->padded_width, job->response, job->pad_mode, error))
+    return FALSE;
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (w->device), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&w->up, cudaStreamNonBlocking), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&w->comp, cudaStreamNonBlocking), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&w->down, cudaStreamNonBlocking), error))
+    return FALSE;
+  for (int s = 0; s < N_SLOTS; s++)
+    {
+      if (!TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&w->ev_up[s], cudaEventDisableTiming), error) ||
+          !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&w->ev_comp[s], cudaEventDisableTiming), error) ||
+          !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&w->ev_down[s], cudaEventDisableTiming), error) ||
+          !TOMO_CUDA_CHECK (cudaHostAlloc ((void **) &w->h_in[s], in_bytes, cudaHostAllocPortable), error) ||
+          !TOMO_CUDA_CHECK (cudaHostAlloc ((void **) &w->h_out[s], out_bytes, cudaHostAllocPortable), error) ||
+          !TOMO_CUDA_CHECK (cudaMalloc ((void **) &w->d_in[s], in_bytes), error) ||
+          !TOMO_CUDA_CHECK (cudaMalloc ((void **) &w->d_out[s], out_bytes), error))
+        return FALSE;
+      /* Recorded once so the first waits on them pass at once. */
+      if (!TOMO_CUDA_CHECK (cudaEventRecord (w->ev_comp[s], w->comp), error))
+        return FALSE;
+    }
+  if (!TOMO_CUDA_CHECK (cudaMemsetAsync (w->d_in[0], 0, in_bytes, w->comp), error) ||
+      !_tomo_gpu_context_filter_device (w->ctx, pl->pack, w->d_in[0], w->comp, error) ||
+      !_tomo_gpu_context_backproject_to (w->ctx, &pl->bp, w->d_out[0], w->comp, error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (w->comp), error))
+    return FALSE;
+  return TRUE;
+}
+
+static gboolean
+stopped (Pipeline *pl)
+{
+  return g_atomic_int_get (&pl->stop) ||
+         (pl->job->cancel != NULL && g_atomic_int_get (pl->job->cancel));
+}
+
+static void
+push_done (Worker *w,
+           guint   group,
+           guint   slot)
+{
+  Item *item = g_new0 (Item, 1);
+
+  item->worker = w;
+  item->group = group;
+  item->slot = slot;
+  g_async_queue_push (w->pl->queue, item);
+}
+
+static gboolean
+worker_read (Worker  *w,
+             guint    group,
+             float   *dst,
+             GError **error)
+{
+  Pipeline *pl = w->pl;
+  const TomoGpuVolumeJob *job = pl->job;
+  size_t plane = (size_t) job->n_proj * job->width;
+  guint first = job->row_start + group * pl->pack;
+  gboolean ok = TRUE;
+
+  g_mutex_lock (&pl->read_lock);
+  for (guint i = 0; i < pl->pack && ok; i++)
+    {
+      guint row = first + i;
+
+      if (row < job->row_end)
+        ok = job->read (row, dst + i * plane, job->user_data, error);
+      else
+        memset (dst + i * plane, 0, plane * sizeof (float));
+    }
+  g_mutex_unlock (&pl->read_lock);
+  if (!ok && error != NULL && *error == NULL)
+    g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                 "Reading sinogram row failed (no reason given)");
+  return ok;
+}
+
+static gpointer
+worker_run (gpointer data)
+{
+  Worker *w = (Worker *) data;
+  Pipeline *pl = w->pl;
+  GError *error = NULL;
+  size_t in_bytes = pl->in_floats * sizeof (float);
+  size_t out_bytes = pl->out_floats * sizeof (float);
+  gint pending_group = -1;
+  guint pending_slot = 0;
+  guint k = 0;
+
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (w->device), &error))
+    goto out;
+
+  for (guint g = w->index; g < pl->n_groups; g += pl->n_workers, k++)
+    {
+      guint s = k % N_SLOTS;
+
+      g_mutex_lock (&w->lock);
+      while (w->slot_busy[s] && !stopped (pl))
+        g_cond_wait (&w->cond, &w->lock);
+      g_mutex_unlock (&w->lock);
+      if (stopped (pl))
+        break;
+
+      /* The pinned input of this slot may still be on its way up. */
+      if (!TOMO_CUDA_CHECK (cudaEventSynchronize (w->ev_up[s]), &error) ||
+          !worker_read (w, g, w->h_in[s], &error))
+        break;
+
+      if (!TOMO_CUDA_CHECK (cudaStreamWaitEvent (w->up, w->ev_comp[s], 0), &error) ||
+          !TOMO_CUDA_CHECK (cudaMemcpyAsync (w->d_in[s], w->h_in[s], in_bytes,
+                                             cudaMemcpyHostToDevice, w->up), &error) ||
+          !TOMO_CUDA_CHECK (cudaEventRecord (w->ev_up[s], w->up), &error) ||
+          !TOMO_CUDA_CHECK (cudaStreamWaitEvent (w->comp, w->ev_up[s], 0), &error) ||
+          /* d_out of this slot is free: its last download was waited for
+           * before the slot was delivered. */
+          !_tomo_gpu_context_filter_device (w->ctx, pl->pack, w->d_in[s], w->comp, &error) ||
+          !_tomo_gpu_context_backproject_to (w->ctx, &pl->bp, w->d_out[s], w->comp, &error) ||
+          !TOMO_CUDA_CHECK (cudaEventRecord (w->ev_comp[s], w->comp), &error) ||
+          !TOMO_CUDA_CHECK (cudaStreamWaitEvent (w->down, w->ev_comp[s], 0), &error) ||
+          !TOMO_CUDA_CHECK (cudaMemcpyAsync (w->h_out[s], w->d_out[s], out_bytes,
+                                             cudaMemcpyDeviceToHost, w->down), &error) ||
+          !TOMO_CUDA_CHECK (cudaEventRecord (w->ev_down[s], w->down), &error))
+        break;
+
+      g_mutex_lock (&w->lock);
+      w->slot_busy[s] = TRUE;
+      g_mutex_unlock (&w->lock);
+
+      /* Group k is queued on the GPU: now wait for group k−1 to come home. */
+      if (pending_group >= 0)
+        {
+          if (!TOMO_CUDA_CHECK (cudaEventSynchronize (w->ev_down[pending_slot]), &error))
+            break;
+          push_done (w, pending_group, pending_slot);
+        }
+      pending_group = g;
+      pending_slot = s;
+    }
+
+  if (error == NULL && pending_group >= 0 && !stopped (pl))
+    {
+      if (TOMO_CUDA_CHECK (cudaEventSynchronize (w->ev_down[pending_slot]), &error))
+        push_done (w, pending_group, pending_slot);
+    }
+
+out:
+  /* Nothing of ours may still run when the calling thread frees the buffers. */
+  if (w->up)
+    TOMO_CUDA_WARN (cudaStreamSynchronize (w->up));
+  if (w->comp)
+    TOMO_CUDA_WARN (cudaStreamSynchronize (w->comp));
+  if (w->down)
+    TOMO_CUDA_WARN (cudaStreamSynchronize (w->down));
+  {
+    Item *item = g_new0 (Item, 1);
+    item->error = error;
+    g_async_queue_push (pl->queue, item);
+  }
+  return NULL;
+}
+
+static void
+pipeline_release (Pipeline *pl)
+{
+  for (guint i = 0; i < pl->n_workers; i++)
+    {
+      worker_release (&pl->workers[i]);
+      g_mutex_clear (&pl->workers[i].lock);
+      g_cond_clear (&pl->workers[i].cond);
+    }
+  g_clear_pointer (&pl->workers, g_free);
+  pl->n_workers = 0;
+}
+
+static gboolean
+pipeline_prepare (Pipeline *pl,
+                  guint     n_devices,
+                  GError  **error)
+{
+  const TomoGpuVolumeJob *job = pl->job;
+
+  pl->n_groups = (pl->n_rows + pl->pack - 1) / pl->pack;
+  pl->n_workers = MIN (n_devices, pl->n_groups);
+  pl->in_floats = (size_t) pl->pack * job->n_proj * job->width;
+  pl->out_floats = (size_t) pl->pack * pl->roi_w * pl->roi_h;
+  pl->workers = g_new0 (Worker, pl->n_workers);
+  for (guint i = 0; i < pl->n_workers; i++)
+    {
+      Worker *w = &pl->workers[i];
+
+      w->pl = pl;
+      w->device = (int) i;
+      w->index = i;
+      g_mutex_init (&w->lock);
+      g_cond_init (&w->cond);
+    }
+  for (guint i = 0; i < pl->n_workers; i++)
+    if (!worker_prepare (&pl->workers[i], error))
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+check_job (const TomoGpuVolumeJob *job,
+           GError                **error)
+{
+  if (job->width == 0 || job->n_proj == 0 || job->angles == NULL)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Invalid volume geometry: width %u, %u projections%s",
+                   job->width, job->n_proj, job->angles ? "" : ", no angles");
+      return FALSE;
+    }
+  if (job->row_end <= job->row_start)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Empty row range [%u, %u)", job->row_start, job->row_end);
+      return FALSE;
+    }
+  if (job->read == NULL || job->write == NULL || job->response == NULL)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                           "Volume job needs read and write callbacks and a filter response");
+      return FALSE;
+    }
+  if (job->bp.interp != 0 && job->bp.interp != 1)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Invalid interpolation %d (0 nearest, 1 linear)", job->bp.interp);
+      return FALSE;
+    }
+  if ((int) job->bp.kernel < 0 || job->bp.kernel >= TOMO_GPU_N_KERNELS)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Invalid back-projection kernel %d", (int) job->bp.kernel);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
+                             GError                **error)
+{
+  Pipeline pl;
+  int n_devices;
+  guint x, y;
+  static const guint packs[] = { 4, 2, 1 };
+  GError *local = NULL;
+  GError *first_error = NULL;
+  Item **ready = NULL;
+  guint next = 0, exited = 0;
+
+  g_return_val_if_fail (job != NULL, FALSE);
+
+  if (!check_job (job, error))
+    return FALSE;
+  n_devices = tomo_gpu_get_n_devices ();
+  if (n_devices <= 0)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE,
+                           "No CUDA device available for the volume reconstruction");
+      return FALSE;
+    }
+
+  memset (&pl, 0, sizeof pl);
+  pl.job = job;
+  pl.bp = job->bp;
+  pl.n_rows = job->row_end - job->row_start;
+  if (!_tomo_gpu_resolve_roi (job->width, &job->bp, &x, &y, &pl.roi_w, &pl.roi_h, error))
+    return FALSE;
+  g_mutex_init (&pl.read_lock);
+
+  /* Out of memory → the next smaller group the kernel supports. */
+  for (guint i = 0; i < G_N_ELEMENTS (packs); i++)
+    {
+      if (!tomo_bp_supports (job->bp.kernel, packs[i], job->bp.interp))
+        continue;
+      pl.pack = packs[i];
+      g_clear_error (&local);
+      if (pipeline_prepare (&pl, (guint) n_devices, &local))
+        break;
+      pipeline_release (&pl);
+      pl.pack = 0;
+      if (!g_error_matches (local, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY))
+        break;
+    }
+  if (pl.pack == 0)
+    {
+      if (local == NULL)
+        g_set_error (&local, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                     "The %s kernel supports no slice packing for this interpolation",
+                     tomo_gpu_kernel_to_string (job->bp.kernel));
+      else if (g_error_matches (local, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY))
+        g_prefix_error (&local, "Volume of %u rows does not fit the GPU even one slice at a time: ",
+                        pl.n_rows);
+      g_mutex_clear (&pl.read_lock);
+      g_propagate_error (error, local);
+      return FALSE;
+    }
+  g_clear_error (&local);
+
+  pl.queue = g_async_queue_new ();
+  ready = g_new0 (Item *, pl.n_groups);
+  for (guint i = 0; i < pl.n_workers; i++)
+    pl.workers[i].thread = g_thread_new ("tomo-gpu-volume", worker_run, &pl.workers[i]);
+
+  while (exited < pl.n_workers)
+    {
+      Item *item = (Item *) g_async_queue_timeout_pop (pl.queue, 50 * G_TIME_SPAN_MILLISECOND);
+
+      if (item == NULL)
+        {
+          /* Wake workers waiting for a slot so they see a cancel. */
+          if (stopped (&pl))
+            for (guint i = 0; i < pl.n_workers; i++)
+              {
+                g_mutex_lock (&pl.workers[i].lock);
+                g_cond_broadcast (&pl.workers[i].cond);
+                g_mutex_unlock (&pl.workers[i].lock);
+              }
+          continue;
+        }
+      if (item->worker == NULL)
+        {
+          exited++;
+          if (item->error != NULL)
+            {
+              if (first_error == NULL)
+                first_error = item->error;
+              else
+                g_error_free (item->error);
+              g_atomic_int_set (&pl.stop, 1);
+            }
+          g_free (item);
+          continue;
+        }
+      ready[item->group] = item;
+
+      /* Deliver every group that is next in row order. */
+      while (next < pl.n_groups && ready[next] != NULL && first_error == NULL && !stopped (&pl))
+        {
+          Item *it = ready[next];
+          Worker *w = it->worker;
+          guint first = job->row_start + next * pl.pack;
+          size_t plane = (size_t) pl.roi_w * pl.roi_h;
+
+          for (guint i = 0; i < pl.pack && first + i < job->row_end; i++)
+            {
+              if (first_error != NULL || stopped (&pl))
+                break;
+              if (!job->write (first + i, w->h_out[it->slot] + i * plane, job->user_data, &local))
+                {
+                  if (local == NULL)
+                    g_set_error (&local, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                                 "Writing slice %u failed (no reason given)", first + i);
+                  first_error = local;
+                  local = NULL;
+                  g_atomic_int_set (&pl.stop, 1);
+                }
+            }
+          g_mutex_lock (&w->lock);
+          w->slot_busy[it->slot] = FALSE;
+          g_cond_broadcast (&w->cond);
+          g_mutex_unlock (&w->lock);
+          ready[next] = NULL;
+          g_free (it);
+          next++;
+          if (job->progress && first_error == NULL)
+            job->progress (MIN (next * pl.pack, pl.n_rows), pl.n_rows, job->user_data);
+        }
+      if (first_error != NULL || stopped (&pl))
+        {
+          g_atomic_int_set (&pl.stop, 1);
+          for (guint i = 0; i < pl.n_workers; i++)
+            {
+              g_mutex_lock (&pl.workers[i].lock);
+              g_cond_broadcast (&pl.workers[i].cond);
+              g_mutex_unlock (&pl.workers[i].lock);
+            }
+        }
+    }
+
+  for (guint i = 0; i < pl.n_workers; i++)
+    g_thread_join (pl.workers[i].thread);
+  for (guint i = 0; i < pl.n_groups; i++)
+    g_free (ready[i]);
+  g_free (ready);
+  g_async_queue_unref (pl.queue);
+  pipeline_release (&pl);
+  g_mutex_clear (&pl.read_lock);
+
+  if (first_error == NULL && next < pl.n_groups)
+    {
+      if (job->cancel != NULL && g_atomic_int_get (job->cancel))
+        g_set_error (&first_error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                     "Volume reconstruction cancelled after %u of %u rows",
+                     MIN (next * pl.pack, pl.n_rows), pl.n_rows);
+      else
+        g_set_error (&first_error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_CUDA,
+                     "Volume reconstruction stopped after %u of %u rows",
+                     MIN (next * pl.pack, pl.n_rows), pl.n_rows);
+    }
+  if (first_error != NULL)
+    {
+      g_propagate_error (error, first_error);
+      return FALSE;
+    }
+  return TRUE;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Internal to gpu/ (CUDA units only): error helpers and the pieces of the
+ * context that the volume pipeline drives on its own streams.
+ */
+#pragma once
+
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#include "tomo-gpu.h"
+
+gboolean _tomo_gpu_check_cuda  (cudaError_t  res,
+                                const char  *call,
+                                const char  *file,
+                                int          line,
+                                GError     **error);
+gboolean _tomo_gpu_check_cufft (cufftResult  res,
+                                const char  *call,
+                                const char  *file,
+                                int          line,
+                                GError     **error);
+/* Cleanup paths: log and continue. */
+void     _tomo_gpu_warn_cuda   (cudaError_t  res,
+                                const char  *call,
+                                const char  *file,
+                                int          line);
+
+#define TOMO_CUDA_CHECK(call, error) \
+  _tomo_gpu_check_cuda ((call), #call, __FILE__, __LINE__, (error))
+#define TOMO_CUFFT_CHECK(call, error) \
+  _tomo_gpu_check_cufft ((call), #call, __FILE__, __LINE__, (error))
+#define TOMO_CUDA_WARN(call) \
+  _tomo_gpu_warn_cuda ((call), #call, __FILE__, __LINE__)
+/* After every kernel launch. */
+#define TOMO_CUDA_CHECK_LAUNCH(what, error) \
+  _tomo_gpu_check_cuda (cudaGetLastError (), what, __FILE__, __LINE__, (error))
+
+/* Filters n_slices planes of n_proj × width floats already on the device
+ * (d_sinos) on `stream`, leaves the result in the context's filtered buffer
+ * and hands it to the back projector.  The filter events are recorded on
+ * `stream` but not waited for. */
+gboolean _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
+                                          guint           n_slices,
+                                          const float    *d_sinos,
+                                          cudaStream_t    stream,
+                                          GError        **error);
+
+/* Back projects the loaded sinograms into d_out (n_slices × roi) on `stream`
+ * without waiting; `auto` resolved through the tuning table. */
+gboolean _tomo_gpu_context_backproject_to (TomoGpuContext                 *ctx,
+                                           const TomoGpuBackprojectParams *params,
+                                           float                          *d_out,
+                                           cudaStream_t                    stream,
+                                           GError                        **error);
+
+/* Resolved ROI of params for the context's width; FALSE with
+ * TOMO_GPU_ERROR_INVALID if it does not fit in the slice. */
+gboolean _tomo_gpu_resolve_roi (guint                           width,
+                                const TomoGpuBackprojectParams *params,
+                                guint                          *x,
+                                guint                          *y,
+                                guint                          *w,
+                                guint                          *h,
+                                GError                        **error);
+
+/* The kernel table lookup for `auto`; AUTO when the table has no entry. */
+TomoGpuKernel _tomo_gpu_context_resolve_kernel (TomoGpuContext *ctx,
+                                                guint           n_slices,
+                                                int             interp,
+                                                guint           roi_width);

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Internal to gpu/ (C++/CUDA only): the back projector.  tomo-gpu.cu owns the
- * context, the cuFFT filtering and the output; tomo-gpu-bp.cu owns the
- * packing of filtered sinograms (float / float2 / half4), their textures and
- * the back-projection kernels of Chilingaryan et al.
+ * Internal to gpu/ (and the gpu tests): the back projector.  tomo-gpu.cu owns
+ * the context, the cuFFT filtering and the output; tomo-gpu-bp.cu owns the
+ * packing of filtered sinograms (float / float2 / float4 / half4), their
+ * textures and the back-projection kernels of Chilingaryan et al.
+ *
+ * Several TomoBp on one device may run on different streams: the kernels that
+ * read the per-projection constants from constant memory serialise their
+ * uploads and launches per device.
  */
 #pragma once
 
@@ -11,11 +15,14 @@
 
 #include "tomo-gpu.h"
 
+G_BEGIN_DECLS
+
 typedef struct _TomoBp TomoBp;
 
 TomoBp  *tomo_bp_new          (int device, GError **error);
 void     tomo_bp_free         (TomoBp *bp);
 
+/* width ≥ 1, 1 ≤ n_proj ≤ 65000, finite angles (radians). */
 gboolean tomo_bp_set_geometry (TomoBp       *bp,
                                guint         width,
                                guint         n_proj,
@@ -45,3 +52,11 @@ gboolean tomo_bp_run           (TomoBp                         *bp,
 gboolean tomo_bp_supports      (TomoGpuKernel kernel,
                                 guint         n_slices,
                                 int           interp);
+
+/* The kernel `auto` picks without a tuning table (measured on the H100). */
+TomoGpuKernel tomo_bp_default_kernel (guint n_slices,
+                                      int   interp,
+                                      guint roi_width,
+                                      guint roi_height);
+
+G_END_DECLS

@@ -1,10 +1,48 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* placeholder: being written */
+#define G_LOG_DOMAIN "tomo-ui"
+
 #include "config.h"
+
+#include "tomo-application.h"
+#include "tomo-ui-private.h"
+#include "tomo-ui-resources.h"
 #include "tomo-ui.h"
-int
-tomo_ui_main (int argc, char **argv)
+
+void
+_tomo_ui_ensure_resources (void)
 {
-  g_printerr ("viewer not written yet\n");
-  return 1;
+  static gsize done = 0;
+
+  if (g_once_init_enter (&done))
+    {
+      tomo_ui_register_resource ();
+      g_once_init_leave (&done, 1);
+    }
+}
+
+/* An uninstalled build keeps its compiled schema in <builddir>/data; use it
+ * when the schema is not installed, so settings work from ./run.sh too. */
+static void
+use_build_schemas (void)
+{
+  GSettingsSchemaSource *source = g_settings_schema_source_get_default ();
+  g_autoptr(GSettingsSchema) schema = NULL;
+
+  if (source != NULL)
+    schema = g_settings_schema_source_lookup (source, APPLICATION_ID, TRUE);
+  if (schema == NULL && g_getenv ("GSETTINGS_SCHEMA_DIR") == NULL
+      && g_file_test (TOMO_BUILD_SCHEMA_DIR "/gschemas.compiled", G_FILE_TEST_EXISTS))
+    g_setenv ("GSETTINGS_SCHEMA_DIR", TOMO_BUILD_SCHEMA_DIR, TRUE);
+}
+
+int
+tomo_ui_main (int    argc,
+              char **argv)
+{
+  g_autoptr(TomoApplication) app = NULL;
+
+  use_build_schemas ();
+  _tomo_ui_ensure_resources ();
+  app = tomo_application_new (G_APPLICATION_DEFAULT_FLAGS);
+  return g_application_run (G_APPLICATION (app), argc, argv);
 }

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gtk/gtk.h>
+
+G_BEGIN_DECLS
+
+#define TOMO_TYPE_HISTOGRAM (tomo_histogram_get_type ())
+G_DECLARE_FINAL_TYPE (TomoHistogram, tomo_histogram, TOMO, HISTOGRAM, GtkWidget)
+
+GtkWidget *tomo_histogram_new        (void);
+/* Bins the finite values of data (n of them); NaN/Inf are ignored. */
+void       tomo_histogram_set_data   (TomoHistogram *self,
+                                      const float   *data,
+                                      gsize          n);
+void       tomo_histogram_set_window (TomoHistogram *self,
+                                      double         min,
+                                      double         max);
+
+/* Values at the lo and hi percentiles (0…100) of the finite values of data.
+ * FALSE when data holds no finite value. */
+gboolean   tomo_percentiles          (const float *data,
+                                      gsize        n,
+                                      double       lo_percent,
+                                      double       hi_percent,
+                                      double      *lo,
+                                      double      *hi);
+
+G_END_DECLS

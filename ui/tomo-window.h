@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "tomo-engine.h"
+#include "tomo-slice-view.h"
+
+G_BEGIN_DECLS
+
+#define TOMO_TYPE_WINDOW (tomo_window_get_type ())
+G_DECLARE_FINAL_TYPE (TomoWindow, tomo_window, TOMO, WINDOW, GtkApplicationWindow)
+
+TomoWindow    *tomo_window_new                   (GtkApplication *application);
+
+/* Opens a scan in a worker thread; "scan-loaded" reports the outcome and a
+ * failure also shows the error banner. */
+void           tomo_window_open                  (TomoWindow *self,
+                                                  GFile      *file);
+TomoScan      *tomo_window_get_scan              (TomoWindow *self);
+TomoEngine    *tomo_window_get_engine            (TomoWindow *self);
+TomoSliceView *tomo_window_get_slice_view        (TomoWindow *self);
+/* The text of the error banner, NULL while it is hidden. */
+const char    *tomo_window_get_error_message     (TomoWindow *self);
+void           tomo_window_show_error            (TomoWindow *self,
+                                                  const char *message);
+
+/* Float32 TIFF of the slice(s) on screen: one page per slice. */
+gboolean       tomo_window_export_slice_tiff     (TomoWindow *self,
+                                                  const char *path,
+                                                  GError    **error);
+/* PNG of the slice(s) as displayed (colour map and window), 1:1. */
+gboolean       tomo_window_export_slice_png      (TomoWindow *self,
+                                                  const char *path,
+                                                  GError    **error);
+/* Every row of the scan with the current parameters as a TIFF stack, in a
+ * worker thread; progress in the status bar. */
+void           tomo_window_export_volume_async   (TomoWindow          *self,
+                                                  const char          *path,
+                                                  GCancellable        *cancellable,
+                                                  GAsyncReadyCallback  callback,
+                                                  gpointer             user_data);
+gboolean       tomo_window_export_volume_finish  (TomoWindow    *self,
+                                                  GAsyncResult  *result,
+                                                  GError       **error);
+
+G_END_DECLS

@@ -25,9 +25,11 @@ tomo_filter_padded_width (guint width)
 {
   guint64 n = MAX ((guint64) width * 2, 2);
 
-  /* 7-smooth numbers are dense enough that this loop runs only a few steps. */
-  while (!is_7_smooth (n))
-    n++;
+  /* Even as well as 7-smooth: the GPU packs two real rows into one complex
+   * transform and its R2C path wants an even length.  7-smooth numbers are
+   * dense enough that this loop runs only a few steps. */
+  while (!is_7_smooth (n) || n % 2 != 0)
+    n += 2;
   g_return_val_if_fail (n <= G_MAXUINT, 0);
   return (guint) n;
 }

@@ -5,8 +5,9 @@
 
 G_BEGIN_DECLS
 
-/* Padded row length for filtering: the smallest 2^a·3^b·5^c·7^d ≥ 2·width
- * (FFTW and cuFFT are fastest on such sizes). */
+/* Padded row length for filtering: the smallest even 2^a·3^b·5^c·7^d ≥
+ * 2·width (FFTW and cuFFT are fastest on such sizes; the GPU's paired
+ * complex transform needs an even length). */
 guint  tomo_filter_padded_width (guint width);
 
 /* Frequency response of the reconstruction filter for rows padded to

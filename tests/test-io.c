@@ -531,6 +531,16 @@ test_nxtomo_no_key (Fixture *f, gconstpointer data)
     /* Already linear and normalised: the values pass through. */
     g_assert_cmpfloat_with_epsilon (out[3 * NW + 1], (float) raw_value (3, 2, 1), 1e-3);
   }
+  {
+    /* Missing flats and darks read as the neutral ones and zeros. */
+    float flat[NW], dark[NW];
+    g_assert_true (tomo_scan_read_flat_dark (scan, 1, flat, dark, &error));
+    for (guint x = 0; x < NW; x++)
+      {
+        g_assert_cmpfloat (flat[x], ==, 1.0f);
+        g_assert_cmpfloat (dark[x], ==, 0.0f);
+      }
+  }
 }
 
 static void
@@ -921,7 +931,8 @@ write_tiff (const char *path,
     [TOMO_DTYPE_FLOAT32] = { 32, SAMPLEFORMAT_IEEEFP },
     [TOMO_DTYPE_FLOAT64] = { 64, SAMPLEFORMAT_IEEEFP },
   };
-  TIFF *tif = TIFFOpen (path, "w");
+  /* Tiled pages are written big-endian ("MM"): both byte orders get read. */
+  TIFF *tif = TIFFOpen (path, tiled ? "wb" : "wl");
   gsize elem = kinds[dtype].bits / 8;
   g_autofree guint8 *buf = g_malloc0 ((gsize) width * height * elem + 16 * 16 * elem);
 
@@ -1151,6 +1162,11 @@ test_tiff_dtypes (Fixture *f, gconstpointer data)
                    : dtypes[d] == TOMO_DTYPE_UINT16 ? 40000 + (i % 20000)
                    : 3000000u + i;
         write_tiff (path, pages, n, w, h, dtypes[d], tiled);
+        {
+          g_autofree char *head = NULL;
+          g_assert_true (g_file_get_contents (path, &head, NULL, NULL));
+          g_assert_cmpint (head[0], ==, tiled ? 'M' : 'I');
+        }
 
         tomo_open_options_init (&options);
         options.already_sinogram = TRUE;

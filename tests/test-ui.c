@@ -1,9 +1,577 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* placeholder: being written */
-#include <glib.h>
-int
-main (int argc, char **argv)
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+#include <glib/gstdio.h>
+#include <gtk/gtk.h>
+
+#include "tomo-application.h"
+#include "tomo-colormap.h"
+#include "tomo-histogram.h"
+#include "tomo-tiff-writer.h"
+#include "tomo-window.h"
+
+/* The sample scan's rotation axis: (512 − 1)/2 + 3.37. */
+#define TRUE_CENTER 258.87
+
+static gboolean have_display;
+static TomoApplication *app;
+static TomoWindow *window;
+static char *tmpdir;
+
+static gboolean
+timeout_cb (gpointer data)
 {
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Iterates the main context until *flag is set; FALSE after timeout_s. */
+static gboolean
+wait_for (gboolean *flag,
+          guint     timeout_s)
+{
+  gboolean timed_out = FALSE;
+  guint id = g_timeout_add_seconds (timeout_s, timeout_cb, &timed_out);
+
+  while (!*flag && !timed_out)
+    g_main_context_iteration (NULL, TRUE);
+  if (!timed_out)
+    g_source_remove (id);
+  return *flag;
+}
+
+static void
+on_shown (TomoSliceView *view,
+          gpointer       data)
+{
+  *(gboolean *) data = TRUE;
+}
+
+/* Sets a window property and waits until the slice it causes is on screen. */
+static void
+set_and_wait (const char *property,
+              ...)
+{
+  TomoSliceView *view = tomo_window_get_slice_view (window);
+  gboolean shown = FALSE;
+  gulong id;
+  va_list args;
+
+  id = g_signal_connect (view, "slice-shown", G_CALLBACK (on_shown), &shown);
+  va_start (args, property);
+  g_object_set_valist (G_OBJECT (window), property, args);
+  va_end (args);
+  g_assert_true (wait_for (&shown, 60));
+  g_signal_handler_disconnect (view, id);
+}
+
+static void
+set_center_and_wait (double center)
+{
+  /* Through the action, as a key binding or a menu would. */
+  TomoSliceView *view = tomo_window_get_slice_view (window);
+  gboolean shown = FALSE;
+  gulong id;
+  double current;
+
+  /* No change, no new slice to wait for. */
+  g_object_get (window, "center", &current, NULL);
+  if (current == center && tomo_slice_view_get_slice (view) != NULL
+      && tomo_slice_view_get_slice (view)->params.center == center)
+    return;
+
+  id = g_signal_connect (view, "slice-shown", G_CALLBACK (on_shown), &shown);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.set-center", "d", center));
+  g_assert_true (wait_for (&shown, 60));
+  g_signal_handler_disconnect (view, id);
+  g_assert_cmpfloat_with_epsilon (tomo_slice_view_get_slice (view)->params.center, center, 1e-9);
+}
+
+static guint8 *
+read_pixels (guint *w,
+             guint *h)
+{
+  g_autoptr(GError) error = NULL;
+  guint8 *pixels = tomo_slice_view_read_pixels (tomo_window_get_slice_view (window), w, h, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (pixels);
+  return pixels;
+}
+
+static gboolean
+skip_without_display (void)
+{
+  if (!have_display)
+    {
+      g_test_skip ("No display: gtk_init_check() failed (run under xvfb-run)");
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+on_loaded (TomoWindow *w,
+           gboolean    ok,
+           gpointer    data)
+{
+  ((gboolean *) data)[0] = TRUE;
+  ((gboolean *) data)[1] = ok;
+}
+
+/* Opens `path` and waits for "scan-loaded"; returns its outcome. */
+static gboolean
+open_and_wait (const char *path)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  gboolean state[2] = { FALSE, FALSE };
+  gulong id = g_signal_connect (window, "scan-loaded", G_CALLBACK (on_loaded), state);
+
+  tomo_window_open (window, file);
+  g_assert_true (wait_for (&state[0], 60));
+  g_signal_handler_disconnect (window, id);
+  return state[1];
+}
+
+static void
+ensure_window (void)
+{
+  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  gboolean shown = FALSE;
+  gulong id;
+
+  if (window != NULL)
+    return;
+
+  g_assert_nonnull (sample);
+  app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+  window = tomo_window_new (GTK_APPLICATION (app));
+  g_object_add_weak_pointer (G_OBJECT (window), (gpointer *) &window);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
+  gtk_window_present (GTK_WINDOW (window));
+
+  id = g_signal_connect (tomo_window_get_slice_view (window), "slice-shown", G_CALLBACK (on_shown), &shown);
+  g_assert_true (open_and_wait (sample));
+  g_assert_true (wait_for (&shown, 60));
+  g_signal_handler_disconnect (tomo_window_get_slice_view (window), id);
+}
+
+/* ---- tests ----------------------------------------------------------------- */
+
+static void
+test_colormap_lut (void)
+{
+  guint8 gray[256 * 4], inverted[256 * 4], viridis[256 * 4];
+  TomoColormap cm;
+
+  tomo_colormap_fill_lut (TOMO_COLORMAP_GRAY, gray);
+  tomo_colormap_fill_lut (TOMO_COLORMAP_INVERTED, inverted);
+  tomo_colormap_fill_lut (TOMO_COLORMAP_VIRIDIS, viridis);
+  g_assert_cmpuint (gray[0], ==, 0);
+  g_assert_cmpuint (gray[255 * 4], ==, 255);
+  for (guint i = 0; i < 256; i++)
+    g_assert_cmpuint (inverted[4 * i], ==, 255 - gray[4 * i]);
+  /* viridis: dark purple to yellow. */
+  g_assert_cmpuint (viridis[2], >, viridis[0]);
+  g_assert_cmpuint (viridis[255 * 4 + 0], >, 200);
+  g_assert_cmpuint (viridis[255 * 4 + 2], <, 80);
+
+  g_assert_true (tomo_colormap_from_string ("magma", &cm));
+  g_assert_cmpint (cm, ==, TOMO_COLORMAP_MAGMA);
+  g_assert_false (tomo_colormap_from_string ("rainbow", &cm));
+  g_assert_false (tomo_colormap_from_string (NULL, &cm));
+}
+
+static void
+test_percentiles (void)
+{
+  float data[1002];
+  double lo, hi;
+
+  for (guint i = 0; i < 1000; i++)
+    data[i] = i;
+  data[1000] = NAN;
+  data[1001] = INFINITY;
+  g_assert_true (tomo_percentiles (data, G_N_ELEMENTS (data), 1, 99, &lo, &hi));
+  g_assert_cmpfloat_with_epsilon (lo, 10, 1.5);
+  g_assert_cmpfloat_with_epsilon (hi, 990, 1.5);
+
+  for (guint i = 0; i < G_N_ELEMENTS (data); i++)
+    data[i] = NAN;
+  g_assert_false (tomo_percentiles (data, G_N_ELEMENTS (data), 1, 99, &lo, &hi));
+}
+
+static void
+test_center_changes_picture (void)
+{
+  g_autofree guint8 *a = NULL, *b = NULL;
+  guint w, h, w2, h2;
+  double diff = 0;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+
+  g_object_set (window, "auto-contrast", FALSE, "window-min", -0.002, "window-max", 0.01, NULL);
+  set_center_and_wait (252.0);
+  a = read_pixels (&w, &h);
+  set_center_and_wait (TRUE_CENTER);
+  b = read_pixels (&w2, &h2);
+  g_assert_cmpuint (w, ==, 512);
+  g_assert_cmpuint (h, ==, 512);
+  g_assert_cmpuint (w2, ==, w);
+  g_assert_cmpuint (h2, ==, h);
+
+  for (gsize i = 0; i < (gsize) w * h; i++)
+    diff += fabs ((double) a[4 * i] - b[4 * i]);
+  diff /= (double) w * h;
+  g_test_message ("mean |Δ gray| between centre 252 and %.2f: %.2f", TRUE_CENTER, diff);
+  /* A 6.9 px wrong centre smears every edge into arcs: several gray levels. */
+  g_assert_cmpfloat (diff, >, 2.0);
+}
+
+/* Gradient energy of the slice inside the reconstruction circle: a wrong
+ * centre doubles edges into arcs, which lowers the peak gradients and the
+ * sum of their squares falls; the right centre maximises it. */
+static double
+sharpness (TomoSlice *slice)
+{
+  guint w = slice->width, h = slice->height;
+  double cx = (w - 1) / 2.0, r2 = (w / 2.0 - 4) * (w / 2.0 - 4), sum = 0;
+
+  for (guint y = 1; y + 1 < h; y++)
+    for (guint x = 1; x + 1 < w; x++)
+      {
+        const float *p = slice->data + (gsize) y * w + x;
+        double gx, gy;
+
+        if ((x - cx) * (x - cx) + (y - cx) * (y - cx) > r2)
+          continue;
+        gx = p[1] - p[-1];
+        gy = p[w] - p[-(gssize) w];
+        sum += (gx * gx + gy * gy) * (gx * gx + gy * gy);
+      }
+  return sum;
+}
+
+static void
+test_sharpest_center (void)
+{
+  double best = -1, best_center = 0;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+
+  for (double c = 255.0; c <= 263.0 + 1e-9; c += 0.25)
+    {
+      TomoSlice *slice;
+      double s;
+
+      set_center_and_wait (c);
+      slice = tomo_slice_view_get_slice (tomo_window_get_slice_view (window));
+      g_assert_nonnull (slice->data);
+      s = sharpness (slice);
+      g_test_message ("centre %.2f: sharpness %.6g", c, s);
+      if (s > best)
+        {
+          best = s;
+          best_center = c;
+        }
+    }
+
+  g_test_message ("sharpest centre %.2f, true %.2f", best_center, TRUE_CENTER);
+  g_assert_cmpfloat (fabs (best_center - TRUE_CENTER), <=, 0.5);
+}
+
+static void
+test_colormap_window (void)
+{
+  g_autofree guint8 *gray = NULL, *inv = NULL, *vir = NULL;
+  guint8 lut[256 * 4];
+  TomoSlice *slice;
+  double lo, hi;
+  guint w, h, n_low = 0, n_high = 0, n_mid = 0;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+
+  set_center_and_wait (TRUE_CENTER);
+  slice = tomo_slice_view_get_slice (tomo_window_get_slice_view (window));
+  g_assert_true (tomo_percentiles (slice->data, (gsize) slice->width * slice->height, 30, 70, &lo, &hi));
+  g_assert_cmpfloat (hi, >, lo);
+
+  g_object_set (window, "auto-contrast", FALSE, "colormap", "gray",
+                "window-min", lo, "window-max", hi, NULL);
+  g_assert_cmpfloat (tomo_slice_view_get_window_min (tomo_window_get_slice_view (window)), ==, lo);
+  gray = read_pixels (&w, &h);
+
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.colormap", "s", "inverted"));
+  inv = read_pixels (&w, &h);
+  g_object_set (window, "colormap", "viridis", NULL);
+  vir = read_pixels (&w, &h);
+  tomo_colormap_fill_lut (TOMO_COLORMAP_VIRIDIS, lut);
+
+  for (gsize i = 0; i < (gsize) w * h; i++)
+    {
+      float v = slice->data[i];
+      double t = (v - lo) / (hi - lo);
+
+      /* At or below the minimum → 0, at or above the maximum → 255. */
+      if (v <= lo)
+        {
+          g_assert_cmpuint (gray[4 * i], ==, 0);
+          n_low++;
+        }
+      else if (v >= hi)
+        {
+          g_assert_cmpuint (gray[4 * i], ==, 255);
+          n_high++;
+        }
+      else
+        {
+          /* Linear in between, to within one step (float rounding in GLSL). */
+          g_assert_cmpfloat (fabs (gray[4 * i] - t * 255.0), <=, 1.5);
+          n_mid++;
+        }
+      g_assert_cmpuint (gray[4 * i], ==, gray[4 * i + 1]);
+      g_assert_cmpuint (inv[4 * i], ==, 255 - gray[4 * i]);
+      {
+        guint k = gray[4 * i];
+        g_assert_cmpint (abs ((int) vir[4 * i + 1] - lut[4 * k + 1]), <=, 8);
+      }
+    }
+  g_test_message ("%u below, %u inside, %u above the window", n_low, n_mid, n_high);
+  g_assert_cmpuint (n_low, >, 1000);
+  g_assert_cmpuint (n_high, >, 1000);
+  g_assert_cmpuint (n_mid, >, 1000);
+
+  g_object_set (window, "colormap", "gray", NULL);
+}
+
+static void
+test_export_tiff_matches_cli (void)
+{
+  g_autofree char *ui_path = g_build_filename (tmpdir, "ui.tif", NULL);
+  g_autofree char *cli_path = g_build_filename (tmpdir, "cli.tif", NULL);
+  g_autofree char *cli_out = NULL, *cli_err = NULL;
+  g_autofree float *a = NULL, *b = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *tomolive = g_getenv ("TOMOLIVE");
+  guint aw, ah, an, bw, bh, bn;
+  double max_diff = 0, max_abs = 0;
+  int status;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+  g_assert_nonnull (tomolive);
+
+  g_object_set (window, "filter", "ram-lak", "interp", "linear", NULL);
+  set_and_wait ("row", 20, "center", 258.5, NULL);
+  g_assert_true (tomo_window_export_slice_tiff (window, ui_path, &error));
+  g_assert_no_error (error);
+
+  {
+    const char *argv[] = { tomolive, "reconstruct", g_getenv ("TOMO_SAMPLE_SCAN"),
+                           "--row", "20", "--center", "258.5", "--backend", "cpu",
+                           "--filter", "ram-lak", "--interp", "linear", "-q",
+                           "-o", cli_path, NULL };
+    g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                                 &cli_out, &cli_err, &status, &error));
+    g_assert_no_error (error);
+    if (!g_spawn_check_wait_status (status, NULL))
+      g_error ("tomolive reconstruct failed: %s", cli_err);
+  }
+
+  a = tomo_tiff_read_float (ui_path, &aw, &ah, &an, &error);
+  g_assert_no_error (error);
+  b = tomo_tiff_read_float (cli_path, &bw, &bh, &bn, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (aw, ==, bw);
+  g_assert_cmpuint (ah, ==, bh);
+  g_assert_cmpuint (an, ==, 1);
+  g_assert_cmpuint (bn, ==, 1);
+
+  for (gsize i = 0; i < (gsize) aw * ah; i++)
+    {
+      g_assert_true (isfinite (a[i]));
+      max_diff = MAX (max_diff, fabs ((double) a[i] - b[i]));
+      max_abs = MAX (max_abs, fabs ((double) b[i]));
+    }
+  g_test_message ("max |ui − cli| = %.3g (max |value| %.3g)", max_diff, max_abs);
+  /* Same engine, same parameters: equal up to float summation order. */
+  g_assert_cmpfloat (max_diff, <=, 1e-5 * max_abs);
+
+  g_unlink (ui_path);
+  g_unlink (cli_path);
+}
+
+static void
+test_export_png (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "slice.png", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GdkTexture) texture = NULL;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+
+  g_assert_true (tomo_window_export_slice_png (window, path, &error));
+  g_assert_no_error (error);
+  texture = gdk_texture_new_from_filename (path, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (gdk_texture_get_width (texture), ==, 512);
+  g_assert_cmpint (gdk_texture_get_height (texture), ==, 512);
+  g_unlink (path);
+
+  /* A folder that does not exist: an error, not a crash. */
+  g_assert_false (tomo_window_export_slice_tiff (window, "/nonexistent/dir/x.tif", &error));
+  g_assert_nonnull (error);
+}
+
+static void
+volume_done (GObject      *source,
+             GAsyncResult *result,
+             gpointer      data)
+{
+  gpointer *state = data;
+
+  state[1] = GINT_TO_POINTER (tomo_window_export_volume_finish (TOMO_WINDOW (source), result,
+                                                                 (GError **) &state[2]));
+  state[0] = GINT_TO_POINTER (TRUE);
+}
+
+static void
+test_export_volume (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "volume.tif", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autofree float *vol = NULL;
+  gpointer state[3] = { NULL, NULL, NULL };
+  TomoSlice *slice;
+  guint w, h, n;
+  double max_diff = 0;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+
+  set_and_wait ("row", 20, "center", TRUE_CENTER, NULL);
+  slice = tomo_slice_view_get_slice (tomo_window_get_slice_view (window));
+  tomo_window_export_volume_async (window, path, NULL, volume_done, state);
+  g_assert_true (wait_for ((gboolean *) &state[0], 240));
+  g_assert_no_error (state[2]);
+  g_assert_true (GPOINTER_TO_INT (state[1]));
+
+  vol = tomo_tiff_read_float (path, &w, &h, &n, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (n, ==, tomo_scan_get_height (tomo_window_get_scan (window)));
+  g_assert_cmpuint (w, ==, slice->width);
+  for (gsize i = 0; i < (gsize) w * h; i++)
+    max_diff = MAX (max_diff, fabs (vol[(gsize) 20 * w * h + i] - slice->data[i]));
+  g_assert_cmpfloat (max_diff, <=, 1e-4);
+  g_unlink (path);
+}
+
+static void
+test_broken_file (void)
+{
+  g_autofree char *path = g_build_filename (tmpdir, "broken.h5", NULL);
+  g_autoptr(GError) error = NULL;
+  g_autofree guint8 *pixels = NULL;
+  const char *message;
+  guint w, h;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+
+  g_assert_true (g_file_set_contents (path, "this is not an HDF5 file\n", -1, &error));
+  g_assert_false (open_and_wait (path));
+
+  message = tomo_window_get_error_message (window);
+  g_assert_nonnull (message);
+  g_test_message ("banner: %s", message);
+  g_assert_nonnull (strstr (message, "broken.h5"));
+
+  /* Still the sample scan, still rendering. */
+  g_assert_nonnull (tomo_window_get_scan (window));
+  set_center_and_wait (257.0);
+  pixels = read_pixels (&w, &h);
+  g_assert_cmpuint (w, ==, 512);
+  g_unlink (path);
+}
+
+static void
+test_actions_and_rows (void)
+{
+  TomoSliceView *view;
+  double c;
+  guint row;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+  view = tomo_window_get_slice_view (window);
+
+  set_center_and_wait (256.0);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.nudge-center", "d", 1.0));
+  g_object_get (window, "center", &c, NULL);
+  g_assert_cmpfloat_with_epsilon (c, 257.0, 1e-9);
+
+  g_object_get (window, "row", &row, NULL);
+  set_and_wait ("n-slices", 2, NULL);
+  g_assert_cmpuint (tomo_slice_view_get_slice (view)->n_slices, ==, 2);
+  {
+    g_autofree guint8 *pixels = NULL;
+    guint w, h;
+
+    pixels = read_pixels (&w, &h);
+    g_assert_cmpuint (w, ==, 1024);
+    g_assert_cmpuint (h, ==, 512);
+  }
+  set_and_wait ("n-slices", 1, NULL);
+
+  /* A filter change reaches the engine. */
+  set_and_wait ("filter", "hann", NULL);
+  g_assert_cmpint (tomo_slice_view_get_slice (view)->params.filter, ==, TOMO_FILTER_HANN);
+  set_and_wait ("filter", "ram-lak", NULL);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  int ret;
+
   g_test_init (&argc, &argv, NULL);
-  return g_test_run ();
+  have_display = gtk_init_check ();
+  tmpdir = g_dir_make_tmp ("tomo-ui-XXXXXX", NULL);
+  g_assert_nonnull (tmpdir);
+
+  g_test_add_func ("/tomo/ui/colormap/lut", test_colormap_lut);
+  g_test_add_func ("/tomo/ui/histogram/percentiles", test_percentiles);
+  g_test_add_func ("/tomo/ui/view/center-changes-picture", test_center_changes_picture);
+  g_test_add_func ("/tomo/ui/view/colormap-window", test_colormap_window);
+  g_test_add_func ("/tomo/ui/window/actions", test_actions_and_rows);
+  g_test_add_func ("/tomo/ui/window/sharpest-center", test_sharpest_center);
+  g_test_add_func ("/tomo/ui/export/tiff-matches-cli", test_export_tiff_matches_cli);
+  g_test_add_func ("/tomo/ui/export/png", test_export_png);
+  g_test_add_func ("/tomo/ui/export/volume", test_export_volume);
+  g_test_add_func ("/tomo/ui/window/broken-file", test_broken_file);
+
+  ret = g_test_run ();
+
+  if (window != NULL)
+    gtk_window_destroy (GTK_WINDOW (window));
+  g_clear_object (&app);
+  g_rmdir (tmpdir);
+  g_free (tmpdir);
+  return ret;
 }

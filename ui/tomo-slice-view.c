@@ -23,6 +23,7 @@ struct _TomoSliceView
   gboolean needs_upload;
   gint64 set_time_us;
   double display_ms;
+  guint shown_idle_id;
 
   /* GL objects, valid between realize and unrealize. */
   GLuint program;
@@ -440,6 +441,17 @@ draw_planes (TomoSliceView *self,
 }
 
 static gboolean
+emit_slice_shown (gpointer data)
+{
+  TomoSliceView *self = data;
+
+  self->shown_idle_id = 0;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_UPLOAD_PATH]);
+  g_signal_emit (self, signals[SLICE_SHOWN], 0);
+  return G_SOURCE_REMOVE;
+}
+
+static gboolean
 tomo_slice_view_render (GtkGLArea    *area,
                         GdkGLContext *context)
 {
@@ -472,8 +484,11 @@ tomo_slice_view_render (GtkGLArea    *area,
   if (uploaded)
     {
       self->display_ms = (g_get_monotonic_time () - self->set_time_us) / 1000.0;
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_UPLOAD_PATH]);
-      g_signal_emit (self, signals[SLICE_SHOWN], 0);
+      /* Handlers update labels, which must not be resized in the middle of
+       * this frame's snapshot: tell them once the frame is done. */
+      if (self->shown_idle_id == 0)
+        self->shown_idle_id = g_idle_add_full (G_PRIORITY_HIGH_IDLE + 30, emit_slice_shown,
+                                               self, NULL);
     }
 
   return TRUE;
@@ -1080,6 +1095,7 @@ tomo_slice_view_dispose (GObject *object)
 {
   TomoSliceView *self = TOMO_SLICE_VIEW (object);
 
+  g_clear_handle_id (&self->shown_idle_id, g_source_remove);
   g_clear_pointer (&self->slice, tomo_slice_unref);
 
   G_OBJECT_CLASS (tomo_slice_view_parent_class)->dispose (object);

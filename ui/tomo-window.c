@@ -140,7 +140,7 @@ tomo_window_show_error (TomoWindow *self,
   g_free (self->error_message);
   self->error_message = g_strdup (message);
   gtk_label_set_text (self->banner_label, message);
-  gtk_info_bar_set_revealed (self->banner, TRUE);
+  gtk_widget_set_visible (GTK_WIDGET (self->banner), TRUE);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ERROR_MESSAGE]);
 }
 
@@ -150,7 +150,7 @@ hide_error (TomoWindow *self)
   if (self->error_message == NULL)
     return;
   g_clear_pointer (&self->error_message, g_free);
-  gtk_info_bar_set_revealed (self->banner, FALSE);
+  gtk_widget_set_visible (GTK_WIDGET (self->banner), FALSE);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ERROR_MESSAGE]);
 }
 

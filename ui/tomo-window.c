@@ -177,9 +177,7 @@ update_status (TomoWindow *self,
   g_autofree char *device = NULL;
   g_autofree char *timing = NULL;
 
-  device = g_strdup_printf ("%s · %s",
-                            self->backend == TOMO_BACKEND_GPU ? "GPU" : "CPU",
-                            tomo_engine_get_device_name (self->engine));
+  device = g_strdup (tomo_engine_get_device_name (self->engine));
   gtk_label_set_text (self->device_label, device);
 
   if (slice == NULL)

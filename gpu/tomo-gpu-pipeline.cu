@@ -26,7 +26,9 @@
 #include "tomo-gpu-bp.h"
 #include "tomo-gpu-private.h"
 
-#define N_SLOTS 2
+/* Three slots: reading a group on the host may run late by one group
+ * without leaving the GPU idle. */
+#define N_SLOTS 3
 
 typedef struct _Pipeline Pipeline;
 typedef struct _Worker Worker;
@@ -208,8 +210,9 @@ worker_run (gpointer data)
   GError *error = NULL;
   size_t in_bytes = pl->in_floats * sizeof (float);
   size_t out_bytes = pl->out_floats * sizeof (float);
-  gint pending_group = -1;
-  guint pending_slot = 0;
+  /* Groups queued on the GPU and not yet handed over, oldest first. */
+  guint pend_group[N_SLOTS], pend_slot[N_SLOTS];
+  guint n_pend = 0;
   guint k = 0;
 
   if (!TOMO_CUDA_CHECK (cudaSetDevice (w->device), &error))
@@ -251,22 +254,25 @@ worker_run (gpointer data)
       w->slot_busy[s] = TRUE;
       g_mutex_unlock (&w->lock);
 
-      /* Group k is queued on the GPU: now wait for group k−1 to come home. */
-      if (pending_group >= 0)
+      pend_group[n_pend] = g;
+      pend_slot[n_pend] = s;
+      n_pend++;
+      /* Keep the GPU fed: only the oldest group is waited for, the newer
+       * ones stay queued behind it. */
+      if (n_pend == N_SLOTS - 1)
         {
-          if (!TOMO_CUDA_CHECK (cudaEventSynchronize (w->ev_down[pending_slot]), &error))
+          if (!TOMO_CUDA_CHECK (cudaEventSynchronize (w->ev_down[pend_slot[0]]), &error))
             break;
-          push_done (w, pending_group, pending_slot);
+          push_done (w, pend_group[0], pend_slot[0]);
+          memmove (pend_group, pend_group + 1, (n_pend - 1) * sizeof (guint));
+          memmove (pend_slot, pend_slot + 1, (n_pend - 1) * sizeof (guint));
+          n_pend--;
         }
-      pending_group = g;
-      pending_slot = s;
     }
 
-  if (error == NULL && pending_group >= 0 && !stopped (pl))
-    {
-      if (TOMO_CUDA_CHECK (cudaEventSynchronize (w->ev_down[pending_slot]), &error))
-        push_done (w, pending_group, pending_slot);
-    }
+  for (guint i = 0; i < n_pend && error == NULL && !stopped (pl); i++)
+    if (TOMO_CUDA_CHECK (cudaEventSynchronize (w->ev_down[pend_slot[i]]), &error))
+      push_done (w, pend_group[i], pend_slot[i]);
 
 out:
   /* Nothing of ours may still run when the calling thread frees the buffers. */
@@ -370,7 +376,13 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
   Pipeline pl;
   int n_devices;
   guint x, y;
-  static const guint packs[] = { 4, 2, 1 };
+  /* Slices per back projection, best first.  On the H100 two slices per
+   * pass are faster per slice than four with linear interpolation (four
+   * travel through the ALU path), four are fastest for nearest
+   * (docs/PERFORMANCE.md). */
+  static const guint packs_linear[] = { 2, 4, 1 };
+  static const guint packs_nearest[] = { 4, 2, 1 };
+  const guint *packs = job->bp.interp ? packs_linear : packs_nearest;
   GError *local = NULL;
   GError *first_error = NULL;
   Item **ready = NULL;
@@ -397,15 +409,16 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
   g_mutex_init (&pl.read_lock);
 
   /* Out of memory → the next smaller group the kernel supports. */
-  for (guint i = 0; i < G_N_ELEMENTS (packs); i++)
+  for (guint i = 0, too_big = G_MAXUINT; i < G_N_ELEMENTS (packs_linear); i++)
     {
-      if (!tomo_bp_supports (job->bp.kernel, packs[i], job->bp.interp))
+      if (packs[i] >= too_big || !tomo_bp_supports (job->bp.kernel, packs[i], job->bp.interp))
         continue;
       pl.pack = packs[i];
       g_clear_error (&local);
       if (pipeline_prepare (&pl, (guint) n_devices, &local))
         break;
       pipeline_release (&pl);
+      too_big = pl.pack;
       pl.pack = 0;
       if (!g_error_matches (local, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY))
         break;

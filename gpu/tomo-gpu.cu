@@ -247,48 +247,6 @@ tomo_gpu_get_tune_path (int device)
   return g_build_filename (g_get_user_cache_dir (), "tomolive", base, NULL);
 }
 
-#ifndef TOMO_GPU_HAVE_BP
-/* Until tomo-gpu-bp.cu is part of the build, the back projector reports
- * itself missing instead of leaving the program unlinkable. */
-struct _TomoBp { int device; };
-
-TomoBp *
-tomo_bp_new (int device, GError **error)
-{
-  return g_new0 (TomoBp, 1);
-}
-
-void tomo_bp_free (TomoBp *bp) { g_free (bp); }
-
-gboolean
-tomo_bp_set_geometry (TomoBp *bp, guint width, guint n_proj, const double *angles, GError **error)
-{
-  return TRUE;
-}
-
-gboolean
-tomo_bp_set_sinograms (TomoBp *bp, const float *d_filtered, guint n_slices,
-                       cudaStream_t stream, GError **error)
-{
-  return TRUE;
-}
-
-gboolean
-tomo_bp_run (TomoBp *bp, const TomoGpuBackprojectParams *params, float *d_out,
-             cudaStream_t stream, TomoGpuKernel *used, GError **error)
-{
-  g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NOT_BUILT,
-                       "The back-projection kernels are not part of this build");
-  return FALSE;
-}
-
-gboolean
-tomo_bp_supports (TomoGpuKernel kernel, guint n_slices, int interp)
-{
-  return n_slices == 1 || n_slices == 2 || n_slices == 4;
-}
-#endif
-
 /* ------------------------------------------------------------------------ */
 /* Context                                                                   */
 

@@ -148,3 +148,371 @@ tomo_gpu_gl_texture_unregister (TomoGpuGlTexture *texture)
     TOMO_CUDA_WARN (cudaStreamDestroy (texture->stream));
   g_free (texture);
 }
+
+/* --- headless context for measurements ------------------------------------
+ *
+ * `tomolive bench --interop` times the viewer's display path without a
+ * window.  libEGL (and, when present, libOpenGL) are opened at run time
+ * rather than linked: a build without them, or a machine where they are
+ * missing, still runs every other part of tomolive, and the bench reports
+ * the missing library instead of failing to start.  Core EGL entry points
+ * come from dlsym; extensions and GL from eglGetProcAddress, which the
+ * GLVND libEGL answers for core GL functions too. */
+
+#include <dlfcn.h>
+#include <string.h>
+
+/* Types and constants only: every call goes through a pointer from dlsym. */
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+
+typedef void         (*GlGenTexturesFunc)    (GLsizei n, GLuint *textures);
+typedef void         (*GlDeleteTexturesFunc) (GLsizei n, const GLuint *textures);
+typedef void         (*GlBindTextureFunc)    (GLenum target, GLuint texture);
+typedef void         (*GlTexImage2DFunc)     (GLenum target, GLint level, GLint internal_format,
+                                              GLsizei width, GLsizei height, GLint border,
+                                              GLenum format, GLenum type, const void *pixels);
+typedef void         (*GlTexParameteriFunc)  (GLenum target, GLenum pname, GLint param);
+typedef void         (*GlPixelStoreiFunc)    (GLenum pname, GLint param);
+typedef void         (*GlGetTexImageFunc)    (GLenum target, GLint level, GLenum format,
+                                              GLenum type, void *pixels);
+typedef void         (*GlFinishFunc)         (void);
+typedef GLenum       (*GlGetErrorFunc)       (void);
+typedef const GLubyte *(*GlGetStringFunc)    (GLenum name);
+
+struct _TomoGpuGlHeadless
+{
+  void *egl_lib;
+  void *gl_lib;
+  PFNEGLGETPROCADDRESSPROC get_proc_address;
+  PFNEGLTERMINATEPROC terminate;
+  PFNEGLMAKECURRENTPROC make_current;
+  PFNEGLDESTROYCONTEXTPROC destroy_context;
+  EGLDisplay display;
+  EGLContext context;
+
+  GlGenTexturesFunc gen_textures;
+  GlDeleteTexturesFunc delete_textures;
+  GlBindTextureFunc bind_texture;
+  GlTexImage2DFunc tex_image_2d;
+  GlTexParameteriFunc tex_parameteri;
+  GlPixelStoreiFunc pixel_storei;
+  GlGetTexImageFunc get_tex_image;
+  GlFinishFunc finish;
+  GlGetErrorFunc get_error;
+  GlGetStringFunc get_string;
+
+  int device;
+  char *renderer;
+  GLuint texture;
+  guint width, height;
+  TomoGpuGlTexture *registered;
+};
+
+static gboolean
+egl_has_extension (const char *list,
+                   const char *name)
+{
+  gsize len = strlen (name);
+
+  for (const char *p = list; p != NULL && (p = strstr (p, name)) != NULL; p += len)
+    if ((p == list || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
+      return TRUE;
+  return FALSE;
+}
+
+static void *
+gl_symbol (TomoGpuGlHeadless *gl,
+           const char        *name)
+{
+  void *sym = gl->gl_lib != NULL ? dlsym (gl->gl_lib, name) : NULL;
+
+  return sym != NULL ? sym : (void *) gl->get_proc_address (name);
+}
+
+static gboolean
+load_gl_functions (TomoGpuGlHeadless  *gl,
+                   GError            **error)
+{
+  static const struct { const char *name; gsize offset; } table[] = {
+#define GL_FN(field, name) { name, G_STRUCT_OFFSET (TomoGpuGlHeadless, field) }
+    GL_FN (gen_textures, "glGenTextures"),
+    GL_FN (delete_textures, "glDeleteTextures"),
+    GL_FN (bind_texture, "glBindTexture"),
+    GL_FN (tex_image_2d, "glTexImage2D"),
+    GL_FN (tex_parameteri, "glTexParameteri"),
+    GL_FN (pixel_storei, "glPixelStorei"),
+    GL_FN (get_tex_image, "glGetTexImage"),
+    GL_FN (finish, "glFinish"),
+    GL_FN (get_error, "glGetError"),
+    GL_FN (get_string, "glGetString"),
+#undef GL_FN
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (table); i++)
+    {
+      void *sym = gl_symbol (gl, table[i].name);
+
+      if (sym == NULL)
+        {
+          g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
+                       "OpenGL function %s not found (libOpenGL.so.0 / eglGetProcAddress)",
+                       table[i].name);
+          return FALSE;
+        }
+      memcpy ((char *) gl + table[i].offset, &sym, sizeof sym);
+    }
+  return TRUE;
+}
+
+#define EGL_SYM(gl, type, name) ((type) dlsym ((gl)->egl_lib, name))
+
+/* Walks the EGL devices and keeps the first whose OpenGL context CUDA can
+ * reach: on a machine with a Mesa device besides the NVIDIA one, only the
+ * latter can share the texture. */
+static gboolean
+open_egl_context (TomoGpuGlHeadless  *gl,
+                  GError            **error)
+{
+  PFNEGLQUERYDEVICESEXTPROC query_devices;
+  PFNEGLGETPLATFORMDISPLAYEXTPROC get_platform_display;
+  PFNEGLINITIALIZEPROC initialize = EGL_SYM (gl, PFNEGLINITIALIZEPROC, "eglInitialize");
+  PFNEGLQUERYSTRINGPROC query_string = EGL_SYM (gl, PFNEGLQUERYSTRINGPROC, "eglQueryString");
+  PFNEGLBINDAPIPROC bind_api = EGL_SYM (gl, PFNEGLBINDAPIPROC, "eglBindAPI");
+  PFNEGLCHOOSECONFIGPROC choose_config = EGL_SYM (gl, PFNEGLCHOOSECONFIGPROC, "eglChooseConfig");
+  PFNEGLCREATECONTEXTPROC create_context = EGL_SYM (gl, PFNEGLCREATECONTEXTPROC, "eglCreateContext");
+  EGLDeviceEXT devices[16];
+  EGLint n = 0;
+  guint tried = 0;
+
+  gl->get_proc_address = EGL_SYM (gl, PFNEGLGETPROCADDRESSPROC, "eglGetProcAddress");
+  gl->terminate = EGL_SYM (gl, PFNEGLTERMINATEPROC, "eglTerminate");
+  gl->make_current = EGL_SYM (gl, PFNEGLMAKECURRENTPROC, "eglMakeCurrent");
+  gl->destroy_context = EGL_SYM (gl, PFNEGLDESTROYCONTEXTPROC, "eglDestroyContext");
+  if (gl->get_proc_address == NULL || gl->terminate == NULL || gl->make_current == NULL ||
+      gl->destroy_context == NULL || initialize == NULL || query_string == NULL ||
+      bind_api == NULL || choose_config == NULL || create_context == NULL)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
+                           "libEGL.so.1 lacks core EGL 1.4 functions");
+      return FALSE;
+    }
+  query_devices = (PFNEGLQUERYDEVICESEXTPROC) gl->get_proc_address ("eglQueryDevicesEXT");
+  get_platform_display = (PFNEGLGETPLATFORMDISPLAYEXTPROC) gl->get_proc_address ("eglGetPlatformDisplayEXT");
+  if (query_devices == NULL || get_platform_display == NULL)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
+                           "EGL has no device enumeration (EGL_EXT_device_enumeration, "
+                           "EGL_EXT_platform_device)");
+      return FALSE;
+    }
+  if (!query_devices (G_N_ELEMENTS (devices), devices, &n) || n == 0)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
+                           "EGL lists no devices (is an EGL vendor library for the GPU installed?)");
+      return FALSE;
+    }
+
+  for (EGLint i = 0; i < n; i++)
+    {
+      static const EGLint config_attribs[] = {
+        EGL_SURFACE_TYPE, EGL_PBUFFER_BIT,
+        EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT,
+        EGL_NONE,
+      };
+      static const EGLint context_attribs[] = {
+        EGL_CONTEXT_MAJOR_VERSION, 3,
+        EGL_CONTEXT_MINOR_VERSION, 3,
+        EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
+        EGL_NONE,
+      };
+      EGLDisplay dpy = get_platform_display (EGL_PLATFORM_DEVICE_EXT, devices[i], NULL);
+      EGLConfig config = NULL;
+      EGLint n_configs = 0;
+      EGLContext ctx;
+      int dev = -1;
+
+      if (dpy == EGL_NO_DISPLAY || !initialize (dpy, NULL, NULL))
+        continue;
+      tried++;
+      if (!egl_has_extension (query_string (dpy, EGL_EXTENSIONS), "EGL_KHR_surfaceless_context") ||
+          !bind_api (EGL_OPENGL_API) ||
+          !choose_config (dpy, config_attribs, &config, 1, &n_configs) || n_configs == 0)
+        {
+          gl->terminate (dpy);
+          continue;
+        }
+      ctx = create_context (dpy, config, EGL_NO_CONTEXT, context_attribs);
+      if (ctx == EGL_NO_CONTEXT || !gl->make_current (dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx))
+        {
+          if (ctx != EGL_NO_CONTEXT)
+            gl->destroy_context (dpy, ctx);
+          gl->terminate (dpy);
+          continue;
+        }
+      if (tomo_gpu_gl_get_device (&dev))
+        {
+          gl->display = dpy;
+          gl->context = ctx;
+          gl->device = dev;
+          return TRUE;
+        }
+      gl->make_current (dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+      gl->destroy_context (dpy, ctx);
+      gl->terminate (dpy);
+    }
+  g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
+               "None of the %d EGL devices (%u initialised) gives a surfaceless OpenGL 3.3 "
+               "core context on a CUDA device", (int) n, tried);
+  return FALSE;
+}
+
+TomoGpuGlHeadless *
+tomo_gpu_gl_headless_open (guint    width,
+                           guint    height,
+                           GError **error)
+{
+  TomoGpuGlHeadless *gl;
+  int n_devices = 0;
+  GLenum err;
+
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (width == 0 || height == 0 || width > 16384 || height > 16384)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Invalid headless texture size %u×%u (1…16384 per side)", width, height);
+      return NULL;
+    }
+  if (cudaGetDeviceCount (&n_devices) != cudaSuccess || n_devices <= 0)
+    {
+      cudaGetLastError ();
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE,
+                           "No CUDA device: interop needs one");
+      return NULL;
+    }
+
+  gl = g_new0 (TomoGpuGlHeadless, 1);
+  gl->display = EGL_NO_DISPLAY;
+  gl->context = EGL_NO_CONTEXT;
+  gl->device = -1;
+  gl->width = width;
+  gl->height = height;
+  gl->egl_lib = dlopen ("libEGL.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (gl->egl_lib == NULL)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
+                   "Cannot load libEGL.so.1: %s", dlerror ());
+      tomo_gpu_gl_headless_close (gl);
+      return NULL;
+    }
+  /* Optional: GLVND's libEGL resolves core GL through eglGetProcAddress. */
+  gl->gl_lib = dlopen ("libOpenGL.so.0", RTLD_NOW | RTLD_LOCAL);
+
+  if (!open_egl_context (gl, error) || !load_gl_functions (gl, error))
+    {
+      tomo_gpu_gl_headless_close (gl);
+      return NULL;
+    }
+  gl->renderer = g_strdup_printf ("%s, OpenGL %s",
+                                  (const char *) gl->get_string (GL_RENDERER),
+                                  (const char *) gl->get_string (GL_VERSION));
+
+  gl->gen_textures (1, &gl->texture);
+  gl->bind_texture (GL_TEXTURE_2D, gl->texture);
+  gl->tex_image_2d (GL_TEXTURE_2D, 0, GL_R32F, width, height, 0, GL_RED, GL_FLOAT, NULL);
+  gl->tex_parameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  gl->tex_parameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  err = gl->get_error ();
+  if (err != GL_NO_ERROR)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
+                   "Cannot create a %u×%u GL_R32F texture: GL error 0x%04x", width, height, err);
+      tomo_gpu_gl_headless_close (gl);
+      return NULL;
+    }
+  gl->registered = tomo_gpu_gl_texture_register (gl->texture, width, height, error);
+  if (gl->registered == NULL)
+    {
+      tomo_gpu_gl_headless_close (gl);
+      return NULL;
+    }
+  return gl;
+}
+
+int
+tomo_gpu_gl_headless_get_device (TomoGpuGlHeadless *gl)
+{
+  g_return_val_if_fail (gl != NULL, -1);
+  return gl->device;
+}
+
+const char *
+tomo_gpu_gl_headless_get_renderer (TomoGpuGlHeadless *gl)
+{
+  g_return_val_if_fail (gl != NULL, NULL);
+  return gl->renderer;
+}
+
+gboolean
+tomo_gpu_gl_headless_show (TomoGpuGlHeadless  *gl,
+                           const float        *device_src,
+                           guint               width,
+                           guint               height,
+                           GError            **error)
+{
+  g_return_val_if_fail (gl != NULL, FALSE);
+
+  if (!tomo_gpu_gl_texture_copy (gl->registered, device_src, width, height, 0, 0, error))
+    return FALSE;
+  /* The moment a draw could sample the texture: GL has seen the unmap and
+   * finished everything before it. */
+  gl->finish ();
+  return TRUE;
+}
+
+gboolean
+tomo_gpu_gl_headless_read (TomoGpuGlHeadless  *gl,
+                           float              *host,
+                           GError            **error)
+{
+  GLenum err;
+
+  g_return_val_if_fail (gl != NULL, FALSE);
+  g_return_val_if_fail (host != NULL, FALSE);
+
+  gl->bind_texture (GL_TEXTURE_2D, gl->texture);
+  gl->pixel_storei (GL_PACK_ALIGNMENT, 4);
+  gl->get_tex_image (GL_TEXTURE_2D, 0, GL_RED, GL_FLOAT, host);
+  err = gl->get_error ();
+  if (err != GL_NO_ERROR)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
+                   "Cannot read back the %u×%u texture: GL error 0x%04x",
+                   gl->width, gl->height, err);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+tomo_gpu_gl_headless_close (TomoGpuGlHeadless *gl)
+{
+  if (gl == NULL)
+    return;
+  /* Interop resources go before the GL objects they wrap. */
+  g_clear_pointer (&gl->registered, tomo_gpu_gl_texture_unregister);
+  if (gl->texture != 0 && gl->delete_textures != NULL)
+    gl->delete_textures (1, &gl->texture);
+  if (gl->context != EGL_NO_CONTEXT)
+    {
+      gl->make_current (gl->display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+      gl->destroy_context (gl->display, gl->context);
+    }
+  if (gl->display != EGL_NO_DISPLAY)
+    gl->terminate (gl->display);
+  /* libEGL stays loaded: vendor libraries register atexit handlers that
+   * must still find their code. */
+  g_free (gl->renderer);
+  g_free (gl);
+}

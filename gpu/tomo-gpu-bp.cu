@@ -131,6 +131,19 @@ vinterp (float4 &a, float4 v, float f, float4 d)
   a.z += fmaf (f, d.z, v.z); a.w += fmaf (f, d.w, v.w);
 }
 
+/* v − m·d (the "a" of the FMA form, see alu_tile) */
+static __device__ __forceinline__ float vaxpy (float v, float m, float d) { return fmaf (-m, d, v); }
+static __device__ __forceinline__ float2
+vaxpy (float2 v, float m, float2 d)
+{
+  return make_float2 (fmaf (-m, d.x, v.x), fmaf (-m, d.y, v.y));
+}
+static __device__ __forceinline__ float4
+vaxpy (float4 v, float m, float4 d)
+{
+  return make_float4 (fmaf (-m, d.x, v.x), fmaf (-m, d.y, v.y), fmaf (-m, d.z, v.z), fmaf (-m, d.w, v.w));
+}
+
 static __device__ __forceinline__ float
 vshfl_xor (float a, int m)
 {
@@ -463,7 +476,6 @@ template <int TILE> struct Tile
   static constexpr int PPT = TILE * TILE / 256;      /* pixels per thread */
   static constexpr int STEP = 256 / TILE;            /* rows per step */
   static constexpr int CACHE = TILE * 3 / 2;         /* bins per projection */
-  static constexpr int GROUP = TILE == 64 ? 8 : 16;  /* projections per caching pass */
 
   static __device__ __forceinline__ void
   map (int tid, int &lx, int &ly)
@@ -487,14 +499,24 @@ template <int TILE> struct Tile
  * bins then always suffice. */
 template <int TILE>
 static __device__ __forceinline__ float4
-tile_constants (const double2 cs, double x0, double y0, double center)
+tile_constants (const double2 cs, double x0, double y0, double center, double shift)
 {
   const double base = fma (x0, cs.x, fma (-y0, cs.y, center));
   const double tmin = base + fmin (0.0, (TILE - 1) * cs.x) + fmin (0.0, -(TILE - 1) * cs.y);
   const double hm = floor (tmin - 0.25);
 
-  return make_float4 ((float) (base - hm), (float) cs.x, (float) cs.y, __int_as_float ((int) hm));
+  return make_float4 ((float) (base - hm - shift), (float) cs.x, (float) cs.y, __int_as_float ((int) hm));
 }
+
+/* Projections per caching pass: 16, or 8 where the double-buffered cache
+ * of big bins would not leave room for two blocks per SM. */
+template <int TILE, typename Raw>
+struct AluGroup
+{
+  static constexpr int CACHE = Tile<TILE>::CACHE;
+  static constexpr int GROUP = CACHE * (int) sizeof (Raw) * 16 <= 12288 ? 16 : 8;
+  static constexpr int NLOAD = (GROUP * CACHE + 255) / 256;  /* bins per thread and pass */
+};
 
 template <int S, int TILE, bool LIN, bool HALF>
 static __device__ __forceinline__ void
@@ -504,87 +526,129 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
   typedef Tile<TILE> TL;
   typedef typename Vec<S>::T T;
   typedef Bin<S, LIN, HALF> B;
-  __shared__ float4 s_proj[TL::GROUP];
-  __shared__ typename B::Raw s_cache[TL::GROUP][TL::CACHE];
+  typedef typename B::Raw Raw;
+  constexpr int CACHE = TL::CACHE;
+  constexpr int GROUP = AluGroup<TILE, Raw>::GROUP;
+  constexpr int NLOAD = AluGroup<TILE, Raw>::NLOAD;
+  /* Float linear uses the FMA form: bin k holds a = s[k] − (k − M)·d[k]
+   * and d[k] = s[k+1] − s[k], so with r = t − h_m − M the value is
+   * a + r·d — one FMA, no fraction to compute.  M = CACHE/2 keeps |r| and
+   * the cancellation in a small.  floor(r + M) = k comes from one add
+   * rounding down against 2^23 + M.  Nearest folds the +½ into the offset;
+   * the half cache keeps s[k] and d[k] (a would lose too much in half). */
+  constexpr bool FMAFORM = LIN && !HALF;
+  constexpr int M = FMAFORM ? CACHE / 2 : 0;
+  constexpr double SHIFT = FMAFORM ? (double) M : LIN ? 0.0 : -0.5;
+  constexpr float MAGIC = 8388608.f + (float) M;
+  /* Two bin buffers: the next pass is stored while the current one is
+   * read, so one barrier per pass suffices.  The per-projection constants
+   * (offset, cos, sin, h_m) run two passes ahead in three slots, so the
+   * loads of the next pass find their h_m already in shared memory. */
+  __shared__ float4 s_proj[3][GROUP];
+  __shared__ Raw s_cache[2][GROUP][CACHE];
   const int tid = threadIdx.x;
   int lx, ly;
   T acc[TL::PPT];
-  float yl[TL::PPT];
+  T pv[NLOAD], pd[NLOAD];
 
   TL::map (tid, lx, ly);
 #pragma unroll
   for (int i = 0; i < TL::PPT; i++)
-    {
-      vzero (acc[i]);
-      yl[i] = (float) (ly + i * TL::STEP);
-    }
+    vzero (acc[i]);
   const float xl = (float) lx;
+  const float yl0 = (float) ly;
   const double x0 = (double) (g.roi_x + tx0) - g.half_w_d;
   const double y0 = (double) (g.roi_y + ty0) - g.half_w_d;
 
-  for (int pg = 0; pg < g.n_proj; pg += TL::GROUP)
+  auto consts = [&] (int slot, int pg) {
+    if (pg < g.n_proj && tid < min (GROUP, g.n_proj - pg))
+      s_proj[slot][tid] = tile_constants<TILE> (cs[pg + tid], x0, y0, g.center, SHIFT);
+  };
+  /* Global loads of a pass into registers: consecutive threads take
+   * consecutive bins of a row (coalesced). */
+  auto fetch = [&] (int slot, int pg) {
+    const int ng = min (GROUP, g.n_proj - pg);
+#pragma unroll
+    for (int l = 0; l < NLOAD; l++)
+      {
+        const int k = tid + 256 * l;
+        const int pr = k / CACHE;
+        const int j = k - pr * CACHE;
+
+        vzero (pv[l]);
+        vzero (pd[l]);
+        if (k < GROUP * CACHE && pr < ng)
+          {
+            const char *row = pack + (size_t) (pg + pr) * pitch;
+            const int b = __float_as_int (s_proj[slot][pr].w) + j;
+
+            pv[l] = load_bin<S> (row, b, g.width);
+            if (LIN)
+              pd[l] = vsub (load_bin<S> (row, b + 1, g.width), pv[l]);
+          }
+      }
+  };
+  auto put = [&] (int buf, int pg) {
+    const int ng = min (GROUP, g.n_proj - pg);
+#pragma unroll
+    for (int l = 0; l < NLOAD; l++)
+      {
+        const int k = tid + 256 * l;
+        const int pr = k / CACHE;
+        const int j = k - pr * CACHE;
+
+        if (k < GROUP * CACHE && pr < ng)
+          s_cache[buf][pr][j] = B::pack (FMAFORM ? vaxpy (pv[l], (float) (j - M), pd[l]) : pv[l], pd[l]);
+      }
+  };
+
+  consts (0, 0);
+  consts (1, GROUP);
+  __syncthreads ();
+  fetch (0, 0);
+  put (0, 0);
+  __syncthreads ();
+  for (int pg = 0, buf = 0, slot = 0; pg < g.n_proj; pg += GROUP, buf ^= 1, slot = slot == 2 ? 0 : slot + 1)
     {
-      const int ng = min (TL::GROUP, g.n_proj - pg);
+      const int ng = min (GROUP, g.n_proj - pg);
+      const bool more = pg + GROUP < g.n_proj;
+      const int slot1 = slot == 2 ? 0 : slot + 1;
+      const int slot2 = slot1 == 2 ? 0 : slot1 + 1;
 
-      if (tid < ng)
-        s_proj[tid] = tile_constants<TILE> (cs[pg + tid], x0, y0, g.center);
-      __syncthreads ();
-      /* Consecutive threads cache consecutive bins of a row: coalesced loads. */
-      for (int k = tid; k < TL::GROUP * TL::CACHE; k += 256)
-        {
-          const int pr = k / TL::CACHE;
-          const int j = k - pr * TL::CACHE;
-
-          if (pr < ng)
-            {
-              const char *row = pack + (size_t) (pg + pr) * pitch;
-              const int b = __float_as_int (s_proj[pr].w) + j;
-              const T v0 = load_bin<S> (row, b, g.width);
-              T d;
-
-              if (LIN)
-                d = vsub (load_bin<S> (row, b + 1, g.width), v0);
-              else
-                vzero (d);
-              s_cache[pr][j] = B::pack (v0, d);
-            }
-        }
-      __syncthreads ();
+      if (more)
+        fetch (slot1, pg + GROUP);
 
 #pragma unroll 2
       for (int pr = 0; pr < ng; pr++)
         {
-          const float4 pc = s_proj[pr];
-          const float r0 = fmaf (xl, pc.y, pc.x);
-          const typename B::Raw *crow = s_cache[pr];
+          const float4 pc = s_proj[slot][pr];
+          const float r0 = fmaf (-yl0, pc.z, fmaf (xl, pc.y, pc.x));
+          const Raw *crow = s_cache[buf][pr];
 
 #pragma unroll
           for (int i = 0; i < TL::PPT; i++)
             {
-              const float rel = fmaf (-yl[i], pc.z, r0);
+              /* rows i·STEP below the thread's first: a compile-time factor */
+              const float rel = fmaf ((float) (-i * TL::STEP), pc.z, r0);
               T v, d;
 
-              if (LIN)
-                {
-                  /* floor() on the FP units: adding 2^23 rounding down
-                   * leaves floor(rel) in the mantissa (0 ≤ rel < 2^22). */
-                  const float tmp = __fadd_rd (rel, 8388608.f);
-                  const int k = __float_as_int (tmp) - 0x4B000000;
-                  const float f = rel - (tmp - 8388608.f);
+              /* floor() on the FP units: adding 2^23 (+ M) rounding down
+               * leaves the bin index in the mantissa. */
+              const float tmp = __fadd_rd (rel, MAGIC);
+              const int k = __float_as_int (tmp) - 0x4B000000;
 
-                  B::get (crow[k], v, d);
-                  vinterp (acc[i], v, f, d);
-                }
+              B::get (crow[k], v, d);
+              if (FMAFORM)
+                vinterp (acc[i], v, rel, d);
+              else if (LIN)
+                vinterp (acc[i], v, rel - (tmp - 8388608.f), d);
               else
-                {
-                  const float tmp = __fadd_rd (rel + 0.5f, 8388608.f);
-                  const int k = __float_as_int (tmp) - 0x4B000000;
-
-                  B::get (crow[k], v, d);
-                  vadd (acc[i], v);
-                }
+                vadd (acc[i], v);
             }
         }
+      if (more)
+        put (buf ^ 1, pg + GROUP);
+      consts (slot2, pg + 2 * GROUP);
       __syncthreads ();
     }
 
@@ -601,11 +665,20 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
 }
 
 /* One block per TILE×TILE square of the ROI.  Per pass of GROUP projections
- * the block first computes h_m per projection (one thread each), caches the
- * 3/2·TILE bins from h_m on (all threads, consecutive bins per warp), then
- * every thread interpolates its PPT pixels from the cache on the FP units. */
+ * the block caches the 3/2·TILE bins from h_m on (all threads, consecutive
+ * bins per warp) and the per-projection offsets, then every thread
+ * interpolates its PPT pixels from the cache on the FP units while the bins
+ * of the next pass are already on their way into registers. */
+/* Occupancy, measured on the H100 (2048² × 2048): 64×64 tiles run best at
+ * 2 blocks per SM when interpolating linearly (more registers to keep
+ * independent loads in flight) but at 3 in nearest mode (+8 %).  32×32
+ * tiles: 4 blocks, 3 for 4-slice linear, whose float4 value/difference
+ * pairs would spill at 64 registers. */
+#define BP_MIN_BLOCKS(S, TILE, LIN) \
+  ((TILE) == 64 ? ((LIN) ? 2 : 3) : ((S) == 4 && (LIN)) ? 3 : 4)
+
 template <int S, int TILE, bool LIN, bool HALF>
-static __global__ void __launch_bounds__ (256, TILE == 64 ? 2 : 4)
+static __global__ void __launch_bounds__ (256, BP_MIN_BLOCKS (S, TILE, LIN))
 bp_alu (const char *__restrict__ pack, size_t pitch, const double2 *__restrict__ cs,
         BpGeom g, float *out)
 {
@@ -630,16 +703,13 @@ tex_tile (cudaTextureObject_t tex, const double2 *__restrict__ cs,
   const int tid = threadIdx.x;
   int lx, ly;
   T acc[TL::PPT];
-  float yl[TL::PPT];
 
   TL::map (tid, lx, ly);
 #pragma unroll
   for (int i = 0; i < TL::PPT; i++)
-    {
-      vzero (acc[i]);
-      yl[i] = (float) (ly + i * TL::STEP);
-    }
+    vzero (acc[i]);
   const float xl = (float) lx;
+  const float yl0 = (float) ly;
   const double x0 = (double) (g.roi_x + tx0) - g.half_w_d;
   const double y0 = (double) (g.roi_y + ty0) - g.half_w_d;
 
@@ -659,11 +729,11 @@ tex_tile (cudaTextureObject_t tex, const double2 *__restrict__ cs,
       for (int pr = 0; pr < ng; pr++)
         {
           const float4 pc = s_tp[pr];
-          const float u0 = fmaf (xl, pc.y, pc.x);
+          const float u0 = fmaf (-yl0, pc.z, fmaf (xl, pc.y, pc.x));
 
 #pragma unroll
           for (int i = 0; i < TL::PPT; i++)
-            vadd (acc[i], Fetch<S, HALF4>::get (tex, fmaf (-yl[i], pc.z, u0), pc.w));
+            vadd (acc[i], Fetch<S, HALF4>::get (tex, fmaf ((float) (-i * TL::STEP), pc.z, u0), pc.w));
         }
       __syncthreads ();
     }
@@ -686,7 +756,7 @@ tex_tile (cudaTextureObject_t tex, const double2 *__restrict__ cs,
  * rest down the texture path, so each SM keeps both its shared-memory/FP
  * units and its texture units busy at the chosen ratio. */
 template <int S, int TILE, bool LIN, bool HALF>
-static __global__ void __launch_bounds__ (256, TILE == 64 ? 2 : 4)
+static __global__ void __launch_bounds__ (256, BP_MIN_BLOCKS (S, TILE, LIN))
 bp_hybrid (cudaTextureObject_t tex, const char *__restrict__ pack, size_t pitch,
            const double2 *__restrict__ cs, BpGeom g, int alu16, float *out)
 {
@@ -796,10 +866,17 @@ tomo_bp_default_kernel (guint n_slices,
                         guint roi_width,
                         guint roi_height)
 {
-  /* Small areas: too few ALU tiles to fill the GPU. */
+  /* Small areas: too few 32×32 ALU tiles to fill 132 SMs. */
   if ((guint64) roi_width * roi_height < 256 * 256)
     return tomo_bp_supports (TOMO_GPU_KERNEL_TEXTURE, n_slices, interp)
              ? TOMO_GPU_KERNEL_TEXTURE : TOMO_GPU_KERNEL_ALU;
+  /* H100, 2048² × 2048 (GU/s): the hybrid wins with linear 1 and 2 slices
+   * (2830 vs 2800 ALU alone, 3870 vs 3480) and 4 slices nearest from halves
+   * (7700 vs 6530); nearest 1 and 2 slices are fastest on the ALU path
+   * alone (3690 and 6140 at 2 blocks/SM, more at 3), 4 slices linear
+   * has only the ALU path (3080). */
+  if (interp == 1 ? n_slices <= 2 : n_slices == 4)
+    return TOMO_GPU_KERNEL_HYBRID;
   return TOMO_GPU_KERNEL_ALU;
 }
 
@@ -1232,8 +1309,10 @@ tomo_bp_run (TomoBp                         *bp,
       break;
     case TOMO_GPU_KERNEL_HYBRID:
       {
-        /* Share of blocks on the ALU path, in sixteenths. */
-        float r = params->hybrid_ratio > 0.f ? params->hybrid_ratio : (S == 1 ? 0.625f : 0.5f);
+        /* Share of blocks on the ALU path, in sixteenths; defaults are the
+         * best measured on the H100 at 2048² × 2048. */
+        float r = params->hybrid_ratio > 0.f ? params->hybrid_ratio
+                : S == 1 ? 0.75f : S == 2 ? 0.5f : 0.625f;
         int alu16 = (int) lrintf (CLAMP (r, 0.f, 1.f) * 16.f);
 
         ok = S == 1 ? DISPATCH_SLH (run_hybrid_t, 1, bp, g, ttex, pack, pitch, alu16, d_out, stream, error)

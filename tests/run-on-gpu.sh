@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Runs everything that needs a CUDA device, directly from a build directory
+# (the GPU machine's meson may not read a build dir made elsewhere):
+# the gpu suite and the GPU paths of the unit tests, compute-sanitizer
+# memcheck and racecheck, and `tomolive bench`.  Logs go to OUT.
+#   tests/run-on-gpu.sh BUILD_DIR OUT_DIR [--quick]
+set -u
+B=${1:?build dir}
+OUT=${2:?output dir}
+QUICK=${3:-}
+mkdir -p "$OUT"
+export TOMOLIVE=$B/tomolive TOMO_SAMPLE_SCAN=$B/data/sample.h5
+export G_DEBUG=gc-friendly,fatal-warnings GSETTINGS_BACKEND=memory
+export G_TEST_SRCDIR=$(dirname "$0") G_TEST_BUILDDIR=$B/tests
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.draw,temperature.gpu --format=csv >"$OUT/gpu.csv" 2>&1
+passed=0; failed=0; skipped=0
+for t in test-gpu test-gpu-bp test-gpu-gl test-engine test-cli test-fbp test-io test-filter test-preprocess test-phantom; do
+  [ -x "$B/tests/$t" ] || continue
+  start=$(date +%s%N)
+  "$B/tests/$t" --tap >"$OUT/$t.tap" 2>&1
+  rc=$?
+  p=$(grep -Ec '^ok [0-9]+' "$OUT/$t.tap"); s=$(grep -Ec '^ok [0-9]+.*# SKIP' "$OUT/$t.tap")
+  f=$(grep -Ec '^not ok [0-9]+' "$OUT/$t.tap")
+  [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1
+  passed=$((passed + p - s)); skipped=$((skipped + s)); failed=$((failed + f))
+  printf '%-16s rc=%d  ok %d  skip %d  fail %d  %d ms\n' "$t" "$rc" "$((p - s))" "$s" "$f" \
+    "$(( ($(date +%s%N) - start) / 1000000 ))"
+done
+echo "$passed passed, $failed failed, $skipped skipped"
+grep -h "GPU .* vs CPU\|rel L2" "$OUT"/test-engine.tap | head -20
+
+CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+if [ -x "$CS" ]; then
+  # The out-of-memory test fails cudaMalloc on purpose: API errors are not memory errors.
+  "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-gpu" >"$OUT/memcheck-gpu.log" 2>&1
+  echo "memcheck test-gpu: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-gpu.log" | tail -1)"
+  for k in standard texture alu hybrid; do
+    "$CS" --tool memcheck --report-api-errors no "$B/tests/test-gpu-bp" \
+      -p /tomo/gpu/bp/$k/linear-1slice/w1001-p37-roi -p /tomo/gpu/bp/$k/nearest-2slice/w257-p7 \
+      -p /tomo/gpu/bp/$k/linear-1slice/w65-p5000 -p /tomo/gpu/bp/$k/nearest-4slice/w130-p31-center129 \
+      >"$OUT/memcheck-bp-$k.log" 2>&1
+    echo "memcheck bp $k: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-bp-$k.log" | tail -1)"
+    "$CS" --tool racecheck "$B/tests/test-gpu-bp" \
+      -p /tomo/gpu/bp/$k/linear-1slice/w1001-p37-roi -p /tomo/gpu/bp/$k/linear-2slice/phantom-w255-p90 \
+      >"$OUT/racecheck-bp-$k.log" 2>&1
+    echo "racecheck bp $k: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck-bp-$k.log" | tail -1)"
+  done
+  "$CS" --tool memcheck --report-api-errors no "$B/tests/test-engine" >"$OUT/memcheck-engine.log" 2>&1
+  echo "memcheck test-engine: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-engine.log" | tail -1)"
+fi
+
+[ "$QUICK" = "--quick" ] && exit 0
+"$B/tomolive" bench --sizes 1024,2048,4096 --volume 2048 --tune --runs 20 \
+  --sm-clock "$(nvidia-smi --query-gpu=clocks.sm --format=csv,noheader)" \
+  --mem-clock "$(nvidia-smi --query-gpu=clocks.mem --format=csv,noheader)" >"$OUT/bench.md" 2>&1
+echo "bench: rc=$?"
+
+# Where the time goes in the 1-slice linear case at 2048² × 2048: pipe
+# utilisation of the kernels (texture vs shared memory vs FP units).
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+if [ -n "$NCU" ] && [ -x "$NCU" ]; then
+  for k in bp_standard bp_texture bp_alu bp_hybrid; do
+    "$NCU" --kernel-name "$k" --launch-skip 2 --launch-count 1 \
+      --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+      --section Occupancy --section InstructionStats \
+      --metrics l1tex__data_pipe_lsu_wavefronts_mem_shared.avg.pct_of_peak_sustained_elapsed,l1tex__texin_sm2tex_req_cycles_active.avg.pct_of_peak_sustained_elapsed,l1tex__f_wavefronts.avg.pct_of_peak_sustained_elapsed,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,sm__pipe_alu_cycles_active.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_lsu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active,sm__inst_executed_pipe_tex.avg.pct_of_peak_sustained_active,sm__issue_active.avg.pct_of_peak_sustained_active \
+      "$B/tomolive" bench --sizes 2048 --kernels texture,alu,hybrid --runs 20 --no-filter \
+      >"$OUT/ncu-$k.txt" 2>&1
+    echo "ncu $k: rc=$?"
+  done
+else
+  echo "ncu: not found"
+fi

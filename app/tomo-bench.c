@@ -1038,7 +1038,7 @@ bench_interop_stream (TomoGpuGlHeadless *gl,
   TomoOpenOptions options;
   SliderStream st = { 0 };
   GThread *emitter;
-  guint timeout_id, late = 0, third;
+  guint timeout_id, late = 0, third, worst = 0;
   double write_s, max_lag = 0, lag_med, recon_med;
   gint64 t0;
   gboolean ok = FALSE;
@@ -1122,6 +1122,8 @@ bench_interop_stream (TomoGpuGlHeadless *gl,
 
   for (guint k = 0; k < st.n_delivered; k++)
     {
+      if (st.lag_ms[k] > max_lag)
+        worst = k;
       max_lag = MAX (max_lag, st.lag_ms[k]);
       if (st.lag_ms[k] > FRAME_MS + st.recon_ms[k])
         late++;
@@ -1145,6 +1147,10 @@ bench_interop_stream (TomoGpuGlHeadless *gl,
           st.n_emit, st.n_delivered, st.n_emit - st.n_delivered, recon_med, lag_med, max_lag,
           late, median_of (st.lag_ms, third),
           median_of (st.lag_ms + st.n_delivered - third, third));
+  /* Says whether an outlier is the start of the stream or a stall later. */
+  printf ("Largest lag: request %u of %u, emitted %.2f s into the stream, engine %.2f ms.\n\n",
+          st.index[worst] + 1, st.n_emit, (st.emit_us[st.index[worst]] - st.start_us) / 1e6,
+          st.recon_ms[worst]);
   fflush (stdout);
   ok = TRUE;
 

@@ -13,9 +13,17 @@ export TOMOLIVE=$B/tomolive TOMO_SAMPLE_SCAN=$B/data/sample.h5
 export G_DEBUG=gc-friendly,fatal-warnings GSETTINGS_BACKEND=memory
 export G_TEST_SRCDIR=$(dirname "$0") G_TEST_BUILDDIR=$B/tests
 
+# The sample scan is made at build time; make it here if the build dir
+# travelled without it (same parameters as data/meson.build).
+if [ ! -f "$TOMO_SAMPLE_SCAN" ]; then
+  mkdir -p "$(dirname "$TOMO_SAMPLE_SCAN")"
+  "$TOMOLIVE" phantom --width 512 --height 64 --projections 360 --center-offset 3.37 \
+    --noise --seed 1 -o "$TOMO_SAMPLE_SCAN" || exit 1
+fi
+
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.draw,temperature.gpu --format=csv >"$OUT/gpu.csv" 2>&1
 passed=0; failed=0; skipped=0
-for t in test-gpu test-gpu-bp test-gpu-gl test-engine test-cli test-fbp test-io test-filter test-preprocess test-phantom; do
+for t in test-gpu test-gpu-bp test-gpu-gl test-engine test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom; do
   [ -x "$B/tests/$t" ] || continue
   start=$(date +%s%N)
   "$B/tests/$t" --tap >"$OUT/$t.tap" 2>&1
@@ -55,6 +63,8 @@ fi
   --sm-clock "$(nvidia-smi --query-gpu=clocks.sm --format=csv,noheader)" \
   --mem-clock "$(nvidia-smi --query-gpu=clocks.mem --format=csv,noheader)" >"$OUT/bench.md" 2>&1
 echo "bench: rc=$?"
+"$B/tomolive" bench --interop >"$OUT/bench-interop.md" 2>&1
+echo "bench --interop: rc=$?"
 
 # Where the time goes in the 1-slice linear case at 2048² × 2048: pipe
 # utilisation of the kernels (texture vs shared memory vs FP units).

@@ -136,10 +136,9 @@ setup_context (TomoGpuContext *ctx,
                const double   *angles,
                GError        **error)
 {
-  guint padded = tomo_filter_padded_width (width);
-  g_autofree double *resp = g_new (double, padded / 2 + 1);
+  guint padded;
+  g_autofree double *resp = tomo_filter_fbp_response (TOMO_FILTER_RAMLAK, width, n_proj, &padded);
 
-  tomo_filter_response (TOMO_FILTER_RAMLAK, padded, tomo_fbp_scale (n_proj) / padded, resp);
   return tomo_gpu_context_set_geometry (ctx, width, n_proj, angles, error) &&
          tomo_gpu_context_set_filter (ctx, padded, resp, 0, error);
 }
@@ -395,9 +394,9 @@ bench_volume (const BenchOptions *opts,
               GError            **error)
 {
   guint V = opts->volume;
-  guint padded = tomo_filter_padded_width (V);
+  guint padded;
   g_autofree double *angles = make_angles (V);
-  g_autofree double *resp = g_new (double, padded / 2 + 1);
+  g_autofree double *resp = tomo_filter_fbp_response (TOMO_FILTER_RAMLAK, V, V, &padded);
   g_autofree float *sino = random_floats ((gsize) V * V, 4000 + V);
   g_autofree float *slice = g_new (float, (gsize) V * V);
   TomoGpuVolumeJob job;
@@ -405,7 +404,6 @@ bench_volume (const BenchOptions *opts,
   gint64 t0;
   double s;
 
-  tomo_filter_response (TOMO_FILTER_RAMLAK, padded, tomo_fbp_scale (V) / padded, resp);
   memset (&job, 0, sizeof job);
   job.width = V;
   job.n_proj = V;

@@ -411,6 +411,7 @@ read_sinograms (TomoScan            *scan,
                 guint                row,
                 guint                n_slices,
                 TomoPreprocessStats *stats,
+                GCancellable        *cancellable,
                 GError             **error)
 {
   gsize plane = (gsize) tomo_scan_get_n_projections (scan) * tomo_scan_get_width (scan);
@@ -425,6 +426,8 @@ read_sinograms (TomoScan            *scan,
   for (guint s = 0; s < n_slices; s++)
     if (!tomo_scan_read_sinogram (scan, row + s, sinos + s * plane, stats, error))
       return NULL;
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return NULL;
   return g_steal_pointer (&sinos);
 }
 
@@ -479,10 +482,8 @@ reconstruct_cpu_locked (TomoEngine             *self,
       TomoPreprocessStats stats = { 0 };
 
       invalidate_cache_locked (self);
-      sinos = read_sinograms (scan, request->row, request->n_slices, &stats, error);
+      sinos = read_sinograms (scan, request->row, request->n_slices, &stats, cancellable, error);
       if (sinos == NULL)
-        return NULL;
-      if (g_cancellable_set_error_if_cancelled (cancellable, error))
         return NULL;
       t0 = g_get_monotonic_time ();
       for (guint s = 0; s < request->n_slices; s++)
@@ -543,11 +544,10 @@ reconstruct_gpu_locked (TomoEngine             *self,
       || self->gpu_filter != request->params.filter
       || self->gpu_pad != request->params.pad)
     {
-      guint padded = tomo_filter_padded_width (width);
-      g_autofree double *response = g_new (double, padded / 2 + 1);
+      guint padded;
+      g_autofree double *response = tomo_filter_fbp_response (request->params.filter, width,
+                                                              n_proj, &padded);
 
-      tomo_filter_response (request->params.filter, padded,
-                            tomo_fbp_scale (n_proj) / padded, response);
       if (!tomo_gpu_context_set_filter (self->gpu, padded, response,
                                         request->params.pad, error))
         return NULL;
@@ -563,10 +563,8 @@ reconstruct_gpu_locked (TomoEngine             *self,
       TomoPreprocessStats stats = { 0 };
 
       invalidate_cache_locked (self);
-      sinos = read_sinograms (scan, request->row, request->n_slices, &stats, error);
+      sinos = read_sinograms (scan, request->row, request->n_slices, &stats, cancellable, error);
       if (sinos == NULL)
-        return NULL;
-      if (g_cancellable_set_error_if_cancelled (cancellable, error))
         return NULL;
       if (!tomo_gpu_context_load_sinograms (self->gpu, request->n_slices, sinos, error))
         return NULL;
@@ -807,12 +805,11 @@ reconstruct_volume_gpu_locked (TomoEngine            *self,
 {
   guint width = tomo_scan_get_width (self->scan);
   guint n_proj = tomo_scan_get_n_projections (self->scan);
-  guint padded = tomo_filter_padded_width (width);
-  g_autofree double *response = g_new (double, padded / 2 + 1);
+  guint padded;
+  g_autofree double *response = tomo_filter_fbp_response (params->filter, width, n_proj, &padded);
   TomoGpuVolumeJob gjob = { 0 };
   gboolean ok;
 
-  tomo_filter_response (params->filter, padded, tomo_fbp_scale (n_proj) / padded, response);
   gjob.width = width;
   gjob.n_proj = n_proj;
   gjob.angles = tomo_scan_get_angles (self->scan);

@@ -41,6 +41,20 @@ tomo_fbp_scale (guint n_proj)
   return G_PI / (2.0 * n_proj);
 }
 
+double *
+tomo_filter_fbp_response (TomoFilterType type,
+                          guint          width,
+                          guint          n_proj,
+                          guint         *padded_width)
+{
+  guint padded = tomo_filter_padded_width (width);
+  double *response = g_new (double, padded / 2 + 1);
+
+  tomo_filter_response (type, padded, tomo_fbp_scale (n_proj) / padded, response);
+  *padded_width = padded;
+  return response;
+}
+
 /* w is the frequency as a fraction of Nyquist, in [0, 1]. */
 static double
 window (TomoFilterType type,

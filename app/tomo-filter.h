@@ -29,4 +29,12 @@ void   tomo_filter_response     (TomoFilterType type,
 /* The FBP scale for n_proj projections: π / (2·n_proj). */
 double tomo_fbp_scale           (guint n_proj);
 
+/* What a back projector of n_proj projections of `width` columns needs: the
+ * padded width (stored in *padded_width) and its response with the FBP
+ * scale and the inverse-FFT normalisation applied.  Free with g_free(). */
+double *tomo_filter_fbp_response (TomoFilterType type,
+                                  guint          width,
+                                  guint          n_proj,
+                                  guint         *padded_width);
+
 G_END_DECLS

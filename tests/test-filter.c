@@ -188,6 +188,17 @@ test_scale (void)
       for (guint j = 0; j <= n / 2; j++)
         g_assert_cmpfloat_with_epsilon (b[j], a[j] * scale, 1e-15);
     }
+
+  /* The back projector's response: width 50 pads to 100, scale π/(2·360)/100. */
+  for (TomoFilterType t = 0; t < TOMO_N_FILTERS; t++)
+    {
+      guint padded = 0;
+      g_autofree double *c = tomo_filter_fbp_response (t, 50, 360, &padded);
+
+      g_assert_cmpuint (padded, ==, n);
+      tomo_filter_response (t, n, tomo_fbp_scale (360) / n, b);
+      g_assert_cmpmem (c, sizeof b, b, sizeof b);
+    }
 }
 
 int

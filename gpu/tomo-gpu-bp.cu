@@ -508,14 +508,28 @@ tile_constants (const double2 cs, double x0, double y0, double center, double sh
   return make_float4 ((float) (base - hm - shift), (float) cs.x, (float) cs.y, __int_as_float ((int) hm));
 }
 
-/* Projections per caching pass: 16, or 8 where the double-buffered cache
- * of big bins would not leave room for two blocks per SM. */
+/* Projections per caching pass.  32×32 tiles: 16, or 8 where the
+ * double-buffered cache of big bins would not leave room for two blocks per
+ * SM.  64×64 tiles: as many as 40 KiB of double-buffered cache hold (32 or
+ * 24), which halves the barriers and per-pass work (1-slice linear hybrid
+ * +3 %, nearest alu +2–3 % on the H100); float4 bins (2-slice linear) stay
+ * at 8. */
 template <int TILE, typename Raw>
 struct AluGroup
 {
   static constexpr int CACHE = Tile<TILE>::CACHE;
-  static constexpr int GROUP = CACHE * (int) sizeof (Raw) * 16 <= 12288 ? 16 : 8;
+  static constexpr int BYTES = CACHE * (int) sizeof (Raw) * 2;   /* per projection, both buffers */
+  static constexpr int GROUP0 = CACHE * (int) sizeof (Raw) * 16 <= 12288 ? 16 : 8;
+  static constexpr int GROUP = TILE != 64 ? GROUP0
+                             : BYTES * 32 <= 40960 ? 32 : BYTES * 24 <= 40960 ? 24 : GROUP0;
   static constexpr int NLOAD = (GROUP * CACHE + 255) / 256;  /* bins per thread and pass */
+  /* Warp fill (64×64 tiles): each warp caches whole projections, lane l
+   * bins l, l+32, l+64 — projection, row address and bounds test are
+   * per warp, not per bin. */
+  static constexpr bool WARP_FILL = CACHE % 32 == 0 && GROUP % 8 == 0;
+  static constexpr int CW = CACHE / 32;   /* loads per projection and lane */
+  static constexpr int QW = GROUP / 8;    /* projections per warp and pass */
+  static constexpr int NREG = WARP_FILL ? QW * CW : NLOAD;
 };
 
 template <int S, int TILE, bool LIN, bool HALF>
@@ -528,8 +542,9 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
   typedef Bin<S, LIN, HALF> B;
   typedef typename B::Raw Raw;
   constexpr int CACHE = TL::CACHE;
-  constexpr int GROUP = AluGroup<TILE, Raw>::GROUP;
-  constexpr int NLOAD = AluGroup<TILE, Raw>::NLOAD;
+  typedef AluGroup<TILE, Raw> AG;
+  constexpr int GROUP = AG::GROUP;
+  constexpr int NLOAD = AG::NLOAD;
   /* Float linear uses the FMA form: bin k holds a = s[k] − (k − M)·d[k]
    * and d[k] = s[k+1] − s[k], so with r = t − h_m − M the value is
    * a + r·d — one FMA, no fraction to compute.  M = CACHE/2 keeps |r| and
@@ -549,7 +564,8 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
   const int tid = threadIdx.x;
   int lx, ly;
   T acc[TL::PPT];
-  T pv[NLOAD], pd[NLOAD];
+  T pv[AG::NREG], pd[AG::NREG];
+  const int warp = tid >> 5, lane = tid & 31;
 
   TL::map (tid, lx, ly);
 #pragma unroll
@@ -565,8 +581,74 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
       s_proj[slot][tid] = tile_constants<TILE> (cs[pg + tid], x0, y0, g.center, SHIFT);
   };
   /* Global loads of a pass into registers: consecutive threads take
-   * consecutive bins of a row (coalesced). */
-  auto fetch = [&] (int slot, int pg) {
+   * consecutive bins of a row (coalesced).  The warp fill cut the
+   * instructions per update from 8.55 to 8.03 (ncu, 1-slice linear, the
+   * generic fill spent ~50 instructions per bin on index arithmetic and
+   * bounds tests). */
+  auto fetch_warp = [&] (int slot, int pg) {
+    const int ng = min (GROUP, g.n_proj - pg);
+#pragma unroll
+    for (int q = 0; q < AG::QW; q++)
+      {
+        const int pr = warp + 8 * q;
+
+#pragma unroll
+        for (int m = 0; m < AG::CW; m++)
+          {
+            vzero (pv[q * AG::CW + m]);
+            vzero (pd[q * AG::CW + m]);
+          }
+        if (pr < ng)
+          {
+            const T *row = (const T *) (pack + (size_t) (pg + pr) * pitch);
+            const int hm = __float_as_int (s_proj[slot][pr].w);
+            const int b0 = hm + lane;
+
+            /* whole run of bins on the detector: no per-load tests */
+            if (hm >= 0 && hm + CACHE < g.width)
+              {
+#pragma unroll
+                for (int m = 0; m < AG::CW; m++)
+                  {
+                    pv[q * AG::CW + m] = __ldg (row + b0 + 32 * m);
+                    if (LIN)
+                      pd[q * AG::CW + m] = vsub (__ldg (row + b0 + 32 * m + 1), pv[q * AG::CW + m]);
+                  }
+              }
+            else
+              {
+#pragma unroll
+                for (int m = 0; m < AG::CW; m++)
+                  {
+                    pv[q * AG::CW + m] = load_bin<S> ((const char *) row, b0 + 32 * m, g.width);
+                    if (LIN)
+                      pd[q * AG::CW + m] = vsub (load_bin<S> ((const char *) row, b0 + 32 * m + 1, g.width),
+                                                 pv[q * AG::CW + m]);
+                  }
+              }
+          }
+      }
+  };
+  auto put_warp = [&] (int buf, int pg) {
+    const int ng = min (GROUP, g.n_proj - pg);
+    const float jf = (float) (lane - M);
+#pragma unroll
+    for (int q = 0; q < AG::QW; q++)
+      {
+        const int pr = warp + 8 * q;
+
+        if (pr < ng)
+#pragma unroll
+          for (int m = 0; m < AG::CW; m++)
+            {
+              const int l = q * AG::CW + m;
+
+              s_cache[buf][pr][lane + 32 * m] =
+                B::pack (FMAFORM ? vaxpy (pv[l], jf + (float) (32 * m), pd[l]) : pv[l], pd[l]);
+            }
+      }
+  };
+  auto fetch_gen = [&] (int slot, int pg) {
     const int ng = min (GROUP, g.n_proj - pg);
 #pragma unroll
     for (int l = 0; l < NLOAD; l++)
@@ -588,7 +670,7 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
           }
       }
   };
-  auto put = [&] (int buf, int pg) {
+  auto put_gen = [&] (int buf, int pg) {
     const int ng = min (GROUP, g.n_proj - pg);
 #pragma unroll
     for (int l = 0; l < NLOAD; l++)
@@ -600,6 +682,18 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
         if (k < GROUP * CACHE && pr < ng)
           s_cache[buf][pr][j] = B::pack (FMAFORM ? vaxpy (pv[l], (float) (j - M), pd[l]) : pv[l], pd[l]);
       }
+  };
+  auto fetch = [&] (int slot, int pg) {
+    if constexpr (AG::WARP_FILL)
+      fetch_warp (slot, pg);
+    else
+      fetch_gen (slot, pg);
+  };
+  auto put = [&] (int buf, int pg) {
+    if constexpr (AG::WARP_FILL)
+      put_warp (buf, pg);
+    else
+      put_gen (buf, pg);
   };
 
   consts (0, 0);
@@ -871,11 +965,16 @@ tomo_bp_default_kernel (guint n_slices,
     return tomo_bp_supports (TOMO_GPU_KERNEL_TEXTURE, n_slices, interp)
              ? TOMO_GPU_KERNEL_TEXTURE : TOMO_GPU_KERNEL_ALU;
   /* H100, 2048² × 2048 (GU/s): the hybrid wins with linear 1 and 2 slices
-   * (2830 vs 2800 ALU alone, 3870 vs 3480) and 4 slices nearest from halves
-   * (7700 vs 6530); nearest 1 and 2 slices are fastest on the ALU path
-   * alone (3690 and 6140 at 2 blocks/SM, more at 3), 4 slices linear
-   * has only the ALU path (3080). */
-  if (interp == 1 ? n_slices <= 2 : n_slices == 4)
+   * (3226 vs 3118 ALU alone, 4040 vs 3652) and 4 slices nearest from halves
+   * (7700 vs 6530); nearest 1 and 2 slices run on the ALU path alone
+   * (4320 and 7010; the hybrid's +1–3 % is measured at 2048² only), 4
+   * slices linear has only the ALU path (3090).  One slice at 1024²: too
+   * few 64×64 tiles per SM for the slower texture blocks, the hybrid
+   * loses a third (1940 vs 2760), so it takes over only from 2048². */
+  if (interp == 1 && n_slices == 1)
+    return (guint64) roi_width * roi_height >= 2048 * 2048 ? TOMO_GPU_KERNEL_HYBRID
+                                                           : TOMO_GPU_KERNEL_ALU;
+  if (interp == 1 ? n_slices == 2 : n_slices == 4)
     return TOMO_GPU_KERNEL_HYBRID;
   return TOMO_GPU_KERNEL_ALU;
 }
@@ -1310,9 +1409,12 @@ tomo_bp_run (TomoBp                         *bp,
     case TOMO_GPU_KERNEL_HYBRID:
       {
         /* Share of blocks on the ALU path, in sixteenths; defaults are the
-         * best measured on the H100 at 2048² × 2048. */
+         * best measured on the H100 at 2048² × 2048 (GU/s, linear: 1 slice
+         * 13/16 3226 vs 12/16 3129, 2 slices 12/16 4040 vs 8/16 3874;
+         * nearest 14/16: 4478 vs 3523 at 12/16, 7087 vs 3863 at 8/16). */
         float r = params->hybrid_ratio > 0.f ? params->hybrid_ratio
-                : S == 1 ? 0.75f : S == 2 ? 0.5f : 0.625f;
+                : S == 4 ? 0.625f
+                : lin ? (S == 1 ? 0.8125f : 0.75f) : 0.875f;
         int alu16 = (int) lrintf (CLAMP (r, 0.f, 1.f) * 16.f);
 
         ok = S == 1 ? DISPATCH_SLH (run_hybrid_t, 1, bp, g, ttex, pack, pitch, alu16, d_out, stream, error)

@@ -512,7 +512,7 @@ tile_constants (const double2 cs, double x0, double y0, double center, double sh
  * double-buffered cache of big bins would not leave room for two blocks per
  * SM.  64×64 tiles: as many as 40 KiB of double-buffered cache hold (32 or
  * 24), which halves the barriers and per-pass work (1-slice linear hybrid
- * +3 %, nearest alu +2–3 % on the H100); float4 bins (2-slice linear) stay
+ * +3 %, nearest alu +1–2 % on the H100); float4 bins (2-slice linear) stay
  * at 8. */
 template <int TILE, typename Raw>
 struct AluGroup
@@ -583,7 +583,7 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
   /* Global loads of a pass into registers: consecutive threads take
    * consecutive bins of a row (coalesced).  The warp fill cut the
    * instructions per update from 8.55 to 8.03 (ncu, 1-slice linear, the
-   * generic fill spent ~50 instructions per bin on index arithmetic and
+   * generic fill spent ~50 PTX instructions per bin on index arithmetic and
    * bounds tests). */
   auto fetch_warp = [&] (int slot, int pg) {
     const int ng = min (GROUP, g.n_proj - pg);

@@ -967,7 +967,7 @@ tomo_bp_default_kernel (guint n_slices,
   /* H100, 2048² × 2048 (GU/s): the hybrid wins with linear 1 and 2 slices
    * (3226 vs 3118 ALU alone, 4040 vs 3652) and 4 slices nearest from halves
    * (7700 vs 6530); nearest 1 and 2 slices run on the ALU path alone
-   * (4320 and 7010; the hybrid's +1–3 % is measured at 2048² only), 4
+   * (4320 and 7010; the hybrid's +1–4 % is measured at 2048² only), 4
    * slices linear has only the ALU path (3090).  One slice at 1024²: too
    * few 64×64 tiles per SM for the slower texture blocks, the hybrid
    * loses a third (1940 vs 2760), so it takes over only from 2048². */

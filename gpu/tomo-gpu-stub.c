@@ -11,12 +11,6 @@
 
 #include "tomo-gpu.h"
 
-G_DEFINE_QUARK (tomo-gpu-error-quark, tomo_gpu_error)
-
-static const char *kernel_names[TOMO_GPU_N_KERNELS] = {
-  "auto", "standard", "texture", "alu", "hybrid",
-};
-
 static void
 set_not_built (GError **error)
 {
@@ -24,52 +18,10 @@ set_not_built (GError **error)
                        "tomolive was built without CUDA: no GPU reconstruction");
 }
 
-const char *
-tomo_gpu_kernel_to_string (TomoGpuKernel kernel)
-{
-  if ((int) kernel < 0 || kernel >= TOMO_GPU_N_KERNELS)
-    return "invalid";
-  return kernel_names[kernel];
-}
-
-gboolean
-tomo_gpu_kernel_from_string (const char    *name,
-                             TomoGpuKernel *kernel,
-                             GError       **error)
-{
-  g_return_val_if_fail (kernel != NULL, FALSE);
-
-  for (int i = 0; name != NULL && i < TOMO_GPU_N_KERNELS; i++)
-    if (g_ascii_strcasecmp (name, kernel_names[i]) == 0)
-      {
-        *kernel = (TomoGpuKernel) i;
-        return TRUE;
-      }
-  g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-               "Unknown back-projection kernel “%s” (expected auto, standard, texture, alu or hybrid)",
-               name ? name : "(null)");
-  return FALSE;
-}
-
 int tomo_gpu_get_n_devices (void) { return 0; }
 char *tomo_gpu_get_device_name (int device) { return NULL; }
 gboolean tomo_gpu_get_device_clocks (int device, int *sm_khz, int *mem_khz) { return FALSE; }
 char *tomo_gpu_get_tune_path (int device) { return NULL; }
-
-guint
-tomo_gpu_size_class (guint width)
-{
-  return width <= 1448 ? 1024 : width <= 2896 ? 2048 : 4096;
-}
-
-char *
-tomo_gpu_tune_key (guint n_slices,
-                   int   interp,
-                   guint size_class)
-{
-  return g_strdup_printf ("slices%u-%s-%u", n_slices,
-                          interp == 0 ? "nearest" : "linear", size_class);
-}
 
 TomoGpuContext *
 tomo_gpu_context_new (int      device,
@@ -128,15 +80,6 @@ tomo_gpu_context_download_filtered (TomoGpuContext *ctx, float *host, GError **e
 {
   set_not_built (error);
   return FALSE;
-}
-
-void
-tomo_gpu_backproject_params_init (TomoGpuBackprojectParams *params)
-{
-  g_return_if_fail (params != NULL);
-  memset (params, 0, sizeof *params);
-  params->interp = 1;
-  params->kernel = TOMO_GPU_KERNEL_AUTO;
 }
 
 gboolean

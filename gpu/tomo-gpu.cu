@@ -27,8 +27,6 @@
 #include "tomo-gpu-bp.h"
 #include "tomo-gpu-private.h"
 
-G_DEFINE_QUARK (tomo-gpu-error-quark, tomo_gpu_error)
-
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
 
@@ -122,37 +120,6 @@ _tomo_gpu_warn_cuda (cudaError_t  res,
 /* ------------------------------------------------------------------------ */
 /* Kernels and devices                                                       */
 
-static const char *kernel_names[TOMO_GPU_N_KERNELS] = {
-  "auto", "standard", "texture", "alu", "hybrid",
-};
-
-const char *
-tomo_gpu_kernel_to_string (TomoGpuKernel kernel)
-{
-  if ((int) kernel < 0 || kernel >= TOMO_GPU_N_KERNELS)
-    return "invalid";
-  return kernel_names[kernel];
-}
-
-gboolean
-tomo_gpu_kernel_from_string (const char    *name,
-                             TomoGpuKernel *kernel,
-                             GError       **error)
-{
-  g_return_val_if_fail (kernel != NULL, FALSE);
-
-  for (int i = 0; name != NULL && i < TOMO_GPU_N_KERNELS; i++)
-    if (g_ascii_strcasecmp (name, kernel_names[i]) == 0)
-      {
-        *kernel = (TomoGpuKernel) i;
-        return TRUE;
-      }
-  g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-               "Unknown back-projection kernel “%s” (expected auto, standard, texture, alu or hybrid)",
-               name ? name : "(null)");
-  return FALSE;
-}
-
 int
 tomo_gpu_get_n_devices (void)
 {
@@ -206,25 +173,6 @@ tomo_gpu_get_device_clocks (int  device,
 
 /* ------------------------------------------------------------------------ */
 /* Tuning table for `auto`                                                   */
-
-guint
-tomo_gpu_size_class (guint width)
-{
-  if (width <= 1448)   /* ~ 1024·√2: nearer to 1024 than to 2048 */
-    return 1024;
-  if (width <= 2896)
-    return 2048;
-  return 4096;
-}
-
-char *
-tomo_gpu_tune_key (guint n_slices,
-                   int   interp,
-                   guint size_class)
-{
-  return g_strdup_printf ("slices%u-%s-%u", n_slices,
-                          interp == 0 ? "nearest" : "linear", size_class);
-}
 
 char *
 tomo_gpu_get_tune_path (int device)
@@ -995,18 +943,6 @@ tomo_gpu_context_download_filtered (TomoGpuContext *ctx,
                                              ctx->width * sizeof (float),
                                            cudaMemcpyDeviceToHost, ctx->stream), error) &&
          TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error);
-}
-
-void
-tomo_gpu_backproject_params_init (TomoGpuBackprojectParams *params)
-{
-  g_return_if_fail (params != NULL);
-  memset (params, 0, sizeof *params);
-  params->center = 0.0;
-  params->interp = 1;
-  params->kernel = TOMO_GPU_KERNEL_AUTO;
-  params->half_cache = FALSE;
-  params->hybrid_ratio = 0.0f;
 }
 
 gboolean

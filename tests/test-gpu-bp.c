@@ -17,10 +17,10 @@
 #include "tomo-gpu-bp.h"
 #endif
 
-static gboolean have_device;
 static char skip_reason[256] = "no CUDA device: tomolive was built without CUDA";
 
 #if HAVE_CUDA
+static gboolean have_device;
 
 typedef enum { DATA_RANDOM, DATA_PHANTOM } DataKind;
 

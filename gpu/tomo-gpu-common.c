@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The parts of the GPU API that need no CUDA: the error domain, kernel
+ * names, parameter defaults and the keys of the tuning table.  Built into
+ * both the CUDA library and the stub, so the two cannot disagree.
+ */
+#define G_LOG_DOMAIN "tomo-gpu"
+#include "config.h"
+
+#include <string.h>
+
+#include "tomo-gpu.h"
+
+G_DEFINE_QUARK (tomo-gpu-error-quark, tomo_gpu_error)
+
+static const char *const kernel_names[TOMO_GPU_N_KERNELS] = {
+  "auto", "standard", "texture", "alu", "hybrid",
+};
+
+const char *
+tomo_gpu_kernel_to_string (TomoGpuKernel kernel)
+{
+  if ((int) kernel < 0 || kernel >= TOMO_GPU_N_KERNELS)
+    return "invalid";
+  return kernel_names[kernel];
+}
+
+gboolean
+tomo_gpu_kernel_from_string (const char    *name,
+                             TomoGpuKernel *kernel,
+                             GError       **error)
+{
+  g_return_val_if_fail (kernel != NULL, FALSE);
+
+  for (int i = 0; name != NULL && i < TOMO_GPU_N_KERNELS; i++)
+    if (g_ascii_strcasecmp (name, kernel_names[i]) == 0)
+      {
+        *kernel = (TomoGpuKernel) i;
+        return TRUE;
+      }
+  g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+               "Unknown back-projection kernel “%s” (expected auto, standard, texture, alu or hybrid)",
+               name ? name : "(null)");
+  return FALSE;
+}
+
+void
+tomo_gpu_backproject_params_init (TomoGpuBackprojectParams *params)
+{
+  g_return_if_fail (params != NULL);
+  memset (params, 0, sizeof *params);
+  params->interp = 1;
+  params->kernel = TOMO_GPU_KERNEL_AUTO;
+}
+
+guint
+tomo_gpu_size_class (guint width)
+{
+  if (width <= 1448)   /* ~ 1024·√2: nearer to 1024 than to 2048 */
+    return 1024;
+  if (width <= 2896)
+    return 2048;
+  return 4096;
+}
+
+char *
+tomo_gpu_tune_key (guint n_slices,
+                   int   interp,
+                   guint size_class)
+{
+  return g_strdup_printf ("slices%u-%s-%u", n_slices,
+                          interp == 0 ? "nearest" : "linear", size_class);
+}

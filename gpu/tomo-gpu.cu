@@ -923,6 +923,27 @@ tomo_gpu_context_load_filtered (TomoGpuContext *ctx,
   return TRUE;
 }
 
+/* Blocking copy of n_floats from the device to `host`; `what_missing` is the
+ * error when there is nothing to copy yet. */
+static gboolean
+download (TomoGpuContext *ctx,
+          float          *host,
+          const float    *device_src,
+          size_t          n_floats,
+          const char     *what_missing,
+          GError        **error)
+{
+  if (n_floats == 0)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, what_missing);
+      return FALSE;
+    }
+  return TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error) &&
+         TOMO_CUDA_CHECK (cudaMemcpyAsync (host, device_src, n_floats * sizeof (float),
+                                           cudaMemcpyDeviceToHost, ctx->stream), error) &&
+         TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error);
+}
+
 gboolean
 tomo_gpu_context_download_filtered (TomoGpuContext *ctx,
                                     float          *host,
@@ -931,18 +952,9 @@ tomo_gpu_context_download_filtered (TomoGpuContext *ctx,
   g_return_val_if_fail (ctx != NULL, FALSE);
   g_return_val_if_fail (host != NULL, FALSE);
 
-  if (ctx->loaded_slices == 0)
-    {
-      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                           "No sinograms loaded on the GPU");
-      return FALSE;
-    }
-  return TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error) &&
-         TOMO_CUDA_CHECK (cudaMemcpyAsync (host, ctx->d_filtered,
-                                           (size_t) ctx->loaded_slices * ctx->n_proj *
-                                             ctx->width * sizeof (float),
-                                           cudaMemcpyDeviceToHost, ctx->stream), error) &&
-         TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error);
+  return download (ctx, host, ctx->d_filtered,
+                   (size_t) ctx->loaded_slices * ctx->n_proj * ctx->width,
+                   "No sinograms loaded on the GPU", error);
 }
 
 gboolean
@@ -1109,18 +1121,9 @@ tomo_gpu_context_download (TomoGpuContext *ctx,
   g_return_val_if_fail (ctx != NULL, FALSE);
   g_return_val_if_fail (host != NULL, FALSE);
 
-  if (ctx->out_slices == 0)
-    {
-      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                           "No back projection to download");
-      return FALSE;
-    }
-  return TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error) &&
-         TOMO_CUDA_CHECK (cudaMemcpyAsync (host, ctx->d_out,
-                                           (size_t) ctx->out_slices * ctx->out_width *
-                                             ctx->out_height * sizeof (float),
-                                           cudaMemcpyDeviceToHost, ctx->stream), error) &&
-         TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error);
+  return download (ctx, host, ctx->d_out,
+                   (size_t) ctx->out_slices * ctx->out_width * ctx->out_height,
+                   "No back projection to download", error);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -1,4 +1,8 @@
-/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The program's entry point when the viewer is built: a subcommand runs the
+ * command line, anything else opens the window.
+ */
 #define G_LOG_DOMAIN "tomolive"
 
 #include "config.h"
@@ -6,9 +10,7 @@
 #include <locale.h>
 
 #include "tomo-cli.h"
-#if HAVE_UI
-# include "tomo-ui.h"
-#endif
+#include "tomo-ui.h"
 
 int
 main (int    argc,
@@ -20,10 +22,5 @@ main (int    argc,
   status = tomo_cli_run (argc, argv);
   if (status >= 0)
     return status;
-#if HAVE_UI
   return tomo_ui_main (argc, argv);
-#else
-  g_printerr ("tomolive was built without the viewer (GTK 4); try “tomolive --help”.\n");
-  return 1;
-#endif
 }

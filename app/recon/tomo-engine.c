@@ -98,6 +98,24 @@ tomo_slice_unref (TomoSlice *slice)
   g_free (slice);
 }
 
+gboolean
+tomo_slice_get_value (TomoSlice *slice,
+                      guint      index,
+                      guint      x,
+                      guint      y,
+                      float     *value)
+{
+  g_return_val_if_fail (slice != NULL, FALSE);
+  g_return_val_if_fail (value != NULL, FALSE);
+
+  if (index >= slice->n_slices || x >= slice->width || y >= slice->height)
+    return FALSE;
+  if (slice->data == NULL)
+    return FALSE; /* device-only slices: read by the GPU backend (to come) */
+  *value = slice->data[((gsize) index * slice->height + y) * slice->width + x];
+  return TRUE;
+}
+
 void
 tomo_slice_request_init (TomoSliceRequest *request,
                          TomoScan         *scan)
@@ -639,6 +657,10 @@ tomo_engine_reconstruct (TomoEngine             *self,
       double updates = (double) slice->width * slice->height * slice->n_slices
                        * tomo_scan_get_n_projections (self->scan);
 
+      if (slice->data != NULL)
+        tomo_slice_stats_compute (slice->data,
+                                  (gsize) slice->width * slice->height * slice->n_slices,
+                                  &slice->values);
       slice->total_ms = (g_get_monotonic_time () - start) / 1000.0;
       slice->gups = slice->backproject_ms > 0 ? updates / (slice->backproject_ms * 1e6) : 0;
     }

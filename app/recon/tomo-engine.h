@@ -23,6 +23,27 @@ typedef struct
 void tomo_slice_request_init (TomoSliceRequest *request,
                               TomoScan         *scan);
 
+/* Statistics of the values of a slice (all n_slices planes together),
+ * computed where the slice is — a reduction on the device for the GPU
+ * backend, the worker thread for the CPU — and delivered with it, so the
+ * window never scans a slice on the UI thread. */
+#define TOMO_SLICE_HISTOGRAM_BINS 256
+typedef struct
+{
+  gboolean valid;           /* FALSE when the slice holds no finite value */
+  float min, max;           /* of the finite values */
+  float lo, hi;             /* 0.5 % and 99.5 % percentiles: the auto-contrast window */
+  float range_lo, range_hi; /* 0.05 % and 99.95 %: the span of `bins` */
+  double mean;
+  guint64 n_finite;
+  guint32 bins[TOMO_SLICE_HISTOGRAM_BINS]; /* counts over [range_lo, range_hi] */
+} TomoSliceStats;
+
+/* From host values (the CPU path, and the reference for the GPU's). */
+void tomo_slice_stats_compute (const float    *data,
+                               gsize           n,
+                               TomoSliceStats *stats);
+
 /* A reconstructed slice (or 2/4 of them).  Immutable once made; refcounted so
  * the window can show one while the engine computes the next. */
 typedef struct
@@ -43,12 +64,20 @@ typedef struct
   double total_ms;          /* request in → slice out, read and filter included */
   double gups;              /* back projection: pixels × projections × slices / s / 1e9 */
   TomoPreprocessStats stats;
+  TomoSliceStats values;    /* of the reconstructed values */
 } TomoSlice;
 
 #define TOMO_TYPE_SLICE (tomo_slice_get_type ())
 GType      tomo_slice_get_type (void) G_GNUC_CONST;
 TomoSlice *tomo_slice_ref      (TomoSlice *slice);
 void       tomo_slice_unref    (TomoSlice *slice);
+/* One value of plane `index` at (x, y) of the ROI, from host data or, for a
+ * slice that lives only on the device, one pixel read from there. */
+gboolean   tomo_slice_get_value (TomoSlice *slice,
+                                 guint      index,
+                                 guint      x,
+                                 guint      y,
+                                 float     *value);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoSlice, tomo_slice_unref)
 
 #define TOMO_TYPE_ENGINE (tomo_engine_get_type ())

@@ -114,6 +114,23 @@ gboolean     _tomo_tiff_read_row     (struct tiff    *tif,
                                       float          *out,
                                       GError        **error);
 
+/* A scan over a loader made elsewhere (the live receiver); takes `loader`
+ * (freed on error too). */
+TomoScan       *_tomo_scan_new_for_loader (TomoScanLoader        *loader,
+                                           const TomoOpenOptions *options,
+                                           GError               **error);
+/* Forgets cached rows: the loader's data changed. */
+void            _tomo_scan_invalidate     (TomoScan *self);
+/* Row `row` of every frame of `kind`, unprocessed (n_frames × width). */
+gboolean        _tomo_scan_read_frames    (TomoScan      *self,
+                                           TomoFrameKind  kind,
+                                           guint          row,
+                                           float         *out,
+                                           GError       **error);
+/* The lock every HDF5 call takes (the library is not thread-safe). */
+void            _tomo_hdf5_lock           (void);
+void            _tomo_hdf5_unlock         (void);
+
 /* For tests: what the row cache holds now. */
 void            _tomo_scan_get_cache_usage (TomoScan *self,
                                             guint    *n_rows,

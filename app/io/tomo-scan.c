@@ -381,6 +381,10 @@ open_loader (const char            *path,
   return NULL;
 }
 
+static TomoScan *scan_check_loader (TomoScan   *scan,
+                                    const char *path,
+                                    GError    **error);
+
 TomoScan *
 tomo_scan_open (const char            *path,
                 const TomoOpenOptions *options,
@@ -388,8 +392,6 @@ tomo_scan_open (const char            *path,
 {
   g_autoptr(TomoScan) self = NULL;
   TomoOpenOptions defaults;
-  TomoScanLoader *loader;
-  guint n_proj;
 
   g_return_val_if_fail (path != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
@@ -411,9 +413,47 @@ tomo_scan_open (const char            *path,
     self->options.angle_range_deg = 180.0;
   self->cache_limit = options->cache_bytes ? options->cache_bytes : DEFAULT_CACHE_BYTES;
 
-  self->loader = loader = open_loader (path, options, error);
-  if (loader == NULL)
+  self->loader = open_loader (path, options, error);
+  if (self->loader == NULL)
     return NULL;
+  return scan_check_loader (g_steal_pointer (&self), path, error);
+}
+
+TomoScan *
+_tomo_scan_new_for_loader (TomoScanLoader        *loader,
+                           const TomoOpenOptions *options,
+                           GError               **error)
+{
+  TomoScan *self = g_object_new (TOMO_TYPE_SCAN, NULL);
+
+  self->options = *options;
+  self->options.flats = self->options.darks = self->options.angles = NULL;
+  if (!(self->options.angle_range_deg > 0.0) || !isfinite (self->options.angle_range_deg))
+    self->options.angle_range_deg = 180.0;
+  self->cache_limit = options->cache_bytes ? options->cache_bytes : DEFAULT_CACHE_BYTES;
+  self->loader = loader;
+  return scan_check_loader (self, loader->path, error);
+}
+
+void
+_tomo_scan_invalidate (TomoScan *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  g_hash_table_remove_all (self->cache);
+  g_queue_init (&self->lru);
+  self->cache_bytes = 0;
+}
+
+/* Takes `self`; checks what its loader read and works out the angles. */
+static TomoScan *
+scan_check_loader (TomoScan   *scan,
+                   const char *path,
+                   GError    **error)
+{
+  g_autoptr(TomoScan) self = scan;
+  TomoScanLoader *loader = self->loader;
+  guint n_proj;
 
   n_proj = loader->n_frames[TOMO_FRAME_PROJECTION];
   if (n_proj == 0)
@@ -431,7 +471,7 @@ tomo_scan_open (const char            *path,
       return NULL;
     }
 
-  if (loader->n_frames[TOMO_FRAME_FLAT] == 0 && !options->already_sinogram)
+  if (loader->n_frames[TOMO_FRAME_FLAT] == 0 && !self->options.already_sinogram)
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
                    "Scan %s has no flat fields (%s); pass --already-sinogram if the data is normalised",
@@ -770,6 +810,23 @@ tomo_scan_read_raw_sinogram (TomoScan *self,
 
   locker = g_mutex_locker_new (&self->lock);
   return read_frames_locked (self, TOMO_FRAME_PROJECTION, row, out, error);
+}
+
+gboolean
+_tomo_scan_read_frames (TomoScan      *self,
+                        TomoFrameKind  kind,
+                        guint          row,
+                        float         *out,
+                        GError       **error)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+
+  if (!check_row (self, row, error))
+    return FALSE;
+  if (self->loader->n_frames[kind] == 0)
+    return TRUE;
+  locker = g_mutex_locker_new (&self->lock);
+  return read_frames_locked (self, kind, row, out, error);
 }
 
 gboolean

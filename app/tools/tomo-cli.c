@@ -19,6 +19,7 @@
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-gpu.h"
+#include "tomo-live-cli.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 #include "tomo-tiff-writer.h"
@@ -304,7 +305,7 @@ cmd_reconstruct (int    argc,
                  char **argv)
 {
   g_autoptr(GOptionContext) context =
-    g_option_context_new ("FILE -o OUT.tif|DIR — reconstruct slices");
+    g_option_context_new ("FILE|--listen URL -o OUT.tif|DIR — reconstruct slices");
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoEngine) engine = NULL;
@@ -314,6 +315,7 @@ cmd_reconstruct (int    argc,
   double center = NAN;
   gboolean progress = FALSE, quiet = FALSE;
   OpenArgs a = { 0 };
+  TomoLiveCliListen live = { 0 };
   GOptionEntry entries[] = {
     { "row", 0, 0, G_OPTION_ARG_INT, &row, "Reconstruct detector row N (default: the middle one)", "N" },
     { "rows", 0, 0, G_OPTION_ARG_STRING, &rows, "Reconstruct rows A to B−1 (A:B, either may be empty)", "A:B" },
@@ -348,11 +350,13 @@ cmd_reconstruct (int    argc,
     "(attenuation per pixel).  Slices are W×W pixels of detector-pixel size.");
   g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_add_group (context, open_args_group (&a));
+  g_option_context_add_group (context, tomo_live_cli_listen_group (&live));
   if (!parse_options (context, &argc, &argv, &error))
     goto out;
-  if (argc != 2)
+  if (argc != (live.url ? 1 : 2))
     {
-      g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "reconstruct needs exactly one FILE");
+      g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0,
+                           "reconstruct needs exactly one FILE, or --listen URL and no FILE");
       goto out;
     }
   if (output == NULL)
@@ -372,7 +376,8 @@ cmd_reconstruct (int    argc,
   if (kernel != NULL && !tomo_gpu_kernel_from_string (kernel, &gpu_kernel, &error))
     goto out;
 
-  scan = open_scan (argv[1], &a, &error);
+  scan = live.url ? tomo_live_cli_receive (&live, a.angles, a.angle_range, &error)
+                   : open_scan (argv[1], &a, &error);
   if (scan == NULL)
     goto out;
   width = tomo_scan_get_width (scan);
@@ -400,7 +405,8 @@ cmd_reconstruct (int    argc,
       if (row >= 0 && (guint) row >= height)
         {
           g_set_error (&error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                       "Row %d is out of range: %s has rows 0 to %u", row, argv[1], height - 1);
+                       "Row %d is out of range: %s has rows 0 to %u", row,
+                       tomo_scan_get_path (scan), height - 1);
           goto out;
         }
       row_start = row >= 0 ? (guint) row : height / 2;
@@ -487,7 +493,33 @@ out:
   else if (status != 0 && o.n_written > 0 && !o.to_dir)
     g_unlink (output);
   open_args_clear (&a);
+  tomo_live_cli_listen_clear (&live);
   return error != NULL ? fail (error) : status;
+}
+
+/* --- stream -------------------------------------------------------------- */
+
+static TomoScan *
+open_scan_cb (const char *path,
+              gpointer    data,
+              GError    **error)
+{
+  return open_scan (path, data, error);
+}
+
+static int
+cmd_stream (int    argc,
+            char **argv)
+{
+  g_autoptr(GOptionContext) context =
+    g_option_context_new ("FILE --to URL — send a scan as a live sender would");
+  OpenArgs a = { 0 };
+  int status;
+
+  g_option_context_add_group (context, open_args_group (&a));
+  status = tomo_live_cli_stream (context, argc, argv, open_scan_cb, &a);
+  open_args_clear (&a);
+  return status;
 }
 
 /* --- phantom ------------------------------------------------------------- */
@@ -601,6 +633,9 @@ print_usage (void)
     "  tomolive [FILE…]                 open the viewer (on FILE)\n"
     "  tomolive info FILE               describe a scan\n"
     "  tomolive reconstruct FILE -o OUT reconstruct slices to float32 TIFF\n"
+    "  tomolive reconstruct --listen URL -o OUT\n"
+    "                                   receive one scan live, then reconstruct it\n"
+    "  tomolive stream FILE --to URL    replay a scan as a live sender\n"
     "  tomolive phantom -o FILE.h5      write a simulated scan\n"
     "  tomolive bench                   measure the GPU back projectors\n"
     "\n"
@@ -637,6 +672,8 @@ tomo_cli_run (int    argc,
     return cmd_reconstruct (argc - 1, argv + 1);
   if (g_str_equal (cmd, "phantom"))
     return cmd_phantom (argc - 1, argv + 1);
+  if (g_str_equal (cmd, "stream"))
+    return cmd_stream (argc - 1, argv + 1);
   if (g_str_equal (cmd, "bench"))
     return tomo_bench_main (argc - 1, argv + 1);
   return -1;

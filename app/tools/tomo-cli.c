@@ -20,6 +20,7 @@
 #include "tomo-error.h"
 #include "tomo-gpu.h"
 #include "tomo-live-cli.h"
+#include "tomo-output.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 #include "tomo-tiff-writer.h"
@@ -413,6 +414,9 @@ cmd_reconstruct (int    argc,
       row_end = row_start + 1;
     }
 
+  if (!tomo_output_check_inputs (output, tomo_scan_get_input_files (scan), &error))
+    goto out;
+
   engine = tomo_engine_new (TOMO_BACKEND_CPU);
   if (!tomo_engine_set_backend (engine, want, &error))
     goto out;
@@ -427,8 +431,9 @@ cmd_reconstruct (int    argc,
     {
       TomoRoi r = tomo_recon_params_get_roi (&params, width);
 
-      o.writer = tomo_tiff_writer_new (output, (guint64) r.width * r.height * 4 * (row_end - row_start),
-                                       &error);
+      o.writer = tomo_tiff_writer_new_full (output, tomo_scan_get_input_files (scan),
+                                            (guint64) r.width * r.height * 4 * (row_end - row_start),
+                                            &error);
       if (o.writer == NULL)
         goto out;
     }
@@ -455,13 +460,10 @@ cmd_reconstruct (int    argc,
 
   if (o.writer != NULL)
     {
-      g_autoptr(GError) close_error = NULL;
-
-      if (!tomo_tiff_writer_close (g_steal_pointer (&o.writer), ok ? &close_error : NULL) && ok)
-        {
-          g_propagate_error (&error, g_steal_pointer (&close_error));
-          ok = FALSE;
-        }
+      if (ok)
+        ok = tomo_tiff_writer_close (g_steal_pointer (&o.writer), &error);
+      else
+        tomo_tiff_writer_abort (g_steal_pointer (&o.writer));
     }
   if (!ok)
     goto out;
@@ -484,14 +486,10 @@ cmd_reconstruct (int    argc,
     }
   status = 0;
 out:
+  /* Never leave a half-written stack that looks like a result; the path
+   * the user gave is untouched (the writer wrote to a temporary file). */
   if (o.writer != NULL)
-    {
-      /* Never leave a half-written stack that looks like a result. */
-      tomo_tiff_writer_close (o.writer, NULL);
-      g_unlink (output);
-    }
-  else if (status != 0 && o.n_written > 0 && !o.to_dir)
-    g_unlink (output);
+    tomo_tiff_writer_abort (o.writer);
   open_args_clear (&a);
   tomo_live_cli_listen_clear (&live);
   return error != NULL ? fail (error) : status;
@@ -666,6 +664,8 @@ tomo_cli_run (int    argc,
                HAVE_CUDA ? "built" : "not built", n, n == 1 ? "" : "s", HAVE_UI ? "built" : "not built");
       return 0;
     }
+  /* Ctrl+C or SIGTERM: incomplete outputs are removed, exit status 1. */
+  tomo_output_install_signal_handlers ();
   if (g_str_equal (cmd, "info"))
     return cmd_info (argc - 1, argv + 1);
   if (g_str_equal (cmd, "reconstruct"))

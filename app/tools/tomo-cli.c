@@ -531,7 +531,7 @@ cmd_phantom (int    argc,
   g_autoptr(GError) error = NULL;
   g_autofree char *output = NULL, *kind = NULL;
   TomoPhantomParams p;
-  int width, height, n_proj, n_flats, n_darks, seed;
+  int width, height, n_proj, n_flats, n_darks, seed, threads = 0;
   double center = NAN, offset = NAN, range, flat, dark, scale = NAN;
   gboolean noise = FALSE, no_noise = FALSE;
 
@@ -565,6 +565,8 @@ cmd_phantom (int    argc,
       { "noise", 0, 0, G_OPTION_ARG_NONE, &noise, "Poisson noise (default)", NULL },
       { "no-noise", 0, 0, G_OPTION_ARG_NONE, &no_noise, "Exact counts, no noise", NULL },
       { "seed", 0, 0, G_OPTION_ARG_INT, &seed, "Random seed", "N" },
+      { "threads", 'j', 0, G_OPTION_ARG_INT, &threads,
+        "Rows computed in parallel (default: one per processor; the file is the same)", "N" },
       { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Output HDF5 file", "FILE" },
       G_OPTION_ENTRY_NULL
     };
@@ -580,8 +582,8 @@ cmd_phantom (int    argc,
 
   if (output == NULL || argc != 1)
     return fail_literal ("phantom needs an output file: -o FILE.h5 (and no other arguments)");
-  if (width < 1 || height < 1 || n_proj < 1 || n_flats < 0 || n_darks < 0)
-    return fail_literal ("phantom: width, height and projections must be ≥ 1, flats and darks ≥ 0");
+  if (width < 1 || height < 1 || n_proj < 1 || n_flats < 0 || n_darks < 0 || threads < 0)
+    return fail_literal ("phantom: width, height and projections must be ≥ 1, flats, darks and threads ≥ 0");
   if (!(flat > dark) || dark < 0)
     return fail_literal ("phantom: the flat level must be above the dark level, and the dark ≥ 0");
   p.width = width;
@@ -590,6 +592,7 @@ cmd_phantom (int    argc,
   p.n_flats = n_flats;
   p.n_darks = n_darks;
   p.seed = seed;
+  p.n_threads = threads;
   p.angle_range_deg = range;
   p.flat_level = flat;
   p.dark_level = dark;

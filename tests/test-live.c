@@ -13,6 +13,7 @@
 #include <hdf5.h>
 
 #include "tomo-engine.h"
+#include "tomo-live-preview.h"
 #include "tomo-live-receiver.h"
 #include "tomo-live-sender.h"
 #include "tomo-scan-private.h"
@@ -132,6 +133,8 @@ stream_thread (gpointer data)
   return NULL;
 }
 
+static double stream_rate;   /* projections per second, 0: as fast as possible */
+
 static GThread *
 stream_async (StreamJob        *job,
               TomoScan         *scan,
@@ -145,6 +148,7 @@ stream_async (StreamJob        *job,
   job->options.protocol = protocol;
   job->options.request = request;
   job->options.timeout_ms = 20000;
+  job->options.rate = stream_rate;
   return g_thread_new ("sender", stream_thread, job);
 }
 
@@ -873,6 +877,74 @@ test_many_projections (void)
   g_rmdir (dir);
 }
 
+
+/* --- the slice while data arrives ------------------------------------------ */
+
+static void
+test_preview (gconstpointer data)
+{
+  TomoLiveMode mode = GPOINTER_TO_INT (data);
+  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
+  g_autoptr(TomoLivePreview) preview = NULL;
+  g_autoptr(TomoSlice) want = NULL;
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree float *image = NULL;
+  TomoLivePreviewOptions options;
+  guint n_proj = tomo_scan_get_n_projections (file);
+  guint width = 0, n_in = 0, n_changes = 0, last_n = 0;
+  guint64 version = 0, last_version = 0;
+  gint64 deadline;
+  StreamJob job;
+  GThread *sender;
+  double median, max;
+  guint n_delays;
+
+  tomo_live_preview_options_init (&options);
+  options.backend = TOMO_BACKEND_CPU;
+  options.mode = mode;
+  options.max_rate = 30;
+  preview = tomo_live_preview_new (rx, &options, NULL, NULL);
+
+  /* About a second of data: the preview steps ~30 times meanwhile. */
+  stream_rate = 400;
+  sender = stream_async (&job, file, rx, TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
+  stream_rate = 0;
+  /* Watch the slice fill in. */
+  deadline = g_get_monotonic_time () + WAIT_US;
+  while (g_get_monotonic_time () < deadline)
+    {
+      g_free (image);
+      image = tomo_live_preview_dup_image (preview, &width, &n_in, &version);
+      if (image != NULL && version != last_version)
+        {
+          g_assert_cmpuint (n_in, >=, last_n);
+          if (n_in > last_n)
+            n_changes++;
+          last_version = version;
+          last_n = n_in;
+        }
+      if (n_in == n_proj)
+        break;
+      g_usleep (5000);
+    }
+  stream_join (sender, &job);
+  live = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (n_in, ==, n_proj);
+  g_test_message ("the slice changed %u times while %u projections arrived", n_changes, n_proj);
+  g_assert_cmpuint (n_changes, >=, 2);
+
+  want = reconstruct_row (file, tomo_scan_get_height (file) / 2);
+  g_assert_cmpuint (width, ==, want->width);
+  g_assert_cmpfloat (relative_difference (want->data, image, (gsize) width * width), <, 1e-4);
+  tomo_live_preview_get_delays (preview, &median, &max, &n_delays);
+  g_test_message ("arrival → slice: median %.2f ms, max %.2f ms over %u projections", median, max, n_delays);
+  g_assert_cmpuint (n_delays, >=, n_proj);
+  g_assert_cmpfloat (median, >=, 0);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -906,5 +978,8 @@ main (int    argc,
   g_test_add_data_func ("/tomo/live/cli/json", "json", test_cli);
   g_test_add_func ("/tomo/live/cli/timeout", test_cli_timeout);
   g_test_add_func ("/tomo/live/many-projections", test_many_projections);
+  g_test_add_data_func ("/tomo/live/preview/scan", GINT_TO_POINTER (TOMO_LIVE_MODE_SCAN), test_preview);
+  g_test_add_data_func ("/tomo/live/preview/continuous", GINT_TO_POINTER (TOMO_LIVE_MODE_CONTINUOUS),
+                        test_preview);
   return g_test_run ();
 }

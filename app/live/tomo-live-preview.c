@@ -32,6 +32,7 @@ struct _TomoLivePreview
   float                 *image;
   guint                  image_n;     /* projections in `image` */
   guint64                version;
+  TomoBackend            backend;     /* that the slice runs on */
   GArray                *delays;      /* double ms */
   char                  *error;
 };
@@ -77,6 +78,11 @@ start_scan (TomoLivePreview *self,
     params.center = (self->width - 1) / 2.0;
   params.roi = (TomoRoi) { 0, 0, 0, 0 };
   self->acc = tomo_live_accumulator_new (self->width, self->n_scan, &params, self->options.backend, error);
+  if (self->acc != NULL)
+    {
+      g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+      self->backend = tomo_live_accumulator_get_backend (self->acc);
+    }
   return self->acc != NULL;
 }
 
@@ -342,4 +348,12 @@ tomo_live_preview_dup_error (TomoLivePreview *self)
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
   return g_strdup (self->error);
+}
+
+TomoBackend
+tomo_live_preview_get_backend (TomoLivePreview *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return self->backend;
 }

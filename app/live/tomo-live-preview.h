@@ -53,6 +53,8 @@ void             tomo_live_preview_get_delays (TomoLivePreview *self,
                                                double          *median_ms,
                                                double          *max_ms,
                                                guint           *n);
+/* The backend of the slice (AUTO before the first scan). */
+TomoBackend      tomo_live_preview_get_backend (TomoLivePreview *self);
 char            *tomo_live_preview_dup_error (TomoLivePreview *self);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoLivePreview, tomo_live_preview_free)

@@ -189,7 +189,12 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
       return FALSE;
     }
 
-  frame = g_malloc (sizeof (Frame) + m->n_bytes);
+  /* A frame that replaces one of its size (the next rotation) reuses its
+   * memory: no allocation, no page faults in a steady stream. */
+  if (old != NULL && old->n_bytes == m->n_bytes)
+    frame = old;
+  else
+    frame = g_malloc (sizeof (Frame) + m->n_bytes);
   frame->dtype = m->dtype;
   frame->n_bytes = m->n_bytes;
   memcpy (frame->data, m->pixels, m->n_bytes);
@@ -203,7 +208,8 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
     }
   else
     self->n_present[m->kind]++;
-  g_free (g_steal_pointer (&slots->pdata[slot]));
+  if (old != frame)
+    g_free (old);
   slots->pdata[slot] = frame;
   self->bytes_held += m->n_bytes;
   self->bytes_received += m->n_bytes;

@@ -54,16 +54,6 @@ gboolean _tomo_gpu_context_backproject_to (TomoGpuContext                 *ctx,
                                            cudaStream_t                    stream,
                                            GError                        **error);
 
-/* Resolved ROI of params for the context's width; FALSE with
- * TOMO_GPU_ERROR_INVALID if it does not fit in the slice. */
-gboolean _tomo_gpu_resolve_roi (guint                           width,
-                                const TomoGpuBackprojectParams *params,
-                                guint                          *x,
-                                guint                          *y,
-                                guint                          *w,
-                                guint                          *h,
-                                GError                        **error);
-
 /* The kernel table lookup for `auto`; AUTO when the table has no entry. */
 TomoGpuKernel _tomo_gpu_context_resolve_kernel (TomoGpuContext *ctx,
                                                 guint           n_slices,

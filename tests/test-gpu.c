@@ -12,6 +12,7 @@
 #include "tomo-fbp.h"
 #include "tomo-filter.h"
 #include "tomo-gpu.h"
+#include "tomo-gpu-tune.h"
 #include "tomo-phantom.h"
 
 static int n_devices;

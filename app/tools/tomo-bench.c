@@ -25,6 +25,8 @@
 #include "tomo-fbp.h"
 #include "tomo-filter.h"
 #include "tomo-gpu.h"
+#include "tomo-gpu-gl.h"
+#include "tomo-gpu-tune.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 

@@ -92,6 +92,13 @@ tomo_gpu_context_backproject (TomoGpuContext *ctx,
   return FALSE;
 }
 
+gboolean
+tomo_gpu_context_stats (TomoGpuContext *ctx, TomoGpuStats *stats, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
 const float *tomo_gpu_context_get_output (TomoGpuContext *ctx) { return NULL; }
 TomoGpuKernel tomo_gpu_context_get_last_kernel (TomoGpuContext *ctx) { return TOMO_GPU_KERNEL_AUTO; }
 double tomo_gpu_context_get_filter_ms (TomoGpuContext *ctx) { return 0.0; }

@@ -237,6 +237,7 @@ struct _TomoGpuContext
   TomoGpuKernel last_kernel;
   double filter_ms, bp_ms;
   GKeyFile *tune;
+  TomoGpuStatsWork *stats;
 };
 
 /* C2C pair was the faster in `tomolive bench` on the H100 (docs/PERFORMANCE.md). */
@@ -405,6 +406,7 @@ tomo_gpu_context_free (TomoGpuContext *ctx)
   free_buffer ((void **) &ctx->d_real, &ctx->d_real_size);
   free_buffer ((void **) &ctx->d_filtered, &ctx->d_filtered_size);
   free_buffer ((void **) &ctx->d_out, &ctx->d_out_size);
+  g_clear_pointer (&ctx->stats, _tomo_gpu_stats_work_free);
   for (int i = 0; i < 2; i++)
     {
       if (ctx->ev_filter[i])
@@ -1016,6 +1018,31 @@ tomo_gpu_context_backproject (TomoGpuContext                 *ctx,
   ctx->out_width = roi.width;
   ctx->out_height = roi.height;
   return TRUE;
+}
+
+gboolean
+tomo_gpu_context_stats (TomoGpuContext *ctx,
+                        TomoGpuStats   *stats,
+                        GError        **error)
+{
+  g_return_val_if_fail (ctx != NULL, FALSE);
+  g_return_val_if_fail (stats != NULL, FALSE);
+
+  if (ctx->out_slices == 0)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                           "No back projection to take statistics of");
+      return FALSE;
+    }
+  if (ctx->stats == NULL)
+    {
+      ctx->stats = _tomo_gpu_stats_work_new (ctx->device, error);
+      if (ctx->stats == NULL)
+        return FALSE;
+    }
+  return _tomo_gpu_stats_run (ctx->stats, ctx->d_out,
+                              (size_t) ctx->out_slices * ctx->out_width * ctx->out_height,
+                              ctx->stream, stats, error);
 }
 
 const float *

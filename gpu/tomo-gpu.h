@@ -126,6 +126,24 @@ TomoGpuKernel tomo_gpu_context_get_last_kernel (TomoGpuContext *ctx);
 /* Milliseconds of the last filtering and the last back projection (CUDA events). */
 double       tomo_gpu_context_get_filter_ms      (TomoGpuContext *ctx);
 double       tomo_gpu_context_get_backproject_ms (TomoGpuContext *ctx);
+/* Statistics of the output's values (all planes together), computed on the
+ * device: the meaning of TomoSliceStats (app/recon/tomo-engine.h) and of
+ * tomo_slice_stats_compute(), which the GPU tests compare them with. */
+#define TOMO_GPU_STATS_BINS 256
+typedef struct
+{
+  gboolean valid;           /* FALSE when no value is finite */
+  float min, max;
+  float lo, hi;             /* 0.5 % and 99.5 % percentiles */
+  float range_lo, range_hi; /* 0.05 % and 99.95 %: the span of `bins` */
+  double mean;
+  guint64 n_finite;
+  guint32 bins[TOMO_GPU_STATS_BINS];
+} TomoGpuStats;
+
+gboolean     tomo_gpu_context_stats       (TomoGpuContext *ctx,
+                                           TomoGpuStats   *stats,
+                                           GError        **error);
 /* Copies the output to host memory (n_slices × roi_height × roi_width floats). */
 gboolean     tomo_gpu_context_download    (TomoGpuContext *ctx,
                                            float          *host,

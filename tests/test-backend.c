@@ -297,6 +297,21 @@ test_slice_case (gconstpointer data)
   }
 
   assert_stats_match (&slice->values, ref, n, exact);
+  /* On the slice's own values the device's statistics are the host's. */
+  {
+    TomoSliceStats host;
+
+    tomo_slice_stats_compute (values, n, &host);
+    g_assert_cmpuint (slice->values.n_finite, ==, host.n_finite);
+    g_assert_cmpfloat (slice->values.min, ==, host.min);
+    g_assert_cmpfloat (slice->values.max, ==, host.max);
+    g_assert_cmpfloat (slice->values.lo, ==, host.lo);
+    g_assert_cmpfloat (slice->values.hi, ==, host.hi);
+    g_assert_cmpfloat (slice->values.range_lo, ==, host.range_lo);
+    g_assert_cmpfloat (slice->values.range_hi, ==, host.range_hi);
+    g_assert_cmpfloat (fabs (slice->values.mean - host.mean), <=, 1e-9 * (host.max - host.min));
+    g_assert_cmpmem (slice->values.bins, sizeof host.bins, host.bins, sizeof host.bins);
+  }
 
   /* A new centre re-uses the filtered rows: no filtering. */
   request.params.center += 0.5;

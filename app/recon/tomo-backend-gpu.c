@@ -9,6 +9,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include "tomo-backend.h"
 #include "tomo-error.h"
 #include "tomo-filter.h"
@@ -252,14 +254,34 @@ gpu_backproject (TomoBackendImpl *impl,
   return TRUE;
 }
 
+/* On the device, over the context's output (still the slice's values): the
+ * window gets them without a download. */
 static gboolean
 gpu_stats (TomoBackendImpl *impl,
            TomoSlice       *slice,
            GError         **error)
 {
-  if (slice->data != NULL)
-    tomo_slice_stats_compute (slice->data, (gsize) slice->width * slice->height * slice->n_slices,
-                              &slice->values);
+  GpuBackend *self = (GpuBackend *) impl;
+  GError *gpu_error = NULL;
+  TomoGpuStats gs;
+  TomoSliceStats *st = &slice->values;
+
+  G_STATIC_ASSERT (TOMO_GPU_STATS_BINS == TOMO_SLICE_HISTOGRAM_BINS);
+  if (!tomo_gpu_context_stats (self->ctx, &gs, &gpu_error))
+    {
+      propagate_gpu_error (error, gpu_error, "GPU slice statistics");
+      return FALSE;
+    }
+  st->valid = gs.valid;
+  st->min = gs.min;
+  st->max = gs.max;
+  st->lo = gs.lo;
+  st->hi = gs.hi;
+  st->range_lo = gs.range_lo;
+  st->range_hi = gs.range_hi;
+  st->mean = gs.mean;
+  st->n_finite = gs.n_finite;
+  memcpy (st->bins, gs.bins, sizeof st->bins);
   return TRUE;
 }
 

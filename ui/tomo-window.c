@@ -8,7 +8,6 @@
 
 #include "tomo-colormap.h"
 #include "tomo-error.h"
-#include "tomo-gpu.h"
 #include "tomo-histogram.h"
 #include "tomo-output.h"
 #include "tomo-tiff-writer.h"
@@ -85,7 +84,7 @@ struct _TomoWindow
   TomoFilterType filter;
   TomoInterp interp;
   guint n_slices;
-  TomoGpuKernel kernel;
+  TomoKernel kernel;
   TomoBackend backend;
   TomoRoi roi;
   gboolean auto_contrast;
@@ -1241,7 +1240,7 @@ tomo_window_get_property (GObject    *object,
       g_value_set_uint (value, self->n_slices);
       break;
     case PROP_KERNEL:
-      g_value_set_string (value, tomo_gpu_kernel_to_string (self->kernel));
+      g_value_set_string (value, tomo_kernel_to_string (self->kernel));
       break;
     case PROP_BACKEND:
       g_value_set_string (value, backend_name (self->backend));
@@ -1330,9 +1329,9 @@ tomo_window_set_property (GObject      *object,
 
     case PROP_KERNEL:
       {
-        TomoGpuKernel kernel;
+        TomoKernel kernel;
 
-        if (tomo_gpu_kernel_from_string (g_value_get_string (value), &kernel, NULL)
+        if (tomo_kernel_from_string (g_value_get_string (value), &kernel, NULL)
             && kernel != self->kernel)
           {
             self->kernel = kernel;
@@ -1609,7 +1608,7 @@ tomo_window_init (TomoWindow *self)
   self->n_slices = 1;
   self->filter = TOMO_FILTER_RAMLAK;
   self->interp = TOMO_INTERP_LINEAR;
-  self->kernel = TOMO_GPU_KERNEL_AUTO;
+  self->kernel = TOMO_KERNEL_AUTO;
   self->auto_contrast = TRUE;
 
   gtk_widget_init_template (GTK_WIDGET (self));

@@ -18,7 +18,6 @@
 #include "tomo-cli.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
-#include "tomo-gpu.h"
 #include "tomo-live-cli.h"
 #include "tomo-output.h"
 #include "tomo-phantom.h"
@@ -338,7 +337,8 @@ cmd_reconstruct (int    argc,
   };
   TomoReconParams params;
   TomoBackend want = TOMO_BACKEND_AUTO;
-  TomoGpuKernel gpu_kernel = TOMO_GPU_KERNEL_AUTO;
+  TomoKernel gpu_kernel = TOMO_KERNEL_AUTO;
+  TomoRoi r;
   guint row_start, row_end, height, width;
   Output o = { 0 };
   gint64 start;
@@ -374,7 +374,7 @@ cmd_reconstruct (int    argc,
 
   if (backend != NULL && !tomo_backend_from_string (backend, &want, &error))
     goto out;
-  if (kernel != NULL && !tomo_gpu_kernel_from_string (kernel, &gpu_kernel, &error))
+  if (kernel != NULL && !tomo_kernel_from_string (kernel, &gpu_kernel, &error))
     goto out;
 
   scan = live.url ? tomo_live_cli_receive (&live, a.angles, a.angle_range, &error)
@@ -393,8 +393,6 @@ cmd_reconstruct (int    argc,
     goto out;
   if (roi != NULL && !parse_roi (roi, &params.roi, &error))
     goto out;
-  if (!tomo_recon_params_validate (&params, width, &error))
-    goto out;
 
   if (rows != NULL)
     {
@@ -403,13 +401,6 @@ cmd_reconstruct (int    argc,
     }
   else
     {
-      if (row >= 0 && (guint) row >= height)
-        {
-          g_set_error (&error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                       "Row %d is out of range: %s has rows 0 to %u", row,
-                       tomo_scan_get_path (scan), height - 1);
-          goto out;
-        }
       row_start = row >= 0 ? (guint) row : height / 2;
       row_end = row_start + 1;
     }
@@ -421,6 +412,8 @@ cmd_reconstruct (int    argc,
   if (!tomo_engine_set_backend (engine, want, &error))
     goto out;
   tomo_engine_set_scan (engine, scan);
+  if (!tomo_engine_check (engine, row_start, row_end, &params, &r, &error))
+    goto out;
 
   o.out_path = output;
   o.to_dir = g_file_test (output, G_FILE_TEST_IS_DIR);
@@ -429,8 +422,6 @@ cmd_reconstruct (int    argc,
   o.last_percent = G_MAXUINT;
   if (!o.to_dir)
     {
-      TomoRoi r = tomo_recon_params_get_roi (&params, width);
-
       o.writer = tomo_tiff_writer_new_full (output, tomo_scan_get_input_files (scan),
                                             (guint64) r.width * r.height * 4 * (row_end - row_start),
                                             &error);
@@ -471,7 +462,6 @@ cmd_reconstruct (int    argc,
   seconds = (g_get_monotonic_time () - start) / 1e6;
   if (!quiet)
     {
-      TomoRoi r = tomo_recon_params_get_roi (&params, width);
       double updates = (double) r.width * r.height * tomo_scan_get_n_projections (scan)
                        * (row_end - row_start);
 
@@ -661,7 +651,7 @@ tomo_cli_run (int    argc,
     }
   if (g_str_equal (cmd, "--version"))
     {
-      int n = tomo_gpu_get_n_devices ();
+      int n = tomo_engine_count_gpus ();
 
       g_print ("tomolive %s (CUDA engine: %s, %d device%s; viewer: %s)\n", PACKAGE_VERSION,
                HAVE_CUDA ? "built" : "not built", n, n == 1 ? "" : "s", HAVE_UI ? "built" : "not built");

@@ -9,6 +9,7 @@
 #include <hdf5.h>
 
 #include "tomo-error.h"
+#include "tomo-memory.h"
 #include "tomo-scan-private.h"
 
 /* The serial HDF5 library keeps global state (error stacks, id tables): every
@@ -242,6 +243,7 @@ read_doubles (hid_t        file,
   hssize_t n;
   int rank;
   g_autofree double *values = NULL;
+  g_autofree char *what = NULL;
   hid_t type;
   H5T_class_t klass;
 
@@ -272,7 +274,22 @@ read_doubles (hid_t        file,
       return NULL;
     }
 
-  values = g_new0 (double, MAX (n, 1));
+  if (!tomo_memory_check ((guint64) n * sizeof (double),
+                          (what = g_strdup_printf ("%s: dataset %s of %" G_GINT64_FORMAT " values",
+                                                   file_path, path, (gint64) n)), error))
+    {
+      H5Dclose (dset);
+      return NULL;
+    }
+  values = g_try_new0 (double, MAX (n, 1));
+  if (values == NULL)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                   "%s: out of memory reading the %" G_GINT64_FORMAT " values of %s",
+                   file_path, (gint64) n, path);
+      H5Dclose (dset);
+      return NULL;
+    }
   if (n > 0 && H5Dread (dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values) < 0)
     {
       g_autofree char *msg = hdf5_error_message ();
@@ -401,7 +418,14 @@ open_image_dataset (hid_t        file,
   if (dims[1] > G_MAXUINT || dims[2] > G_MAXUINT || dims[0] > G_MAXUINT)
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
-                   "%s: dataset %s is too large", file_path, path);
+                   "%s: dataset %s is too large (%" G_GUINT64_FORMAT " × %" G_GUINT64_FORMAT
+                   " × %" G_GUINT64_FORMAT ")", file_path, path,
+                   (guint64) dims[0], (guint64) dims[1], (guint64) dims[2]);
+      H5Dclose (dset);
+      return -1;
+    }
+  if (!_tomo_scan_check_memory (file_path, path, dims[0], dims[1], dims[2], error))
+    {
       H5Dclose (dset);
       return -1;
     }
@@ -793,23 +817,17 @@ open_nxtomo (Hdf5Loader  *self,
   return TRUE;
 }
 
-TomoScanLoader *
-_tomo_io_hdf5_open (const char            *path,
-                    TomoScanFormat         format,
-                    const TomoOpenOptions *options,
-                    GError               **error)
+static TomoScanLoader *
+hdf5_open (const char     *path,
+           const void     *image,
+           gsize           image_size,
+           TomoScanFormat  format,
+           GError        **error)
 {
   g_autoptr(TomoScanLoader) loader = NULL;
   g_autofree char *entry = NULL;
   Hdf5Loader *self;
   gboolean ok;
-
-  if (!g_file_test (path, G_FILE_TEST_EXISTS))
-    {
-      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_NOT_FOUND,
-                   "HDF5 file %s does not exist", path);
-      return NULL;
-    }
 
   self = g_new0 (Hdf5Loader, 1);
   self->file = -1;
@@ -822,7 +840,18 @@ _tomo_io_hdf5_open (const char            *path,
 
   hdf5_lock_acquire ();
 
-  self->file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  if (image != NULL)
+    {
+      hid_t fapl = H5Pcreate (H5P_FILE_ACCESS);
+
+      /* HDF5 copies the image; nothing is written back (no backing store). */
+      H5Pset_fapl_core (fapl, 64 * 1024, FALSE);
+      H5Pset_file_image (fapl, (void *) image, image_size);
+      self->file = H5Fopen (path, H5F_ACC_RDONLY, fapl);
+      H5Pclose (fapl);
+    }
+  else
+    self->file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
   if (self->file < 0)
     {
       g_autofree char *msg = hdf5_error_message ();
@@ -856,4 +885,31 @@ _tomo_io_hdf5_open (const char            *path,
   if (!ok)
     return NULL;
   return g_steal_pointer (&loader);
+}
+
+TomoScanLoader *
+_tomo_io_hdf5_open (const char            *path,
+                    TomoScanFormat         format,
+                    const TomoOpenOptions *options,
+                    GError               **error)
+{
+  if (!g_file_test (path, G_FILE_TEST_EXISTS))
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_NOT_FOUND,
+                   "HDF5 file %s does not exist", path);
+      return NULL;
+    }
+  return hdf5_open (path, NULL, 0, format, error);
+}
+
+TomoScanLoader *
+_tomo_io_hdf5_open_image (const void            *data,
+                          gsize                  size,
+                          const char            *name,
+                          TomoScanFormat         format,
+                          const TomoOpenOptions *options,
+                          GError               **error)
+{
+  g_return_val_if_fail (data != NULL && name != NULL, NULL);
+  return hdf5_open (name, data, size, format, error);
 }

@@ -408,7 +408,8 @@ cmd_reconstruct (int    argc,
       row_end = row_start + 1;
     }
 
-  if (!tomo_output_check_inputs (output, tomo_scan_get_input_files (scan), &error))
+  if (!tomo_scan_check_reconstructible (scan, &error)
+      || !tomo_output_check_inputs (output, tomo_scan_get_input_files (scan), &error))
     goto out;
 
   engine = tomo_engine_new (TOMO_BACKEND_CPU);

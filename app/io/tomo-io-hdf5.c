@@ -368,6 +368,57 @@ dtype_from_h5 (hid_t dset)
   return dtype;
 }
 
+/* libhdf5 trusts a dataset's stored size: a compact or contiguous dataset
+ * whose storage is smaller than its dimensions say is read past its end
+ * (a heap over-read inside H5Dread, found by fuzzing; HDF5 1.10.8).  Check
+ * it, and that contiguous data lie inside the file, before any read. */
+static gboolean
+check_storage (hid_t          file,
+               hid_t          dset,
+               const char    *file_path,
+               const char    *path,
+               const hsize_t  dims[3],
+               GError       **error)
+{
+  hid_t dcpl = H5Dget_create_plist (dset);
+  hid_t type = H5Dget_type (dset);
+  H5D_layout_t layout = dcpl >= 0 ? H5Pget_layout (dcpl) : H5D_LAYOUT_ERROR;
+  guint64 elem = type >= 0 ? H5Tget_size (type) : 0;
+  guint64 expected = 0, stored, file_size = 0;
+  haddr_t offset;
+  gboolean ok = TRUE;
+
+  if (type >= 0)
+    H5Tclose (type);
+  if (dcpl >= 0)
+    H5Pclose (dcpl);
+  if (layout != H5D_COMPACT && layout != H5D_CONTIGUOUS)
+    return TRUE;   /* chunks are checked by HDF5 one by one */
+
+  stored = H5Dget_storage_size (dset);
+  if (!tomo_size_mul3 (dims[0], dims[1], dims[2], &expected)
+      || !g_uint64_checked_mul (&expected, expected, elem))
+    expected = G_MAXUINT64;
+  offset = layout == H5D_CONTIGUOUS ? H5Dget_offset (dset) : HADDR_UNDEF;
+  H5Fget_filesize (file, (hsize_t *) &file_size);
+  H5Eclear2 (H5E_DEFAULT);
+
+  if (layout == H5D_COMPACT && stored != expected)
+    ok = FALSE;
+  else if (layout == H5D_CONTIGUOUS && offset != HADDR_UNDEF
+           && (stored != expected || offset > file_size || expected > file_size - offset))
+    ok = FALSE;
+  if (!ok)
+    g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                 "%s: dataset %s is corrupt: %" G_GUINT64_FORMAT " × %" G_GUINT64_FORMAT " × %"
+                 G_GUINT64_FORMAT " values of %" G_GUINT64_FORMAT " bytes need %" G_GUINT64_FORMAT
+                 " bytes but %" G_GUINT64_FORMAT " are stored%s",
+                 file_path, path, (guint64) dims[0], (guint64) dims[1], (guint64) dims[2], elem,
+                 expected, stored,
+                 layout == H5D_CONTIGUOUS ? " (or they lie past the end of the file)" : "");
+  return ok;
+}
+
 /* Opens a 3-D image dataset with a chunk cache that holds every chunk one
  * detector row of all `n_frames` frames crosses, so that reading the next
  * rows of the same chunks costs no decompression. */
@@ -380,6 +431,7 @@ open_image_dataset (hid_t        file,
 {
   hid_t dset, space, type, dcpl, dapl;
   H5T_class_t klass;
+  gsize elem;
   int rank;
 
   dset = H5Dopen2 (file, path, H5P_DEFAULT);
@@ -398,6 +450,7 @@ open_image_dataset (hid_t        file,
   H5Sclose (space);
   type = H5Dget_type (dset);
   klass = H5Tget_class (type);
+  elem = H5Tget_size (type);
   H5Tclose (type);
 
   if (rank != 3)
@@ -411,7 +464,19 @@ open_image_dataset (hid_t        file,
   if (klass != H5T_INTEGER && klass != H5T_FLOAT)
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
-                   "%s: dataset %s does not hold numbers", file_path, path);
+                   "%s: dataset %s does not hold numbers (HDF5 type class %s)", file_path, path,
+                   klass == H5T_STRING ? "string" : klass == H5T_COMPOUND ? "compound"
+                   : klass == H5T_ARRAY ? "array" : klass == H5T_ENUM ? "enum" : "other");
+      H5Dclose (dset);
+      return -1;
+    }
+  /* A corrupt type may declare any size; libhdf5 then reads far past its
+   * buffers (found by fuzzing).  Numbers are 1, 2, 4 or 8 bytes. */
+  if (elem != 1 && elem != 2 && elem != 4 && elem != 8)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                   "%s: dataset %s holds %s numbers of %zu bytes; only 1, 2, 4 and 8 are read",
+                   file_path, path, klass == H5T_FLOAT ? "floating-point" : "integer", elem);
       H5Dclose (dset);
       return -1;
     }
@@ -430,13 +495,16 @@ open_image_dataset (hid_t        file,
       return -1;
     }
 
+  if (!check_storage (file, dset, file_path, path, dims, error))
+    {
+      H5Dclose (dset);
+      return -1;
+    }
+
   dcpl = H5Dget_create_plist (dset);
   if (dcpl >= 0 && H5Pget_layout (dcpl) == H5D_CHUNKED)
     {
       hsize_t chunk[3] = { 1, 1, 1 };
-      type = H5Dget_type (dset);
-      gsize elem = H5Tget_size (type);
-      H5Tclose (type);
 
       if (H5Pget_chunk (dcpl, 3, chunk) == 3 && chunk[0] && chunk[1] && chunk[2])
         {

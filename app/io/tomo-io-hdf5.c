@@ -354,15 +354,19 @@ dtype_from_h5 (hid_t dset)
   gsize size = H5Tget_size (type);
   TomoDType dtype;
 
+  H5T_sign_t sign = klass == H5T_INTEGER ? H5Tget_sign (type) : H5T_SGN_NONE;
+
   H5Tclose (type);
+  /* HDF5 converts any of these to float when reading; the type is what
+   * `info` reports and what a pipeline streaming raw data would upload. */
   if (klass == H5T_FLOAT)
-    dtype = size > 4 ? TOMO_DTYPE_FLOAT64 : TOMO_DTYPE_FLOAT32;
+    dtype = size > 4 ? TOMO_DTYPE_FLOAT64 : size > 2 ? TOMO_DTYPE_FLOAT32 : TOMO_DTYPE_FLOAT16;
   else if (size == 1)
-    dtype = TOMO_DTYPE_UINT8;
+    dtype = sign == H5T_SGN_2 ? TOMO_DTYPE_INT8 : TOMO_DTYPE_UINT8;
   else if (size == 2)
-    dtype = TOMO_DTYPE_UINT16;
+    dtype = sign == H5T_SGN_2 ? TOMO_DTYPE_INT16 : TOMO_DTYPE_UINT16;
   else if (size == 4)
-    dtype = TOMO_DTYPE_UINT32;
+    dtype = sign == H5T_SGN_2 ? TOMO_DTYPE_INT32 : TOMO_DTYPE_UINT32;
   else
     dtype = TOMO_DTYPE_FLOAT64;
   return dtype;

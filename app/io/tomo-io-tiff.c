@@ -137,6 +137,14 @@ _tomo_tiff_page_info (TIFF          *tif,
     info->dtype = TOMO_DTYPE_FLOAT32;
   else if (fmt == SAMPLEFORMAT_IEEEFP && bps == 64)
     info->dtype = TOMO_DTYPE_FLOAT64;
+  else if (fmt == SAMPLEFORMAT_IEEEFP && bps == 16)
+    info->dtype = TOMO_DTYPE_FLOAT16;
+  else if (fmt == SAMPLEFORMAT_INT && bps == 8)
+    info->dtype = TOMO_DTYPE_INT8;
+  else if (fmt == SAMPLEFORMAT_INT && bps == 16)
+    info->dtype = TOMO_DTYPE_INT16;
+  else if (fmt == SAMPLEFORMAT_INT && bps == 32)
+    info->dtype = TOMO_DTYPE_INT32;
   else
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,

@@ -138,6 +138,10 @@ static const char *dtype_names[] = {
   [TOMO_DTYPE_UINT32] = "uint32",
   [TOMO_DTYPE_FLOAT32] = "float32",
   [TOMO_DTYPE_FLOAT64] = "float64",
+  [TOMO_DTYPE_INT8] = "int8",
+  [TOMO_DTYPE_INT16] = "int16",
+  [TOMO_DTYPE_INT32] = "int32",
+  [TOMO_DTYPE_FLOAT16] = "float16",
 };
 
 gboolean
@@ -191,8 +195,27 @@ _tomo_dtype_size (TomoDType dtype)
     case TOMO_DTYPE_UINT32: return 4;
     case TOMO_DTYPE_FLOAT32: return 4;
     case TOMO_DTYPE_FLOAT64: return 8;
+    case TOMO_DTYPE_INT8: return 1;
+    case TOMO_DTYPE_INT16: return 2;
+    case TOMO_DTYPE_INT32: return 4;
+    case TOMO_DTYPE_FLOAT16: return 2;
     default: return 0;
     }
+}
+
+static float
+half_to_float (guint16 h)
+{
+  guint sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  float v;
+
+  if (exp == 0)
+    v = ldexpf ((float) mant, -24);               /* zero and subnormals */
+  else if (exp == 31)
+    v = mant ? NAN : INFINITY;
+  else
+    v = ldexpf ((float) (mant | 0x400), (int) exp - 25);
+  return sign ? -v : v;
 }
 
 void
@@ -252,6 +275,38 @@ _tomo_convert_to_float (const void *src,
             v = GUINT64_SWAP_LE_BE (v);
           memcpy (&d, &v, 8);
           out[i] = (float) d;
+        }
+      break;
+
+    case TOMO_DTYPE_INT8:
+      for (gsize i = 0; i < n; i++)
+        out[i] = (gint8) s[i];
+      break;
+
+    case TOMO_DTYPE_INT16:
+      for (gsize i = 0; i < n; i++)
+        {
+          guint16 v;
+          memcpy (&v, s + 2 * i, 2);
+          out[i] = (gint16) (swap ? GUINT16_SWAP_LE_BE (v) : v);
+        }
+      break;
+
+    case TOMO_DTYPE_INT32:
+      for (gsize i = 0; i < n; i++)
+        {
+          guint32 v;
+          memcpy (&v, s + 4 * i, 4);
+          out[i] = (gint32) (swap ? GUINT32_SWAP_LE_BE (v) : v);
+        }
+      break;
+
+    case TOMO_DTYPE_FLOAT16:
+      for (gsize i = 0; i < n; i++)
+        {
+          guint16 v;
+          memcpy (&v, s + 2 * i, 2);
+          out[i] = half_to_float (swap ? GUINT16_SWAP_LE_BE (v) : v);
         }
       break;
 

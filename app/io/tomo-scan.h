@@ -23,6 +23,10 @@ typedef enum
   TOMO_DTYPE_UINT32,
   TOMO_DTYPE_FLOAT32,
   TOMO_DTYPE_FLOAT64,
+  TOMO_DTYPE_INT8,
+  TOMO_DTYPE_INT16,
+  TOMO_DTYPE_INT32,
+  TOMO_DTYPE_FLOAT16,   /* IEEE half precision */
 } TomoDType;
 
 /* How to open a scan.  Zero-initialise with tomo_open_options_init(). */

@@ -914,9 +914,27 @@ compute_row_locked (TomoScan            *self,
         }
     }
 
-  tomo_preprocess_row (out, n_proj, width,
-                       normalise ? flat : NULL, normalise ? dark : NULL,
-                       !self->options.already_linear, out, stats);
+  {
+    TomoPreprocessStats local = { 0 };
+    guint64 n_values = (guint64) n_proj * width;
+
+    tomo_preprocess_row (out, n_proj, width,
+                         normalise ? flat : NULL, normalise ? dark : NULL,
+                         !self->options.already_linear, out, &local);
+    /* A few bad pixels are repaired; a row that is mostly NaN or infinite
+     * is corrupt data, and a slice from it would be meaningless. */
+    if (local.n_nonfinite * 2 > n_values)
+      {
+        g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
+                     "Scan %s: %" G_GUINT64_FORMAT " of the %" G_GUINT64_FORMAT
+                     " values of row %u (%s) are NaN, infinite or absurdly large: the data are corrupt",
+                     self->loader->path, local.n_nonfinite, n_values, row,
+                     self->loader->source[TOMO_FRAME_PROJECTION] ? self->loader->source[TOMO_FRAME_PROJECTION] : "data");
+        return FALSE;
+      }
+    if (stats != NULL)
+      tomo_preprocess_stats_add (stats, &local);
+  }
   return TRUE;
 }
 

@@ -565,7 +565,7 @@ tomo_live_scan_create_scan (TomoLiveScan *self,
       _tomo_scan_loader_free (&loader->parent);
       return NULL;
     }
-  return _tomo_scan_new_for_loader (&loader->parent, &options, error);
+  return _tomo_scan_new_from_loader (&loader->parent, &options, error);
 }
 
 void

@@ -19,6 +19,8 @@
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-live-cli.h"
+#include "tomo-memory.h"
+#include "tomo-options.h"
 #include "tomo-output.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
@@ -48,13 +50,14 @@ typedef struct
   char *flats;
   char *darks;
   char *angles;
-  int raw_width, raw_height, raw_n_proj;
+  double raw_width, raw_height, raw_n_proj, raw_offset;
   char *raw_dtype;
-  gint64 raw_offset;
   gboolean raw_big_endian;
   double angle_range;
   gboolean already_sinogram;
   gboolean already_linear;
+  char *max_memory;
+  TomoNumberOption numbers[6];
 } OpenArgs;
 
 static void
@@ -65,6 +68,7 @@ open_args_clear (OpenArgs *a)
   g_free (a->darks);
   g_free (a->angles);
   g_free (a->raw_dtype);
+  g_free (a->max_memory);
 }
 
 static GOptionGroup *
@@ -79,14 +83,18 @@ open_args_group (OpenArgs *a)
       "TIFF: dark fields (file, folder or glob)", "PATH" },
     { "angles", 0, 0, G_OPTION_ARG_FILENAME, &a->angles,
       "TIFF/raw: text file with one angle in degrees per projection", "FILE" },
-    { "angle-range", 0, 0, G_OPTION_ARG_DOUBLE, &a->angle_range,
+    { "angle-range", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
       "Range in degrees of evenly spaced angles when the file has none (default 180)", "DEG" },
-    { "raw-width", 0, 0, G_OPTION_ARG_INT, &a->raw_width, "Raw: detector columns", "N" },
-    { "raw-height", 0, 0, G_OPTION_ARG_INT, &a->raw_height, "Raw: detector rows", "N" },
-    { "raw-projections", 0, 0, G_OPTION_ARG_INT, &a->raw_n_proj, "Raw: number of projections", "N" },
+    { "raw-width", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Raw: detector columns", "N" },
+    { "raw-height", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Raw: detector rows", "N" },
+    { "raw-projections", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
+      "Raw: number of projections", "N" },
     { "raw-dtype", 0, 0, G_OPTION_ARG_STRING, &a->raw_dtype,
       "Raw: uint8, uint16, uint32, float32 or float64", "TYPE" },
-    { "raw-offset", 0, 0, G_OPTION_ARG_INT64, &a->raw_offset, "Raw: header bytes to skip", "BYTES" },
+    { "raw-offset", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
+      "Raw: header bytes to skip", "BYTES" },
+    { "max-memory", 0, 0, G_OPTION_ARG_STRING, &a->max_memory,
+      "Memory a scan may use (e.g. 64G or 80%; default half the RAM)", "SIZE" },
     { "raw-big-endian", 0, 0, G_OPTION_ARG_NONE, &a->raw_big_endian, "Raw: big-endian data", NULL },
     { "already-sinogram", 0, 0, G_OPTION_ARG_NONE, &a->already_sinogram,
       "Data is already flat/dark normalised (no flats needed)", NULL },
@@ -94,11 +102,18 @@ open_args_group (OpenArgs *a)
       "Data is already line integrals (no −log)", NULL },
     G_OPTION_ENTRY_NULL
   };
-  GOptionGroup *group = g_option_group_new ("input", "Input options:",
-                                            "Show options for reading scans", NULL, NULL);
+  const TomoNumberOption numbers[] = {
+    { "angle-range", 0, 1e-6, 360000, FALSE, &a->angle_range },
+    { "raw-width", 0, 1, G_MAXUINT32, TRUE, &a->raw_width },
+    { "raw-height", 0, 1, G_MAXUINT32, TRUE, &a->raw_height },
+    { "raw-projections", 0, 1, G_MAXUINT32, TRUE, &a->raw_n_proj },
+    { "raw-offset", 0, 0, (double) G_MAXINT64, TRUE, &a->raw_offset },
+    { NULL },
+  };
 
-  g_option_group_add_entries (group, entries);
-  return group;
+  G_STATIC_ASSERT (G_N_ELEMENTS (numbers) == G_N_ELEMENTS (a->numbers));
+  memcpy (a->numbers, numbers, sizeof numbers);
+  return tomo_number_option_group ("input", "Input options:", entries, a->numbers);
 }
 
 static TomoScan *
@@ -116,11 +131,13 @@ open_scan (const char *path,
   options.angles = a->angles;
   if (a->angle_range != 0)
     options.angle_range_deg = a->angle_range;
-  if (a->raw_width < 0 || a->raw_height < 0 || a->raw_n_proj < 0 || a->raw_offset < 0)
+  if (a->max_memory != NULL)
     {
-      g_set_error_literal (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
-                           "Raw dimensions and offset must not be negative");
-      return NULL;
+      guint64 bytes;
+
+      if (!tomo_memory_parse_size ("--max-memory", a->max_memory, &bytes, error))
+        return NULL;
+      tomo_memory_set_limit (bytes);
     }
   options.raw_width = a->raw_width;
   options.raw_height = a->raw_height;
@@ -196,59 +213,6 @@ typedef struct
   guint last_percent;
 } Output;
 
-static gboolean
-parse_rows (const char *text,
-            guint       height,
-            guint      *start,
-            guint      *end,
-            GError    **error)
-{
-  g_auto(GStrv) parts = g_strsplit (text, ":", 2);
-  guint64 a = 0, b = height;
-
-  if (g_strv_length (parts) != 2
-      || (parts[0][0] != '\0' && !g_ascii_string_to_unsigned (parts[0], 10, 0, G_MAXUINT, &a, NULL))
-      || (parts[1][0] != '\0' && !g_ascii_string_to_unsigned (parts[1], 10, 0, G_MAXUINT, &b, NULL)))
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                   "--rows “%s” is not of the form A:B (rows A to B−1)", text);
-      return FALSE;
-    }
-  if (a >= b || b > height)
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                   "Rows %s are out of range: the scan has rows 0 to %u", text, height - 1);
-      return FALSE;
-    }
-  *start = a;
-  *end = b;
-  return TRUE;
-}
-
-static gboolean
-parse_roi (const char *text,
-           TomoRoi    *roi,
-           GError    **error)
-{
-  g_auto(GStrv) parts = g_strsplit (text, ",", 0);
-  guint64 v[4];
-
-  if (g_strv_length (parts) != 4)
-    goto bad;
-  for (guint i = 0; i < 4; i++)
-    if (!g_ascii_string_to_unsigned (g_strstrip (parts[i]), 10, 0, G_MAXUINT, &v[i], NULL))
-      goto bad;
-  *roi = (TomoRoi) { v[0], v[1], v[2], v[3] };
-  if (roi->width == 0 || roi->height == 0)
-    goto bad;
-  return TRUE;
-bad:
-  g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-               "--roi “%s” is not of the form x,y,width,height with positive width and height",
-               text);
-  return FALSE;
-}
-
 static void
 show_progress (Output *o,
                guint   done,
@@ -311,15 +275,16 @@ cmd_reconstruct (int    argc,
   g_autoptr(TomoEngine) engine = NULL;
   g_autofree char *rows = NULL, *filter = NULL, *interp = NULL, *backend = NULL;
   g_autofree char *roi = NULL, *kernel = NULL, *output = NULL;
-  int row = -1;
+  double row = -1;
   double center = NAN;
   gboolean progress = FALSE, quiet = FALSE;
   OpenArgs a = { 0 };
   TomoLiveCliListen live = { 0 };
   GOptionEntry entries[] = {
-    { "row", 0, 0, G_OPTION_ARG_INT, &row, "Reconstruct detector row N (default: the middle one)", "N" },
+    { "row", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
+      "Reconstruct detector row N (default: the middle one)", "N" },
     { "rows", 0, 0, G_OPTION_ARG_STRING, &rows, "Reconstruct rows A to B−1 (A:B, either may be empty)", "A:B" },
-    { "center", 'c', 0, G_OPTION_ARG_DOUBLE, &center,
+    { "center", 'c', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
       "Rotation axis column, fractional (TomoPy's centre; default (width−1)/2)", "C" },
     { "filter", 'f', 0, G_OPTION_ARG_STRING, &filter,
       "ram-lak (default), shepp-logan, cosine, hamming, hann, parzen", "F" },
@@ -335,6 +300,11 @@ cmd_reconstruct (int    argc,
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress bar and no summary", NULL },
     G_OPTION_ENTRY_NULL
   };
+  TomoNumberOption numbers[] = {
+    { "row", 0, 0, G_MAXUINT32, TRUE, &row },
+    { "center", 'c', -1e9, 1e9, FALSE, &center },
+    { NULL },
+  };
   TomoReconParams params;
   TomoBackend want = TOMO_BACKEND_AUTO;
   TomoKernel gpu_kernel = TOMO_KERNEL_AUTO;
@@ -349,7 +319,9 @@ cmd_reconstruct (int    argc,
   g_option_context_set_summary (context,
     "Filtered back projection of sinogram rows into float32 slices\n"
     "(attenuation per pixel).  Slices are W×W pixels of detector-pixel size.");
-  g_option_context_add_main_entries (context, entries, NULL);
+  g_option_context_set_main_group (context,
+                                   tomo_number_option_group ("reconstruct", "Reconstruction options:",
+                                                             entries, numbers));
   g_option_context_add_group (context, open_args_group (&a));
   g_option_context_add_group (context, tomo_live_cli_listen_group (&live));
   if (!parse_options (context, &argc, &argv, &error))
@@ -366,7 +338,7 @@ cmd_reconstruct (int    argc,
                            "reconstruct needs an output: -o OUT.tif or -o DIR");
       goto out;
     }
-  if (rows != NULL && row >= 0)
+  if (rows != NULL && numbers[0].given)
     {
       g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "--row and --rows exclude each other");
       goto out;
@@ -391,12 +363,12 @@ cmd_reconstruct (int    argc,
     goto out;
   if (interp != NULL && !tomo_interp_from_string (interp, &params.interp, &error))
     goto out;
-  if (roi != NULL && !parse_roi (roi, &params.roi, &error))
+  if (roi != NULL && !tomo_parse_roi (roi, width, &params.roi, &error))
     goto out;
 
   if (rows != NULL)
     {
-      if (!parse_rows (rows, height, &row_start, &row_end, &error))
+      if (!tomo_parse_rows (rows, height, &row_start, &row_end, &error))
         goto out;
     }
   else
@@ -405,7 +377,8 @@ cmd_reconstruct (int    argc,
       row_end = row_start + 1;
     }
 
-  if (!tomo_output_check_inputs (output, tomo_scan_get_input_files (scan), &error))
+  if (!tomo_scan_check_reconstructible (scan, &error)
+      || !tomo_output_check_inputs (output, tomo_scan_get_input_files (scan), &error))
     goto out;
 
   engine = tomo_engine_new (TOMO_BACKEND_CPU);

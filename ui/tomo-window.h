@@ -20,6 +20,16 @@ void           tomo_window_open                  (TomoWindow *self,
 TomoScan      *tomo_window_get_scan              (TomoWindow *self);
 TomoEngine    *tomo_window_get_engine            (TomoWindow *self);
 TomoSliceView *tomo_window_get_slice_view        (TomoWindow *self);
+/* Adds a view (a centre sweep, a volume layout…) as a page beside the
+ * slice view; a switcher appears in the header bar once there are two. */
+void           tomo_window_add_view              (TomoWindow *self,
+                                                  const char *name,
+                                                  const char *title,
+                                                  GtkWidget  *view);
+/* The side panel, to add a section to (tomo_param_panel_add_section). */
+GtkWidget     *tomo_window_get_panel             (TomoWindow *self);
+/* The toast's text after an export, NULL while none is shown. */
+const char    *tomo_window_get_toast             (TomoWindow *self);
 /* The text of the error banner, NULL while it is hidden. */
 const char    *tomo_window_get_error_message     (TomoWindow *self);
 void           tomo_window_show_error            (TomoWindow *self,
@@ -37,6 +47,14 @@ gboolean       tomo_window_export_slice_png      (TomoWindow *self,
  * worker thread; progress in the status bar. */
 void           tomo_window_export_volume_async   (TomoWindow          *self,
                                                   const char          *path,
+                                                  GCancellable        *cancellable,
+                                                  GAsyncReadyCallback  callback,
+                                                  gpointer             user_data);
+/* Rows first_row…last_row (included) the same way. */
+void           tomo_window_export_rows_async     (TomoWindow          *self,
+                                                  const char          *path,
+                                                  guint                first_row,
+                                                  guint                last_row,
                                                   GCancellable        *cancellable,
                                                   GAsyncReadyCallback  callback,
                                                   gpointer             user_data);

@@ -101,6 +101,29 @@ tomo_application_startup (GApplication *app)
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "win.export-tiff", export_accels);
   gtk_application_set_accels_for_action (GTK_APPLICATION (app), "win.export-png", png_accels);
 
+  /* Accelerators with a modifier act wherever focus is, text fields
+   * included (they are handled before the focused widget sees the key);
+   * the plain keys live on the slice view. */
+  {
+    static const struct { const char *action; const char *accel; } accels[] = {
+      { "win.nudge-center(-0.1)", "<Alt>Left" },
+      { "win.nudge-center(0.1)", "<Alt>Right" },
+      { "win.nudge-center(-1.0)", "<Alt><Shift>Left" },
+      { "win.nudge-center(1.0)", "<Alt><Shift>Right" },
+      { "win.nudge-row(1)", "<Alt>Up" },
+      { "win.nudge-row(-1)", "<Alt>Down" },
+      { "win.show-sinogram", "<Control>g" },
+      { "win.focus-slice", "F6" },
+    };
+
+    for (guint i = 0; i < G_N_ELEMENTS (accels); i++)
+      {
+        const char *list[] = { accels[i].accel, NULL };
+
+        gtk_application_set_accels_for_action (GTK_APPLICATION (app), accels[i].action, list);
+      }
+  }
+
   gtk_window_set_default_icon_name (APPLICATION_ID);
 }
 

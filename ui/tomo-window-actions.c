@@ -296,6 +296,17 @@ _tomo_window_update_actions (TomoWindow *self)
   gtk_widget_set_sensitive (GTK_WIDGET (self->panel), have_scan);
 }
 
+static void
+on_view_pressed (GtkGestureClick *gesture,
+                 int              n_press,
+                 double           x,
+                 double           y,
+                 GtkWidget       *view)
+{
+  /* Not claimed: panning and ROI drags go on as before. */
+  gtk_widget_grab_focus (view);
+}
+
 /* Keys that act on the view live on the slice view, which takes focus when
  * clicked: typed into a text field, the same keys stay text. */
 void
@@ -345,6 +356,12 @@ _tomo_window_add_view_shortcuts (TomoWindow *self)
         gtk_shortcut_set_arguments (shortcut, args);
       gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (controller), shortcut);
     }
+  gtk_widget_add_controller (GTK_WIDGET (self->slice_view), controller);
+
+  controller = GTK_EVENT_CONTROLLER (gtk_gesture_click_new ());
+  gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (controller), 0);
+  gtk_event_controller_set_propagation_phase (controller, GTK_PHASE_CAPTURE);
+  g_signal_connect (controller, "pressed", G_CALLBACK (on_view_pressed), self->slice_view);
   gtk_widget_add_controller (GTK_WIDGET (self->slice_view), controller);
   gtk_widget_set_focusable (GTK_WIDGET (self->slice_view), TRUE);
   gtk_widget_set_focus_on_click (GTK_WIDGET (self->slice_view), TRUE);

@@ -63,6 +63,7 @@ struct _TomoWindow
   guint request_idle_id;
   guint toast_id;
   char *toast_folder;
+  double panel_pointer_x, panel_pointer_y;
 
   TomoWindowParams params;
   TomoBackend backend;

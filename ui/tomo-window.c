@@ -688,6 +688,16 @@ on_slice_shown (TomoWindow    *self,
 /* Wheel over the panel scrolls the panel.  Only a control that has focus
  * (the user clicked it) takes the wheel, so scrolling down the panel never
  * changes a colour map or a minimum on its way. */
+static void
+on_panel_motion (GtkEventControllerMotion *controller,
+                 double                    x,
+                 double                    y,
+                 TomoWindow               *self)
+{
+  self->panel_pointer_x = x;
+  self->panel_pointer_y = y;
+}
+
 static gboolean
 on_panel_scroll (GtkEventControllerScroll *controller,
                  double                    dx,
@@ -698,33 +708,19 @@ on_panel_scroll (GtkEventControllerScroll *controller,
   GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (self));
   GtkAdjustment *vadj = gtk_scrolled_window_get_vadjustment (self->panel_scroller);
   GdkEvent *event = gtk_event_controller_get_current_event (GTK_EVENT_CONTROLLER (controller));
-  double x, y, step;
-  GtkWidget *target;
+  graphene_point_t p;
+  GtkWidget *target = NULL;
+  double step;
 
-  if (event == NULL || !gdk_event_get_position (event, &x, &y))
-    return GDK_EVENT_PROPAGATE;
-  {
-    double nx, ny;
-
-    /* Event positions are in surface coordinates, which include the
-     * client-side decoration's margin. */
-    gtk_native_get_surface_transform (GTK_NATIVE (self), &nx, &ny);
-    x -= nx;
-    y -= ny;
-  }
-  {
-    graphene_point_t p;
-
-    if (!gtk_widget_compute_point (GTK_WIDGET (self), panel, &GRAPHENE_POINT_INIT (x, y), &p))
-      return GDK_EVENT_PROPAGATE;
+  if (gtk_widget_compute_point (GTK_WIDGET (self->panel_scroller), panel,
+                                &GRAPHENE_POINT_INIT (self->panel_pointer_x, self->panel_pointer_y), &p))
     target = gtk_widget_pick (panel, p.x, p.y, GTK_PICK_DEFAULT);
-  }
   if (focus != NULL && target != NULL
       && (target == focus || gtk_widget_is_ancestor (target, focus) || gtk_widget_is_ancestor (focus, target)))
     return GDK_EVENT_PROPAGATE;
 
   step = pow (gtk_adjustment_get_page_size (vadj), 2.0 / 3.0);
-  if (gdk_scroll_event_get_direction (event) == GDK_SCROLL_SMOOTH
+  if (event != NULL && gdk_scroll_event_get_direction (event) == GDK_SCROLL_SMOOTH
       && gdk_scroll_event_get_unit (event) == GDK_SCROLL_UNIT_SURFACE)
     step = 1;
   gtk_adjustment_set_value (vadj, gtk_adjustment_get_value (vadj) + dy * step);
@@ -1186,6 +1182,10 @@ tomo_window_init (TomoWindow *self)
   scroll = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_VERTICAL);
   gtk_event_controller_set_propagation_phase (scroll, GTK_PHASE_CAPTURE);
   g_signal_connect (scroll, "scroll", G_CALLBACK (on_panel_scroll), self);
+  gtk_widget_add_controller (GTK_WIDGET (self->panel_scroller), scroll);
+  scroll = gtk_event_controller_motion_new ();
+  g_signal_connect (scroll, "motion", G_CALLBACK (on_panel_motion), self);
+  g_signal_connect (scroll, "enter", G_CALLBACK (on_panel_motion), self);
   gtk_widget_add_controller (GTK_WIDGET (self->panel_scroller), scroll);
 
   drop = gtk_drop_target_new (G_TYPE_FILE, GDK_ACTION_COPY);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tomo-connect-dialog.h"
 #include "tomo-window-private.h"
 
 /* ---- file choosers -------------------------------------------------------- */
@@ -248,7 +249,7 @@ connect_action (GtkWidget  *widget,
                 const char *action_name,
                 GVariant   *parameter)
 {
-  /* Implemented by the live-stream dialog; disabled until it exists. */
+  tomo_connect_dialog_present (TOMO_WINDOW (widget));
 }
 
 static void
@@ -292,7 +293,6 @@ _tomo_window_update_actions (TomoWindow *self)
     gtk_widget_action_set_enabled (w, scan_actions[i], have_scan);
   gtk_widget_action_set_enabled (w, "win.export-volume", have_scan && !exporting);
   gtk_widget_action_set_enabled (w, "win.cancel-export", exporting);
-  gtk_widget_action_set_enabled (w, "win.connect", FALSE);
   gtk_widget_set_sensitive (GTK_WIDGET (self->panel), have_scan);
 }
 

@@ -31,6 +31,9 @@ GtkWidget     *tomo_window_get_panel             (TomoWindow *self);
 /* The toast's text after an export, NULL while none is shown. */
 const char    *tomo_window_get_toast             (TomoWindow *self);
 /* The text of the error banner, NULL while it is hidden. */
+void           tomo_window_show_live             (TomoWindow *self,
+                                                  TomoScan   *scan,
+                                                  const char *status);
 const char    *tomo_window_get_error_message     (TomoWindow *self);
 void           tomo_window_show_error            (TomoWindow *self,
                                                   const char *message);

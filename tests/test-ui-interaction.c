@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 #include <gdk/x11/gdkx.h>
 
+#include "tomo-open-dialog.h"
 #include "tomo-tiff-writer.h"
 #include "tomo-window-private.h"
 #include "ui-test-common.h"
@@ -630,6 +631,131 @@ test_export_rows_toast (void)
   g_unlink (path);
 }
 
+/* A TIFF stack of normalised projections (no flats): a disc off the axis. */
+static char *
+make_tiff_stack (void)
+{
+  g_autofree char *dir = g_build_filename (tmpdir, "stack", NULL);
+  const guint width = 64, height = 4, n_proj = 90;
+  g_autofree float *frame = g_new (float, width * height);
+
+  g_assert_cmpint (g_mkdir_with_parents (dir, 0700), ==, 0);
+  for (guint p = 0; p < n_proj; p++)
+    {
+      double theta = G_PI * p / n_proj;
+      double cx = 31.5 + 10 * cos (theta);   /* disc of radius 8 at (10, 0) from the axis */
+      g_autofree char *name = g_strdup_printf ("proj_%03u.tif", p);
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      g_autoptr(GError) error = NULL;
+
+      for (guint y = 0; y < height; y++)
+        for (guint x = 0; x < width; x++)
+          {
+            double d = x - cx;
+            double chord = fabs (d) < 8 ? 2 * sqrt (64 - d * d) : 0;
+
+            frame[y * width + x] = exp (-0.02 * chord);
+          }
+      g_assert_true (tomo_tiff_write_float (path, frame, width, height, 1, &error));
+      g_assert_no_error (error);
+    }
+  return g_steal_pointer (&dir);
+}
+
+static void
+on_scan_loaded (TomoWindow *w,
+                gboolean    ok,
+                gboolean   *state)
+{
+  state[0] = TRUE;
+  state[1] = ok;
+}
+
+static void
+on_app_window_loaded (TomoWindow *w,
+                      gboolean    ok,
+                      gpointer    data)
+{
+  *(int *) data = ok ? 1 : 2;
+  g_application_quit (G_APPLICATION (gtk_window_get_application (GTK_WINDOW (w))));
+}
+
+static void
+on_app_window_added (GtkApplication *application,
+                     GtkWindow      *w,
+                     gpointer        data)
+{
+  g_signal_connect (w, "scan-loaded", G_CALLBACK (on_app_window_loaded), data);
+}
+
+static void
+test_tiff_without_flats (void)
+{
+  g_autofree char *dir = NULL;
+  g_autoptr(GFile) file = NULL;
+  TomoOpenArgs args = { 0 };
+  gboolean state[2] = { FALSE, FALSE };
+  TomoSlice *slice;
+  gulong id;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+  dir = make_tiff_stack ();
+  file = g_file_new_for_path (dir);
+
+  /* Refused without the option, with a hint that names it. */
+  g_assert_false (open_and_wait (dir));
+  g_assert_nonnull (strstr (tomo_window_get_error_message (window), "already-sinogram"));
+
+  /* The viewer takes the option. */
+  args.already_sinogram = TRUE;
+  id = g_signal_connect (window, "scan-loaded", G_CALLBACK (on_scan_loaded), state);
+  tomo_window_open_with_args (window, file, &args);
+  g_assert_true (wait_for (&state[0], 60));
+  g_signal_handler_disconnect (window, id);
+  g_assert_true (state[1]);
+  g_assert_cmpstr (tomo_scan_get_path (tomo_window_get_scan (window)), ==, dir);
+  wait_current_slice ();
+  slice = tomo_slice_view_get_slice (tomo_window_get_slice_view (window));
+  g_assert_cmpuint (slice->width, ==, 64);
+  g_assert_true (slice->values.valid);
+  g_assert_cmpfloat (slice->values.max, >, 0.01);   /* the disc is there */
+
+  /* Remembered for the folder: a plain open works now, and the dialog
+   * shows the option again for a scan from there. */
+  g_assert_true (open_and_wait (dir));
+  {
+    TomoOpenDialog *dialog = tomo_open_dialog_new (window);
+    TomoOpenArgs shown = { 0 };
+
+    tomo_open_dialog_set_path (dialog, dir);
+    tomo_open_dialog_get_args (dialog, &shown);
+    g_assert_true (shown.already_sinogram);
+    g_assert_false (shown.already_linear);
+    tomo_open_args_clear (&shown);
+    gtk_window_destroy (GTK_WINDOW (dialog));
+  }
+
+  /* And on the viewer's command line, in a fresh folder memory. */
+  {
+    g_autofree char *config = g_build_filename (tmpdir, "tomolive", "open-options.ini", NULL);
+    g_autoptr(TomoApplication) second = tomo_application_new (G_APPLICATION_NON_UNIQUE);
+    char *argv[] = { (char *) "tomolive", (char *) "--already-sinogram", dir, NULL };
+    int outcome = 0;
+
+    g_assert_cmpint (g_unlink (config), ==, 0);
+    /* Beside the test's own application on the same bus. */
+    g_application_set_application_id (G_APPLICATION (second), "org.tomolive.Tomolive.CommandLineTest");
+    g_signal_connect (second, "window-added", G_CALLBACK (on_app_window_added), &outcome);
+    g_application_run (G_APPLICATION (second), 3, argv);
+    g_assert_cmpint (outcome, ==, 1);
+  }
+
+  g_assert_true (open_and_wait (g_getenv ("TOMO_SAMPLE_SCAN")));
+  wait_current_slice ();
+}
+
 static void
 test_empty_window (void)
 {
@@ -664,9 +790,11 @@ main (int    argc,
   int ret;
 
   g_test_init (&argc, &argv, NULL);
-  have_display = gtk_init_check ();
   tmpdir = g_dir_make_tmp ("tomo-ui-XXXXXX", NULL);
   g_assert_nonnull (tmpdir);
+  /* Remembered input options go here, not into the user's settings. */
+  g_setenv ("XDG_CONFIG_HOME", tmpdir, TRUE);
+  have_display = gtk_init_check ();
   xdotool = g_find_program_in_path ("xdotool");
 
   g_test_add_func ("/tomo/ui/interaction/frame-stalls", test_frame_stalls);
@@ -679,13 +807,18 @@ main (int    argc,
   g_test_add_func ("/tomo/ui/interaction/second-scan-resets", test_second_scan_resets);
   g_test_add_func ("/tomo/ui/interaction/export-rows-toast", test_export_rows_toast);
   g_test_add_func ("/tomo/ui/interaction/empty-window", test_empty_window);
+  g_test_add_func ("/tomo/ui/interaction/tiff-without-flats", test_tiff_without_flats);
 
   ret = g_test_run ();
 
   if (window != NULL)
     gtk_window_destroy (GTK_WINDOW (window));
   g_clear_object (&app);
-  g_rmdir (tmpdir);
+  {
+    const char *argv_rm[] = { "rm", "-rf", tmpdir, NULL };
+
+    g_spawn_sync (NULL, (char **) argv_rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
+  }
   g_free (tmpdir);
   g_free (xdotool);
   return ret;

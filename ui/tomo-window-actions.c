@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tomo-connect-dialog.h"
+#include "tomo-open-dialog.h"
 #include "tomo-window-private.h"
 
 /* ---- file choosers -------------------------------------------------------- */
@@ -152,6 +153,26 @@ open_action (GtkWidget  *widget,
   run_chooser (TOMO_WINDOW (widget), "Open Scan", GTK_FILE_CHOOSER_ACTION_OPEN, NULL,
                "*.h5;*.hdf5;*.hdf;*.nxs;*.tif;*.tiff;*.raw;*.bin", "Scans (HDF5, NeXus, TIFF, raw)",
                open_chosen);
+}
+
+static void
+open_options_action (GtkWidget  *widget,
+                     const char *action_name,
+                     GVariant   *parameter)
+{
+  TomoWindow *self = TOMO_WINDOW (widget);
+  TomoOpenDialog *dialog = tomo_open_dialog_new (self);
+  g_autofree char *folder = _tomo_window_dup_folder (self);
+
+  if (self->scan != NULL)
+    tomo_open_dialog_set_path (dialog, tomo_scan_get_path (self->scan));
+  else if (folder != NULL)
+    {
+      g_autofree char *start = g_strconcat (folder, G_DIR_SEPARATOR_S, NULL);
+
+      tomo_open_dialog_set_path (dialog, start);
+    }
+  gtk_window_present (GTK_WINDOW (dialog));
 }
 
 static void
@@ -371,6 +392,7 @@ void
 _tomo_window_class_add_actions (GtkWidgetClass *widget_class)
 {
   gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
+  gtk_widget_class_install_action (widget_class, "win.open-options", NULL, open_options_action);
   gtk_widget_class_install_action (widget_class, "win.connect", NULL, connect_action);
   gtk_widget_class_install_action (widget_class, "win.export-tiff", NULL, export_action);
   gtk_widget_class_install_action (widget_class, "win.export-png", NULL, export_action);

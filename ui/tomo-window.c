@@ -9,6 +9,7 @@
 #include "tomo-error.h"
 #include "tomo-gpu.h"
 #include "tomo-histogram.h"
+#include "tomo-open-dialog.h"
 #include "tomo-ui-private.h"
 #include "tomo-window-private.h"
 
@@ -501,18 +502,32 @@ _tomo_window_set_busy (TomoWindow *self,
     self->pulse_id = g_timeout_add (100, pulse_cb, self->progress_bar);
 }
 
+typedef struct
+{
+  char *path;
+  TomoOpenArgs args;
+  gboolean remember;   /* options given explicitly: remember them for the folder */
+} OpenJob;
+
+static void
+open_job_free (OpenJob *job)
+{
+  g_free (job->path);
+  tomo_open_args_clear (&job->args);
+  g_free (job);
+}
+
 static void
 open_thread (GTask        *task,
              gpointer      source_object,
              gpointer      task_data,
              GCancellable *cancellable)
 {
-  TomoOpenOptions options;
+  OpenJob *job = task_data;
   GError *error = NULL;
   TomoScan *scan;
 
-  tomo_open_options_init (&options);
-  scan = tomo_scan_open (task_data, &options, &error);
+  scan = tomo_open_args_open (job->path, &job->args, &error);
   if (scan == NULL)
     g_task_return_error (task, error);
   else
@@ -573,11 +588,21 @@ open_done (GObject      *source,
            gpointer      user_data)
 {
   TomoWindow *self = TOMO_WINDOW (source);
+  OpenJob *job = g_task_get_task_data (G_TASK (result));
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(GError) error = NULL;
 
   _tomo_window_set_busy (self, NULL, FALSE);
   scan = g_task_propagate_pointer (G_TASK (result), &error);
+  if (scan != NULL && job->remember)
+    tomo_open_args_remember (job->path, &job->args);
+  if (scan != NULL)
+    {
+      g_autofree char *uri = g_filename_to_uri (job->path, NULL, NULL);
+
+      if (uri != NULL)
+        gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
+    }
   if (scan == NULL)
     {
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -598,9 +623,18 @@ void
 tomo_window_open (TomoWindow *self,
                   GFile      *file)
 {
+  tomo_window_open_with_args (self, file, NULL);
+}
+
+void
+tomo_window_open_with_args (TomoWindow         *self,
+                            GFile              *file,
+                            const TomoOpenArgs *args)
+{
   g_autoptr(GTask) task = NULL;
   g_autofree char *path = NULL;
   g_autofree char *text = NULL;
+  OpenJob *job;
 
   g_return_if_fail (TOMO_IS_WINDOW (self));
   g_return_if_fail (G_IS_FILE (file));
@@ -628,9 +662,20 @@ tomo_window_open (TomoWindow *self,
   text = g_strdup_printf ("Opening %s", path);
   _tomo_window_set_busy (self, text, TRUE);
 
+  /* Without options: those last used for this folder, if any. */
+  job = g_new0 (OpenJob, 1);
+  if (args != NULL)
+    {
+      tomo_open_args_copy (args, &job->args);
+      job->remember = TRUE;
+    }
+  else
+    tomo_open_args_recall (path, &job->args);
+  job->path = g_steal_pointer (&path);
+
   task = g_task_new (self, self->load_cancellable, open_done, NULL);
   g_task_set_source_tag (task, tomo_window_open);
-  g_task_set_task_data (task, g_steal_pointer (&path), g_free);
+  g_task_set_task_data (task, job, (GDestroyNotify) open_job_free);
   g_task_run_in_thread (task, open_thread);
 }
 

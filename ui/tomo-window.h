@@ -4,6 +4,7 @@
 #include <gtk/gtk.h>
 
 #include "tomo-engine.h"
+#include "tomo-open-args.h"
 #include "tomo-slice-view.h"
 
 G_BEGIN_DECLS
@@ -17,6 +18,12 @@ TomoWindow    *tomo_window_new                   (GtkApplication *application);
  * failure also shows the error banner. */
 void           tomo_window_open                  (TomoWindow *self,
                                                   GFile      *file);
+/* The same with the input options of the command line (NULL: those last
+ * used for the scan's folder); options that open a scan are remembered
+ * for its folder. */
+void           tomo_window_open_with_args        (TomoWindow         *self,
+                                                  GFile              *file,
+                                                  const TomoOpenArgs *args);
 TomoScan      *tomo_window_get_scan              (TomoWindow *self);
 TomoEngine    *tomo_window_get_engine            (TomoWindow *self);
 TomoSliceView *tomo_window_get_slice_view        (TomoWindow *self);

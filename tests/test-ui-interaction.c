@@ -757,6 +757,106 @@ test_tiff_without_flats (void)
 }
 
 static void
+test_save_load_params (void)
+{
+  g_autofree char *path = NULL;
+  g_autofree char *filter = NULL;
+  g_autoptr(GKeyFile) kf = g_key_file_new ();
+  g_autoptr(GError) error = NULL;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+  set_and_wait ("center", TRUE_CENTER, "row", 20, "filter", "hann", NULL);
+
+  path = _tomo_window_params_path (window);
+  g_assert_true (g_str_has_suffix (path, ".h5.tomolive"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.save-params", NULL));
+  g_assert_nonnull (strstr (tomo_window_get_toast (window), path));
+  g_assert_true (g_key_file_load_from_file (kf, path, G_KEY_FILE_NONE, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat_with_epsilon (g_key_file_get_double (kf, "reconstruction", "center", NULL), TRUE_CENTER, 1e-9);
+
+  set_and_wait ("center", 250.0, "row", 3, "filter", "ram-lak", NULL);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.load-params", NULL));
+  g_object_get (window, "filter", &filter, NULL);
+  g_assert_cmpfloat_with_epsilon (get_center (), TRUE_CENTER, 1e-9);
+  g_assert_cmpuint (get_row (), ==, 20);
+  g_assert_cmpstr (filter, ==, "hann");
+
+  /* A wrong value is refused with the file and the value named. */
+  g_key_file_set_double (kf, "reconstruction", "center", 9999);
+  g_assert_true (g_key_file_save_to_file (kf, path, NULL));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.load-params", NULL));
+  g_assert_nonnull (strstr (tomo_window_get_error_message (window), "9999"));
+  g_assert_cmpfloat_with_epsilon (get_center (), TRUE_CENTER, 1e-9);
+
+  g_unlink (path);
+  g_object_set (window, "filter", "ram-lak", NULL);
+  wait_current_slice ();
+}
+
+/* Is `trigger` one of the slice view's own shortcuts? */
+static gboolean
+slice_view_has (GtkShortcutTrigger *trigger)
+{
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (GTK_WIDGET (tomo_window_get_slice_view (window)));
+
+  for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+    {
+      g_autoptr(GObject) c = g_list_model_get_item (controllers, i);
+
+      if (!GTK_IS_SHORTCUT_CONTROLLER (c))
+        continue;
+      for (guint j = 0; j < g_list_model_get_n_items (G_LIST_MODEL (c)); j++)
+        {
+          g_autoptr(GtkShortcut) shortcut = g_list_model_get_item (G_LIST_MODEL (c), j);
+
+          if (gtk_shortcut_trigger_equal (gtk_shortcut_get_trigger (shortcut), trigger))
+            return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+static void
+test_shortcuts_window (void)
+{
+  g_autoptr(GtkBuilder) builder = NULL;
+  GSList *objects;
+  guint n = 0;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+  builder = gtk_builder_new_from_resource ("/org/tomolive/Tomolive/gtk/help-overlay.ui");
+  objects = gtk_builder_get_objects (builder);
+  for (GSList *l = objects; l != NULL; l = l->next)
+    {
+      g_autofree char *accel = NULL;
+      g_auto(GStrv) keys = NULL;
+
+      if (!GTK_IS_SHORTCUTS_SHORTCUT (l->data))
+        continue;
+      g_object_get (l->data, "accelerator", &accel, NULL);
+      g_assert_nonnull (accel);
+      keys = g_strsplit (accel, " ", -1);
+      for (guint k = 0; keys[k] != NULL; k++)
+        {
+          g_auto(GStrv) actions = gtk_application_get_actions_for_accel (GTK_APPLICATION (app), keys[k]);
+          g_autoptr(GtkShortcutTrigger) trigger = gtk_shortcut_trigger_parse_string (keys[k]);
+
+          g_assert_nonnull (trigger);
+          if ((actions == NULL || actions[0] == NULL) && !slice_view_has (trigger))
+            g_error ("The shortcuts window lists “%s”, which nothing is bound to", keys[k]);
+          n++;
+        }
+    }
+  g_slist_free (objects);
+  g_assert_cmpuint (n, >=, 30);
+}
+
+static void
 test_empty_window (void)
 {
   TomoWindow *empty;
@@ -807,6 +907,8 @@ main (int    argc,
   g_test_add_func ("/tomo/ui/interaction/second-scan-resets", test_second_scan_resets);
   g_test_add_func ("/tomo/ui/interaction/export-rows-toast", test_export_rows_toast);
   g_test_add_func ("/tomo/ui/interaction/empty-window", test_empty_window);
+  g_test_add_func ("/tomo/ui/interaction/shortcuts-window", test_shortcuts_window);
+  g_test_add_func ("/tomo/ui/interaction/save-load-params", test_save_load_params);
   g_test_add_func ("/tomo/ui/interaction/tiff-without-flats", test_tiff_without_flats);
 
   ret = g_test_run ();

@@ -130,6 +130,8 @@ tomo_application_startup (GApplication *app)
       { "win.nudge-row(-1)", "<Alt>Down" },
       { "win.show-sinogram", "<Control>g" },
       { "win.focus-slice", "F6" },
+      { "win.save-params", "<Control>s" },
+      { "win.load-params", "<Control>l" },
     };
 
     for (guint i = 0; i < G_N_ELEMENTS (accels); i++)

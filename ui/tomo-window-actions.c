@@ -266,6 +266,40 @@ zoom_action (GtkWidget  *widget,
 }
 
 static void
+params_action (GtkWidget  *widget,
+               const char *action_name,
+               GVariant   *parameter)
+{
+  TomoWindow *self = TOMO_WINDOW (widget);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = _tomo_window_params_path (self);
+  gboolean save = g_str_equal (action_name, "win.save-params");
+  gboolean ok = save ? _tomo_window_save_params (self, &error) : _tomo_window_load_params (self, &error);
+
+  if (ok)
+    {
+      g_autofree char *folder = g_path_get_dirname (path);
+      g_autofree char *message = g_strdup_printf (save ? "Parameters saved to %s" : "Parameters loaded from %s",
+                                                  path);
+
+      _tomo_window_show_toast (self, message, folder);
+    }
+  else if (error != NULL)
+    {
+      g_autofree char *message = g_strdup_printf (save ? "Could not save the parameters: %s"
+                                                        : "Could not load the parameters: %s",
+                                                  error->message);
+      tomo_window_show_error (self, message);
+    }
+  else
+    {
+      g_autofree char *message = g_strdup_printf ("No saved parameters for this scan (%s)", path);
+
+      _tomo_window_show_toast (self, message, NULL);
+    }
+}
+
+static void
 connect_action (GtkWidget  *widget,
                 const char *action_name,
                 GVariant   *parameter)
@@ -394,6 +428,8 @@ _tomo_window_class_add_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
   gtk_widget_class_install_action (widget_class, "win.open-options", NULL, open_options_action);
   gtk_widget_class_install_action (widget_class, "win.connect", NULL, connect_action);
+  gtk_widget_class_install_action (widget_class, "win.save-params", NULL, params_action);
+  gtk_widget_class_install_action (widget_class, "win.load-params", NULL, params_action);
   gtk_widget_class_install_action (widget_class, "win.export-tiff", NULL, export_action);
   gtk_widget_class_install_action (widget_class, "win.export-png", NULL, export_action);
   gtk_widget_class_install_action (widget_class, "win.export-volume", NULL, export_action);

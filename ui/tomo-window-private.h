@@ -98,6 +98,13 @@ void  _tomo_window_class_add_actions (GtkWidgetClass *widget_class);
 void  _tomo_window_add_view_shortcuts (TomoWindow *self);
 void  _tomo_window_update_actions (TomoWindow *self);
 
+/* tomo-window-params.c: "<scan>.tomolive" beside the scan */
+char     *_tomo_window_params_path (TomoWindow *self);
+gboolean  _tomo_window_save_params (TomoWindow *self,
+                                    GError    **error);
+gboolean  _tomo_window_load_params (TomoWindow *self,
+                                    GError    **error);
+
 /* tomo-window-export.c */
 void  _tomo_window_export_volume_chosen (TomoWindow *self,
                                          GFile      *file);

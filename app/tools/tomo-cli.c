@@ -19,7 +19,7 @@
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-live-cli.h"
-#include "tomo-memory.h"
+#include "tomo-open-args.h"
 #include "tomo-options.h"
 #include "tomo-output.h"
 #include "tomo-phantom.h"
@@ -42,117 +42,6 @@ fail_literal (const char *message)
   return 1;
 }
 
-/* --- options shared by info and reconstruct: how to open a scan ---------- */
-
-typedef struct
-{
-  char *format;
-  char *flats;
-  char *darks;
-  char *angles;
-  double raw_width, raw_height, raw_n_proj, raw_offset;
-  char *raw_dtype;
-  gboolean raw_big_endian;
-  double angle_range;
-  gboolean already_sinogram;
-  gboolean already_linear;
-  char *max_memory;
-  TomoNumberOption numbers[6];
-} OpenArgs;
-
-static void
-open_args_clear (OpenArgs *a)
-{
-  g_free (a->format);
-  g_free (a->flats);
-  g_free (a->darks);
-  g_free (a->angles);
-  g_free (a->raw_dtype);
-  g_free (a->max_memory);
-}
-
-static GOptionGroup *
-open_args_group (OpenArgs *a)
-{
-  GOptionEntry entries[] = {
-    { "format", 0, 0, G_OPTION_ARG_STRING, &a->format,
-      "Input format: auto (default), dxchange, nxtomo, tiff, raw", "FORMAT" },
-    { "flats", 0, 0, G_OPTION_ARG_FILENAME, &a->flats,
-      "TIFF: flat fields (file, folder or glob)", "PATH" },
-    { "darks", 0, 0, G_OPTION_ARG_FILENAME, &a->darks,
-      "TIFF: dark fields (file, folder or glob)", "PATH" },
-    { "angles", 0, 0, G_OPTION_ARG_FILENAME, &a->angles,
-      "TIFF/raw: text file with one angle in degrees per projection", "FILE" },
-    { "angle-range", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
-      "Range in degrees of evenly spaced angles when the file has none (default 180)", "DEG" },
-    { "raw-width", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Raw: detector columns", "N" },
-    { "raw-height", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Raw: detector rows", "N" },
-    { "raw-projections", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
-      "Raw: number of projections", "N" },
-    { "raw-dtype", 0, 0, G_OPTION_ARG_STRING, &a->raw_dtype,
-      "Raw: uint8, uint16, uint32, float32 or float64", "TYPE" },
-    { "raw-offset", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
-      "Raw: header bytes to skip", "BYTES" },
-    { "max-memory", 0, 0, G_OPTION_ARG_STRING, &a->max_memory,
-      "Memory a scan may use (e.g. 64G or 80%; default half the RAM)", "SIZE" },
-    { "raw-big-endian", 0, 0, G_OPTION_ARG_NONE, &a->raw_big_endian, "Raw: big-endian data", NULL },
-    { "already-sinogram", 0, 0, G_OPTION_ARG_NONE, &a->already_sinogram,
-      "Data is already flat/dark normalised (no flats needed)", NULL },
-    { "already-linear", 0, 0, G_OPTION_ARG_NONE, &a->already_linear,
-      "Data is already line integrals (no −log)", NULL },
-    G_OPTION_ENTRY_NULL
-  };
-  const TomoNumberOption numbers[] = {
-    { "angle-range", 0, 1e-6, 360000, FALSE, &a->angle_range },
-    { "raw-width", 0, 1, G_MAXUINT32, TRUE, &a->raw_width },
-    { "raw-height", 0, 1, G_MAXUINT32, TRUE, &a->raw_height },
-    { "raw-projections", 0, 1, G_MAXUINT32, TRUE, &a->raw_n_proj },
-    { "raw-offset", 0, 0, (double) G_MAXINT64, TRUE, &a->raw_offset },
-    { NULL },
-  };
-
-  G_STATIC_ASSERT (G_N_ELEMENTS (numbers) == G_N_ELEMENTS (a->numbers));
-  memcpy (a->numbers, numbers, sizeof numbers);
-  return tomo_number_option_group ("input", "Input options:", entries, a->numbers);
-}
-
-static TomoScan *
-open_scan (const char *path,
-           OpenArgs   *a,
-           GError    **error)
-{
-  TomoOpenOptions options;
-
-  tomo_open_options_init (&options);
-  if (a->format != NULL && !tomo_scan_format_from_string (a->format, &options.format, error))
-    return NULL;
-  options.flats = a->flats;
-  options.darks = a->darks;
-  options.angles = a->angles;
-  if (a->angle_range != 0)
-    options.angle_range_deg = a->angle_range;
-  if (a->max_memory != NULL)
-    {
-      guint64 bytes;
-
-      if (!tomo_memory_parse_size ("--max-memory", a->max_memory, &bytes, error))
-        return NULL;
-      tomo_memory_set_limit (bytes);
-    }
-  options.raw_width = a->raw_width;
-  options.raw_height = a->raw_height;
-  options.raw_n_projections = a->raw_n_proj;
-  options.raw_offset = a->raw_offset;
-  options.raw_big_endian = a->raw_big_endian;
-  if (a->raw_dtype != NULL && !tomo_dtype_from_string (a->raw_dtype, &options.raw_dtype, error))
-    return NULL;
-  if (a->raw_width > 0 && a->format == NULL)
-    options.format = TOMO_SCAN_FORMAT_RAW;
-  options.already_sinogram = a->already_sinogram;
-  options.already_linear = a->already_linear;
-  return tomo_scan_open (path, &options, error);
-}
-
 static gboolean
 parse_options (GOptionContext *context,
                int            *argc,
@@ -173,13 +62,13 @@ cmd_info (int    argc,
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) scan = NULL;
   g_autofree char *text = NULL;
-  OpenArgs a = { 0 };
+  TomoOpenArgs a = { 0 };
   int status = 1;
 
   g_option_context_set_summary (context,
     "Prints what is in a scan: format, detector size, projections, flats,\n"
     "darks, data type, angles and pixel size.  Only the header is read.");
-  g_option_context_add_group (context, open_args_group (&a));
+  g_option_context_add_group (context, tomo_open_args_group (&a));
   if (!parse_options (context, &argc, &argv, &error))
     goto out;
   if (argc != 2)
@@ -187,7 +76,7 @@ cmd_info (int    argc,
       g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "info needs exactly one FILE");
       goto out;
     }
-  scan = open_scan (argv[1], &a, &error);
+  scan = tomo_open_args_open (argv[1], &a, &error);
   if (scan == NULL)
     goto out;
   text = tomo_scan_describe (scan);
@@ -196,7 +85,7 @@ cmd_info (int    argc,
     g_print ("\n");
   status = 0;
 out:
-  open_args_clear (&a);
+  tomo_open_args_clear (&a);
   return error != NULL ? fail (error) : status;
 }
 
@@ -278,7 +167,7 @@ cmd_reconstruct (int    argc,
   double row = -1;
   double center = NAN;
   gboolean progress = FALSE, quiet = FALSE;
-  OpenArgs a = { 0 };
+  TomoOpenArgs a = { 0 };
   TomoLiveCliListen live = { 0 };
   GOptionEntry entries[] = {
     { "row", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
@@ -322,7 +211,7 @@ cmd_reconstruct (int    argc,
   g_option_context_set_main_group (context,
                                    tomo_number_option_group ("reconstruct", "Reconstruction options:",
                                                              entries, numbers));
-  g_option_context_add_group (context, open_args_group (&a));
+  g_option_context_add_group (context, tomo_open_args_group (&a));
   g_option_context_add_group (context, tomo_live_cli_listen_group (&live));
   if (!parse_options (context, &argc, &argv, &error))
     goto out;
@@ -349,8 +238,9 @@ cmd_reconstruct (int    argc,
   if (kernel != NULL && !tomo_kernel_from_string (kernel, &gpu_kernel, &error))
     goto out;
 
+  tomo_open_args_take_parsed (&a);
   scan = live.url ? tomo_live_cli_receive (&live, a.angles, a.angle_range, &error)
-                   : open_scan (argv[1], &a, &error);
+                   : tomo_open_args_open (argv[1], &a, &error);
   if (scan == NULL)
     goto out;
   width = tomo_scan_get_width (scan);
@@ -453,7 +343,7 @@ out:
    * the user gave is untouched (the writer wrote to a temporary file). */
   if (o.writer != NULL)
     tomo_tiff_writer_abort (o.writer);
-  open_args_clear (&a);
+  tomo_open_args_clear (&a);
   tomo_live_cli_listen_clear (&live);
   return error != NULL ? fail (error) : status;
 }
@@ -465,7 +355,7 @@ open_scan_cb (const char *path,
               gpointer    data,
               GError    **error)
 {
-  return open_scan (path, data, error);
+  return tomo_open_args_open (path, data, error);
 }
 
 static int
@@ -474,12 +364,12 @@ cmd_stream (int    argc,
 {
   g_autoptr(GOptionContext) context =
     g_option_context_new ("FILE --to URL — send a scan as a live sender would");
-  OpenArgs a = { 0 };
+  TomoOpenArgs a = { 0 };
   int status;
 
-  g_option_context_add_group (context, open_args_group (&a));
+  g_option_context_add_group (context, tomo_open_args_group (&a));
   status = tomo_live_cli_stream (context, argc, argv, open_scan_cb, &a);
-  open_args_clear (&a);
+  tomo_open_args_clear (&a);
   return status;
 }
 

@@ -6,8 +6,6 @@
 #include <math.h>
 #include <string.h>
 
-#include <glib/gstdio.h>
-#include <hdf5.h>
 
 #include "tomo-error.h"
 #include "tomo-live-scan.h"
@@ -388,6 +386,32 @@ tomo_live_scan_read_row (TomoLiveScan *self,
   return TRUE;
 }
 
+guint8 *
+tomo_live_scan_dup_frame (TomoLiveScan  *self,
+                          int            kind,
+                          guint          slot,
+                          TomoDType     *dtype,
+                          gsize         *n_bytes)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  const Frame *f = slot < self->frames[kind]->len ? g_ptr_array_index (self->frames[kind], slot) : NULL;
+
+  if (f == NULL)
+    return NULL;
+  *dtype = f->dtype;
+  *n_bytes = f->n_bytes;
+  return g_memdup2 (f->data, f->n_bytes);
+}
+
+guint
+tomo_live_scan_get_n_slots (TomoLiveScan *self,
+                            int           kind)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return self->frames[kind]->len;
+}
+
 /* --- the loader a TomoScan reads through --------------------------------- */
 
 typedef struct
@@ -573,141 +597,4 @@ tomo_live_scan_refresh (TomoLiveScan *self,
                         TomoScan     *scan)
 {
   _tomo_scan_invalidate (scan);
-}
-
-/* --- recording ----------------------------------------------------------- */
-
-static hid_t
-h5_type (TomoDType dtype)
-{
-  switch (dtype)
-    {
-    case TOMO_DTYPE_UINT8: return H5T_STD_U8LE;
-    case TOMO_DTYPE_UINT16: return H5T_STD_U16LE;
-    case TOMO_DTYPE_UINT32: return H5T_STD_U32LE;
-    case TOMO_DTYPE_FLOAT64: return H5T_IEEE_F64LE;
-    case TOMO_DTYPE_FLOAT32:
-    default: return H5T_IEEE_F32LE;
-    }
-}
-
-/* Writes the frames of one kind as (n, rows, cols), one hyperslab per
- * frame; a gap is written as zeros (HDF5's fill value). */
-static gboolean
-write_kind_locked (TomoLiveScan *self,
-                   hid_t         file,
-                   const char   *name,
-                   TomoFrameKind kind,
-                   guint         n)
-{
-  hsize_t dims[3] = { n, self->rows, self->cols };
-  hsize_t chunk[3] = { 1, self->rows, self->cols };
-  TomoDType dtype = TOMO_DTYPE_FLOAT32;
-  hid_t space, dcpl, dset, mspace;
-  gboolean ok = TRUE;
-
-  for (guint i = 0; i < self->frames[kind]->len; i++)
-    {
-      const Frame *f = g_ptr_array_index (self->frames[kind], i);
-
-      if (f != NULL)
-        {
-          dtype = f->dtype;
-          break;
-        }
-    }
-  space = H5Screate_simple (3, dims, NULL);
-  dcpl = H5Pcreate (H5P_DATASET_CREATE);
-  if (n > 0)
-    H5Pset_chunk (dcpl, 3, chunk);
-  dset = H5Dcreate2 (file, name, h5_type (dtype), space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-  H5Pclose (dcpl);
-  if (dset < 0)
-    {
-      H5Sclose (space);
-      return FALSE;
-    }
-  mspace = H5Screate_simple (3, chunk, NULL);
-  for (guint i = 0; ok && i < MIN (n, self->frames[kind]->len); i++)
-    {
-      const Frame *f = g_ptr_array_index (self->frames[kind], i);
-      hsize_t start[3] = { i, 0, 0 };
-
-      if (f == NULL)
-        continue;
-      H5Sselect_hyperslab (space, H5S_SELECT_SET, start, NULL, chunk, NULL);
-      ok = H5Dwrite (dset, h5_type (f->dtype), mspace, space, H5P_DEFAULT, f->data) >= 0;
-    }
-  H5Sclose (mspace);
-  H5Sclose (space);
-  return H5Dclose (dset) >= 0 && ok;
-}
-
-gboolean
-tomo_live_scan_write_dxchange (TomoLiveScan *self,
-                               const char   *path,
-                               GError      **error)
-{
-  g_autoptr(TomoScan) scan = NULL;
-  const double *angles;
-  g_autofree double *theta = NULL;
-  const char *failed = NULL;
-  hid_t file = -1, group = -1, space = -1, dset = -1;
-  hsize_t n;
-
-  /* The angles and counts as a reader will see them. */
-  scan = tomo_live_scan_create_scan (self, error);
-  if (scan == NULL)
-    return FALSE;
-  n = tomo_scan_get_n_projections (scan);
-  angles = tomo_scan_get_angles (scan);
-  theta = g_new (double, n);
-  for (hsize_t i = 0; i < n; i++)
-    theta[i] = angles[i] * 180.0 / G_PI;
-
-  _tomo_hdf5_lock ();
-  g_mutex_lock (&self->lock);
-  file = H5Fcreate (path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (file < 0)
-    failed = "create the file";
-  else if ((group = H5Gcreate2 (file, "/exchange", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
-    failed = "create /exchange";
-  else if (!write_kind_locked (self, file, "/exchange/data", TOMO_FRAME_PROJECTION, n))
-    failed = "write /exchange/data";
-  else if (tomo_scan_get_n_flats (scan) > 0 &&
-           !write_kind_locked (self, file, "/exchange/data_white", TOMO_FRAME_FLAT,
-                               tomo_scan_get_n_flats (scan)))
-    failed = "write /exchange/data_white";
-  else if (tomo_scan_get_n_darks (scan) > 0 &&
-           !write_kind_locked (self, file, "/exchange/data_dark", TOMO_FRAME_DARK,
-                               tomo_scan_get_n_darks (scan)))
-    failed = "write /exchange/data_dark";
-  else
-    {
-      space = H5Screate_simple (1, &n, NULL);
-      dset = H5Dcreate2 (file, "/exchange/theta", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT,
-                         H5P_DEFAULT);
-      if (dset < 0 || H5Dwrite (dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, theta) < 0)
-        failed = "write /exchange/theta";
-    }
-  g_mutex_unlock (&self->lock);
-  if (dset >= 0)
-    H5Dclose (dset);
-  if (space >= 0)
-    H5Sclose (space);
-  if (group >= 0)
-    H5Gclose (group);
-  if (file >= 0 && H5Fclose (file) < 0 && failed == NULL)
-    failed = "close the file";
-  _tomo_hdf5_unlock ();
-
-  if (failed != NULL)
-    {
-      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
-                   "Recording %s: could not %s", path, failed);
-      if (file >= 0)
-        g_unlink (path);
-      return FALSE;
-    }
-  return TRUE;
 }

@@ -1073,6 +1073,61 @@ test_preview_second_rotation (gconstpointer data)
     }
 }
 
+/* A receiver whose memory is full drops frames with a clear reason and keeps
+ * every one it accepted; a frame larger than the limit is refused unread. */
+static void
+test_memory_limit (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoLiveReceiver) rx = NULL;
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autofree char *last = NULL;
+  TomoLiveReceiverOptions options;
+  TomoLiveReceiverStats s = { 0 };
+  TomoLiveScanInfo info;
+  guint16 px[100 * 100] = { 0 };
+  gint64 deadline;
+
+  tomo_live_receiver_options_init (&options);
+  options.url = "tcp://127.0.0.1:*";
+  options.protocol = TOMO_LIVE_PROTOCOL_JSON;
+  options.max_memory = 3 * sizeof px + 100;   /* three frames */
+  rx = tomo_live_receiver_new (&options, &error);
+  g_assert_no_error (error);
+  tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_JSON, FALSE, 10000, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < 5; i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, 100, 100, TOMO_DTYPE_UINT16, px,
+                                                FALSE, 0, &error));
+  /* The same slot again replaces, within the limit. */
+  g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, 1, 100, 100, TOMO_DTYPE_UINT16, px,
+                                              FALSE, 0, &error));
+  {
+    const char *header = "{\"frame\": 9, \"shape\": [1000, 1000], \"dtype\": \"uint16\"}";
+    const void *parts[2] = { header, px };
+    gsize sizes[2] = { strlen (header), sizeof px };
+
+    g_assert_true (tomo_live_sender_send_parts (tx, parts, sizes, 2, &error));
+  }
+  deadline = g_get_monotonic_time () + WAIT_US;
+  while (g_get_monotonic_time () < deadline && s.n_messages < 7)
+    {
+      tomo_live_receiver_get_stats (rx, &s);
+      g_usleep (2000);
+    }
+  g_assert_cmpuint (s.n_messages, ==, 7);
+  g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_MEMORY], ==, 2);
+  g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_TOO_LARGE], ==, 1);
+  last = tomo_live_receiver_dup_last_drop (rx);
+  g_assert_nonnull (strstr (last, "too large"));
+  live = tomo_live_receiver_dup_current (rx);
+  tomo_live_scan_get_info (live, &info);
+  g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, 3);
+  g_assert_cmpuint (info.n_duplicates, ==, 1);
+  g_assert_cmpuint (info.bytes_held, <=, options.max_memory);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1106,6 +1161,7 @@ main (int    argc,
   g_test_add_data_func ("/tomo/live/cli/json", "json", test_cli);
   g_test_add_func ("/tomo/live/cli/timeout", test_cli_timeout);
   g_test_add_func ("/tomo/live/many-projections", test_many_projections);
+  g_test_add_func ("/tomo/live/memory-limit", test_memory_limit);
   g_test_add_data_func ("/tomo/live/preview/scan", GINT_TO_POINTER (TOMO_LIVE_MODE_SCAN), test_preview);
   g_test_add_data_func ("/tomo/live/preview/continuous", GINT_TO_POINTER (TOMO_LIVE_MODE_CONTINUOUS),
                         test_preview);

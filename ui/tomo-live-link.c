@@ -65,14 +65,12 @@ tick (gpointer data)
   if (now - link->rate_time >= G_USEC_PER_SEC)
     {
       double dt = (now - link->rate_time) / 1e6;
-      guint64 frames = link->live ? tomo_live_scan_get_generation (link->live) : 0;
 
       link->mb_per_s = (stats.bytes - link->rate_bytes) / dt / 1e6;
       link->proj_per_s = link->rate_time ? (stats.n_accepted - link->rate_frames) / dt : 0;
       link->rate_time = now;
       link->rate_bytes = stats.bytes;
       link->rate_frames = stats.n_accepted;
-      (void) frames;
     }
 
   if (live == NULL && link->live == NULL)
@@ -117,11 +115,16 @@ tick (gpointer data)
                                        info.n_present[TOMO_FRAME_DARK], stats.n_dropped_total,
                                        tomo_live_receiver_get_endpoint (link->rx)));
   else
-    set_status (link, g_strdup_printf ("Receiving: %u/%u projections, %u flats, %u darks · %.1f MB/s · "
-                                       "%.0f proj/s · %" G_GUINT64_FORMAT " dropped",
-                                       info.n_present[TOMO_FRAME_PROJECTION], link->scan_n_proj,
-                                       info.n_present[TOMO_FRAME_FLAT], info.n_present[TOMO_FRAME_DARK],
-                                       link->mb_per_s, link->proj_per_s, stats.n_dropped_total));
+    {
+      g_autofree char *last = stats.n_dropped_total ? tomo_live_receiver_dup_last_drop (link->rx) : NULL;
+
+      set_status (link, g_strdup_printf ("Receiving: %u/%u projections, %u flats, %u darks · %.1f MB/s · "
+                                         "%.0f proj/s · %" G_GUINT64_FORMAT " dropped%s%s%s",
+                                         info.n_present[TOMO_FRAME_PROJECTION], link->scan_n_proj,
+                                         info.n_present[TOMO_FRAME_FLAT], info.n_present[TOMO_FRAME_DARK],
+                                         link->mb_per_s, link->proj_per_s, stats.n_dropped_total,
+                                         last ? " (last: " : "", last ? last : "", last ? ")" : ""));
+    }
   tomo_window_show_live (link->window, changed ? link->scan : NULL, link->status);
   return G_SOURCE_CONTINUE;
 }

@@ -180,10 +180,13 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
   old = slot < slots->len ? g_ptr_array_index (slots, slot) : NULL;
   if (self->bytes_held - (old ? old->n_bytes : 0) + m->n_bytes > self->max_bytes)
     {
+      g_autofree char *held = g_format_size (self->bytes_held);
+      g_autofree char *size = g_format_size (m->n_bytes);
+      g_autofree char *limit = g_format_size (self->max_bytes);
+
       g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY,
-                   "Live scan: %" G_GSIZE_FORMAT " MiB held, a frame of %" G_GSIZE_FORMAT
-                   " KiB would pass the memory limit of %" G_GSIZE_FORMAT " MiB (--max-memory)",
-                   self->bytes_held >> 20, m->n_bytes >> 10, self->max_bytes >> 20);
+                   "Live scan: %s held, a frame of %s would pass the memory limit of %s "
+                   "(--max-memory)", held, size, limit);
       return FALSE;
     }
 

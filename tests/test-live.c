@@ -18,6 +18,7 @@
 #include "tomo-live-recorder.h"
 #include "tomo-live-sender.h"
 #include "tomo-scan-private.h"
+#include "test-live-util.h"
 
 #define WAIT_US (60 * G_USEC_PER_SEC)
 
@@ -482,28 +483,6 @@ test_malformed_json (void)
 }
 
 /* --- ordering, restarts, second scans -------------------------------------- */
-
-/* Every frame of `kind`, frame after frame (height × width floats each). */
-static float *
-read_frames (TomoScan      *file,
-             TomoFrameKind  kind)
-{
-  g_autoptr(GError) error = NULL;
-  guint w = tomo_scan_get_width (file), h = tomo_scan_get_height (file);
-  guint n = kind == TOMO_FRAME_PROJECTION ? tomo_scan_get_n_projections (file)
-            : kind == TOMO_FRAME_FLAT ? tomo_scan_get_n_flats (file) : tomo_scan_get_n_darks (file);
-  g_autofree float *rows = g_new (float, (gsize) n * w);
-  float *frames = g_new (float, (gsize) n * w * h);
-
-  for (guint y = 0; y < h; y++)
-    {
-      g_assert_true (_tomo_scan_read_frames (file, kind, y, rows, &error));
-      g_assert_no_error (error);
-      for (guint i = 0; i < n; i++)
-        memcpy (frames + ((gsize) i * h + y) * w, rows + (gsize) i * w, sizeof (float) * w);
-    }
-  return frames;
-}
 
 static void
 test_flats_after_projections (void)
@@ -1002,13 +981,10 @@ test_preview_second_rotation (gconstpointer data)
   g_autoptr(TomoSlice) want = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree float *proj = read_frames (file, TOMO_FRAME_PROJECTION);
-  g_autofree float *flats = read_frames (file, TOMO_FRAME_FLAT);
-  g_autofree float *darks = read_frames (file, TOMO_FRAME_DARK);
   g_autofree float *image = NULL;
   TomoLivePreviewOptions options;
   guint w = tomo_scan_get_width (file), h = tomo_scan_get_height (file);
   guint n = tomo_scan_get_n_projections (file);
-  gsize frame = (gsize) w * h;
   guint width, n_in = 0;
   guint64 version;
   double diff;
@@ -1020,18 +996,8 @@ test_preview_second_rotation (gconstpointer data)
   preview = tomo_live_preview_new (rx, &options, NULL, NULL);
   tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 10000, &error);
   g_assert_no_error (error);
-  g_assert_true (tomo_live_sender_send_geometry (tx, h, w, n, tomo_scan_get_angles (file),
-                                                 tomo_scan_get_n_darks (file), tomo_scan_get_n_flats (file),
-                                                 FALSE, &error));
-  for (guint i = 0; i < tomo_scan_get_n_darks (file); i++)
-    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_DARK, i, h, w, TOMO_DTYPE_FLOAT32, darks + i * frame,
-                                                FALSE, 0, &error));
-  for (guint i = 0; i < tomo_scan_get_n_flats (file); i++)
-    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_FLAT, i, h, w, TOMO_DTYPE_FLOAT32, flats + i * frame,
-                                                FALSE, 0, &error));
-  for (guint i = 0; i < n; i++)
-    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, h, w, TOMO_DTYPE_FLOAT32,
-                                                proj + i * frame, FALSE, 0, &error));
+  send_scan_header (tx, file);
+  send_projections (tx, file, proj, 0, n, 0);
   {
     g_autoptr(TomoLiveScan) complete = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
     g_assert_no_error (error);
@@ -1040,9 +1006,7 @@ test_preview_second_rotation (gconstpointer data)
   g_assert_no_error (error);
 
   /* The next rotation's first half: ids n … n + n/2 − 1, the same frames again. */
-  for (guint i = 0; i < n / 2; i++)
-    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, n + i, h, w, TOMO_DTYPE_FLOAT32,
-                                                proj + i * frame, FALSE, 0, &error));
+  send_projections (tx, file, proj, 0, n / 2, n);
   {
     gint64 deadline = g_get_monotonic_time () + WAIT_US;
     TomoLiveScanInfo info = { 0 };

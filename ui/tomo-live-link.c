@@ -21,6 +21,8 @@ typedef struct
   TomoScan         *scan;
   guint             scan_n_proj;
   guint64           generation;
+  gint64            submitted;    /* when a reconstruction was asked for, 0: none in flight */
+  gulong            ready_id;
   char             *status;
   /* for the rates */
   gint64            rate_time;
@@ -36,6 +38,9 @@ link_free (gpointer data)
   Link *link = data;
 
   g_clear_handle_id (&link->tick_id, g_source_remove);
+  /* The window may be disposing, its handlers already gone. */
+  if (link->ready_id != 0 && g_signal_handler_is_connected (link->window, link->ready_id))
+    g_signal_handler_disconnect (link->window, link->ready_id);
   g_clear_pointer (&link->rx, tomo_live_receiver_free);
   g_clear_pointer (&link->live, tomo_live_scan_unref);
   g_clear_object (&link->scan);
@@ -49,6 +54,13 @@ set_status (Link *link,
 {
   g_free (link->status);
   link->status = status;
+}
+
+static void
+slice_ready (TomoWindow *window,
+             gpointer    data)
+{
+  ((Link *) data)->submitted = 0;
 }
 
 static gboolean
@@ -100,10 +112,14 @@ tick (gpointer data)
           tomo_window_show_live (link->window, scan, NULL);
         }
     }
-  else if (tomo_live_scan_get_generation (live) != link->generation)
+  else if (tomo_live_scan_get_generation (live) != link->generation &&
+           (link->submitted == 0 || now - link->submitted > 2 * G_USEC_PER_SEC))
     {
+      /* One reconstruction at a time: a new request would supersede the
+       * one in flight, and on a busy machine none would ever finish. */
       link->generation = tomo_live_scan_get_generation (live);
       tomo_live_scan_refresh (live, link->scan);
+      link->submitted = now;
       changed = TRUE;
     }
 
@@ -148,6 +164,7 @@ tomo_live_link_attach (TomoWindow                    *window,
   link->window = window;
   link->rx = rx;
   link->tick_id = g_timeout_add (TICK_MS, tick, link);
+  link->ready_id = g_signal_connect (window, "slice-ready", G_CALLBACK (slice_ready), link);
   g_object_set_data_full (G_OBJECT (window), LINK_KEY, link, link_free);
   tick (link);
   return TRUE;

@@ -67,20 +67,6 @@ wait_for_slice (TomoWindow *window,
   return FALSE;
 }
 
-static double
-relative_difference (const float *a,
-                     const float *b,
-                     gsize        n)
-{
-  double max_diff = 0, max_val = 0;
-
-  for (gsize i = 0; i < n; i++)
-    {
-      max_diff = MAX (max_diff, fabs ((double) a[i] - b[i]));
-      max_val = MAX (max_val, fabs ((double) a[i]));
-    }
-  return max_diff / max_val;
-}
 
 static void
 test_receive (void)

@@ -3,9 +3,26 @@
  * Helpers the live tests share. */
 #pragma once
 
+#include <math.h>
 #include <string.h>
 
 #include "tomo-scan-private.h"
+
+/* Largest difference relative to the largest value of the reference. */
+static inline double
+relative_difference (const float *reference,
+                     const float *value,
+                     gsize        n)
+{
+  double max_diff = 0, max_val = 0;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      max_diff = MAX (max_diff, fabs ((double) reference[i] - value[i]));
+      max_val = MAX (max_val, fabs ((double) reference[i]));
+    }
+  return max_val > 0 ? max_diff / max_val : max_diff;
+}
 
 /* Every frame of `kind`, frame after frame (height × width floats each). */
 static inline float *

@@ -21,6 +21,7 @@
 #define WAIT_S 60
 
 static gboolean have_display;
+static TomoApplication *app;   /* one per process: a second would not register */
 
 typedef struct
 {
@@ -69,10 +70,10 @@ wait_for_slice (TomoWindow *window,
 
 
 static void
-test_receive (void)
+test_receive (gconstpointer data)
 {
+  TomoLiveProtocol protocol = GPOINTER_TO_INT (data);
   const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
-  g_autoptr(TomoApplication) app = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) file = NULL;
   g_autoptr(TomoEngine) engine = NULL;
@@ -95,8 +96,11 @@ test_receive (void)
   n = tomo_scan_get_n_projections (file);
   proj = read_frames (file, TOMO_FRAME_PROJECTION);
 
-  app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
-  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+  if (app == NULL)
+    {
+      app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
+      g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+    }
   window = tomo_window_new (GTK_APPLICATION (app));
   gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
   gtk_window_present (GTK_WINDOW (window));
@@ -111,17 +115,20 @@ test_receive (void)
 
   tomo_live_receiver_options_init (&options);
   options.url = "tcp://127.0.0.1:*";
+  options.protocol = protocol;
   g_assert_true (tomo_live_link_attach (window, &options, &error));
   g_assert_no_error (error);
   g_assert_nonnull (strstr (tomo_live_link_get_status (window), "Waiting"));
-  tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 20000, &error);
+  tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window), protocol, FALSE, 20000, &error);
   g_assert_no_error (error);
 
   /* Half the projections: a partial slice on screen while receiving. */
   send_scan_header (tx, file);
   send_projections (tx, file, proj, 0, n / 2, 0);
   {
-    g_autofree char *expect = g_strdup_printf ("Receiving: %u/%u", n / 2, n);
+    /* JSON without a count: the scan grows with the frames. */
+    g_autofree char *expect = g_strdup_printf ("Receiving: %u/%u", n / 2,
+                                               protocol == TOMO_LIVE_PROTOCOL_JSON ? n / 2 : n);
     g_assert_true (wait_for_slice (window, &watch, expect, 0));
   }
   /* Wait for the slice of all n/2 (the first may have had fewer). */
@@ -133,9 +140,12 @@ test_receive (void)
   }
   partial = g_memdup2 (watch.last, watch.n * sizeof (float));
   n_before = watch.n_changed;
+  /* The user's centre stays while the scan goes on (and grows). */
+  g_object_set (window, "center", 258.87, NULL);
 
   /* The rest: the slice changes into the whole scan's. */
   send_projections (tx, file, proj, n / 2, n, 0);
+  g_assert_true (tomo_live_sender_send_end (tx, &error));
   g_assert_true (wait_for_slice (window, &watch, "Scan complete", n_before));
   {
     /* The last reconstruction may still be on its way. */
@@ -158,13 +168,14 @@ test_receive (void)
     want = tomo_engine_reconstruct (engine, &request, NULL, &error);
     g_assert_no_error (error);
     g_assert_cmpuint ((gsize) want->width * want->height, ==, watch.n);
+    g_assert_cmpfloat (shown->params.center, ==, 258.87);
   }
   d_partial = relative_difference (want->data, partial, watch.n);
   d_final = relative_difference (want->data, watch.last, watch.n);
   g_test_message ("on screen vs the file's slice: half the scan %.3g, all of it %.3g (of the maximum)",
                   d_partial, d_final);
   g_assert_cmpfloat (d_partial, >, 1e-2);
-  /* TomoPackets carries the angles as float32. */
+  /* TomoPackets carries the angles as float32; JSON here none (evenly spaced). */
   g_assert_cmpfloat (d_final, <, 1e-4);
 
   gtk_window_destroy (GTK_WINDOW (window));
@@ -177,8 +188,13 @@ int
 main (int    argc,
       char **argv)
 {
+  int ret;
+
   g_test_init (&argc, &argv, NULL);
   have_display = gtk_init_check ();
-  g_test_add_func ("/tomo/live/ui/receive", test_receive);
-  return g_test_run ();
+  g_test_add_data_func ("/tomo/live/ui/receive/tomop", GINT_TO_POINTER (TOMO_LIVE_PROTOCOL_TOMOP), test_receive);
+  g_test_add_data_func ("/tomo/live/ui/receive/json", GINT_TO_POINTER (TOMO_LIVE_PROTOCOL_JSON), test_receive);
+  ret = g_test_run ();
+  g_clear_object (&app);
+  return ret;
 }

@@ -458,6 +458,7 @@ test_malformed_json (void)
 
     tomo_live_scan_get_info (live, &info);
     g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, n_good);
+    g_assert_cmpuint (info.n_gaps, ==, 0);
     scan = tomo_live_scan_create_scan (live, &error);
     g_assert_no_error (error);
     g_assert_cmpuint (tomo_scan_get_n_projections (scan), ==, n_good);
@@ -1077,6 +1078,52 @@ test_memory_limit (void)
   g_assert_cmpuint (info.bytes_held, <=, options.max_memory);
 }
 
+/* Frames that never arrive are gaps: counted, named, and read as the flat
+ * field so that they add nothing to the slice. */
+static void
+test_gaps (void)
+{
+  g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_JSON, FALSE);
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(GError) error = NULL;
+  guint16 flat[4 * 6], px[4 * 6];
+  float raw[10 * 6];
+  TomoLiveScanInfo info;
+
+  for (guint i = 0; i < G_N_ELEMENTS (px); i++)
+    {
+      flat[i] = 1000 + i;
+      px[i] = 500;
+    }
+  tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_JSON, FALSE, 10000, &error);
+  g_assert_no_error (error);
+  g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_FLAT, 0, 4, 6, TOMO_DTYPE_UINT16, flat, FALSE, 0, &error));
+  for (guint i = 0; i < 10; i++)
+    if (i != 4 && i != 7)
+      g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, 4, 6, TOMO_DTYPE_UINT16, px,
+                                                  TRUE, 100 + i * 7.0, &error));
+  g_assert_true (tomo_live_sender_send_end (tx, &error));
+  live = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+  g_assert_no_error (error);
+  tomo_live_scan_get_info (live, &info);
+  g_assert_cmpuint (info.n_gaps, ==, 2);
+  g_assert_cmpuint (info.first_gap, ==, 4);
+  scan = tomo_live_scan_create_scan (live, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (tomo_scan_get_n_projections (scan), ==, 10);
+  /* The frames' own angles; the gaps evenly spaced. */
+  g_assert_cmpfloat_with_epsilon (tomo_scan_get_angles (scan)[3], (100 + 3 * 7.0) * G_PI / 180, 1e-12);
+  g_assert_cmpfloat_with_epsilon (tomo_scan_get_angles (scan)[4], 4 * 18.0 * G_PI / 180, 1e-12);
+  g_assert_true (tomo_scan_read_raw_sinogram (scan, 2, raw, &error));
+  for (guint x = 0; x < 6; x++)
+    {
+      g_assert_cmpfloat (raw[4 * 6 + x], ==, flat[2 * 6 + x]);   /* the gap reads as the flat */
+      g_assert_cmpfloat (raw[3 * 6 + x], ==, 500);
+    }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1111,6 +1158,7 @@ main (int    argc,
   g_test_add_func ("/tomo/live/cli/timeout", test_cli_timeout);
   g_test_add_func ("/tomo/live/many-projections", test_many_projections);
   g_test_add_func ("/tomo/live/memory-limit", test_memory_limit);
+  g_test_add_func ("/tomo/live/gaps", test_gaps);
   g_test_add_data_func ("/tomo/live/preview/scan", GINT_TO_POINTER (TOMO_LIVE_MODE_SCAN), test_preview);
   g_test_add_data_func ("/tomo/live/preview/continuous", GINT_TO_POINTER (TOMO_LIVE_MODE_CONTINUOUS),
                         test_preview);

@@ -124,19 +124,22 @@ tick (gpointer data)
     }
 
   tomo_live_scan_get_info (live, &info);
+  g_autofree char *gaps = info.n_gaps == 0 ? g_strdup ("")
+    : g_strdup_printf (" · %u missing (first at %.2f°)", info.n_gaps,
+                       tomo_live_scan_get_angle (live, info.first_gap) * 180.0 / G_PI);
   if (info.complete)
-    set_status (link, g_strdup_printf ("Scan complete: %u projections, %u flats, %u darks · %"
+    set_status (link, g_strdup_printf ("Scan complete: %u projections, %u flats, %u darks%s · %"
                                        G_GUINT64_FORMAT " dropped · %s",
                                        info.n_present[TOMO_FRAME_PROJECTION], info.n_present[TOMO_FRAME_FLAT],
-                                       info.n_present[TOMO_FRAME_DARK], stats.n_dropped_total,
+                                       info.n_present[TOMO_FRAME_DARK], gaps, stats.n_dropped_total,
                                        tomo_live_receiver_get_endpoint (link->rx)));
   else
     {
       g_autofree char *last = stats.n_dropped_total ? tomo_live_receiver_dup_last_drop (link->rx) : NULL;
 
-      set_status (link, g_strdup_printf ("Receiving: %u/%u projections, %u flats, %u darks · %.1f MB/s · "
+      set_status (link, g_strdup_printf ("Receiving: %u/%u projections%s, %u flats, %u darks · %.1f MB/s · "
                                          "%.0f proj/s · %" G_GUINT64_FORMAT " dropped%s%s%s",
-                                         info.n_present[TOMO_FRAME_PROJECTION], link->scan_n_proj,
+                                         info.n_present[TOMO_FRAME_PROJECTION], link->scan_n_proj, gaps,
                                          info.n_present[TOMO_FRAME_FLAT], info.n_present[TOMO_FRAME_DARK],
                                          link->mb_per_s, link->proj_per_s, stats.n_dropped_total,
                                          last ? " (last: " : "", last ? last : "", last ? ")" : ""));

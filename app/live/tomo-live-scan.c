@@ -282,6 +282,21 @@ tomo_live_scan_get_info (TomoLiveScan     *self,
   info->bytes_received = self->bytes_received;
   info->bytes_held = self->bytes_held;
   info->complete = is_complete_locked (self);
+  info->n_gaps = 0;
+  info->first_gap = 0;
+  {
+    GPtrArray *proj = self->frames[TOMO_FRAME_PROJECTION];
+    guint top = proj->len;
+
+    while (top > 0 && g_ptr_array_index (proj, top - 1) == NULL)
+      top--;
+    for (guint i = top; i-- > 0;)
+      if (g_ptr_array_index (proj, i) == NULL)
+        {
+          info->n_gaps++;
+          info->first_gap = i;
+        }
+  }
 }
 
 guint8 *
@@ -539,7 +554,7 @@ tomo_live_scan_create_scan (TomoLiveScan *self,
 
   {
     g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
-    gboolean all_angles = TRUE;
+    gboolean any_angle;
 
     n_proj = self->n_projections > 0 ? self->n_projections : self->frames[TOMO_FRAME_PROJECTION]->len;
     loader->parent.format = TOMO_SCAN_FORMAT_AUTO;
@@ -562,11 +577,13 @@ tomo_live_scan_create_scan (TomoLiveScan *self,
     loader->parent.source[TOMO_FRAME_FLAT] = g_strdup ("flats received");
     loader->parent.source[TOMO_FRAME_DARK] = g_strdup ("darks received");
 
-    /* Angles a frame carried win over the geometry's. */
-    for (guint i = 0; i < n_proj; i++)
-      if (i >= self->frame_angles->len || isnan (g_array_index (self->frame_angles, double, i)))
-        all_angles = FALSE;
-    if (n_proj > 0 && (all_angles || self->angles_deg != NULL))
+    /* Angles a frame carried win over the geometry's; a gap takes the
+     * geometry's, or its place in evenly spaced angles. */
+    any_angle = FALSE;
+    for (guint i = 0; i < MIN (n_proj, self->frame_angles->len); i++)
+      if (!isnan (g_array_index (self->frame_angles, double, i)))
+        any_angle = TRUE;
+    if (n_proj > 0 && (any_angle || self->angles_deg != NULL))
       {
         loader->parent.angles_deg = g_new (double, n_proj);
         for (guint i = 0; i < n_proj; i++)

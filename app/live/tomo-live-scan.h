@@ -23,6 +23,8 @@ typedef struct
   guint64 n_duplicates;        /* accepted frames that replaced an earlier one */
   guint64 bytes_received;      /* pixel bytes accepted */
   gsize   bytes_held;
+  guint   n_gaps;              /* projection slots missing below the highest one received */
+  guint   first_gap;           /* the first of them (valid when n_gaps > 0) */
   gboolean complete;
 } TomoLiveScanInfo;
 

@@ -222,6 +222,15 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
     }
   if (l->verbose)
     print_stats (rx, live, (g_get_monotonic_time () - start) / 1e6);
+  {
+    TomoLiveScanInfo info;
+
+    tomo_live_scan_get_info (live, &info);
+    if (info.n_gaps > 0)
+      g_printerr ("tomolive: warning: %u projections never arrived (the first at %.2f°); "
+                  "the reconstruction goes without them\n",
+                  info.n_gaps, tomo_live_scan_get_angle (live, info.first_gap) * 180.0 / G_PI);
+  }
   return tomo_live_scan_create_scan (live, error);
 }
 

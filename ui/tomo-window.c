@@ -690,8 +690,21 @@ tomo_window_show_live (TomoWindow *self,
 
   if (scan != NULL && scan != self->scan)
     {
+      /* A scan that grew (JSON without a count) or the next one of the same
+       * detector keeps the centre and row the user chose. */
+      gboolean same = self->scan != NULL &&
+                      tomo_scan_get_width (self->scan) == tomo_scan_get_width (scan) &&
+                      tomo_scan_get_height (self->scan) == tomo_scan_get_height (scan);
+      double center = self->center;
+      guint row = self->row;
+
       hide_error (self);
       set_scan (self, scan);
+      if (same)
+        {
+          set_center (self, center);
+          set_row (self, row);
+        }
     }
   else if (scan != NULL)
     {

@@ -485,6 +485,7 @@ print_usage (void)
   g_print (
     "Usage:\n"
     "  tomolive [FILE…]                 open the viewer (on FILE)\n"
+    "  tomolive --listen URL            open the viewer waiting for a live scan\n"
     "  tomolive info FILE               describe a scan\n"
     "  tomolive reconstruct FILE -o OUT reconstruct slices to float32 TIFF\n"
     "  tomolive reconstruct --listen URL -o OUT\n"

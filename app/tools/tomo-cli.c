@@ -532,7 +532,7 @@ cmd_phantom (int    argc,
   g_autofree char *output = NULL, *kind = NULL;
   TomoPhantomParams p;
   int width, height, n_proj, n_flats, n_darks, seed, threads = 0;
-  double center = NAN, offset = NAN, range, flat, dark, scale = NAN;
+  double center = NAN, offset = NAN, range, flat, dark, scale = NAN, tilt = 0.0;
   gboolean noise = FALSE, no_noise = FALSE;
 
   tomo_phantom_params_init (&p);
@@ -555,6 +555,8 @@ cmd_phantom (int    argc,
       { "center", 0, 0, G_OPTION_ARG_DOUBLE, &center, "Rotation axis column", "C" },
       { "center-offset", 0, 0, G_OPTION_ARG_DOUBLE, &offset,
         "Rotation axis relative to the detector middle (default +3.37)", "PX" },
+      { "tilt", 0, 0, G_OPTION_ARG_DOUBLE, &tilt,
+        "Axis tilt in degrees (positive: the axis moves right going down)", "DEG" },
       { "kind", 0, 0, G_OPTION_ARG_STRING, &kind, "shepp-logan (default), disks, points", "KIND" },
       { "attenuation", 0, 0, G_OPTION_ARG_DOUBLE, &scale,
         "Attenuation per pixel of a unit-value region (default 4/width)", "MU" },
@@ -596,6 +598,7 @@ cmd_phantom (int    argc,
   p.angle_range_deg = range;
   p.flat_level = flat;
   p.dark_level = dark;
+  p.tilt_deg = tilt;
   p.noise = no_noise ? FALSE : TRUE;
   if (!isnan (scale))
     p.max_attenuation = scale;

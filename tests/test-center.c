@@ -17,6 +17,7 @@
 #include "tomo-fbp.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
+#include "tomo-test-util.h"
 
 typedef struct
 {
@@ -416,6 +417,79 @@ test_stitch_errors (void)
   g_assert_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_NO_PAIR);
 }
 
+/* --- the command line ---------------------------------------------------- */
+
+static void
+test_cli (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("tomo-center-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "scan.h5", NULL);
+  g_autofree char *flat = g_build_filename (dir, "flat.h5", NULL);
+  double center;
+
+  if (g_getenv ("TOMOLIVE") == NULL)
+    {
+      g_test_skip ("TOMOLIVE is not set (run through meson test)");
+      return;
+    }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    TOMO_TEST_RUN (&r, "phantom", "--width", "256", "--height", "32", "--projections", "181",
+                   "--angle-range", "181", "--center-offset", "-5.5", "--tilt", "0.3",
+                   "--seed", "3", "-o", path);
+    g_assert_cmpint (r.status, ==, 0);
+  }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    TOMO_TEST_RUN (&r, "find-center", path, "--json", "--row", "16");
+    g_assert_cmpint (r.status, ==, 0);
+    g_test_message ("%s", r.out);
+    center = g_ascii_strtod (strstr (r.out, "\"center\": ") + 10, NULL);
+    /* The phantom's axis at row 16 of 32 rows: 122 + tan(0.3°)·0.5. */
+    g_assert_cmpfloat (fabs (center - (122.0 + tan (0.3 * G_PI / 180.0) * 0.5)), <, 0.2);
+    g_assert_nonnull (strstr (r.out, "\"method\": \"correlation\""));
+    g_assert_nonnull (strstr (r.out, "\"tilt_deg\": 0."));
+  }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    TOMO_TEST_RUN (&r, "find-center", path, "--method", "sinogram");
+    g_assert_cmpint (r.status, ==, 0);
+    g_assert_nonnull (strstr (r.out, "(sinogram,"));
+  }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    TOMO_TEST_RUN (&r, "find-center", path, "--method", "magic");
+    tomo_test_assert_fails_with (&r, "magic");
+  }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    TOMO_TEST_RUN (&r, "find-center", path, "--row", "40");
+    tomo_test_assert_fails_with (&r, "Row 40");
+  }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    /* A blank scan: no contrast anywhere — an error, not a number. */
+    TOMO_TEST_RUN (&r, "phantom", "--width", "64", "--height", "4", "--projections", "10",
+                   "--attenuation", "0", "--no-noise", "-o", flat);
+    g_assert_cmpint (r.status, ==, 0);
+  }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    TOMO_TEST_RUN (&r, "find-center", flat);
+    tomo_test_assert_fails_with (&r, "contrast");
+  }
+  g_remove (path);
+  g_remove (flat);
+  g_rmdir (dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -432,5 +506,6 @@ main (int    argc,
   g_test_add_func ("/tomo/center/degenerate", test_degenerate);
   g_test_add_func ("/tomo/center/offset-axis", test_offset_axis);
   g_test_add_func ("/tomo/center/stitch-errors", test_stitch_errors);
+  g_test_add_func ("/tomo/center/cli", test_cli);
   return g_test_run ();
 }

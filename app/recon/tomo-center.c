@@ -396,7 +396,9 @@ best_shift (const float *a,
       if (v > best_v)
         best_v = v, best = d;
     }
-  if (best_v < -1.5)
+  /* Noise against noise (a row above the sample) peaks low somewhere;
+   * that is no answer. */
+  if (best_v < 0.3)
     return NAN;
   c0 = best_v;
   cm = ncc_at (a, b, width, best - 1, min_overlap);
@@ -882,8 +884,8 @@ tomo_center_estimate (const float      *sino,
     }
 }
 
-gboolean
-tomo_center_fit_tilt (const double *rows,
+static gboolean
+fit_line (const double *rows,
                       const double *centers,
                       const double *uncertainties,
                       guint         n,
@@ -926,6 +928,47 @@ tomo_center_fit_tilt (const double *rows,
   if (tilt_uncertainty_deg != NULL)
     *tilt_uncertainty_deg = sqrt (sw / det) * 180.0 / G_PI;
   return TRUE;
+}
+
+gboolean
+tomo_center_fit_tilt (const double *rows,
+                      const double *centers,
+                      const double *uncertainties,
+                      guint         n,
+                      double        at_row,
+                      double       *center_at_row,
+                      double       *tilt_deg,
+                      double       *tilt_uncertainty_deg,
+                      GError      **error)
+{
+  g_autofree double *kept = g_memdup2 (centers, sizeof (double) * MAX (n, 1));
+  g_autofree double *res = g_new (double, MAX (n, 1));
+
+  /* A row whose centre is far off the others' line (a row with little of
+   * the sample in it) is dropped, and the line fitted again. */
+  for (int pass = 0; pass < 3; pass++)
+    {
+      double c0, tilt, sigma;
+      guint m = 0, n_drop = 0;
+
+      if (!fit_line (rows, kept, uncertainties, n, 0.0, &c0, &tilt, NULL, error))
+        return FALSE;
+      for (guint i = 0; i < n; i++)
+        if (isfinite (kept[i]))
+          res[m++] = fabs (kept[i] - (c0 + tan (tilt * G_PI / 180.0) * rows[i]));
+      sigma = MAX (1.4826 * median_of (res, m), 0.05);
+      for (guint i = 0; i < n; i++)
+        if (isfinite (kept[i])
+            && fabs (kept[i] - (c0 + tan (tilt * G_PI / 180.0) * rows[i])) > 4.0 * sigma)
+          {
+            kept[i] = NAN;
+            n_drop++;
+          }
+      if (n_drop == 0)
+        break;
+    }
+  return fit_line (rows, kept, uncertainties, n, at_row, center_at_row, tilt_deg,
+                   tilt_uncertainty_deg, error);
 }
 
 /* --- offset-axis stitching ----------------------------------------------- */

@@ -641,6 +641,7 @@ print_usage (void)
     "                                   receive one scan live, then reconstruct it\n"
     "  tomolive stream FILE --to URL    replay a scan as a live sender\n"
     "  tomolive phantom -o FILE.h5      write a simulated scan\n"
+    "  tomolive find-center FILE        find the rotation axis and its tilt\n"
     "  tomolive bench                   measure the GPU back projectors\n"
     "\n"
     "Each command has --help.  Scans: HDF5 Data Exchange, HDF5 NeXus NXtomo,\n"
@@ -682,5 +683,7 @@ tomo_cli_run (int    argc,
     return cmd_stream (argc - 1, argv + 1);
   if (g_str_equal (cmd, "bench"))
     return tomo_bench_main (argc - 1, argv + 1);
+  if (g_str_equal (cmd, "find-center"))
+    return tomo_find_center_main (argc - 1, argv + 1);
   return -1;
 }

@@ -15,4 +15,8 @@ int tomo_cli_run (int    argc,
 int tomo_bench_main (int    argc,
                      char **argv);
 
+/* `tomolive find-center …` (tomo-find-center.c). */
+int tomo_find_center_main (int    argc,
+                           char **argv);
+
 G_END_DECLS

@@ -17,7 +17,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "tomo-center.h"
+#include "tomo-center-private.h"
 #include "tomo-fbp.h"
 
 G_DEFINE_QUARK (tomo-center-error-quark, tomo_center_error)
@@ -358,56 +358,113 @@ ncc_at (const float *a,
   return (sab - sa * sb / m) / sqrt (va * vb);
 }
 
-/* Best shift d (a[x] ≈ b[x + d]) with sub-pixel precision; NAN when the two
- * have nothing in common. */
-static double
-best_shift (const float *a,
-            const float *b,
-            guint        width)
+/* The CPU profile: ncc_at for every shift and pair. */
+static gboolean
+cpu_profile (const float *a,
+             const float *b,
+             guint        n_pairs,
+             guint        width,
+             int          d_lo,
+             guint        n_shifts,
+             guint        min_overlap,
+             float       *out,
+             gpointer     user_data,
+             GError     **error)
+{
+  for (guint p = 0; p < n_pairs; p++)
+    for (guint i = 0; i < n_shifts; i++)
+      out[(gsize) p * n_shifts + i] = (float) ncc_at (a + (gsize) p * width, b + (gsize) p * width,
+                                                      width, d_lo + (int) i, min_overlap);
+  return TRUE;
+}
+
+/* Best shifts d (a[x] ≈ b[x + d]) of n pairs with sub-pixel precision, NAN
+ * where the two have nothing in common: every shift on 4×-binned rows, then
+ * full resolution near the best, then a parabola through the peak. */
+static gboolean
+best_shifts (const float      *a,
+             const float      *b,
+             guint             n,
+             guint             width,
+             TomoCenterProfile profile,
+             gpointer          user_data,
+             double           *shifts,
+             GError          **error)
 {
   const int bin = width >= 256 ? 4 : 1;
-  int nb = width / bin, best = 0, lo, hi;
-  double best_v = -3.0, c0, cm, cp, denom, frac;
-  g_autofree float *ab = g_new0 (float, nb), *bb = g_new0 (float, nb);
-  int min_overlap = MAX (8, (int) width / 16);
+  int nb = width / bin, lo = G_MAXINT, hi = G_MININT;
+  guint min_overlap = MAX (8, width / 16), n_coarse = 2 * nb - 1, n_fine;
+  g_autofree float *ab = g_new0 (float, (gsize) n * nb), *bb = g_new0 (float, (gsize) n * nb);
+  g_autofree float *prof = g_new (float, (gsize) n * n_coarse);
+  g_autofree int *best = g_new (int, n);
 
-  for (int i = 0; i < nb * bin; i++)
+  for (guint p = 0; p < n; p++)
+    for (int i = 0; i < nb * bin; i++)
+      {
+        ab[(gsize) p * nb + i / bin] += a[(gsize) p * width + i];
+        bb[(gsize) p * nb + i / bin] += b[(gsize) p * width + i];
+      }
+  if (!profile (ab, bb, n, nb, -nb + 1, n_coarse, MAX (4, min_overlap / bin), prof, user_data, error))
+    return FALSE;
+  for (guint p = 0; p < n; p++)
     {
-      ab[i / bin] += a[i];
-      bb[i / bin] += b[i];
-    }
-  for (int d = -nb + 1; d < nb; d++)
-    {
-      double v = ncc_at (ab, bb, nb, d, MAX (4, min_overlap / bin));
+      const float *v = prof + (gsize) p * n_coarse;
+      guint k = 0;
 
-      if (v > best_v)
-        best_v = v, best = d;
+      for (guint i = 1; i < n_coarse; i++)
+        if (v[i] > v[k])
+          k = i;
+      /* Binning shifts content by (bin−1)/2 equally in both: d scales by bin. */
+      best[p] = v[k] > -1.5 ? ((int) k - nb + 1) * bin : G_MININT;
+      if (best[p] != G_MININT)
+        {
+          lo = MIN (lo, best[p] - 2 * bin - 1);
+          hi = MAX (hi, best[p] + 2 * bin + 1);
+        }
     }
-  if (best_v < -1.5)
-    return NAN;
-  /* Binning shifts content by (bin−1)/2 equally in both: d scales by bin. */
-  lo = best * bin - 2 * bin;
-  hi = best * bin + 2 * bin;
-  best_v = -3.0;
-  for (int d = lo; d <= hi; d++)
+  if (lo > hi)
     {
-      double v = ncc_at (a, b, width, d, min_overlap);
-
-      if (v > best_v)
-        best_v = v, best = d;
+      for (guint p = 0; p < n; p++)
+        shifts[p] = NAN;
+      return TRUE;
     }
-  /* Noise against noise (a row above the sample) peaks low somewhere;
-   * that is no answer. */
-  if (best_v < 0.3)
-    return NAN;
-  c0 = best_v;
-  cm = ncc_at (a, b, width, best - 1, min_overlap);
-  cp = ncc_at (a, b, width, best + 1, min_overlap);
-  if (cm < -1.5 || cp < -1.5)
-    return best;
-  denom = cm - 2.0 * c0 + cp;
-  frac = denom < 0 ? 0.5 * (cm - cp) / denom : 0.0;
-  return best + CLAMP (frac, -0.5, 0.5);
+  /* One window for all pairs: they agree but for outliers. */
+  lo = MAX (lo, -(int) width + 1);
+  hi = MIN (hi, (int) width - 1);
+  n_fine = hi - lo + 1;
+  g_free (prof);
+  prof = g_new (float, (gsize) n * n_fine);
+  if (!profile (a, b, n, width, lo, n_fine, min_overlap, prof, user_data, error))
+    return FALSE;
+  for (guint p = 0; p < n; p++)
+    {
+      const float *v = prof + (gsize) p * n_fine;
+      int k = -1;
+      double cm, cp, c0, denom, frac;
+
+      shifts[p] = NAN;
+      if (best[p] == G_MININT)
+        continue;
+      for (int d = MAX (best[p] - 2 * bin, lo + 1); d <= MIN (best[p] + 2 * bin, hi - 1); d++)
+        if (k < 0 || v[d - lo] > v[k])
+          k = d - lo;
+      /* Noise against noise (a row above the sample) peaks low somewhere;
+       * that is no answer. */
+      if (k < 0 || v[k] < 0.3)
+        continue;
+      c0 = v[k];
+      cm = v[k - 1];
+      cp = v[k + 1];
+      if (cm < -1.5 || cp < -1.5)
+        {
+          shifts[p] = lo + k;
+          continue;
+        }
+      denom = cm - 2.0 * c0 + cp;
+      frac = denom < 0 ? 0.5 * (cm - cp) / denom : 0.0;
+      shifts[p] = lo + k + CLAMP (frac, -0.5, 0.5);
+    }
+  return TRUE;
 }
 
 static double
@@ -433,18 +490,20 @@ robust_sigma (const double *v,
 }
 
 gboolean
-tomo_center_correlation (const float      *sino,
-                         guint             n_proj,
-                         guint             width,
-                         const double     *angles,
-                         TomoCenterResult *result,
-                         GError          **error)
+_tomo_center_correlation_with (const float      *sino,
+                               guint             n_proj,
+                               guint             width,
+                               const double     *angles,
+                               TomoCenterProfile profile,
+                               gpointer          user_data,
+                               TomoCenterResult *result,
+                               GError          **error)
 {
-  g_autofree float *clean = NULL, *partner = NULL, *flipped = NULL;
-  g_autofree double *centers = NULL;
+  g_autofree float *clean = NULL, *pa = NULL, *pb = NULL, *partner = NULL;
+  g_autofree double *centers = NULL, *shifts = NULL;
   g_autofree guint *cand = NULL;
   double step;
-  guint n_cand = 0, n = 0;
+  guint n_cand = 0, n_pairs = 0, n = 0;
 
   g_return_val_if_fail (result != NULL, FALSE);
   result_init (result, TOMO_CENTER_METHOD_CORRELATION);
@@ -455,7 +514,7 @@ tomo_center_correlation (const float      *sino,
     return FALSE;
   step = angle_step (angles, n_proj);
 
-  /* Projections whose opposite lies within the scan (closest first). */
+  /* Projections whose opposite lies within the scan. */
   cand = g_new (guint, n_proj);
   for (guint i = 0; i < n_proj; i++)
     {
@@ -475,22 +534,28 @@ tomo_center_correlation (const float      *sino,
       return FALSE;
     }
 
+  /* Each projection (a) beside its opposite, matched in angle and flipped (b). */
+  pa = g_new (float, (gsize) MAX_PAIRS * width);
+  pb = g_new (float, (gsize) MAX_PAIRS * width);
   partner = g_new (float, width);
-  flipped = g_new (float, width);
-  centers = g_new (double, MAX_PAIRS);
   for (guint k = 0; k < MIN (n_cand, MAX_PAIRS); k++)
     {
       guint i = cand[(gsize) k * n_cand / MIN (n_cand, MAX_PAIRS)];
-      double d;
 
       if (!projection_at (clean, n_proj, width, angles, step, angles[i] + G_PI, partner))
         continue;
+      memcpy (pa + (gsize) n_pairs * width, clean + (gsize) i * width, sizeof (float) * width);
       for (guint x = 0; x < width; x++)
-        flipped[x] = partner[width - 1 - x];
-      d = best_shift (clean + (gsize) i * width, flipped, width);
-      if (isfinite (d))
-        centers[n++] = (width - 1 - d) / 2.0;
+        pb[(gsize) n_pairs * width + x] = partner[width - 1 - x];
+      n_pairs++;
     }
+  shifts = g_new (double, MAX (n_pairs, 1));
+  centers = g_new (double, MAX (n_pairs, 1));
+  if (n_pairs > 0 && !best_shifts (pa, pb, n_pairs, width, profile, user_data, shifts, error))
+    return FALSE;
+  for (guint k = 0; k < n_pairs; k++)
+    if (isfinite (shifts[k]))
+      centers[n++] = (width - 1 - shifts[k]) / 2.0;
   if (n == 0)
     {
       g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_DEGENERATE,
@@ -505,6 +570,18 @@ tomo_center_correlation (const float      *sino,
   result->uncertainty = n >= 3 ? MAX (robust_sigma (centers, n, result->center) / sqrt (n), 0.01)
                                : 0.1;
   return TRUE;
+}
+
+gboolean
+tomo_center_correlation (const float      *sino,
+                         guint             n_proj,
+                         guint             width,
+                         const double     *angles,
+                         TomoCenterResult *result,
+                         GError          **error)
+{
+  return _tomo_center_correlation_with (sino, n_proj, width, angles, cpu_profile, NULL,
+                                        result, error);
 }
 
 /* --- sinogram: centre of mass -------------------------------------------- */

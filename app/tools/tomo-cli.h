@@ -19,4 +19,9 @@ int tomo_bench_main (int    argc,
 int tomo_find_center_main (int    argc,
                            char **argv);
 
+/* `tomolive bench --center` (tomo-center-bench.c). */
+int tomo_center_bench (guint width,
+                       guint runs,
+                       int   device);
+
 G_END_DECLS

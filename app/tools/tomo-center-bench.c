@@ -205,6 +205,79 @@ tomo_center_bench (guint  width,
         }
     }
 
+  if (xc != NULL)
+    {
+      /* The sweep on the GPU through the engine's back projector: the
+       * filtered row stays on the device, each candidate is one back
+       * projection (kernel auto, linear) — 16 full W² slices, and 16 views
+       * of one 512² region at full resolution (the zoomed sweep). */
+      const guint n_proj = 2048;
+      g_autofree double *angles = g_new (double, n_proj);
+      g_autofree float *filtered = g_new (float, (gsize) n_proj * width);
+      TomoGpuContext *ctx = tomo_gpu_context_new (device, &error);
+      TomoGpuBackprojectParams bp;
+
+      for (guint i = 0; i < n_proj; i++)
+        angles[i] = G_PI * i / n_proj;
+      for (gsize j = 0; j < (gsize) n_proj * width; j++)
+        filtered[j] = (float) (g_rand_double (rand) - 0.5);
+      if (ctx == NULL
+          || !tomo_gpu_context_set_geometry (ctx, width, n_proj, angles, &error)
+          || !tomo_gpu_context_load_filtered (ctx, 1, filtered, &error))
+        {
+          g_printerr ("tomolive bench: %s\n", error->message);
+          g_clear_error (&error);
+          status = 1;
+        }
+      else
+        {
+          printf ("\n## GPU centre sweep: 16 candidates, %u projections, one back projection each "
+                  "(wall time of the 16)\n\n", n_proj);
+          printf ("| candidates | median ms | sweeps per second |\n|---|---:|---:|\n");
+          for (int zoom = 0; zoom < 2; zoom++)
+            {
+              tomo_gpu_backproject_params_init (&bp);
+              bp.interp = 1;
+              if (zoom)
+                {
+                  bp.roi_width = bp.roi_height = MIN (512u, width);
+                  bp.roi_x = bp.roi_y = (width - bp.roi_width) / 2;
+                }
+              for (guint i = 0; i <= runs; i++)
+                {
+                  gint64 t0 = g_get_monotonic_time ();
+
+                  for (guint c = 0; c < 16; c++)
+                    {
+                      bp.center = (width - 1) / 2.0 - 4.0 + 0.5 * c + 0.01 * i;
+                      if (!tomo_gpu_context_backproject (ctx, &bp, &error))
+                        break;
+                    }
+                  if (error != NULL)
+                    break;
+                  if (i > 0)
+                    t[i - 1] = (g_get_monotonic_time () - t0) / 1e3;
+                }
+              if (error != NULL)
+                {
+                  g_printerr ("tomolive bench: %s\n", error->message);
+                  g_clear_error (&error);
+                  status = 1;
+                  break;
+                }
+              {
+                double ms = median_ms (t, runs);
+
+                printf ("| 16 × %u² %s | %.2f | %.1f |\n", zoom ? bp.roi_width : width,
+                        zoom ? "(zoomed region)" : "(whole slices)", ms, 1e3 / ms);
+              }
+            }
+        }
+      if (ctx != NULL)
+        tomo_gpu_context_free (ctx);
+    }
+  printf ("\n");
+
   tomo_gpu_xcorr_free (xc);
   for (guint k = 0; k < G_N_ELEMENTS (scans); k++)
     scan_clear (&scans[k]);

@@ -1384,7 +1384,7 @@ tomo_bench_main (int    argc,
   /* 0: the default of the measurement (GPU tables, --cpu or --interop). */
   int n_proj = 0, runs = 0, volume = 0, device = 0;
   gboolean tune_flag = FALSE, skip_bp = FALSE, skip_filter = FALSE;
-  gboolean cpu_flag = FALSE, interop_flag = FALSE;
+  gboolean cpu_flag = FALSE, interop_flag = FALSE, center_flag = FALSE;
   BenchOptions opts = { 0 };
   TomoGpuContext *ctx = NULL;
   int sm_khz = 0, mem_khz = 0;
@@ -1404,6 +1404,8 @@ tomo_bench_main (int    argc,
     { "interop", 0, 0, G_OPTION_ARG_NONE, &interop_flag,
       "Measure the display path instead: centre change → GL texture through CUDA–OpenGL "
       "interop in a headless EGL context, and a 60 Hz slider stream", NULL },
+    { "center", 0, 0, G_OPTION_ARG_NONE, &center_flag,
+      "Measure the automatic centre estimate instead (CPU, GPU direct and cuFFT correlation)", NULL },
     { "kernels", 'k', 0, G_OPTION_ARG_STRING, &kernels,
       "Kernels to measure besides standard (default standard,texture,alu,hybrid,auto)", "K,…" },
     { "volume", 'v', 0, G_OPTION_ARG_INT, &volume,
@@ -1450,6 +1452,13 @@ tomo_bench_main (int    argc,
       return 1;
     }
 
+  if (center_flag)
+    {
+      guint width = sizes ? opts.sizes[0] : 2048;
+
+      g_free (opts.sizes);
+      return tomo_center_bench (width, runs ? runs : 20, device);
+    }
   if (cpu_flag || interop_flag)
     {
       if (cpu_flag)

@@ -385,7 +385,7 @@ cmd_phantom (int    argc,
   g_autofree char *output = NULL, *kind = NULL;
   TomoPhantomParams p;
   int width, height, n_proj, n_flats, n_darks, seed, threads = 0;
-  double center = NAN, offset = NAN, range, flat, dark, scale = NAN;
+  double center = NAN, offset = NAN, range, flat, dark, scale = NAN, tilt = 0.0;
   gboolean noise = FALSE, no_noise = FALSE;
 
   tomo_phantom_params_init (&p);
@@ -408,6 +408,8 @@ cmd_phantom (int    argc,
       { "center", 0, 0, G_OPTION_ARG_DOUBLE, &center, "Rotation axis column", "C" },
       { "center-offset", 0, 0, G_OPTION_ARG_DOUBLE, &offset,
         "Rotation axis relative to the detector middle (default +3.37)", "PX" },
+      { "tilt", 0, 0, G_OPTION_ARG_DOUBLE, &tilt,
+        "Axis tilt in degrees (positive: the axis moves right going down)", "DEG" },
       { "kind", 0, 0, G_OPTION_ARG_STRING, &kind, "shepp-logan (default), disks, points", "KIND" },
       { "attenuation", 0, 0, G_OPTION_ARG_DOUBLE, &scale,
         "Attenuation per pixel of a unit-value region (default 4/width)", "MU" },
@@ -449,6 +451,7 @@ cmd_phantom (int    argc,
   p.angle_range_deg = range;
   p.flat_level = flat;
   p.dark_level = dark;
+  p.tilt_deg = tilt;
   p.noise = no_noise ? FALSE : TRUE;
   if (!isnan (scale))
     p.max_attenuation = scale;
@@ -492,6 +495,7 @@ print_usage (void)
     "                                   receive one scan live, then reconstruct it\n"
     "  tomolive stream FILE --to URL    replay a scan as a live sender\n"
     "  tomolive phantom -o FILE.h5      write a simulated scan\n"
+    "  tomolive find-center FILE        find the rotation axis and its tilt\n"
     "  tomolive bench                   measure the GPU back projectors\n"
     "\n"
     "Each command has --help.  Scans: HDF5 Data Exchange, HDF5 NeXus NXtomo,\n"
@@ -533,5 +537,7 @@ tomo_cli_run (int    argc,
     return cmd_stream (argc - 1, argv + 1);
   if (g_str_equal (cmd, "bench"))
     return tomo_bench_main (argc - 1, argv + 1);
+  if (g_str_equal (cmd, "find-center"))
+    return tomo_find_center_main (argc - 1, argv + 1);
   return -1;
 }

@@ -46,6 +46,10 @@ gboolean _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
                                           cudaStream_t    stream,
                                           GError        **error);
 
+/* The filtered sinograms of the last filter_device / load: n_slices planes
+ * of n_proj × width floats on the device (the volume store copies them). */
+const float *_tomo_gpu_context_get_filtered_device (TomoGpuContext *ctx);
+
 /* Back projects the loaded sinograms into d_out (n_slices × roi) on `stream`
  * without waiting; `auto` resolved through the tuning table. */
 gboolean _tomo_gpu_context_backproject_to (TomoGpuContext                 *ctx,

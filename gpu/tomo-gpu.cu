@@ -854,6 +854,12 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
   return TRUE;
 }
 
+const float *
+_tomo_gpu_context_get_filtered_device (TomoGpuContext *ctx)
+{
+  return ctx->d_filtered;
+}
+
 gboolean
 tomo_gpu_context_load_sinograms (TomoGpuContext *ctx,
                                  guint           n_slices,

@@ -159,6 +159,7 @@ plane_global_kernel (const T      *rows,
       const T *A = rows + (size_t) r0 * a.row_elems;
       const T *B = A + a.row_elems;
 
+#pragma unroll 4
       for (int p = 0; p < a.P; p++)
         {
           float2 cs = __ldg (trig + p);
@@ -221,22 +222,27 @@ plane_cached_kernel (const T      *rows,
           lo_s[tid] = (int) floorf (fminf (tA, tB)) - 1;
         }
       __syncthreads ();
-      for (int k = tid; k < n * CACHED_WIDTH; k += CACHED_BLOCK)
-        {
-          int q = k / CACHED_WIDTH, c = k - q * CACHED_WIDTH;
-          int col = lo_s[q] + c;
-          float v = 0.0f;
-
-          if (col >= 0 && col < a.W)
+      /* One column per thread and projection, the 4 extra columns by the
+       * first threads: no index division, and the unrolled loop keeps
+       * several loads in flight per thread. */
+#pragma unroll 8
+      for (int q = 0; q < CACHED_CHUNK; q++)
+        if (q < n)
+          for (int c = tid; c < CACHED_WIDTH; c += CACHED_BLOCK)
             {
-              size_t off = (size_t) (p0 + q) * a.W + col;
+              int col = lo_s[q] + c;
+              float v = 0.0f;
 
-              v = load_value (A + off);
-              if (fz > 0.0f)
-                v = fmaf (fz, load_value (B + off) - v, v);
+              if (col >= 0 && col < a.W)
+                {
+                  size_t off = (size_t) (p0 + q) * a.W + col;
+
+                  v = load_value (A + off);
+                  if (fz > 0.0f)
+                    v = fmaf (fz, load_value (B + off) - v, v);
+                }
+              cache[q][c] = v;
             }
-          cache[q][c] = v;
-        }
       __syncthreads ();
       if (inside)
         for (int q = 0; q < n; q++)

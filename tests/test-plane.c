@@ -5,11 +5,13 @@
 #include <string.h>
 
 #include <glib.h>
+#include <glib/gstdio.h>
 
 #include "tomo-error.h"
 #include "tomo-fbp.h"
 #include "tomo-phantom.h"
 #include "tomo-plane.h"
+#include "tomo-tiff-writer.h"
 
 /* A small 3-D phantom: the filtered sinograms of every row (the source the
  * planes are cut from), the XY slices of every row from the CPU FBP, and
@@ -394,6 +396,73 @@ test_validate (void)
   g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
 }
 
+static float *
+run_cli (const char *const *args,
+         guint              *w,
+         guint              *h,
+         guint              *n)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *err = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *tmp = g_dir_make_tmp ("tomo-plane-XXXXXX", &error);
+  g_autofree char *path = NULL;
+  g_autoptr (GPtrArray) argv = g_ptr_array_new ();
+  int status = -1;
+  float *img;
+
+  g_assert_no_error (error);
+  path = g_build_filename (tmp, "out.tif", NULL);
+  g_ptr_array_add (argv, (char *) g_getenv ("TOMOLIVE"));
+  g_ptr_array_add (argv, (char *) "reconstruct");
+  g_ptr_array_add (argv, (char *) g_getenv ("TOMO_SAMPLE_SCAN"));
+  for (guint i = 0; args[i] != NULL; i++)
+    g_ptr_array_add (argv, (char *) args[i]);
+  g_ptr_array_add (argv, (char *) "-o");
+  g_ptr_array_add (argv, path);
+  g_ptr_array_add (argv, NULL);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+                               &out, &err, &status, &error));
+  g_assert_no_error (error);
+  g_test_message ("%s%s", out, err);
+  g_assert_true (g_spawn_check_wait_status (status, &error));
+  img = tomo_tiff_read_float (path, w, h, n, &error);
+  g_assert_no_error (error);
+  g_unlink (path);
+  g_rmdir (tmp);
+  return img;
+}
+
+/* `reconstruct --plane` against `reconstruct --rows` of the sample scan:
+ * the XZ plane at slice row 200 is row 200 of each slice. */
+static void
+test_cli (void)
+{
+  const char *xz_args[] = { "--backend", "cpu", "--center", "258.87", "--rows", "20:30",
+                            "--plane", "xz:200", NULL };
+  const char *xy_args[] = { "--backend", "cpu", "--center", "258.87", "--rows", "20:30", NULL };
+  g_autofree float *xz = NULL;
+  g_autofree float *xy = NULL;
+  g_autofree float *col = NULL;
+  guint w, h, n, sw, sh, sn;
+
+  if (g_getenv ("TOMOLIVE") == NULL || g_getenv ("TOMO_SAMPLE_SCAN") == NULL)
+    {
+      g_test_skip ("TOMOLIVE and TOMO_SAMPLE_SCAN not set (meson test sets them)");
+      return;
+    }
+  xz = run_cli (xz_args, &w, &h, &n);
+  xy = run_cli (xy_args, &sw, &sh, &sn);
+  g_assert_cmpuint (n, ==, 1);
+  g_assert_cmpuint (h, ==, 10);
+  g_assert_cmpuint (w, ==, sw);
+  g_assert_cmpuint (sn, ==, 10);
+  col = g_new (float, w * h);
+  for (guint z = 0; z < h; z++)
+    memcpy (col + z * w, xy + ((gsize) z * sh + 200) * sw, w * sizeof (float));
+  g_assert_cmpfloat (rel_l2 (xz, col, w * h), <, 1e-5);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -406,5 +475,6 @@ main (int   argc,
   g_test_add_func ("/tomo/plane/roi-row-range", test_roi_row_range);
   g_test_add_func ("/tomo/plane/region-means", test_region_means);
   g_test_add_func ("/tomo/plane/validate", test_validate);
+  g_test_add_func ("/tomo/plane/cli", test_cli);
   return g_test_run ();
 }

@@ -65,13 +65,15 @@ accumulate_kernel (float        *image,
 
       if (linear)
         {
+          /* Zero outside the detector, interpolated into it from both
+           * sides (t in (−1, W)), as the CPU back projector does. */
           float fl = floorf (t);
           int i = (int) fl;
           float f = t - fl;
 
-          if (i >= 0 && i < width)
+          if (i >= -1 && i < width)
             {
-              float v0 = row[i];
+              float v0 = i >= 0 ? row[i] : 0.0f;
               float v1 = i + 1 < width ? row[i + 1] : 0.0f;
               sum += v0 + f * (v1 - v0);
             }

@@ -13,6 +13,7 @@
 #include <hdf5.h>
 
 #include "tomo-engine.h"
+#include "tomo-live-preview.h"
 #include "tomo-live-receiver.h"
 #include "tomo-live-sender.h"
 #include "tomo-scan-private.h"
@@ -132,6 +133,8 @@ stream_thread (gpointer data)
   return NULL;
 }
 
+static double stream_rate;   /* projections per second, 0: as fast as possible */
+
 static GThread *
 stream_async (StreamJob        *job,
               TomoScan         *scan,
@@ -145,6 +148,7 @@ stream_async (StreamJob        *job,
   job->options.protocol = protocol;
   job->options.request = request;
   job->options.timeout_ms = 20000;
+  job->options.rate = stream_rate;
   return g_thread_new ("sender", stream_thread, job);
 }
 
@@ -478,6 +482,28 @@ test_malformed_json (void)
 
 /* --- ordering, restarts, second scans -------------------------------------- */
 
+/* Every frame of `kind`, frame after frame (height × width floats each). */
+static float *
+read_frames (TomoScan      *file,
+             TomoFrameKind  kind)
+{
+  g_autoptr(GError) error = NULL;
+  guint w = tomo_scan_get_width (file), h = tomo_scan_get_height (file);
+  guint n = kind == TOMO_FRAME_PROJECTION ? tomo_scan_get_n_projections (file)
+            : kind == TOMO_FRAME_FLAT ? tomo_scan_get_n_flats (file) : tomo_scan_get_n_darks (file);
+  g_autofree float *rows = g_new (float, (gsize) n * w);
+  float *frames = g_new (float, (gsize) n * w * h);
+
+  for (guint y = 0; y < h; y++)
+    {
+      g_assert_true (_tomo_scan_read_frames (file, kind, y, rows, &error));
+      g_assert_no_error (error);
+      for (guint i = 0; i < n; i++)
+        memcpy (frames + ((gsize) i * h + y) * w, rows + (gsize) i * w, sizeof (float) * w);
+    }
+  return frames;
+}
+
 static void
 test_flats_after_projections (void)
 {
@@ -499,15 +525,7 @@ test_flats_after_projections (void)
   for (guint o = 0; o < 3; o++)
     {
       TomoFrameKind k = order[o];
-      g_autofree float *rows = g_new (float, (gsize) n[k] * w);
-      g_autofree float *frames = g_new (float, (gsize) n[k] * w * h);
-
-      for (guint y = 0; y < h; y++)
-        {
-          g_assert_true (_tomo_scan_read_frames (file, k, y, rows, &error));
-          for (guint i = 0; i < n[k]; i++)
-            memcpy (frames + ((gsize) i * h + y) * w, rows + (gsize) i * w, sizeof (float) * w);
-        }
+      g_autofree float *frames = read_frames (file, k);
       /* Projections in reverse order: ids, not arrival, place them. */
       for (guint j = 0; j < n[k]; j++)
         {
@@ -873,6 +891,159 @@ test_many_projections (void)
   g_rmdir (dir);
 }
 
+
+/* --- the slice while data arrives ------------------------------------------ */
+
+static void
+test_preview (gconstpointer data)
+{
+  TomoLiveMode mode = GPOINTER_TO_INT (data);
+  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
+  g_autoptr(TomoLivePreview) preview = NULL;
+  g_autoptr(TomoSlice) want = NULL;
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree float *image = NULL;
+  TomoLivePreviewOptions options;
+  guint n_proj = tomo_scan_get_n_projections (file);
+  guint width = 0, n_in = 0, n_changes = 0, last_n = 0;
+  guint64 version = 0, last_version = 0;
+  gint64 deadline;
+  StreamJob job;
+  GThread *sender;
+  double median, max;
+  guint n_delays;
+
+  tomo_live_preview_options_init (&options);
+  options.backend = TOMO_BACKEND_CPU;
+  options.mode = mode;
+  options.max_rate = 30;
+  preview = tomo_live_preview_new (rx, &options, NULL, NULL);
+
+  /* About a second of data: the preview steps ~30 times meanwhile. */
+  stream_rate = 400;
+  sender = stream_async (&job, file, rx, TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
+  stream_rate = 0;
+  /* Watch the slice fill in. */
+  deadline = g_get_monotonic_time () + WAIT_US;
+  while (g_get_monotonic_time () < deadline)
+    {
+      g_free (image);
+      image = tomo_live_preview_dup_image (preview, &width, &n_in, &version);
+      if (image != NULL && version != last_version)
+        {
+          g_assert_cmpuint (n_in, >=, last_n);
+          if (n_in > last_n)
+            n_changes++;
+          last_version = version;
+          last_n = n_in;
+        }
+      if (n_in == n_proj)
+        break;
+      g_usleep (5000);
+    }
+  stream_join (sender, &job);
+  live = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (n_in, ==, n_proj);
+  g_test_message ("the slice changed %u times while %u projections arrived", n_changes, n_proj);
+  g_assert_cmpuint (n_changes, >=, 2);
+
+  want = reconstruct_row (file, tomo_scan_get_height (file) / 2);
+  g_assert_cmpuint (width, ==, want->width);
+  g_assert_cmpfloat (relative_difference (want->data, image, (gsize) width * width), <, 1e-4);
+  tomo_live_preview_get_delays (preview, &median, &max, &n_delays);
+  g_test_message ("arrival → slice: median %.2f ms, max %.2f ms over %u projections", median, max, n_delays);
+  g_assert_cmpuint (n_delays, >=, n_proj);
+  g_assert_cmpfloat (median, >=, 0);
+}
+
+/* A second rotation, half of it: continuous mode replaces the projections
+ * at those angles (the slice stays that of one rotation), scan mode starts
+ * the slice afresh with the new rotation's projections only. */
+static void
+test_preview_second_rotation (gconstpointer data)
+{
+  TomoLiveMode mode = GPOINTER_TO_INT (data);
+  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autoptr(TomoLivePreview) preview = NULL;
+  g_autoptr(TomoSlice) want = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree float *proj = read_frames (file, TOMO_FRAME_PROJECTION);
+  g_autofree float *flats = read_frames (file, TOMO_FRAME_FLAT);
+  g_autofree float *darks = read_frames (file, TOMO_FRAME_DARK);
+  g_autofree float *image = NULL;
+  TomoLivePreviewOptions options;
+  guint w = tomo_scan_get_width (file), h = tomo_scan_get_height (file);
+  guint n = tomo_scan_get_n_projections (file);
+  gsize frame = (gsize) w * h;
+  guint width, n_in = 0;
+  guint64 version;
+  double diff;
+
+  tomo_live_preview_options_init (&options);
+  options.backend = TOMO_BACKEND_CPU;
+  options.mode = mode;
+  options.max_rate = -1;   /* stepped here */
+  preview = tomo_live_preview_new (rx, &options, NULL, NULL);
+  tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 10000, &error);
+  g_assert_no_error (error);
+  g_assert_true (tomo_live_sender_send_geometry (tx, h, w, n, tomo_scan_get_angles (file),
+                                                 tomo_scan_get_n_darks (file), tomo_scan_get_n_flats (file),
+                                                 FALSE, &error));
+  for (guint i = 0; i < tomo_scan_get_n_darks (file); i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_DARK, i, h, w, TOMO_DTYPE_FLOAT32, darks + i * frame,
+                                                FALSE, 0, &error));
+  for (guint i = 0; i < tomo_scan_get_n_flats (file); i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_FLAT, i, h, w, TOMO_DTYPE_FLOAT32, flats + i * frame,
+                                                FALSE, 0, &error));
+  for (guint i = 0; i < n; i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, h, w, TOMO_DTYPE_FLOAT32,
+                                                proj + i * frame, FALSE, 0, &error));
+  {
+    g_autoptr(TomoLiveScan) complete = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+    g_assert_no_error (error);
+  }
+  g_assert_true (tomo_live_preview_step (preview, &error));
+  g_assert_no_error (error);
+
+  /* The next rotation's first half: ids n … n + n/2 − 1, the same frames again. */
+  for (guint i = 0; i < n / 2; i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, n + i, h, w, TOMO_DTYPE_FLOAT32,
+                                                proj + i * frame, FALSE, 0, &error));
+  {
+    gint64 deadline = g_get_monotonic_time () + WAIT_US;
+    TomoLiveScanInfo info = { 0 };
+
+    while (g_get_monotonic_time () < deadline && info.n_duplicates < n / 2)
+      {
+        g_autoptr(TomoLiveScan) cur = tomo_live_receiver_dup_current (rx);
+        tomo_live_scan_get_info (cur, &info);
+        g_usleep (2000);
+      }
+    g_assert_cmpuint (info.n_duplicates, ==, n / 2);
+  }
+  g_assert_true (tomo_live_preview_step (preview, &error));
+  g_assert_no_error (error);
+  image = tomo_live_preview_dup_image (preview, &width, &n_in, &version);
+  want = reconstruct_row (file, h / 2);
+  diff = relative_difference (want->data, image, (gsize) w * w);
+  g_test_message ("%u projections in the slice, %.3g from one full rotation", n_in, diff);
+  if (mode == TOMO_LIVE_MODE_CONTINUOUS)
+    {
+      g_assert_cmpuint (n_in, ==, n);
+      g_assert_cmpfloat (diff, <, 1e-4);    /* replaced, not counted twice */
+    }
+  else
+    {
+      g_assert_cmpuint (n_in, ==, n / 2);
+      g_assert_cmpfloat (diff, >, 1e-2);    /* half a rotation only */
+    }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -906,5 +1077,12 @@ main (int    argc,
   g_test_add_data_func ("/tomo/live/cli/json", "json", test_cli);
   g_test_add_func ("/tomo/live/cli/timeout", test_cli_timeout);
   g_test_add_func ("/tomo/live/many-projections", test_many_projections);
+  g_test_add_data_func ("/tomo/live/preview/scan", GINT_TO_POINTER (TOMO_LIVE_MODE_SCAN), test_preview);
+  g_test_add_data_func ("/tomo/live/preview/continuous", GINT_TO_POINTER (TOMO_LIVE_MODE_CONTINUOUS),
+                        test_preview);
+  g_test_add_data_func ("/tomo/live/preview/second-rotation/scan", GINT_TO_POINTER (TOMO_LIVE_MODE_SCAN),
+                        test_preview_second_rotation);
+  g_test_add_data_func ("/tomo/live/preview/second-rotation/continuous",
+                        GINT_TO_POINTER (TOMO_LIVE_MODE_CONTINUOUS), test_preview_second_rotation);
   return g_test_run ();
 }

@@ -46,6 +46,9 @@ struct _TomoScanLoader
   double         pixel_size;   /* metres, 0 = unknown */
   /* Where each frame kind comes from, for messages ("data_white", a folder…). */
   char          *source[TOMO_N_FRAME_KINDS];
+  /* Every file the scan reads (owned strings), so that no output can
+   * overwrite one; loaders add theirs with _tomo_scan_loader_add_input(). */
+  GPtrArray     *inputs;
 };
 
 /* Each returns a loader whose header is read and checked, or NULL. */
@@ -62,6 +65,8 @@ TomoScanLoader *_tomo_io_raw_open    (const char            *path,
                                       GError               **error);
 
 void            _tomo_scan_loader_free (TomoScanLoader *loader);
+void            _tomo_scan_loader_add_input (TomoScanLoader *loader,
+                                             const char     *path);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoScanLoader, _tomo_scan_loader_free)
 
 /* Converts `n` values of `dtype` at `src` (native byte order unless

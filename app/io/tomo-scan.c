@@ -318,7 +318,35 @@ _tomo_scan_loader_free (TomoScanLoader *loader)
   g_free (loader->angles_deg);
   for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
     g_free (loader->source[k]);
+  g_clear_pointer (&loader->inputs, g_ptr_array_unref);
   loader->klass->free (loader);
+}
+
+void
+_tomo_scan_loader_add_input (TomoScanLoader *loader,
+                             const char     *path)
+{
+  if (path == NULL || !g_file_test (path, G_FILE_TEST_EXISTS))
+    return;
+  if (loader->inputs == NULL)
+    {
+      loader->inputs = g_ptr_array_new_with_free_func (g_free);
+      g_ptr_array_add (loader->inputs, NULL);
+    }
+  /* Kept NULL-terminated: the array is handed out as a string vector. */
+  g_ptr_array_index (loader->inputs, loader->inputs->len - 1) = g_strdup (path);
+  g_ptr_array_add (loader->inputs, NULL);
+}
+
+const char * const *
+tomo_scan_get_input_files (TomoScan *self)
+{
+  static const char * const none[] = { NULL };
+
+  g_return_val_if_fail (TOMO_IS_SCAN (self), NULL);
+  if (self->loader->inputs == NULL)
+    return none;
+  return (const char * const *) self->loader->inputs->pdata;
 }
 
 static gboolean
@@ -416,6 +444,10 @@ tomo_scan_open (const char            *path,
   self->loader = open_loader (path, options, error);
   if (self->loader == NULL)
     return NULL;
+  _tomo_scan_loader_add_input (self->loader, path);
+  _tomo_scan_loader_add_input (self->loader, self->angles_path);
+  _tomo_scan_loader_add_input (self->loader, options->flats);
+  _tomo_scan_loader_add_input (self->loader, options->darks);
   return scan_check_loader (g_steal_pointer (&self), path, error);
 }
 

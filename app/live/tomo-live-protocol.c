@@ -512,10 +512,9 @@ tomo_live_parse_json (const guint8 * const  *parts,
   if (scan_index > 2)
     return drop_with (drop, detail, TOMO_LIVE_DROP_ID,
                       "scan_index %" G_GINT64_FORMAT " (0 dark, 1 flat, 2 projection)", scan_index);
-  if (frame >= TOMO_LIVE_MAX_ID ||
-      (scan_index == 2 && context->n_projections > 0 && frame >= context->n_projections))
-    return drop_with (drop, detail, TOMO_LIVE_DROP_ID, "frame %" G_GINT64_FORMAT " (of %u projections)",
-                      frame, context->n_projections);
+  /* As in TomoPackets, projection ids may run past the count (next rotation). */
+  if (frame >= TOMO_LIVE_MAX_ID)
+    return drop_with (drop, detail, TOMO_LIVE_DROP_ID, "frame %" G_GINT64_FORMAT, frame);
 
   bytes = frame_bytes (rows, cols, _tomo_dtype_size (message->dtype), context->max_frame_bytes);
   if (bytes == 0)

@@ -36,6 +36,10 @@ struct _TomoLiveScan
 
   GPtrArray       *frames[3];       /* Frame* or NULL, by slot */
   GArray          *frame_angles;    /* double per projection slot, NAN = none */
+  GArray          *slot_seq;        /* guint64 per projection slot: generation when written */
+  GArray          *slot_id;         /* guint per projection slot: the id last written */
+  GArray          *slot_arrival;    /* gint64 per projection slot: monotonic µs */
+  guint64          calibration;     /* generation of the last flat, dark or settings change */
   guint            n_present[3];
   guint            n_expected[3];
   gboolean         settings_seen;
@@ -77,6 +81,9 @@ tomo_live_scan_new (TomoLiveProtocol  protocol,
         g_ptr_array_set_size (self->frames[k], n_projections);
     }
   self->frame_angles = g_array_new (FALSE, FALSE, sizeof (double));
+  self->slot_seq = g_array_new (FALSE, TRUE, sizeof (guint64));
+  self->slot_id = g_array_new (FALSE, TRUE, sizeof (guint));
+  self->slot_arrival = g_array_new (FALSE, TRUE, sizeof (gint64));
   self->n_expected[TOMO_FRAME_PROJECTION] = n_projections;
   return self;
 }
@@ -96,6 +103,9 @@ tomo_live_scan_unref (TomoLiveScan *self)
   for (guint k = 0; k < 3; k++)
     g_ptr_array_unref (self->frames[k]);
   g_array_unref (self->frame_angles);
+  g_array_unref (self->slot_seq);
+  g_array_unref (self->slot_id);
+  g_array_unref (self->slot_arrival);
   g_free (self->angles_deg);
   g_mutex_clear (&self->lock);
   g_free (self);
@@ -146,7 +156,7 @@ tomo_live_scan_set_settings (TomoLiveScan *self,
   self->n_expected[TOMO_FRAME_DARK] = n_darks;
   self->n_expected[TOMO_FRAME_FLAT] = n_flats;
   self->already_linear = already_linear;
-  self->generation++;
+  self->calibration = ++self->generation;
 }
 
 gboolean
@@ -179,7 +189,12 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
       return FALSE;
     }
 
-  frame = g_malloc (sizeof (Frame) + m->n_bytes);
+  /* A frame that replaces one of its size (the next rotation) reuses its
+   * memory: no allocation, no page faults in a steady stream. */
+  if (old != NULL && old->n_bytes == m->n_bytes)
+    frame = old;
+  else
+    frame = g_malloc (sizeof (Frame) + m->n_bytes);
   frame->dtype = m->dtype;
   frame->n_bytes = m->n_bytes;
   memcpy (frame->data, m->pixels, m->n_bytes);
@@ -193,12 +208,14 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
     }
   else
     self->n_present[m->kind]++;
-  g_free (g_steal_pointer (&slots->pdata[slot]));
+  if (old != frame)
+    g_free (old);
   slots->pdata[slot] = frame;
   self->bytes_held += m->n_bytes;
   self->bytes_received += m->n_bytes;
   self->n_frames_received++;
 
+  self->generation++;
   if (m->kind == TOMO_FRAME_PROJECTION)
     {
       double nan = NAN;
@@ -206,8 +223,18 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
       while (self->frame_angles->len <= slot)
         g_array_append_val (self->frame_angles, nan);
       g_array_index (self->frame_angles, double, slot) = m->has_angle ? m->angle_deg : NAN;
+      if (self->slot_seq->len <= slot)
+        {
+          g_array_set_size (self->slot_seq, slot + 1);
+          g_array_set_size (self->slot_id, slot + 1);
+          g_array_set_size (self->slot_arrival, slot + 1);
+        }
+      g_array_index (self->slot_seq, guint64, slot) = self->generation;
+      g_array_index (self->slot_id, guint, slot) = m->id;
+      g_array_index (self->slot_arrival, gint64, slot) = g_get_monotonic_time ();
     }
-  self->generation++;
+  else
+    self->calibration = self->generation;
   return TRUE;
 }
 
@@ -276,6 +303,89 @@ tomo_live_scan_get_generation (TomoLiveScan *self)
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
   return self->generation;
+}
+
+guint
+tomo_live_scan_collect_changed (TomoLiveScan *self,
+                                guint64       since,
+                                guint64      *now,
+                                guint64      *calibration,
+                                GArray       *slots,
+                                GArray       *ids,
+                                GArray       *arrivals)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  guint n = 0;
+
+  for (guint i = 0; i < self->slot_seq->len; i++)
+    if (g_array_index (self->slot_seq, guint64, i) > since)
+      {
+        g_array_append_val (slots, i);
+        g_array_append_val (ids, g_array_index (self->slot_id, guint, i));
+        g_array_append_val (arrivals, g_array_index (self->slot_arrival, gint64, i));
+        n++;
+      }
+  *now = self->generation;
+  *calibration = self->calibration;
+  return n;
+}
+
+guint
+tomo_live_scan_get_n_projections (TomoLiveScan *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return self->n_projections > 0 ? self->n_projections : self->frames[TOMO_FRAME_PROJECTION]->len;
+}
+
+double
+tomo_live_scan_get_angle (TomoLiveScan *self,
+                          guint         slot)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  double a = slot < self->frame_angles->len ? g_array_index (self->frame_angles, double, slot) : NAN;
+  guint n = self->n_projections > 0 ? self->n_projections : MAX (self->frames[TOMO_FRAME_PROJECTION]->len, 1);
+
+  if (isnan (a))
+    a = self->angles_deg != NULL && slot < self->n_projections ? self->angles_deg[slot]
+                                                                : self->angle_range_deg * slot / n;
+  return a * G_PI / 180.0;
+}
+
+static gboolean mean_row_locked (TomoLiveScan *self, TomoFrameKind kind, guint row, float *out, float *tmp);
+static void frame_row (const Frame *f, guint cols, guint row, float *out);
+
+gboolean
+tomo_live_scan_read_row (TomoLiveScan *self,
+                         guint         row,
+                         const guint  *slots,
+                         guint         n,
+                         float        *out,
+                         float        *flat,
+                         float        *dark,
+                         gboolean     *normalise,
+                         gboolean     *apply_log)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  g_autofree float *tmp = g_new (float, self->cols);
+  GPtrArray *proj = self->frames[TOMO_FRAME_PROJECTION];
+
+  if (row >= self->rows)
+    return FALSE;
+  *normalise = mean_row_locked (self, TOMO_FRAME_FLAT, row, flat, tmp);
+  if (!mean_row_locked (self, TOMO_FRAME_DARK, row, dark, tmp))
+    memset (dark, 0, sizeof (float) * self->cols);
+  *apply_log = !self->already_linear;
+  for (guint i = 0; i < n; i++)
+    {
+      const Frame *f = slots[i] < proj->len ? g_ptr_array_index (proj, slots[i]) : NULL;
+
+      if (f != NULL)
+        frame_row (f, self->cols, row, out + (gsize) i * self->cols);
+      else
+        memcpy (out + (gsize) i * self->cols, *normalise ? flat : tmp, sizeof (float) * self->cols);
+    }
+  return TRUE;
 }
 
 /* --- the loader a TomoScan reads through --------------------------------- */

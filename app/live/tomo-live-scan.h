@@ -65,6 +65,34 @@ guint8       *tomo_live_scan_dup_present  (TomoLiveScan *self,
 /* Bumped by every accepted frame. */
 guint64       tomo_live_scan_get_generation (TomoLiveScan *self);
 
+/* For the incremental preview: the projection slots written after
+ * generation `since` (their slot, id and arrival time, appended to the
+ * arrays of guint, guint and gint64); *now is the generation to pass next,
+ * *calibration the generation of the last flat/dark/settings change. */
+guint         tomo_live_scan_collect_changed (TomoLiveScan *self,
+                                              guint64       since,
+                                              guint64      *now,
+                                              guint64      *calibration,
+                                              GArray       *slots,
+                                              GArray       *ids,
+                                              GArray       *arrivals);
+guint         tomo_live_scan_get_n_projections (TomoLiveScan *self);
+/* Radians: the frame's own angle, else the geometry's, else evenly spaced. */
+double        tomo_live_scan_get_angle    (TomoLiveScan *self,
+                                           guint         slot);
+/* Row `row` of the projections in `slots` (n × cols raw counts), and the
+ * mean flat and dark of that row; *normalise is FALSE when no flat has
+ * arrived (the data is then taken as normalised). */
+gboolean      tomo_live_scan_read_row     (TomoLiveScan *self,
+                                           guint         row,
+                                           const guint  *slots,
+                                           guint         n,
+                                           float        *out,
+                                           float        *flat,
+                                           float        *dark,
+                                           gboolean     *normalise,
+                                           gboolean     *apply_log);
+
 /* A TomoScan over the frames received so far (and those still coming: the
  * counts are fixed now, the contents are read live; call
  * tomo_live_scan_refresh() after new frames so cached rows are dropped). */

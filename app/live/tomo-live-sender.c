@@ -20,6 +20,7 @@ struct _TomoLiveSender
   char            *endpoint;
   TomoLiveProtocol protocol;
   gboolean         request;
+  gboolean         zero_copy;
   float           *convert;   /* float32 staging for TomoPackets */
   gsize            convert_len;
 };
@@ -76,7 +77,9 @@ tomo_live_sender_send_parts (TomoLiveSender     *self,
                              GError            **error)
 {
   for (guint i = 0; i < n_parts; i++)
-    if (zmq_send (self->socket, parts[i], sizes[i], i + 1 < n_parts ? ZMQ_SNDMORE : 0) < 0)
+    if ((self->zero_copy && i > 0
+           ? zmq_send_const (self->socket, parts[i], sizes[i], i + 1 < n_parts ? ZMQ_SNDMORE : 0)
+           : zmq_send (self->socket, parts[i], sizes[i], i + 1 < n_parts ? ZMQ_SNDMORE : 0)) < 0)
       {
         g_set_error (error, TOMO_LIVE_ERROR,
                      zmq_errno () == EAGAIN ? TOMO_LIVE_ERROR_TIMEOUT : TOMO_LIVE_ERROR_SOCKET,
@@ -98,6 +101,13 @@ tomo_live_sender_send_parts (TomoLiveSender     *self,
         }
     }
   return TRUE;
+}
+
+void
+tomo_live_sender_set_zero_copy (TomoLiveSender *self,
+                                gboolean        zero_copy)
+{
+  self->zero_copy = zero_copy;
 }
 
 gboolean

@@ -18,6 +18,10 @@ TomoLiveSender *tomo_live_sender_new        (const char       *url,
                                              guint             timeout_ms,
                                              GError          **error);
 void            tomo_live_sender_free       (TomoLiveSender *self);
+/* JSON pixel frames are handed to ZeroMQ without a copy: the caller keeps
+ * them unchanged until the sender is freed. */
+void            tomo_live_sender_set_zero_copy (TomoLiveSender *self,
+                                                gboolean        zero_copy);
 /* One message of `n_parts` frames, as is (the tests send broken ones). */
 gboolean        tomo_live_sender_send_parts (TomoLiveSender     *self,
                                              const void * const *parts,

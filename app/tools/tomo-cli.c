@@ -21,6 +21,7 @@
 #include "tomo-error.h"
 #include "tomo-gpu.h"
 #include "tomo-live-cli.h"
+#include "tomo-output.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 #include "tomo-tiff-writer.h"
@@ -428,6 +429,9 @@ cmd_reconstruct (int    argc,
       row_end = row_start + 1;
     }
 
+  if (!tomo_output_check_inputs (output, tomo_scan_get_input_files (scan), &error))
+    goto out;
+
   engine = tomo_engine_new (TOMO_BACKEND_CPU);
   if (!tomo_engine_set_backend (engine, want, &error))
     goto out;
@@ -442,8 +446,9 @@ cmd_reconstruct (int    argc,
     {
       TomoRoi r = tomo_recon_params_get_roi (&params, width);
 
-      o.writer = tomo_tiff_writer_new (output, (guint64) r.width * r.height * 4 * (row_end - row_start),
-                                       &error);
+      o.writer = tomo_tiff_writer_new_full (output, tomo_scan_get_input_files (scan),
+                                            (guint64) r.width * r.height * 4 * (row_end - row_start),
+                                            &error);
       if (o.writer == NULL)
         goto out;
     }
@@ -470,13 +475,10 @@ cmd_reconstruct (int    argc,
 
   if (o.writer != NULL)
     {
-      g_autoptr(GError) close_error = NULL;
-
-      if (!tomo_tiff_writer_close (g_steal_pointer (&o.writer), ok ? &close_error : NULL) && ok)
-        {
-          g_propagate_error (&error, g_steal_pointer (&close_error));
-          ok = FALSE;
-        }
+      if (ok)
+        ok = tomo_tiff_writer_close (g_steal_pointer (&o.writer), &error);
+      else
+        tomo_tiff_writer_abort (g_steal_pointer (&o.writer));
     }
   if (!ok)
     goto out;
@@ -499,14 +501,10 @@ cmd_reconstruct (int    argc,
     }
   status = 0;
 out:
+  /* Never leave a half-written stack that looks like a result; the path
+   * the user gave is untouched (the writer wrote to a temporary file). */
   if (o.writer != NULL)
-    {
-      /* Never leave a half-written stack that looks like a result. */
-      tomo_tiff_writer_close (o.writer, NULL);
-      g_unlink (output);
-    }
-  else if (status != 0 && o.n_written > 0 && !o.to_dir)
-    g_unlink (output);
+    tomo_tiff_writer_abort (o.writer);
   open_args_clear (&a);
   tomo_live_cli_listen_clear (&live);
   return error != NULL ? fail (error) : status;
@@ -548,7 +546,7 @@ cmd_phantom (int    argc,
   g_autoptr(GError) error = NULL;
   g_autofree char *output = NULL, *kind = NULL;
   TomoPhantomParams p;
-  int width, height, n_proj, n_flats, n_darks, seed;
+  int width, height, n_proj, n_flats, n_darks, seed, threads = 0;
   double center = NAN, offset = NAN, range, flat, dark, scale = NAN;
   gboolean noise = FALSE, no_noise = FALSE;
 
@@ -582,6 +580,8 @@ cmd_phantom (int    argc,
       { "noise", 0, 0, G_OPTION_ARG_NONE, &noise, "Poisson noise (default)", NULL },
       { "no-noise", 0, 0, G_OPTION_ARG_NONE, &no_noise, "Exact counts, no noise", NULL },
       { "seed", 0, 0, G_OPTION_ARG_INT, &seed, "Random seed", "N" },
+      { "threads", 'j', 0, G_OPTION_ARG_INT, &threads,
+        "Rows computed in parallel (default: one per processor; the file is the same)", "N" },
       { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Output HDF5 file", "FILE" },
       G_OPTION_ENTRY_NULL
     };
@@ -597,8 +597,8 @@ cmd_phantom (int    argc,
 
   if (output == NULL || argc != 1)
     return fail_literal ("phantom needs an output file: -o FILE.h5 (and no other arguments)");
-  if (width < 1 || height < 1 || n_proj < 1 || n_flats < 0 || n_darks < 0)
-    return fail_literal ("phantom: width, height and projections must be ≥ 1, flats and darks ≥ 0");
+  if (width < 1 || height < 1 || n_proj < 1 || n_flats < 0 || n_darks < 0 || threads < 0)
+    return fail_literal ("phantom: width, height and projections must be ≥ 1, flats, darks and threads ≥ 0");
   if (!(flat > dark) || dark < 0)
     return fail_literal ("phantom: the flat level must be above the dark level, and the dark ≥ 0");
   p.width = width;
@@ -607,6 +607,7 @@ cmd_phantom (int    argc,
   p.n_flats = n_flats;
   p.n_darks = n_darks;
   p.seed = seed;
+  p.n_threads = threads;
   p.angle_range_deg = range;
   p.flat_level = flat;
   p.dark_level = dark;
@@ -681,6 +682,8 @@ tomo_cli_run (int    argc,
                HAVE_CUDA ? "built" : "not built", n, n == 1 ? "" : "s", HAVE_UI ? "built" : "not built");
       return 0;
     }
+  /* Ctrl+C or SIGTERM: incomplete outputs are removed, exit status 1. */
+  tomo_output_install_signal_handlers ();
   if (g_str_equal (cmd, "info"))
     return cmd_info (argc - 1, argv + 1);
   if (g_str_equal (cmd, "reconstruct"))

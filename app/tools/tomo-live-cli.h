@@ -38,6 +38,10 @@ int           tomo_live_cli_stream       (GOptionContext  *context,
                                           TomoCliOpenFunc  open,
                                           gpointer         data);
 
+/* `tomolive bench --live` (tomo-live-bench.c). */
+int           tomo_live_bench_main       (int    argc,
+                                          char **argv);
+
 gboolean      tomo_live_parse_size       (const char *text,
                                           gsize      *bytes,
                                           GError    **error);

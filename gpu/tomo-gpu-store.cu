@@ -159,7 +159,6 @@ plane_global_kernel (const T      *rows,
       const T *A = rows + (size_t) r0 * a.row_elems;
       const T *B = A + a.row_elems;
 
-#pragma unroll 4
       for (int p = 0; p < a.P; p++)
         {
           float2 cs = __ldg (trig + p);
@@ -222,27 +221,22 @@ plane_cached_kernel (const T      *rows,
           lo_s[tid] = (int) floorf (fminf (tA, tB)) - 1;
         }
       __syncthreads ();
-      /* One column per thread and projection, the 4 extra columns by the
-       * first threads: no index division, and the unrolled loop keeps
-       * several loads in flight per thread. */
-#pragma unroll 8
-      for (int q = 0; q < CACHED_CHUNK; q++)
-        if (q < n)
-          for (int c = tid; c < CACHED_WIDTH; c += CACHED_BLOCK)
+      for (int k = tid; k < n * CACHED_WIDTH; k += CACHED_BLOCK)
+        {
+          int q = k / CACHED_WIDTH, c = k - q * CACHED_WIDTH;
+          int col = lo_s[q] + c;
+          float v = 0.0f;
+
+          if (col >= 0 && col < a.W)
             {
-              int col = lo_s[q] + c;
-              float v = 0.0f;
+              size_t off = (size_t) (p0 + q) * a.W + col;
 
-              if (col >= 0 && col < a.W)
-                {
-                  size_t off = (size_t) (p0 + q) * a.W + col;
-
-                  v = load_value (A + off);
-                  if (fz > 0.0f)
-                    v = fmaf (fz, load_value (B + off) - v, v);
-                }
-              cache[q][c] = v;
+              v = load_value (A + off);
+              if (fz > 0.0f)
+                v = fmaf (fz, load_value (B + off) - v, v);
             }
+          cache[q][c] = v;
+        }
       __syncthreads ();
       if (inside)
         for (int q = 0; q < n; q++)
@@ -364,13 +358,16 @@ tomo_gpu_store_new (int                    device,
     precision = elems * 4 <= limit ? TOMO_GPU_STORE_FLOAT : TOMO_GPU_STORE_HALF;
   if (elems * (precision == TOMO_GPU_STORE_FLOAT ? 4 : 2) > limit)
     {
+      g_autofree char *need = g_format_size_full (elems * (precision == TOMO_GPU_STORE_FLOAT ? 4 : 2),
+                                                  G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *have = g_format_size_full (limit, G_FORMAT_SIZE_IEC_UNITS);
+
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY,
                    "The filtered sinograms of rows %u…%u (%u projections × %u columns) need "
-                   "%.2f GiB in %s precision, more than the %.2f GiB the device can give; "
+                   "%s in %s precision, more than the %s the device can give; "
                    "choose a smaller row range",
-                   row_start, row_start + n_rows - 1, n_proj, width,
-                   elems * (precision == TOMO_GPU_STORE_FLOAT ? 4.0 : 2.0) / (1 << 30),
-                   tomo_gpu_store_precision_to_string (precision), limit / (double) (1 << 30));
+                   row_start, row_start + n_rows - 1, n_proj, width, need,
+                   tomo_gpu_store_precision_to_string (precision), have);
       return NULL;
     }
 

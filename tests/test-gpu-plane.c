@@ -13,7 +13,7 @@
 #include "tomo-plane.h"
 
 /* The volume store and its plane kernels against the CPU reference
- * (tomo_plane_backproject, double accumulation).  Tolerances, relative L2
+ * (tomo_plane_backproject_reference, double accumulation).  Tolerances, relative L2
  * over the plane: float store 2e-5 linear / 2e-3 nearest (nearest flips a
  * bin wherever float and double round t to different sides of a half);
  * half store 2e-3 (half's 11-bit mantissa). */
@@ -125,7 +125,7 @@ compare_plane (Fixture            *fx,
   src.row_start = tomo_gpu_store_get_row_start (store);
   src.n_rows = tomo_gpu_store_get_n_rows (store);
   src.filtered = fx->filtered + (gsize) src.row_start * fx->n * fx->w;
-  tomo_plane_backproject (&src, fx->params.center, interp, plane, 0, ref);
+  tomo_plane_backproject_reference (&src, fx->params.center, interp, plane, 0, ref);
 
   G_STATIC_ASSERT (sizeof (TomoGpuPlane) == sizeof (TomoPlane));
   memcpy (&gp, plane, sizeof gp);

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "tomo-bench-planes.h"
+#include "tomo-fbp.h"
 #include "tomo-filter.h"
+#include "tomo-plane.h"
 #include "tomo-gpu-store.h"
 
 #define POOL 8   /* distinct random sinograms the rows are drawn from */
@@ -178,6 +180,61 @@ out:
   return ok;
 }
 
+/* The viewer's three views on the CPU backend at the sample's size (512
+ * columns, 64 rows, 360 projections), 2 threads: XY with the CPU back
+ * projector, XZ and YZ from the filtered rows held in memory. */
+static void
+bench_cpu_views (guint runs)
+{
+  const guint W = 512, R = 64, P = 360, threads = 2;
+  g_autofree double *angles = g_new (double, P);
+  g_autofree float *filtered = NULL;
+  g_autofree float *xy = g_new (float, W * W);
+  g_autofree float *xz = g_new (float, W * R);
+  g_autofree float *yz = g_new (float, W * R);
+  g_autofree double *t = g_new (double, runs);
+  g_autofree double *t3 = g_new (double, runs);
+  g_autoptr (GRand) rand = g_rand_new_with_seed (3);
+  g_autoptr (TomoCpuFbp) fbp = NULL;
+  TomoPlaneSource src;
+  TomoRoi roi = { 0, 0, W, W };
+  TomoPlane pxz, pyz;
+
+  for (guint p = 0; p < P; p++)
+    angles[p] = G_PI * p / P;
+  filtered = g_new (float, (gsize) R * P * W);
+  for (gsize i = 0; i < (gsize) R * P * W; i++)
+    filtered[i] = (float) g_rand_double_range (rand, -1.0, 1.0);
+  fbp = tomo_cpu_fbp_new (W, P, angles, TOMO_FILTER_RAMLAK, TOMO_PAD_ZERO, threads);
+  src = (TomoPlaneSource) { W, P, angles, 0, R, filtered };
+
+  for (guint r = 0; r < runs + 1; r++)
+    {
+      double c = (W - 1) / 2.0 + 0.01 * r;
+      gint64 t0 = g_get_monotonic_time (), t1, t2;
+
+      tomo_plane_init_xz (&pxz, 100 + r, 0, W, 0, R);
+      tomo_plane_init_yz (&pyz, 300 - r, 0, W, 0, R);
+      tomo_cpu_fbp_backproject (fbp, filtered + (gsize) (R / 2) * P * W, c, TOMO_INTERP_LINEAR,
+                                &roi, xy);
+      t1 = g_get_monotonic_time ();
+      tomo_plane_backproject (&src, c, TOMO_INTERP_LINEAR, &pxz, threads, xz);
+      tomo_plane_backproject (&src, c, TOMO_INTERP_LINEAR, &pyz, threads, yz);
+      t2 = g_get_monotonic_time ();
+      if (r > 0)
+        {
+          t[r - 1] = (t2 - t1) / 1000.0 / 2;
+          t3[r - 1] = (t2 - t0) / 1000.0;
+        }
+    }
+  qsort (t, runs, sizeof *t, cmp_double);
+  qsort (t3, runs, sizeof *t3, cmp_double);
+  printf ("CPU backend, %u threads, %u × %u × %u (the sample's size): XZ or YZ plane %u × %u "
+          "%.1f ms, the three views (XY + XZ + YZ) %.1f ms = %.1f Hz (medians of %u).\n\n",
+          threads, R, P, W, W, R, t[runs / 2], t3[runs / 2], 1000.0 / t3[runs / 2], runs);
+  fflush (stdout);
+}
+
 gboolean
 tomo_bench_planes (guint        W,
                    guint        P,
@@ -195,6 +252,7 @@ tomo_bench_planes (guint        W,
   gboolean ok;
 
   printf ("# tomolive bench --planes\n\n`%s`, %s\n\n", cmdline, date);
+  bench_cpu_views (11);
   if (tomo_gpu_get_n_devices () <= device)
     {
       printf ("Planes: skipped — no CUDA device %d.\n", device);

@@ -14,6 +14,7 @@
 #include "tomo-tiff-writer.h"
 #include "tomo-ui-private.h"
 #include "tomo-window.h"
+#include "tomo-volume-view.h"
 
 /* Engine callbacks may arrive after the window is gone; they find it
  * through a weak reference that lives as long as the engine. */
@@ -1613,6 +1614,7 @@ tomo_window_init (TomoWindow *self)
   self->auto_contrast = TRUE;
 
   gtk_widget_init_template (GTK_WIDGET (self));
+  tomo_volume_view_install (self);   /* the three-view layout, key V */
 
   self->engine = tomo_engine_new (TOMO_BACKEND_AUTO);
   self->backend = tomo_engine_get_backend (self->engine);

@@ -84,8 +84,14 @@ screenshot (const char *name)
   const char *dir = g_getenv ("TOMO_SCREENSHOT_DIR");
   g_autofree char *cmd = NULL;
 
+  gboolean done = FALSE;
+
   if (dir == NULL)
     return;
+  /* Let the frames be drawn first. */
+  g_timeout_add (1000, timeout_cb, &done);
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
   cmd = g_strdup_printf ("import -window root %s/%s", dir, name);
   g_spawn_command_line_sync (cmd, NULL, NULL, NULL, NULL);
 }

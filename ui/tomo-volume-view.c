@@ -16,6 +16,7 @@ struct _TomoVolumeView
   GtkWidget *grid;
   TomoSliceView *panes[3];
   GtkLabel *titles[3];
+  GtkWidget *hairs[3];      /* cross-hair overlays */
   GtkLabel *status_label;
   double hover[3][2];
 
@@ -113,6 +114,59 @@ make_slice (float           *data,
 
 static void start_update (TomoVolumeView *self);
 
+/* The other two planes through the point, drawn over a pane: in XY the
+ * YZ plane (x = ix, cyan) and the XZ plane (y = iy, yellow); in XZ the YZ
+ * plane and the XY plane (z, magenta); in YZ the XZ plane and the XY plane. */
+static void
+draw_hairs (GtkDrawingArea *area,
+            cairo_t        *cr,
+            int             width,
+            int             height,
+            gpointer        data)
+{
+  TomoVolumeView *self = g_object_get_data (G_OBJECT (area), "volume-view");
+  guint k = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (area), "pane"));
+  static const double colours[3][3] = { { 1.0, 0.0, 1.0 }, { 1.0, 0.85, 0.0 }, { 0.0, 0.9, 1.0 } };
+  double vx, hy, x, y, x0, y0, x1, y1;
+  int vcol, hcol;
+  TomoSlice *slice;
+
+  if (self == NULL || (slice = tomo_slice_view_get_slice (self->panes[k])) == NULL)
+    return;
+  /* Pixel centres: the line through pixel i sits at image coordinate i + 0.5. */
+  switch (k)
+    {
+    case TOMO_VOLUME_VIEW_XY:
+      vx = round (self->ix); hy = round (self->iy); vcol = 2; hcol = 1;
+      break;
+    case TOMO_VOLUME_VIEW_XZ:
+      vx = round (self->ix); hy = round (self->z); vcol = 2; hcol = 0;
+      break;
+    default:
+      vx = round (self->iy); hy = round (self->z); vcol = 1; hcol = 0;
+      break;
+    }
+  tomo_slice_view_image_to_widget (self->panes[k], 0, 0, &x0, &y0);
+  tomo_slice_view_image_to_widget (self->panes[k], slice->width, slice->height, &x1, &y1);
+  tomo_slice_view_image_to_widget (self->panes[k], vx + 0.5, hy + 0.5, &x, &y);
+  cairo_set_line_width (cr, 1.0);
+  cairo_set_source_rgba (cr, colours[vcol][0], colours[vcol][1], colours[vcol][2], 0.8);
+  cairo_move_to (cr, round (x) + 0.5, MAX (y0, 0));
+  cairo_line_to (cr, round (x) + 0.5, MIN (y1, height));
+  cairo_stroke (cr);
+  cairo_set_source_rgba (cr, colours[hcol][0], colours[hcol][1], colours[hcol][2], 0.8);
+  cairo_move_to (cr, MAX (x0, 0), round (y) + 0.5);
+  cairo_line_to (cr, MIN (x1, width), round (y) + 0.5);
+  cairo_stroke (cr);
+}
+
+static void
+queue_hairs (TomoVolumeView *self)
+{
+  for (guint k = 0; k < 3; k++)
+    gtk_widget_queue_draw (self->hairs[k]);
+}
+
 static void
 set_status (TomoVolumeView *self,
             const char     *text)
@@ -133,6 +187,8 @@ update_titles (TomoVolumeView *self)
   gtk_label_set_text (self->titles[1], xz);
   gtk_label_set_text (self->titles[2], yz);
 }
+
+static void on_look_notify (TomoWindow *window, GParamSpec *pspec, TomoVolumeView *self);
 
 static void
 update_done (GObject      *source,
@@ -164,6 +220,7 @@ update_done (GObject      *source,
         }
       set_status (self, u->status);
       self->n_updates++;
+      on_look_notify (self->window, NULL, self);
     }
   /* The store stays for the next update, unless it was made for a scan or
    * filter that changed meanwhile. */
@@ -217,6 +274,7 @@ start_update (TomoVolumeView *self)
   tomo_plane_init_xz (&u->planes[1], round (self->iy), 0, W, 0, H);
   tomo_plane_init_yz (&u->planes[2], round (self->ix), 0, W, 0, H);
   update_titles (self);
+  queue_hairs (self);
 
   task = g_task_new (self, NULL, update_done, NULL);
   g_task_set_task_data (task, u, (GDestroyNotify) update_free);
@@ -282,6 +340,8 @@ on_look_notify (TomoWindow     *window,
   g_autofree char *colormap = NULL;
   double lo, hi;
 
+  if (window == NULL)
+    return;
   g_object_get (window, "colormap", &colormap, "window-min", &lo, "window-max", &hi, NULL);
   for (guint k = 0; k < 3; k++)
     {
@@ -328,6 +388,8 @@ on_hover (TomoSliceView  *view,
         self->hover[k][0] = inside ? x : -1;
         self->hover[k][1] = inside ? y : -1;
       }
+  /* The pointer also pans and zooms the pane: keep the lines on it. */
+  queue_hairs (self);
 }
 
 static void
@@ -414,7 +476,21 @@ tomo_volume_view_init (TomoVolumeView *self)
       gtk_widget_set_hexpand (view, TRUE);
       gtk_widget_set_vexpand (view, TRUE);
       gtk_widget_set_size_request (view, 160, 120);
-      gtk_box_append (GTK_BOX (box), view);
+      {
+        GtkWidget *overlay = gtk_overlay_new ();
+        GtkWidget *hairs = gtk_drawing_area_new ();
+
+        gtk_overlay_set_child (GTK_OVERLAY (overlay), view);
+        gtk_widget_set_can_target (hairs, FALSE);
+        g_object_set_data (G_OBJECT (hairs), "volume-view", self);
+        g_object_set_data (G_OBJECT (hairs), "pane", GUINT_TO_POINTER (k));
+        gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (hairs), draw_hairs, NULL, NULL);
+        gtk_overlay_add_overlay (GTK_OVERLAY (overlay), hairs);
+        self->hairs[k] = hairs;
+        gtk_widget_set_vexpand (overlay, TRUE);
+        gtk_box_append (GTK_BOX (box), overlay);
+        g_signal_connect_swapped (view, "notify::zoom", G_CALLBACK (queue_hairs), self);
+      }
       self->panes[k] = TOMO_SLICE_VIEW (view);
       self->hover[k][0] = self->hover[k][1] = -1;
       g_signal_connect (view, "hover", G_CALLBACK (on_hover), self);

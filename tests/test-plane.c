@@ -2,7 +2,9 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -515,6 +517,52 @@ test_cli (void)
   g_assert_cmpfloat (rel_l2 (xz, col, w * h), <, 1e-5);
 }
 
+/* A scan whose filtered rows cannot be held: a clear error at once, no
+ * output file, no attempt to allocate (the raw file is sparse: 128 GiB of
+ * holes). */
+static void
+test_cli_too_big (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *tmp = g_dir_make_tmp ("tomo-plane-XXXXXX", &error);
+  g_autofree char *raw = g_build_filename (tmp, "big.raw", NULL);
+  g_autofree char *out_path = g_build_filename (tmp, "out.tif", NULL);
+  g_autofree char *err = NULL;
+  const char *argv[] = { g_getenv ("TOMOLIVE"), "reconstruct", raw, "--raw-width", "4096",
+                         "--raw-height", "4096", "--raw-projections", "4096", "--raw-dtype",
+                         "uint16", "--already-sinogram", "--backend", "cpu", "--plane", "xz:10",
+                         "-o", out_path, NULL };
+  int status = 0;
+  FILE *f;
+
+  if (argv[0] == NULL)
+    {
+      g_test_skip ("TOMOLIVE not set (meson test sets it)");
+      return;
+    }
+  g_assert_no_error (error);
+  f = fopen (raw, "wb");
+  g_assert_nonnull (f);
+  if (ftruncate (fileno (f), (off_t) 4096 * 4096 * 4096 * 2) != 0)
+    {
+      fclose (f);
+      g_unlink (raw);
+      g_rmdir (tmp);
+      g_test_skip ("this file system cannot make a 128 GiB sparse file");
+      return;
+    }
+  fclose (f);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL,
+                               NULL, &err, &status, &error));
+  g_assert_no_error (error);
+  g_test_message ("%s", err);
+  g_assert_false (g_spawn_check_wait_status (status, NULL));
+  g_assert_nonnull (strstr (err, "choose a smaller row range"));
+  g_assert_false (g_file_test (out_path, G_FILE_TEST_EXISTS));
+  g_unlink (raw);
+  g_rmdir (tmp);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -529,5 +577,6 @@ main (int   argc,
   g_test_add_func ("/tomo/plane/fast-vs-reference", test_fast_vs_reference);
   g_test_add_func ("/tomo/plane/validate", test_validate);
   g_test_add_func ("/tomo/plane/cli", test_cli);
+  g_test_add_func ("/tomo/plane/cli-too-big", test_cli_too_big);
   return g_test_run ();
 }

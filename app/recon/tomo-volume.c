@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tomo-error.h"
 #include "tomo-fbp.h"
@@ -89,12 +90,21 @@ tomo_volume_new (TomoScan              *scan,
   if (gpu_error != NULL)
     vol->fallback_note = g_strdup (gpu_error->message);
   vol->backend = TOMO_BACKEND_CPU;
-  vol->filtered = g_try_malloc ((gsize) vol->n_rows * vol->n_proj * vol->width * sizeof (float));
+  {
+    /* Allocation may succeed lazily far beyond the memory there is: refuse
+     * more than half of it here rather than let the fill swap or be killed. */
+    guint64 bytes = (guint64) vol->n_rows * vol->n_proj * vol->width * sizeof (float);
+    long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGE_SIZE);
+    guint64 ram = pages > 0 && page > 0 ? (guint64) pages * (guint64) page : G_MAXUINT64;
+
+    if (bytes <= ram / 2)
+      vol->filtered = g_try_malloc (bytes);
+  }
   if (vol->filtered == NULL)
     {
       g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
                    "Cannot hold the filtered sinograms of rows %u:%u of %s in host memory "
-                   "(%.2f GiB); choose a smaller row range", row_start, row_end,
+                   "(%.2f GiB, at most half the RAM); choose a smaller row range", row_start, row_end,
                    tomo_scan_get_path (scan),
                    (double) vol->n_rows * vol->n_proj * vol->width * 4 / (1 << 30));
       return NULL;

@@ -28,6 +28,8 @@ struct _TomoVolumeView
   gboolean busy, dirty, rebuild;
   char *status;
   guint n_updates;
+  gint fill_done, fill_total;   /* written by the worker, read by progress_tick */
+  guint progress_id;
 };
 
 G_DEFINE_FINAL_TYPE (TomoVolumeView, tomo_volume_view, GTK_TYPE_WIDGET)
@@ -37,6 +39,7 @@ static const char *const pane_names[3] = { "XY", "XZ", "YZ" };
 /* What one update computes, and what it gives back. */
 typedef struct
 {
+  TomoVolumeView *view;     /* kept alive by the task */
   TomoScan *scan;
   TomoVolume *volume;       /* NULL: make it (fill the store) first */
   TomoReconParams params;
@@ -57,6 +60,17 @@ update_free (Update *u)
 }
 
 static void
+fill_progress (guint    done,
+               guint    total,
+               gpointer data)
+{
+  TomoVolumeView *self = data;
+
+  g_atomic_int_set (&self->fill_total, (gint) total);
+  g_atomic_int_set (&self->fill_done, (gint) done);
+}
+
+static void
 update_thread (GTask        *task,
                gpointer      source,
                gpointer      task_data,
@@ -69,7 +83,8 @@ update_thread (GTask        *task,
     {
       u->volume = tomo_volume_new (u->scan, 0, tomo_scan_get_height (u->scan), &u->params,
                                    TOMO_BACKEND_AUTO, 0, &error);
-      if (u->volume == NULL || !tomo_volume_fill (u->volume, NULL, NULL, NULL, &error))
+      if (u->volume == NULL ||
+          !tomo_volume_fill (u->volume, fill_progress, u->view, NULL, &error))
         {
           g_task_return_error (task, error);
           return;
@@ -201,6 +216,7 @@ update_done (GObject      *source,
   g_autoptr (GError) error = NULL;
 
   self->busy = FALSE;
+  g_clear_handle_id (&self->progress_id, g_source_remove);
   if (!g_task_propagate_boolean (task, &error))
     {
       g_autofree char *msg = g_strdup_printf ("Three views unavailable: %s", error->message);
@@ -231,6 +247,22 @@ update_done (GObject      *source,
     start_update (self);
 }
 
+static gboolean
+progress_tick (gpointer data)
+{
+  TomoVolumeView *self = data;
+  gint done = g_atomic_int_get (&self->fill_done), total = g_atomic_int_get (&self->fill_total);
+  g_autofree char *text = NULL;
+
+  if (total > 0)
+    {
+      text = g_strdup_printf ("Filling the volume store: %d of %d rows read and filtered",
+                              done, total);
+      set_status (self, text);
+    }
+  return G_SOURCE_CONTINUE;
+}
+
 static void
 start_update (TomoVolumeView *self)
 {
@@ -254,6 +286,7 @@ start_update (TomoVolumeView *self)
   W = tomo_scan_get_width (self->scan);
   H = tomo_scan_get_height (self->scan);
   u = g_new0 (Update, 1);
+  u->view = self;
   u->scan = g_object_ref (self->scan);
   u->volume = g_steal_pointer (&self->volume);
   tomo_recon_params_init (&u->params, W);
@@ -276,6 +309,13 @@ start_update (TomoVolumeView *self)
   update_titles (self);
   queue_hairs (self);
 
+  if (u->volume == NULL)
+    {
+      g_atomic_int_set (&self->fill_done, 0);
+      g_atomic_int_set (&self->fill_total, 0);
+      set_status (self, "Filling the volume store…");
+      self->progress_id = g_timeout_add (100, progress_tick, self);
+    }
   task = g_task_new (self, NULL, update_done, NULL);
   g_task_set_task_data (task, u, (GDestroyNotify) update_free);
   g_task_run_in_thread (task, update_thread);
@@ -422,6 +462,7 @@ tomo_volume_view_dispose (GObject *object)
   if (self->window != NULL)
     g_signal_handlers_disconnect_by_data (self->window, self);
   self->window = NULL;
+  g_clear_handle_id (&self->progress_id, g_source_remove);
   g_clear_pointer (&self->grid, gtk_widget_unparent);
   g_clear_object (&self->scan);
   g_clear_pointer (&self->volume, tomo_volume_free);
@@ -553,7 +594,6 @@ tomo_volume_view_install (TomoWindow *window)
   g_signal_connect (action, "activate", G_CALLBACK (toggle_action), stack);
   g_action_map_add_action (G_ACTION_MAP (group), G_ACTION (action));
   gtk_widget_insert_action_group (GTK_WIDGET (window), "win-volume", G_ACTION_GROUP (group));
-  gtk_shortcut_controller_set_scope (GTK_SHORTCUT_CONTROLLER (shortcuts), GTK_SHORTCUT_SCOPE_GLOBAL);
   gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (shortcuts),
                                         gtk_shortcut_new (gtk_keyval_trigger_new (GDK_KEY_v, 0),
                                                           gtk_named_action_new ("win-volume.three-views")));

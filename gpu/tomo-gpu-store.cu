@@ -274,45 +274,17 @@ to_half_kernel (const float *src,
 
 /* ------------------------------------------------------------------------ */
 
+/* A fixed allocation: the shared helper, starting from nothing. */
 static gboolean
 alloc_device (void      **ptr,
               size_t      size,
               const char *what,
               GError    **error)
 {
-  cudaError_t res = cudaMalloc (ptr, size);
+  size_t have = 0;
 
-  if (res != cudaSuccess)
-    {
-      *ptr = NULL;
-      cudaGetLastError ();
-      g_set_error (error, TOMO_GPU_ERROR,
-                   res == cudaErrorMemoryAllocation ? TOMO_GPU_ERROR_OUT_OF_MEMORY
-                                                    : TOMO_GPU_ERROR_CUDA,
-                   "Cannot allocate %.1f MiB of GPU memory for the %s: %s",
-                   size / 1048576.0, what, cudaGetErrorString (res));
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static gboolean
-grow_device (float     **ptr,
-             size_t     *have,
-             size_t      need,
-             const char *what,
-             GError    **error)
-{
-  if (*ptr != NULL && *have >= need)
-    return TRUE;
-  if (*ptr != NULL)
-    TOMO_CUDA_WARN (cudaFree (*ptr));
   *ptr = NULL;
-  *have = 0;
-  if (!alloc_device ((void **) ptr, need, what, error))
-    return FALSE;
-  *have = need;
-  return TRUE;
+  return _tomo_gpu_ensure_buffer (ptr, &have, size, what, error);
 }
 
 TomoGpuStore *
@@ -543,7 +515,7 @@ tomo_gpu_store_put_filtered (TomoGpuStore *store,
     }
   size = (size_t) n * store->row_elems * sizeof (float);
   if (!TOMO_CUDA_CHECK (cudaSetDevice (store->device), error) ||
-      !grow_device (&store->d_tmp, &store->tmp_size, size, "store staging", error) ||
+      !_tomo_gpu_ensure_buffer ((void **) &store->d_tmp, &store->tmp_size, size, "store staging", error) ||
       !TOMO_CUDA_CHECK (cudaMemcpyAsync (store->d_tmp, filtered, size, cudaMemcpyHostToDevice,
                                          store->stream), error) ||
       !store_rows (store, row - store->row_start, n, store->d_tmp, error) ||
@@ -777,7 +749,7 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
   a.row_elems = store->row_elems;
 
   if (!TOMO_CUDA_CHECK (cudaSetDevice (store->device), error) ||
-      !grow_device (&store->d_out, &store->out_size,
+      !_tomo_gpu_ensure_buffer ((void **) &store->d_out, &store->out_size,
                     (size_t) plane->width * plane->height * sizeof (float), "plane", error) ||
       !TOMO_CUDA_CHECK (cudaEventRecord (store->ev[0], store->stream), error))
     return FALSE;

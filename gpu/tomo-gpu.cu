@@ -854,6 +854,16 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
   return TRUE;
 }
 
+gboolean
+_tomo_gpu_ensure_buffer (void      **ptr,
+                         size_t     *have,
+                         size_t      need,
+                         const char *what,
+                         GError    **error)
+{
+  return ensure_buffer (ptr, have, need, what, error);
+}
+
 const float *
 _tomo_gpu_context_get_filtered_device (TomoGpuContext *ctx)
 {

@@ -11,6 +11,7 @@
 #include "tomo-open-dialog.h"
 #include "tomo-ui-private.h"
 #include "tomo-window-private.h"
+#include "tomo-volume-view.h"
 
 /* The window: layout and wiring.  Actions live in tomo-window-actions.c,
  * exports in tomo-window-export.c, the side panel in tomo-param-panel.c
@@ -695,15 +696,15 @@ tomo_window_show_live (TomoWindow *self,
       gboolean same = self->scan != NULL &&
                       tomo_scan_get_width (self->scan) == tomo_scan_get_width (scan) &&
                       tomo_scan_get_height (self->scan) == tomo_scan_get_height (scan);
-      double center = self->center;
-      guint row = self->row;
+      double center = self->params.center;
+      guint row = self->params.row;
 
       hide_error (self);
       set_scan (self, scan);
       if (same)
         {
-          set_center (self, center);
-          set_row (self, row);
+          _tomo_window_set_center (self, center);
+          _tomo_window_set_row (self, row);
         }
     }
   else if (scan != NULL)
@@ -1214,6 +1215,7 @@ tomo_window_init (TomoWindow *self)
   self->auto_contrast = TRUE;
 
   gtk_widget_init_template (GTK_WIDGET (self));
+  tomo_volume_view_install (self);   /* the three-view layout, key V */
 
   self->engine = tomo_engine_new (TOMO_BACKEND_AUTO);
   self->link = g_new0 (TomoWindowLink, 1);

@@ -16,6 +16,7 @@
 #include <glib/gstdio.h>
 
 #include "tomo-cli.h"
+#include "tomo-plane-cli.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-live-cli.h"
@@ -163,7 +164,7 @@ cmd_reconstruct (int    argc,
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoEngine) engine = NULL;
   g_autofree char *rows = NULL, *filter = NULL, *interp = NULL, *backend = NULL;
-  g_autofree char *roi = NULL, *kernel = NULL, *output = NULL;
+  g_autofree char *roi = NULL, *kernel = NULL, *output = NULL, *plane = NULL;
   double row = -1;
   double center = NAN;
   gboolean progress = FALSE, quiet = FALSE;
@@ -183,6 +184,9 @@ cmd_reconstruct (int    argc,
     { "kernel", 'k', 0, G_OPTION_ARG_STRING, &kernel,
       "GPU back projector: auto (default), standard, texture, alu, hybrid", "K" },
     { "roi", 0, 0, G_OPTION_ARG_STRING, &roi, "Only the region x,y,width,height of the slice", "X,Y,W,H" },
+    { "plane", 0, 0, G_OPTION_ARG_STRING, &plane,
+      "A vertical or oblique plane through rows --rows (default all) instead of slices: "
+      "xz:Y, yz:X or oblique:AZIMUTH[,TILT[,X,Y,Z]]", "SPEC" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
       "Float32 TIFF, one page per slice; or an existing folder: one file per slice", "PATH" },
     { "progress", 0, 0, G_OPTION_ARG_NONE, &progress, "Show the progress bar even when stderr is not a terminal", NULL },
@@ -261,6 +265,17 @@ cmd_reconstruct (int    argc,
       if (!tomo_parse_rows (rows, height, &row_start, &row_end, &error))
         goto out;
     }
+  if (plane != NULL)
+    {
+      if (row >= 0)
+        g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "--plane takes --rows A:B, not --row");
+      else if (tomo_plane_cli_run (scan, plane, rows ? row_start : 0, rows ? row_end : height,
+                                   &params, want, output, quiet, &error))
+        status = 0;
+      goto out;
+    }
+  if (rows != NULL)
+    ;
   else
     {
       row_start = row >= 0 ? (guint) row : height / 2;

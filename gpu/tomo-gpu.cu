@@ -1156,13 +1156,6 @@ tomo_gpu_buffer_read (TomoGpuBuffer *buffer,
                                          cudaMemcpyDeviceToHost), error);
 }
 
-gsize
-tomo_gpu_buffer_get_size (TomoGpuBuffer *buffer)
-{
-  g_return_val_if_fail (buffer != NULL, 0);
-  return buffer->n;
-}
-
 int
 tomo_gpu_buffer_get_device (TomoGpuBuffer *buffer)
 {

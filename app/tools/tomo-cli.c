@@ -18,6 +18,8 @@
 #include "tomo-cli.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
+#include "tomo-live-cli.h"
+#include "tomo-output.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 #include "tomo-tiff-writer.h"
@@ -303,7 +305,7 @@ cmd_reconstruct (int    argc,
                  char **argv)
 {
   g_autoptr(GOptionContext) context =
-    g_option_context_new ("FILE -o OUT.tif|DIR — reconstruct slices");
+    g_option_context_new ("FILE|--listen URL -o OUT.tif|DIR — reconstruct slices");
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoEngine) engine = NULL;
@@ -313,6 +315,7 @@ cmd_reconstruct (int    argc,
   double center = NAN;
   gboolean progress = FALSE, quiet = FALSE;
   OpenArgs a = { 0 };
+  TomoLiveCliListen live = { 0 };
   GOptionEntry entries[] = {
     { "row", 0, 0, G_OPTION_ARG_INT, &row, "Reconstruct detector row N (default: the middle one)", "N" },
     { "rows", 0, 0, G_OPTION_ARG_STRING, &rows, "Reconstruct rows A to B−1 (A:B, either may be empty)", "A:B" },
@@ -348,11 +351,13 @@ cmd_reconstruct (int    argc,
     "(attenuation per pixel).  Slices are W×W pixels of detector-pixel size.");
   g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_add_group (context, open_args_group (&a));
+  g_option_context_add_group (context, tomo_live_cli_listen_group (&live));
   if (!parse_options (context, &argc, &argv, &error))
     goto out;
-  if (argc != 2)
+  if (argc != (live.url ? 1 : 2))
     {
-      g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "reconstruct needs exactly one FILE");
+      g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0,
+                           "reconstruct needs exactly one FILE, or --listen URL and no FILE");
       goto out;
     }
   if (output == NULL)
@@ -372,7 +377,8 @@ cmd_reconstruct (int    argc,
   if (kernel != NULL && !tomo_kernel_from_string (kernel, &gpu_kernel, &error))
     goto out;
 
-  scan = open_scan (argv[1], &a, &error);
+  scan = live.url ? tomo_live_cli_receive (&live, a.angles, a.angle_range, &error)
+                   : open_scan (argv[1], &a, &error);
   if (scan == NULL)
     goto out;
   width = tomo_scan_get_width (scan);
@@ -399,6 +405,9 @@ cmd_reconstruct (int    argc,
       row_end = row_start + 1;
     }
 
+  if (!tomo_output_check_inputs (output, tomo_scan_get_input_files (scan), &error))
+    goto out;
+
   engine = tomo_engine_new (TOMO_BACKEND_CPU);
   if (!tomo_engine_set_backend (engine, want, &error))
     goto out;
@@ -413,8 +422,9 @@ cmd_reconstruct (int    argc,
   o.last_percent = G_MAXUINT;
   if (!o.to_dir)
     {
-      o.writer = tomo_tiff_writer_new (output, (guint64) r.width * r.height * 4 * (row_end - row_start),
-                                       &error);
+      o.writer = tomo_tiff_writer_new_full (output, tomo_scan_get_input_files (scan),
+                                            (guint64) r.width * r.height * 4 * (row_end - row_start),
+                                            &error);
       if (o.writer == NULL)
         goto out;
     }
@@ -441,13 +451,10 @@ cmd_reconstruct (int    argc,
 
   if (o.writer != NULL)
     {
-      g_autoptr(GError) close_error = NULL;
-
-      if (!tomo_tiff_writer_close (g_steal_pointer (&o.writer), ok ? &close_error : NULL) && ok)
-        {
-          g_propagate_error (&error, g_steal_pointer (&close_error));
-          ok = FALSE;
-        }
+      if (ok)
+        ok = tomo_tiff_writer_close (g_steal_pointer (&o.writer), &error);
+      else
+        tomo_tiff_writer_abort (g_steal_pointer (&o.writer));
     }
   if (!ok)
     goto out;
@@ -469,16 +476,38 @@ cmd_reconstruct (int    argc,
     }
   status = 0;
 out:
+  /* Never leave a half-written stack that looks like a result; the path
+   * the user gave is untouched (the writer wrote to a temporary file). */
   if (o.writer != NULL)
-    {
-      /* Never leave a half-written stack that looks like a result. */
-      tomo_tiff_writer_close (o.writer, NULL);
-      g_unlink (output);
-    }
-  else if (status != 0 && o.n_written > 0 && !o.to_dir)
-    g_unlink (output);
+    tomo_tiff_writer_abort (o.writer);
   open_args_clear (&a);
+  tomo_live_cli_listen_clear (&live);
   return error != NULL ? fail (error) : status;
+}
+
+/* --- stream -------------------------------------------------------------- */
+
+static TomoScan *
+open_scan_cb (const char *path,
+              gpointer    data,
+              GError    **error)
+{
+  return open_scan (path, data, error);
+}
+
+static int
+cmd_stream (int    argc,
+            char **argv)
+{
+  g_autoptr(GOptionContext) context =
+    g_option_context_new ("FILE --to URL — send a scan as a live sender would");
+  OpenArgs a = { 0 };
+  int status;
+
+  g_option_context_add_group (context, open_args_group (&a));
+  status = tomo_live_cli_stream (context, argc, argv, open_scan_cb, &a);
+  open_args_clear (&a);
+  return status;
 }
 
 /* --- phantom ------------------------------------------------------------- */
@@ -492,7 +521,7 @@ cmd_phantom (int    argc,
   g_autoptr(GError) error = NULL;
   g_autofree char *output = NULL, *kind = NULL;
   TomoPhantomParams p;
-  int width, height, n_proj, n_flats, n_darks, seed;
+  int width, height, n_proj, n_flats, n_darks, seed, threads = 0;
   double center = NAN, offset = NAN, range, flat, dark, scale = NAN;
   gboolean noise = FALSE, no_noise = FALSE;
 
@@ -526,6 +555,8 @@ cmd_phantom (int    argc,
       { "noise", 0, 0, G_OPTION_ARG_NONE, &noise, "Poisson noise (default)", NULL },
       { "no-noise", 0, 0, G_OPTION_ARG_NONE, &no_noise, "Exact counts, no noise", NULL },
       { "seed", 0, 0, G_OPTION_ARG_INT, &seed, "Random seed", "N" },
+      { "threads", 'j', 0, G_OPTION_ARG_INT, &threads,
+        "Rows computed in parallel (default: one per processor; the file is the same)", "N" },
       { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Output HDF5 file", "FILE" },
       G_OPTION_ENTRY_NULL
     };
@@ -541,8 +572,8 @@ cmd_phantom (int    argc,
 
   if (output == NULL || argc != 1)
     return fail_literal ("phantom needs an output file: -o FILE.h5 (and no other arguments)");
-  if (width < 1 || height < 1 || n_proj < 1 || n_flats < 0 || n_darks < 0)
-    return fail_literal ("phantom: width, height and projections must be ≥ 1, flats and darks ≥ 0");
+  if (width < 1 || height < 1 || n_proj < 1 || n_flats < 0 || n_darks < 0 || threads < 0)
+    return fail_literal ("phantom: width, height and projections must be ≥ 1, flats, darks and threads ≥ 0");
   if (!(flat > dark) || dark < 0)
     return fail_literal ("phantom: the flat level must be above the dark level, and the dark ≥ 0");
   p.width = width;
@@ -551,6 +582,7 @@ cmd_phantom (int    argc,
   p.n_flats = n_flats;
   p.n_darks = n_darks;
   p.seed = seed;
+  p.n_threads = threads;
   p.angle_range_deg = range;
   p.flat_level = flat;
   p.dark_level = dark;
@@ -592,6 +624,9 @@ print_usage (void)
     "  tomolive [FILE…]                 open the viewer (on FILE)\n"
     "  tomolive info FILE               describe a scan\n"
     "  tomolive reconstruct FILE -o OUT reconstruct slices to float32 TIFF\n"
+    "  tomolive reconstruct --listen URL -o OUT\n"
+    "                                   receive one scan live, then reconstruct it\n"
+    "  tomolive stream FILE --to URL    replay a scan as a live sender\n"
     "  tomolive phantom -o FILE.h5      write a simulated scan\n"
     "  tomolive bench                   measure the GPU back projectors\n"
     "\n"
@@ -622,12 +657,16 @@ tomo_cli_run (int    argc,
                HAVE_CUDA ? "built" : "not built", n, n == 1 ? "" : "s", HAVE_UI ? "built" : "not built");
       return 0;
     }
+  /* Ctrl+C or SIGTERM: incomplete outputs are removed, exit status 1. */
+  tomo_output_install_signal_handlers ();
   if (g_str_equal (cmd, "info"))
     return cmd_info (argc - 1, argv + 1);
   if (g_str_equal (cmd, "reconstruct"))
     return cmd_reconstruct (argc - 1, argv + 1);
   if (g_str_equal (cmd, "phantom"))
     return cmd_phantom (argc - 1, argv + 1);
+  if (g_str_equal (cmd, "stream"))
+    return cmd_stream (argc - 1, argv + 1);
   if (g_str_equal (cmd, "bench"))
     return tomo_bench_main (argc - 1, argv + 1);
   return -1;

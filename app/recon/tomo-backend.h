@@ -8,10 +8,10 @@
  *
  *   configure → load_rows → filter → backproject (→ stats) … backproject …
  *
- * Later planes (XZ, YZ, oblique), several centres per launch and
- * accumulation of new projections are new values of TomoPlaneKind or new
- * operations appended here; a backend that lacks one leaves it NULL and the
- * engine reports "not supported by the <name> backend".
+ * Later planes (XZ, YZ, oblique: the geometry of tomo-plane.h), several
+ * centres per launch and accumulation of new projections are new values of
+ * TomoBackendPlaneKind or new operations appended here; a backend that lacks
+ * one leaves it NULL and the engine reports that the backend cannot.
  */
 #pragma once
 
@@ -37,19 +37,19 @@ typedef struct
 typedef enum
 {
   TOMO_PLANE_ROW_SLICE = 0, /* the slice of one detector row (XY) */
-} TomoPlaneKind;
+} TomoBackendPlaneKind;
 
 /* One plane to back project from the loaded rows; validated and resolved. */
 typedef struct
 {
-  TomoPlaneKind kind;
+  TomoBackendPlaneKind kind;
   double center;
   TomoInterp interp;
   TomoRoi roi;              /* resolved: never width 0 */
   TomoKernel kernel;
   gboolean keep_on_device;
   gboolean skip_download;
-} TomoPlane;
+} TomoBackendPlane;
 
 /* Whole volumes: the engine's sink and cancellation, passed through. */
 typedef struct
@@ -91,7 +91,7 @@ struct _TomoBackendOps
   /* Back projects `plane` of every loaded row into `slice` (its size, row
    * and parameters already set): data and/or device buffer, kernel, time. */
   gboolean  (*backproject) (TomoBackendImpl *self,
-                            const TomoPlane *plane,
+                            const TomoBackendPlane *plane,
                             TomoSlice       *slice,
                             GCancellable    *cancellable,
                             GError         **error);

@@ -510,7 +510,7 @@ reconstruct_locked (TomoEngine             *self,
 {
   TomoBackendImpl *backend = self->backend;
   g_autoptr(TomoSlice) slice = g_new0 (TomoSlice, 1);
-  TomoPlane plane = {
+  TomoBackendPlane plane = {
     .kind = TOMO_PLANE_ROW_SLICE,
     .center = request->params.center,
     .interp = request->params.interp,

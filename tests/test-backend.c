@@ -187,10 +187,11 @@ rel_l2 (const float *a,
 }
 
 /* Statistics of the backend's slice against the host function on the
- * reference: exact for the CPU (same values), and within what the GPU's
- * float differences allow — extremes and mean to 1 % of the value range,
- * percentiles to 1 % of the range, histogram counts to 2 % of the pixels
- * in total variation. */
+ * reference.  The CPU backend's slice is the reference, so they are equal.
+ * A GPU slice differs from it by float rounding (rel L2 ~1e-3): extremes
+ * within 2 % and mean and percentiles within 1 % of the value range; its
+ * bins are not compared here — neighbouring values cross bin edges — but
+ * against the host function on the slice's own values (test_slice_case). */
 static void
 assert_stats_match (const TomoSliceStats *got,
                     const float          *ref,
@@ -198,28 +199,25 @@ assert_stats_match (const TomoSliceStats *got,
                     gboolean              exact)
 {
   TomoSliceStats want;
-  double span, tol;
-  guint64 moved = 0;
+  double span;
 
   tomo_slice_stats_compute (ref, n, &want);
   g_assert_true (want.valid);
   g_assert_true (got->valid);
   g_assert_cmpuint (got->n_finite, ==, want.n_finite);
   span = want.max - want.min;
-  tol = exact ? 0 : 0.01 * span;
-  g_assert_cmpfloat_with_epsilon (got->min, want.min, tol + 1e-30);
-  g_assert_cmpfloat_with_epsilon (got->max, want.max, tol + 1e-30);
-  g_assert_cmpfloat_with_epsilon (got->mean, want.mean, tol + 1e-30);
-  g_assert_cmpfloat_with_epsilon (got->lo, want.lo, tol + 1e-30);
-  g_assert_cmpfloat_with_epsilon (got->hi, want.hi, tol + 1e-30);
-  g_assert_cmpfloat_with_epsilon (got->range_lo, want.range_lo, tol + 1e-30);
-  g_assert_cmpfloat_with_epsilon (got->range_hi, want.range_hi, tol + 1e-30);
-  for (guint i = 0; i < TOMO_SLICE_HISTOGRAM_BINS; i++)
-    moved += ABS ((gint64) got->bins[i] - (gint64) want.bins[i]);
   if (exact)
-    g_assert_cmpuint (moved, ==, 0);
-  else
-    g_assert_cmpuint (moved, <=, n / 50);
+    {
+      g_assert_cmpmem (got, sizeof *got, &want, sizeof want);
+      return;
+    }
+  g_assert_cmpfloat (fabs (got->min - want.min), <=, 0.02 * span);
+  g_assert_cmpfloat (fabs (got->max - want.max), <=, 0.02 * span);
+  g_assert_cmpfloat (fabs (got->mean - want.mean), <=, 0.01 * span);
+  g_assert_cmpfloat (fabs (got->lo - want.lo), <=, 0.01 * span);
+  g_assert_cmpfloat (fabs (got->hi - want.hi), <=, 0.01 * span);
+  g_assert_cmpfloat (fabs (got->range_lo - want.range_lo), <=, 0.01 * span);
+  g_assert_cmpfloat (fabs (got->range_hi - want.range_hi), <=, 0.01 * span);
 }
 
 static void

@@ -203,7 +203,9 @@ tomo_engine_dispose (GObject *object)
 
   g_mutex_lock (&self->lock);
   g_clear_object (&self->scan);
-  set_backend_locked (self, NULL);
+  /* The backend stays until finalize: its name and device are still asked
+   * for after a dispose. */
+  invalidate_cache_locked (self);
   g_mutex_unlock (&self->lock);
 
   G_OBJECT_CLASS (tomo_engine_parent_class)->dispose (object);
@@ -214,6 +216,7 @@ tomo_engine_finalize (GObject *object)
 {
   TomoEngine *self = TOMO_ENGINE (object);
 
+  g_clear_pointer (&self->backend, tomo_backend_free);
   g_mutex_clear (&self->lock);
   g_mutex_clear (&self->queue_lock);
   g_cond_clear (&self->queue_cond);

@@ -422,11 +422,10 @@ tomo_engine_check (TomoEngine            *self,
   return ok;
 }
 
+/* A slice request: its slice count and kernel, then check_locked(). */
 static gboolean
-check_request_locked (TomoEngine             *self,
-                      const TomoSliceRequest *request,
-                      TomoRoi                *roi,
-                      GError                **error)
+check_request_locked (TomoEngine *self, const TomoSliceRequest *request, TomoRoi *roi,
+                      GError **error)
 {
   if (request->n_slices != 1 && request->n_slices != 2 && request->n_slices != 4)
     {

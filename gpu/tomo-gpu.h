@@ -157,8 +157,6 @@ TomoGpuBuffer *tomo_gpu_buffer_copy_output (TomoGpuContext *ctx,
                                             GError        **error);
 const float   *tomo_gpu_buffer_get_data    (TomoGpuBuffer *buffer);
 int            tomo_gpu_buffer_get_device  (TomoGpuBuffer *buffer);
-/* Number of floats in the buffer. */
-gsize          tomo_gpu_buffer_get_size    (TomoGpuBuffer *buffer);
 /* One value, data[offset], copied to host memory. */
 gboolean       tomo_gpu_buffer_read        (TomoGpuBuffer *buffer,
                                             gsize          offset,

@@ -59,7 +59,7 @@ cpu_filter (TomoBackendImpl *impl,
 
 static gboolean
 cpu_backproject (TomoBackendImpl *impl,
-                 const TomoPlane *plane,
+                 const TomoBackendPlane *plane,
                  TomoSlice       *slice,
                  GCancellable    *cancellable,
                  GError         **error)

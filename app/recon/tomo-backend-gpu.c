@@ -205,7 +205,7 @@ static const TomoDeviceBufferOps gpu_buffer_ops = {
 
 static gboolean
 gpu_backproject (TomoBackendImpl *impl,
-                 const TomoPlane *plane,
+                 const TomoBackendPlane *plane,
                  TomoSlice       *slice,
                  GCancellable    *cancellable,
                  GError         **error)

@@ -203,7 +203,9 @@ tomo_engine_dispose (GObject *object)
 
   g_mutex_lock (&self->lock);
   g_clear_object (&self->scan);
-  set_backend_locked (self, NULL);
+  /* The backend stays until finalize: its name and device are still asked
+   * for after a dispose. */
+  invalidate_cache_locked (self);
   g_mutex_unlock (&self->lock);
 
   G_OBJECT_CLASS (tomo_engine_parent_class)->dispose (object);
@@ -214,6 +216,7 @@ tomo_engine_finalize (GObject *object)
 {
   TomoEngine *self = TOMO_ENGINE (object);
 
+  g_clear_pointer (&self->backend, tomo_backend_free);
   g_mutex_clear (&self->lock);
   g_mutex_clear (&self->queue_lock);
   g_cond_clear (&self->queue_cond);
@@ -419,11 +422,10 @@ tomo_engine_check (TomoEngine            *self,
   return ok;
 }
 
+/* A slice request: its slice count and kernel, then check_locked(). */
 static gboolean
-check_request_locked (TomoEngine             *self,
-                      const TomoSliceRequest *request,
-                      TomoRoi                *roi,
-                      GError                **error)
+check_request_locked (TomoEngine *self, const TomoSliceRequest *request, TomoRoi *roi,
+                      GError **error)
 {
   if (request->n_slices != 1 && request->n_slices != 2 && request->n_slices != 4)
     {
@@ -510,7 +512,7 @@ reconstruct_locked (TomoEngine             *self,
 {
   TomoBackendImpl *backend = self->backend;
   g_autoptr(TomoSlice) slice = g_new0 (TomoSlice, 1);
-  TomoPlane plane = {
+  TomoBackendPlane plane = {
     .kind = TOMO_PLANE_ROW_SLICE,
     .center = request->params.center,
     .interp = request->params.interp,

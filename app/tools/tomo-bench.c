@@ -26,9 +26,9 @@
 #include "tomo-fbp.h"
 #include "tomo-filter.h"
 #include "tomo-gpu.h"
-#include "tomo-live-cli.h"
 #include "tomo-gpu-gl.h"
 #include "tomo-gpu-tune.h"
+#include "tomo-live-cli.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 

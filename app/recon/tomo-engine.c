@@ -57,6 +57,8 @@ struct _TomoEngine
   float *cpu_filtered;          /* n_slices × n_proj × width */
   TomoPreprocessStats cache_stats;
 
+  TomoVolumeStats volume_stats; /* of the last volume */
+
   /* Worker for tomo_engine_submit(): at most one request pending. */
   GMutex queue_lock;
   GCond queue_cond;
@@ -830,6 +832,7 @@ reconstruct_volume_gpu_locked (TomoEngine            *self,
   guint padded;
   g_autofree double *response = tomo_filter_fbp_response (params->filter, width, n_proj, &padded);
   TomoGpuVolumeJob gjob = { 0 };
+  TomoGpuVolumeStats gstats = { 0 };
   gboolean ok;
 
   gjob.width = width;
@@ -853,15 +856,46 @@ reconstruct_volume_gpu_locked (TomoEngine            *self,
   gjob.progress = job->progress != NULL ? volume_progress_adapter : NULL;
   gjob.user_data = job;
   gjob.cancel = &job->cancel;
+  gjob.stats = &gstats;
 
   /* The pipeline makes its own contexts and streams on every device. */
   ok = tomo_gpu_reconstruct_volume (&gjob, error);
+  self->volume_stats = (TomoVolumeStats) {
+    .wall_ms = gstats.wall_ms, .read_ms = gstats.read_ms, .upload_ms = gstats.upload_ms,
+    .compute_ms = gstats.compute_ms, .download_ms = gstats.download_ms,
+    .write_ms = gstats.write_ms, .wait_ms = gstats.wait_ms, .pack = gstats.pack,
+    .n_devices = gstats.n_devices, .n_rows = row_end - row_start,
+  };
   if (!ok && g_atomic_int_get (&job->cancel))
     {
       g_clear_error (error);
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Cancelled");
     }
   return ok;
+}
+
+/* The CPU backend reads row k+1 on a thread of its own while row k is
+ * filtered and back projected, so reading hides behind computing. */
+typedef struct
+{
+  TomoScan *scan;
+  guint row;
+  float *sino;
+  GError *error;
+  double ms;
+} CpuRead;
+
+static gpointer
+cpu_read_run (gpointer data)
+{
+  CpuRead *r = data;
+  gint64 t0 = g_get_monotonic_time ();
+
+  if (!tomo_scan_read_sinogram (r->scan, r->row, r->sino, NULL, &r->error) && r->error == NULL)
+    g_set_error (&r->error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                 "Reading sinogram row %u failed", r->row);
+  r->ms = (g_get_monotonic_time () - t0) / 1e3;
+  return NULL;
 }
 
 static gboolean
@@ -877,28 +911,68 @@ reconstruct_volume_cpu_locked (TomoEngine            *self,
   guint n_proj = tomo_scan_get_n_projections (scan);
   g_autoptr(TomoCpuFbp) fbp = tomo_cpu_fbp_new (width, n_proj, tomo_scan_get_angles (scan),
                                                 params->filter, params->pad, params->n_threads);
-  g_autofree float *sino = g_try_malloc ((gsize) n_proj * width * sizeof (float));
+  gsize plane = (gsize) n_proj * width;
+  g_autofree float *sino = g_try_malloc (2 * plane * sizeof (float));
   g_autofree float *out = g_try_malloc ((gsize) job->roi.width * job->roi.height * sizeof (float));
+  TomoVolumeStats *st = &self->volume_stats;
+  gint64 t_start = g_get_monotonic_time ();
+  CpuRead read = { scan, row_start, sino, NULL, 0 };
+  GThread *reader = NULL;
+  gboolean ok = TRUE;
 
+  memset (st, 0, sizeof *st);
+  st->pack = 1;
+  st->n_rows = row_end - row_start;
   if (sino == NULL || out == NULL)
     {
       g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
                    "Out of memory for a %u×%u sinogram", n_proj, width);
       return FALSE;
     }
-  for (guint row = row_start; row < row_end; row++)
+  reader = g_thread_new ("tomo-volume-read", cpu_read_run, &read);
+  for (guint row = row_start; row < row_end && ok; row++)
     {
+      float *cur = sino + ((row - row_start) % 2) * plane;
+      gint64 t0 = g_get_monotonic_time ();
+
+      g_thread_join (reader);
+      reader = NULL;
+      st->wait_ms += (g_get_monotonic_time () - t0) / 1e3;
+      st->read_ms += read.ms;
+      if (read.error != NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&read.error));
+          ok = FALSE;
+          break;
+        }
       if (g_cancellable_set_error_if_cancelled (job->cancellable, error))
-        return FALSE;
-      if (!tomo_scan_read_sinogram (scan, row, sino, NULL, error))
-        return FALSE;
-      tomo_cpu_fbp_filter (fbp, sino, sino);
-      tomo_cpu_fbp_backproject (fbp, sino, params->center, params->interp, &job->roi, out);
-      if (!job->sink (row, out, job->roi.width, job->roi.height, job->user_data, error))
-        return FALSE;
-      volume_progress_adapter (row - row_start + 1, row_end - row_start, job);
+        {
+          ok = FALSE;
+          break;
+        }
+      if (row + 1 < row_end)
+        {
+          read.row = row + 1;
+          read.sino = sino + ((row + 1 - row_start) % 2) * plane;
+          reader = g_thread_new ("tomo-volume-read", cpu_read_run, &read);
+        }
+      t0 = g_get_monotonic_time ();
+      tomo_cpu_fbp_filter (fbp, cur, cur);
+      tomo_cpu_fbp_backproject (fbp, cur, params->center, params->interp, &job->roi, out);
+      st->compute_ms += (g_get_monotonic_time () - t0) / 1e3;
+      t0 = g_get_monotonic_time ();
+      ok = job->sink (row, out, job->roi.width, job->roi.height, job->user_data, error);
+      st->write_ms += (g_get_monotonic_time () - t0) / 1e3;
+      if (ok)
+        volume_progress_adapter (row - row_start + 1, row_end - row_start, job);
     }
-  return TRUE;
+  if (reader != NULL)
+    {
+      g_thread_join (reader);
+      g_clear_error (&read.error);
+    }
+  st->wall_ms = (g_get_monotonic_time () - t_start) / 1e3;
+  return ok;
 }
 
 gboolean
@@ -960,4 +1034,16 @@ tomo_engine_reconstruct_volume (TomoEngine            *self,
   g_object_unref (job.scan);
   g_mutex_unlock (&self->lock);
   return ok;
+}
+
+void
+tomo_engine_get_volume_stats (TomoEngine      *self,
+                              TomoVolumeStats *stats)
+{
+  g_return_if_fail (TOMO_IS_ENGINE (self));
+  g_return_if_fail (stats != NULL);
+
+  g_mutex_lock (&self->lock);
+  *stats = self->volume_stats;
+  g_mutex_unlock (&self->lock);
 }

@@ -13,7 +13,8 @@ G_BEGIN_DECLS
 typedef struct
 {
   double wall_ms;
-  double read_ms;       /* file, conversion, preprocessing */
+  double read_ms;       /* file, conversion, preprocessing (GPU: waiting for the readers) */
+  double reader_ms;     /* GPU: reader threads' busy time, summed */
   double upload_ms;
   double compute_ms;    /* filter + back projection */
   double download_ms;

@@ -343,7 +343,9 @@ print_stages (const TomoVolumeStats *st,
 
   g_print ("stages (busy time, %% of wall %.1f ms; stages overlap):\n", st->wall_ms);
 #define STAGE(name, ms) g_print ("  %-26s %10.1f ms  %5.1f %%\n", name, ms, 100.0 * (ms) / wall)
-  STAGE ("read + preprocess (CPU)", st->read_ms);
+  STAGE ("read + preprocess (CPU)", st->reader_ms > 0 ? st->reader_ms : st->read_ms);
+  if (st->reader_ms > 0)
+    STAGE ("  pipeline waiting on it", st->read_ms);
   STAGE ("upload", st->upload_ms);
   STAGE ("filter + back projection", st->compute_ms);
   STAGE ("download", st->download_ms);

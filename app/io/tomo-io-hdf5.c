@@ -499,7 +499,14 @@ hdf5_read_rows (TomoScanLoader *loader,
         }
     }
 
-  mspace = H5Screate_simple (1, mdims, NULL);
+  /* The memory space has the file selection's shape: with a flat one HDF5
+   * walks both selections element by element (~300 ms for a 2048 × 2048
+   * row instead of a few). */
+  {
+    hsize_t mshape[3] = { n, 1, loader->width };
+
+    mspace = H5Screate_simple (3, mshape, NULL);
+  }
   if (ret < 0 ||
       (counts != NULL
          ? H5Dread (part->dset, H5T_NATIVE_UINT16, mspace, fspace, H5P_DEFAULT, counts)

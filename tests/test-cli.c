@@ -11,65 +11,21 @@
 #include <glib/gstdio.h>
 
 #include "tomo-phantom.h"
+#include "tomo-test-util.h"
 #include "tomo-tiff-writer.h"
 
 static const char *tomolive;
 static const char *sample;
 static char *tmp_dir;
 
-typedef struct
-{
-  int status;
-  char *out;
-  char *err;
-} Result;
-
-static void
-result_clear (Result *r)
-{
-  g_free (r->out);
-  g_free (r->err);
-}
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Result, result_clear)
-
-static void
-run_argv (Result      *r,
-          const char **args)
-{
-  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr(GError) error = NULL;
-  int wait_status;
-
-  g_ptr_array_add (argv, (char *) tomolive);
-  for (guint i = 0; args[i] != NULL; i++)
-    g_ptr_array_add (argv, (char *) args[i]);
-  g_ptr_array_add (argv, NULL);
-  g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
-                &r->out, &r->err, &wait_status, &error);
-  g_assert_no_error (error);
-  r->status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : 128 + WTERMSIG (wait_status);
-  if (r->status != 0)
-    g_test_message ("tomolive exited %d: %s", r->status, r->err);
-}
-
-#define RUN(r, ...) G_STMT_START { const char *a_[] = { __VA_ARGS__, NULL }; run_argv (r, a_); } G_STMT_END
+#define Result TomoTestResult
+#define RUN TOMO_TEST_RUN
+#define assert_fails_with tomo_test_assert_fails_with
 
 static char *
 tmp_path (const char *name)
 {
   return g_build_filename (tmp_dir, name, NULL);
-}
-
-/* Failure: exit status 1, one clear line naming `words`, no crash. */
-static void
-assert_fails_with (Result     *r,
-                   const char *words)
-{
-  g_assert_cmpint (r->status, ==, 1);
-  g_assert_nonnull (strstr (r->err, "tomolive: "));
-  if (strstr (r->err, words) == NULL)
-    g_error ("expected “%s” in the error, got: %s", words, r->err);
 }
 
 static void

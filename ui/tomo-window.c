@@ -10,6 +10,7 @@
 #include "tomo-error.h"
 #include "tomo-gpu.h"
 #include "tomo-histogram.h"
+#include "tomo-output.h"
 #include "tomo-tiff-writer.h"
 #include "tomo-ui-private.h"
 #include "tomo-window.h"
@@ -600,6 +601,34 @@ tomo_window_open (TomoWindow *self,
   g_task_run_in_thread (task, open_thread);
 }
 
+/* A live scan (ui/tomo-live-link.c): a new scan object replaces the one
+ * shown; the same one again means its data changed, so cached rows go and
+ * the slice is reconstructed anew.  `status` replaces the subtitle. */
+void
+tomo_window_show_live (TomoWindow *self,
+                       TomoScan   *scan,
+                       const char *status)
+{
+  g_return_if_fail (TOMO_IS_WINDOW (self));
+
+  if (scan != NULL && scan != self->scan)
+    {
+      hide_error (self);
+      set_scan (self, scan);
+    }
+  else if (scan != NULL)
+    {
+      tomo_engine_set_scan (self->engine, NULL);
+      tomo_engine_set_scan (self->engine, scan);
+      self->sinogram_valid = FALSE;
+      queue_request (self);
+      if (self->show_sinogram)
+        update_sinogram (self);
+    }
+  if (status != NULL)
+    gtk_label_set_text (self->subtitle_label, status);
+}
+
 /* ---- export --------------------------------------------------------------- */
 
 gboolean
@@ -620,6 +649,9 @@ tomo_window_export_slice_tiff (TomoWindow *self,
       return FALSE;
     }
 
+  if (self->scan != NULL
+      && !tomo_output_check_inputs (path, tomo_scan_get_input_files (self->scan), error))
+    return FALSE;
   return tomo_tiff_write_float (path, slice->data, slice->width, slice->height,
                                 slice->n_slices, error);
 }
@@ -630,6 +662,7 @@ tomo_window_export_slice_png (TomoWindow *self,
                               GError    **error)
 {
   g_autoptr(GdkTexture) texture = NULL;
+  g_autoptr(TomoOutput) output = NULL;
 
   g_return_val_if_fail (TOMO_IS_WINDOW (self), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
@@ -637,12 +670,16 @@ tomo_window_export_slice_png (TomoWindow *self,
   texture = tomo_slice_view_render_texture (self->slice_view, error);
   if (texture == NULL)
     return FALSE;
-  if (!gdk_texture_save_to_png (texture, path))
+  output = tomo_output_open (path, self->scan ? tomo_scan_get_input_files (self->scan) : NULL,
+                             error);
+  if (output == NULL)
+    return FALSE;
+  if (!gdk_texture_save_to_png (texture, tomo_output_get_write_path (output)))
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Could not write the PNG “%s”", path);
-      return FALSE;
+      return FALSE;   /* freeing the output removes the incomplete file */
     }
-  return TRUE;
+  return tomo_output_commit (output, error);
 }
 
 typedef struct
@@ -757,12 +794,14 @@ export_volume_thread (GTask        *task,
                                        volume_sink_cb, volume_progress_cb, job,
                                        cancellable, &error);
   job->writer = NULL;
-  if (!tomo_tiff_writer_close (writer, ok ? &error : NULL))
-    ok = FALSE;
+  /* Abort removes the incomplete file; the chosen path is left as it was. */
+  if (ok)
+    ok = tomo_tiff_writer_close (writer, &error);
+  else
+    tomo_tiff_writer_abort (writer);
 
   if (!ok)
     {
-      g_unlink (job->path);
       g_task_return_error (task, error);
       return;
     }
@@ -793,6 +832,16 @@ tomo_window_export_volume_async (TomoWindow          *self,
                                "Cannot write “%s”: no scan is open", path);
       return;
     }
+
+  {
+    GError *error = NULL;
+
+    if (!tomo_output_check_inputs (path, tomo_scan_get_input_files (self->scan), &error))
+      {
+        g_task_return_error (task, error);
+        return;
+      }
+  }
 
   width = tomo_scan_get_width (self->scan);
   job = g_new0 (VolumeExport, 1);

@@ -578,6 +578,8 @@ _tomo_io_tiff_open (const char            *path,
       loader->source[k] = g_strdup (specs[k]);
       if (!open_stack (&self->stacks[k], specs[k], whats[k], &width, &height, error))
         return NULL;
+      for (guint f = 0; f < self->stacks[k].files->len; f++)
+        _tomo_scan_loader_add_input (loader, self->stacks[k].files->pdata[f]);
       if (k == TOMO_FRAME_PROJECTION)
         {
           loader->width = width;

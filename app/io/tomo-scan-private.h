@@ -46,6 +46,9 @@ struct _TomoScanLoader
   double         pixel_size;   /* metres, 0 = unknown */
   /* Where each frame kind comes from, for messages ("data_white", a folder…). */
   char          *source[TOMO_N_FRAME_KINDS];
+  /* Every file the scan reads (owned strings), so that no output can
+   * overwrite one; loaders add theirs with _tomo_scan_loader_add_input(). */
+  GPtrArray     *inputs;
 };
 
 /* Each returns a loader whose header is read and checked, or NULL. */
@@ -66,6 +69,8 @@ TomoScanLoader *_tomo_io_raw_open    (const char            *path,
                                       GError               **error);
 
 void            _tomo_scan_loader_free (TomoScanLoader *loader);
+void            _tomo_scan_loader_add_input (TomoScanLoader *loader,
+                                             const char     *path);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoScanLoader, _tomo_scan_loader_free)
 
 /* Converts `n` values of `dtype` at `src` (native byte order unless
@@ -117,6 +122,23 @@ gboolean     _tomo_tiff_read_row     (struct tiff    *tif,
                                       guint           row,
                                       float          *out,
                                       GError        **error);
+
+/* A scan over a loader made elsewhere (the live receiver); takes `loader`
+ * (freed on error too). */
+TomoScan       *_tomo_scan_new_for_loader (TomoScanLoader        *loader,
+                                           const TomoOpenOptions *options,
+                                           GError               **error);
+/* Forgets cached rows: the loader's data changed. */
+void            _tomo_scan_invalidate     (TomoScan *self);
+/* Row `row` of every frame of `kind`, unprocessed (n_frames × width). */
+gboolean        _tomo_scan_read_frames    (TomoScan      *self,
+                                           TomoFrameKind  kind,
+                                           guint          row,
+                                           float         *out,
+                                           GError       **error);
+/* The lock every HDF5 call takes (the library is not thread-safe). */
+void            _tomo_hdf5_lock           (void);
+void            _tomo_hdf5_unlock         (void);
 
 /* For tests: what the row cache holds now. */
 void            _tomo_scan_get_cache_usage (TomoScan *self,

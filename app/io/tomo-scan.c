@@ -318,7 +318,35 @@ _tomo_scan_loader_free (TomoScanLoader *loader)
   g_free (loader->angles_deg);
   for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
     g_free (loader->source[k]);
+  g_clear_pointer (&loader->inputs, g_ptr_array_unref);
   loader->klass->free (loader);
+}
+
+void
+_tomo_scan_loader_add_input (TomoScanLoader *loader,
+                             const char     *path)
+{
+  if (path == NULL || !g_file_test (path, G_FILE_TEST_EXISTS))
+    return;
+  if (loader->inputs == NULL)
+    {
+      loader->inputs = g_ptr_array_new_with_free_func (g_free);
+      g_ptr_array_add (loader->inputs, NULL);
+    }
+  /* Kept NULL-terminated: the array is handed out as a string vector. */
+  g_ptr_array_index (loader->inputs, loader->inputs->len - 1) = g_strdup (path);
+  g_ptr_array_add (loader->inputs, NULL);
+}
+
+const char * const *
+tomo_scan_get_input_files (TomoScan *self)
+{
+  static const char * const none[] = { NULL };
+
+  g_return_val_if_fail (TOMO_IS_SCAN (self), NULL);
+  if (self->loader->inputs == NULL)
+    return none;
+  return (const char * const *) self->loader->inputs->pdata;
 }
 
 static gboolean
@@ -381,6 +409,10 @@ open_loader (const char            *path,
   return NULL;
 }
 
+static TomoScan *scan_check_loader (TomoScan   *scan,
+                                    const char *path,
+                                    GError    **error);
+
 TomoScan *
 tomo_scan_open (const char            *path,
                 const TomoOpenOptions *options,
@@ -388,8 +420,6 @@ tomo_scan_open (const char            *path,
 {
   g_autoptr(TomoScan) self = NULL;
   TomoOpenOptions defaults;
-  TomoScanLoader *loader;
-  guint n_proj;
 
   g_return_val_if_fail (path != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
@@ -411,9 +441,51 @@ tomo_scan_open (const char            *path,
     self->options.angle_range_deg = 180.0;
   self->cache_limit = options->cache_bytes ? options->cache_bytes : DEFAULT_CACHE_BYTES;
 
-  self->loader = loader = open_loader (path, options, error);
-  if (loader == NULL)
+  self->loader = open_loader (path, options, error);
+  if (self->loader == NULL)
     return NULL;
+  _tomo_scan_loader_add_input (self->loader, path);
+  _tomo_scan_loader_add_input (self->loader, self->angles_path);
+  _tomo_scan_loader_add_input (self->loader, options->flats);
+  _tomo_scan_loader_add_input (self->loader, options->darks);
+  return scan_check_loader (g_steal_pointer (&self), path, error);
+}
+
+TomoScan *
+_tomo_scan_new_for_loader (TomoScanLoader        *loader,
+                           const TomoOpenOptions *options,
+                           GError               **error)
+{
+  TomoScan *self = g_object_new (TOMO_TYPE_SCAN, NULL);
+
+  self->options = *options;
+  self->options.flats = self->options.darks = self->options.angles = NULL;
+  if (!(self->options.angle_range_deg > 0.0) || !isfinite (self->options.angle_range_deg))
+    self->options.angle_range_deg = 180.0;
+  self->cache_limit = options->cache_bytes ? options->cache_bytes : DEFAULT_CACHE_BYTES;
+  self->loader = loader;
+  return scan_check_loader (self, loader->path, error);
+}
+
+void
+_tomo_scan_invalidate (TomoScan *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  g_hash_table_remove_all (self->cache);
+  g_queue_init (&self->lru);
+  self->cache_bytes = 0;
+}
+
+/* Takes `self`; checks what its loader read and works out the angles. */
+static TomoScan *
+scan_check_loader (TomoScan   *scan,
+                   const char *path,
+                   GError    **error)
+{
+  g_autoptr(TomoScan) self = scan;
+  TomoScanLoader *loader = self->loader;
+  guint n_proj;
 
   n_proj = loader->n_frames[TOMO_FRAME_PROJECTION];
   if (n_proj == 0)
@@ -431,7 +503,7 @@ tomo_scan_open (const char            *path,
       return NULL;
     }
 
-  if (loader->n_frames[TOMO_FRAME_FLAT] == 0 && !options->already_sinogram)
+  if (loader->n_frames[TOMO_FRAME_FLAT] == 0 && !self->options.already_sinogram)
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
                    "Scan %s has no flat fields (%s); pass --already-sinogram if the data is normalised",
@@ -821,6 +893,23 @@ tomo_scan_read_raw_sinogram (TomoScan *self,
 
   locker = g_mutex_locker_new (&self->lock);
   return read_frames_locked (self, TOMO_FRAME_PROJECTION, row, out, error);
+}
+
+gboolean
+_tomo_scan_read_frames (TomoScan      *self,
+                        TomoFrameKind  kind,
+                        guint          row,
+                        float         *out,
+                        GError       **error)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+
+  if (!check_row (self, row, error))
+    return FALSE;
+  if (self->loader->n_frames[kind] == 0)
+    return TRUE;
+  locker = g_mutex_locker_new (&self->lock);
+  return read_frames_locked (self, kind, row, out, error);
 }
 
 gboolean

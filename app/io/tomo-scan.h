@@ -83,6 +83,9 @@ const double  *tomo_scan_get_angles         (TomoScan *self);
 /* Pixel size in metres, 0 when the file does not say. */
 double         tomo_scan_get_pixel_size     (TomoScan *self);
 gboolean       tomo_scan_get_angles_from_file (TomoScan *self);
+/* Every file and folder the scan reads (scan, TIFF pages, flats, darks,
+ * angle file), NULL-terminated: outputs are checked against it. */
+const char * const *tomo_scan_get_input_files (TomoScan *self);
 
 /* Preprocessed sinogram of detector row `row`: n_projections × width floats,
  * flat/dark normalised and −log applied (unless the options said otherwise).

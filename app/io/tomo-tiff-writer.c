@@ -6,6 +6,7 @@
 #include <tiffio.h>
 
 #include "tomo-error.h"
+#include "tomo-output.h"
 #include "tomo-scan-private.h"
 #include "tomo-tiff-writer.h"
 
@@ -19,35 +20,52 @@
 struct _TomoTiffWriter
 {
   TIFF          *tif;
+  TomoOutput    *output;
   char          *path;
   TomoTiffErrors errors;
   guint          n_pages;
 };
 
 TomoTiffWriter *
-tomo_tiff_writer_new (const char *path,
-                      guint64     expected_bytes,
-                      GError    **error)
+tomo_tiff_writer_new_full (const char         *path,
+                           const char * const *inputs,
+                           guint64             expected_bytes,
+                           GError            **error)
 {
   TomoTiffWriter *writer;
+  TomoOutput *output;
 
   g_return_val_if_fail (path != NULL, NULL);
 
+  output = tomo_output_open (path, inputs, error);
+  if (output == NULL)
+    return NULL;
   writer = g_new0 (TomoTiffWriter, 1);
   writer->path = g_strdup (path);
-  writer->tif = _tomo_tiff_open (path, expected_bytes > BIGTIFF_THRESHOLD ? "w8" : "w",
+  writer->output = output;
+  writer->tif = _tomo_tiff_open (tomo_output_get_write_path (output),
+                                 expected_bytes > BIGTIFF_THRESHOLD ? "w8" : "w",
                                  &writer->errors);
   if (writer->tif == NULL)
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
                    "Cannot create TIFF %s: %s", path, _tomo_tiff_errors_take (&writer->errors));
       _tomo_tiff_errors_clear (&writer->errors);
+      tomo_output_free (writer->output);
       g_free (writer->path);
       g_free (writer);
       return NULL;
     }
 
   return writer;
+}
+
+TomoTiffWriter *
+tomo_tiff_writer_new (const char *path,
+                      guint64     expected_bytes,
+                      GError    **error)
+{
+  return tomo_tiff_writer_new_full (path, NULL, expected_bytes, error);
 }
 
 gboolean
@@ -114,16 +132,14 @@ tomo_tiff_writer_add_page (TomoTiffWriter *writer,
   return TRUE;
 }
 
-gboolean
-tomo_tiff_writer_close (TomoTiffWriter *writer,
-                        GError        **error)
+static gboolean
+writer_finish (TomoTiffWriter *writer,
+               gboolean        commit,
+               GError        **error)
 {
-  gboolean ok = TRUE;
+  gboolean ok = commit;
 
-  if (writer == NULL)
-    return TRUE;
-
-  if (TIFFFlush (writer->tif) != 1 || writer->errors.message != NULL)
+  if (commit && (TIFFFlush (writer->tif) != 1 || writer->errors.message != NULL))
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
                    "Cannot flush TIFF %s: %s", writer->path,
@@ -131,11 +147,32 @@ tomo_tiff_writer_close (TomoTiffWriter *writer,
       ok = FALSE;
     }
   TIFFClose (writer->tif);
+  if (ok)
+    ok = tomo_output_commit (writer->output, error);
+  else
+    tomo_output_abort (writer->output);
 
+  tomo_output_free (writer->output);
   _tomo_tiff_errors_clear (&writer->errors);
   g_free (writer->path);
   g_free (writer);
   return ok;
+}
+
+gboolean
+tomo_tiff_writer_close (TomoTiffWriter *writer,
+                        GError        **error)
+{
+  if (writer == NULL)
+    return TRUE;
+  return writer_finish (writer, TRUE, error);
+}
+
+void
+tomo_tiff_writer_abort (TomoTiffWriter *writer)
+{
+  if (writer != NULL)
+    writer_finish (writer, FALSE, NULL);
 }
 
 gboolean
@@ -159,7 +196,7 @@ tomo_tiff_write_float (const char  *path,
   for (guint p = 0; p < n_pages; p++)
     if (!tomo_tiff_writer_add_page (writer, data + (gsize) p * width * height, width, height, error))
       {
-        tomo_tiff_writer_close (writer, NULL);
+        tomo_tiff_writer_abort (writer);
         return FALSE;
       }
 

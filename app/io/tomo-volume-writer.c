@@ -14,6 +14,7 @@
 #include <hdf5.h>
 
 #include "tomo-error.h"
+#include "tomo-output.h"
 #include "tomo-scan-private.h"
 #include "tomo-tiff-writer.h"
 #include "tomo-volume-writer.h"
@@ -37,7 +38,8 @@ struct _TomoVolumeWriter
   TomoVolumeFormat format;
   TomoVolumeInfo info;
   char *path;        /* final output: file or folder */
-  char *tmp_path;    /* file formats: the temporary file beside it */
+  TomoOutput *output;      /* HDF5: the temporary file and its rename */
+  const char *tmp_path;    /* HDF5: where it is written (owned by output) */
   gsize slice_floats;
 
   GThreadPool *pool;
@@ -151,23 +153,10 @@ write_folder_slice (TomoVolumeWriter *w,
 {
   g_autofree char *name = slice_name (row);
   g_autofree char *final = g_build_filename (w->path, name, NULL);
-  g_autofree char *tmp_name = g_strdup_printf (".%s.part", name);
-  g_autofree char *tmp = g_build_filename (w->path, tmp_name, NULL);
 
-  if (!tomo_tiff_write_float (tmp, data, w->info.width, w->info.height, 1, error))
-    {
-      g_unlink (tmp);
-      return FALSE;
-    }
-  if (g_rename (tmp, final) != 0)
-    {
-      int saved = errno;
-
-      g_unlink (tmp);
-      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Cannot rename %s to %s: %s",
-                   tmp, final, g_strerror (saved));
-      return FALSE;
-    }
+  /* Complete or not at all (a temporary file renamed into place). */
+  if (!tomo_tiff_write_float (final, data, w->info.width, w->info.height, 1, error))
+    return FALSE;
   g_mutex_lock (&w->lock);
   g_ptr_array_add (w->done_files, g_steal_pointer (&final));
   g_mutex_unlock (&w->lock);
@@ -355,35 +344,6 @@ out:
   return TRUE;
 }
 
-/* A fresh temporary name beside `path`, the file created empty with the
- * mode a new file gets (umask applied), not mkstemp's 0600. */
-static char *
-make_tmp_beside (const char *path,
-                 GError    **error)
-{
-  g_autofree char *dir = g_path_get_dirname (path);
-  g_autofree char *base = g_path_get_basename (path);
-  int saved = EEXIST;
-
-  for (guint attempt = 0; attempt < 100 && saved == EEXIST; attempt++)
-    {
-      g_autofree char *name = g_strdup_printf (".%s.part-%08x", base, g_random_int ());
-      char *tmp = g_build_filename (dir, name, NULL);
-      int fd = g_open (tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-
-      if (fd >= 0)
-        {
-          close (fd);
-          return tmp;
-        }
-      saved = errno;
-      g_free (tmp);
-    }
-  g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
-               "Cannot create a temporary file beside %s: %s", path, g_strerror (saved));
-  return NULL;
-}
-
 /* Fails early, before minutes of computing, when the volume cannot fit:
  * the free space of the output's file system, or the process's file size
  * limit.  (HDF5 itself must not meet a full disk: a failed H5Fclose()
@@ -429,9 +389,10 @@ writer_free (TomoVolumeWriter *w)
   if (w->pool != NULL)
     g_thread_pool_free (w->pool, FALSE, TRUE);
   if (w->tiff != NULL)
-    tomo_tiff_writer_close (w->tiff, NULL);
+    tomo_tiff_writer_abort (w->tiff);
   if (w->fd >= 0)
     close (w->fd);
+  g_clear_pointer (&w->output, tomo_output_free);
   for (guint i = 0; i < w->n_buffers; i++)
     g_free (w->buffers[i]);
   g_free (w->buffers);
@@ -443,7 +404,6 @@ writer_free (TomoVolumeWriter *w)
   g_ptr_array_unref (w->done_files);
   g_mutex_clear (&w->lock);
   g_free (w->path);
-  g_free (w->tmp_path);
   g_free (w);
 }
 
@@ -481,6 +441,7 @@ tomo_volume_writer_new (const char           *path,
   w->format = format;
   w->info = *info;
   w->info.filter = w->info.interp = w->info.backend = w->info.source = NULL;
+  w->info.inputs = NULL;
   w->path = g_strdup (path);
   w->fd = -1;
   w->slice_floats = (gsize) info->width * info->height;
@@ -497,26 +458,26 @@ tomo_volume_writer_new (const char           *path,
   if (!check_room (path, (guint64) w->slice_floats * sizeof (float) * info->n_rows * 101 / 100
                            + 65536, format != TOMO_VOLUME_FORMAT_TIFF_FOLDER, &local))
     goto fail;
-  if (format != TOMO_VOLUME_FORMAT_TIFF_FOLDER)
-    {
-      w->tmp_path = make_tmp_beside (path, &local);
-      if (w->tmp_path == NULL)
-        goto fail;
-    }
   if (format == TOMO_VOLUME_FORMAT_HDF5)
     {
+      w->output = tomo_output_open (path, info->inputs, &local);
+      if (w->output == NULL)
+        goto fail;
+      w->tmp_path = tomo_output_get_write_path (w->output);
       w->chunk_offset = g_new0 (goffset, info->n_rows);
       if (!create_hdf5 (w, &local))
         goto fail;
     }
   else if (format == TOMO_VOLUME_FORMAT_TIFF_STACK)
     {
-      w->tiff = tomo_tiff_writer_new (w->tmp_path,
-                                      (guint64) w->slice_floats * sizeof (float) * info->n_rows,
-                                      &local);
+      w->tiff = tomo_tiff_writer_new_full (path, info->inputs,
+                                           (guint64) w->slice_floats * sizeof (float) * info->n_rows,
+                                           &local);
       if (w->tiff == NULL)
         goto fail;
     }
+  else if (!tomo_output_check_inputs (path, info->inputs, &local))
+    goto fail;
 
   w->n_buffers = 2 * n_threads + 2;
   w->buffers = g_new0 (float *, w->n_buffers);
@@ -622,15 +583,8 @@ tomo_volume_writer_finish (TomoVolumeWriter *w,
           goto fail;
         }
     }
-  if (w->tmp_path != NULL && g_rename (w->tmp_path, w->path) != 0)
-    {
-      int saved = errno;
-
-      g_set_error (&local, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Cannot rename %s to %s: %s",
-                   w->tmp_path, w->path, g_strerror (saved));
-      goto fail;
-    }
-  g_clear_pointer (&w->tmp_path, g_free);
+  if (w->output != NULL && !tomo_output_commit (w->output, &local))
+    goto fail;
   writer_free (w);
   return TRUE;
 
@@ -651,9 +605,20 @@ tomo_volume_writer_abort (TomoVolumeWriter *w)
   if (w->pool != NULL)
     g_thread_pool_free (g_steal_pointer (&w->pool), FALSE, TRUE);
   if (w->tiff != NULL)
-    tomo_tiff_writer_close (g_steal_pointer (&w->tiff), NULL);
-  if (w->tmp_path != NULL && g_unlink (w->tmp_path) == 0)
-    n_removed++;
+    {
+      tomo_tiff_writer_abort (g_steal_pointer (&w->tiff));
+      n_removed++;
+    }
+  if (w->fd >= 0)
+    {
+      close (w->fd);
+      w->fd = -1;
+    }
+  if (w->output != NULL)
+    {
+      tomo_output_abort (w->output);
+      n_removed++;
+    }
   for (guint i = 0; i < w->done_files->len; i++)
     if (g_unlink (g_ptr_array_index (w->done_files, i)) == 0)
       n_removed++;

@@ -31,12 +31,13 @@ typedef struct
   const char *backend;
   const char *source;     /* the scan's path */
   double pixel_size;      /* metres, 0 = unknown */
+  const char * const *inputs; /* files the output must not be (NULL-terminated), or NULL */
 } TomoVolumeInfo;
 
 /* Writes a volume as slices arrive, on a pool of threads, never holding
- * more than a few slices.  Everything goes to temporary files beside the
- * output, renamed into place only when complete (the folder format renames
- * each slice when it is complete); an error or an abort removes what this
+ * more than a few slices.  Every file goes through TomoOutput (temporary
+ * file renamed into place when complete, never one of the inputs; the
+ * folder format does so per slice); an error or an abort removes what this
  * writer wrote, so nothing half-written is left under the output name. */
 typedef struct _TomoVolumeWriter TomoVolumeWriter;
 

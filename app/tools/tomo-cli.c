@@ -14,13 +14,13 @@
 #include <unistd.h>
 
 #include <glib/gstdio.h>
-#include <glib-unix.h>
-#include <signal.h>
 
 #include "tomo-cli.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-gpu.h"
+#include "tomo-live-cli.h"
+#include "tomo-output.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 #include "tomo-tiff-writer.h"
@@ -277,64 +277,6 @@ progress_cb (guint    done,
   show_progress (user_data, done, total);
 }
 
-/* Ctrl+C and SIGTERM cancel the export (which then removes what it
- * wrote): a thread of its own runs the signal sources. */
-static gboolean
-interrupt_cb (gpointer data)
-{
-  g_cancellable_cancel (data);
-  return G_SOURCE_CONTINUE;
-}
-
-typedef struct
-{
-  GMainContext *context;
-  GMainLoop *loop;
-  GThread *thread;
-} SignalWatch;
-
-static gpointer
-signal_thread (gpointer data)
-{
-  SignalWatch *w = data;
-
-  g_main_context_push_thread_default (w->context);
-  g_main_loop_run (w->loop);
-  g_main_context_pop_thread_default (w->context);
-  return NULL;
-}
-
-static void
-signal_watch_start (SignalWatch  *w,
-                    GCancellable *cancellable)
-{
-  int signals[] = { SIGINT, SIGTERM };
-
-  w->context = g_main_context_new ();
-  w->loop = g_main_loop_new (w->context, FALSE);
-  for (guint i = 0; i < G_N_ELEMENTS (signals); i++)
-    {
-      GSource *source = g_unix_signal_source_new (signals[i]);
-
-      g_source_set_callback (source, interrupt_cb, g_object_ref (cancellable), g_object_unref);
-      g_source_attach (source, w->context);
-      g_source_unref (source);
-    }
-  w->thread = g_thread_new ("tomo-signals", signal_thread, w);
-}
-
-static void
-signal_watch_stop (SignalWatch *w)
-{
-  if (w->thread == NULL)
-    return;
-  g_main_loop_quit (w->loop);
-  g_thread_join (w->thread);
-  g_main_loop_unref (w->loop);
-  g_main_context_unref (w->context);
-  memset (w, 0, sizeof *w);
-}
-
 static void
 print_stages (const TomoVolumeStats *st,
               double                 gus)
@@ -383,6 +325,7 @@ write_one_slice (const char            *output,
   info.backend = tomo_engine_get_device_name (engine);
   info.source = tomo_scan_get_path (scan);
   info.pixel_size = tomo_scan_get_pixel_size (scan);
+  info.inputs = tomo_scan_get_input_files (scan);
   writer = tomo_volume_writer_new (output, format, &info, 1, error);
   if (writer == NULL)
     return FALSE;
@@ -399,7 +342,7 @@ cmd_reconstruct (int    argc,
                  char **argv)
 {
   g_autoptr(GOptionContext) context =
-    g_option_context_new ("FILE -o OUT.tif|DIR — reconstruct slices");
+    g_option_context_new ("FILE|--listen URL -o OUT.tif|DIR — reconstruct slices");
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoEngine) engine = NULL;
@@ -411,6 +354,7 @@ cmd_reconstruct (int    argc,
   g_autofree char *format = NULL;
   int n_writers = 0;
   OpenArgs a = { 0 };
+  TomoLiveCliListen live = { 0 };
   GOptionEntry entries[] = {
     { "row", 0, 0, G_OPTION_ARG_INT, &row, "Reconstruct detector row N (default: the middle one)", "N" },
     { "rows", 0, 0, G_OPTION_ARG_STRING, &rows, "Reconstruct rows A to B−1 (A:B, either may be empty)", "A:B" },
@@ -453,11 +397,13 @@ cmd_reconstruct (int    argc,
     "(attenuation per pixel).  Slices are W×W pixels of detector-pixel size.");
   g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_add_group (context, open_args_group (&a));
+  g_option_context_add_group (context, tomo_live_cli_listen_group (&live));
   if (!parse_options (context, &argc, &argv, &error))
     goto out;
-  if (argc != 2)
+  if (argc != (live.url ? 1 : 2))
     {
-      g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "reconstruct needs exactly one FILE");
+      g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0,
+                           "reconstruct needs exactly one FILE, or --listen URL and no FILE");
       goto out;
     }
   if (output == NULL)
@@ -477,7 +423,8 @@ cmd_reconstruct (int    argc,
   if (kernel != NULL && !tomo_gpu_kernel_from_string (kernel, &gpu_kernel, &error))
     goto out;
 
-  scan = open_scan (argv[1], &a, &error);
+  scan = live.url ? tomo_live_cli_receive (&live, a.angles, a.angle_range, &error)
+                   : open_scan (argv[1], &a, &error);
   if (scan == NULL)
     goto out;
   width = tomo_scan_get_width (scan);
@@ -505,12 +452,16 @@ cmd_reconstruct (int    argc,
       if (row >= 0 && (guint) row >= height)
         {
           g_set_error (&error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                       "Row %d is out of range: %s has rows 0 to %u", row, argv[1], height - 1);
+                       "Row %d is out of range: %s has rows 0 to %u", row,
+                       tomo_scan_get_path (scan), height - 1);
           goto out;
         }
       row_start = row >= 0 ? (guint) row : height / 2;
       row_end = row_start + 1;
     }
+
+  if (!tomo_output_check_inputs (output, tomo_scan_get_input_files (scan), &error))
+    goto out;
 
   engine = tomo_engine_new (TOMO_BACKEND_CPU);
   if (!tomo_engine_set_backend (engine, want, &error))
@@ -566,16 +517,13 @@ cmd_reconstruct (int    argc,
   else
     {
       g_autoptr(TomoVolumeExport) export = NULL;
-      g_autoptr(GCancellable) cancellable = g_cancellable_new ();
-      SignalWatch watch = { 0 };
 
       export = tomo_volume_export_new (engine, output, vformat, row_start, row_end, &params,
                                        gpu_kernel);
       tomo_volume_export_set_n_writers (export, n_writers);
       tomo_volume_export_set_progress_func (export, progress_cb, &o);
-      signal_watch_start (&watch, cancellable);
-      ok = tomo_volume_export_run (export, cancellable, &error);
-      signal_watch_stop (&watch);
+      /* Ctrl+C: tomo_output's handler removes the temporary files. */
+      ok = tomo_volume_export_run (export, NULL, &error);
       tomo_volume_export_get_stats (export, &stats);
       if (!ok && o.show_progress)
         fputc ('\n', stderr);
@@ -604,7 +552,33 @@ cmd_reconstruct (int    argc,
   status = 0;
 out:
   open_args_clear (&a);
+  tomo_live_cli_listen_clear (&live);
   return error != NULL ? fail (error) : status;
+}
+
+/* --- stream -------------------------------------------------------------- */
+
+static TomoScan *
+open_scan_cb (const char *path,
+              gpointer    data,
+              GError    **error)
+{
+  return open_scan (path, data, error);
+}
+
+static int
+cmd_stream (int    argc,
+            char **argv)
+{
+  g_autoptr(GOptionContext) context =
+    g_option_context_new ("FILE --to URL — send a scan as a live sender would");
+  OpenArgs a = { 0 };
+  int status;
+
+  g_option_context_add_group (context, open_args_group (&a));
+  status = tomo_live_cli_stream (context, argc, argv, open_scan_cb, &a);
+  open_args_clear (&a);
+  return status;
 }
 
 /* --- phantom ------------------------------------------------------------- */
@@ -721,6 +695,9 @@ print_usage (void)
     "  tomolive [FILE…]                 open the viewer (on FILE)\n"
     "  tomolive info FILE               describe a scan\n"
     "  tomolive reconstruct FILE -o OUT reconstruct slices to float32 TIFF\n"
+    "  tomolive reconstruct --listen URL -o OUT\n"
+    "                                   receive one scan live, then reconstruct it\n"
+    "  tomolive stream FILE --to URL    replay a scan as a live sender\n"
     "  tomolive phantom -o FILE.h5      write a simulated scan\n"
     "  tomolive bench                   measure the GPU back projectors\n"
     "\n"
@@ -751,12 +728,16 @@ tomo_cli_run (int    argc,
                HAVE_CUDA ? "built" : "not built", n, n == 1 ? "" : "s", HAVE_UI ? "built" : "not built");
       return 0;
     }
+  /* Ctrl+C or SIGTERM: incomplete outputs are removed, exit status 1. */
+  tomo_output_install_signal_handlers ();
   if (g_str_equal (cmd, "info"))
     return cmd_info (argc - 1, argv + 1);
   if (g_str_equal (cmd, "reconstruct"))
     return cmd_reconstruct (argc - 1, argv + 1);
   if (g_str_equal (cmd, "phantom"))
     return cmd_phantom (argc - 1, argv + 1);
+  if (g_str_equal (cmd, "stream"))
+    return cmd_stream (argc - 1, argv + 1);
   if (g_str_equal (cmd, "bench"))
     return tomo_bench_main (argc - 1, argv + 1);
   return -1;

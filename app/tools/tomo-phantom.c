@@ -9,6 +9,7 @@
 #include <hdf5.h>
 
 #include "tomo-error.h"
+#include "tomo-output.h"
 #include "tomo-phantom.h"
 
 /* Modified Shepp–Logan (Toft's contrast values) in its usual 3-D form; the
@@ -548,6 +549,7 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
   g_autofree double *theta = NULL;
   g_autofree double *theta_deg = NULL;
   g_autofree guint16 *buf = NULL;
+  g_autoptr(TomoOutput) output = NULL;
   hid_t file = -1, group = -1, data = -1, white = -1, dark = -1;
   const char *failed = NULL;
   RowMaker *maker = NULL;
@@ -576,9 +578,13 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
   buf_len = (gsize) MAX (n, MAX (params->n_flats, params->n_darks)) * w;
   buf = g_new (guint16, buf_len);
 
+  output = tomo_output_open (path, NULL, error);
+  if (output == NULL)
+    return FALSE;
+
   H5E_BEGIN_TRY
   {
-    file = H5Fcreate (path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    file = H5Fcreate (tomo_output_get_write_path (output), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (file < 0)
       {
         failed = "create the file";
@@ -681,7 +687,7 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
                    "Cannot write phantom “%s”: could not %s", path, failed);
-      return FALSE;
+      return FALSE;   /* freeing the output removes the incomplete file */
     }
-  return TRUE;
+  return tomo_output_commit (output, error);
 }

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Helpers shared by the tests that run `tomolive` as a child process.
+ */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef struct
+{
+  int status;   /* exit status, or 128 + signal */
+  char *out;
+  char *err;
+} TomoTestResult;
+
+void tomo_test_result_clear (TomoTestResult *r);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (TomoTestResult, tomo_test_result_clear)
+
+/* Runs $TOMOLIVE with `args` (NULL-terminated) and waits for it. */
+void tomo_test_run_argv        (TomoTestResult *r,
+                                const char    **args);
+/* Failure as a user must see it: exit status 1, a "tomolive: " line
+ * containing `words`, no crash. */
+void tomo_test_assert_fails_with (TomoTestResult *r,
+                                  const char     *words);
+
+#define TOMO_TEST_RUN(r, ...) \
+  G_STMT_START { const char *a_[] = { __VA_ARGS__, NULL }; tomo_test_run_argv (r, a_); } G_STMT_END
+
+G_END_DECLS

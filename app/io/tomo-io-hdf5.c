@@ -893,16 +893,3 @@ _tomo_io_hdf5_open (const char            *path,
   return g_steal_pointer (&loader);
 }
 
-/* For other HDF5 users inside tomolive (the volume writer): HDF5 is not
- * thread-safe, so every call goes under the loaders' lock. */
-void
-_tomo_io_hdf5_lock (void)
-{
-  hdf5_lock_acquire ();
-}
-
-void
-_tomo_io_hdf5_unlock (void)
-{
-  hdf5_lock_release ();
-}

@@ -53,10 +53,6 @@ struct _TomoScanLoader
 
 /* Each returns a loader whose header is read and checked, or NULL. */
 gboolean        _tomo_io_is_hdf5     (const char *path);
-/* The lock every HDF5 call in tomolive goes under (the library is not
- * thread-safe); recursive. */
-void            _tomo_io_hdf5_lock   (void);
-void            _tomo_io_hdf5_unlock (void);
 TomoScanLoader *_tomo_io_hdf5_open   (const char            *path,
                                       TomoScanFormat         format,
                                       const TomoOpenOptions *options,

@@ -255,7 +255,7 @@ create_hdf5 (TomoVolumeWriter *w,
   hid_t file = -1, group = -1, space = -1, dcpl = -1, dset = -1;
   const char *failed = NULL;
 
-  _tomo_io_hdf5_lock ();
+  _tomo_hdf5_lock ();
   file = H5Fcreate (w->tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   if (file < 0)
     {
@@ -324,7 +324,7 @@ out:
     H5Gclose (group);
   if (file >= 0 && H5Fclose (file) < 0 && failed == NULL)
     failed = "close the file";
-  _tomo_io_hdf5_unlock ();
+  _tomo_hdf5_unlock ();
   if (failed != NULL)
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,

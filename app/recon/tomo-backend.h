@@ -63,6 +63,7 @@ typedef struct
   TomoProgressFunc progress;
   gpointer user_data;
   GCancellable *cancellable;
+  TomoVolumeStats *stats;   /* zeroed by the engine, n_rows set; the backend fills the rest */
 } TomoBackendVolume;
 
 struct _TomoBackendOps

@@ -46,6 +46,8 @@ struct _TomoEngine
     TomoPreprocessStats stats;
   } cache;
 
+  TomoVolumeStats volume_stats; /* of the last volume */
+
   /* Worker for tomo_engine_submit(): at most one request pending. */
   GMutex queue_lock;
   GCond queue_cond;
@@ -700,9 +702,24 @@ tomo_engine_reconstruct_volume (TomoEngine            *self,
       job.progress = progress;
       job.user_data = user_data;
       job.cancellable = cancellable;
+      job.stats = &self->volume_stats;
+      memset (&self->volume_stats, 0, sizeof self->volume_stats);
+      self->volume_stats.n_rows = row_end - row_start;
       ok = self->backend->ops->volume (self->backend, &job, error);
       g_object_unref (job.scan);
     }
   g_mutex_unlock (&self->lock);
   return ok;
+}
+
+void
+tomo_engine_get_volume_stats (TomoEngine      *self,
+                              TomoVolumeStats *stats)
+{
+  g_return_if_fail (TOMO_IS_ENGINE (self));
+  g_return_if_fail (stats != NULL);
+
+  g_mutex_lock (&self->lock);
+  *stats = self->volume_stats;
+  g_mutex_unlock (&self->lock);
 }

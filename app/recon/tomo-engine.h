@@ -5,6 +5,7 @@
 
 #include "tomo-scan.h"
 #include "tomo-types.h"
+#include "tomo-volume-stats.h"
 
 G_BEGIN_DECLS
 
@@ -176,5 +177,9 @@ gboolean     tomo_engine_reconstruct_volume (TomoEngine            *self,
                                              gpointer               user_data,
                                              GCancellable          *cancellable,
                                              GError               **error);
+/* Stage times of the last tomo_engine_reconstruct_volume() (also when it
+ * failed); zeros before the first. */
+void         tomo_engine_get_volume_stats   (TomoEngine      *self,
+                                             TomoVolumeStats *stats);
 
 G_END_DECLS

@@ -742,6 +742,17 @@ find_nxtomo_entry (hid_t file)
         }
       if (fallback == NULL && path_exists (file, data_path))
         fallback = g_strdup_printf ("/%s", name);
+      /* NXtomo files written without a definition often keep the frames
+       * in the NXdata group only: entry/data/data beside an image_key. */
+      if (fallback == NULL)
+        {
+          g_autofree char *nxdata = g_strdup_printf ("/%s/data/data", name);
+          g_autofree char *key = g_strdup_printf ("/%s/data/image_key", name);
+          g_autofree char *key2 = g_strdup_printf ("/%s/instrument/detector/image_key", name);
+
+          if (path_exists (file, nxdata) && (path_exists (file, key) || path_exists (file, key2)))
+            fallback = g_strdup_printf ("/%s", name);
+        }
     }
 
   return fallback;

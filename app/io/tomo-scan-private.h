@@ -123,6 +123,7 @@ struct tiff;
 typedef struct
 {
   char *message;   /* first error libtiff reported since the last take */
+  char *warning;   /* first warning, the reason when no error came */
   char *last;      /* owns the string _take() returned */
 } TomoTiffErrors;
 

@@ -950,6 +950,33 @@ hdf5_open (const char     *path,
       loader->format = TOMO_SCAN_FORMAT_NXTOMO;
       ok = open_nxtomo (self, entry, error);
     }
+  else if (format != TOMO_SCAN_FORMAT_NXTOMO && path_exists (self->file, "/exchange")
+           && H5Lexists (self->file, "/exchange/data", H5P_DEFAULT) > 0)
+    {
+      H5L_info_t info = { 0 };
+      char target[1024] = "";
+
+      /* The name is there but leads nowhere: say where it points. */
+      if (H5Lget_info (self->file, "/exchange/data", &info, H5P_DEFAULT) >= 0
+          && info.type != H5L_TYPE_HARD)
+        H5Lget_val (self->file, "/exchange/data", target, sizeof target - 1, H5P_DEFAULT);
+      if (info.type == H5L_TYPE_EXTERNAL)
+        {
+          const char *file_name = NULL, *obj_name = NULL;
+          unsigned flags;
+
+          H5Lunpack_elink_val (target, info.u.val_size, &flags, &file_name, &obj_name);
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
+                       "HDF5 file %s: /exchange/data is an external link to %s in %s, "
+                       "which cannot be opened", path, obj_name ? obj_name : "?",
+                       file_name ? file_name : "?");
+        }
+      else
+        g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
+                     "HDF5 file %s: /exchange/data is a link that leads nowhere%s%s%s",
+                     path, target[0] ? " (to " : "", target, target[0] ? ")" : "");
+      ok = FALSE;
+    }
   else
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <math.h>
@@ -33,6 +34,7 @@
 
 static char *tmp_dir;
 static char *small_scan;   /* 64 × 8 × 90 phantom, written once */
+static GPtrArray *codec_names;  /* the codec table copies the tests use */
 
 static char *
 tmp_path (const char *name)
@@ -853,6 +855,14 @@ tiff_case (const char *dir, GPtrArray *args, guint bits, guint fmt, guint spp, g
   CMD ("reconstruct", path, "--already-sinogram", "--already-linear");
 }
 
+static void
+mk_tiff_one_page (const char *dir, GPtrArray *args)
+{
+  g_autofree char *path = tiff_file (dir, "one.tif", 32, 8, 1, 16, SAMPLEFORMAT_UINT, 1,
+                                     COMPRESSION_NONE, FALSE);
+  CMD ("reconstruct", path, "--already-sinogram");
+}
+
 static void mk_tiff_tiled (const char *d, GPtrArray *a) { tiff_case (d, a, 16, SAMPLEFORMAT_UINT, 1, TRUE); }
 static void mk_tiff_1bit (const char *d, GPtrArray *a) { tiff_case (d, a, 1, SAMPLEFORMAT_UINT, 1, FALSE); }
 static void mk_tiff_rgb (const char *d, GPtrArray *a) { tiff_case (d, a, 8, SAMPLEFORMAT_UINT, 3, FALSE); }
@@ -1090,6 +1100,7 @@ static const HostileCase hostile_cases[] = {
   { "nxtomo/data-data-interleaved", mk_nx_data_data, NULL },
   { "nxtomo/bad-image-key", mk_nx_bad_key, "expected 0" },
   { "nxtomo/image-key-length", mk_nx_key_length, "has 5 values" },
+  { "tiff/one-projection", mk_tiff_one_page, "has 1 projection" },
   { "tiff/tiled", mk_tiff_tiled, NULL },
   { "tiff/1-bit", mk_tiff_1bit, "1-bit" },
   { "tiff/rgb", mk_tiff_rgb, "samples per pixel" },
@@ -1230,7 +1241,7 @@ static void
 test_tiff_codec (gconstpointer data)
 {
   const TIFFCodec *codec = data;
-  g_autofree char *name = g_strdup_printf ("codec-%s", codec->name);
+  g_autofree char *name = g_strdelimit (g_strdup_printf ("codec-%s", codec->name), "/ ", '-');
   g_autofree char *dir = tmp_path (name);
   g_autofree char *path = NULL;
   g_autoptr(GError) error = NULL;
@@ -1283,6 +1294,7 @@ main (int    argc,
   TomoPhantomParams p;
   int status;
 
+  setlocale (LC_ALL, "");
   g_test_init (&argc, &argv, NULL);
   /* The test writes odd TIFFs on purpose: libtiff's complaints are expected. */
   TIFFSetErrorHandler (NULL);
@@ -1313,6 +1325,7 @@ main (int    argc,
       g_autofree char *test_path = g_strconcat ("/tomo/hardening/", hostile_cases[i].name, NULL);
       g_test_add_data_func (test_path, &hostile_cases[i], test_hostile);
     }
+  codec_names = g_ptr_array_new_with_free_func (g_free);
   {
     TIFFCodec *codecs = TIFFGetConfiguredCODECs ();
 
@@ -1322,12 +1335,15 @@ main (int    argc,
         TIFFCodec *copy = g_memdup2 (c, sizeof *c);
 
         copy->name = g_strdup (c->name);
+        g_ptr_array_add (codec_names, copy->name);
+        g_ptr_array_add (codec_names, copy);
         g_test_add_data_func (test_path, copy, test_tiff_codec);
       }
     _TIFFfree (codecs);
   }
 
   status = g_test_run ();
+  g_ptr_array_unref (codec_names);
 
   {
     g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmp_dir);

@@ -10,7 +10,7 @@ BUILD_DIR=${BUILD_DIR:-_build}
 PACKAGES=(
   meson ninja-build pkg-config gcc g++
   libglib2.0-dev libgtk-4-dev libepoxy-dev libegl-dev
-  libhdf5-dev libtiff-dev libfftw3-dev libzmq3-dev
+  libhdf5-dev libtiff-dev libfftw3-dev libzmq3-dev libjson-glib-dev
   xvfb xauth dbus dbus-x11
 )
 

@@ -140,3 +140,35 @@ tomo_gpu_gl_texture_copy (TomoGpuGlTexture *texture, const float *device_src,
 }
 
 void tomo_gpu_gl_texture_unregister (TomoGpuGlTexture *texture) { }
+
+TomoGpuAccumulator *
+tomo_gpu_accumulator_new (int device, guint width, GError **error)
+{
+  set_not_built (error);
+  return NULL;
+}
+
+gboolean
+tomo_gpu_accumulator_clear (TomoGpuAccumulator *acc, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+gboolean
+tomo_gpu_accumulator_add (TomoGpuAccumulator *acc, const float *filtered, const double *angles,
+                          guint n_proj, double center, float weight, gboolean linear, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+gboolean
+tomo_gpu_accumulator_download (TomoGpuAccumulator *acc, float *out, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+double tomo_gpu_accumulator_get_last_ms (TomoGpuAccumulator *acc) { return 0.0; }
+void tomo_gpu_accumulator_free (TomoGpuAccumulator *acc) { }

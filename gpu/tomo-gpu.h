@@ -249,4 +249,32 @@ gboolean           tomo_gpu_gl_headless_read         (TomoGpuGlHeadless *gl,
                                                       GError           **error);
 void               tomo_gpu_gl_headless_close        (TomoGpuGlHeadless *gl);
 
+/* Incremental back projection for live scans: a W×W slice on the device to
+ * which the contribution of a few filtered projections (k × width floats,
+ * their angles in radians) is added with `weight` (+1 adds, −1 removes the
+ * oldest of a sliding window).  One thread per pixel, linear or nearest
+ * interpolation as the CPU back projector. */
+typedef struct _TomoGpuAccumulator TomoGpuAccumulator;
+
+TomoGpuAccumulator *tomo_gpu_accumulator_new      (int      device,
+                                                   guint    width,
+                                                   GError **error);
+gboolean            tomo_gpu_accumulator_clear    (TomoGpuAccumulator *acc,
+                                                   GError            **error);
+gboolean            tomo_gpu_accumulator_add      (TomoGpuAccumulator *acc,
+                                                   const float        *filtered,
+                                                   const double       *angles,
+                                                   guint               n_proj,
+                                                   double              center,
+                                                   float               weight,
+                                                   gboolean            linear,
+                                                   GError            **error);
+/* width × width floats; waits for the additions. */
+gboolean            tomo_gpu_accumulator_download (TomoGpuAccumulator *acc,
+                                                   float              *out,
+                                                   GError            **error);
+/* Milliseconds of the last add: upload and kernel (CUDA events). */
+double              tomo_gpu_accumulator_get_last_ms (TomoGpuAccumulator *acc);
+void                tomo_gpu_accumulator_free     (TomoGpuAccumulator *acc);
+
 G_END_DECLS

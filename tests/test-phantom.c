@@ -316,6 +316,95 @@ test_noise_is_seeded (void)
   g_rmdir (dir);
 }
 
+/* Reads a whole uint16 dataset. */
+static guint16 *
+read_u16 (const char *path,
+          const char *name,
+          gsize      *n)
+{
+  hid_t file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t dset = H5Dopen2 (file, name, H5P_DEFAULT);
+  hid_t space = H5Dget_space (dset);
+  guint16 *out;
+
+  g_assert_cmpint (dset, >=, 0);
+  *n = H5Sget_simple_extent_npoints (space);
+  out = g_new (guint16, *n);
+  g_assert_cmpint (H5Dread (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), >=, 0);
+  H5Sclose (space);
+  H5Dclose (dset);
+  H5Fclose (file);
+  return out;
+}
+
+/* Rows computed by many threads give the single-threaded file value for
+ * value, noise included (one generator, drawn in the same order); without
+ * noise every count is the rounded exact mean of the line integral. */
+static void
+test_parallel_same_counts (void)
+{
+  const char *names[] = { "/exchange/data", "/exchange/data_white", "/exchange/data_dark" };
+  g_autofree char *dir = make_tmp_dir ();
+  TomoPhantomParams params;
+
+  tomo_phantom_params_init (&params);
+  params.width = 96;
+  params.height = 11;   /* more rows than slots of the ring, not a multiple */
+  params.n_proj = 70;
+  params.center = 49.2;
+
+  for (int noise = 0; noise <= 1; noise++)
+    {
+      g_autofree char *one = g_build_filename (dir, "one.h5", NULL);
+      g_autofree char *many = g_build_filename (dir, "many.h5", NULL);
+      g_autoptr (GError) error = NULL;
+
+      params.noise = noise;
+      params.n_threads = 1;
+      g_assert_true (tomo_phantom_write_dxchange (&params, one, &error));
+      g_assert_no_error (error);
+      params.n_threads = 5;
+      g_assert_true (tomo_phantom_write_dxchange (&params, many, &error));
+      g_assert_no_error (error);
+
+      for (guint k = 0; k < G_N_ELEMENTS (names); k++)
+        {
+          gsize n1, n2;
+          g_autofree guint16 *a = read_u16 (one, names[k], &n1);
+          g_autofree guint16 *b = read_u16 (many, names[k], &n2);
+
+          g_assert_cmpmem (a, n1 * 2, b, n2 * 2);
+          if (!noise && k == 0)
+            {
+              g_autofree double *sino = g_new (double, params.n_proj * params.width);
+              double gain = params.flat_level - params.dark_level;
+              guint n_mismatch = 0, n_attenuated = 0;
+
+              for (guint row = 0; row < params.height; row++)
+                {
+                  tomo_phantom_sinogram (&params, NULL, row, sino);
+                  for (guint p = 0; p < params.n_proj; p++)
+                    for (guint i = 0; i < params.width; i++)
+                      {
+                        double v = params.dark_level
+                                   + gain * exp (-sino[p * params.width + i]);
+                        guint16 expect = (guint16) CLAMP (floor (v + 0.5), 0.0, 65535.0);
+                        gsize at = ((gsize) p * params.height + row) * params.width + i;
+
+                        n_mismatch += b[at] != expect;
+                        n_attenuated += expect < params.flat_level - 1;
+                      }
+                }
+              g_assert_cmpuint (n_mismatch, ==, 0);
+              g_assert_cmpuint (n_attenuated, >, params.n_proj * params.height * 10);
+            }
+        }
+      g_assert_cmpint (g_remove (one), ==, 0);
+      g_assert_cmpint (g_remove (many), ==, 0);
+    }
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
 static void
 test_write_errors (void)
 {
@@ -378,6 +467,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tomo/phantom/dxchange/shapes", test_write_dxchange);
   g_test_add_func ("/tomo/phantom/dxchange/seeded-noise", test_noise_is_seeded);
   g_test_add_func ("/tomo/phantom/dxchange/errors", test_write_errors);
+  g_test_add_func ("/tomo/phantom/dxchange/parallel-same-counts", test_parallel_same_counts);
 
   return g_test_run ();
 }

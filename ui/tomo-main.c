@@ -10,6 +10,7 @@
 #include <locale.h>
 
 #include "tomo-cli.h"
+#include "tomo-live-link.h"
 #include "tomo-ui.h"
 
 int
@@ -22,5 +23,6 @@ main (int    argc,
   status = tomo_cli_run (argc, argv);
   if (status >= 0)
     return status;
+  tomo_live_link_take_arguments (&argc, &argv);
   return tomo_ui_main (argc, argv);
 }

@@ -3,6 +3,8 @@
 
 #include "config.h"
 
+#include "tomo-live-link.h"
+
 #include "tomo-application.h"
 #include "tomo-ui-private.h"
 #include "tomo-ui-resources.h"
@@ -44,5 +46,6 @@ tomo_ui_main (int    argc,
   use_build_schemas ();
   _tomo_ui_ensure_resources ();
   app = tomo_application_new (G_APPLICATION_DEFAULT_FLAGS);
+  tomo_live_link_watch_application (GTK_APPLICATION (app));
   return g_application_run (G_APPLICATION (app), argc, argv);
 }

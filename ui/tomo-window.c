@@ -601,6 +601,34 @@ tomo_window_open (TomoWindow *self,
   g_task_run_in_thread (task, open_thread);
 }
 
+/* A live scan (ui/tomo-live-link.c): a new scan object replaces the one
+ * shown; the same one again means its data changed, so cached rows go and
+ * the slice is reconstructed anew.  `status` replaces the subtitle. */
+void
+tomo_window_show_live (TomoWindow *self,
+                       TomoScan   *scan,
+                       const char *status)
+{
+  g_return_if_fail (TOMO_IS_WINDOW (self));
+
+  if (scan != NULL && scan != self->scan)
+    {
+      hide_error (self);
+      set_scan (self, scan);
+    }
+  else if (scan != NULL)
+    {
+      tomo_engine_set_scan (self->engine, NULL);
+      tomo_engine_set_scan (self->engine, scan);
+      self->sinogram_valid = FALSE;
+      queue_request (self);
+      if (self->show_sinogram)
+        update_sinogram (self);
+    }
+  if (status != NULL)
+    gtk_label_set_text (self->subtitle_label, status);
+}
+
 /* ---- export --------------------------------------------------------------- */
 
 gboolean

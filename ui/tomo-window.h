@@ -21,6 +21,9 @@ TomoScan      *tomo_window_get_scan              (TomoWindow *self);
 TomoEngine    *tomo_window_get_engine            (TomoWindow *self);
 TomoSliceView *tomo_window_get_slice_view        (TomoWindow *self);
 /* The text of the error banner, NULL while it is hidden. */
+void           tomo_window_show_live             (TomoWindow *self,
+                                                  TomoScan   *scan,
+                                                  const char *status);
 const char    *tomo_window_get_error_message     (TomoWindow *self);
 void           tomo_window_show_error            (TomoWindow *self,
                                                   const char *message);

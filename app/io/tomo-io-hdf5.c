@@ -55,6 +55,18 @@ hdf5_lock_release (void)
   g_rec_mutex_unlock (&hdf5_lock);
 }
 
+void
+_tomo_hdf5_lock (void)
+{
+  hdf5_lock_acquire ();
+}
+
+void
+_tomo_hdf5_unlock (void)
+{
+  hdf5_lock_release ();
+}
+
 static herr_t
 walk_first_error (unsigned          n,
                   const H5E_error2_t *err,

@@ -565,13 +565,18 @@ check_angles (const double *rad,
   return TRUE;
 }
 
+static TomoScan *scan_check_loader (TomoScan   *scan,
+                                    const char *path,
+                                    GError    **error);
+
 TomoScan *
 tomo_scan_open (const char            *path,
                 const TomoOpenOptions *options,
                 GError               **error)
 {
+  g_autoptr(TomoScan) self = NULL;
   TomoOpenOptions defaults;
-  TomoScanLoader *loader;
+  TomoScan *scan;
 
   g_return_val_if_fail (path != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
@@ -581,20 +586,6 @@ tomo_scan_open (const char            *path,
       tomo_open_options_init (&defaults);
       options = &defaults;
     }
-  loader = open_loader (path, options, error);
-  if (loader == NULL)
-    return NULL;
-  return _tomo_scan_new_from_loader (loader, options, error);
-}
-
-TomoScan *
-_tomo_scan_new_from_loader (TomoScanLoader        *loader,
-                            const TomoOpenOptions *options,
-                            GError               **error)
-{
-  g_autoptr(TomoScan) self = NULL;
-  const char *path = loader->path;
-  guint n_proj;
 
   self = g_object_new (TOMO_TYPE_SCAN, NULL);
   self->options = *options;
@@ -607,11 +598,59 @@ _tomo_scan_new_from_loader (TomoScanLoader        *loader,
     self->options.angle_range_deg = 180.0;
   self->cache_limit = options->cache_bytes ? options->cache_bytes : DEFAULT_CACHE_BYTES;
 
+  self->loader = open_loader (path, options, error);
+  if (self->loader == NULL)
+    return NULL;
+  _tomo_scan_loader_add_input (self->loader, path);
+  _tomo_scan_loader_add_input (self->loader, self->angles_path);
+  _tomo_scan_loader_add_input (self->loader, options->flats);
+  _tomo_scan_loader_add_input (self->loader, options->darks);
+  scan = scan_check_loader (g_steal_pointer (&self), path, error);
+  /* A file's angles are all there: absurd or coinciding ones are refused
+   * (a live scan's arrive later). */
+  if (scan != NULL
+      && !check_angles (scan->angles, scan->loader->n_frames[TOMO_FRAME_PROJECTION],
+                        scan->angles_path ? scan->angles_path
+                        : scan->angles_from_file ? path : "--angle-range", error))
+    g_clear_object (&scan);
+  return scan;
+}
+
+TomoScan *
+_tomo_scan_new_for_loader (TomoScanLoader        *loader,
+                           const TomoOpenOptions *options,
+                           GError               **error)
+{
+  TomoScan *self = g_object_new (TOMO_TYPE_SCAN, NULL);
+
+  self->options = *options;
+  self->options.flats = self->options.darks = self->options.angles = NULL;
+  if (!(self->options.angle_range_deg > 0.0) || !isfinite (self->options.angle_range_deg))
+    self->options.angle_range_deg = 180.0;
+  self->cache_limit = options->cache_bytes ? options->cache_bytes : DEFAULT_CACHE_BYTES;
   self->loader = loader;
-  _tomo_scan_loader_add_input (loader, path);
-  _tomo_scan_loader_add_input (loader, self->angles_path);
-  _tomo_scan_loader_add_input (loader, options->flats);
-  _tomo_scan_loader_add_input (loader, options->darks);
+  return scan_check_loader (self, loader->path, error);
+}
+
+void
+_tomo_scan_invalidate (TomoScan *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  g_hash_table_remove_all (self->cache);
+  g_queue_init (&self->lru);
+  self->cache_bytes = 0;
+}
+
+/* Takes `self`; checks what its loader read and works out the angles. */
+static TomoScan *
+scan_check_loader (TomoScan   *scan,
+                   const char *path,
+                   GError    **error)
+{
+  g_autoptr(TomoScan) self = scan;
+  TomoScanLoader *loader = self->loader;
+  guint n_proj;
 
   n_proj = loader->n_frames[TOMO_FRAME_PROJECTION];
   if (n_proj == 0)
@@ -634,7 +673,7 @@ _tomo_scan_new_from_loader (TomoScanLoader        *loader,
                                 loader->height, loader->width, error))
     return NULL;
 
-  if (loader->n_frames[TOMO_FRAME_FLAT] == 0 && !options->already_sinogram)
+  if (loader->n_frames[TOMO_FRAME_FLAT] == 0 && !self->options.already_sinogram)
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
                    "Scan %s has no flat fields (%s); pass --already-sinogram if the data is normalised",
@@ -683,11 +722,6 @@ _tomo_scan_new_from_loader (TomoScanLoader        *loader,
       for (guint i = 0; i < n_proj; i++)
         self->angles[i] = (self->options.angle_range_deg * G_PI / 180.0) * i / n_proj;
     }
-  if (!check_angles (self->angles, n_proj,
-                     self->angles_path ? self->angles_path
-                     : self->angles_from_file ? path : "--angle-range", error))
-    return NULL;
-
   return g_steal_pointer (&self);
 }
 
@@ -1014,6 +1048,23 @@ tomo_scan_read_raw_sinogram (TomoScan *self,
 
   locker = g_mutex_locker_new (&self->lock);
   return read_frames_locked (self, TOMO_FRAME_PROJECTION, row, out, error);
+}
+
+gboolean
+_tomo_scan_read_frames (TomoScan      *self,
+                        TomoFrameKind  kind,
+                        guint          row,
+                        float         *out,
+                        GError       **error)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+
+  if (!check_row (self, row, error))
+    return FALSE;
+  if (self->loader->n_frames[kind] == 0)
+    return TRUE;
+  locker = g_mutex_locker_new (&self->lock);
+  return read_frames_locked (self, kind, row, out, error);
 }
 
 gboolean

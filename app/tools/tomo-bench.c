@@ -25,6 +25,7 @@
 #include "tomo-fbp.h"
 #include "tomo-filter.h"
 #include "tomo-gpu.h"
+#include "tomo-live-cli.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 
@@ -1224,6 +1225,10 @@ int
 tomo_bench_main (int    argc,
                  char **argv)
 {
+  for (int i = 1; i < argc; i++)
+    if (g_str_equal (argv[i], "--live"))
+      return tomo_live_bench_main (argc, argv);
+
   g_autoptr(GOptionContext) octx = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *sizes = NULL;

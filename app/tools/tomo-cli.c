@@ -19,6 +19,7 @@
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-gpu.h"
+#include "tomo-live-cli.h"
 #include "tomo-memory.h"
 #include "tomo-options.h"
 #include "tomo-output.h"
@@ -269,7 +270,7 @@ cmd_reconstruct (int    argc,
                  char **argv)
 {
   g_autoptr(GOptionContext) context =
-    g_option_context_new ("FILE -o OUT.tif|DIR — reconstruct slices");
+    g_option_context_new ("FILE|--listen URL -o OUT.tif|DIR — reconstruct slices");
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoEngine) engine = NULL;
@@ -279,6 +280,7 @@ cmd_reconstruct (int    argc,
   double center = NAN;
   gboolean progress = FALSE, quiet = FALSE;
   OpenArgs a = { 0 };
+  TomoLiveCliListen live = { 0 };
   GOptionEntry entries[] = {
     { "row", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
       "Reconstruct detector row N (default: the middle one)", "N" },
@@ -321,11 +323,13 @@ cmd_reconstruct (int    argc,
                                    tomo_number_option_group ("reconstruct", "Reconstruction options:",
                                                              entries, numbers));
   g_option_context_add_group (context, open_args_group (&a));
+  g_option_context_add_group (context, tomo_live_cli_listen_group (&live));
   if (!parse_options (context, &argc, &argv, &error))
     goto out;
-  if (argc != 2)
+  if (argc != (live.url ? 1 : 2))
     {
-      g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "reconstruct needs exactly one FILE");
+      g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0,
+                           "reconstruct needs exactly one FILE, or --listen URL and no FILE");
       goto out;
     }
   if (output == NULL)
@@ -345,7 +349,8 @@ cmd_reconstruct (int    argc,
   if (kernel != NULL && !tomo_gpu_kernel_from_string (kernel, &gpu_kernel, &error))
     goto out;
 
-  scan = open_scan (argv[1], &a, &error);
+  scan = live.url ? tomo_live_cli_receive (&live, a.angles, a.angle_range, &error)
+                   : open_scan (argv[1], &a, &error);
   if (scan == NULL)
     goto out;
   width = tomo_scan_get_width (scan);
@@ -373,7 +378,8 @@ cmd_reconstruct (int    argc,
       if (row >= 0 && (guint) row >= height)
         {
           g_set_error (&error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                       "Row %.0f is out of range: %s has rows 0 to %u", row, argv[1], height - 1);
+                       "Row %.0f is out of range: %s has rows 0 to %u", row,
+                       tomo_scan_get_path (scan), height - 1);
           goto out;
         }
       row_start = row >= 0 ? (guint) row : height / 2;
@@ -458,7 +464,33 @@ out:
   if (o.writer != NULL)
     tomo_tiff_writer_abort (o.writer);
   open_args_clear (&a);
+  tomo_live_cli_listen_clear (&live);
   return error != NULL ? fail (error) : status;
+}
+
+/* --- stream -------------------------------------------------------------- */
+
+static TomoScan *
+open_scan_cb (const char *path,
+              gpointer    data,
+              GError    **error)
+{
+  return open_scan (path, data, error);
+}
+
+static int
+cmd_stream (int    argc,
+            char **argv)
+{
+  g_autoptr(GOptionContext) context =
+    g_option_context_new ("FILE --to URL — send a scan as a live sender would");
+  OpenArgs a = { 0 };
+  int status;
+
+  g_option_context_add_group (context, open_args_group (&a));
+  status = tomo_live_cli_stream (context, argc, argv, open_scan_cb, &a);
+  open_args_clear (&a);
+  return status;
 }
 
 /* --- phantom ------------------------------------------------------------- */
@@ -472,7 +504,7 @@ cmd_phantom (int    argc,
   g_autoptr(GError) error = NULL;
   g_autofree char *output = NULL, *kind = NULL;
   TomoPhantomParams p;
-  double width, height, n_proj, n_flats, n_darks, seed;
+  double width, height, n_proj, n_flats, n_darks, seed, threads = 0;
   double center = NAN, offset = NAN, range, flat, dark, scale = NAN;
   gboolean noise = FALSE, no_noise = FALSE;
 
@@ -506,6 +538,8 @@ cmd_phantom (int    argc,
       { "noise", 0, 0, G_OPTION_ARG_NONE, &noise, "Poisson noise (default)", NULL },
       { "no-noise", 0, 0, G_OPTION_ARG_NONE, &no_noise, "Exact counts, no noise", NULL },
       { "seed", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Random seed", "N" },
+      { "threads", 'j', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
+        "Rows computed in parallel (default: one per processor; the file is the same)", "N" },
       { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Output HDF5 file", "FILE" },
       G_OPTION_ENTRY_NULL
     };
@@ -522,6 +556,7 @@ cmd_phantom (int    argc,
       { "flats", 0, 0, 100000, TRUE, &n_flats },
       { "darks", 0, 0, 100000, TRUE, &n_darks },
       { "seed", 0, 0, G_MAXUINT32, TRUE, &seed },
+      { "threads", 'j', 0, 4096, TRUE, &threads },
       { NULL },
     };
 
@@ -538,8 +573,8 @@ cmd_phantom (int    argc,
 
   if (output == NULL || argc != 1)
     return fail_literal ("phantom needs an output file: -o FILE.h5 (and no other arguments)");
-  if (width < 1 || height < 1 || n_proj < 1 || n_flats < 0 || n_darks < 0)
-    return fail_literal ("phantom: width, height and projections must be ≥ 1, flats and darks ≥ 0");
+  if (width < 1 || height < 1 || n_proj < 1 || n_flats < 0 || n_darks < 0 || threads < 0)
+    return fail_literal ("phantom: width, height and projections must be ≥ 1, flats, darks and threads ≥ 0");
   if (!(flat > dark) || dark < 0)
     return fail_literal ("phantom: the flat level must be above the dark level, and the dark ≥ 0");
   p.width = width;
@@ -548,6 +583,7 @@ cmd_phantom (int    argc,
   p.n_flats = n_flats;
   p.n_darks = n_darks;
   p.seed = seed;
+  p.n_threads = threads;
   p.angle_range_deg = range;
   p.flat_level = flat;
   p.dark_level = dark;
@@ -589,6 +625,9 @@ print_usage (void)
     "  tomolive [FILE…]                 open the viewer (on FILE)\n"
     "  tomolive info FILE               describe a scan\n"
     "  tomolive reconstruct FILE -o OUT reconstruct slices to float32 TIFF\n"
+    "  tomolive reconstruct --listen URL -o OUT\n"
+    "                                   receive one scan live, then reconstruct it\n"
+    "  tomolive stream FILE --to URL    replay a scan as a live sender\n"
     "  tomolive phantom -o FILE.h5      write a simulated scan\n"
     "  tomolive bench                   measure the GPU back projectors\n"
     "\n"
@@ -627,6 +666,8 @@ tomo_cli_run (int    argc,
     return cmd_reconstruct (argc - 1, argv + 1);
   if (g_str_equal (cmd, "phantom"))
     return cmd_phantom (argc - 1, argv + 1);
+  if (g_str_equal (cmd, "stream"))
+    return cmd_stream (argc - 1, argv + 1);
   if (g_str_equal (cmd, "bench"))
     return tomo_bench_main (argc - 1, argv + 1);
   return -1;

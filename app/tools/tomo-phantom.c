@@ -304,6 +304,143 @@ counts (double  mean,
   return (guint16) CLAMP (floor (v + 0.5), 0.0, 65535.0);
 }
 
+/* ---------------------------------------------------------------------------
+ * Rows in parallel
+ *
+ * The line integrals and the mean counts of each detector row are computed
+ * by a pool of threads into a ring of slots, a few rows ahead of the thread
+ * that writes.  Poisson noise draws from one generator in the order the
+ * single-threaded writer always used (projections of a row, then its flats,
+ * then its darks, row after row), so it stays on the writing thread: the
+ * file is the same bit for bit whatever the number of threads.  Without
+ * noise the workers also round the counts, and the writer only writes. */
+
+typedef struct
+{
+  const TomoPhantomParams *params;
+  const double *theta;
+  gsize plane;           /* n_proj × width */
+  guint n_slots;
+  double **mean;         /* per slot: line integrals, then mean counts */
+  guint16 **counts;      /* per slot, without noise: rounded counts */
+  gint64 *ready;         /* per slot: the row it holds, or −1 */
+  GThreadPool *pool;
+  GMutex lock;
+  GCond cond;
+} RowMaker;
+
+static void
+row_maker_run (gpointer data,
+               gpointer user_data)
+{
+  RowMaker *m = user_data;
+  guint row = GPOINTER_TO_UINT (data) - 1;
+  guint slot = row % m->n_slots;
+  const TomoPhantomParams *params = m->params;
+  double gain = params->flat_level - params->dark_level;
+  double *mean = m->mean[slot];
+
+  tomo_phantom_sinogram (params, m->theta, row, mean);
+  for (gsize i = 0; i < m->plane; i++)
+    mean[i] = params->dark_level + gain * exp (-mean[i]);
+  if (m->counts[slot] != NULL)
+    for (gsize i = 0; i < m->plane; i++)
+      m->counts[slot][i] = counts (mean[i], NULL);
+
+  g_mutex_lock (&m->lock);
+  m->ready[slot] = row;
+  g_cond_broadcast (&m->cond);
+  g_mutex_unlock (&m->lock);
+}
+
+static void
+row_maker_push (RowMaker *m,
+                guint     row)
+{
+  if (row < m->params->height)
+    g_thread_pool_push (m->pool, GUINT_TO_POINTER (row + 1), NULL);
+}
+
+static RowMaker *
+row_maker_new (const TomoPhantomParams *params,
+               const double            *theta,
+               guint                    n_threads)
+{
+  RowMaker *m = g_new0 (RowMaker, 1);
+
+  m->params = params;
+  m->theta = theta;
+  m->plane = (gsize) params->n_proj * params->width;
+  m->n_slots = MIN (2 * MAX (n_threads, 1), params->height);
+  m->mean = g_new0 (double *, m->n_slots);
+  m->counts = g_new0 (guint16 *, m->n_slots);
+  m->ready = g_new (gint64, m->n_slots);
+  for (guint s = 0; s < m->n_slots; s++)
+    {
+      m->mean[s] = g_new (double, m->plane);
+      if (!params->noise)
+        m->counts[s] = g_new (guint16, m->plane);
+      m->ready[s] = -1;
+    }
+  g_mutex_init (&m->lock);
+  g_cond_init (&m->cond);
+  m->pool = g_thread_pool_new (row_maker_run, m, MAX (n_threads, 1), TRUE, NULL);
+  for (guint s = 0; s < m->n_slots; s++)
+    row_maker_push (m, s);
+  return m;
+}
+
+/* Waits for `row` and returns its counts: the slot's own without noise,
+ * else drawn into `buf` from `rand`. */
+static const guint16 *
+row_maker_take (RowMaker *m,
+                guint     row,
+                GRand    *rand,
+                guint16  *buf)
+{
+  guint slot = row % m->n_slots;
+
+  g_mutex_lock (&m->lock);
+  while (m->ready[slot] != row)
+    g_cond_wait (&m->cond, &m->lock);
+  g_mutex_unlock (&m->lock);
+
+  if (m->counts[slot] != NULL)
+    return m->counts[slot];
+  for (gsize i = 0; i < m->plane; i++)
+    buf[i] = counts (m->mean[slot][i], rand);
+  return buf;
+}
+
+/* The slot of `row` is free again: start the row that reuses it. */
+static void
+row_maker_release (RowMaker *m,
+                   guint     row)
+{
+  g_mutex_lock (&m->lock);
+  m->ready[row % m->n_slots] = -1;
+  g_mutex_unlock (&m->lock);
+  row_maker_push (m, row + m->n_slots);
+}
+
+static void
+row_maker_free (RowMaker *m)
+{
+  /* Waits for the rows being computed; queued ones are dropped. */
+  g_thread_pool_free (m->pool, TRUE, TRUE);
+  for (guint s = 0; s < m->n_slots; s++)
+    {
+      g_free (m->mean[s]);
+      g_free (m->counts[s]);
+    }
+  g_free (m->mean);
+  g_free (m->counts);
+  g_free (m->ready);
+  g_mutex_clear (&m->lock);
+  g_cond_clear (&m->cond);
+  g_free (m);
+}
+
 static gboolean
 check_params (const TomoPhantomParams *params,
               const char              *path,
@@ -411,12 +548,12 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
   g_autoptr (GRand) rand = NULL;
   g_autofree double *theta = NULL;
   g_autofree double *theta_deg = NULL;
-  g_autofree double *sino = NULL;
   g_autofree guint16 *buf = NULL;
   g_autoptr(TomoOutput) output = NULL;
   hid_t file = -1, group = -1, data = -1, white = -1, dark = -1;
   const char *failed = NULL;
-  guint w, h, n;
+  RowMaker *maker = NULL;
+  guint w, h, n, n_threads;
   gsize buf_len;
 
   g_return_val_if_fail (params != NULL, FALSE);
@@ -430,6 +567,7 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
   h = params->height;
   n = params->n_proj;
   rand = params->noise ? g_rand_new_with_seed (params->seed) : NULL;
+  n_threads = params->n_threads > 0 ? params->n_threads : (guint) g_get_num_processors ();
 
   theta = g_new (double, n);
   theta_deg = g_new (double, n);
@@ -437,7 +575,6 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
   for (guint p = 0; p < n; p++)
     theta_deg[p] = params->angle_range_deg * p / n;
 
-  sino = g_new (double, (gsize) n * w);
   buf_len = (gsize) MAX (n, MAX (params->n_flats, params->n_darks)) * w;
   buf = g_new (guint16, buf_len);
 
@@ -476,18 +613,17 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
         goto out;
       }
 
+    maker = row_maker_new (params, theta, n_threads);
     for (guint row = 0; row < h; row++)
       {
-        double gain = params->flat_level - params->dark_level;
+        const guint16 *proj = row_maker_take (maker, row, rand, buf);
 
-        tomo_phantom_sinogram (params, theta, row, sino);
-        for (gsize i = 0; i < (gsize) n * w; i++)
-          buf[i] = counts (params->dark_level + gain * exp (-sino[i]), rand);
-        if (!write_row (data, n, row, w, buf))
+        if (!write_row (data, n, row, w, proj))
           {
             failed = "write /exchange/data";
             goto out;
           }
+        row_maker_release (maker, row);
 
         if (params->n_flats > 0)
           {
@@ -533,6 +669,7 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
       }
 
   out:
+    g_clear_pointer (&maker, row_maker_free);
     if (group > 0)
       H5Gclose (group);
     if (data > 0)

@@ -40,6 +40,7 @@ typedef struct
   guint n_flats, n_darks;
   gboolean noise;         /* Poisson noise on projections, flats, darks */
   guint32 seed;
+  guint n_threads;        /* rows computed in parallel; 0 = one per processor */
 } TomoPhantomParams;
 
 void     tomo_phantom_params_init      (TomoPhantomParams *params);

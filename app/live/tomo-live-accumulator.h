@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <glib.h>
+
+#include "tomo-engine.h"
+#include "tomo-types.h"
+
+G_BEGIN_DECLS
+
+/* One slice under a live scan, built incrementally: back projection is a sum
+ * over projections, so projections that arrive are filtered and added on
+ * their own (weight +1), and those leaving a sliding window subtracted
+ * (weight −1).  The result equals a reconstruction from the projections
+ * added so far, scaled as one of `n_scan` projections (the FBP factor
+ * π/(2·n_scan)).  Filtering runs on the CPU (FFTW); back projection on the
+ * GPU when asked for and present, else on the CPU. */
+typedef struct _TomoLiveAccumulator TomoLiveAccumulator;
+
+TomoLiveAccumulator *tomo_live_accumulator_new   (guint                  width,
+                                                  guint                  n_scan,
+                                                  const TomoReconParams *params,
+                                                  TomoBackend            backend,
+                                                  GError               **error);
+void          tomo_live_accumulator_free         (TomoLiveAccumulator *self);
+TomoBackend   tomo_live_accumulator_get_backend  (TomoLiveAccumulator *self);
+void          tomo_live_accumulator_clear        (TomoLiveAccumulator *self);
+/* `sino` holds n preprocessed detector rows (n × width), `angles` radians. */
+gboolean      tomo_live_accumulator_add          (TomoLiveAccumulator *self,
+                                                  const float         *sino,
+                                                  const double        *angles,
+                                                  guint                n,
+                                                  float                weight,
+                                                  GError             **error);
+/* The slice now (width × width floats; owned by the accumulator). */
+const float  *tomo_live_accumulator_get_image    (TomoLiveAccumulator *self,
+                                                  GError             **error);
+/* Milliseconds the last add spent filtering and back projecting. */
+void          tomo_live_accumulator_get_last_ms  (TomoLiveAccumulator *self,
+                                                  double              *filter_ms,
+                                                  double              *backproject_ms);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoLiveAccumulator, tomo_live_accumulator_free)
+
+G_END_DECLS

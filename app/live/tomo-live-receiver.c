@@ -1,0 +1,434 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "tomo-live"
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zmq.h>
+
+#include "tomo-live-receiver.h"
+
+#define MAX_PARTS 4
+
+struct _TomoLiveReceiver
+{
+  void            *ctx;
+  void            *socket;
+  char            *endpoint;
+  TomoLiveProtocol protocol;
+  gboolean         reply;
+  gsize            max_memory;
+  guint            json_n_projections;
+  double          *json_angles_deg;
+  double           angle_range_deg;
+
+  GThread         *thread;
+  gint             stop;
+
+  GMutex           lock;            /* guards what follows */
+  TomoLiveScan    *current;
+  gboolean         current_announced;
+  gboolean         have_settings;
+  guint            settings_darks, settings_flats;
+  gboolean         settings_linear;
+  TomoLiveReceiverStats stats;
+  char            *last_drop;
+  GAsyncQueue     *complete;        /* TomoLiveScan refs */
+};
+
+void
+tomo_live_receiver_options_init (TomoLiveReceiverOptions *options)
+{
+  memset (options, 0, sizeof *options);
+  options->url = "tcp://*:5558";
+  options->angle_range_deg = 180.0;
+}
+
+gsize
+tomo_live_default_max_memory (void)
+{
+  long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGESIZE);
+
+  if (pages <= 0 || page <= 0)
+    return (gsize) 4 << 30;
+  return (gsize) pages * (gsize) page / 2;
+}
+
+char *
+tomo_live_parse_url (const char       *url,
+                     TomoLiveProtocol *protocol,
+                     GError          **error)
+{
+  const char *plus = strstr (url, "://");
+  const char *sep = strchr (url, '+');
+
+  if (plus == NULL)
+    {
+      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
+                   "“%s” is not a ZeroMQ address such as tcp://*:5558", url);
+      return NULL;
+    }
+  if (sep != NULL && sep < plus)
+    {
+      g_autofree char *name = g_strndup (url, sep - url);
+
+      if (!tomo_live_protocol_from_string (name, protocol, error))
+        return NULL;
+      return g_strdup (sep + 1);
+    }
+  return g_strdup (url);
+}
+
+static void
+set_error_zmq (GError    **error,
+               const char *what,
+               const char *endpoint)
+{
+  g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_SOCKET,
+               "Cannot %s %s: %s", what, endpoint, zmq_strerror (zmq_errno ()));
+}
+
+static void
+drop_message (TomoLiveReceiver *self,
+              TomoLiveDrop      why,
+              char             *detail)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  if (self->stats.n_dropped[why]++ == 0)
+    g_message ("Dropped a message (%s): %s; further ones of this kind are only counted",
+               tomo_live_drop_to_string (why), detail ? detail : "");
+  self->stats.n_dropped_total++;
+  g_free (self->last_drop);
+  self->last_drop = g_strdup_printf ("%s: %s", tomo_live_drop_to_string (why), detail ? detail : "");
+  g_free (detail);
+}
+
+static void
+context_locked (TomoLiveReceiver *self,
+                TomoLiveContext  *ctx)
+{
+  memset (ctx, 0, sizeof *ctx);
+  ctx->max_frame_bytes = self->max_memory;
+  ctx->n_projections = self->protocol == TOMO_LIVE_PROTOCOL_JSON ? self->json_n_projections : 0;
+  if (self->current != NULL)
+    {
+      ctx->have_geometry = TRUE;
+      ctx->rows = tomo_live_scan_get_rows (self->current);
+      ctx->cols = tomo_live_scan_get_cols (self->current);
+    }
+}
+
+static void
+start_scan_locked (TomoLiveReceiver *self,
+                   TomoLiveScan     *scan)
+{
+  g_clear_pointer (&self->current, tomo_live_scan_unref);
+  self->current = scan;
+  self->current_announced = FALSE;
+  self->stats.n_scans++;
+  if (self->have_settings)
+    tomo_live_scan_set_settings (scan, self->settings_darks, self->settings_flats, self->settings_linear);
+}
+
+static void
+announce_if_complete_locked (TomoLiveReceiver *self)
+{
+  if (self->current != NULL && !self->current_announced && tomo_live_scan_is_complete (self->current))
+    {
+      self->current_announced = TRUE;
+      g_async_queue_push (self->complete, tomo_live_scan_ref (self->current));
+    }
+}
+
+static void
+handle (TomoLiveReceiver *self,
+        const guint8    **parts,
+        const gsize      *sizes,
+        guint             n_parts)
+{
+  TomoLiveContext ctx;
+  TomoLiveMessage m;
+  TomoLiveDrop why;
+  char *detail = NULL;
+  gboolean ok;
+
+  {
+    g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+    context_locked (self, &ctx);
+  }
+
+  if (self->protocol == TOMO_LIVE_PROTOCOL_TOMOP)
+    {
+      if (n_parts != 1)
+        {
+          drop_message (self, TOMO_LIVE_DROP_PARTS,
+                        g_strdup_printf ("TomoPackets message in %u parts", n_parts));
+          return;
+        }
+      ok = tomo_live_parse_tomop (parts[0], sizes[0], &ctx, &m, &why, &detail);
+    }
+  else
+    ok = tomo_live_parse_json (parts, sizes, n_parts, &ctx, &m, &why, &detail);
+  if (!ok)
+    {
+      drop_message (self, why, detail);
+      return;
+    }
+
+  g_mutex_lock (&self->lock);
+  switch (m.type)
+    {
+    case TOMO_LIVE_MSG_GEOMETRY_SPEC:
+      break;
+
+    case TOMO_LIVE_MSG_SCAN_SETTINGS:
+      self->have_settings = TRUE;
+      self->settings_darks = m.n_darks;
+      self->settings_flats = m.n_flats;
+      self->settings_linear = m.already_linear;
+      if (self->current != NULL)
+        tomo_live_scan_set_settings (self->current, m.n_darks, m.n_flats, m.already_linear);
+      break;
+
+    case TOMO_LIVE_MSG_PARALLEL_GEOMETRY:
+      {
+        g_autofree double *deg = g_new (double, m.n_projections);
+
+        for (guint i = 0; i < m.n_projections; i++)
+          {
+            guint32 v;
+            float f;
+
+            memcpy (&v, m.angles_rad + 4 * (gsize) i, 4);
+            v = GUINT32_FROM_LE (v);
+            memcpy (&f, &v, 4);
+            deg[i] = (double) f * 180.0 / G_PI;
+          }
+        /* A sender that reconnects repeats the geometry: same scan. */
+        if (self->current != NULL && !tomo_live_scan_is_complete (self->current) &&
+            tomo_live_scan_same_geometry (self->current, m.rows, m.cols, m.n_projections, deg))
+          self->stats.n_resumed++;
+        else
+          start_scan_locked (self, tomo_live_scan_new (TOMO_LIVE_PROTOCOL_TOMOP, m.rows, m.cols,
+                                                       m.n_projections, deg, 180.0, self->max_memory));
+      }
+      break;
+
+    case TOMO_LIVE_MSG_FRAME:
+      {
+        g_autoptr(GError) error = NULL;
+
+        if (self->current == NULL)   /* JSON: the first frame opens a scan */
+          start_scan_locked (self, tomo_live_scan_new (TOMO_LIVE_PROTOCOL_JSON, m.rows, m.cols,
+                                                       self->json_n_projections, self->json_angles_deg,
+                                                       self->angle_range_deg, self->max_memory));
+        if (!tomo_live_scan_add_frame (self->current, &m, &error))
+          {
+            g_mutex_unlock (&self->lock);
+            drop_message (self, TOMO_LIVE_DROP_MEMORY, g_strdup (error->message));
+            return;
+          }
+      }
+      break;
+
+    case TOMO_LIVE_MSG_END:
+      if (self->current != NULL)
+        {
+          tomo_live_scan_mark_ended (self->current);
+          announce_if_complete_locked (self);
+          g_clear_pointer (&self->current, tomo_live_scan_unref);
+        }
+      break;
+    }
+  self->stats.n_accepted++;
+  announce_if_complete_locked (self);
+  g_mutex_unlock (&self->lock);
+}
+
+static gpointer
+receive_thread (gpointer data)
+{
+  TomoLiveReceiver *self = data;
+  zmq_msg_t msgs[MAX_PARTS];
+
+  for (guint i = 0; i < MAX_PARTS; i++)
+    zmq_msg_init (&msgs[i]);
+
+  while (!g_atomic_int_get (&self->stop))
+    {
+      zmq_pollitem_t item = { self->socket, 0, ZMQ_POLLIN, 0 };
+      const guint8 *parts[MAX_PARTS];
+      gsize sizes[MAX_PARTS];
+      guint n_parts = 0, n_kept = 0;
+      gsize bytes = 0;
+      int more = 1;
+
+      if (zmq_poll (&item, 1, 50) <= 0 || !(item.revents & ZMQ_POLLIN))
+        continue;
+
+      /* A message is all its parts; more than MAX_PARTS are counted only. */
+      while (more)
+        {
+          zmq_msg_t *msg = &msgs[MIN (n_kept, MAX_PARTS - 1)];
+
+          if (zmq_msg_recv (msg, self->socket, 0) < 0)
+            break;
+          bytes += zmq_msg_size (msg);
+          n_parts++;
+          if (n_kept < MAX_PARTS)
+            n_kept++;
+          more = zmq_msg_more (msg);
+        }
+      if (n_parts == 0)
+        continue;
+
+      if (self->reply)
+        {
+          guint32 one = GUINT32_TO_LE (1);
+
+          zmq_send (self->socket, &one, sizeof one, 0);
+        }
+
+      {
+        g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+        self->stats.n_messages++;
+        self->stats.bytes += bytes;
+      }
+
+      for (guint i = 0; i < n_kept; i++)
+        {
+          parts[i] = zmq_msg_data (&msgs[i]);
+          sizes[i] = zmq_msg_size (&msgs[i]);
+        }
+      if (n_parts > n_kept)
+        drop_message (self, TOMO_LIVE_DROP_PARTS, g_strdup_printf ("message of %u parts", n_parts));
+      else
+        handle (self, parts, sizes, n_parts);
+    }
+
+  for (guint i = 0; i < MAX_PARTS; i++)
+    zmq_msg_close (&msgs[i]);
+  return NULL;
+}
+
+TomoLiveReceiver *
+tomo_live_receiver_new (const TomoLiveReceiverOptions *options,
+                        GError                       **error)
+{
+  g_autoptr(TomoLiveReceiver) self = g_new0 (TomoLiveReceiver, 1);
+  g_autofree char *endpoint = NULL;
+  char last[256];
+  size_t last_len = sizeof last;
+  int zero = 0, hwm = 64;
+
+  g_mutex_init (&self->lock);
+  self->complete = g_async_queue_new_full ((GDestroyNotify) tomo_live_scan_unref);
+  self->protocol = options->protocol;
+  endpoint = tomo_live_parse_url (options->url ? options->url : "tcp://*:5558", &self->protocol, error);
+  if (endpoint == NULL)
+    return NULL;
+  self->reply = options->reply;
+  self->max_memory = options->max_memory ? options->max_memory : tomo_live_default_max_memory ();
+  self->json_n_projections = options->n_projections;
+  if (options->angles_deg != NULL && options->n_projections > 0)
+    self->json_angles_deg = g_memdup2 (options->angles_deg, sizeof (double) * options->n_projections);
+  self->angle_range_deg = options->angle_range_deg > 0 ? options->angle_range_deg : 180.0;
+
+  self->ctx = zmq_ctx_new ();
+  self->socket = zmq_socket (self->ctx, self->reply ? ZMQ_REP : ZMQ_PULL);
+  zmq_setsockopt (self->socket, ZMQ_LINGER, &zero, sizeof zero);
+  /* A short queue: when the receiver falls behind the sender waits, nothing is dropped. */
+  zmq_setsockopt (self->socket, ZMQ_RCVHWM, &hwm, sizeof hwm);
+  if (zmq_bind (self->socket, endpoint) != 0)
+    {
+      set_error_zmq (error, "listen on", endpoint);
+      return NULL;
+    }
+  if (zmq_getsockopt (self->socket, ZMQ_LAST_ENDPOINT, last, &last_len) == 0)
+    self->endpoint = g_strndup (last, last_len);
+  else
+    self->endpoint = g_strdup (endpoint);
+
+  self->thread = g_thread_try_new ("tomo-live-rx", receive_thread, self, error);
+  if (self->thread == NULL)
+    return NULL;
+  return g_steal_pointer (&self);
+}
+
+void
+tomo_live_receiver_free (TomoLiveReceiver *self)
+{
+  if (self == NULL)
+    return;
+  g_atomic_int_set (&self->stop, 1);
+  if (self->thread != NULL)
+    g_thread_join (self->thread);
+  if (self->socket != NULL)
+    zmq_close (self->socket);
+  if (self->ctx != NULL)
+    zmq_ctx_term (self->ctx);
+  g_clear_pointer (&self->current, tomo_live_scan_unref);
+  g_async_queue_unref (self->complete);
+  g_free (self->last_drop);
+  g_free (self->endpoint);
+  g_free (self->json_angles_deg);
+  g_mutex_clear (&self->lock);
+  g_free (self);
+}
+
+const char *
+tomo_live_receiver_get_endpoint (TomoLiveReceiver *self)
+{
+  return self->endpoint;
+}
+
+TomoLiveProtocol
+tomo_live_receiver_get_protocol (TomoLiveReceiver *self)
+{
+  return self->protocol;
+}
+
+void
+tomo_live_receiver_get_stats (TomoLiveReceiver      *self,
+                              TomoLiveReceiverStats *stats)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  *stats = self->stats;
+}
+
+TomoLiveScan *
+tomo_live_receiver_dup_current (TomoLiveReceiver *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return self->current ? tomo_live_scan_ref (self->current) : NULL;
+}
+
+char *
+tomo_live_receiver_dup_last_drop (TomoLiveReceiver *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return g_strdup (self->last_drop);
+}
+
+TomoLiveScan *
+tomo_live_receiver_wait_complete (TomoLiveReceiver *self,
+                                  gint64            timeout_us,
+                                  GError          **error)
+{
+  TomoLiveScan *scan;
+
+  if (timeout_us < 0)
+    return g_async_queue_pop (self->complete);
+  scan = g_async_queue_timeout_pop (self->complete, timeout_us);
+  if (scan == NULL)
+    g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_TIMEOUT,
+                 "No complete scan arrived on %s within %.1f s", self->endpoint, timeout_us / 1e6);
+  return scan;
+}

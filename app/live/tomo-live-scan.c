@@ -1,0 +1,717 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "tomo-live"
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+#include <hdf5.h>
+
+#include "tomo-error.h"
+#include "tomo-live-scan.h"
+#include "tomo-output.h"
+#include "tomo-scan-private.h"
+
+/* One received frame, in the dtype it came in. */
+typedef struct
+{
+  TomoDType dtype;
+  gsize     n_bytes;
+  guint8    data[];
+} Frame;
+
+struct _TomoLiveScan
+{
+  gatomicrefcount  ref;
+  GMutex           lock;
+
+  TomoLiveProtocol protocol;
+  guint            rows;
+  guint            cols;
+  guint            n_projections;   /* 0: grows with the ids */
+  double          *angles_deg;      /* from the geometry, or NULL */
+  double           angle_range_deg;
+  gsize            max_bytes;
+
+  GPtrArray       *frames[3];       /* Frame* or NULL, by slot */
+  GArray          *frame_angles;    /* double per projection slot, NAN = none */
+  GArray          *slot_seq;        /* guint64 per projection slot: generation when written */
+  GArray          *slot_id;         /* guint per projection slot: the id last written */
+  GArray          *slot_arrival;    /* gint64 per projection slot: monotonic µs */
+  guint64          calibration;     /* generation of the last flat, dark or settings change */
+  guint            n_present[3];
+  guint            n_expected[3];
+  gboolean         settings_seen;
+  gboolean         already_linear;
+  gboolean         ended;
+
+  guint64          n_frames_received;
+  guint64          n_duplicates;
+  guint64          bytes_received;
+  gsize            bytes_held;
+  guint64          generation;
+};
+
+TomoLiveScan *
+tomo_live_scan_new (TomoLiveProtocol  protocol,
+                    guint             rows,
+                    guint             cols,
+                    guint             n_projections,
+                    const double     *angles_deg,
+                    double            angle_range_deg,
+                    gsize             max_bytes)
+{
+  TomoLiveScan *self = g_new0 (TomoLiveScan, 1);
+
+  g_atomic_ref_count_init (&self->ref);
+  g_mutex_init (&self->lock);
+  self->protocol = protocol;
+  self->rows = rows;
+  self->cols = cols;
+  self->n_projections = n_projections;
+  if (angles_deg != NULL && n_projections > 0)
+    self->angles_deg = g_memdup2 (angles_deg, sizeof (double) * n_projections);
+  self->angle_range_deg = angle_range_deg > 0 && isfinite (angle_range_deg) ? angle_range_deg : 180.0;
+  self->max_bytes = max_bytes;
+  for (guint k = 0; k < 3; k++)
+    {
+      self->frames[k] = g_ptr_array_new_with_free_func (g_free);
+      if (k == TOMO_FRAME_PROJECTION && n_projections > 0)
+        g_ptr_array_set_size (self->frames[k], n_projections);
+    }
+  self->frame_angles = g_array_new (FALSE, FALSE, sizeof (double));
+  self->slot_seq = g_array_new (FALSE, TRUE, sizeof (guint64));
+  self->slot_id = g_array_new (FALSE, TRUE, sizeof (guint));
+  self->slot_arrival = g_array_new (FALSE, TRUE, sizeof (gint64));
+  self->n_expected[TOMO_FRAME_PROJECTION] = n_projections;
+  return self;
+}
+
+TomoLiveScan *
+tomo_live_scan_ref (TomoLiveScan *self)
+{
+  g_atomic_ref_count_inc (&self->ref);
+  return self;
+}
+
+void
+tomo_live_scan_unref (TomoLiveScan *self)
+{
+  if (!g_atomic_ref_count_dec (&self->ref))
+    return;
+  for (guint k = 0; k < 3; k++)
+    g_ptr_array_unref (self->frames[k]);
+  g_array_unref (self->frame_angles);
+  g_array_unref (self->slot_seq);
+  g_array_unref (self->slot_id);
+  g_array_unref (self->slot_arrival);
+  g_free (self->angles_deg);
+  g_mutex_clear (&self->lock);
+  g_free (self);
+}
+
+guint
+tomo_live_scan_get_rows (TomoLiveScan *self)
+{
+  return self->rows;
+}
+
+guint
+tomo_live_scan_get_cols (TomoLiveScan *self)
+{
+  return self->cols;
+}
+
+TomoLiveProtocol
+tomo_live_scan_get_protocol (TomoLiveScan *self)
+{
+  return self->protocol;
+}
+
+gboolean
+tomo_live_scan_same_geometry (TomoLiveScan *self,
+                              guint         rows,
+                              guint         cols,
+                              guint         n_projections,
+                              const double *angles_deg)
+{
+  if (rows != self->rows || cols != self->cols || n_projections != self->n_projections)
+    return FALSE;
+  if ((angles_deg == NULL) != (self->angles_deg == NULL))
+    return FALSE;
+  return angles_deg == NULL ||
+         memcmp (angles_deg, self->angles_deg, sizeof (double) * n_projections) == 0;
+}
+
+void
+tomo_live_scan_set_settings (TomoLiveScan *self,
+                             guint         n_darks,
+                             guint         n_flats,
+                             gboolean      already_linear)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  self->settings_seen = TRUE;
+  self->n_expected[TOMO_FRAME_DARK] = n_darks;
+  self->n_expected[TOMO_FRAME_FLAT] = n_flats;
+  self->already_linear = already_linear;
+  self->calibration = ++self->generation;
+}
+
+gboolean
+tomo_live_scan_add_frame (TomoLiveScan          *self,
+                          const TomoLiveMessage *m,
+                          GError               **error)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+  GPtrArray *slots;
+  Frame *frame, *old;
+  guint slot;
+
+  g_return_val_if_fail (m->type == TOMO_LIVE_MSG_FRAME, FALSE);
+  g_return_val_if_fail (m->kind >= 0 && m->kind < 3, FALSE);
+
+  locker = g_mutex_locker_new (&self->lock);
+  slots = self->frames[m->kind];
+  slot = m->id;
+  /* Ids past the count are the next rotation: same angle, last one wins. */
+  if (m->kind == TOMO_FRAME_PROJECTION && self->n_projections > 0)
+    slot = m->id % self->n_projections;
+
+  old = slot < slots->len ? g_ptr_array_index (slots, slot) : NULL;
+  if (self->bytes_held - (old ? old->n_bytes : 0) + m->n_bytes > self->max_bytes)
+    {
+      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY,
+                   "Live scan: %" G_GSIZE_FORMAT " MiB held, a frame of %" G_GSIZE_FORMAT
+                   " KiB would pass the memory limit of %" G_GSIZE_FORMAT " MiB (--max-memory)",
+                   self->bytes_held >> 20, m->n_bytes >> 10, self->max_bytes >> 20);
+      return FALSE;
+    }
+
+  /* A frame that replaces one of its size (the next rotation) reuses its
+   * memory: no allocation, no page faults in a steady stream. */
+  if (old != NULL && old->n_bytes == m->n_bytes)
+    frame = old;
+  else
+    frame = g_malloc (sizeof (Frame) + m->n_bytes);
+  frame->dtype = m->dtype;
+  frame->n_bytes = m->n_bytes;
+  memcpy (frame->data, m->pixels, m->n_bytes);
+
+  if (slot >= slots->len)
+    g_ptr_array_set_size (slots, slot + 1);
+  if (old != NULL)
+    {
+      self->n_duplicates++;
+      self->bytes_held -= old->n_bytes;
+    }
+  else
+    self->n_present[m->kind]++;
+  if (old != frame)
+    g_free (old);
+  slots->pdata[slot] = frame;
+  self->bytes_held += m->n_bytes;
+  self->bytes_received += m->n_bytes;
+  self->n_frames_received++;
+
+  self->generation++;
+  if (m->kind == TOMO_FRAME_PROJECTION)
+    {
+      double nan = NAN;
+
+      while (self->frame_angles->len <= slot)
+        g_array_append_val (self->frame_angles, nan);
+      g_array_index (self->frame_angles, double, slot) = m->has_angle ? m->angle_deg : NAN;
+      if (self->slot_seq->len <= slot)
+        {
+          g_array_set_size (self->slot_seq, slot + 1);
+          g_array_set_size (self->slot_id, slot + 1);
+          g_array_set_size (self->slot_arrival, slot + 1);
+        }
+      g_array_index (self->slot_seq, guint64, slot) = self->generation;
+      g_array_index (self->slot_id, guint, slot) = m->id;
+      g_array_index (self->slot_arrival, gint64, slot) = g_get_monotonic_time ();
+    }
+  else
+    self->calibration = self->generation;
+  return TRUE;
+}
+
+void
+tomo_live_scan_mark_ended (TomoLiveScan *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  self->ended = TRUE;
+  self->generation++;
+}
+
+static gboolean
+is_complete_locked (TomoLiveScan *self)
+{
+  if (self->protocol == TOMO_LIVE_PROTOCOL_JSON)
+    return self->ended && self->n_present[TOMO_FRAME_PROJECTION] > 0;
+  return self->n_present[TOMO_FRAME_PROJECTION] == self->n_projections &&
+         self->n_present[TOMO_FRAME_DARK] >= self->n_expected[TOMO_FRAME_DARK] &&
+         self->n_present[TOMO_FRAME_FLAT] >= self->n_expected[TOMO_FRAME_FLAT];
+}
+
+gboolean
+tomo_live_scan_is_complete (TomoLiveScan *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return is_complete_locked (self);
+}
+
+void
+tomo_live_scan_get_info (TomoLiveScan     *self,
+                         TomoLiveScanInfo *info)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  for (guint k = 0; k < 3; k++)
+    {
+      info->n_present[k] = self->n_present[k];
+      info->n_expected[k] = self->n_expected[k];
+    }
+  info->n_frames_received = self->n_frames_received;
+  info->n_duplicates = self->n_duplicates;
+  info->bytes_received = self->bytes_received;
+  info->bytes_held = self->bytes_held;
+  info->complete = is_complete_locked (self);
+}
+
+guint8 *
+tomo_live_scan_dup_present (TomoLiveScan *self,
+                            guint        *n_projections)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  GPtrArray *slots = self->frames[TOMO_FRAME_PROJECTION];
+  guint8 *present = g_new0 (guint8, MAX (slots->len, 1));
+
+  for (guint i = 0; i < slots->len; i++)
+    present[i] = g_ptr_array_index (slots, i) != NULL;
+  *n_projections = slots->len;
+  return present;
+}
+
+guint64
+tomo_live_scan_get_generation (TomoLiveScan *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return self->generation;
+}
+
+guint
+tomo_live_scan_collect_changed (TomoLiveScan *self,
+                                guint64       since,
+                                guint64      *now,
+                                guint64      *calibration,
+                                GArray       *slots,
+                                GArray       *ids,
+                                GArray       *arrivals)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  guint n = 0;
+
+  for (guint i = 0; i < self->slot_seq->len; i++)
+    if (g_array_index (self->slot_seq, guint64, i) > since)
+      {
+        g_array_append_val (slots, i);
+        g_array_append_val (ids, g_array_index (self->slot_id, guint, i));
+        g_array_append_val (arrivals, g_array_index (self->slot_arrival, gint64, i));
+        n++;
+      }
+  *now = self->generation;
+  *calibration = self->calibration;
+  return n;
+}
+
+guint
+tomo_live_scan_get_n_projections (TomoLiveScan *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return self->n_projections > 0 ? self->n_projections : self->frames[TOMO_FRAME_PROJECTION]->len;
+}
+
+double
+tomo_live_scan_get_angle (TomoLiveScan *self,
+                          guint         slot)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  double a = slot < self->frame_angles->len ? g_array_index (self->frame_angles, double, slot) : NAN;
+  guint n = self->n_projections > 0 ? self->n_projections : MAX (self->frames[TOMO_FRAME_PROJECTION]->len, 1);
+
+  if (isnan (a))
+    a = self->angles_deg != NULL && slot < self->n_projections ? self->angles_deg[slot]
+                                                                : self->angle_range_deg * slot / n;
+  return a * G_PI / 180.0;
+}
+
+static gboolean mean_row_locked (TomoLiveScan *self, TomoFrameKind kind, guint row, float *out, float *tmp);
+static void frame_row (const Frame *f, guint cols, guint row, float *out);
+
+gboolean
+tomo_live_scan_read_row (TomoLiveScan *self,
+                         guint         row,
+                         const guint  *slots,
+                         guint         n,
+                         float        *out,
+                         float        *flat,
+                         float        *dark,
+                         gboolean     *normalise,
+                         gboolean     *apply_log)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  g_autofree float *tmp = g_new (float, self->cols);
+  GPtrArray *proj = self->frames[TOMO_FRAME_PROJECTION];
+
+  if (row >= self->rows)
+    return FALSE;
+  *normalise = mean_row_locked (self, TOMO_FRAME_FLAT, row, flat, tmp);
+  if (!mean_row_locked (self, TOMO_FRAME_DARK, row, dark, tmp))
+    memset (dark, 0, sizeof (float) * self->cols);
+  *apply_log = !self->already_linear;
+  for (guint i = 0; i < n; i++)
+    {
+      const Frame *f = slots[i] < proj->len ? g_ptr_array_index (proj, slots[i]) : NULL;
+
+      if (f != NULL)
+        frame_row (f, self->cols, row, out + (gsize) i * self->cols);
+      else
+        memcpy (out + (gsize) i * self->cols, *normalise ? flat : tmp, sizeof (float) * self->cols);
+    }
+  return TRUE;
+}
+
+/* --- the loader a TomoScan reads through --------------------------------- */
+
+typedef struct
+{
+  TomoScanLoader parent;
+  TomoLiveScan  *live;
+} LiveLoader;
+
+static void
+frame_row (const Frame *f,
+           guint        cols,
+           guint        row,
+           float       *out)
+{
+  gsize elem = _tomo_dtype_size (f->dtype);
+
+  _tomo_convert_to_float (f->data + (gsize) row * cols * elem, f->dtype,
+                          G_BYTE_ORDER != G_LITTLE_ENDIAN, cols, out);
+}
+
+/* Mean of row `row` of the frames of `kind` present, or FALSE when none. */
+static gboolean
+mean_row_locked (TomoLiveScan  *self,
+                 TomoFrameKind  kind,
+                 guint          row,
+                 float         *out,
+                 float         *tmp)
+{
+  GPtrArray *slots = self->frames[kind];
+  guint n = 0;
+
+  memset (out, 0, sizeof (float) * self->cols);
+  for (guint i = 0; i < slots->len; i++)
+    {
+      const Frame *f = g_ptr_array_index (slots, i);
+
+      if (f == NULL)
+        continue;
+      frame_row (f, self->cols, row, tmp);
+      for (guint x = 0; x < self->cols; x++)
+        out[x] += tmp[x];
+      n++;
+    }
+  for (guint x = 0; n > 0 && x < self->cols; x++)
+    out[x] /= n;
+  return n > 0;
+}
+
+static gboolean
+live_read_rows (TomoScanLoader *loader,
+                TomoFrameKind   kind,
+                guint           row,
+                float          *out,
+                GError        **error)
+{
+  TomoLiveScan *self = ((LiveLoader *) loader)->live;
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  GPtrArray *slots = self->frames[kind];
+  guint cols = self->cols;
+  g_autofree float *fill = NULL;
+  g_autofree float *tmp = NULL;
+
+  for (guint i = 0; i < loader->n_frames[kind]; i++)
+    {
+      const Frame *f = i < slots->len ? g_ptr_array_index (slots, i) : NULL;
+      float *dst = out + (gsize) i * cols;
+
+      if (f != NULL)
+        {
+          frame_row (f, cols, row, dst);
+          continue;
+        }
+      if (fill == NULL)
+        {
+          /* A gap: a missing projection reads as the flat (a zero line
+           * integral), a missing flat or dark as the mean of those present. */
+          TomoFrameKind source = kind == TOMO_FRAME_PROJECTION ? TOMO_FRAME_FLAT : kind;
+
+          fill = g_new (float, cols);
+          tmp = g_new (float, cols);
+          if (!mean_row_locked (self, source, row, fill, tmp))
+            {
+              float dark_max = 0.0f;
+
+              if (kind != TOMO_FRAME_DARK && mean_row_locked (self, TOMO_FRAME_DARK, row, tmp, fill))
+                for (guint x = 0; x < cols; x++)
+                  dark_max = MAX (dark_max, tmp[x]);
+              for (guint x = 0; x < cols; x++)
+                fill[x] = kind == TOMO_FRAME_DARK ? 0.0f : dark_max + 1.0f;
+            }
+        }
+      memcpy (dst, fill, sizeof (float) * cols);
+    }
+  return TRUE;
+}
+
+static void
+live_loader_free (TomoScanLoader *loader)
+{
+  tomo_live_scan_unref (((LiveLoader *) loader)->live);
+  g_free (loader);
+}
+
+static const TomoScanLoaderClass live_loader_class = {
+  .name = "live",
+  .read_rows = live_read_rows,
+  .free = live_loader_free,
+};
+
+TomoScan *
+tomo_live_scan_create_scan (TomoLiveScan *self,
+                            GError      **error)
+{
+  LiveLoader *loader;
+  TomoOpenOptions options;
+  guint n_proj;
+
+  tomo_open_options_init (&options);
+  loader = g_new0 (LiveLoader, 1);
+  loader->parent.klass = &live_loader_class;
+  loader->live = tomo_live_scan_ref (self);
+
+  {
+    g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+    gboolean all_angles = TRUE;
+
+    n_proj = self->n_projections > 0 ? self->n_projections : self->frames[TOMO_FRAME_PROJECTION]->len;
+    loader->parent.format = TOMO_SCAN_FORMAT_AUTO;
+    loader->parent.path = g_strdup_printf ("live %s scan", tomo_live_protocol_to_string (self->protocol));
+    loader->parent.width = self->cols;
+    loader->parent.height = self->rows;
+    loader->parent.n_frames[TOMO_FRAME_PROJECTION] = n_proj;
+    for (guint k = TOMO_FRAME_FLAT; k <= TOMO_FRAME_DARK; k++)
+      loader->parent.n_frames[k] = MAX (self->n_expected[k], self->frames[k]->len);
+    loader->parent.dtype = TOMO_DTYPE_FLOAT32;
+    {
+      const Frame *first = NULL;
+
+      for (guint i = 0; first == NULL && i < self->frames[TOMO_FRAME_PROJECTION]->len; i++)
+        first = g_ptr_array_index (self->frames[TOMO_FRAME_PROJECTION], i);
+      if (first != NULL)
+        loader->parent.dtype = first->dtype;
+    }
+    loader->parent.source[TOMO_FRAME_PROJECTION] = g_strdup ("projections received");
+    loader->parent.source[TOMO_FRAME_FLAT] = g_strdup ("flats received");
+    loader->parent.source[TOMO_FRAME_DARK] = g_strdup ("darks received");
+
+    /* Angles a frame carried win over the geometry's. */
+    for (guint i = 0; i < n_proj; i++)
+      if (i >= self->frame_angles->len || isnan (g_array_index (self->frame_angles, double, i)))
+        all_angles = FALSE;
+    if (n_proj > 0 && (all_angles || self->angles_deg != NULL))
+      {
+        loader->parent.angles_deg = g_new (double, n_proj);
+        for (guint i = 0; i < n_proj; i++)
+          {
+            double a = i < self->frame_angles->len ? g_array_index (self->frame_angles, double, i) : NAN;
+
+            if (isnan (a))
+              a = self->angles_deg != NULL ? self->angles_deg[i] : self->angle_range_deg * i / n_proj;
+            loader->parent.angles_deg[i] = a;
+          }
+      }
+    options.angle_range_deg = self->angle_range_deg;
+    options.already_linear = self->already_linear;
+    /* No flats announced or received: the data is already normalised. */
+    options.already_sinogram = loader->parent.n_frames[TOMO_FRAME_FLAT] == 0;
+  }
+
+  if (n_proj == 0)
+    {
+      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_INCOMPLETE,
+                   "Live %s scan: no projection has arrived yet",
+                   tomo_live_protocol_to_string (self->protocol));
+      _tomo_scan_loader_free (&loader->parent);
+      return NULL;
+    }
+  return _tomo_scan_new_for_loader (&loader->parent, &options, error);
+}
+
+void
+tomo_live_scan_refresh (TomoLiveScan *self,
+                        TomoScan     *scan)
+{
+  _tomo_scan_invalidate (scan);
+}
+
+/* --- recording ----------------------------------------------------------- */
+
+static hid_t
+h5_type (TomoDType dtype)
+{
+  switch (dtype)
+    {
+    case TOMO_DTYPE_UINT8: return H5T_STD_U8LE;
+    case TOMO_DTYPE_UINT16: return H5T_STD_U16LE;
+    case TOMO_DTYPE_UINT32: return H5T_STD_U32LE;
+    case TOMO_DTYPE_FLOAT64: return H5T_IEEE_F64LE;
+    case TOMO_DTYPE_FLOAT32:
+    default: return H5T_IEEE_F32LE;
+    }
+}
+
+/* Writes the frames of one kind as (n, rows, cols), one hyperslab per
+ * frame; a gap is written as zeros (HDF5's fill value). */
+static gboolean
+write_kind_locked (TomoLiveScan *self,
+                   hid_t         file,
+                   const char   *name,
+                   TomoFrameKind kind,
+                   guint         n)
+{
+  hsize_t dims[3] = { n, self->rows, self->cols };
+  hsize_t chunk[3] = { 1, self->rows, self->cols };
+  TomoDType dtype = TOMO_DTYPE_FLOAT32;
+  hid_t space, dcpl, dset, mspace;
+  gboolean ok = TRUE;
+
+  for (guint i = 0; i < self->frames[kind]->len; i++)
+    {
+      const Frame *f = g_ptr_array_index (self->frames[kind], i);
+
+      if (f != NULL)
+        {
+          dtype = f->dtype;
+          break;
+        }
+    }
+  space = H5Screate_simple (3, dims, NULL);
+  dcpl = H5Pcreate (H5P_DATASET_CREATE);
+  if (n > 0)
+    H5Pset_chunk (dcpl, 3, chunk);
+  dset = H5Dcreate2 (file, name, h5_type (dtype), space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+  H5Pclose (dcpl);
+  if (dset < 0)
+    {
+      H5Sclose (space);
+      return FALSE;
+    }
+  mspace = H5Screate_simple (3, chunk, NULL);
+  for (guint i = 0; ok && i < MIN (n, self->frames[kind]->len); i++)
+    {
+      const Frame *f = g_ptr_array_index (self->frames[kind], i);
+      hsize_t start[3] = { i, 0, 0 };
+
+      if (f == NULL)
+        continue;
+      H5Sselect_hyperslab (space, H5S_SELECT_SET, start, NULL, chunk, NULL);
+      ok = H5Dwrite (dset, h5_type (f->dtype), mspace, space, H5P_DEFAULT, f->data) >= 0;
+    }
+  H5Sclose (mspace);
+  H5Sclose (space);
+  return H5Dclose (dset) >= 0 && ok;
+}
+
+gboolean
+tomo_live_scan_write_dxchange (TomoLiveScan *self,
+                               const char   *path,
+                               GError      **error)
+{
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoOutput) output = NULL;
+  const double *angles;
+  g_autofree double *theta = NULL;
+  const char *failed = NULL;
+  hid_t file = -1, group = -1, space = -1, dset = -1;
+  hsize_t n;
+
+  /* The angles and counts as a reader will see them. */
+  scan = tomo_live_scan_create_scan (self, error);
+  if (scan == NULL)
+    return FALSE;
+  n = tomo_scan_get_n_projections (scan);
+  angles = tomo_scan_get_angles (scan);
+  theta = g_new (double, n);
+  for (hsize_t i = 0; i < n; i++)
+    theta[i] = angles[i] * 180.0 / G_PI;
+
+  /* Written beside `path` and put in place when complete (tomo-output.h). */
+  output = tomo_output_open (path, NULL, error);
+  if (output == NULL)
+    return FALSE;
+  _tomo_hdf5_lock ();
+  g_mutex_lock (&self->lock);
+  file = H5Fcreate (tomo_output_get_write_path (output), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (file < 0)
+    failed = "create the file";
+  else if ((group = H5Gcreate2 (file, "/exchange", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
+    failed = "create /exchange";
+  else if (!write_kind_locked (self, file, "/exchange/data", TOMO_FRAME_PROJECTION, n))
+    failed = "write /exchange/data";
+  else if (tomo_scan_get_n_flats (scan) > 0 &&
+           !write_kind_locked (self, file, "/exchange/data_white", TOMO_FRAME_FLAT,
+                               tomo_scan_get_n_flats (scan)))
+    failed = "write /exchange/data_white";
+  else if (tomo_scan_get_n_darks (scan) > 0 &&
+           !write_kind_locked (self, file, "/exchange/data_dark", TOMO_FRAME_DARK,
+                               tomo_scan_get_n_darks (scan)))
+    failed = "write /exchange/data_dark";
+  else
+    {
+      space = H5Screate_simple (1, &n, NULL);
+      dset = H5Dcreate2 (file, "/exchange/theta", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT,
+                         H5P_DEFAULT);
+      if (dset < 0 || H5Dwrite (dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, theta) < 0)
+        failed = "write /exchange/theta";
+    }
+  g_mutex_unlock (&self->lock);
+  if (dset >= 0)
+    H5Dclose (dset);
+  if (space >= 0)
+    H5Sclose (space);
+  if (group >= 0)
+    H5Gclose (group);
+  if (file >= 0 && H5Fclose (file) < 0 && failed == NULL)
+    failed = "close the file";
+  _tomo_hdf5_unlock ();
+
+  if (failed != NULL)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                   "Recording %s: could not %s", path, failed);
+      return FALSE;   /* freeing the output removes the incomplete file */
+    }
+  return tomo_output_commit (output, error);
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <glib.h>
+
+#include "tomo-live-protocol.h"
+#include "tomo-scan.h"
+
+G_BEGIN_DECLS
+
+/* A scan being received: frames kept as they came (their own dtype), in
+ * slots by id.  Thread-safe; reference counted.  A TomoScan made from it
+ * reads the live data: a missing projection reads as the flat field (so it
+ * adds nothing to a reconstruction), a missing flat or dark as the mean of
+ * those present. */
+typedef struct _TomoLiveScan TomoLiveScan;
+
+typedef struct
+{
+  guint   n_present[3];        /* by TomoFrameKind */
+  guint   n_expected[3];       /* 0 where not announced */
+  guint64 n_frames_received;   /* accepted frames, duplicates included */
+  guint64 n_duplicates;        /* accepted frames that replaced an earlier one */
+  guint64 bytes_received;      /* pixel bytes accepted */
+  gsize   bytes_held;
+  gboolean complete;
+} TomoLiveScanInfo;
+
+TomoLiveScan *tomo_live_scan_new          (TomoLiveProtocol  protocol,
+                                           guint             rows,
+                                           guint             cols,
+                                           guint             n_projections, /* 0: grows */
+                                           const double     *angles_deg,    /* or NULL */
+                                           double            angle_range_deg,
+                                           gsize             max_bytes);
+TomoLiveScan *tomo_live_scan_ref          (TomoLiveScan *self);
+void          tomo_live_scan_unref        (TomoLiveScan *self);
+
+guint         tomo_live_scan_get_rows     (TomoLiveScan *self);
+guint         tomo_live_scan_get_cols     (TomoLiveScan *self);
+TomoLiveProtocol tomo_live_scan_get_protocol (TomoLiveScan *self);
+/* Same geometry as another announcement (a sender that reconnects). */
+gboolean      tomo_live_scan_same_geometry (TomoLiveScan *self,
+                                            guint         rows,
+                                            guint         cols,
+                                            guint         n_projections,
+                                            const double *angles_deg);
+
+void          tomo_live_scan_set_settings (TomoLiveScan *self,
+                                           guint         n_darks,
+                                           guint         n_flats,
+                                           gboolean      already_linear);
+/* Copies one frame in.  FALSE (TOMO_LIVE_ERROR_MEMORY) when it would pass
+ * the memory limit; nothing is changed then. */
+gboolean      tomo_live_scan_add_frame    (TomoLiveScan    *self,
+                                           const TomoLiveMessage *message,
+                                           GError         **error);
+void          tomo_live_scan_mark_ended   (TomoLiveScan *self);
+gboolean      tomo_live_scan_is_complete  (TomoLiveScan *self);
+void          tomo_live_scan_get_info     (TomoLiveScan     *self,
+                                           TomoLiveScanInfo *info);
+/* Which projection slots hold data now (n_projections booleans). */
+guint8       *tomo_live_scan_dup_present  (TomoLiveScan *self,
+                                           guint        *n_projections);
+/* Bumped by every accepted frame. */
+guint64       tomo_live_scan_get_generation (TomoLiveScan *self);
+
+/* For the incremental preview: the projection slots written after
+ * generation `since` (their slot, id and arrival time, appended to the
+ * arrays of guint, guint and gint64); *now is the generation to pass next,
+ * *calibration the generation of the last flat/dark/settings change. */
+guint         tomo_live_scan_collect_changed (TomoLiveScan *self,
+                                              guint64       since,
+                                              guint64      *now,
+                                              guint64      *calibration,
+                                              GArray       *slots,
+                                              GArray       *ids,
+                                              GArray       *arrivals);
+guint         tomo_live_scan_get_n_projections (TomoLiveScan *self);
+/* Radians: the frame's own angle, else the geometry's, else evenly spaced. */
+double        tomo_live_scan_get_angle    (TomoLiveScan *self,
+                                           guint         slot);
+/* Row `row` of the projections in `slots` (n × cols raw counts), and the
+ * mean flat and dark of that row; *normalise is FALSE when no flat has
+ * arrived (the data is then taken as normalised). */
+gboolean      tomo_live_scan_read_row     (TomoLiveScan *self,
+                                           guint         row,
+                                           const guint  *slots,
+                                           guint         n,
+                                           float        *out,
+                                           float        *flat,
+                                           float        *dark,
+                                           gboolean     *normalise,
+                                           gboolean     *apply_log);
+
+/* A TomoScan over the frames received so far (and those still coming: the
+ * counts are fixed now, the contents are read live; call
+ * tomo_live_scan_refresh() after new frames so cached rows are dropped). */
+TomoScan     *tomo_live_scan_create_scan  (TomoLiveScan *self,
+                                           GError      **error);
+void          tomo_live_scan_refresh      (TomoLiveScan *self,
+                                           TomoScan     *scan);
+
+/* Everything received, as HDF5 Data Exchange (/exchange/data, data_white,
+ * data_dark, theta in degrees) that tomo_scan_open() reads back. */
+gboolean      tomo_live_scan_write_dxchange (TomoLiveScan *self,
+                                             const char   *path,
+                                             GError      **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoLiveScan, tomo_live_scan_unref)
+
+G_END_DECLS

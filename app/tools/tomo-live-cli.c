@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "tomo-cli"
+
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tomo-error.h"
+#include "tomo-live-cli.h"
+#include "tomo-live-receiver.h"
+#include "tomo-live-sender.h"
+#include "tomo-scan-private.h"
+
+GOptionGroup *
+tomo_live_cli_listen_group (TomoLiveCliListen *l)
+{
+  GOptionEntry entries[] = {
+    { "listen", 'l', 0, G_OPTION_ARG_STRING, &l->url,
+      "Receive the scan live: bind this ZeroMQ address (tcp://*:5558) instead of reading FILE", "URL" },
+    { "protocol", 0, 0, G_OPTION_ARG_STRING, &l->protocol, "tomop (default) or json", "P" },
+    { "socket", 0, 0, G_OPTION_ARG_STRING, &l->socket,
+      "pull (default) or rep (answer every message with int32 1)", "S" },
+    { "record", 0, 0, G_OPTION_ARG_FILENAME, &l->record,
+      "Also write what was received as HDF5 Data Exchange", "FILE.h5" },
+    { "timeout", 0, 0, G_OPTION_ARG_DOUBLE, &l->timeout,
+      "Give up (exit 1) when no complete scan arrived after S seconds", "S" },
+    { "max-memory", 0, 0, G_OPTION_ARG_STRING, &l->max_memory,
+      "Memory for received frames (e.g. 8G; default half the RAM)", "SIZE" },
+    { "projections", 0, 0, G_OPTION_ARG_INT, &l->n_projections,
+      "JSON: number of projections of a rotation (angles from --angles or --angle-range)", "N" },
+    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &l->verbose, "Report what arrives", NULL },
+    G_OPTION_ENTRY_NULL
+  };
+  GOptionGroup *group = g_option_group_new ("live", "Live input options:",
+                                            "Show options for receiving scans live", NULL, NULL);
+
+  g_option_group_add_entries (group, entries);
+  return group;
+}
+
+void
+tomo_live_cli_listen_clear (TomoLiveCliListen *l)
+{
+  g_free (l->url);
+  g_free (l->protocol);
+  g_free (l->socket);
+  g_free (l->record);
+  g_free (l->max_memory);
+}
+
+gboolean
+tomo_live_parse_size (const char *text,
+                      gsize      *bytes,
+                      GError    **error)
+{
+  char *end = NULL;
+  double v = g_ascii_strtod (text, &end);
+  double scale = 1;
+
+  if (end != NULL)
+    switch (g_ascii_toupper (*end))
+      {
+      case 'K': scale = 1024.0; end++; break;
+      case 'M': scale = 1024.0 * 1024; end++; break;
+      case 'G': scale = 1024.0 * 1024 * 1024; end++; break;
+      case 'T': scale = 1024.0 * 1024 * 1024 * 1024; end++; break;
+      default: break;
+      }
+  if (end != NULL && (*end == 'B' || *end == 'b'))
+    end++;
+  if (end == text || end == NULL || *end != '\0' || !(v > 0) || !isfinite (v * scale) ||
+      v * scale >= (double) G_MAXSIZE)
+    {
+      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
+                   "--max-memory “%s” is not a size such as 512M or 8G", text);
+      return FALSE;
+    }
+  *bytes = (gsize) (v * scale);
+  return TRUE;
+}
+
+static void
+print_stats (TomoLiveReceiver *rx,
+             TomoLiveScan     *scan,
+             double            seconds)
+{
+  TomoLiveReceiverStats s;
+  TomoLiveScanInfo info;
+
+  tomo_live_receiver_get_stats (rx, &s);
+  tomo_live_scan_get_info (scan, &info);
+  g_printerr ("tomolive: received %u projections, %u flats, %u darks in %.2f s "
+              "(%.1f MB/s), %" G_GUINT64_FORMAT " duplicates, %" G_GUINT64_FORMAT " dropped\n",
+              info.n_present[TOMO_FRAME_PROJECTION], info.n_present[TOMO_FRAME_FLAT],
+              info.n_present[TOMO_FRAME_DARK], seconds,
+              seconds > 0 ? s.bytes / seconds / 1e6 : 0.0, info.n_duplicates, s.n_dropped_total);
+  for (guint k = 0; k < TOMO_LIVE_N_DROPS; k++)
+    if (s.n_dropped[k] > 0)
+      g_printerr ("tomolive:   dropped %" G_GUINT64_FORMAT " × %s\n", s.n_dropped[k],
+                  tomo_live_drop_to_string (k));
+}
+
+TomoScan *
+tomo_live_cli_receive (TomoLiveCliListen *l,
+                       const char        *angles_file,
+                       double             angle_range,
+                       GError           **error)
+{
+  g_autoptr(TomoLiveReceiver) rx = NULL;
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autofree double *angles = NULL;
+  TomoLiveReceiverOptions options;
+  guint n_angles = 0;
+  gint64 start;
+
+  tomo_live_receiver_options_init (&options);
+  options.url = l->url;
+  if (l->protocol != NULL && !tomo_live_protocol_from_string (l->protocol, &options.protocol, error))
+    return NULL;
+  if (l->socket != NULL)
+    {
+      if (g_ascii_strcasecmp (l->socket, "rep") == 0)
+        options.reply = TRUE;
+      else if (g_ascii_strcasecmp (l->socket, "pull") != 0)
+        {
+          g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
+                       "--socket “%s”: pull or rep", l->socket);
+          return NULL;
+        }
+    }
+  if (l->max_memory != NULL && !tomo_live_parse_size (l->max_memory, &options.max_memory, error))
+    return NULL;
+  if (l->n_projections < 0)
+    {
+      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
+                   "--projections %d must not be negative", l->n_projections);
+      return NULL;
+    }
+  if (angles_file != NULL)
+    {
+      angles = _tomo_read_angle_file (angles_file, &n_angles, error);
+      if (angles == NULL)
+        return NULL;
+      if (l->n_projections > 0 && n_angles != (guint) l->n_projections)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                       "Angle file %s has %u angles but --projections is %d",
+                       angles_file, n_angles, l->n_projections);
+          return NULL;
+        }
+      options.n_projections = n_angles;
+      options.angles_deg = angles;
+    }
+  else
+    options.n_projections = l->n_projections;
+  if (angle_range > 0)
+    options.angle_range_deg = angle_range;
+
+  rx = tomo_live_receiver_new (&options, error);
+  if (rx == NULL)
+    return NULL;
+  if (l->verbose)
+    g_printerr ("tomolive: listening on %s (%s, %s)\n", tomo_live_receiver_get_endpoint (rx),
+                tomo_live_protocol_to_string (tomo_live_receiver_get_protocol (rx)),
+                options.reply ? "rep" : "pull");
+  start = g_get_monotonic_time ();
+  live = tomo_live_receiver_wait_complete (rx, l->timeout > 0 ? (gint64) (l->timeout * 1e6) : -1, error);
+  if (live == NULL)
+    {
+      g_autoptr(TomoLiveScan) partial = tomo_live_receiver_dup_current (rx);
+
+      if (partial != NULL)
+        {
+          TomoLiveScanInfo info;
+
+          tomo_live_scan_get_info (partial, &info);
+          g_prefix_error (error, "Scan incomplete (%u of %u projections, %u of %u flats, %u of %u darks): ",
+                          info.n_present[0], info.n_expected[0], info.n_present[1], info.n_expected[1],
+                          info.n_present[2], info.n_expected[2]);
+        }
+      return NULL;
+    }
+  if (l->verbose)
+    print_stats (rx, live, (g_get_monotonic_time () - start) / 1e6);
+  if (l->record != NULL && !tomo_live_scan_write_dxchange (live, l->record, error))
+    return NULL;
+  return tomo_live_scan_create_scan (live, error);
+}
+
+int
+tomo_live_cli_stream (GOptionContext  *context,
+                      int              argc,
+                      char           **argv,
+                      TomoCliOpenFunc  open,
+                      gpointer         data)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) scan = NULL;
+  g_autofree char *to = NULL, *protocol = NULL, *socket = NULL;
+  double rate = 0, timeout = 0;
+  gboolean loop = FALSE;
+  GOptionEntry entries[] = {
+    { "to", 't', 0, G_OPTION_ARG_STRING, &to, "Receiver's ZeroMQ address (tcp://host:5558)", "URL" },
+    { "protocol", 0, 0, G_OPTION_ARG_STRING, &protocol, "tomop (default) or json", "P" },
+    { "rate", 0, 0, G_OPTION_ARG_DOUBLE, &rate, "Projections per second (default: as fast as possible)", "N" },
+    { "loop", 0, 0, G_OPTION_ARG_NONE, &loop, "Send the scan again and again", NULL },
+    { "socket", 0, 0, G_OPTION_ARG_STRING, &socket, "push (default) or req (wait for each reply)", "S" },
+    { "timeout", 0, 0, G_OPTION_ARG_DOUBLE, &timeout,
+      "Fail when the receiver takes no message for S seconds (default 30)", "S" },
+    G_OPTION_ENTRY_NULL
+  };
+  TomoLiveStreamOptions options = { 0, };
+
+  g_option_context_set_summary (context,
+    "Replays a scan as a live sender (TomoPackets or JSON header + raw frame):\n"
+    "darks, flats, then projections.");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    goto out;
+  if (argc != 2 || to == NULL)
+    {
+      g_set_error_literal (&error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
+                           "stream needs one FILE and --to URL");
+      goto out;
+    }
+  if (protocol != NULL && !tomo_live_protocol_from_string (protocol, &options.protocol, &error))
+    goto out;
+  if (socket != NULL)
+    {
+      if (g_ascii_strcasecmp (socket, "req") == 0)
+        options.request = TRUE;
+      else if (g_ascii_strcasecmp (socket, "push") != 0)
+        {
+          g_set_error (&error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL, "--socket “%s”: push or req", socket);
+          goto out;
+        }
+    }
+  if (!(rate >= 0) || !isfinite (rate) || !(timeout >= 0) || timeout > 86400)
+    {
+      g_set_error (&error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
+                   "--rate %g and --timeout %g must be non-negative", rate, timeout);
+      goto out;
+    }
+  options.rate = rate;
+  options.loop = loop;
+  options.timeout_ms = (guint) (timeout * 1000);
+  scan = open (argv[1], data, &error);
+  if (scan == NULL)
+    goto out;
+  tomo_live_stream_scan (scan, to, &options, NULL, &error);
+
+out:
+  if (error != NULL)
+    {
+      g_printerr ("tomolive: %s\n", error->message);
+      return 1;
+    }
+  return 0;
+}

@@ -1,0 +1,1088 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Live input over real ZeroMQ sockets on loopback: every protocol and
+ * socket pattern delivers the sample scan bit for bit, broken messages are
+ * counted and ignored while good ones keep flowing, senders come and go. */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <hdf5.h>
+
+#include "tomo-engine.h"
+#include "tomo-live-preview.h"
+#include "tomo-live-receiver.h"
+#include "tomo-live-sender.h"
+#include "tomo-scan-private.h"
+
+#define WAIT_US (60 * G_USEC_PER_SEC)
+
+static const char *sample_path;
+static const char *tomolive;
+
+static TomoScan *
+open_sample (void)
+{
+  g_autoptr(GError) error = NULL;
+  TomoScan *scan = tomo_scan_open (sample_path, NULL, &error);
+
+  g_assert_no_error (error);
+  return scan;
+}
+
+static TomoLiveReceiver *
+receiver_new (TomoLiveProtocol protocol,
+              gboolean         reply)
+{
+  g_autoptr(GError) error = NULL;
+  TomoLiveReceiverOptions options;
+  TomoLiveReceiver *rx;
+
+  tomo_live_receiver_options_init (&options);
+  options.url = "tcp://127.0.0.1:*";
+  options.protocol = protocol;
+  options.reply = reply;
+  options.max_memory = (gsize) 2 << 30;
+  rx = tomo_live_receiver_new (&options, &error);
+  g_assert_no_error (error);
+  return rx;
+}
+
+/* Frames of each kind, row by row, and the angles: identical. */
+static void
+assert_same_scan (TomoScan *a,
+                  TomoScan *b)
+{
+  guint width = tomo_scan_get_width (a), height = tomo_scan_get_height (a);
+  guint n[3] = { tomo_scan_get_n_projections (a), tomo_scan_get_n_flats (a), tomo_scan_get_n_darks (a) };
+
+  g_assert_cmpuint (tomo_scan_get_width (b), ==, width);
+  g_assert_cmpuint (tomo_scan_get_height (b), ==, height);
+  g_assert_cmpuint (tomo_scan_get_n_projections (b), ==, n[0]);
+  g_assert_cmpuint (tomo_scan_get_n_flats (b), ==, n[1]);
+  g_assert_cmpuint (tomo_scan_get_n_darks (b), ==, n[2]);
+  for (guint k = 0; k < 3; k++)
+    {
+      g_autofree float *ra = g_new (float, (gsize) MAX (n[k], 1) * width);
+      g_autofree float *rb = g_new (float, (gsize) MAX (n[k], 1) * width);
+
+      for (guint y = 0; y < height && n[k] > 0; y++)
+        {
+          g_autoptr(GError) error = NULL;
+
+          g_assert_true (_tomo_scan_read_frames (a, k, y, ra, &error));
+          g_assert_true (_tomo_scan_read_frames (b, k, y, rb, &error));
+          g_assert_no_error (error);
+          g_assert_cmpmem (ra, sizeof (float) * n[k] * width, rb, sizeof (float) * n[k] * width);
+        }
+    }
+  for (guint i = 0; i < n[0]; i++)
+    g_assert_cmpfloat_with_epsilon (tomo_scan_get_angles (a)[i], tomo_scan_get_angles (b)[i], 1e-6);
+}
+
+static TomoSlice *
+reconstruct_row (TomoScan *scan,
+                 guint     row)
+{
+  g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
+  g_autoptr(GError) error = NULL;
+  TomoSliceRequest request;
+  TomoSlice *slice;
+
+  tomo_engine_set_scan (engine, scan);
+  tomo_slice_request_init (&request, scan);
+  request.row = row;
+  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_no_error (error);
+  return slice;
+}
+
+/* Largest difference relative to the largest value. */
+static double
+relative_difference (const float *a,
+                     const float *b,
+                     gsize        n)
+{
+  double max_diff = 0, max_val = 0;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      max_diff = MAX (max_diff, fabs ((double) a[i] - b[i]));
+      max_val = MAX (max_val, fabs ((double) a[i]));
+    }
+  return max_val > 0 ? max_diff / max_val : max_diff;
+}
+
+typedef struct
+{
+  TomoScan             *scan;
+  char                 *url;
+  TomoLiveStreamOptions options;
+  GError               *error;
+} StreamJob;
+
+static gpointer
+stream_thread (gpointer data)
+{
+  StreamJob *job = data;
+
+  tomo_live_stream_scan (job->scan, job->url, &job->options, NULL, &job->error);
+  return NULL;
+}
+
+static double stream_rate;   /* projections per second, 0: as fast as possible */
+
+static GThread *
+stream_async (StreamJob        *job,
+              TomoScan         *scan,
+              TomoLiveReceiver *rx,
+              TomoLiveProtocol  protocol,
+              gboolean          request)
+{
+  memset (job, 0, sizeof *job);
+  job->scan = scan;
+  job->url = g_strdup (tomo_live_receiver_get_endpoint (rx));
+  job->options.protocol = protocol;
+  job->options.request = request;
+  job->options.timeout_ms = 20000;
+  job->options.rate = stream_rate;
+  return g_thread_new ("sender", stream_thread, job);
+}
+
+static void
+stream_join (GThread   *thread,
+             StreamJob *job)
+{
+  g_thread_join (thread);
+  g_assert_no_error (job->error);
+  g_free (job->url);
+}
+
+/* --- each protocol × socket pattern -------------------------------------- */
+
+typedef struct
+{
+  TomoLiveProtocol protocol;
+  gboolean         request;
+} RoundTrip;
+
+static void
+test_round_trip (gconstpointer data)
+{
+  const RoundTrip *rt = data;
+  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoLiveReceiver) rx = receiver_new (rt->protocol, rt->request);
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoSlice) want = NULL, got = NULL;
+  g_autoptr(GError) error = NULL;
+  TomoLiveReceiverStats stats;
+  StreamJob job;
+  GThread *sender;
+  double diff;
+
+  sender = stream_async (&job, file, rx, rt->protocol, rt->request);
+  live = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+  g_assert_no_error (error);
+  stream_join (sender, &job);
+
+  scan = tomo_live_scan_create_scan (live, &error);
+  g_assert_no_error (error);
+  assert_same_scan (file, scan);
+
+  tomo_live_receiver_get_stats (rx, &stats);
+  g_assert_cmpuint (stats.n_dropped_total, ==, 0);
+  g_assert_cmpuint (stats.n_scans, ==, 1);
+
+  /* The same data: the same slice.  TomoPackets carries angles as float32,
+   * JSON as decimal degrees; both round the file's angles, hence not exact. */
+  want = reconstruct_row (file, tomo_scan_get_height (file) / 2);
+  got = reconstruct_row (scan, tomo_scan_get_height (file) / 2);
+  g_assert_cmpuint (want->width, ==, got->width);
+  diff = relative_difference (want->data, got->data, (gsize) want->width * want->height);
+  g_test_message ("live vs file reconstruction: max difference %.3g of the maximum", diff);
+  g_assert_cmpfloat (diff, <, 1e-4);
+}
+
+/* --- broken messages ------------------------------------------------------ */
+
+typedef struct
+{
+  TomoLiveReceiver *rx;
+  TomoLiveSender   *tx;
+  guint             rows, cols;
+  guint             n_good;
+} Flow;
+
+static void
+flow_send_good (Flow *f)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree float *pixels = g_new0 (float, (gsize) f->rows * f->cols);
+
+  for (gsize i = 0; i < (gsize) f->rows * f->cols; i++)
+    pixels[i] = 1000 + f->n_good;
+  g_assert_true (tomo_live_sender_send_frame (f->tx, TOMO_FRAME_PROJECTION, f->n_good % 8, f->rows, f->cols,
+                                              TOMO_DTYPE_FLOAT32, pixels, TRUE, f->n_good % 8, &error));
+  g_assert_no_error (error);
+  f->n_good++;
+}
+
+static void
+flow_send_raw (Flow         *f,
+               const guint8 *data,
+               gsize         size)
+{
+  g_autoptr(GError) error = NULL;
+  const void *parts[1] = { data };
+
+  g_assert_true (tomo_live_sender_send_parts (f->tx, parts, &size, 1, &error));
+  g_assert_no_error (error);
+}
+
+static void
+flow_send_bytes (Flow   *f,
+                 GBytes *bytes)
+{
+  gsize size;
+  const guint8 *data = g_bytes_get_data (bytes, &size);
+
+  flow_send_raw (f, data, size);
+  g_bytes_unref (bytes);
+}
+
+/* Waits until the receiver has seen `n` messages. */
+static void
+flow_wait (Flow   *f,
+           guint64 n)
+{
+  gint64 deadline = g_get_monotonic_time () + WAIT_US;
+  TomoLiveReceiverStats s;
+
+  do
+    {
+      tomo_live_receiver_get_stats (f->rx, &s);
+      if (s.n_messages >= n)
+        return;
+      g_usleep (2000);
+    }
+  while (g_get_monotonic_time () < deadline);
+  g_assert_cmpuint (s.n_messages, >=, n);
+}
+
+static void
+put32 (guint8 *p,
+       gint32  v)
+{
+  guint32 le = GUINT32_TO_LE ((guint32) v);
+  memcpy (p, &le, 4);
+}
+
+static void
+test_malformed_tomop (void)
+{
+  g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoLiveScan) live = NULL;
+  TomoLiveReceiverStats s;
+  TomoLiveScanInfo info;
+  Flow f = { rx, NULL, 4, 6, 0 };
+  float angles[8], bad_angles[8];
+  guint64 sent = 0;
+  g_autofree guint8 *frame = NULL;
+  GBytes *good;
+  gsize good_size;
+
+  tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 10000, &error);
+  g_assert_no_error (error);
+  f.tx = tx;
+  for (guint i = 0; i < 8; i++)
+    angles[i] = bad_angles[i] = i * G_PI / 8;
+  bad_angles[3] = NAN;
+
+  /* A projection before any geometry. */
+  flow_send_good (&f), sent++;
+  flow_send_bytes (&f, tomo_live_encode_scan_settings (0, 0, 0, -1)), sent++;
+  flow_send_bytes (&f, tomo_live_encode_parallel_beam (0, 4, 6, 8, angles, 8)), sent++;
+
+  /* A well-formed projection, to cut and extend. */
+  {
+    g_autofree float *px = g_new0 (float, 24);
+    good = tomo_live_encode_projection (2, 1, 4, 6, px, 24);
+    frame = g_bytes_unref_to_data (good, &good_size);
+  }
+
+  struct { const char *what; TomoLiveDrop drop; } expect[] = {
+    { "no geometry", TOMO_LIVE_DROP_NO_GEOMETRY },
+    { "short", TOMO_LIVE_DROP_SHORT },
+    { "long", TOMO_LIVE_DROP_LONG },
+    { "unknown", TOMO_LIVE_DROP_UNKNOWN },
+    { "ignored", TOMO_LIVE_DROP_IGNORED },
+    { "shape", TOMO_LIVE_DROP_SHAPE },
+    { "huge", TOMO_LIVE_DROP_TOO_LARGE },
+    { "negative", TOMO_LIVE_DROP_NEGATIVE },
+    { "nan angle", TOMO_LIVE_DROP_ANGLE },
+    { "id", TOMO_LIVE_DROP_ID },
+  };
+
+  /* Each broken message is followed by a good one. */
+  flow_send_raw (&f, frame, good_size - 5), sent++;                 /* short: truncated data */
+  flow_send_good (&f), sent++;
+  {
+    g_autofree guint8 *longer = g_malloc0 (good_size + 1);
+    memcpy (longer, frame, good_size);
+    flow_send_raw (&f, longer, good_size + 1), sent++;              /* long: one byte too many */
+  }
+  flow_send_good (&f), sent++;
+  {
+    guint8 msg[8];
+    put32 (msg, 0x999);
+    put32 (msg + 4, 0);
+    flow_send_raw (&f, msg, 8), sent++;                             /* unknown descriptor */
+    put32 (msg, 0x201);
+    flow_send_raw (&f, msg, 8), sent++;                             /* RECAST3D slice data: ignored */
+  }
+  flow_send_good (&f), sent++;
+  {
+    g_autofree float *px = g_new0 (float, 24);
+    flow_send_bytes (&f, tomo_live_encode_projection (2, 1, 6, 4, px, 24)), sent++;  /* 6×4 ≠ 4×6 */
+    flow_send_bytes (&f, tomo_live_encode_projection (2, 1, 4, 6, px, 20)), sent++;  /* 20 values for 24 pixels */
+  }
+  flow_send_good (&f), sent++;
+  {
+    g_autofree guint8 *huge = g_memdup2 (frame, good_size);
+    put32 (huge + 12, 1 << 30);                                     /* rows × cols × 4 overflows 32 bits */
+    put32 (huge + 16, 1 << 30);
+    flow_send_raw (&f, huge, good_size), sent++;
+    put32 (huge + 12, -4);                                          /* negative rows */
+    put32 (huge + 16, 6);
+    flow_send_raw (&f, huge, good_size), sent++;
+  }
+  flow_send_bytes (&f, tomo_live_encode_parallel_beam (0, 4, 6, 8, bad_angles, 8)), sent++;
+  flow_send_good (&f), sent++;
+  {
+    g_autofree float *px = g_new0 (float, 24);
+    flow_send_bytes (&f, tomo_live_encode_projection (2, -1, 4, 6, px, 24)), sent++;  /* negative id */
+    flow_send_bytes (&f, tomo_live_encode_projection (7, 1, 4, 6, px, 24)), sent++;   /* type 7 */
+  }
+  /* Both ScanSettings forms are accepted; an 18-byte one is not. */
+  flow_send_bytes (&f, tomo_live_encode_scan_settings (0, 0, 0, 1)), sent++;
+  {
+    guint8 settings18[18] = { 0 };
+    put32 (settings18, 0x302);
+    flow_send_raw (&f, settings18, 18), sent++;
+  }
+  for (guint i = 0; i < 8; i++)
+    flow_send_good (&f), sent++;
+  flow_wait (&f, sent);
+
+  tomo_live_receiver_get_stats (rx, &s);
+  for (guint i = 0; i < G_N_ELEMENTS (expect); i++)
+    {
+      guint64 want = expect[i].drop == TOMO_LIVE_DROP_SHORT ? 1 :
+                     expect[i].drop == TOMO_LIVE_DROP_LONG ? 2 :      /* + the 18-byte settings */
+                     expect[i].drop == TOMO_LIVE_DROP_SHAPE ? 2 :
+                     expect[i].drop == TOMO_LIVE_DROP_ID ? 2 : 1;
+      g_test_message ("%s: %" G_GUINT64_FORMAT, expect[i].what, s.n_dropped[expect[i].drop]);
+      g_assert_cmpuint (s.n_dropped[expect[i].drop], ==, want);
+    }
+  g_assert_cmpuint (s.n_messages, ==, sent);
+  g_assert_cmpuint (s.n_dropped_total, ==, 13);
+  /* The good ones all arrived (the first, before the geometry, could not). */
+  live = tomo_live_receiver_dup_current (rx);
+  g_assert_nonnull (live);
+  tomo_live_scan_get_info (live, &info);
+  g_assert_cmpuint (info.n_frames_received, ==, f.n_good - 1);
+  g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, 8);
+  g_assert_true (info.complete);
+  g_assert_cmpuint (s.n_scans, ==, 1);   /* the NaN geometry did not start a scan */
+}
+
+static void
+test_malformed_json (void)
+{
+  g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_JSON, FALSE);
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoLiveScan) live = NULL;
+  TomoLiveReceiverStats s;
+  guint16 px[24] = { 0 };
+  struct { const char *header; gsize pixel_bytes; guint n_parts; TomoLiveDrop drop; } bad[] = {
+    { "this is not JSON", 48, 2, TOMO_LIVE_DROP_JSON },
+    { "{\"frame\": 1, \"shape\": [4, 6], \"dty", 48, 2, TOMO_LIVE_DROP_JSON },        /* truncated */
+    { "[1, 2, 3]", 48, 2, TOMO_LIVE_DROP_JSON },
+    { "{\"frame\": -1, \"shape\": [4, 6], \"dtype\": \"uint16\"}", 48, 2, TOMO_LIVE_DROP_JSON },
+    { "{\"frame\": 1, \"shape\": [4, 6], \"dtype\": \"uint16\"}", 48, 1, TOMO_LIVE_DROP_PARTS },  /* no pixels */
+    { "{\"frame\": 1, \"shape\": [4, 6], \"dtype\": \"uint16\"}", 48, 3, TOMO_LIVE_DROP_PARTS },
+    { "{\"frame\": 1, \"shape\": [4, 6], \"dtype\": \"uint16\"}", 46, 2, TOMO_LIVE_DROP_SHAPE },
+    { "{\"frame\": 1, \"shape\": [6, 4], \"dtype\": \"uint16\"}", 48, 2, TOMO_LIVE_DROP_SHAPE },
+    { "{\"frame\": 1, \"shape\": [4, 6], \"dtype\": \"complex64\"}", 48, 2, TOMO_LIVE_DROP_DTYPE },
+    { "{\"frame\": 1, \"shape\": [4000000, 4000000], \"dtype\": \"uint32\"}", 48, 2, TOMO_LIVE_DROP_TOO_LARGE },
+    { "{\"frame\": 1, \"shape\": [-4, 6], \"dtype\": \"uint16\"}", 48, 2, TOMO_LIVE_DROP_NEGATIVE },
+    { "{\"frame\": 1, \"image_attributes\": {\"scan_index\": 5}, \"shape\": [4, 6], \"dtype\": \"uint16\"}",
+      48, 2, TOMO_LIVE_DROP_ID },
+    { "{\"frame\": 1, \"shape\": [4, 6], \"dtype\": \"uint16\", \"angle\": \"north\"}", 48, 2, TOMO_LIVE_DROP_ANGLE },
+  };
+  guint64 sent = 0;
+  guint n_good = 0;
+
+  tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_JSON, FALSE, 10000, &error);
+  g_assert_no_error (error);
+
+#define SEND_GOOD() \
+  G_STMT_START { \
+    px[0] = n_good; \
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, n_good, 4, 6, TOMO_DTYPE_UINT16, \
+                                                px, TRUE, n_good * 10.0, &error)); \
+    n_good++, sent++; \
+  } G_STMT_END
+
+  SEND_GOOD ();
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      static guint8 pixels[64];
+      const void *parts[3] = { bad[i].header, pixels, pixels };
+      gsize sizes[3] = { strlen (bad[i].header), bad[i].pixel_bytes, 4 };
+
+      g_assert_true (tomo_live_sender_send_parts (tx, parts, sizes, bad[i].n_parts, &error));
+      sent++;
+      SEND_GOOD ();
+    }
+  g_assert_true (tomo_live_sender_send_end (tx, &error));
+  sent++;
+
+  live = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+  g_assert_no_error (error);
+  tomo_live_receiver_get_stats (rx, &s);
+  g_assert_cmpuint (s.n_messages, ==, sent);
+  g_assert_cmpuint (s.n_dropped_total, ==, G_N_ELEMENTS (bad));
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    g_assert_cmpuint (s.n_dropped[bad[i].drop], >=, 1);
+  g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_JSON], ==, 4);
+  g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_PARTS], ==, 2);
+  g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_SHAPE], ==, 2);
+  {
+    TomoLiveScanInfo info;
+    g_autoptr(TomoScan) scan = NULL;
+
+    tomo_live_scan_get_info (live, &info);
+    g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, n_good);
+    scan = tomo_live_scan_create_scan (live, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (tomo_scan_get_n_projections (scan), ==, n_good);
+    /* Angles from the headers. */
+    g_assert_cmpfloat_with_epsilon (tomo_scan_get_angles (scan)[3], 30.0 * G_PI / 180, 1e-12);
+  }
+#undef SEND_GOOD
+}
+
+/* --- ordering, restarts, second scans -------------------------------------- */
+
+/* Every frame of `kind`, frame after frame (height × width floats each). */
+static float *
+read_frames (TomoScan      *file,
+             TomoFrameKind  kind)
+{
+  g_autoptr(GError) error = NULL;
+  guint w = tomo_scan_get_width (file), h = tomo_scan_get_height (file);
+  guint n = kind == TOMO_FRAME_PROJECTION ? tomo_scan_get_n_projections (file)
+            : kind == TOMO_FRAME_FLAT ? tomo_scan_get_n_flats (file) : tomo_scan_get_n_darks (file);
+  g_autofree float *rows = g_new (float, (gsize) n * w);
+  float *frames = g_new (float, (gsize) n * w * h);
+
+  for (guint y = 0; y < h; y++)
+    {
+      g_assert_true (_tomo_scan_read_frames (file, kind, y, rows, &error));
+      g_assert_no_error (error);
+      for (guint i = 0; i < n; i++)
+        memcpy (frames + ((gsize) i * h + y) * w, rows + (gsize) i * w, sizeof (float) * w);
+    }
+  return frames;
+}
+
+static void
+test_flats_after_projections (void)
+{
+  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autoptr(TomoScan) scan = NULL, early = NULL;
+  g_autoptr(TomoSlice) before = NULL, after = NULL, want = NULL;
+  guint w = tomo_scan_get_width (file), h = tomo_scan_get_height (file);
+  guint n[3] = { tomo_scan_get_n_projections (file), tomo_scan_get_n_flats (file), tomo_scan_get_n_darks (file) };
+  static const TomoFrameKind order[3] = { TOMO_FRAME_PROJECTION, TOMO_FRAME_DARK, TOMO_FRAME_FLAT };
+
+  tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 10000, &error);
+  g_assert_no_error (error);
+  g_assert_true (tomo_live_sender_send_geometry (tx, h, w, n[0], tomo_scan_get_angles (file), n[2], n[1],
+                                                 FALSE, &error));
+  for (guint o = 0; o < 3; o++)
+    {
+      TomoFrameKind k = order[o];
+      g_autofree float *frames = read_frames (file, k);
+      /* Projections in reverse order: ids, not arrival, place them. */
+      for (guint j = 0; j < n[k]; j++)
+        {
+          guint i = k == TOMO_FRAME_PROJECTION ? n[k] - 1 - j : j;
+          g_assert_true (tomo_live_sender_send_frame (tx, k, i, h, w, TOMO_DTYPE_FLOAT32,
+                                                      frames + (gsize) i * w * h, FALSE, 0, &error));
+        }
+      g_assert_no_error (error);
+      if (k == TOMO_FRAME_PROJECTION)
+        {
+          /* All projections, no flats yet: a scan can be made, not yet complete. */
+          gint64 deadline = g_get_monotonic_time () + WAIT_US;
+          TomoLiveScanInfo info = { 0 };
+          g_autoptr(TomoLiveScan) cur = NULL;
+
+          while (g_get_monotonic_time () < deadline)
+            {
+              g_clear_pointer (&cur, tomo_live_scan_unref);
+              cur = tomo_live_receiver_dup_current (rx);
+              if (cur != NULL)
+                tomo_live_scan_get_info (cur, &info);
+              if (info.n_present[TOMO_FRAME_PROJECTION] == n[0])
+                break;
+              g_usleep (5000);
+            }
+          g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, n[0]);
+          g_assert_false (info.complete);
+          early = tomo_live_scan_create_scan (cur, &error);
+          g_assert_no_error (error);
+          before = reconstruct_row (early, h / 2);
+        }
+    }
+  live = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+  g_assert_no_error (error);
+  scan = tomo_live_scan_create_scan (live, &error);
+  g_assert_no_error (error);
+  assert_same_scan (file, scan);
+
+  /* The early scan reads the same live data: once refreshed, its slice is
+   * the normalised one. */
+  tomo_live_scan_refresh (live, early);
+  {
+    g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
+    TomoSliceRequest request;
+
+    tomo_engine_set_scan (engine, early);
+    tomo_slice_request_init (&request, early);
+    request.row = h / 2;
+    after = tomo_engine_reconstruct (engine, &request, NULL, &error);
+    g_assert_no_error (error);
+  }
+  want = reconstruct_row (file, h / 2);
+  g_assert_cmpfloat (relative_difference (want->data, after->data, (gsize) w * w), <, 1e-4);
+  g_assert_cmpfloat (relative_difference (want->data, before->data, (gsize) w * w), >, 1e-2);
+}
+
+static void
+test_second_scan (void)
+{
+  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_JSON, FALSE);
+  g_autoptr(GError) error = NULL;
+  TomoLiveReceiverStats s;
+  StreamJob job;
+  GThread *sender;
+
+  for (guint pass = 0; pass < 2; pass++)
+    {
+      g_autoptr(TomoLiveScan) live = NULL;
+      g_autoptr(TomoScan) scan = NULL;
+
+      sender = stream_async (&job, file, rx, TOMO_LIVE_PROTOCOL_JSON, FALSE);
+      live = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+      g_assert_no_error (error);
+      stream_join (sender, &job);
+      scan = tomo_live_scan_create_scan (live, &error);
+      g_assert_no_error (error);
+      assert_same_scan (file, scan);
+    }
+  tomo_live_receiver_get_stats (rx, &s);
+  g_assert_cmpuint (s.n_scans, ==, 2);
+  g_assert_cmpuint (s.n_dropped_total, ==, 0);
+}
+
+static GSubprocess *
+spawn_stream (const char *url,
+              const char *rate)
+{
+  g_autoptr(GError) error = NULL;
+  GSubprocess *p;
+
+  p = g_subprocess_new (G_SUBPROCESS_FLAGS_STDOUT_SILENCE, &error, tomolive, "stream", sample_path,
+                        "--to", url, "--timeout", "20", rate ? "--rate" : NULL, rate, NULL);
+  g_assert_no_error (error);
+  return p;
+}
+
+static void
+test_sender_restart (void)
+{
+  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
+  g_autoptr(GSubprocess) first = NULL, second = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autoptr(TomoScan) scan = NULL;
+  const char *url = tomo_live_receiver_get_endpoint (rx);
+  gint64 deadline = g_get_monotonic_time () + WAIT_US;
+  TomoLiveScanInfo info = { 0 };
+  TomoLiveReceiverStats s;
+
+  /* Slowly, then killed mid-scan. */
+  first = spawn_stream (url, "300");
+  while (g_get_monotonic_time () < deadline)
+    {
+      g_autoptr(TomoLiveScan) cur = tomo_live_receiver_dup_current (rx);
+
+      if (cur != NULL)
+        tomo_live_scan_get_info (cur, &info);
+      if (info.n_present[TOMO_FRAME_PROJECTION] >= 40)
+        break;
+      g_usleep (5000);
+    }
+  g_subprocess_force_exit (first);
+  g_assert_true (g_subprocess_wait (first, NULL, &error));
+  g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], >=, 40);
+  g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], <, tomo_scan_get_n_projections (file));
+
+  /* The restarted sender repeats the same geometry: the scan goes on. */
+  second = spawn_stream (url, NULL);
+  live = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_wait_check (second, NULL, &error));
+  g_assert_no_error (error);
+  scan = tomo_live_scan_create_scan (live, &error);
+  g_assert_no_error (error);
+  assert_same_scan (file, scan);
+  tomo_live_receiver_get_stats (rx, &s);
+  g_assert_cmpuint (s.n_scans, ==, 1);
+  g_assert_cmpuint (s.n_resumed, ==, 1);
+  tomo_live_scan_get_info (live, &info);
+  g_assert_cmpuint (info.n_duplicates, >=, 40);
+}
+
+/* --- the command line ------------------------------------------------------ */
+
+static guint
+free_port (void)
+{
+  g_autoptr(GSocket) sock = g_socket_new (G_SOCKET_FAMILY_IPV4, G_SOCKET_TYPE_STREAM, 0, NULL);
+  g_autoptr(GInetAddress) lo = g_inet_address_new_loopback (G_SOCKET_FAMILY_IPV4);
+  g_autoptr(GSocketAddress) addr = g_inet_socket_address_new (lo, 0);
+  g_autoptr(GSocketAddress) bound = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (g_socket_bind (sock, addr, TRUE, &error));
+  bound = g_socket_get_local_address (sock, &error);
+  g_assert_no_error (error);
+  return g_inet_socket_address_get_port (G_INET_SOCKET_ADDRESS (bound));
+}
+
+static float *
+read_tiff_slice (const char *path,
+                 guint      *width)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) scan = NULL;
+  TomoOpenOptions options;
+  float *out;
+
+  tomo_open_options_init (&options);
+  options.already_sinogram = TRUE;
+  options.already_linear = TRUE;
+  scan = tomo_scan_open (path, &options, &error);
+  g_assert_no_error (error);
+  *width = tomo_scan_get_width (scan);
+  out = g_new (float, (gsize) *width * tomo_scan_get_height (scan));
+  for (guint y = 0; y < tomo_scan_get_height (scan); y++)
+    g_assert_true (tomo_scan_read_raw_sinogram (scan, y, out + (gsize) y * *width, &error));
+  return out;
+}
+
+static void
+test_cli (gconstpointer data)
+{
+  const char *protocol = data;
+  g_autofree char *dir = g_dir_make_tmp ("tomo-live-XXXXXX", NULL);
+  g_autofree char *live_tif = g_build_filename (dir, "live.tif", NULL);
+  g_autofree char *file_tif = g_build_filename (dir, "file.tif", NULL);
+  g_autofree char *record = g_build_filename (dir, "record.h5", NULL);
+  g_autofree char *bind = g_strdup_printf ("tcp://127.0.0.1:%u", free_port ());
+  g_autoptr(GSubprocess) rx = NULL, tx = NULL, ref = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoScan) recorded = NULL;
+  g_autofree float *a = NULL, *b = NULL;
+  guint wa, wb;
+
+  rx = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, &error, tomolive, "reconstruct", "--listen", bind,
+                         "--protocol", protocol, "--socket", "rep", "--timeout", "60",
+                         "--record", record, "-q", "-o", live_tif, NULL);
+  g_assert_no_error (error);
+  g_usleep (200000);
+  tx = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, &error, tomolive, "stream", sample_path, "--to", bind,
+                         "--protocol", protocol, "--socket", "req", "--timeout", "30", NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_wait_check (tx, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_wait_check (rx, NULL, &error));
+  g_assert_no_error (error);
+
+  ref = g_subprocess_new (G_SUBPROCESS_FLAGS_NONE, &error, tomolive, "reconstruct", sample_path, "-q",
+                          "-o", file_tif, NULL);
+  g_assert_true (g_subprocess_wait_check (ref, NULL, &error));
+  g_assert_no_error (error);
+  a = read_tiff_slice (file_tif, &wa);
+  b = read_tiff_slice (live_tif, &wb);
+  g_assert_cmpuint (wa, ==, wb);
+  g_assert_cmpfloat (relative_difference (a, b, (gsize) wa * wa), <, 1e-4);
+
+  /* The recording is a scan like the file. */
+  recorded = tomo_scan_open (record, NULL, &error);
+  g_assert_no_error (error);
+  assert_same_scan (file, recorded);
+
+  g_unlink (live_tif);
+  g_unlink (file_tif);
+  g_unlink (record);
+  g_rmdir (dir);
+}
+
+static void
+test_cli_timeout (void)
+{
+  g_autofree char *bind = g_strdup_printf ("tcp://127.0.0.1:%u", free_port ());
+  g_autoptr(GSubprocess) rx = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *err = NULL;
+  gint64 start = g_get_monotonic_time ();
+
+  rx = g_subprocess_new (G_SUBPROCESS_FLAGS_STDERR_PIPE, &error, tomolive, "reconstruct", "--listen", bind,
+                         "--timeout", "0.5", "-o", "/nonexistent/never.tif", NULL);
+  g_assert_no_error (error);
+  g_assert_true (g_subprocess_communicate_utf8 (rx, NULL, NULL, NULL, &err, &error));
+  g_assert_cmpint (g_subprocess_get_exit_status (rx), ==, 1);
+  g_assert_nonnull (strstr (err, "No complete scan"));
+  g_assert_cmpint (g_get_monotonic_time () - start, <, 10 * G_USEC_PER_SEC);
+}
+
+/* --- volume: 5000 projections as fast as possible --------------------------- */
+
+#define MANY_N 5000
+#define MANY_SIZE 256
+
+static guint16
+many_value (guint i,
+            guint y,
+            guint x)
+{
+  return (guint16) (i * 131u + y * 7u + x * 3u + ((i * y) & 0xff));
+}
+
+typedef struct
+{
+  char   *url;
+  GError *error;
+} ManyJob;
+
+static gpointer
+many_sender (gpointer data)
+{
+  ManyJob *job = data;
+  g_autoptr(TomoLiveSender) tx = tomo_live_sender_new (job->url, TOMO_LIVE_PROTOCOL_JSON, FALSE, 30000, &job->error);
+  g_autofree guint16 *frame = g_new (guint16, MANY_SIZE * MANY_SIZE);
+
+  if (tx == NULL)
+    return NULL;
+  for (guint i = 0; i < MANY_N; i++)
+    {
+      for (guint y = 0; y < MANY_SIZE; y++)
+        for (guint x = 0; x < MANY_SIZE; x++)
+          frame[y * MANY_SIZE + x] = GUINT16_TO_LE (many_value (i, y, x));
+      if (!tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, MANY_SIZE, MANY_SIZE, TOMO_DTYPE_UINT16,
+                                        frame, TRUE, i * 180.0 / MANY_N, &job->error))
+        return NULL;
+    }
+  tomo_live_sender_send_end (tx, &job->error);
+  return NULL;
+}
+
+static void
+test_many_projections (void)
+{
+  g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_JSON, FALSE);
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("tomo-live-XXXXXX", NULL);
+  g_autofree char *record = g_build_filename (dir, "many.h5", NULL);
+  g_autofree guint16 *block = NULL;
+  TomoLiveReceiverStats s;
+  TomoLiveScanInfo info;
+  ManyJob job = { g_strdup (tomo_live_receiver_get_endpoint (rx)), NULL };
+  GThread *thread;
+  guint64 want = 0, got = 0;
+  gint64 start = g_get_monotonic_time ();
+  hid_t file, dset, space, mspace;
+  hsize_t dims[3];
+
+  thread = g_thread_new ("many", many_sender, &job);
+  live = tomo_live_receiver_wait_complete (rx, 120 * G_USEC_PER_SEC, &error);
+  g_thread_join (thread);
+  g_free (job.url);
+  g_assert_no_error (job.error);
+  g_assert_no_error (error);
+  g_test_message ("5000 × 256² uint16 received in %.2f s", (g_get_monotonic_time () - start) / 1e6);
+
+  tomo_live_receiver_get_stats (rx, &s);
+  tomo_live_scan_get_info (live, &info);
+  g_assert_cmpuint (s.n_dropped_total, ==, 0);
+  g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, MANY_N);
+  g_assert_cmpuint (info.n_duplicates, ==, 0);
+
+  g_assert_true (tomo_live_scan_write_dxchange (live, record, &error));
+  g_assert_no_error (error);
+  g_clear_pointer (&live, tomo_live_scan_unref);
+
+  /* Count and checksum of the recorded file, read back by HDF5 itself. */
+  for (guint i = 0; i < MANY_N; i++)
+    for (guint y = 0; y < MANY_SIZE; y++)
+      for (guint x = 0; x < MANY_SIZE; x++)
+        want += (guint64) many_value (i, y, x) * (1 + (i % 977));
+  _tomo_hdf5_lock ();
+  file = H5Fopen (record, H5F_ACC_RDONLY, H5P_DEFAULT);
+  g_assert_cmpint (file, >=, 0);
+  dset = H5Dopen2 (file, "/exchange/data", H5P_DEFAULT);
+  space = H5Dget_space (dset);
+  H5Sget_simple_extent_dims (space, dims, NULL);
+  g_assert_cmpuint (dims[0], ==, MANY_N);
+  g_assert_cmpuint (dims[1], ==, MANY_SIZE);
+  g_assert_cmpuint (dims[2], ==, MANY_SIZE);
+  block = g_new (guint16, (gsize) 100 * MANY_SIZE * MANY_SIZE);
+  {
+    hsize_t count[3] = { 100, MANY_SIZE, MANY_SIZE };
+    mspace = H5Screate_simple (3, count, NULL);
+    for (guint i0 = 0; i0 < MANY_N; i0 += 100)
+      {
+        hsize_t start3[3] = { i0, 0, 0 };
+
+        H5Sselect_hyperslab (space, H5S_SELECT_SET, start3, NULL, count, NULL);
+        g_assert_cmpint (H5Dread (dset, H5T_NATIVE_UINT16, mspace, space, H5P_DEFAULT, block), >=, 0);
+        for (guint j = 0; j < 100; j++)
+          for (gsize p = 0; p < MANY_SIZE * MANY_SIZE; p++)
+            got += (guint64) block[(gsize) j * MANY_SIZE * MANY_SIZE + p] * (1 + ((i0 + j) % 977));
+      }
+    H5Sclose (mspace);
+  }
+  H5Sclose (space);
+  H5Dclose (dset);
+  H5Fclose (file);
+  _tomo_hdf5_unlock ();
+  g_assert_cmpuint (got, ==, want);
+  g_unlink (record);
+  g_rmdir (dir);
+}
+
+
+/* --- the slice while data arrives ------------------------------------------ */
+
+static void
+test_preview (gconstpointer data)
+{
+  TomoLiveMode mode = GPOINTER_TO_INT (data);
+  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
+  g_autoptr(TomoLivePreview) preview = NULL;
+  g_autoptr(TomoSlice) want = NULL;
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree float *image = NULL;
+  TomoLivePreviewOptions options;
+  guint n_proj = tomo_scan_get_n_projections (file);
+  guint width = 0, n_in = 0, n_changes = 0, last_n = 0;
+  guint64 version = 0, last_version = 0;
+  gint64 deadline;
+  StreamJob job;
+  GThread *sender;
+  double median, max;
+  guint n_delays;
+
+  tomo_live_preview_options_init (&options);
+  options.backend = TOMO_BACKEND_CPU;
+  options.mode = mode;
+  options.max_rate = 30;
+  preview = tomo_live_preview_new (rx, &options, NULL, NULL);
+
+  /* About a second of data: the preview steps ~30 times meanwhile. */
+  stream_rate = 400;
+  sender = stream_async (&job, file, rx, TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
+  stream_rate = 0;
+  /* Watch the slice fill in. */
+  deadline = g_get_monotonic_time () + WAIT_US;
+  while (g_get_monotonic_time () < deadline)
+    {
+      g_free (image);
+      image = tomo_live_preview_dup_image (preview, &width, &n_in, &version);
+      if (image != NULL && version != last_version)
+        {
+          g_assert_cmpuint (n_in, >=, last_n);
+          if (n_in > last_n)
+            n_changes++;
+          last_version = version;
+          last_n = n_in;
+        }
+      if (n_in == n_proj)
+        break;
+      g_usleep (5000);
+    }
+  stream_join (sender, &job);
+  live = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (n_in, ==, n_proj);
+  g_test_message ("the slice changed %u times while %u projections arrived", n_changes, n_proj);
+  g_assert_cmpuint (n_changes, >=, 2);
+
+  want = reconstruct_row (file, tomo_scan_get_height (file) / 2);
+  g_assert_cmpuint (width, ==, want->width);
+  g_assert_cmpfloat (relative_difference (want->data, image, (gsize) width * width), <, 1e-4);
+  tomo_live_preview_get_delays (preview, &median, &max, &n_delays);
+  g_test_message ("arrival → slice: median %.2f ms, max %.2f ms over %u projections", median, max, n_delays);
+  g_assert_cmpuint (n_delays, >=, n_proj);
+  g_assert_cmpfloat (median, >=, 0);
+}
+
+/* A second rotation, half of it: continuous mode replaces the projections
+ * at those angles (the slice stays that of one rotation), scan mode starts
+ * the slice afresh with the new rotation's projections only. */
+static void
+test_preview_second_rotation (gconstpointer data)
+{
+  TomoLiveMode mode = GPOINTER_TO_INT (data);
+  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autoptr(TomoLivePreview) preview = NULL;
+  g_autoptr(TomoSlice) want = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree float *proj = read_frames (file, TOMO_FRAME_PROJECTION);
+  g_autofree float *flats = read_frames (file, TOMO_FRAME_FLAT);
+  g_autofree float *darks = read_frames (file, TOMO_FRAME_DARK);
+  g_autofree float *image = NULL;
+  TomoLivePreviewOptions options;
+  guint w = tomo_scan_get_width (file), h = tomo_scan_get_height (file);
+  guint n = tomo_scan_get_n_projections (file);
+  gsize frame = (gsize) w * h;
+  guint width, n_in = 0;
+  guint64 version;
+  double diff;
+
+  tomo_live_preview_options_init (&options);
+  options.backend = TOMO_BACKEND_CPU;
+  options.mode = mode;
+  options.max_rate = -1;   /* stepped here */
+  preview = tomo_live_preview_new (rx, &options, NULL, NULL);
+  tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 10000, &error);
+  g_assert_no_error (error);
+  g_assert_true (tomo_live_sender_send_geometry (tx, h, w, n, tomo_scan_get_angles (file),
+                                                 tomo_scan_get_n_darks (file), tomo_scan_get_n_flats (file),
+                                                 FALSE, &error));
+  for (guint i = 0; i < tomo_scan_get_n_darks (file); i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_DARK, i, h, w, TOMO_DTYPE_FLOAT32, darks + i * frame,
+                                                FALSE, 0, &error));
+  for (guint i = 0; i < tomo_scan_get_n_flats (file); i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_FLAT, i, h, w, TOMO_DTYPE_FLOAT32, flats + i * frame,
+                                                FALSE, 0, &error));
+  for (guint i = 0; i < n; i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, h, w, TOMO_DTYPE_FLOAT32,
+                                                proj + i * frame, FALSE, 0, &error));
+  {
+    g_autoptr(TomoLiveScan) complete = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+    g_assert_no_error (error);
+  }
+  g_assert_true (tomo_live_preview_step (preview, &error));
+  g_assert_no_error (error);
+
+  /* The next rotation's first half: ids n … n + n/2 − 1, the same frames again. */
+  for (guint i = 0; i < n / 2; i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, n + i, h, w, TOMO_DTYPE_FLOAT32,
+                                                proj + i * frame, FALSE, 0, &error));
+  {
+    gint64 deadline = g_get_monotonic_time () + WAIT_US;
+    TomoLiveScanInfo info = { 0 };
+
+    while (g_get_monotonic_time () < deadline && info.n_duplicates < n / 2)
+      {
+        g_autoptr(TomoLiveScan) cur = tomo_live_receiver_dup_current (rx);
+        tomo_live_scan_get_info (cur, &info);
+        g_usleep (2000);
+      }
+    g_assert_cmpuint (info.n_duplicates, ==, n / 2);
+  }
+  g_assert_true (tomo_live_preview_step (preview, &error));
+  g_assert_no_error (error);
+  image = tomo_live_preview_dup_image (preview, &width, &n_in, &version);
+  want = reconstruct_row (file, h / 2);
+  diff = relative_difference (want->data, image, (gsize) w * w);
+  g_test_message ("%u projections in the slice, %.3g from one full rotation", n_in, diff);
+  if (mode == TOMO_LIVE_MODE_CONTINUOUS)
+    {
+      g_assert_cmpuint (n_in, ==, n);
+      g_assert_cmpfloat (diff, <, 1e-4);    /* replaced, not counted twice */
+    }
+  else
+    {
+      g_assert_cmpuint (n_in, ==, n / 2);
+      g_assert_cmpfloat (diff, >, 1e-2);    /* half a rotation only */
+    }
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  static const RoundTrip trips[] = {
+    { TOMO_LIVE_PROTOCOL_TOMOP, FALSE }, { TOMO_LIVE_PROTOCOL_TOMOP, TRUE },
+    { TOMO_LIVE_PROTOCOL_JSON, FALSE }, { TOMO_LIVE_PROTOCOL_JSON, TRUE },
+  };
+  static const char *const trip_names[] = {
+    "/tomo/live/round-trip/tomop-pull", "/tomo/live/round-trip/tomop-rep",
+    "/tomo/live/round-trip/json-pull", "/tomo/live/round-trip/json-rep",
+  };
+
+  g_test_init (&argc, &argv, NULL);
+  sample_path = g_getenv ("TOMO_SAMPLE_SCAN");
+  tomolive = g_getenv ("TOMOLIVE");
+  if (sample_path == NULL || tomolive == NULL)
+    {
+      g_printerr ("TOMO_SAMPLE_SCAN and TOMOLIVE must be set (meson test sets them)\n");
+      return 1;
+    }
+
+  for (guint i = 0; i < G_N_ELEMENTS (trips); i++)
+    g_test_add_data_func (trip_names[i], &trips[i], test_round_trip);
+  g_test_add_func ("/tomo/live/malformed/tomop", test_malformed_tomop);
+  g_test_add_func ("/tomo/live/malformed/json", test_malformed_json);
+  g_test_add_func ("/tomo/live/flats-after-projections", test_flats_after_projections);
+  g_test_add_func ("/tomo/live/second-scan", test_second_scan);
+  g_test_add_func ("/tomo/live/sender-restart", test_sender_restart);
+  g_test_add_data_func ("/tomo/live/cli/tomop", "tomop", test_cli);
+  g_test_add_data_func ("/tomo/live/cli/json", "json", test_cli);
+  g_test_add_func ("/tomo/live/cli/timeout", test_cli_timeout);
+  g_test_add_func ("/tomo/live/many-projections", test_many_projections);
+  g_test_add_data_func ("/tomo/live/preview/scan", GINT_TO_POINTER (TOMO_LIVE_MODE_SCAN), test_preview);
+  g_test_add_data_func ("/tomo/live/preview/continuous", GINT_TO_POINTER (TOMO_LIVE_MODE_CONTINUOUS),
+                        test_preview);
+  g_test_add_data_func ("/tomo/live/preview/second-rotation/scan", GINT_TO_POINTER (TOMO_LIVE_MODE_SCAN),
+                        test_preview_second_rotation);
+  g_test_add_data_func ("/tomo/live/preview/second-rotation/continuous",
+                        GINT_TO_POINTER (TOMO_LIVE_MODE_CONTINUOUS), test_preview_second_rotation);
+  return g_test_run ();
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "tomo-ui"
+
+#include "config.h"
+
+#include "tomo-connect-dialog.h"
+#include "tomo-live-link.h"
+
+typedef struct
+{
+  TomoWindow  *window;
+  GtkWindow   *dialog;
+  GtkEntry    *url;
+  GtkDropDown *protocol;
+  GtkDropDown *socket;
+  GtkLabel    *message;
+} Dialog;
+
+static void
+connect_clicked (GtkButton *button,
+                 Dialog    *d)
+{
+  g_autoptr(GError) error = NULL;
+  TomoLiveReceiverOptions options;
+  g_autofree char *url = g_strdup (gtk_editable_get_text (GTK_EDITABLE (d->url)));
+
+  tomo_live_receiver_options_init (&options);
+  options.url = url;
+  options.protocol = gtk_drop_down_get_selected (d->protocol) == 1 ? TOMO_LIVE_PROTOCOL_JSON
+                                                                     : TOMO_LIVE_PROTOCOL_TOMOP;
+  options.reply = gtk_drop_down_get_selected (d->socket) == 1;
+  if (!tomo_live_link_attach (d->window, &options, &error))
+    {
+      gtk_label_set_text (d->message, error->message);
+      gtk_widget_set_visible (GTK_WIDGET (d->message), TRUE);
+      return;
+    }
+  gtk_window_destroy (d->dialog);
+}
+
+static void
+cancel_clicked (GtkButton *button,
+                Dialog    *d)
+{
+  gtk_window_destroy (d->dialog);
+}
+
+static GtkWidget *
+row (GtkGrid    *grid,
+     int         y,
+     const char *label,
+     GtkWidget  *widget)
+{
+  GtkWidget *l = gtk_label_new_with_mnemonic (label);
+
+  gtk_label_set_xalign (GTK_LABEL (l), 1.0f);
+  gtk_label_set_mnemonic_widget (GTK_LABEL (l), widget);
+  gtk_grid_attach (grid, l, 0, y, 1, 1);
+  gtk_widget_set_hexpand (widget, TRUE);
+  gtk_grid_attach (grid, widget, 1, y, 1, 1);
+  return widget;
+}
+
+GtkWindow *
+tomo_connect_dialog_present (TomoWindow *window)
+{
+  static const char *const protocols[] = { "TomoPackets (RECAST3D)", "JSON header + raw frame", NULL };
+  static const char *const sockets[] = { "PULL", "REP (answer each message)", NULL };
+  Dialog *d = g_new0 (Dialog, 1);
+  GtkWidget *box, *grid, *buttons, *cancel, *connect;
+
+  d->window = window;
+  d->dialog = GTK_WINDOW (gtk_window_new ());
+  gtk_window_set_title (d->dialog, "Connect to a live scan");
+  gtk_window_set_transient_for (d->dialog, GTK_WINDOW (window));
+  gtk_window_set_modal (d->dialog, TRUE);
+  gtk_window_set_default_size (d->dialog, 460, -1);
+  g_object_set_data_full (G_OBJECT (d->dialog), "tomo-connect", d, g_free);
+
+  box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 12);
+  gtk_widget_set_margin_start (box, 18);
+  gtk_widget_set_margin_end (box, 18);
+  gtk_widget_set_margin_top (box, 18);
+  gtk_widget_set_margin_bottom (box, 18);
+  grid = gtk_grid_new ();
+  gtk_grid_set_row_spacing (GTK_GRID (grid), 8);
+  gtk_grid_set_column_spacing (GTK_GRID (grid), 12);
+  d->url = GTK_ENTRY (row (GTK_GRID (grid), 0, "_Listen on", gtk_entry_new ()));
+  gtk_editable_set_text (GTK_EDITABLE (d->url), "tcp://*:5558");
+  gtk_entry_set_activates_default (d->url, TRUE);
+  d->protocol = GTK_DROP_DOWN (row (GTK_GRID (grid), 1, "_Protocol", gtk_drop_down_new_from_strings (protocols)));
+  d->socket = GTK_DROP_DOWN (row (GTK_GRID (grid), 2, "_Socket", gtk_drop_down_new_from_strings (sockets)));
+  gtk_box_append (GTK_BOX (box), grid);
+
+  d->message = GTK_LABEL (gtk_label_new (NULL));
+  gtk_label_set_wrap (d->message, TRUE);
+  gtk_label_set_xalign (d->message, 0.0f);
+  gtk_widget_add_css_class (GTK_WIDGET (d->message), "error");
+  gtk_widget_set_visible (GTK_WIDGET (d->message), FALSE);
+  gtk_box_append (GTK_BOX (box), GTK_WIDGET (d->message));
+
+  buttons = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 8);
+  gtk_widget_set_halign (buttons, GTK_ALIGN_END);
+  cancel = gtk_button_new_with_mnemonic ("_Cancel");
+  connect = gtk_button_new_with_mnemonic ("C_onnect");
+  gtk_widget_add_css_class (connect, "suggested-action");
+  gtk_box_append (GTK_BOX (buttons), cancel);
+  gtk_box_append (GTK_BOX (buttons), connect);
+  gtk_box_append (GTK_BOX (box), buttons);
+  gtk_window_set_child (d->dialog, box);
+  gtk_window_set_default_widget (d->dialog, connect);
+
+  g_signal_connect (connect, "clicked", G_CALLBACK (connect_clicked), d);
+  g_signal_connect (cancel, "clicked", G_CALLBACK (cancel_clicked), d);
+  gtk_window_present (d->dialog);
+  return d->dialog;
+}

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "tomo-ui"
+
+#include "config.h"
+
+#include <string.h>
+
+#include "tomo-live-link.h"
+#include "tomo-live-scan.h"
+#include "tomo-scan-private.h"
+
+#define LINK_KEY "tomo-live-link"
+#define TICK_MS 100
+
+typedef struct
+{
+  TomoWindow       *window;     /* not owned: the link is the window's data */
+  TomoLiveReceiver *rx;
+  guint             tick_id;
+  TomoLiveScan     *live;
+  TomoScan         *scan;
+  guint             scan_n_proj;
+  guint64           generation;
+  char             *status;
+  /* for the rates */
+  gint64            rate_time;
+  guint64           rate_bytes;
+  guint64           rate_frames;
+  double            mb_per_s;
+  double            proj_per_s;
+} Link;
+
+static void
+link_free (gpointer data)
+{
+  Link *link = data;
+
+  g_clear_handle_id (&link->tick_id, g_source_remove);
+  g_clear_pointer (&link->rx, tomo_live_receiver_free);
+  g_clear_pointer (&link->live, tomo_live_scan_unref);
+  g_clear_object (&link->scan);
+  g_free (link->status);
+  g_free (link);
+}
+
+static void
+set_status (Link *link,
+            char *status)
+{
+  g_free (link->status);
+  link->status = status;
+}
+
+static gboolean
+tick (gpointer data)
+{
+  Link *link = data;
+  g_autoptr(TomoLiveScan) live = tomo_live_receiver_dup_current (link->rx);
+  TomoLiveReceiverStats stats;
+  TomoLiveScanInfo info;
+  gint64 now = g_get_monotonic_time ();
+  gboolean changed = FALSE;
+
+  tomo_live_receiver_get_stats (link->rx, &stats);
+  if (now - link->rate_time >= G_USEC_PER_SEC)
+    {
+      double dt = (now - link->rate_time) / 1e6;
+      guint64 frames = link->live ? tomo_live_scan_get_generation (link->live) : 0;
+
+      link->mb_per_s = (stats.bytes - link->rate_bytes) / dt / 1e6;
+      link->proj_per_s = link->rate_time ? (stats.n_accepted - link->rate_frames) / dt : 0;
+      link->rate_time = now;
+      link->rate_bytes = stats.bytes;
+      link->rate_frames = stats.n_accepted;
+      (void) frames;
+    }
+
+  if (live == NULL && link->live == NULL)
+    {
+      set_status (link, g_strdup_printf ("Waiting for data on %s (%s)%s",
+                                         tomo_live_receiver_get_endpoint (link->rx),
+                                         tomo_live_protocol_to_string (tomo_live_receiver_get_protocol (link->rx)),
+                                         stats.n_dropped_total ? " · messages dropped" : ""));
+      tomo_window_show_live (link->window, NULL, link->status);
+      return G_SOURCE_CONTINUE;
+    }
+  if (live == NULL)   /* a JSON scan ended: keep showing it */
+    live = tomo_live_scan_ref (link->live);
+
+  if (live != link->live || tomo_live_scan_get_n_projections (live) != link->scan_n_proj)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(TomoScan) scan = tomo_live_scan_create_scan (live, &error);
+
+      if (scan != NULL)
+        {
+          g_clear_pointer (&link->live, tomo_live_scan_unref);
+          link->live = tomo_live_scan_ref (live);
+          g_set_object (&link->scan, scan);
+          link->scan_n_proj = tomo_scan_get_n_projections (scan);
+          link->generation = tomo_live_scan_get_generation (live);
+          tomo_window_show_live (link->window, scan, NULL);
+        }
+    }
+  else if (tomo_live_scan_get_generation (live) != link->generation)
+    {
+      link->generation = tomo_live_scan_get_generation (live);
+      tomo_live_scan_refresh (live, link->scan);
+      changed = TRUE;
+    }
+
+  tomo_live_scan_get_info (live, &info);
+  if (info.complete)
+    set_status (link, g_strdup_printf ("Scan complete: %u projections, %u flats, %u darks · %"
+                                       G_GUINT64_FORMAT " dropped · %s",
+                                       info.n_present[TOMO_FRAME_PROJECTION], info.n_present[TOMO_FRAME_FLAT],
+                                       info.n_present[TOMO_FRAME_DARK], stats.n_dropped_total,
+                                       tomo_live_receiver_get_endpoint (link->rx)));
+  else
+    set_status (link, g_strdup_printf ("Receiving: %u/%u projections, %u flats, %u darks · %.1f MB/s · "
+                                       "%.0f proj/s · %" G_GUINT64_FORMAT " dropped",
+                                       info.n_present[TOMO_FRAME_PROJECTION], link->scan_n_proj,
+                                       info.n_present[TOMO_FRAME_FLAT], info.n_present[TOMO_FRAME_DARK],
+                                       link->mb_per_s, link->proj_per_s, stats.n_dropped_total));
+  tomo_window_show_live (link->window, changed ? link->scan : NULL, link->status);
+  return G_SOURCE_CONTINUE;
+}
+
+gboolean
+tomo_live_link_attach (TomoWindow                    *window,
+                       const TomoLiveReceiverOptions *options,
+                       GError                       **error)
+{
+  Link *link;
+  TomoLiveReceiver *rx;
+
+  g_return_val_if_fail (TOMO_IS_WINDOW (window), FALSE);
+
+  /* The old link lets go of its socket first: the same address may be asked for again. */
+  g_object_set_data (G_OBJECT (window), LINK_KEY, NULL);
+  rx = tomo_live_receiver_new (options, error);
+  if (rx == NULL)
+    return FALSE;
+  link = g_new0 (Link, 1);
+  link->window = window;
+  link->rx = rx;
+  link->tick_id = g_timeout_add (TICK_MS, tick, link);
+  g_object_set_data_full (G_OBJECT (window), LINK_KEY, link, link_free);
+  tick (link);
+  return TRUE;
+}
+
+const char *
+tomo_live_link_get_status (TomoWindow *window)
+{
+  Link *link = g_object_get_data (G_OBJECT (window), LINK_KEY);
+
+  return link ? link->status : NULL;
+}
+
+const char *
+tomo_live_link_get_endpoint (TomoWindow *window)
+{
+  Link *link = g_object_get_data (G_OBJECT (window), LINK_KEY);
+
+  return link ? tomo_live_receiver_get_endpoint (link->rx) : NULL;
+}
+
+/* --- tomolive --listen URL ------------------------------------------------ */
+
+static char *startup_url, *startup_protocol, *startup_socket;
+
+void
+tomo_live_link_take_arguments (int    *argc,
+                               char ***argv)
+{
+  int out = 1;
+
+  for (int i = 1; i < *argc; i++)
+    {
+      const char *a = (*argv)[i];
+      char **slot = g_str_equal (a, "--listen") || g_str_equal (a, "-l") ? &startup_url
+                    : g_str_equal (a, "--protocol") ? &startup_protocol
+                    : g_str_equal (a, "--socket") ? &startup_socket : NULL;
+
+      if (slot != NULL && i + 1 < *argc)
+        {
+          g_free (*slot);
+          *slot = g_strdup ((*argv)[++i]);
+        }
+      else if (g_str_has_prefix (a, "--listen="))
+        {
+          g_free (startup_url);
+          startup_url = g_strdup (a + strlen ("--listen="));
+        }
+      else
+        (*argv)[out++] = (*argv)[i];
+    }
+  *argc = out;
+  (*argv)[out] = NULL;
+}
+
+static void
+window_added (GtkApplication *app,
+              GtkWindow      *window,
+              gpointer        user_data)
+{
+  g_autoptr(GError) error = NULL;
+  TomoLiveReceiverOptions options;
+
+  if (startup_url == NULL || !TOMO_IS_WINDOW (window))
+    return;
+  g_signal_handlers_disconnect_by_func (app, window_added, user_data);
+  tomo_live_receiver_options_init (&options);
+  options.url = startup_url;
+  if ((startup_protocol != NULL && !tomo_live_protocol_from_string (startup_protocol, &options.protocol, &error)))
+    ;
+  else
+    {
+      options.reply = startup_socket != NULL && g_ascii_strcasecmp (startup_socket, "rep") == 0;
+      tomo_live_link_attach (TOMO_WINDOW (window), &options, &error);
+    }
+  if (error != NULL)
+    tomo_window_show_error (TOMO_WINDOW (window), error->message);
+}
+
+void
+tomo_live_link_watch_application (GtkApplication *app)
+{
+  if (startup_url != NULL)
+    g_signal_connect (app, "window-added", G_CALLBACK (window_added), NULL);
+}

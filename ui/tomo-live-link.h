@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "tomo-live-receiver.h"
+#include "tomo-window.h"
+
+G_BEGIN_DECLS
+
+/* Connects a window to a live receiver: the window shows the scan as it
+ * arrives (re-reconstructed at most ten times a second from what has
+ * arrived) and the state in its subtitle — waiting, receiving (projections,
+ * MB/s, projections/s, dropped messages) or complete.  The link lives as
+ * long as the window, or until another replaces it. */
+gboolean    tomo_live_link_attach      (TomoWindow                    *window,
+                                        const TomoLiveReceiverOptions *options,
+                                        GError                       **error);
+/* The subtitle text now; NULL when the window has no link. */
+const char *tomo_live_link_get_status  (TomoWindow *window);
+const char *tomo_live_link_get_endpoint (TomoWindow *window);
+
+/* `tomolive --listen URL [--protocol P] [--socket S]`: removes those
+ * options from argv and remembers them for the first window. */
+void        tomo_live_link_take_arguments (int    *argc,
+                                           char ***argv);
+void        tomo_live_link_watch_application (GtkApplication *app);
+
+G_END_DECLS

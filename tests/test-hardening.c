@@ -1059,6 +1059,7 @@ static void mk_angles_huge (const char *d, GPtrArray *a) { mk_angles (d, a, "0\n
 static void mk_angles_count (const char *d, GPtrArray *a) { mk_angles (d, a, "0\n45\n90\n", -1); }
 static void mk_angles_binary (const char *d, GPtrArray *a) { mk_angles (d, a, "0\n4\0005\n90\n135\n", 13); }
 static void mk_angles_equal (const char *d, GPtrArray *a) { mk_angles (d, a, "30\n30\n210\n30\n", -1); }
+static void mk_angles_empty (const char *d, GPtrArray *a) { mk_angles (d, a, "# nothing\n\n", -1); }
 static void mk_angles_missing (const char *d, GPtrArray *a) { mk_angles (d, a, NULL, 0); }
 static void mk_angles_good (const char *d, GPtrArray *a) { mk_angles (d, a, "# degrees\n0\n45 # two\n\n90\n135\n", -1); }
 
@@ -1147,6 +1148,7 @@ static const HostileCase hostile_cases[] = {
   { "angles/binary", mk_angles_binary, "not a text file" },
   { "angles/all-equal", mk_angles_equal, "fewer than two distinct" },
   { "angles/missing-file", mk_angles_missing, "angles.txt" },
+  { "angles/empty", mk_angles_empty, "holds no angles" },
   { "angles/comments", mk_angles_good, NULL },
 };
 

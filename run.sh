@@ -42,22 +42,45 @@ build() {
   meson compile -C "$BUILD_DIR"
 }
 
+# Counts the individual TAP results of every test program in a meson log;
+# prints "passed failed skipped".
+count_results() {
+  local log_file=$1 passed failed skipped
+  passed=$(grep -Ec '^ok [0-9]+' "$log_file" || true)
+  skipped=$(grep -Ec '^ok [0-9]+.*# SKIP' "$log_file" || true)
+  failed=$(grep -Ec '^not ok [0-9]+' "$log_file" || true)
+  echo "$((passed - skipped)) $failed $skipped"
+}
+
 run_tests() {
-  local status=0 log_file="$BUILD_DIR/meson-logs/testlog.txt"
+  local status=0 sanitize_status=0 p f s p2=0 f2=0 s2=0
   log "Running the test suite (the ui suite in a virtual X server)"
   # Headless machines get Xvfb; GTK wants a session bus.
   xvfb-run -a -s "-screen 0 1280x800x24" \
     dbus-run-session -- meson test -C "$BUILD_DIR" --print-errorlogs "$@" || status=$?
-  # Count the individual TAP results of every test program.
-  local passed failed skipped
-  passed=$(grep -Ec '^ok [0-9]+' "$log_file" || true)
-  skipped=$(grep -Ec '^ok [0-9]+.*# SKIP' "$log_file" || true)
-  failed=$(grep -Ec '^not ok [0-9]+' "$log_file" || true)
-  passed=$((passed - skipped))
-  if [ "$status" -ne 0 ] && [ "$failed" -eq 0 ]; then
-    failed=1   # a test program crashed or timed out before reporting
+  read -r p f s < <(count_results "$BUILD_DIR/meson-logs/testlog.txt")
+  if [ "$status" -ne 0 ] && [ "$f" -eq 0 ]; then
+    f=1   # a test program crashed or timed out before reporting
   fi
-  echo "$passed passed, $failed failed, $skipped skipped"
+
+  # SANITIZE=1 (CI): the unit suite again, built with AddressSanitizer and
+  # UndefinedBehaviorSanitizer; any report fails the test that caused it.
+  if [ "${SANITIZE:-0}" = 1 ]; then
+    local asan_dir=${ASAN_BUILD_DIR:-_build-asan}
+    log "Running the unit suite under AddressSanitizer + UndefinedBehaviorSanitizer ($asan_dir)"
+    if [ ! -f "$asan_dir/build.ninja" ]; then
+      meson setup "$asan_dir" -Db_sanitize=address,undefined -Dcuda=disabled -Dui=disabled >/dev/null
+    fi
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+    UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
+      meson test -C "$asan_dir" --suite unit --print-errorlogs || sanitize_status=$?
+    read -r p2 f2 s2 < <(count_results "$asan_dir/meson-logs/testlog.txt")
+    if [ "$sanitize_status" -ne 0 ] && [ "$f2" -eq 0 ]; then
+      f2=1
+    fi
+    [ "$status" -ne 0 ] || status=$sanitize_status
+  fi
+  echo "$((p + p2)) passed, $((f + f2)) failed, $((s + s2)) skipped"
   return "$status"
 }
 

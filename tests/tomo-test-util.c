@@ -114,3 +114,31 @@ tomo_test_assert_fails_with (TomoTestResult *r,
   if (strstr (r->err, words) == NULL)
     g_error ("expected “%s” in the error, got: %s", words, r->err);
 }
+
+void
+tomo_test_h5_write (hid_t          file,
+                    const char    *name,
+                    hid_t          file_type,
+                    int            rank,
+                    const hsize_t *dims,
+                    const hsize_t *chunk,
+                    hid_t          mem_type,
+                    const void    *data)
+{
+  hid_t lcpl = H5Pcreate (H5P_LINK_CREATE);
+  hid_t dcpl = H5Pcreate (H5P_DATASET_CREATE);
+  hid_t space = rank > 0 ? H5Screate_simple (rank, dims, NULL) : H5Screate (H5S_SCALAR);
+  hid_t dset;
+
+  H5Pset_create_intermediate_group (lcpl, 1);
+  if (chunk != NULL)
+    H5Pset_chunk (dcpl, rank, chunk);
+  dset = H5Dcreate2 (file, name, file_type, space, lcpl, dcpl, H5P_DEFAULT);
+  g_assert_cmpint (dset, >=, 0);
+  if (data != NULL)
+    g_assert_cmpint (H5Dwrite (dset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), >=, 0);
+  H5Dclose (dset);
+  H5Sclose (space);
+  H5Pclose (dcpl);
+  H5Pclose (lcpl);
+}

@@ -52,3 +52,20 @@ double    tomo_test_rel_l2        (const float *a,
                                    gsize        n);
 
 G_END_DECLS
+
+#include <hdf5.h>
+
+G_BEGIN_DECLS
+
+/* Writes dataset `name` (intermediate groups created) of `rank` `dims`,
+ * chunked when `chunk` is given, with `data` (may be NULL: not written). */
+void tomo_test_h5_write (hid_t          file,
+                         const char    *name,
+                         hid_t          file_type,
+                         int            rank,
+                         const hsize_t *dims,
+                         const hsize_t *chunk,
+                         hid_t          mem_type,
+                         const void    *data);
+
+G_END_DECLS

@@ -777,6 +777,17 @@ find_nxtomo_entry (hid_t file)
         }
       if (fallback == NULL && path_exists (file, data_path))
         fallback = g_strdup_printf ("/%s", name);
+      /* NXtomo files written without a definition often keep the frames
+       * in the NXdata group only: entry/data/data beside an image_key. */
+      if (fallback == NULL)
+        {
+          g_autofree char *nxdata = g_strdup_printf ("/%s/data/data", name);
+          g_autofree char *key = g_strdup_printf ("/%s/data/image_key", name);
+          g_autofree char *key2 = g_strdup_printf ("/%s/instrument/detector/image_key", name);
+
+          if (path_exists (file, nxdata) && (path_exists (file, key) || path_exists (file, key2)))
+            fallback = g_strdup_printf ("/%s", name);
+        }
     }
 
   return fallback;
@@ -973,6 +984,33 @@ hdf5_open (const char     *path,
       loader->klass = &nxtomo_class;
       loader->format = TOMO_SCAN_FORMAT_NXTOMO;
       ok = open_nxtomo (self, entry, error);
+    }
+  else if (format != TOMO_SCAN_FORMAT_NXTOMO && path_exists (self->file, "/exchange")
+           && H5Lexists (self->file, "/exchange/data", H5P_DEFAULT) > 0)
+    {
+      H5L_info_t info = { 0 };
+      char target[1024] = "";
+
+      /* The name is there but leads nowhere: say where it points. */
+      if (H5Lget_info (self->file, "/exchange/data", &info, H5P_DEFAULT) >= 0
+          && info.type != H5L_TYPE_HARD)
+        H5Lget_val (self->file, "/exchange/data", target, sizeof target - 1, H5P_DEFAULT);
+      if (info.type == H5L_TYPE_EXTERNAL)
+        {
+          const char *file_name = NULL, *obj_name = NULL;
+          unsigned flags;
+
+          H5Lunpack_elink_val (target, info.u.val_size, &flags, &file_name, &obj_name);
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
+                       "HDF5 file %s: /exchange/data is an external link to %s in %s, "
+                       "which cannot be opened", path, obj_name ? obj_name : "?",
+                       file_name ? file_name : "?");
+        }
+      else
+        g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
+                     "HDF5 file %s: /exchange/data is a link that leads nowhere%s%s%s",
+                     path, target[0] ? " (to " : "", target, target[0] ? ")" : "");
+      ok = FALSE;
     }
   else
     {

@@ -60,6 +60,11 @@ tiff_warning_handler (TIFF       *tif,
                       const char *fmt,
                       va_list     ap)
 {
+  TomoTiffErrors *errors = user_data;
+
+  /* Kept in case no error follows: a failed read then has a reason. */
+  if (errors->warning == NULL)
+    errors->warning = g_strdup_vprintf (fmt, ap);
   return 1;
 }
 
@@ -82,8 +87,13 @@ const char *
 _tomo_tiff_errors_take (TomoTiffErrors *errors)
 {
   g_free (errors->last);
-  errors->last = errors->message ? errors->message : g_strdup ("libtiff reported no detail");
-  errors->message = NULL;
+  if (errors->message != NULL)
+    errors->last = g_steal_pointer (&errors->message);
+  else if (errors->warning != NULL)
+    errors->last = g_strdup_printf ("libtiff warned: %s", errors->warning);
+  else
+    errors->last = g_strdup ("the data end early or are invalid (libtiff gave no reason)");
+  g_clear_pointer (&errors->warning, g_free);
   return errors->last;
 }
 
@@ -91,6 +101,7 @@ void
 _tomo_tiff_errors_clear (TomoTiffErrors *errors)
 {
   g_clear_pointer (&errors->message, g_free);
+  g_clear_pointer (&errors->warning, g_free);
   g_clear_pointer (&errors->last, g_free);
 }
 
@@ -149,7 +160,7 @@ _tomo_tiff_page_info (TIFF          *tif,
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
                    "TIFF %s, page %u: unsupported sample format (%u-bit, format %u); "
-                   "expected unsigned 8/16/32-bit integers or 32/64-bit floats",
+                   "expected 8/16/32-bit integers or 16/32/64-bit floats",
                    path, page, bps, fmt);
       return FALSE;
     }
@@ -495,8 +506,19 @@ open_stack (Stack       *stack,
               ok = FALSE;
             }
           n_pages++;
+          if (!ok || n_files != 1 || TIFFLastDirectory (tif))
+            break;
+          /* A next page announced but unreadable is a truncated or corrupt
+           * stack, never a shorter one. */
+          if (!TIFFReadDirectory (tif))
+            {
+              g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                           "%s %s: page %u cannot be read (file truncated or corrupt?): %s",
+                           what, file, n_pages, _tomo_tiff_errors_take (&errors));
+              ok = FALSE;
+            }
         }
-      while (ok && n_files == 1 && TIFFReadDirectory (tif));
+      while (ok);
 
       TIFFClose (tif);
       _tomo_tiff_errors_clear (&errors);

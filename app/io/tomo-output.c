@@ -229,23 +229,39 @@ tomo_output_open (const char         *path,
       out->mode = st.st_mode & 07777;
     }
 
-  out->temp = g_strdup_printf ("%s.XXXXXX.part", out->target);
-  /* 0666 less the umask, as any new file; an existing file's mode is
-   * copied at commit. */
-  fd = g_mkstemp_full (out->temp, O_RDWR | O_CLOEXEC, 0666);
-  saved_errno = errno;
-  if (fd < 0)
+  /* The name is registered before the file exists, so that a signal at
+   * any moment finds every temporary file it must remove. */
+  for (guint attempt = 0; ; attempt++)
     {
-      g_autofree char *dir = g_path_get_dirname (out->target);
+      static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+      char suffix[7];
 
-      g_clear_pointer (&out->temp, g_free);
-      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
-                   "Cannot write %s: cannot create a file in folder %s: %s",
-                   path, dir, g_strerror (saved_errno));
-      return NULL;
+      for (guint i = 0; i < 6; i++)
+        suffix[i] = chars[g_random_int_range (0, sizeof chars - 1)];
+      suffix[6] = '\0';
+      g_free (out->temp);
+      out->temp = g_strdup_printf ("%s.%s.part", out->target, suffix);
+      out->slot = slot_claim (out->temp);
+      /* 0666 less the umask, as any new file; an existing file's mode is
+       * copied at commit. */
+      fd = g_open (out->temp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      saved_errno = errno;
+      if (fd >= 0)
+        break;
+      slot_release (out->slot);
+      out->slot = -1;
+      if (saved_errno != EEXIST || attempt >= 100)
+        {
+          g_autofree char *dir = g_path_get_dirname (out->target);
+
+          g_clear_pointer (&out->temp, g_free);
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                       "Cannot write %s: cannot create a file in folder %s: %s",
+                       path, dir, g_strerror (saved_errno));
+          return NULL;
+        }
     }
   close (fd);
-  out->slot = slot_claim (out->temp);
   return g_steal_pointer (&out);
 }
 

@@ -387,6 +387,14 @@ _tomo_parse_angles (const char *name,
       g_array_append_val (angles, value);
     }
 
+  /* An empty GArray frees to NULL: that must be an error, not a silent
+   * failure (found by fuzzing: an empty angle file crashed the CLI). */
+  if (angles->len == 0)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
+                   "Angle file %s holds no angles (one angle in degrees per line)", name);
+      return NULL;
+    }
   *n_angles = angles->len;
   return (double *) g_array_free (g_steal_pointer (&angles), FALSE);
 }

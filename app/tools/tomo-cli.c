@@ -462,7 +462,7 @@ cmd_phantom (int    argc,
   g_autoptr(GError) error = NULL;
   g_autofree char *output = NULL, *kind = NULL;
   TomoPhantomParams p;
-  int width, height, n_proj, n_flats, n_darks, seed, threads = 0;
+  double width, height, n_proj, n_flats, n_darks, seed, threads = 0;
   double center = NAN, offset = NAN, range, flat, dark, scale = NAN, tilt = 0.0;
   gboolean noise = FALSE, no_noise = FALSE;
 
@@ -479,36 +479,54 @@ cmd_phantom (int    argc,
 
   {
     GOptionEntry entries[] = {
-      { "width", 'W', 0, G_OPTION_ARG_INT, &width, "Detector columns (also the slice size)", "N" },
-      { "height", 'H', 0, G_OPTION_ARG_INT, &height, "Detector rows", "N" },
-      { "projections", 'n', 0, G_OPTION_ARG_INT, &n_proj, "Number of projections", "N" },
-      { "angle-range", 0, 0, G_OPTION_ARG_DOUBLE, &range, "Angular range in degrees (180)", "DEG" },
-      { "center", 0, 0, G_OPTION_ARG_DOUBLE, &center, "Rotation axis column", "C" },
-      { "center-offset", 0, 0, G_OPTION_ARG_DOUBLE, &offset,
+      { "width", 'W', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Detector columns (also the slice size)", "N" },
+      { "height", 'H', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Detector rows", "N" },
+      { "projections", 'n', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Number of projections", "N" },
+      { "angle-range", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Angular range in degrees (180)", "DEG" },
+      { "center", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Rotation axis column", "C" },
+      { "center-offset", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
         "Rotation axis relative to the detector middle (default +3.37)", "PX" },
       { "tilt", 0, 0, G_OPTION_ARG_DOUBLE, &tilt,
         "Axis tilt in degrees (positive: the axis moves right going down)", "DEG" },
       { "kind", 0, 0, G_OPTION_ARG_STRING, &kind, "shepp-logan (default), disks, points", "KIND" },
-      { "attenuation", 0, 0, G_OPTION_ARG_DOUBLE, &scale,
+      { "attenuation", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
         "Attenuation per pixel of a unit-value region (default 4/width)", "MU" },
-      { "flat-level", 0, 0, G_OPTION_ARG_DOUBLE, &flat, "Counts in the flat field", "COUNTS" },
-      { "dark-level", 0, 0, G_OPTION_ARG_DOUBLE, &dark, "Counts in the dark field", "COUNTS" },
-      { "flats", 0, 0, G_OPTION_ARG_INT, &n_flats, "Number of flat fields", "N" },
-      { "darks", 0, 0, G_OPTION_ARG_INT, &n_darks, "Number of dark fields", "N" },
+      { "flat-level", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Counts in the flat field", "COUNTS" },
+      { "dark-level", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Counts in the dark field", "COUNTS" },
+      { "flats", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Number of flat fields", "N" },
+      { "darks", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Number of dark fields", "N" },
       { "noise", 0, 0, G_OPTION_ARG_NONE, &noise, "Poisson noise (default)", NULL },
       { "no-noise", 0, 0, G_OPTION_ARG_NONE, &no_noise, "Exact counts, no noise", NULL },
-      { "seed", 0, 0, G_OPTION_ARG_INT, &seed, "Random seed", "N" },
-      { "threads", 'j', 0, G_OPTION_ARG_INT, &threads,
+      { "seed", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Random seed", "N" },
+      { "threads", 'j', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
         "Rows computed in parallel (default: one per processor; the file is the same)", "N" },
       { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Output HDF5 file", "FILE" },
       G_OPTION_ENTRY_NULL
+    };
+    TomoNumberOption numbers[] = {
+      { "width", 'W', 1, 65536, TRUE, &width },
+      { "height", 'H', 1, 65536, TRUE, &height },
+      { "projections", 'n', 1, 1000000, TRUE, &n_proj },
+      { "angle-range", 0, 1e-6, 360000, FALSE, &range },
+      { "center", 0, -1e9, 1e9, FALSE, &center },
+      { "center-offset", 0, -1e9, 1e9, FALSE, &offset },
+      { "attenuation", 0, 0, 1e6, FALSE, &scale },
+      { "flat-level", 0, 0, 1e12, FALSE, &flat },
+      { "dark-level", 0, 0, 1e12, FALSE, &dark },
+      { "flats", 0, 0, 100000, TRUE, &n_flats },
+      { "darks", 0, 0, 100000, TRUE, &n_darks },
+      { "seed", 0, 0, G_MAXUINT32, TRUE, &seed },
+      { "threads", 'j', 0, 4096, TRUE, &threads },
+      { NULL },
     };
 
     g_option_context_set_summary (context,
       "Simulates a parallel-beam scan of an analytic phantom: exact line\n"
       "integrals of ellipsoids, turned into raw counts with flats, darks and\n"
       "Poisson noise, with the rotation axis off the detector middle.");
-    g_option_context_add_main_entries (context, entries, NULL);
+    g_option_context_set_main_group (context,
+                                     tomo_number_option_group ("phantom", "Phantom options:",
+                                                               entries, numbers));
     if (!parse_options (context, &argc, &argv, &error))
       return fail (error);
   }

@@ -857,6 +857,32 @@ test_shortcuts_window (void)
 }
 
 static void
+test_recent (void)
+{
+  g_autoptr(GFile) sample = g_file_new_for_path (g_getenv ("TOMO_SAMPLE_SCAN"));
+  g_autofree char *uri = g_file_get_uri (sample);
+  gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
+  gboolean found = FALSE;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+  while (!found && g_get_monotonic_time () < end)
+    {
+      GMenuModel *menu = G_MENU_MODEL (window->recent_section);
+
+      for (int i = 0; i < g_menu_model_get_n_items (menu); i++)
+        {
+          g_autoptr(GVariant) target = g_menu_model_get_item_attribute_value (menu, i, "target", G_VARIANT_TYPE_STRING);
+
+          found |= target != NULL && g_str_equal (g_variant_get_string (target, NULL), uri);
+        }
+      g_main_context_iteration (NULL, FALSE) || (g_usleep (10000), TRUE);
+    }
+  g_assert_true (found);
+}
+
+static void
 test_empty_window (void)
 {
   TomoWindow *empty;
@@ -892,8 +918,10 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
   tmpdir = g_dir_make_tmp ("tomo-ui-XXXXXX", NULL);
   g_assert_nonnull (tmpdir);
-  /* Remembered input options go here, not into the user's settings. */
+  /* Remembered input options and recent files go here, not into the
+   * user's own. */
   g_setenv ("XDG_CONFIG_HOME", tmpdir, TRUE);
+  g_setenv ("XDG_DATA_HOME", tmpdir, TRUE);
   have_display = gtk_init_check ();
   xdotool = g_find_program_in_path ("xdotool");
 
@@ -907,6 +935,7 @@ main (int    argc,
   g_test_add_func ("/tomo/ui/interaction/second-scan-resets", test_second_scan_resets);
   g_test_add_func ("/tomo/ui/interaction/export-rows-toast", test_export_rows_toast);
   g_test_add_func ("/tomo/ui/interaction/empty-window", test_empty_window);
+  g_test_add_func ("/tomo/ui/interaction/recent", test_recent);
   g_test_add_func ("/tomo/ui/interaction/shortcuts-window", test_shortcuts_window);
   g_test_add_func ("/tomo/ui/interaction/save-load-params", test_save_load_params);
   g_test_add_func ("/tomo/ui/interaction/tiff-without-flats", test_tiff_without_flats);

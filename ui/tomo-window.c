@@ -1182,6 +1182,7 @@ tomo_window_class_init (TomoWindowClass *klass)
   BIND (cancel_button);
   BIND (toast_revealer);
   BIND (toast_label);
+  BIND (recent_section);
 #undef BIND
   gtk_widget_class_bind_template_callback (widget_class, on_banner_response);
   gtk_widget_class_bind_template_callback (widget_class, on_toast_close);
@@ -1265,6 +1266,9 @@ tomo_window_init (TomoWindow *self)
 
   _tomo_window_add_view_shortcuts (self);
   _tomo_window_update_actions (self);
+  g_signal_connect_object (gtk_recent_manager_get_default (), "changed",
+                           G_CALLBACK (_tomo_window_update_recent), self, G_CONNECT_SWAPPED);
+  _tomo_window_update_recent (self);
   update_status (self, NULL);
 }
 

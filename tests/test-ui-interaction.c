@@ -581,6 +581,14 @@ test_second_scan_resets (void)
   g_assert_cmpfloat (spread, >, 2.5 * flat);
   g_assert_cmpfloat (spread, >, 20.0);
 
+  /* A pinned centre survives the next scan. */
+  set_center_and_wait (97.25);
+  gtk_toggle_button_set_active (window->panel->center_pin, TRUE);
+  g_assert_true (open_and_wait (second));
+  g_assert_cmpfloat_with_epsilon (get_center (), 97.25, 1e-9);
+  gtk_toggle_button_set_active (window->panel->center_pin, FALSE);
+  wait_current_slice ();
+
   g_object_set (window, "colormap", "gray", NULL);
   g_assert_true (open_and_wait (sample));
   wait_current_slice ();

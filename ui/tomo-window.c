@@ -563,8 +563,14 @@ set_scan (TomoWindow *self,
 
   tomo_sinogram_view_set_scan (self->sinogram_view, scan);
   _tomo_window_set_roi (self, 0, 0, 0, 0);
-  self->params.center = -1;
-  _tomo_window_set_center (self, (width - 1) / 2.0);
+  {
+    /* A pinned centre stays (inside the new detector); else the middle. */
+    double center = gtk_toggle_button_get_active (self->panel->center_pin) && self->params.center >= 0
+                    ? MIN (self->params.center, width - 1) : (width - 1) / 2.0;
+
+    self->params.center = -1;
+    _tomo_window_set_center (self, center);
+  }
   self->params.row = G_MAXUINT;
   _tomo_window_set_row (self, height / 2);
 

@@ -35,17 +35,33 @@ tomo_window_export_slice_tiff (TomoWindow *self,
                                const char *path,
                                GError    **error)
 {
+  g_autoptr(TomoSlice) host = NULL;
   TomoSlice *slice;
 
   g_return_val_if_fail (TOMO_IS_WINDOW (self), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
 
   slice = tomo_slice_view_get_slice (self->slice_view);
-  if (slice == NULL || slice->data == NULL)
+  if (slice == NULL || self->scan == NULL)
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
                    "Cannot write “%s”: no reconstructed slice is shown", path);
       return FALSE;
+    }
+  if (slice->data == NULL)
+    {
+      /* Shown through interop only: the same slice once more, downloaded. */
+      TomoSliceRequest request;
+
+      tomo_slice_request_init (&request, self->scan);
+      request.row = slice->row;
+      request.n_slices = slice->n_slices;
+      request.params = slice->params;
+      request.kernel = self->params.kernel;
+      host = tomo_engine_reconstruct (self->engine, &request, NULL, error);
+      if (host == NULL)
+        return FALSE;
+      slice = host;
     }
 
   if (self->scan != NULL

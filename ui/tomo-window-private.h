@@ -71,6 +71,7 @@ struct _TomoWindow
   gboolean auto_contrast;
   gboolean show_sinogram;
   gboolean applying_auto;
+  gboolean device_stats_missing; /* GPU slices without host data came without statistics */
   char *error_message;
   char *backend_note;          /* why the backend differs from the one asked for */
 };

@@ -46,6 +46,8 @@ enum {
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
+static void queue_request (TomoWindow *self);
+
 static void
 window_link_free (gpointer data)
 {
@@ -279,6 +281,11 @@ on_slice_ready (TomoEngine   *engine,
     return;
 
   tomo_slice_view_set_slice (self->slice_view, slice, tomo_scan_get_width (self->scan));
+  if (slice->data == NULL && !slice->values.valid && !self->device_stats_missing)
+    {
+      self->device_stats_missing = TRUE;
+      queue_request (self);
+    }
   if (self->auto_contrast)
     apply_auto_contrast (self, slice);
   if (slice->values.valid)
@@ -315,9 +322,15 @@ request_idle_cb (gpointer data)
   request.params.interp = self->params.interp;
   request.params.roi = self->params.roi;
   request.kernel = self->params.kernel;
-  /* PNG/TIFF export of the shown slice reads host data. */
   request.keep_on_device = self->backend == TOMO_BACKEND_GPU;
-  request.skip_download = FALSE;
+  /* Once slices reach the texture through interop, the host copy is not
+   * needed: statistics come with the slice, the readout reads one pixel,
+   * export asks for the data.  An engine that cannot compute statistics on
+   * the device yet says so with a slice without them, and gets the
+   * download back. */
+  request.skip_download = self->backend == TOMO_BACKEND_GPU && !self->device_stats_missing
+                          && g_strcmp0 (tomo_slice_view_get_upload_path (self->slice_view),
+                                        "CUDA–GL interop") == 0;
 
   tomo_engine_submit (self->engine, &request, on_slice_ready, self->link);
 

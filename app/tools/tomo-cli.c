@@ -25,6 +25,7 @@
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 #include "tomo-tiff-writer.h"
+#include "tomo-volume-export.h"
 
 #define ERROR_DOMAIN_CLI (tomo_recon_error_quark ())
 
@@ -332,22 +333,21 @@ cmd_reconstruct (int    argc,
   o.show_progress = !quiet && (progress || isatty (STDERR_FILENO)) && row_end - row_start > 1;
   o.start = start = g_get_monotonic_time ();
   o.last_percent = G_MAXUINT;
-  if (!o.to_dir)
-    {
-      TomoRoi r = tomo_recon_params_get_roi (&params, width);
-
-      o.writer = tomo_tiff_writer_new_full (output, tomo_scan_get_input_files (scan),
-                                            (guint64) r.width * r.height * 4 * (row_end - row_start),
-                                            &error);
-      if (o.writer == NULL)
-        goto out;
-    }
 
   if (row_end - row_start == 1)
     {
       TomoSliceRequest request;
       g_autoptr(TomoSlice) slice = NULL;
 
+      if (!o.to_dir)
+        {
+          TomoRoi r = tomo_recon_params_get_roi (&params, width);
+
+          o.writer = tomo_tiff_writer_new_full (output, tomo_scan_get_input_files (scan),
+                                                (guint64) r.width * r.height * 4, &error);
+          if (o.writer == NULL)
+            goto out;
+        }
       tomo_slice_request_init (&request, scan);
       request.row = row_start;
       request.params = params;
@@ -358,17 +358,21 @@ cmd_reconstruct (int    argc,
         g_printerr ("tomolive: warning: row %u: %" G_GUINT64_FORMAT " non-positive and %"
                     G_GUINT64_FORMAT " non-finite values were clamped\n", row_start,
                     slice->stats.n_nonpositive, slice->stats.n_nonfinite);
+      if (o.writer != NULL)
+        {
+          if (ok)
+            ok = tomo_tiff_writer_close (g_steal_pointer (&o.writer), &error);
+          else
+            tomo_tiff_writer_abort (g_steal_pointer (&o.writer));
+        }
     }
   else
-    ok = tomo_engine_reconstruct_volume (engine, row_start, row_end, &params, gpu_kernel,
-                                         sink_cb, progress_cb, &o, NULL, &error);
-
-  if (o.writer != NULL)
     {
-      if (ok)
-        ok = tomo_tiff_writer_close (g_steal_pointer (&o.writer), &error);
-      else
-        tomo_tiff_writer_abort (g_steal_pointer (&o.writer));
+      /* The same export as the viewer's. */
+      g_autoptr(TomoVolumeExport) export = tomo_volume_export_new (engine, output, row_start, row_end,
+                                                                   &params, gpu_kernel);
+
+      ok = tomo_volume_export_run (export, progress_cb, &o, NULL, &error);
     }
   if (!ok)
     goto out;

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "tomo-error.h"
-#include "tomo-gpu.h"
 #include "tomo-window-private.h"
 
 /* The reconstruction parameters of a scan in a small key file beside it,
@@ -51,7 +50,7 @@ _tomo_window_save_params (TomoWindow *self,
   g_key_file_set_string (kf, GROUP, "filter", tomo_filter_type_to_string (p->filter));
   g_key_file_set_string (kf, GROUP, "interpolation", tomo_interp_to_string (p->interp));
   g_key_file_set_integer (kf, GROUP, "slices", p->n_slices);
-  g_key_file_set_string (kf, GROUP, "kernel", tomo_gpu_kernel_to_string (p->kernel));
+  g_key_file_set_string (kf, GROUP, "kernel", tomo_kernel_to_string (p->kernel));
   g_key_file_set_integer_list (kf, GROUP, "roi", roi, 4);
   return g_key_file_save_to_file (kf, path, error);
 }

@@ -16,7 +16,7 @@ typedef struct
   TomoFilterType filter;
   TomoInterp interp;
   guint n_slices;
-  int kernel;            /* TomoGpuKernel */
+  int kernel;            /* TomoKernel */
   TomoRoi roi;
 } TomoWindowParams;
 

@@ -7,11 +7,11 @@
 
 #include "tomo-colormap.h"
 #include "tomo-error.h"
-#include "tomo-gpu.h"
 #include "tomo-histogram.h"
 #include "tomo-open-dialog.h"
 #include "tomo-ui-private.h"
 #include "tomo-window-private.h"
+#include "tomo-volume-view.h"
 
 /* The window: layout and wiring.  Actions live in tomo-window-actions.c,
  * exports in tomo-window-export.c, the side panel in tomo-param-panel.c
@@ -710,8 +710,21 @@ tomo_window_show_live (TomoWindow *self,
 
   if (scan != NULL && scan != self->scan)
     {
+      /* A scan that grew (JSON without a count) or the next one of the same
+       * detector keeps the centre and row the user chose. */
+      gboolean same = self->scan != NULL &&
+                      tomo_scan_get_width (self->scan) == tomo_scan_get_width (scan) &&
+                      tomo_scan_get_height (self->scan) == tomo_scan_get_height (scan);
+      double center = self->params.center;
+      guint row = self->params.row;
+
       hide_error (self);
       set_scan (self, scan);
+      if (same)
+        {
+          _tomo_window_set_center (self, center);
+          _tomo_window_set_row (self, row);
+        }
     }
   else if (scan != NULL)
     {
@@ -913,7 +926,7 @@ tomo_window_get_property (GObject    *object,
       g_value_set_uint (value, self->params.n_slices);
       break;
     case PROP_KERNEL:
-      g_value_set_string (value, tomo_gpu_kernel_to_string (self->params.kernel));
+      g_value_set_string (value, tomo_kernel_to_string (self->params.kernel));
       break;
     case PROP_BACKEND:
       g_value_set_string (value, backend_name (self->backend));
@@ -1002,9 +1015,9 @@ tomo_window_set_property (GObject      *object,
 
     case PROP_KERNEL:
       {
-        TomoGpuKernel kernel;
+        TomoKernel kernel;
 
-        if (tomo_gpu_kernel_from_string (g_value_get_string (value), &kernel, NULL)
+        if (tomo_kernel_from_string (g_value_get_string (value), &kernel, NULL)
             && (int) kernel != self->params.kernel)
           {
             self->params.kernel = kernel;
@@ -1218,10 +1231,11 @@ tomo_window_init (TomoWindow *self)
   self->params.n_slices = 1;
   self->params.filter = TOMO_FILTER_RAMLAK;
   self->params.interp = TOMO_INTERP_LINEAR;
-  self->params.kernel = TOMO_GPU_KERNEL_AUTO;
+  self->params.kernel = TOMO_KERNEL_AUTO;
   self->auto_contrast = TRUE;
 
   gtk_widget_init_template (GTK_WIDGET (self));
+  tomo_volume_view_install (self);   /* the three-view layout, key V */
 
   self->engine = tomo_engine_new (TOMO_BACKEND_AUTO);
   self->link = g_new0 (TomoWindowLink, 1);

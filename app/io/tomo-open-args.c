@@ -3,7 +3,10 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include "tomo-error.h"
+#include "tomo-memory.h"
 #include "tomo-open-args.h"
 
 
@@ -15,6 +18,7 @@ tomo_open_args_clear (TomoOpenArgs *a)
   g_clear_pointer (&a->darks, g_free);
   g_clear_pointer (&a->angles, g_free);
   g_clear_pointer (&a->raw_dtype, g_free);
+  g_clear_pointer (&a->max_memory, g_free);
 }
 
 GOptionGroup *
@@ -29,14 +33,18 @@ tomo_open_args_group (TomoOpenArgs *a)
       "TIFF: dark fields (file, folder or glob)", "PATH" },
     { "angles", 0, 0, G_OPTION_ARG_FILENAME, &a->angles,
       "TIFF/raw: text file with one angle in degrees per projection", "FILE" },
-    { "angle-range", 0, 0, G_OPTION_ARG_DOUBLE, &a->angle_range,
+    { "angle-range", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
       "Range in degrees of evenly spaced angles when the file has none (default 180)", "DEG" },
-    { "raw-width", 0, 0, G_OPTION_ARG_INT, &a->raw_width, "Raw: detector columns", "N" },
-    { "raw-height", 0, 0, G_OPTION_ARG_INT, &a->raw_height, "Raw: detector rows", "N" },
-    { "raw-projections", 0, 0, G_OPTION_ARG_INT, &a->raw_n_proj, "Raw: number of projections", "N" },
+    { "raw-width", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Raw: detector columns", "N" },
+    { "raw-height", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Raw: detector rows", "N" },
+    { "raw-projections", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
+      "Raw: number of projections", "N" },
     { "raw-dtype", 0, 0, G_OPTION_ARG_STRING, &a->raw_dtype,
       "Raw: uint8, uint16, uint32, float32 or float64", "TYPE" },
-    { "raw-offset", 0, 0, G_OPTION_ARG_INT64, &a->raw_offset, "Raw: header bytes to skip", "BYTES" },
+    { "raw-offset", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
+      "Raw: header bytes to skip", "BYTES" },
+    { "max-memory", 0, 0, G_OPTION_ARG_STRING, &a->max_memory,
+      "Memory a scan may use (e.g. 64G or 80%; default half the RAM)", "SIZE" },
     { "raw-big-endian", 0, 0, G_OPTION_ARG_NONE, &a->raw_big_endian, "Raw: big-endian data", NULL },
     { "already-sinogram", 0, 0, G_OPTION_ARG_NONE, &a->already_sinogram,
       "Data is already flat/dark normalised (no flats needed)", NULL },
@@ -44,11 +52,38 @@ tomo_open_args_group (TomoOpenArgs *a)
       "Data is already line integrals (no −log)", NULL },
     G_OPTION_ENTRY_NULL
   };
-  GOptionGroup *group = g_option_group_new ("input", "Input options:",
-                                            "Show options for reading scans", NULL, NULL);
+  const TomoNumberOption numbers[] = {
+    { "angle-range", 0, 1e-6, 360000, FALSE, &a->parsed[0] },
+    { "raw-width", 0, 1, G_MAXUINT32, TRUE, &a->parsed[1] },
+    { "raw-height", 0, 1, G_MAXUINT32, TRUE, &a->parsed[2] },
+    { "raw-projections", 0, 1, G_MAXUINT32, TRUE, &a->parsed[3] },
+    { "raw-offset", 0, 0, (double) G_MAXINT64, TRUE, &a->parsed[4] },
+    { NULL },
+  };
 
-  g_option_group_add_entries (group, entries);
-  return group;
+  G_STATIC_ASSERT (G_N_ELEMENTS (numbers) == G_N_ELEMENTS (a->numbers));
+  memcpy (a->numbers, numbers, sizeof numbers);
+  return tomo_number_option_group ("input", "Input options:", entries, a->numbers);
+}
+
+/* Numbers the command line gave (checked by tomo_number_option_cb) replace
+ * the fields; fields set directly (the viewer's dialog) stay otherwise. */
+void
+tomo_open_args_take_parsed (TomoOpenArgs *a)
+{
+  if (a->numbers[0].long_name == NULL)
+    return;
+  if (a->numbers[0].given)
+    a->angle_range = a->parsed[0];
+  if (a->numbers[1].given)
+    a->raw_width = (guint) a->parsed[1];
+  if (a->numbers[2].given)
+    a->raw_height = (guint) a->parsed[2];
+  if (a->numbers[3].given)
+    a->raw_n_proj = (guint) a->parsed[3];
+  if (a->numbers[4].given)
+    a->raw_offset = (guint64) a->parsed[4];
+  memset (a->numbers, 0, sizeof a->numbers);
 }
 
 gboolean
@@ -56,7 +91,16 @@ tomo_open_args_to_options (const TomoOpenArgs *a,
                            TomoOpenOptions    *options,
                            GError            **error)
 {
+  tomo_open_args_take_parsed ((TomoOpenArgs *) a);
   tomo_open_options_init (options);
+  if (a->max_memory != NULL)
+    {
+      guint64 bytes;
+
+      if (!tomo_memory_parse_size ("--max-memory", a->max_memory, &bytes, error))
+        return FALSE;
+      tomo_memory_set_limit (bytes);
+    }
   if (a->format != NULL && !tomo_scan_format_from_string (a->format, &options->format, error))
     return FALSE;
   options->flats = a->flats;
@@ -64,12 +108,6 @@ tomo_open_args_to_options (const TomoOpenArgs *a,
   options->angles = a->angles;
   if (a->angle_range != 0)
     options->angle_range_deg = a->angle_range;
-  if (a->raw_width < 0 || a->raw_height < 0 || a->raw_n_proj < 0 || a->raw_offset < 0)
-    {
-      g_set_error_literal (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
-                           "Raw dimensions and offset must not be negative");
-      return FALSE;
-    }
   options->raw_width = a->raw_width;
   options->raw_height = a->raw_height;
   options->raw_n_projections = a->raw_n_proj;
@@ -106,5 +144,7 @@ tomo_open_args_copy (const TomoOpenArgs *src,
   dest->darks = g_strdup (src->darks);
   dest->angles = g_strdup (src->angles);
   dest->raw_dtype = g_strdup (src->raw_dtype);
+  dest->max_memory = g_strdup (src->max_memory);
+  memset (dest->numbers, 0, sizeof dest->numbers);
 }
 

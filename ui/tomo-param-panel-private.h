@@ -18,6 +18,7 @@ struct _TomoParamPanel
   GtkAdjustment *export_first_adjustment;
   GtkAdjustment *export_last_adjustment;
   GtkScale *fine_scale;
+  GtkToggleButton *center_pin;  /* keep the centre when a new scan opens */
   GtkSpinButton *center_spin;
   GtkSpinButton *row_spin;
   GtkSpinButton *min_spin;

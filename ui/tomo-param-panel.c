@@ -170,6 +170,7 @@ tomo_param_panel_class_init (TomoParamPanelClass *klass)
   BIND (export_first_adjustment);
   BIND (export_last_adjustment);
   BIND (fine_scale);
+  BIND (center_pin);
   BIND (center_spin);
   BIND (row_spin);
   BIND (min_spin);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <glib/gstdio.h>
 
+#include "tomo-center-finder.h"
 #include "tomo-colormap.h"
 #include "tomo-error.h"
 #include "tomo-gpu.h"
@@ -50,6 +51,7 @@ struct _TomoWindow
   GtkInfoBar *banner;
   GtkLabel *banner_label;
   GtkAdjustment *center_adjustment;
+  TomoCenterFinder *center_finder;
   GtkAdjustment *row_adjustment;
   GtkAdjustment *min_adjustment;
   GtkAdjustment *max_adjustment;
@@ -309,6 +311,7 @@ set_row (TomoWindow *self,
   if (row == self->row)
     return;
   self->row = row;
+  tomo_center_finder_set_row (self->center_finder, row);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ROW]);
   queue_request (self);
   if (self->show_sinogram)
@@ -520,6 +523,9 @@ set_scan (TomoWindow *self,
   set_center (self, (width - 1) / 2.0);
   self->row = G_MAXUINT;
   set_row (self, height / 2);
+  /* The control starts at the middle and moves to the estimate when the
+   * background finder answers (its note says so). */
+  tomo_center_finder_set_scan (self->center_finder, scan);
 
   tomo_slice_view_set_pixel_size (self->slice_view, tomo_scan_get_pixel_size (scan));
 
@@ -1532,12 +1538,14 @@ tomo_window_class_init (TomoWindowClass *klass)
   _tomo_ui_ensure_resources ();
   g_type_ensure (TOMO_TYPE_SLICE_VIEW);
   g_type_ensure (TOMO_TYPE_HISTOGRAM);
+  g_type_ensure (TOMO_TYPE_CENTER_FINDER);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/tomolive/Tomolive/tomo-window.ui");
   gtk_widget_class_bind_template_child (widget_class, TomoWindow, subtitle_label);
   gtk_widget_class_bind_template_child (widget_class, TomoWindow, banner);
   gtk_widget_class_bind_template_child (widget_class, TomoWindow, banner_label);
   gtk_widget_class_bind_template_child (widget_class, TomoWindow, center_adjustment);
+  gtk_widget_class_bind_template_child (widget_class, TomoWindow, center_finder);
   gtk_widget_class_bind_template_child (widget_class, TomoWindow, row_adjustment);
   gtk_widget_class_bind_template_child (widget_class, TomoWindow, min_adjustment);
   gtk_widget_class_bind_template_child (widget_class, TomoWindow, max_adjustment);
@@ -1627,6 +1635,7 @@ tomo_window_init (TomoWindow *self)
       gtk_widget_set_tooltip_text (GTK_WIDGET (self->gpu_button), "No usable CUDA device");
     }
 
+  g_signal_connect_swapped (self->center_finder, "center-found", G_CALLBACK (set_center), self);
   g_object_bind_property (self, "center", self->center_adjustment, "value",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   g_object_bind_property_full (self, "row", self->row_adjustment, "value",

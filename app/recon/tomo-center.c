@@ -149,6 +149,14 @@ cmp_double (gconstpointer a,
   return (x > y) - (x < y);
 }
 
+static double
+fold_turn (double a)
+{
+  double f = fmod (a, 2.0 * G_PI);
+
+  return f < 0 ? f + 2.0 * G_PI : f;
+}
+
 /* Median spacing of the sorted angles (their typical step). */
 static double
 angle_step (const double *angles,
@@ -516,15 +524,35 @@ _tomo_center_correlation_with (const float      *sino,
 
   /* Projections whose opposite lies within the scan. */
   cand = g_new (guint, n_proj);
-  for (guint i = 0; i < n_proj; i++)
-    {
-      double best = INFINITY;
+  {
+    /* Angles folded into [0, 2π) and sorted: each opposite is a binary
+     * search away (thousands of projections, every one checked). */
+    g_autofree double *folded = g_new (double, n_proj);
 
-      for (guint j = 0; j < n_proj; j++)
-        best = MIN (best, fabs (remainder (angles[j] - angles[i] - G_PI, 2.0 * G_PI)));
-      if (best <= 1.01 * step)
-        cand[n_cand++] = i;
-    }
+    for (guint i = 0; i < n_proj; i++)
+      folded[i] = fold_turn (angles[i]);
+    qsort (folded, n_proj, sizeof (double), cmp_double);
+    for (guint i = 0; i < n_proj; i++)
+      {
+        double t = fold_turn (angles[i] + G_PI), best;
+        guint lo = 0, hi = n_proj;
+
+        while (lo < hi)
+          {
+            guint mid = (lo + hi) / 2;
+
+            if (folded[mid] < t)
+              lo = mid + 1;
+            else
+              hi = mid;
+          }
+        /* The neighbours on both sides, across 0/2π at the ends. */
+        best = fabs (remainder (folded[lo % n_proj] - t, 2.0 * G_PI));
+        best = MIN (best, fabs (remainder (folded[(lo + n_proj - 1) % n_proj] - t, 2.0 * G_PI)));
+        if (best <= 1.01 * step)
+          cand[n_cand++] = i;
+      }
+  }
   if (n_cand == 0)
     {
       g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_NO_PAIR,

@@ -7,6 +7,7 @@
 
 #include "tomo-center-finder.h"
 #include "tomo-center-scan.h"
+#include "tomo-center-sweep.h"
 
 struct _TomoCenterFinder
 {
@@ -18,6 +19,7 @@ struct _TomoCenterFinder
   TomoScan *scan;
   guint row;
   GCancellable *cancellable;
+  TomoCenterSweep *sweep; /* weak: the sweep window while open */
 };
 
 G_DEFINE_FINAL_TYPE (TomoCenterFinder, tomo_center_finder, GTK_TYPE_WIDGET)
@@ -136,6 +138,9 @@ tomo_center_finder_set_scan (TomoCenterFinder *self,
 
   if (!g_set_object (&self->scan, scan))
     return;
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.sweep", scan != NULL);
+  if (self->sweep != NULL)
+    gtk_window_destroy (GTK_WINDOW (self->sweep));
   if (scan != NULL)
     {
       self->row = tomo_scan_get_height (scan) / 2;
@@ -167,9 +172,54 @@ find_action (GtkWidget  *widget,
 }
 
 static void
+on_picked (TomoCenterFinder *self,
+           double            center)
+{
+  g_autofree char *note = g_strdup_printf ("Picked %.2f px from the sweep (row %u)", center, self->row);
+
+  gtk_label_set_text (self->note_label, note);
+  g_signal_emit (self, signals[CENTER_FOUND], 0, center);
+}
+
+static void
+sweep_action (GtkWidget  *widget,
+              const char *action_name,
+              GVariant   *parameter)
+{
+  TomoCenterFinder *self = TOMO_CENTER_FINDER (widget);
+  GtkRoot *root = gtk_widget_get_root (widget);
+  double center;
+
+  if (self->scan == NULL)
+    return;
+  center = (tomo_scan_get_width (self->scan) - 1) / 2.0;
+  /* The window's current centre, where there is one. */
+  if (root != NULL && g_object_class_find_property (G_OBJECT_GET_CLASS (root), "center") != NULL)
+    g_object_get (root, "center", &center, NULL);
+  if (self->sweep != NULL)
+    tomo_center_sweep_set_target (self->sweep, self->row, center);
+  else
+    {
+      self->sweep = tomo_center_sweep_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                           self->scan, self->row, center);
+      g_object_add_weak_pointer (G_OBJECT (self->sweep), (gpointer *) &self->sweep);
+      g_signal_connect_object (self->sweep, "center-picked", G_CALLBACK (on_picked), self,
+                               G_CONNECT_SWAPPED);
+    }
+  gtk_window_present (GTK_WINDOW (self->sweep));
+}
+
+static void
 tomo_center_finder_dispose (GObject *object)
 {
   TomoCenterFinder *self = TOMO_CENTER_FINDER (object);
+
+  if (self->sweep != NULL)
+    {
+      g_object_remove_weak_pointer (G_OBJECT (self->sweep), (gpointer *) &self->sweep);
+      gtk_window_destroy (GTK_WINDOW (self->sweep));
+      self->sweep = NULL;
+    }
 
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
@@ -193,6 +243,7 @@ tomo_center_finder_class_init (TomoCenterFinderClass *klass)
   gtk_widget_class_bind_template_child (widget_class, TomoCenterFinder, box);
   gtk_widget_class_bind_template_child (widget_class, TomoCenterFinder, note_label);
   gtk_widget_class_install_action (widget_class, "finder.find", NULL, find_action);
+  gtk_widget_class_install_action (widget_class, "finder.sweep", NULL, sweep_action);
   gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
 }
 
@@ -201,4 +252,5 @@ tomo_center_finder_init (TomoCenterFinder *self)
 {
   gtk_widget_init_template (GTK_WIDGET (self));
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.find", FALSE);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.sweep", FALSE);
 }

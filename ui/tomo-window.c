@@ -523,9 +523,6 @@ set_scan (TomoWindow *self,
   set_center (self, (width - 1) / 2.0);
   self->row = G_MAXUINT;
   set_row (self, height / 2);
-  /* The control starts at the middle and moves to the estimate when the
-   * background finder answers (its note says so). */
-  tomo_center_finder_set_scan (self->center_finder, scan);
 
   tomo_slice_view_set_pixel_size (self->slice_view, tomo_scan_get_pixel_size (scan));
 
@@ -564,6 +561,10 @@ open_done (GObject      *source,
 
   hide_error (self);
   set_scan (self, scan);
+  /* The control starts at the middle and moves to the estimate when the
+   * background finder answers (its note says so); not for live scans,
+   * which have too few projections when they start. */
+  tomo_center_finder_set_scan (self->center_finder, scan);
   g_signal_emit (self, signals[SCAN_LOADED], 0, TRUE);
 }
 

@@ -19,6 +19,7 @@
 
 #include "tomo-center-private.h"
 #include "tomo-fbp.h"
+#include "tomo-types.h"
 
 G_DEFINE_QUARK (tomo-center-error-quark, tomo_center_error)
 
@@ -825,14 +826,41 @@ tomo_center_sweep_scores (const float     *sino,
                           double          *scores,
                           GError         **error)
 {
+  return tomo_center_sweep_images (sino, n_proj, width, angles, centers, n_centers, score,
+                                   n_threads, NULL, NULL, scores, error);
+}
+
+gboolean
+tomo_center_sweep_images (const float     *sino,
+                          guint            n_proj,
+                          guint            width,
+                          const double    *angles,
+                          const double    *centers,
+                          guint            n_centers,
+                          TomoCenterScore  score,
+                          guint            n_threads,
+                          const TomoRoi   *view,
+                          float           *images,
+                          double          *scores,
+                          GError         **error)
+{
   g_autofree float *clean = NULL, *filtered = NULL, *img = NULL;
   g_autoptr(TomoCpuFbp) fbp = NULL;
   TomoRoi roi = { 0, 0, width, width };
   double lo = 0, hi = 0;
 
   g_return_val_if_fail (scores != NULL && (centers != NULL || n_centers == 0), FALSE);
+  g_return_val_if_fail (images == NULL || view != NULL, FALSE);
   if (!check_angles (angles, n_proj, error))
     return FALSE;
+  if (view != NULL && (view->width == 0 || view->height == 0 || view->x + view->width > width
+                       || view->y + view->height > width))
+    {
+      g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_INVALID,
+                   "Sweep view %u×%u at (%u, %u) is outside the %u×%u slice",
+                   view->width, view->height, view->x, view->y, width, width);
+      return FALSE;
+    }
   clean = clean_copy (sino, n_proj, width, 2, error);
   if (clean == NULL)
     return FALSE;
@@ -868,6 +896,10 @@ tomo_center_sweep_scores (const float     *sino,
             hi = lo + 1.0;
         }
       scores[i] = score_slice (img, width, score, lo, hi);
+      if (images != NULL)
+        for (guint y = 0; y < view->height; y++)
+          memcpy (images + ((gsize) i * view->height + y) * view->width,
+                  img + (gsize) (view->y + y) * width + view->x, sizeof (float) * view->width);
     }
   return TRUE;
 }

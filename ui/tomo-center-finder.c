@@ -115,6 +115,13 @@ start (TomoCenterFinder *self,
 
   if (self->scan == NULL)
     return;
+  {
+    /* The window's current row, where there is one. */
+    GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+
+    if (root != NULL && g_object_class_find_property (G_OBJECT_GET_CLASS (root), "row") != NULL)
+      g_object_get (root, "row", &self->row, NULL);
+  }
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
   self->cancellable = g_cancellable_new ();

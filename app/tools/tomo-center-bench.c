@@ -15,6 +15,7 @@
 #include "tomo-center-gpu.h"
 #include "tomo-cli.h"
 #include "tomo-gpu.h"
+#include "tomo-gpu-tune.h"
 #include "tomo-phantom.h"
 
 static int

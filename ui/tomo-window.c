@@ -635,6 +635,10 @@ open_done (GObject      *source,
 
   hide_error (self);
   set_scan (self, scan);
+  /* The control starts at the middle and moves to the estimate when the
+   * background finder answers (its note says so); not for live scans,
+   * which have too few projections when they start. */
+  tomo_center_finder_set_scan (self->panel->center_finder, scan);
   g_signal_emit (self, signals[SCAN_LOADED], 0, TRUE);
 }
 
@@ -1255,6 +1259,7 @@ tomo_window_init (TomoWindow *self)
      * the engine existed: tell them what it runs. */
     sync_backend (self, NULL);
 
+  g_signal_connect_swapped (self->panel->center_finder, "center-found", G_CALLBACK (_tomo_window_set_center), self);
   g_object_bind_property (self, "center", self->panel->center_adjustment, "value",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   g_object_bind_property_full (self, "row", self->panel->row_adjustment, "value",

@@ -148,7 +148,7 @@ test_three_views (void)
   g_assert_true (wait_updates (view, 1, 120));
   g_test_message ("status: %s", tomo_volume_view_get_status (view));
   g_assert_nonnull (strstr (tomo_volume_view_get_status (view), "store"));
-  for (guint k = 0; k < 3; k++)
+  for (guint k = 0; k < 4; k++)
     g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (tomo_volume_view_get_pane (view, k))));
   g_free (pane_data (view, TOMO_VOLUME_VIEW_XY, &w, &h));
   g_assert_cmpuint (w, ==, 512);
@@ -193,6 +193,40 @@ test_three_views (void)
   g_assert_cmpfloat (z, ==, 10.0);
   g_assert_cmpfloat (ix, ==, 400.0);
   screenshot ("three-views-moved.png");
+
+  /* The oblique pane: at 0° it is the XZ plane through the point, at 90°
+   * the YZ plane; turned and tilted it is neither. */
+  {
+    g_autofree float *xz = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    g_autofree float *yz = pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
+    g_autofree float *ob = NULL;
+    guint ow, oh, n = tomo_volume_view_get_n_updates (view);
+
+    tomo_volume_view_set_oblique (view, 0.0, 0.0);
+    g_assert_true (wait_updates (view, n + 1, 60));
+    ob = pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
+    g_assert_cmpuint (ow, ==, xw);
+    g_assert_cmpuint (oh, ==, xh);
+    g_assert_cmpfloat (rel_diff (ob, xz, ow * oh), <, 1e-6);
+    g_free (ob);
+
+    tomo_volume_view_set_oblique (view, 90.0, 0.0);
+    g_assert_true (wait_updates (view, n + 2, 60));
+    ob = pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
+    g_assert_cmpfloat (rel_diff (ob, yz, ow * oh), <, 1e-6);
+    g_free (ob);
+
+    tomo_volume_view_set_oblique (view, 35.0, 20.0);
+    g_assert_true (wait_updates (view, n + 3, 60));
+    ob = pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
+    g_test_message ("oblique 35°/20° differs from XZ by %.3f, from YZ by %.3f",
+                    rel_diff (ob, xz, ow * oh), rel_diff (ob, yz, ow * oh));
+    g_assert_cmpfloat (rel_diff (ob, xz, ow * oh), >, 0.05);
+    g_assert_cmpfloat (rel_diff (ob, yz, ow * oh), >, 0.05);
+    for (guint i = 0; i < ow * oh; i++)
+      g_assert_true (isfinite (ob[i]));
+    screenshot ("four-views-oblique.png");
+  }
 
   /* Back to the single slice. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win-volume.three-views", NULL));

@@ -228,6 +228,19 @@ test_three_views (void)
     screenshot ("four-views-oblique.png");
   }
 
+  /* The centre control of the window reaches every view. */
+  {
+    g_autofree float *xz = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    g_autofree float *xz2 = NULL;
+    guint n = tomo_volume_view_get_n_updates (view);
+
+    g_object_set (window, "center", 258.87, NULL);
+    g_assert_true (wait_updates (view, n + 1, 60));
+    xz2 = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    g_test_message ("centre 255.5 → 258.87: XZ changed by %.3f", rel_diff (xz2, xz, xw * xh));
+    g_assert_cmpfloat (rel_diff (xz2, xz, xw * xh), >, 0.01);
+  }
+
   /* Back to the single slice. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win-volume.three-views", NULL));
   g_assert_cmpstr (gtk_stack_get_visible_child_name (stack), ==, "slice");

@@ -244,7 +244,19 @@ test_three_views (void)
   /* Back to the single slice. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win-volume.three-views", NULL));
   g_assert_cmpstr (gtk_stack_get_visible_child_name (stack), ==, "slice");
+
+  /* The window closed while an update runs: the update ends quietly. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win-volume.three-views", NULL));
+  g_object_ref (view);
+  tomo_volume_view_set_position (view, 20.0, 30.0, 40.0);
   gtk_window_destroy (GTK_WINDOW (window));
+  {
+    gint64 until = g_get_monotonic_time () + 3 * G_USEC_PER_SEC;
+
+    while (g_get_monotonic_time () < until)
+      g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
+  }
+  g_object_unref (view);
 }
 
 int

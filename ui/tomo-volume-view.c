@@ -14,7 +14,7 @@ struct _TomoVolumeView
 {
   GtkWidget parent_instance;
 
-  TomoWindow *window;       /* not owned: the window owns us */
+  TomoWindow *window;       /* weak: the window owns us, and a running update may outlive it */
   GtkWidget *grid;
   TomoSliceView *panes[N_PANES];
   GtkLabel *titles[N_PANES];
@@ -529,7 +529,10 @@ tomo_volume_view_dispose (GObject *object)
   TomoVolumeView *self = TOMO_VOLUME_VIEW (object);
 
   if (self->window != NULL)
-    g_signal_handlers_disconnect_by_data (self->window, self);
+    {
+      g_signal_handlers_disconnect_by_data (self->window, self);
+      g_object_remove_weak_pointer (G_OBJECT (self->window), (gpointer *) &self->window);
+    }
   self->window = NULL;
   g_clear_handle_id (&self->progress_id, g_source_remove);
   g_clear_pointer (&self->grid, gtk_widget_unparent);
@@ -670,6 +673,7 @@ tomo_volume_view_install (TomoWindow *window)
   gtk_paned_set_start_child (GTK_PANED (parent), GTK_WIDGET (stack));
 
   self->window = window;
+  g_object_add_weak_pointer (G_OBJECT (window), (gpointer *) &self->window);
   g_signal_connect (window, "scan-loaded", G_CALLBACK (on_scan_loaded), self);
   g_signal_connect (window, "notify::center", G_CALLBACK (on_params_notify), self);
   g_signal_connect (window, "notify::filter", G_CALLBACK (on_params_notify), self);

@@ -656,21 +656,19 @@ tomo_volume_view_install (TomoWindow *window)
 {
   TomoSliceView *slice_view = tomo_window_get_slice_view (window);
   GtkWidget *parent = gtk_widget_get_parent (GTK_WIDGET (slice_view));
-  GtkStack *stack = GTK_STACK (gtk_stack_new ());
-  TomoVolumeView *self = g_object_new (TOMO_TYPE_VOLUME_VIEW, NULL);
+  GtkStack *stack;
+  TomoVolumeView *self;
   g_autoptr (GSimpleActionGroup) group = g_simple_action_group_new ();
   g_autoptr (GSimpleAction) action =
     g_simple_action_new_stateful ("three-views", NULL, g_variant_new_boolean (FALSE));
-  GtkEventController *shortcuts = gtk_shortcut_controller_new ();
+  GtkEventController *shortcuts;
 
-  g_return_val_if_fail (GTK_IS_PANED (parent), NULL);
-
-  g_object_ref (slice_view);
-  gtk_paned_set_start_child (GTK_PANED (parent), NULL);
-  gtk_stack_add_named (stack, GTK_WIDGET (slice_view), "slice");
-  g_object_unref (slice_view);
-  gtk_stack_add_named (stack, GTK_WIDGET (self), "volume");
-  gtk_paned_set_start_child (GTK_PANED (parent), GTK_WIDGET (stack));
+  /* The window's views share one stack; the slice view is its "slice" page. */
+  g_return_val_if_fail (GTK_IS_STACK (parent), NULL);
+  stack = GTK_STACK (parent);
+  self = g_object_new (TOMO_TYPE_VOLUME_VIEW, NULL);
+  tomo_window_add_view (window, "volume", "Three views", GTK_WIDGET (self));
+  shortcuts = gtk_shortcut_controller_new ();
 
   self->window = window;
   g_object_add_weak_pointer (G_OBJECT (window), (gpointer *) &self->window);

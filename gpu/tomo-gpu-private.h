@@ -46,6 +46,18 @@ gboolean _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
                                           cudaStream_t    stream,
                                           GError        **error);
 
+/* Grows a device buffer to `need` bytes (contents not kept); an allocation
+ * failure is TOMO_GPU_ERROR_OUT_OF_MEMORY naming `what` and the size. */
+gboolean _tomo_gpu_ensure_buffer (void      **ptr,
+                                  size_t     *have,
+                                  size_t      need,
+                                  const char *what,
+                                  GError    **error);
+
+/* The filtered sinograms of the last filter_device / load: n_slices planes
+ * of n_proj × width floats on the device (the volume store copies them). */
+const float *_tomo_gpu_context_get_filtered_device (TomoGpuContext *ctx);
+
 /* Back projects the loaded sinograms into d_out (n_slices × roi) on `stream`
  * without waiting; `auto` resolved through the tuning table. */
 gboolean _tomo_gpu_context_backproject_to (TomoGpuContext                 *ctx,

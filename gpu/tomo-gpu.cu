@@ -858,6 +858,22 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
 }
 
 gboolean
+_tomo_gpu_ensure_buffer (void      **ptr,
+                         size_t     *have,
+                         size_t      need,
+                         const char *what,
+                         GError    **error)
+{
+  return ensure_buffer (ptr, have, need, what, error);
+}
+
+const float *
+_tomo_gpu_context_get_filtered_device (TomoGpuContext *ctx)
+{
+  return ctx->d_filtered;
+}
+
+gboolean
 tomo_gpu_context_load_sinograms (TomoGpuContext *ctx,
                                  guint           n_slices,
                                  const float    *sinos,

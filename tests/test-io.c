@@ -949,6 +949,7 @@ write_tiff (const char *path,
           case TOMO_DTYPE_UINT32: ((guint32 *) buf)[i] = src[i]; break;
           case TOMO_DTYPE_FLOAT32: ((float *) buf)[i] = src[i]; break;
           case TOMO_DTYPE_FLOAT64: ((double *) buf)[i] = src[i]; break;
+          default: g_assert_not_reached ();
           }
 
       TIFFSetField (tif, TIFFTAG_IMAGEWIDTH, width);

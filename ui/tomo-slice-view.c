@@ -1197,3 +1197,16 @@ tomo_slice_view_new (void)
 {
   return g_object_new (TOMO_TYPE_SLICE_VIEW, NULL);
 }
+
+/* Where image point (ix, iy) is drawn, in widget coordinates (overlays such
+ * as the three-view cross-hairs). */
+void
+tomo_slice_view_image_to_widget (TomoSliceView *self,
+                                 double         ix,
+                                 double         iy,
+                                 double        *wx,
+                                 double        *wy)
+{
+  g_return_if_fail (TOMO_IS_SLICE_VIEW (self));
+  image_to_widget (self, ix, iy, wx, wy);
+}

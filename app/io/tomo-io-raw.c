@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 
 #include "tomo-error.h"
+#include "tomo-memory.h"
 #include "tomo-scan-private.h"
 
 typedef struct
@@ -141,9 +142,25 @@ _tomo_io_raw_open (const char            *path,
       return NULL;
     }
 
-  expected = options->raw_offset +
-             (guint64) options->raw_n_projections * options->raw_height *
-             options->raw_width * elem_size;
+  if (!tomo_size_mul3 ((guint64) options->raw_n_projections * options->raw_height,
+                       options->raw_width, elem_size, &expected)
+      || !g_uint64_checked_add (&expected, expected, options->raw_offset))
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                   "Raw file %s: %u projections of %u × %u %s after a %" G_GUINT64_FORMAT
+                   "-byte header do not fit in any file (the size overflows 64 bits)",
+                   path, options->raw_n_projections, options->raw_width, options->raw_height,
+                   tomo_dtype_to_string (options->raw_dtype), options->raw_offset);
+      return NULL;
+    }
+  if (options->raw_offset > (guint64) st.st_size)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                   "Raw file %s has %" G_GUINT64_FORMAT " bytes: the header offset %"
+                   G_GUINT64_FORMAT " lies past its end",
+                   path, (guint64) st.st_size, options->raw_offset);
+      return NULL;
+    }
   if ((guint64) st.st_size != expected)
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,

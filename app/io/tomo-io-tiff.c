@@ -8,7 +8,12 @@
 
 #include <tiffio.h>
 
+#include <sys/stat.h>
+
+#include <glib/gstdio.h>
+
 #include "tomo-error.h"
+#include "tomo-memory.h"
 #include "tomo-scan-private.h"
 
 typedef struct
@@ -132,6 +137,14 @@ _tomo_tiff_page_info (TIFF          *tif,
     info->dtype = TOMO_DTYPE_FLOAT32;
   else if (fmt == SAMPLEFORMAT_IEEEFP && bps == 64)
     info->dtype = TOMO_DTYPE_FLOAT64;
+  else if (fmt == SAMPLEFORMAT_IEEEFP && bps == 16)
+    info->dtype = TOMO_DTYPE_FLOAT16;
+  else if (fmt == SAMPLEFORMAT_INT && bps == 8)
+    info->dtype = TOMO_DTYPE_INT8;
+  else if (fmt == SAMPLEFORMAT_INT && bps == 16)
+    info->dtype = TOMO_DTYPE_INT16;
+  else if (fmt == SAMPLEFORMAT_INT && bps == 32)
+    info->dtype = TOMO_DTYPE_INT32;
   else
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
@@ -141,6 +154,54 @@ _tomo_tiff_page_info (TIFF          *tif,
       return FALSE;
     }
 
+  return TRUE;
+}
+
+static gboolean
+out_of_memory (const char *path,
+               guint       page,
+               gsize       bytes,
+               GError    **error)
+{
+  g_autofree char *size = tomo_memory_format (bytes);
+
+  g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+               "TIFF %s, page %u: out of memory for a %s block", path, page, size);
+  return FALSE;
+}
+
+/* A header may declare any strip or tile size: before allocating one,
+ * compare it with the memory budget, and its stored bytes with the file. */
+static gboolean
+check_strile (TIFF       *tif,
+              const char *path,
+              guint       page,
+              const char *kind,
+              guint32     index,
+              guint       row,
+              tmsize_t    decoded,
+              GError    **error)
+{
+  g_autofree char *what = NULL;
+  guint64 stored, offset;
+  GStatBuf st;
+
+  what = g_strdup_printf ("TIFF %s, page %u: one %s of %" G_GINT64_FORMAT " bytes",
+                          path, page, kind, (gint64) decoded);
+  if (!tomo_memory_check (decoded, what, error))
+    return FALSE;
+  stored = TIFFGetStrileByteCount (tif, index);
+  offset = TIFFGetStrileOffset (tif, index);
+  if (g_stat (path, &st) == 0 && S_ISREG (st.st_mode)
+      && (offset > (guint64) st.st_size || stored > (guint64) st.st_size - offset))
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                   "TIFF %s, page %u: cannot read row %u: %s %u declares %" G_GUINT64_FORMAT
+                   " bytes at offset %" G_GUINT64_FORMAT " but the file has only %"
+                   G_GUINT64_FORMAT " bytes (truncated or corrupt)",
+                   path, page, row, kind, index, stored, offset, (guint64) st.st_size);
+      return FALSE;
+    }
   return TRUE;
 }
 
@@ -174,7 +235,12 @@ _tomo_tiff_read_row (TIFF          *tif,
                        "TIFF %s, page %u: invalid tile size %u × %u", path, page, tw, th);
           return FALSE;
         }
-      tile = g_malloc (tile_size);
+      if (!check_strile (tif, path, page, "tile", TIFFComputeTile (tif, 0, row, 0, 0), row,
+                         tile_size, error))
+        return FALSE;
+      tile = g_try_malloc (tile_size);
+      if (tile == NULL)
+        return out_of_memory (path, page, tile_size, error);
       for (guint32 x0 = 0; x0 < width; x0 += tw)
         {
           guint n = MIN (tw, width - x0);
@@ -213,7 +279,11 @@ _tomo_tiff_read_row (TIFF          *tif,
                        "TIFF %s, page %u: no strip holds row %u", path, page, row);
           return FALSE;
         }
-      buffer = g_malloc (strip_size);
+      if (!check_strile (tif, path, page, "strip", strip, row, strip_size, error))
+        return FALSE;
+      buffer = g_try_malloc (strip_size);
+      if (buffer == NULL)
+        return out_of_memory (path, page, strip_size, error);
       got = TIFFReadEncodedStrip (tif, strip, buffer, strip_size);
       if (got < 0 || (gsize) got < needed)
         {

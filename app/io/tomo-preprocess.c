@@ -11,6 +11,11 @@
  * ≥ 1e-4), large enough that −log stays finite: −log(1e-6) ≈ 13.8. */
 #define TOMO_TINY 1e-6
 
+/* Attenuation line integrals of real samples are below a few hundred; a
+ * larger value is corrupt data, and summed over projections in float it
+ * would turn the slice into Inf and NaN.  Replaced and counted like NaN. */
+#define TOMO_MAX_LINE_INTEGRAL 1e6
+
 void
 tomo_preprocess_row (const float         *raw,
                      guint                n_proj,
@@ -81,7 +86,7 @@ tomo_preprocess_row (const float         *raw,
           if (apply_log)
             result = -log (result);
 
-          if (!isfinite (result) || !isfinite ((float) result))
+          if (!isfinite (result) || fabs (result) > TOMO_MAX_LINE_INTEGRAL)
             {
               local.n_nonfinite++;
               result = 0.0;

@@ -10,7 +10,7 @@ typedef struct
 {
   guint64 n_values;        /* values processed */
   guint64 n_nonpositive;   /* (raw − dark) or (flat − dark) ≤ 0: clamped */
-  guint64 n_nonfinite;     /* NaN/Inf in the input or the result: replaced */
+  guint64 n_nonfinite;     /* NaN/Inf in the input, or a result NaN/Inf/|v| > 1e6: replaced */
 } TomoPreprocessStats;
 
 /* Turns one raw sinogram row (n_proj × width) into line integrals:

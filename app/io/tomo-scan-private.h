@@ -65,6 +65,30 @@ TomoScanLoader *_tomo_io_raw_open    (const char            *path,
                                       GError               **error);
 
 void            _tomo_scan_loader_free (TomoScanLoader *loader);
+
+/* The checks of tomo_scan_open() on a loader already open (takes it). */
+TomoScan       *_tomo_scan_new_from_loader (TomoScanLoader        *loader,
+                                            const TomoOpenOptions *options,
+                                            GError               **error);
+/* An HDF5 file held in memory (core driver), e.g. for fuzzing; `name`
+ * stands for the path in messages. */
+TomoScanLoader *_tomo_io_hdf5_open_image (const void            *data,
+                                          gsize                  size,
+                                          const char            *name,
+                                          TomoScanFormat         format,
+                                          const TomoOpenOptions *options,
+                                          GError               **error);
+
+/* Before anything is allocated from a header: can one detector row of
+ * `n_frames` frames of `height` × `width` be read, filtered and
+ * reconstructed within the memory budget (tomo-memory.h)?  The message
+ * names `file`, `dataset` and the dimensions. */
+gboolean        _tomo_scan_check_memory (const char *file,
+                                         const char *dataset,
+                                         guint64     n_frames,
+                                         guint64     height,
+                                         guint64     width,
+                                         GError    **error);
 void            _tomo_scan_loader_add_input (TomoScanLoader *loader,
                                              const char     *path);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoScanLoader, _tomo_scan_loader_free)
@@ -78,6 +102,16 @@ void            _tomo_convert_to_float (const void *src,
                                         float      *out);
 gsize           _tomo_dtype_size       (TomoDType dtype);
 
+/* Angles beyond this many degrees (1000 turns) are taken for corrupt data. */
+#define TOMO_MAX_ANGLE_DEG 360000.0
+
+/* Parses angle-file text (`length` bytes, not NUL-terminated); `name`
+ * for messages. */
+double         *_tomo_parse_angles     (const char *name,
+                                        const char *text,
+                                        gsize       length,
+                                        guint      *n_angles,
+                                        GError    **error);
 /* Parses an angle file: one value in degrees per line, '#' comments. */
 double         *_tomo_read_angle_file  (const char *path,
                                         guint      *n_angles,
@@ -119,11 +153,6 @@ gboolean     _tomo_tiff_read_row     (struct tiff    *tif,
                                       float          *out,
                                       GError        **error);
 
-/* A scan over a loader made elsewhere (the live receiver); takes `loader`
- * (freed on error too). */
-TomoScan       *_tomo_scan_new_for_loader (TomoScanLoader        *loader,
-                                           const TomoOpenOptions *options,
-                                           GError               **error);
 /* Forgets cached rows: the loader's data changed. */
 void            _tomo_scan_invalidate     (TomoScan *self);
 /* Row `row` of every frame of `kind`, unprocessed (n_frames × width). */

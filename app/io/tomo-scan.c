@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 
 #include "tomo-error.h"
+#include "tomo-memory.h"
 #include "tomo-scan-private.h"
 
 #define DEFAULT_CACHE_BYTES ((gsize) 256 * 1024 * 1024)
@@ -137,6 +138,10 @@ static const char *dtype_names[] = {
   [TOMO_DTYPE_UINT32] = "uint32",
   [TOMO_DTYPE_FLOAT32] = "float32",
   [TOMO_DTYPE_FLOAT64] = "float64",
+  [TOMO_DTYPE_INT8] = "int8",
+  [TOMO_DTYPE_INT16] = "int16",
+  [TOMO_DTYPE_INT32] = "int32",
+  [TOMO_DTYPE_FLOAT16] = "float16",
 };
 
 gboolean
@@ -190,8 +195,27 @@ _tomo_dtype_size (TomoDType dtype)
     case TOMO_DTYPE_UINT32: return 4;
     case TOMO_DTYPE_FLOAT32: return 4;
     case TOMO_DTYPE_FLOAT64: return 8;
+    case TOMO_DTYPE_INT8: return 1;
+    case TOMO_DTYPE_INT16: return 2;
+    case TOMO_DTYPE_INT32: return 4;
+    case TOMO_DTYPE_FLOAT16: return 2;
     default: return 0;
     }
+}
+
+static float
+half_to_float (guint16 h)
+{
+  guint sign = h >> 15, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  float v;
+
+  if (exp == 0)
+    v = ldexpf ((float) mant, -24);               /* zero and subnormals */
+  else if (exp == 31)
+    v = mant ? NAN : INFINITY;
+  else
+    v = ldexpf ((float) (mant | 0x400), (int) exp - 25);
+  return sign ? -v : v;
 }
 
 void
@@ -254,6 +278,38 @@ _tomo_convert_to_float (const void *src,
         }
       break;
 
+    case TOMO_DTYPE_INT8:
+      for (gsize i = 0; i < n; i++)
+        out[i] = (gint8) s[i];
+      break;
+
+    case TOMO_DTYPE_INT16:
+      for (gsize i = 0; i < n; i++)
+        {
+          guint16 v;
+          memcpy (&v, s + 2 * i, 2);
+          out[i] = (gint16) (swap ? GUINT16_SWAP_LE_BE (v) : v);
+        }
+      break;
+
+    case TOMO_DTYPE_INT32:
+      for (gsize i = 0; i < n; i++)
+        {
+          guint32 v;
+          memcpy (&v, s + 4 * i, 4);
+          out[i] = (gint32) (swap ? GUINT32_SWAP_LE_BE (v) : v);
+        }
+      break;
+
+    case TOMO_DTYPE_FLOAT16:
+      for (gsize i = 0; i < n; i++)
+        {
+          guint16 v;
+          memcpy (&v, s + 2 * i, 2);
+          out[i] = half_to_float (swap ? GUINT16_SWAP_LE_BE (v) : v);
+        }
+      break;
+
     default:
       g_assert_not_reached ();
     }
@@ -265,11 +321,10 @@ _tomo_read_angle_file (const char *path,
                        GError    **error)
 {
   g_autofree char *contents = NULL;
-  g_autoptr(GArray) angles = g_array_new (FALSE, FALSE, sizeof (double));
-  g_auto(GStrv) lines = NULL;
   g_autoptr(GError) local_error = NULL;
+  gsize length = 0;
 
-  if (!g_file_get_contents (path, &contents, NULL, &local_error))
+  if (!g_file_get_contents (path, &contents, &length, &local_error))
     {
       g_set_error (error, TOMO_IO_ERROR,
                    g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT)
@@ -277,7 +332,28 @@ _tomo_read_angle_file (const char *path,
                    "Cannot read angle file: %s", local_error->message);
       return NULL;
     }
+  return _tomo_parse_angles (path, contents, length, n_angles, error);
+}
 
+double *
+_tomo_parse_angles (const char *name,
+                    const char *text,
+                    gsize       length,
+                    guint      *n_angles,
+                    GError    **error)
+{
+  g_autofree char *contents = NULL;
+  g_autoptr(GArray) angles = g_array_new (FALSE, FALSE, sizeof (double));
+  g_auto(GStrv) lines = NULL;
+  const char *path = name;
+
+  if (memchr (text, '\0', length) != NULL || !g_utf8_validate (text, length, NULL))
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                   "Angle file %s is not a text file (one angle in degrees per line)", name);
+      return NULL;
+    }
+  contents = g_strndup (text, length);
   lines = g_strsplit (contents, "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)
     {
@@ -301,6 +377,13 @@ _tomo_read_angle_file (const char *path,
                        path, i + 1, line);
           return NULL;
         }
+      if (fabs (value) > TOMO_MAX_ANGLE_DEG)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
+                       "Angle file %s, line %u: %g° is not a plausible rotation angle "
+                       "(more than %g turns)", path, i + 1, value, TOMO_MAX_ANGLE_DEG / 360);
+          return NULL;
+        }
       g_array_append_val (angles, value);
     }
 
@@ -320,6 +403,37 @@ _tomo_scan_loader_free (TomoScanLoader *loader)
     g_free (loader->source[k]);
   g_clear_pointer (&loader->inputs, g_ptr_array_unref);
   loader->klass->free (loader);
+}
+
+gboolean
+_tomo_scan_check_memory (const char *file,
+                         const char *dataset,
+                         guint64     n_frames,
+                         guint64     height,
+                         guint64     width,
+                         GError    **error)
+{
+  guint64 rows, filtered, slice, total = G_MAXUINT64;
+  g_autofree char *what = NULL;
+
+  /* One row of every frame three times (file type, float, preprocessed),
+   * its filtered copy padded to at least twice the width as complex
+   * numbers, and the square slice with a spare. */
+  if (tomo_size_mul3 (n_frames, width, 3 * sizeof (float), &rows)
+      && tomo_size_mul3 (n_frames, width, 4 * sizeof (float), &filtered)
+      && tomo_size_mul3 (width, width, 2 * sizeof (float), &slice)
+      && g_uint64_checked_add (&total, rows, filtered)
+      && g_uint64_checked_add (&total, total, slice))
+    {
+      if (total <= tomo_memory_get_limit ())
+        return TRUE;
+    }
+  else
+    total = G_MAXUINT64;
+  what = g_strdup_printf ("%s: %s of %" G_GUINT64_FORMAT " frames × %" G_GUINT64_FORMAT
+                          " rows × %" G_GUINT64_FORMAT " columns (one row reconstructed)",
+                          file, dataset, n_frames, height, width);
+  return tomo_memory_check (total, what, error);
 }
 
 void
@@ -409,17 +523,55 @@ open_loader (const char            *path,
   return NULL;
 }
 
-static TomoScan *scan_check_loader (TomoScan   *scan,
-                                    const char *path,
-                                    GError    **error);
+/* Absurd angles (corrupt data) and scans whose projections all look from
+ * one direction (modulo 180°) cannot give a slice: say so. */
+static gboolean
+check_angles (const double *rad,
+              guint         n,
+              const char   *source,
+              GError      **error)
+{
+  double first = 0;
+  gboolean two = FALSE;
+
+  for (guint i = 0; i < n; i++)
+    {
+      double deg = rad[i] * 180.0 / G_PI;
+
+      if (!isfinite (deg) || fabs (deg) > TOMO_MAX_ANGLE_DEG)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
+                       "%s: angle %u (%g°) is not a plausible rotation angle", source, i, deg);
+          return FALSE;
+        }
+      deg = fmod (deg, 180.0);
+      if (deg < 0)
+        deg += 180.0;
+      if (i == 0)
+        first = deg;
+      else if (fabs (deg - first) > 1e-6 && fabs (fabs (deg - first) - 180.0) > 1e-6)
+        two = TRUE;
+    }
+  /* One projection is a picture, not a scan: it may be described (info),
+   * and reconstruction refuses it (tomo_scan_check_reconstructible). */
+  if (!two && n > 1)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
+                   "%s: the %u projection angles give fewer than two distinct directions "
+                   "(all %g° modulo 180°): no slice can be reconstructed from them",
+                   source, n, first);
+      return FALSE;
+    }
+  return TRUE;
+}
 
 TomoScan *
 tomo_scan_open (const char            *path,
                 const TomoOpenOptions *options,
                 GError               **error)
 {
-  g_autoptr(TomoScan) self = NULL;
   TomoOpenOptions defaults;
+  TomoScanLoader *loader;
 
   g_return_val_if_fail (path != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
@@ -429,6 +581,20 @@ tomo_scan_open (const char            *path,
       tomo_open_options_init (&defaults);
       options = &defaults;
     }
+  loader = open_loader (path, options, error);
+  if (loader == NULL)
+    return NULL;
+  return _tomo_scan_new_from_loader (loader, options, error);
+}
+
+TomoScan *
+_tomo_scan_new_from_loader (TomoScanLoader        *loader,
+                            const TomoOpenOptions *options,
+                            GError               **error)
+{
+  g_autoptr(TomoScan) self = NULL;
+  const char *path = loader->path;
+  guint n_proj;
 
   self = g_object_new (TOMO_TYPE_SCAN, NULL);
   self->options = *options;
@@ -441,51 +607,11 @@ tomo_scan_open (const char            *path,
     self->options.angle_range_deg = 180.0;
   self->cache_limit = options->cache_bytes ? options->cache_bytes : DEFAULT_CACHE_BYTES;
 
-  self->loader = open_loader (path, options, error);
-  if (self->loader == NULL)
-    return NULL;
-  _tomo_scan_loader_add_input (self->loader, path);
-  _tomo_scan_loader_add_input (self->loader, self->angles_path);
-  _tomo_scan_loader_add_input (self->loader, options->flats);
-  _tomo_scan_loader_add_input (self->loader, options->darks);
-  return scan_check_loader (g_steal_pointer (&self), path, error);
-}
-
-TomoScan *
-_tomo_scan_new_for_loader (TomoScanLoader        *loader,
-                           const TomoOpenOptions *options,
-                           GError               **error)
-{
-  TomoScan *self = g_object_new (TOMO_TYPE_SCAN, NULL);
-
-  self->options = *options;
-  self->options.flats = self->options.darks = self->options.angles = NULL;
-  if (!(self->options.angle_range_deg > 0.0) || !isfinite (self->options.angle_range_deg))
-    self->options.angle_range_deg = 180.0;
-  self->cache_limit = options->cache_bytes ? options->cache_bytes : DEFAULT_CACHE_BYTES;
   self->loader = loader;
-  return scan_check_loader (self, loader->path, error);
-}
-
-void
-_tomo_scan_invalidate (TomoScan *self)
-{
-  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
-
-  g_hash_table_remove_all (self->cache);
-  g_queue_init (&self->lru);
-  self->cache_bytes = 0;
-}
-
-/* Takes `self`; checks what its loader read and works out the angles. */
-static TomoScan *
-scan_check_loader (TomoScan   *scan,
-                   const char *path,
-                   GError    **error)
-{
-  g_autoptr(TomoScan) self = scan;
-  TomoScanLoader *loader = self->loader;
-  guint n_proj;
+  _tomo_scan_loader_add_input (loader, path);
+  _tomo_scan_loader_add_input (loader, self->angles_path);
+  _tomo_scan_loader_add_input (loader, options->flats);
+  _tomo_scan_loader_add_input (loader, options->darks);
 
   n_proj = loader->n_frames[TOMO_FRAME_PROJECTION];
   if (n_proj == 0)
@@ -502,8 +628,13 @@ scan_check_loader (TomoScan   *scan,
                    loader->width, loader->height);
       return NULL;
     }
+  if (!_tomo_scan_check_memory (path,
+                                loader->source[TOMO_FRAME_PROJECTION] ? loader->source[TOMO_FRAME_PROJECTION] : "data",
+                                (guint64) n_proj + loader->n_frames[TOMO_FRAME_FLAT] + loader->n_frames[TOMO_FRAME_DARK],
+                                loader->height, loader->width, error))
+    return NULL;
 
-  if (loader->n_frames[TOMO_FRAME_FLAT] == 0 && !self->options.already_sinogram)
+  if (loader->n_frames[TOMO_FRAME_FLAT] == 0 && !options->already_sinogram)
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
                    "Scan %s has no flat fields (%s); pass --already-sinogram if the data is normalised",
@@ -552,8 +683,31 @@ scan_check_loader (TomoScan   *scan,
       for (guint i = 0; i < n_proj; i++)
         self->angles[i] = (self->options.angle_range_deg * G_PI / 180.0) * i / n_proj;
     }
+  if (!check_angles (self->angles, n_proj,
+                     self->angles_path ? self->angles_path
+                     : self->angles_from_file ? path : "--angle-range", error))
+    return NULL;
 
   return g_steal_pointer (&self);
+}
+
+gboolean
+tomo_scan_check_reconstructible (TomoScan *self,
+                                 GError  **error)
+{
+  guint n;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (self), FALSE);
+
+  n = self->loader->n_frames[TOMO_FRAME_PROJECTION];
+  if (n < 2)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                   "Scan %s has %u projection: a slice needs projections from at least two "
+                   "directions", self->loader->path, n);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 const char *
@@ -760,9 +914,27 @@ compute_row_locked (TomoScan            *self,
         }
     }
 
-  tomo_preprocess_row (out, n_proj, width,
-                       normalise ? flat : NULL, normalise ? dark : NULL,
-                       !self->options.already_linear, out, stats);
+  {
+    TomoPreprocessStats local = { 0 };
+    guint64 n_values = (guint64) n_proj * width;
+
+    tomo_preprocess_row (out, n_proj, width,
+                         normalise ? flat : NULL, normalise ? dark : NULL,
+                         !self->options.already_linear, out, &local);
+    /* A few bad pixels are repaired; a row that is mostly NaN or infinite
+     * is corrupt data, and a slice from it would be meaningless. */
+    if (local.n_nonfinite * 2 > n_values)
+      {
+        g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
+                     "Scan %s: %" G_GUINT64_FORMAT " of the %" G_GUINT64_FORMAT
+                     " values of row %u (%s) are NaN, infinite or absurdly large: the data are corrupt",
+                     self->loader->path, local.n_nonfinite, n_values, row,
+                     self->loader->source[TOMO_FRAME_PROJECTION] ? self->loader->source[TOMO_FRAME_PROJECTION] : "data");
+        return FALSE;
+      }
+    if (stats != NULL)
+      tomo_preprocess_stats_add (stats, &local);
+  }
   return TRUE;
 }
 
@@ -859,6 +1031,16 @@ _tomo_scan_read_frames (TomoScan      *self,
     return TRUE;
   locker = g_mutex_locker_new (&self->lock);
   return read_frames_locked (self, kind, row, out, error);
+}
+
+void
+_tomo_scan_invalidate (TomoScan *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  g_hash_table_remove_all (self->cache);
+  g_queue_init (&self->lru);
+  self->cache_bytes = 0;
 }
 
 gboolean

@@ -23,6 +23,10 @@ typedef enum
   TOMO_DTYPE_UINT32,
   TOMO_DTYPE_FLOAT32,
   TOMO_DTYPE_FLOAT64,
+  TOMO_DTYPE_INT8,
+  TOMO_DTYPE_INT16,
+  TOMO_DTYPE_INT32,
+  TOMO_DTYPE_FLOAT16,   /* IEEE half precision */
 } TomoDType;
 
 /* How to open a scan.  Zero-initialise with tomo_open_options_init(). */
@@ -86,6 +90,10 @@ gboolean       tomo_scan_get_angles_from_file (TomoScan *self);
 /* Every file and folder the scan reads (scan, TIFF pages, flats, darks,
  * angle file), NULL-terminated: outputs are checked against it. */
 const char * const *tomo_scan_get_input_files (TomoScan *self);
+/* FALSE with a message when the projections cannot give a slice (fewer
+ * than two; scans whose angles all agree are refused when opened). */
+gboolean       tomo_scan_check_reconstructible (TomoScan *self,
+                                                GError  **error);
 
 /* Preprocessed sinogram of detector row `row`: n_projections × width floats,
  * flat/dark normalised and −log applied (unless the options said otherwise).

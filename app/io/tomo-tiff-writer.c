@@ -6,6 +6,7 @@
 #include <tiffio.h>
 
 #include "tomo-error.h"
+#include "tomo-memory.h"
 #include "tomo-output.h"
 #include "tomo-scan-private.h"
 #include "tomo-tiff-writer.h"
@@ -256,6 +257,18 @@ tomo_tiff_read_float (const char *path,
           break;
         }
 
+      {
+        guint64 bytes = G_MAXUINT64;
+        g_autofree char *what = g_strdup_printf ("TIFF %s, page %u of %u × %u pixels",
+                                                 path, page, info.width, info.height);
+
+        if (!tomo_size_mul3 ((guint64) at + (guint64) info.width * info.height, sizeof (float), 1, &bytes)
+            || !tomo_memory_check (bytes, what, error))
+          {
+            ok = FALSE;
+            break;
+          }
+      }
       g_array_set_size (pixels, at + (gsize) info.width * info.height);
       for (guint y = 0; y < info.height && ok; y++)
         ok = _tomo_tiff_read_row (tif, path, page, &errors, info.dtype, info.width, y,

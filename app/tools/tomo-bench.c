@@ -20,6 +20,7 @@
 #include <hdf5.h>
 
 #include "tomo-cli.h"
+#include "tomo-bench-planes.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-fbp.h"
@@ -1384,7 +1385,8 @@ tomo_bench_main (int    argc,
   /* 0: the default of the measurement (GPU tables, --cpu or --interop). */
   int n_proj = 0, runs = 0, volume = 0, device = 0;
   gboolean tune_flag = FALSE, skip_bp = FALSE, skip_filter = FALSE;
-  gboolean cpu_flag = FALSE, interop_flag = FALSE;
+  gboolean cpu_flag = FALSE, interop_flag = FALSE, center_flag = FALSE, planes_flag = FALSE;
+  int plane_rows = 0;
   BenchOptions opts = { 0 };
   TomoGpuContext *ctx = NULL;
   int sm_khz = 0, mem_khz = 0;
@@ -1404,6 +1406,13 @@ tomo_bench_main (int    argc,
     { "interop", 0, 0, G_OPTION_ARG_NONE, &interop_flag,
       "Measure the display path instead: centre change → GL texture through CUDA–OpenGL "
       "interop in a headless EGL context, and a 60 Hz slider stream", NULL },
+    { "center", 0, 0, G_OPTION_ARG_NONE, &center_flag,
+      "Measure the automatic centre estimate instead (CPU, GPU direct and cuFFT correlation)", NULL },
+    { "planes", 0, 0, G_OPTION_ARG_NONE, &planes_flag,
+      "Measure the volume store instead: fill from host memory, XZ/YZ/XY/oblique planes, "
+      "cached and global kernels, float and half, a 256³ preview", NULL },
+    { "rows", 0, 0, G_OPTION_ARG_INT, &plane_rows,
+      "--planes: detector rows in the store (default: the size)", "N" },
     { "kernels", 'k', 0, G_OPTION_ARG_STRING, &kernels,
       "Kernels to measure besides standard (default standard,texture,alu,hybrid,auto)", "K,…" },
     { "volume", 'v', 0, G_OPTION_ARG_INT, &volume,
@@ -1450,6 +1459,26 @@ tomo_bench_main (int    argc,
       return 1;
     }
 
+  if (center_flag)
+    {
+      guint width = sizes ? opts.sizes[0] : 2048;
+
+      g_free (opts.sizes);
+      return tomo_center_bench (width, runs ? runs : 20, device);
+    }
+  if (planes_flag)
+    {
+      guint S = sizes ? opts.sizes[0] : 2048;
+
+      if (!tomo_bench_planes (S, n_proj ? (guint) n_proj : S, plane_rows > 0 ? (guint) plane_rows : S,
+                              runs ? (guint) runs : 10, device, cmdline, date, &error))
+        {
+          g_printerr ("tomolive bench: %s\n", error->message);
+          status = 1;
+        }
+      g_free (opts.sizes);
+      return status;
+    }
   if (cpu_flag || interop_flag)
     {
       if (cpu_flag)

@@ -16,9 +16,12 @@
 #include <glib/gstdio.h>
 
 #include "tomo-cli.h"
+#include "tomo-plane-cli.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-live-cli.h"
+#include "tomo-open-args.h"
+#include "tomo-options.h"
 #include "tomo-output.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
@@ -38,102 +41,6 @@ fail_literal (const char *message)
 {
   g_printerr ("tomolive: %s\n", message);
   return 1;
-}
-
-/* --- options shared by info and reconstruct: how to open a scan ---------- */
-
-typedef struct
-{
-  char *format;
-  char *flats;
-  char *darks;
-  char *angles;
-  int raw_width, raw_height, raw_n_proj;
-  char *raw_dtype;
-  gint64 raw_offset;
-  gboolean raw_big_endian;
-  double angle_range;
-  gboolean already_sinogram;
-  gboolean already_linear;
-} OpenArgs;
-
-static void
-open_args_clear (OpenArgs *a)
-{
-  g_free (a->format);
-  g_free (a->flats);
-  g_free (a->darks);
-  g_free (a->angles);
-  g_free (a->raw_dtype);
-}
-
-static GOptionGroup *
-open_args_group (OpenArgs *a)
-{
-  GOptionEntry entries[] = {
-    { "format", 0, 0, G_OPTION_ARG_STRING, &a->format,
-      "Input format: auto (default), dxchange, nxtomo, tiff, raw", "FORMAT" },
-    { "flats", 0, 0, G_OPTION_ARG_FILENAME, &a->flats,
-      "TIFF: flat fields (file, folder or glob)", "PATH" },
-    { "darks", 0, 0, G_OPTION_ARG_FILENAME, &a->darks,
-      "TIFF: dark fields (file, folder or glob)", "PATH" },
-    { "angles", 0, 0, G_OPTION_ARG_FILENAME, &a->angles,
-      "TIFF/raw: text file with one angle in degrees per projection", "FILE" },
-    { "angle-range", 0, 0, G_OPTION_ARG_DOUBLE, &a->angle_range,
-      "Range in degrees of evenly spaced angles when the file has none (default 180)", "DEG" },
-    { "raw-width", 0, 0, G_OPTION_ARG_INT, &a->raw_width, "Raw: detector columns", "N" },
-    { "raw-height", 0, 0, G_OPTION_ARG_INT, &a->raw_height, "Raw: detector rows", "N" },
-    { "raw-projections", 0, 0, G_OPTION_ARG_INT, &a->raw_n_proj, "Raw: number of projections", "N" },
-    { "raw-dtype", 0, 0, G_OPTION_ARG_STRING, &a->raw_dtype,
-      "Raw: uint8, uint16, uint32, float32 or float64", "TYPE" },
-    { "raw-offset", 0, 0, G_OPTION_ARG_INT64, &a->raw_offset, "Raw: header bytes to skip", "BYTES" },
-    { "raw-big-endian", 0, 0, G_OPTION_ARG_NONE, &a->raw_big_endian, "Raw: big-endian data", NULL },
-    { "already-sinogram", 0, 0, G_OPTION_ARG_NONE, &a->already_sinogram,
-      "Data is already flat/dark normalised (no flats needed)", NULL },
-    { "already-linear", 0, 0, G_OPTION_ARG_NONE, &a->already_linear,
-      "Data is already line integrals (no −log)", NULL },
-    G_OPTION_ENTRY_NULL
-  };
-  GOptionGroup *group = g_option_group_new ("input", "Input options:",
-                                            "Show options for reading scans", NULL, NULL);
-
-  g_option_group_add_entries (group, entries);
-  return group;
-}
-
-static TomoScan *
-open_scan (const char *path,
-           OpenArgs   *a,
-           GError    **error)
-{
-  TomoOpenOptions options;
-
-  tomo_open_options_init (&options);
-  if (a->format != NULL && !tomo_scan_format_from_string (a->format, &options.format, error))
-    return NULL;
-  options.flats = a->flats;
-  options.darks = a->darks;
-  options.angles = a->angles;
-  if (a->angle_range != 0)
-    options.angle_range_deg = a->angle_range;
-  if (a->raw_width < 0 || a->raw_height < 0 || a->raw_n_proj < 0 || a->raw_offset < 0)
-    {
-      g_set_error_literal (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
-                           "Raw dimensions and offset must not be negative");
-      return NULL;
-    }
-  options.raw_width = a->raw_width;
-  options.raw_height = a->raw_height;
-  options.raw_n_projections = a->raw_n_proj;
-  options.raw_offset = a->raw_offset;
-  options.raw_big_endian = a->raw_big_endian;
-  if (a->raw_dtype != NULL && !tomo_dtype_from_string (a->raw_dtype, &options.raw_dtype, error))
-    return NULL;
-  if (a->raw_width > 0 && a->format == NULL)
-    options.format = TOMO_SCAN_FORMAT_RAW;
-  options.already_sinogram = a->already_sinogram;
-  options.already_linear = a->already_linear;
-  return tomo_scan_open (path, &options, error);
 }
 
 static gboolean
@@ -156,13 +63,13 @@ cmd_info (int    argc,
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) scan = NULL;
   g_autofree char *text = NULL;
-  OpenArgs a = { 0 };
+  TomoOpenArgs a = { 0 };
   int status = 1;
 
   g_option_context_set_summary (context,
     "Prints what is in a scan: format, detector size, projections, flats,\n"
     "darks, data type, angles and pixel size.  Only the header is read.");
-  g_option_context_add_group (context, open_args_group (&a));
+  g_option_context_add_group (context, tomo_open_args_group (&a));
   if (!parse_options (context, &argc, &argv, &error))
     goto out;
   if (argc != 2)
@@ -170,7 +77,7 @@ cmd_info (int    argc,
       g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "info needs exactly one FILE");
       goto out;
     }
-  scan = open_scan (argv[1], &a, &error);
+  scan = tomo_open_args_open (argv[1], &a, &error);
   if (scan == NULL)
     goto out;
   text = tomo_scan_describe (scan);
@@ -179,7 +86,7 @@ cmd_info (int    argc,
     g_print ("\n");
   status = 0;
 out:
-  open_args_clear (&a);
+  tomo_open_args_clear (&a);
   return error != NULL ? fail (error) : status;
 }
 
@@ -195,59 +102,6 @@ typedef struct
   gint64 start;
   guint last_percent;
 } Output;
-
-static gboolean
-parse_rows (const char *text,
-            guint       height,
-            guint      *start,
-            guint      *end,
-            GError    **error)
-{
-  g_auto(GStrv) parts = g_strsplit (text, ":", 2);
-  guint64 a = 0, b = height;
-
-  if (g_strv_length (parts) != 2
-      || (parts[0][0] != '\0' && !g_ascii_string_to_unsigned (parts[0], 10, 0, G_MAXUINT, &a, NULL))
-      || (parts[1][0] != '\0' && !g_ascii_string_to_unsigned (parts[1], 10, 0, G_MAXUINT, &b, NULL)))
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                   "--rows “%s” is not of the form A:B (rows A to B−1)", text);
-      return FALSE;
-    }
-  if (a >= b || b > height)
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                   "Rows %s are out of range: the scan has rows 0 to %u", text, height - 1);
-      return FALSE;
-    }
-  *start = a;
-  *end = b;
-  return TRUE;
-}
-
-static gboolean
-parse_roi (const char *text,
-           TomoRoi    *roi,
-           GError    **error)
-{
-  g_auto(GStrv) parts = g_strsplit (text, ",", 0);
-  guint64 v[4];
-
-  if (g_strv_length (parts) != 4)
-    goto bad;
-  for (guint i = 0; i < 4; i++)
-    if (!g_ascii_string_to_unsigned (g_strstrip (parts[i]), 10, 0, G_MAXUINT, &v[i], NULL))
-      goto bad;
-  *roi = (TomoRoi) { v[0], v[1], v[2], v[3] };
-  if (roi->width == 0 || roi->height == 0)
-    goto bad;
-  return TRUE;
-bad:
-  g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-               "--roi “%s” is not of the form x,y,width,height with positive width and height",
-               text);
-  return FALSE;
-}
 
 static void
 show_progress (Output *o,
@@ -310,16 +164,17 @@ cmd_reconstruct (int    argc,
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoEngine) engine = NULL;
   g_autofree char *rows = NULL, *filter = NULL, *interp = NULL, *backend = NULL;
-  g_autofree char *roi = NULL, *kernel = NULL, *output = NULL;
-  int row = -1;
+  g_autofree char *roi = NULL, *kernel = NULL, *output = NULL, *plane = NULL;
+  double row = -1;
   double center = NAN;
   gboolean progress = FALSE, quiet = FALSE;
-  OpenArgs a = { 0 };
+  TomoOpenArgs a = { 0 };
   TomoLiveCliListen live = { 0 };
   GOptionEntry entries[] = {
-    { "row", 0, 0, G_OPTION_ARG_INT, &row, "Reconstruct detector row N (default: the middle one)", "N" },
+    { "row", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
+      "Reconstruct detector row N (default: the middle one)", "N" },
     { "rows", 0, 0, G_OPTION_ARG_STRING, &rows, "Reconstruct rows A to B−1 (A:B, either may be empty)", "A:B" },
-    { "center", 'c', 0, G_OPTION_ARG_DOUBLE, &center,
+    { "center", 'c', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
       "Rotation axis column, fractional (TomoPy's centre; default (width−1)/2)", "C" },
     { "filter", 'f', 0, G_OPTION_ARG_STRING, &filter,
       "ram-lak (default), shepp-logan, cosine, hamming, hann, parzen", "F" },
@@ -329,11 +184,19 @@ cmd_reconstruct (int    argc,
     { "kernel", 'k', 0, G_OPTION_ARG_STRING, &kernel,
       "GPU back projector: auto (default), standard, texture, alu, hybrid", "K" },
     { "roi", 0, 0, G_OPTION_ARG_STRING, &roi, "Only the region x,y,width,height of the slice", "X,Y,W,H" },
+    { "plane", 0, 0, G_OPTION_ARG_STRING, &plane,
+      "A vertical or oblique plane through rows --rows (default all) instead of slices: "
+      "xz:Y, yz:X or oblique:AZIMUTH[,TILT[,X,Y,Z]]", "SPEC" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
       "Float32 TIFF, one page per slice; or an existing folder: one file per slice", "PATH" },
     { "progress", 0, 0, G_OPTION_ARG_NONE, &progress, "Show the progress bar even when stderr is not a terminal", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress bar and no summary", NULL },
     G_OPTION_ENTRY_NULL
+  };
+  TomoNumberOption numbers[] = {
+    { "row", 0, 0, G_MAXUINT32, TRUE, &row },
+    { "center", 'c', -1e9, 1e9, FALSE, &center },
+    { NULL },
   };
   TomoReconParams params;
   TomoBackend want = TOMO_BACKEND_AUTO;
@@ -349,8 +212,10 @@ cmd_reconstruct (int    argc,
   g_option_context_set_summary (context,
     "Filtered back projection of sinogram rows into float32 slices\n"
     "(attenuation per pixel).  Slices are W×W pixels of detector-pixel size.");
-  g_option_context_add_main_entries (context, entries, NULL);
-  g_option_context_add_group (context, open_args_group (&a));
+  g_option_context_set_main_group (context,
+                                   tomo_number_option_group ("reconstruct", "Reconstruction options:",
+                                                             entries, numbers));
+  g_option_context_add_group (context, tomo_open_args_group (&a));
   g_option_context_add_group (context, tomo_live_cli_listen_group (&live));
   if (!parse_options (context, &argc, &argv, &error))
     goto out;
@@ -366,7 +231,7 @@ cmd_reconstruct (int    argc,
                            "reconstruct needs an output: -o OUT.tif or -o DIR");
       goto out;
     }
-  if (rows != NULL && row >= 0)
+  if (rows != NULL && numbers[0].given)
     {
       g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "--row and --rows exclude each other");
       goto out;
@@ -377,8 +242,9 @@ cmd_reconstruct (int    argc,
   if (kernel != NULL && !tomo_kernel_from_string (kernel, &gpu_kernel, &error))
     goto out;
 
+  tomo_open_args_take_parsed (&a);
   scan = live.url ? tomo_live_cli_receive (&live, a.angles, a.angle_range, &error)
-                   : open_scan (argv[1], &a, &error);
+                   : tomo_open_args_open (argv[1], &a, &error);
   if (scan == NULL)
     goto out;
   width = tomo_scan_get_width (scan);
@@ -391,21 +257,33 @@ cmd_reconstruct (int    argc,
     goto out;
   if (interp != NULL && !tomo_interp_from_string (interp, &params.interp, &error))
     goto out;
-  if (roi != NULL && !parse_roi (roi, &params.roi, &error))
+  if (roi != NULL && !tomo_parse_roi (roi, width, &params.roi, &error))
     goto out;
 
   if (rows != NULL)
     {
-      if (!parse_rows (rows, height, &row_start, &row_end, &error))
+      if (!tomo_parse_rows (rows, height, &row_start, &row_end, &error))
         goto out;
     }
+  if (plane != NULL)
+    {
+      if (row >= 0)
+        g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "--plane takes --rows A:B, not --row");
+      else if (tomo_plane_cli_run (scan, plane, rows ? row_start : 0, rows ? row_end : height,
+                                   &params, want, output, quiet, &error))
+        status = 0;
+      goto out;
+    }
+  if (rows != NULL)
+    ;
   else
     {
       row_start = row >= 0 ? (guint) row : height / 2;
       row_end = row_start + 1;
     }
 
-  if (!tomo_output_check_inputs (output, tomo_scan_get_input_files (scan), &error))
+  if (!tomo_scan_check_reconstructible (scan, &error)
+      || !tomo_output_check_inputs (output, tomo_scan_get_input_files (scan), &error))
     goto out;
 
   engine = tomo_engine_new (TOMO_BACKEND_CPU);
@@ -480,7 +358,7 @@ out:
    * the user gave is untouched (the writer wrote to a temporary file). */
   if (o.writer != NULL)
     tomo_tiff_writer_abort (o.writer);
-  open_args_clear (&a);
+  tomo_open_args_clear (&a);
   tomo_live_cli_listen_clear (&live);
   return error != NULL ? fail (error) : status;
 }
@@ -492,7 +370,7 @@ open_scan_cb (const char *path,
               gpointer    data,
               GError    **error)
 {
-  return open_scan (path, data, error);
+  return tomo_open_args_open (path, data, error);
 }
 
 static int
@@ -501,12 +379,12 @@ cmd_stream (int    argc,
 {
   g_autoptr(GOptionContext) context =
     g_option_context_new ("FILE --to URL — send a scan as a live sender would");
-  OpenArgs a = { 0 };
+  TomoOpenArgs a = { 0 };
   int status;
 
-  g_option_context_add_group (context, open_args_group (&a));
+  g_option_context_add_group (context, tomo_open_args_group (&a));
   status = tomo_live_cli_stream (context, argc, argv, open_scan_cb, &a);
-  open_args_clear (&a);
+  tomo_open_args_clear (&a);
   return status;
 }
 
@@ -522,7 +400,7 @@ cmd_phantom (int    argc,
   g_autofree char *output = NULL, *kind = NULL;
   TomoPhantomParams p;
   int width, height, n_proj, n_flats, n_darks, seed, threads = 0;
-  double center = NAN, offset = NAN, range, flat, dark, scale = NAN;
+  double center = NAN, offset = NAN, range, flat, dark, scale = NAN, tilt = 0.0;
   gboolean noise = FALSE, no_noise = FALSE;
 
   tomo_phantom_params_init (&p);
@@ -545,6 +423,8 @@ cmd_phantom (int    argc,
       { "center", 0, 0, G_OPTION_ARG_DOUBLE, &center, "Rotation axis column", "C" },
       { "center-offset", 0, 0, G_OPTION_ARG_DOUBLE, &offset,
         "Rotation axis relative to the detector middle (default +3.37)", "PX" },
+      { "tilt", 0, 0, G_OPTION_ARG_DOUBLE, &tilt,
+        "Axis tilt in degrees (positive: the axis moves right going down)", "DEG" },
       { "kind", 0, 0, G_OPTION_ARG_STRING, &kind, "shepp-logan (default), disks, points", "KIND" },
       { "attenuation", 0, 0, G_OPTION_ARG_DOUBLE, &scale,
         "Attenuation per pixel of a unit-value region (default 4/width)", "MU" },
@@ -586,6 +466,7 @@ cmd_phantom (int    argc,
   p.angle_range_deg = range;
   p.flat_level = flat;
   p.dark_level = dark;
+  p.tilt_deg = tilt;
   p.noise = no_noise ? FALSE : TRUE;
   if (!isnan (scale))
     p.max_attenuation = scale;
@@ -622,12 +503,14 @@ print_usage (void)
   g_print (
     "Usage:\n"
     "  tomolive [FILE…]                 open the viewer (on FILE)\n"
+    "  tomolive --listen URL            open the viewer waiting for a live scan\n"
     "  tomolive info FILE               describe a scan\n"
     "  tomolive reconstruct FILE -o OUT reconstruct slices to float32 TIFF\n"
     "  tomolive reconstruct --listen URL -o OUT\n"
     "                                   receive one scan live, then reconstruct it\n"
     "  tomolive stream FILE --to URL    replay a scan as a live sender\n"
     "  tomolive phantom -o FILE.h5      write a simulated scan\n"
+    "  tomolive find-center FILE        find the rotation axis and its tilt\n"
     "  tomolive bench                   measure the GPU back projectors\n"
     "\n"
     "Each command has --help.  Scans: HDF5 Data Exchange, HDF5 NeXus NXtomo,\n"
@@ -669,5 +552,7 @@ tomo_cli_run (int    argc,
     return cmd_stream (argc - 1, argv + 1);
   if (g_str_equal (cmd, "bench"))
     return tomo_bench_main (argc - 1, argv + 1);
+  if (g_str_equal (cmd, "find-center"))
+    return tomo_find_center_main (argc - 1, argv + 1);
   return -1;
 }

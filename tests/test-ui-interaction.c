@@ -18,6 +18,9 @@
 
 static char *xdotool;
 
+static char *make_phantom (const char *name,
+                           const char *args);
+
 static gboolean
 skip_without_xdotool (void)
 {
@@ -489,6 +492,22 @@ test_slice_parallel_labels (void)
   }
   set_and_wait ("n-slices", 1, NULL);
   g_assert_false (gtk_widget_get_visible (GTK_WIDGET (window->rows_label)));
+
+  /* A scan with fewer rows than slices says why fewer are shown. */
+  if (g_getenv ("TOMOLIVE") != NULL)
+    {
+      g_autofree char *thin = make_phantom ("thin.h5", "--width 96 --height 1 --projections 60");
+
+      g_object_set (window, "n-slices", 2, NULL);
+      g_assert_true (open_and_wait (thin));
+      wait_current_slice ();
+      g_assert_cmpuint (tomo_slice_view_get_slice (tomo_window_get_slice_view (window))->n_slices, ==, 1);
+      g_assert_true (gtk_widget_get_visible (GTK_WIDGET (window->rows_label)));
+      g_assert_nonnull (strstr (gtk_label_get_text (window->rows_label), "the scan has 1 row"));
+      g_object_set (window, "n-slices", 1, NULL);
+      g_assert_true (open_and_wait (g_getenv ("TOMO_SAMPLE_SCAN")));
+      g_unlink (thin);
+    }
   g_object_set (window, "row", row, NULL);
   wait_current_slice ();
 }

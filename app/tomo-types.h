@@ -5,7 +5,7 @@
 
 G_BEGIN_DECLS
 
-/* Numeric values are shared with gpu/tomo-gpu.h (plain ints there). */
+/* The GPU backend (app/recon/tomo-backend-gpu.c) translates these for gpu/. */
 typedef enum
 {
   TOMO_INTERP_NEAREST = 0,

@@ -1306,6 +1306,7 @@ tomo_bp_run (TomoBp                         *bp,
 {
   TomoGpuKernel kernel;
   BpGeom g;
+  TomoGpuRoi roi;
   guint rx, ry, rw, rh;
   gboolean lin, half, tile64;
   const guint S = bp->n_slices;
@@ -1324,44 +1325,19 @@ tomo_bp_run (TomoBp                         *bp,
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "Back projection: no output buffer");
       return FALSE;
     }
-  if (params->interp != 0 && params->interp != 1)
-    {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "Unknown interpolation %d (0 nearest, 1 linear)", params->interp);
-      return FALSE;
-    }
-  if (!isfinite (params->center) || fabs (params->center) > 1e6)
-    {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "Rotation centre %g is not usable", params->center);
-      return FALSE;
-    }
-  if (params->roi_width == 0 || params->roi_height == 0)
-    {
-      rx = ry = 0;
-      rw = rh = bp->width;
-    }
-  else
-    {
-      rx = params->roi_x;
-      ry = params->roi_y;
-      rw = params->roi_width;
-      rh = params->roi_height;
-      if ((guint64) rx + rw > bp->width || (guint64) ry + rh > bp->width)
-        {
-          g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                       "ROI %u,%u,%u,%u does not fit in the %u×%u slice",
-                       rx, ry, rw, rh, bp->width, bp->width);
-          return FALSE;
-        }
-    }
+  if (!tomo_gpu_backproject_params_check (params, bp->width, &roi, error))
+    return FALSE;
+  rx = roi.x;
+  ry = roi.y;
+  rw = roi.width;
+  rh = roi.height;
   kernel = params->kernel;
   if (kernel == TOMO_GPU_KERNEL_AUTO)
     kernel = tomo_bp_default_kernel (S, params->interp, rw, rh);
-  if ((int) kernel < 0 || kernel >= TOMO_GPU_N_KERNELS || !tomo_bp_supports (kernel, S, params->interp))
+  if (!tomo_bp_supports (kernel, S, params->interp))
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "Back-projection kernel %d has no %u-slice %s mode", (int) kernel, S,
+                   "The %s kernel has no %u-slice %s mode", tomo_gpu_kernel_to_string (kernel), S,
                    params->interp ? "linear" : "nearest");
       return FALSE;
     }

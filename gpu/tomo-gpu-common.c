@@ -7,9 +7,11 @@
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "tomo-gpu.h"
+#include "tomo-gpu-tune.h"
 
 G_DEFINE_QUARK (tomo-gpu-error-quark, tomo_gpu_error)
 
@@ -51,6 +53,52 @@ tomo_gpu_backproject_params_init (TomoGpuBackprojectParams *params)
   memset (params, 0, sizeof *params);
   params->interp = 1;
   params->kernel = TOMO_GPU_KERNEL_AUTO;
+}
+
+gboolean
+tomo_gpu_backproject_params_check (const TomoGpuBackprojectParams *params,
+                                   guint                           width,
+                                   TomoGpuRoi                     *roi,
+                                   GError                        **error)
+{
+  g_return_val_if_fail (params != NULL, FALSE);
+
+  if (!isfinite (params->center) || fabs (params->center) > 1e6)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Rotation centre %g is not usable", params->center);
+      return FALSE;
+    }
+  if (params->interp != 0 && params->interp != 1)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Unknown interpolation %d (0 nearest, 1 linear)", params->interp);
+      return FALSE;
+    }
+  if ((int) params->kernel < 0 || params->kernel >= TOMO_GPU_N_KERNELS)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Unknown back-projection kernel %d", (int) params->kernel);
+      return FALSE;
+    }
+  if (params->roi_width == 0)
+    {
+      if (roi != NULL)
+        *roi = (TomoGpuRoi) { 0, 0, width, width };
+      return TRUE;
+    }
+  if (params->roi_height == 0
+      || (guint64) params->roi_x + params->roi_width > width
+      || (guint64) params->roi_y + params->roi_height > width)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "ROI %u,%u,%u,%u does not fit in the %u×%u slice", params->roi_x,
+                   params->roi_y, params->roi_width, params->roi_height, width, width);
+      return FALSE;
+    }
+  if (roi != NULL)
+    *roi = (TomoGpuRoi) { params->roi_x, params->roi_y, params->roi_width, params->roi_height };
+  return TRUE;
 }
 
 guint

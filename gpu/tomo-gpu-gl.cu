@@ -15,6 +15,7 @@
 #include <cuda_gl_interop.h>
 
 #include "tomo-gpu.h"
+#include "tomo-gpu-gl.h"
 #include "tomo-gpu-private.h"
 
 gboolean

@@ -375,7 +375,7 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
 {
   Pipeline pl;
   int n_devices;
-  guint x, y;
+  TomoGpuRoi roi;
   /* Slices per back projection, best first.  On the H100 two slices per
    * pass are faster per slice than four with linear interpolation (four
    * travel through the ALU path), four are fastest for nearest
@@ -404,8 +404,10 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
   pl.job = job;
   pl.bp = job->bp;
   pl.n_rows = job->row_end - job->row_start;
-  if (!_tomo_gpu_resolve_roi (job->width, &job->bp, &x, &y, &pl.roi_w, &pl.roi_h, error))
+  if (!tomo_gpu_backproject_params_check (&job->bp, job->width, &roi, error))
     return FALSE;
+  pl.roi_w = roi.width;
+  pl.roi_h = roi.height;
   g_mutex_init (&pl.read_lock);
 
   /* Out of memory → the next smaller group the kernel supports. */

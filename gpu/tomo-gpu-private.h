@@ -46,6 +46,18 @@ gboolean _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
                                           cudaStream_t    stream,
                                           GError        **error);
 
+/* Grows a device buffer to `need` bytes (contents not kept); an allocation
+ * failure is TOMO_GPU_ERROR_OUT_OF_MEMORY naming `what` and the size. */
+gboolean _tomo_gpu_ensure_buffer (void      **ptr,
+                                  size_t     *have,
+                                  size_t      need,
+                                  const char *what,
+                                  GError    **error);
+
+/* The filtered sinograms of the last filter_device / load: n_slices planes
+ * of n_proj × width floats on the device (the volume store copies them). */
+const float *_tomo_gpu_context_get_filtered_device (TomoGpuContext *ctx);
+
 /* Back projects the loaded sinograms into d_out (n_slices × roi) on `stream`
  * without waiting; `auto` resolved through the tuning table. */
 gboolean _tomo_gpu_context_backproject_to (TomoGpuContext                 *ctx,
@@ -54,15 +66,19 @@ gboolean _tomo_gpu_context_backproject_to (TomoGpuContext                 *ctx,
                                            cudaStream_t                    stream,
                                            GError                        **error);
 
-/* Resolved ROI of params for the context's width; FALSE with
- * TOMO_GPU_ERROR_INVALID if it does not fit in the slice. */
-gboolean _tomo_gpu_resolve_roi (guint                           width,
-                                const TomoGpuBackprojectParams *params,
-                                guint                          *x,
-                                guint                          *y,
-                                guint                          *w,
-                                guint                          *h,
-                                GError                        **error);
+/* Workspace of the statistics reduction (tomo-gpu-stats.cu), one per
+ * context. */
+typedef struct _TomoGpuStatsWork TomoGpuStatsWork;
+TomoGpuStatsWork *_tomo_gpu_stats_work_new  (int      device,
+                                             GError **error);
+void              _tomo_gpu_stats_work_free (TomoGpuStatsWork *work);
+/* Statistics of n floats at d_data, on `stream`; waits for the result. */
+gboolean          _tomo_gpu_stats_run       (TomoGpuStatsWork *work,
+                                             const float      *d_data,
+                                             size_t            n,
+                                             cudaStream_t      stream,
+                                             TomoGpuStats     *stats,
+                                             GError          **error);
 
 /* The kernel table lookup for `auto`; AUTO when the table has no entry. */
 TomoGpuKernel _tomo_gpu_context_resolve_kernel (TomoGpuContext *ctx,

@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "tomo-gpu.h"
+#include "tomo-gpu-gl.h"
+#include "tomo-gpu-tune.h"
 
 static void
 set_not_built (GError **error)
@@ -90,6 +92,13 @@ tomo_gpu_context_backproject (TomoGpuContext *ctx,
   return FALSE;
 }
 
+gboolean
+tomo_gpu_context_stats (TomoGpuContext *ctx, TomoGpuStats *stats, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
 const float *tomo_gpu_context_get_output (TomoGpuContext *ctx) { return NULL; }
 TomoGpuKernel tomo_gpu_context_get_last_kernel (TomoGpuContext *ctx) { return TOMO_GPU_KERNEL_AUTO; }
 double tomo_gpu_context_get_filter_ms (TomoGpuContext *ctx) { return 0.0; }
@@ -111,6 +120,14 @@ tomo_gpu_buffer_copy_output (TomoGpuContext *ctx, GError **error)
 
 const float *tomo_gpu_buffer_get_data (TomoGpuBuffer *buffer) { return NULL; }
 int tomo_gpu_buffer_get_device (TomoGpuBuffer *buffer) { return -1; }
+gsize tomo_gpu_buffer_get_size (TomoGpuBuffer *buffer) { return 0; }
+
+gboolean
+tomo_gpu_buffer_read (TomoGpuBuffer *buffer, gsize offset, float *value, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
 void tomo_gpu_buffer_free (TomoGpuBuffer *buffer) { }
 
 gboolean

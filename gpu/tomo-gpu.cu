@@ -24,6 +24,7 @@
 #include <cufft.h>
 
 #include "tomo-gpu.h"
+#include "tomo-gpu-tune.h"
 #include "tomo-gpu-bp.h"
 #include "tomo-gpu-private.h"
 
@@ -236,6 +237,7 @@ struct _TomoGpuContext
   TomoGpuKernel last_kernel;
   double filter_ms, bp_ms;
   GKeyFile *tune;
+  TomoGpuStatsWork *stats;
 };
 
 /* C2C pair was the faster in `tomolive bench` on the H100 (docs/PERFORMANCE.md). */
@@ -404,6 +406,7 @@ tomo_gpu_context_free (TomoGpuContext *ctx)
   free_buffer ((void **) &ctx->d_real, &ctx->d_real_size);
   free_buffer ((void **) &ctx->d_filtered, &ctx->d_filtered_size);
   free_buffer ((void **) &ctx->d_out, &ctx->d_out_size);
+  g_clear_pointer (&ctx->stats, _tomo_gpu_stats_work_free);
   for (int i = 0; i < 2; i++)
     {
       if (ctx->ev_filter[i])
@@ -855,6 +858,22 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
 }
 
 gboolean
+_tomo_gpu_ensure_buffer (void      **ptr,
+                         size_t     *have,
+                         size_t      need,
+                         const char *what,
+                         GError    **error)
+{
+  return ensure_buffer (ptr, have, need, what, error);
+}
+
+const float *
+_tomo_gpu_context_get_filtered_device (TomoGpuContext *ctx)
+{
+  return ctx->d_filtered;
+}
+
+gboolean
 tomo_gpu_context_load_sinograms (TomoGpuContext *ctx,
                                  guint           n_slices,
                                  const float    *sinos,
@@ -958,72 +977,6 @@ tomo_gpu_context_download_filtered (TomoGpuContext *ctx,
 }
 
 gboolean
-_tomo_gpu_resolve_roi (guint                           width,
-                       const TomoGpuBackprojectParams *params,
-                       guint                          *x,
-                       guint                          *y,
-                       guint                          *w,
-                       guint                          *h,
-                       GError                        **error)
-{
-  if (params->roi_width == 0)
-    {
-      *x = *y = 0;
-      *w = *h = width;
-      return TRUE;
-    }
-  if (params->roi_height == 0 ||
-      params->roi_x >= width || params->roi_width > width - params->roi_x ||
-      params->roi_y >= width || params->roi_height > width - params->roi_y)
-    {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "ROI %u×%u at (%u, %u) does not fit a %u×%u slice",
-                   params->roi_width, params->roi_height, params->roi_x, params->roi_y,
-                   width, width);
-      return FALSE;
-    }
-  *x = params->roi_x;
-  *y = params->roi_y;
-  *w = params->roi_width;
-  *h = params->roi_height;
-  return TRUE;
-}
-
-static gboolean
-check_params (TomoGpuContext                 *ctx,
-              const TomoGpuBackprojectParams *params,
-              GError                        **error)
-{
-  if (!isfinite (params->center))
-    {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "Invalid rotation centre %g", params->center);
-      return FALSE;
-    }
-  if (params->interp != 0 && params->interp != 1)
-    {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "Invalid interpolation %d (0 nearest, 1 linear)", params->interp);
-      return FALSE;
-    }
-  if ((int) params->kernel < 0 || params->kernel >= TOMO_GPU_N_KERNELS)
-    {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "Invalid back-projection kernel %d", (int) params->kernel);
-      return FALSE;
-    }
-  if (!tomo_bp_supports (params->kernel, ctx->loaded_slices, params->interp))
-    {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "The %s kernel has no %u-slice %s mode",
-                   tomo_gpu_kernel_to_string (params->kernel), ctx->loaded_slices,
-                   params->interp ? "linear" : "nearest");
-      return FALSE;
-    }
-  return TRUE;
-}
-
-gboolean
 _tomo_gpu_context_backproject_to (TomoGpuContext                 *ctx,
                                   const TomoGpuBackprojectParams *params,
                                   float                          *d_out,
@@ -1031,13 +984,12 @@ _tomo_gpu_context_backproject_to (TomoGpuContext                 *ctx,
                                   GError                        **error)
 {
   TomoGpuBackprojectParams p = *params;
-  guint x, y, w, h;
   TomoGpuKernel used = TOMO_GPU_KERNEL_AUTO;
 
-  if (!_tomo_gpu_resolve_roi (ctx->width, params, &x, &y, &w, &h, error))
-    return FALSE;
+  /* Checked by the caller and again by tomo_bp_run(). */
   if (p.kernel == TOMO_GPU_KERNEL_AUTO)
-    p.kernel = _tomo_gpu_context_resolve_kernel (ctx, ctx->loaded_slices, p.interp, w);
+    p.kernel = _tomo_gpu_context_resolve_kernel (ctx, ctx->loaded_slices, p.interp,
+                                                 p.roi_width ? p.roi_width : ctx->width);
   if (!tomo_bp_run (ctx->bp, &p, d_out, stream, &used, error))
     return FALSE;
   ctx->last_kernel = used;
@@ -1049,7 +1001,7 @@ tomo_gpu_context_backproject (TomoGpuContext                 *ctx,
                               const TomoGpuBackprojectParams *params,
                               GError                        **error)
 {
-  guint x, y, w, h;
+  TomoGpuRoi roi;
   size_t size;
   float ms = 0.0f;
 
@@ -1062,13 +1014,12 @@ tomo_gpu_context_backproject (TomoGpuContext                 *ctx,
                            "No sinograms loaded on the GPU");
       return FALSE;
     }
-  if (!check_params (ctx, params, error) ||
-      !_tomo_gpu_resolve_roi (ctx->width, params, &x, &y, &w, &h, error))
+  if (!tomo_gpu_backproject_params_check (params, ctx->width, &roi, error))
     return FALSE;
   if (!TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error))
     return FALSE;
 
-  size = (size_t) ctx->loaded_slices * w * h * sizeof (float);
+  size = (size_t) ctx->loaded_slices * roi.width * roi.height * sizeof (float);
   ctx->out_slices = 0;
   if (!ensure_buffer ((void **) &ctx->d_out, &ctx->d_out_size, size, "output slices", error))
     return FALSE;
@@ -1080,9 +1031,34 @@ tomo_gpu_context_backproject (TomoGpuContext                 *ctx,
   if (TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, ctx->ev_bp[0], ctx->ev_bp[1]), NULL))
     ctx->bp_ms = ms;
   ctx->out_slices = ctx->loaded_slices;
-  ctx->out_width = w;
-  ctx->out_height = h;
+  ctx->out_width = roi.width;
+  ctx->out_height = roi.height;
   return TRUE;
+}
+
+gboolean
+tomo_gpu_context_stats (TomoGpuContext *ctx,
+                        TomoGpuStats   *stats,
+                        GError        **error)
+{
+  g_return_val_if_fail (ctx != NULL, FALSE);
+  g_return_val_if_fail (stats != NULL, FALSE);
+
+  if (ctx->out_slices == 0)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                           "No back projection to take statistics of");
+      return FALSE;
+    }
+  if (ctx->stats == NULL)
+    {
+      ctx->stats = _tomo_gpu_stats_work_new (ctx->device, error);
+      if (ctx->stats == NULL)
+        return FALSE;
+    }
+  return _tomo_gpu_stats_run (ctx->stats, ctx->d_out,
+                              (size_t) ctx->out_slices * ctx->out_width * ctx->out_height,
+                              ctx->stream, stats, error);
 }
 
 const float *
@@ -1133,6 +1109,7 @@ struct _TomoGpuBuffer
 {
   int device;
   float *data;
+  size_t n;
 };
 
 TomoGpuBuffer *
@@ -1155,6 +1132,7 @@ tomo_gpu_buffer_copy_output (TomoGpuContext *ctx,
   size = (size_t) ctx->out_slices * ctx->out_width * ctx->out_height * sizeof (float);
   buffer = g_new0 (TomoGpuBuffer, 1);
   buffer->device = ctx->device;
+  buffer->n = size / sizeof (float);
   if (!ensure_buffer ((void **) &buffer->data, &have, size, "slice copy", error) ||
       !TOMO_CUDA_CHECK (cudaMemcpyAsync (buffer->data, ctx->d_out, size,
                                          cudaMemcpyDeviceToDevice, ctx->stream), error) ||
@@ -1171,6 +1149,34 @@ tomo_gpu_buffer_get_data (TomoGpuBuffer *buffer)
 {
   g_return_val_if_fail (buffer != NULL, NULL);
   return buffer->data;
+}
+
+gboolean
+tomo_gpu_buffer_read (TomoGpuBuffer *buffer,
+                      gsize          offset,
+                      float         *value,
+                      GError       **error)
+{
+  g_return_val_if_fail (buffer != NULL, FALSE);
+  g_return_val_if_fail (value != NULL, FALSE);
+
+  if (offset >= buffer->n)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Value %" G_GSIZE_FORMAT " is outside the buffer of %zu values",
+                   offset, buffer->n);
+      return FALSE;
+    }
+  return TOMO_CUDA_CHECK (cudaSetDevice (buffer->device), error)
+         && TOMO_CUDA_CHECK (cudaMemcpy (value, buffer->data + offset, sizeof (float),
+                                         cudaMemcpyDeviceToHost), error);
+}
+
+gsize
+tomo_gpu_buffer_get_size (TomoGpuBuffer *buffer)
+{
+  g_return_val_if_fail (buffer != NULL, 0);
+  return buffer->n;
 }
 
 int

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The GPU engine's only public header: plain C, opaque handles, GError for
- * failures.  Kernels and CUDA types stay inside gpu/.  When tomolive is built
- * without CUDA, tomo-gpu-stub.c implements the same API and reports
+ * The GPU engine: devices, reconstruction contexts (filter, back projection),
+ * device buffers and whole volumes.  Plain C, opaque handles, GError for
+ * failures; kernels and CUDA types stay inside gpu/.  Two more headers hold
+ * the other concerns: tomo-gpu-gl.h (display interop) and tomo-gpu-tune.h
+ * (clocks, the tuning table, filter methods: what the bench and the tests
+ * vary).  Inside app/ only the GPU backend (app/recon/tomo-backend-gpu.c)
+ * includes this header.  When tomolive is built without CUDA,
+ * tomo-gpu-stub.c implements the same API and reports
  * TOMO_GPU_ERROR_NOT_BUILT / no devices.
  */
 #pragma once
@@ -82,12 +87,6 @@ gboolean tomo_gpu_context_load_sinograms (TomoGpuContext *ctx,
                                           const float    *sinos,
                                           GError        **error);
 
-/* Same, with sinograms that are already filtered (tests, benchmarks). */
-gboolean tomo_gpu_context_load_filtered  (TomoGpuContext *ctx,
-                                          guint           n_slices,
-                                          const float    *filtered,
-                                          GError        **error);
-
 typedef struct
 {
   double center;          /* rotation axis column, fractional */
@@ -100,6 +99,19 @@ typedef struct
 } TomoGpuBackprojectParams;
 
 void tomo_gpu_backproject_params_init (TomoGpuBackprojectParams *params);
+
+typedef struct
+{
+  guint x, y, width, height;
+} TomoGpuRoi;
+
+/* The one check of back-projection parameters in gpu/ (every entry point
+ * calls it): centre, interpolation, kernel and ROI against a width × width
+ * slice; *roi (may be NULL) receives the resolved ROI. */
+gboolean tomo_gpu_backproject_params_check (const TomoGpuBackprojectParams *params,
+                                            guint                           width,
+                                            TomoGpuRoi                     *roi,
+                                            GError                        **error);
 
 /* Back projects the loaded sinograms into the context's output buffer:
  * n_slices planes of roi_height × roi_width floats, row-major, on the device.
@@ -114,47 +126,28 @@ TomoGpuKernel tomo_gpu_context_get_last_kernel (TomoGpuContext *ctx);
 /* Milliseconds of the last filtering and the last back projection (CUDA events). */
 double       tomo_gpu_context_get_filter_ms      (TomoGpuContext *ctx);
 double       tomo_gpu_context_get_backproject_ms (TomoGpuContext *ctx);
+/* Statistics of the output's values (all planes together), computed on the
+ * device: the meaning of TomoSliceStats (app/recon/tomo-engine.h) and of
+ * tomo_slice_stats_compute(), which the GPU tests compare them with. */
+#define TOMO_GPU_STATS_BINS 256
+typedef struct
+{
+  gboolean valid;           /* FALSE when no value is finite */
+  float min, max;
+  float lo, hi;             /* 0.5 % and 99.5 % percentiles */
+  float range_lo, range_hi; /* 0.05 % and 99.95 %: the span of `bins` */
+  double mean;
+  guint64 n_finite;
+  guint32 bins[TOMO_GPU_STATS_BINS];
+} TomoGpuStats;
+
+gboolean     tomo_gpu_context_stats       (TomoGpuContext *ctx,
+                                           TomoGpuStats   *stats,
+                                           GError        **error);
 /* Copies the output to host memory (n_slices × roi_height × roi_width floats). */
 gboolean     tomo_gpu_context_download    (TomoGpuContext *ctx,
                                            float          *host,
                                            GError        **error);
-
-/* Filtering method: two real rows packed into one complex transform
- * (real part row a, imaginary part row b) or one real-to-complex transform per
- * row.  DEFAULT is the one `tomolive bench` measured faster on the H100. */
-typedef enum
-{
-  TOMO_GPU_FILTER_METHOD_DEFAULT = 0,
-  TOMO_GPU_FILTER_METHOD_C2C_PAIR,
-  TOMO_GPU_FILTER_METHOD_R2C,
-} TomoGpuFilterMethod;
-
-void                tomo_gpu_context_set_filter_method (TomoGpuContext     *ctx,
-                                                        TomoGpuFilterMethod method);
-/* The method that runs (DEFAULT resolved). */
-TomoGpuFilterMethod tomo_gpu_context_get_filter_method (TomoGpuContext     *ctx);
-/* Copies the filtered sinograms of the last load to host memory
- * (n_slices × n_proj × width floats, planar). */
-gboolean            tomo_gpu_context_download_filtered (TomoGpuContext     *ctx,
-                                                        float              *host,
-                                                        GError            **error);
-
-/* Peak SM and memory clocks in kHz (FALSE if no such device). */
-gboolean tomo_gpu_get_device_clocks (int  device,
-                                     int *sm_khz,
-                                     int *mem_khz);
-
-/* Tuning table of the `auto` kernel, written by `tomolive bench --tune`:
- * g_get_user_cache_dir()/tomolive/tune-<device name>.ini, group "auto",
- * keys tomo_gpu_tune_key() → kernel name.  Contexts read it when created. */
-char    *tomo_gpu_get_tune_path     (int device);
-/* Size class of a slice of `width` pixels: 1024, 2048 or 4096 (nearest). */
-guint    tomo_gpu_size_class        (guint width);
-char    *tomo_gpu_tune_key          (guint n_slices,
-                                     int   interp,
-                                     guint size_class);
-/* Re-reads the tuning table (after --tune wrote it). */
-void     tomo_gpu_context_reload_tuning (TomoGpuContext *ctx);
 
 /* Device buffers that outlive the next backproject, e.g. a slice on screen
  * while the next one is computed.  Copy from the output with
@@ -164,6 +157,13 @@ TomoGpuBuffer *tomo_gpu_buffer_copy_output (TomoGpuContext *ctx,
                                             GError        **error);
 const float   *tomo_gpu_buffer_get_data    (TomoGpuBuffer *buffer);
 int            tomo_gpu_buffer_get_device  (TomoGpuBuffer *buffer);
+/* Number of floats in the buffer. */
+gsize          tomo_gpu_buffer_get_size    (TomoGpuBuffer *buffer);
+/* One value, data[offset], copied to host memory. */
+gboolean       tomo_gpu_buffer_read        (TomoGpuBuffer *buffer,
+                                            gsize          offset,
+                                            float         *value,
+                                            GError       **error);
 void           tomo_gpu_buffer_free        (TomoGpuBuffer *buffer);
 
 /* Whole volumes (gpu/tomo-gpu-pipeline.cu): rows [row_start, row_end) are
@@ -198,56 +198,6 @@ typedef struct
 
 gboolean tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
                                       GError                **error);
-
-/* CUDA–OpenGL interop (gpu/tomo-gpu-gl.cu; GL types stay there).  Every call
- * needs the GL context current, on the thread that renders. */
-/* TRUE and *device set when the current GL context runs on a CUDA device. */
-gboolean tomo_gpu_gl_get_device (int *device);
-
-typedef struct _TomoGpuGlTexture TomoGpuGlTexture;
-/* Registers a GL_TEXTURE_2D of internal format GL_R32F (once per size). */
-TomoGpuGlTexture *tomo_gpu_gl_texture_register   (unsigned int gl_texture,
-                                                  guint        width,
-                                                  guint        height,
-                                                  GError     **error);
-/* Map, copy a width × height float plane from device memory to (dst_x, dst_y)
- * of the texture, unmap — no host memory touched. */
-gboolean          tomo_gpu_gl_texture_copy       (TomoGpuGlTexture *texture,
-                                                  const float      *device_src,
-                                                  guint             width,
-                                                  guint             height,
-                                                  guint             dst_x,
-                                                  guint             dst_y,
-                                                  GError          **error);
-void              tomo_gpu_gl_texture_unregister (TomoGpuGlTexture *texture);
-
-/* A headless OpenGL context for measuring the display path without a window
- * (`tomolive bench --interop`): EGL on the first EGL device whose surfaceless
- * OpenGL 3.3 core context runs on a CUDA device, made current on the calling
- * thread, with one GL_R32F texture of width × height registered for interop.
- * libEGL is loaded at run time; without it, without EGL device enumeration or
- * without a CUDA device, NULL and TOMO_GPU_ERROR_INTEROP / _NO_DEVICE.  Every
- * call below on the thread that opened it. */
-typedef struct _TomoGpuGlHeadless TomoGpuGlHeadless;
-TomoGpuGlHeadless *tomo_gpu_gl_headless_open         (guint    width,
-                                                      guint    height,
-                                                      GError **error);
-/* The CUDA device the GL context runs on. */
-int                tomo_gpu_gl_headless_get_device   (TomoGpuGlHeadless *gl);
-/* "NVIDIA H100 …/PCIe/SSE2, OpenGL 3.3.0 NVIDIA 580…" */
-const char        *tomo_gpu_gl_headless_get_renderer (TomoGpuGlHeadless *gl);
-/* tomo_gpu_gl_texture_copy() of a width × height device plane to (0, 0) of
- * the texture, then glFinish(): on return a draw could sample it. */
-gboolean           tomo_gpu_gl_headless_show         (TomoGpuGlHeadless *gl,
-                                                      const float       *device_src,
-                                                      guint              width,
-                                                      guint              height,
-                                                      GError           **error);
-/* The whole texture back to host memory through GL (width × height floats). */
-gboolean           tomo_gpu_gl_headless_read         (TomoGpuGlHeadless *gl,
-                                                      float             *host,
-                                                      GError           **error);
-void               tomo_gpu_gl_headless_close        (TomoGpuGlHeadless *gl);
 
 /* Incremental back projection for live scans: a W×W slice on the device to
  * which the contribution of a few filtered projections (k × width floats,

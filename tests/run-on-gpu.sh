@@ -23,7 +23,7 @@ fi
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.draw,temperature.gpu --format=csv >"$OUT/gpu.csv" 2>&1
 passed=0; failed=0; skipped=0
-for t in test-gpu test-gpu-bp test-gpu-gl test-engine test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom; do
+for t in test-gpu test-gpu-bp test-gpu-gl test-engine test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-live-accumulate test-live test-live-parse; do
   [ -x "$B/tests/$t" ] || continue
   start=$(date +%s%N)
   "$B/tests/$t" --tap >"$OUT/$t.tap" 2>&1
@@ -54,6 +54,9 @@ if [ -x "$CS" ]; then
       >"$OUT/racecheck-bp-$k.log" 2>&1
     echo "racecheck bp $k: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck-bp-$k.log" | tail -1)"
   done
+  "$CS" --tool memcheck --report-api-errors no "$B/tests/test-live-accumulate" -p /tomo/live/accumulate/gpu \
+    >"$OUT/memcheck-live-accumulate.log" 2>&1
+  echo "memcheck live accumulate: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-live-accumulate.log" | tail -1)"
   "$CS" --tool memcheck --report-api-errors no "$B/tests/test-engine" >"$OUT/memcheck-engine.log" 2>&1
   echo "memcheck test-engine: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-engine.log" | tail -1)"
 fi

@@ -13,7 +13,7 @@
 
 #include <glib/gstdio.h>
 
-#include "tomo-gpu.h"
+#include "tomo-engine.h"
 
 static const char *tomolive;
 static int n_devices;
@@ -250,7 +250,7 @@ main (int    argc,
       g_printerr ("TOMOLIVE must name the tomolive executable\n");
       return 1;
     }
-  n_devices = tomo_gpu_get_n_devices ();
+  n_devices = tomo_engine_count_gpus ();
 
   g_test_add_func ("/tomo/bench/cpu", test_cpu);
   g_test_add_func ("/tomo/bench/bad-arguments", test_bad_arguments);

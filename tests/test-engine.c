@@ -1,4 +1,10 @@
-/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The engine itself: caching, slice-parallel requests, "latest wins",
+ * volumes (progress, cancellation) and backend selection.  The cases that
+ * every backend must pass (slices against the reference, statistics, bad
+ * requests) are in test-backend.c.
+ */
 #include "config.h"
 
 #include <math.h>
@@ -9,7 +15,6 @@
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-fbp.h"
-#include "tomo-gpu.h"
 #include "tomo-phantom.h"
 
 static char *tmp_dir;
@@ -79,34 +84,6 @@ rel_l2 (const float *a,
   return sqrt (num / MAX (den, 1e-300));
 }
 
-/* The engine's CPU path is exactly the CPU reference FBP on the scan's
- * preprocessed sinogram: bit for bit. */
-static void
-test_cpu_matches_reference (void)
-{
-  g_autoptr(TomoScan) scan = open_test_scan ();
-  g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
-  g_autoptr(TomoSlice) slice = reconstruct (engine, 3, 1, (WIDTH - 1) / 2.0 + 1.5);
-  g_autoptr(GError) error = NULL;
-  g_autofree float *sino = g_new (float, N_PROJ * WIDTH);
-  g_autofree float *expect = g_new (float, WIDTH * WIDTH);
-  g_autoptr(TomoCpuFbp) fbp = NULL;
-  TomoReconParams params;
-
-  g_assert_cmpuint (slice->width, ==, WIDTH);
-  g_assert_cmpuint (slice->height, ==, WIDTH);
-  g_assert_cmpint (slice->backend, ==, TOMO_BACKEND_CPU);
-  g_assert_true (g_str_has_prefix (slice->kernel, "cpu-"));
-
-  g_assert_true (tomo_scan_read_sinogram (scan, 3, sino, NULL, &error));
-  g_assert_no_error (error);
-  tomo_recon_params_init (&params, WIDTH);
-  params.center = (WIDTH - 1) / 2.0 + 1.5;
-  fbp = tomo_cpu_fbp_new (WIDTH, N_PROJ, tomo_scan_get_angles (scan), params.filter, params.pad, 0);
-  tomo_cpu_fbp_reconstruct (fbp, sino, &params, expect);
-  g_assert_cmpmem (slice->data, WIDTH * WIDTH * sizeof (float), expect, WIDTH * WIDTH * sizeof (float));
-}
-
 /* A new centre re-uses the filtered sinogram (no filtering time) and gives
  * the same slice as a fresh engine would. */
 static void
@@ -148,62 +125,6 @@ test_slice_parallel (void)
                            one->data, plane * sizeof (float));
         }
     }
-}
-
-static void
-expect_invalid (TomoEngine       *engine,
-                TomoSliceRequest *request,
-                const char       *words)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(TomoSlice) slice = tomo_engine_reconstruct (engine, request, NULL, &error);
-
-  g_assert_null (slice);
-  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
-  g_assert_nonnull (strstr (error->message, words));
-}
-
-static void
-test_bad_requests (void)
-{
-  g_autoptr(TomoScan) scan = open_test_scan ();
-  g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
-  TomoSliceRequest request;
-
-  tomo_slice_request_init (&request, scan);
-  expect_invalid (engine, &request, "No scan");
-
-  tomo_engine_set_scan (engine, scan);
-  request.row = HEIGHT;
-  expect_invalid (engine, &request, "out of range");
-
-  tomo_slice_request_init (&request, scan);
-  request.row = HEIGHT - 1;
-  request.n_slices = 2;
-  expect_invalid (engine, &request, "out of range");
-
-  tomo_slice_request_init (&request, scan);
-  request.n_slices = 3;
-  expect_invalid (engine, &request, "1, 2 or 4");
-
-  tomo_slice_request_init (&request, scan);
-  request.params.center = WIDTH + 0.5;
-  expect_invalid (engine, &request, "outside the detector");
-
-  tomo_slice_request_init (&request, scan);
-  request.params.center = NAN;
-  expect_invalid (engine, &request, "outside the detector");
-
-  tomo_slice_request_init (&request, scan);
-  request.params.roi = (TomoRoi) { WIDTH - 4, 0, 8, 8 };
-  expect_invalid (engine, &request, "does not fit");
-
-  /* The engine still works after all that. */
-  {
-    g_autoptr(TomoSlice) slice = reconstruct (engine, 0, 1, 47.5);
-    for (guint i = 0; i < WIDTH * WIDTH; i++)
-      g_assert_true (isfinite (slice->data[i]));
-  }
 }
 
 /* --- latest wins ------------------------------------------------------- */
@@ -328,7 +249,7 @@ test_volume (void)
   tomo_recon_params_init (&params, WIDTH);
   state.next_row = 1;
   state.slices = g_ptr_array_new_with_free_func (g_free);
-  g_assert_true (tomo_engine_reconstruct_volume (engine, 1, 5, &params, TOMO_GPU_KERNEL_AUTO,
+  g_assert_true (tomo_engine_reconstruct_volume (engine, 1, 5, &params, TOMO_KERNEL_AUTO,
                                                  volume_sink, volume_progress, &state, NULL,
                                                  &error));
   g_assert_no_error (error);
@@ -387,50 +308,6 @@ test_gpu_unavailable (void)
 
 /* GPU engine path against the CPU engine path on the same scan (texture
  * interpolation tolerance: 3e-3 relative L2). */
-static void
-test_gpu_matches_cpu (void)
-{
-  g_autoptr(TomoScan) scan = NULL;
-  g_autoptr(TomoEngine) cpu = NULL;
-  g_autoptr(TomoEngine) gpu = NULL;
-  g_autoptr(GError) error = NULL;
-
-  if (!have_gpu)
-    {
-      g_test_skip ("no CUDA device: the GPU backend is tested on the GPU machine");
-      return;
-    }
-  scan = open_test_scan ();
-  cpu = cpu_engine_with_scan (scan);
-  gpu = tomo_engine_new (TOMO_BACKEND_GPU);
-  g_assert_cmpint (tomo_engine_get_backend (gpu), ==, TOMO_BACKEND_GPU);
-  tomo_engine_set_scan (gpu, scan);
-  for (guint n = 1; n <= 4; n *= 2)
-    for (int interp = 0; interp <= 1; interp++)
-      {
-        TomoSliceRequest request;
-        g_autoptr(TomoSlice) a = NULL;
-        g_autoptr(TomoSlice) b = NULL;
-        double err;
-
-        tomo_slice_request_init (&request, scan);
-        request.row = 1;
-        request.n_slices = n;
-        request.params.interp = interp;
-        request.params.center = 49.3;
-        request.keep_on_device = TRUE;
-        a = tomo_engine_reconstruct (cpu, &request, NULL, &error);
-        g_assert_no_error (error);
-        b = tomo_engine_reconstruct (gpu, &request, NULL, &error);
-        g_assert_no_error (error);
-        g_assert_nonnull (b->device_buffer);
-        err = rel_l2 (b->data, a->data, (gsize) WIDTH * WIDTH * n);
-        g_test_message ("GPU %s vs CPU, %u slices, %s: rel L2 %.3g",
-                        b->kernel, n, interp ? "linear" : "nearest", err);
-        g_assert_cmpfloat (err, <=, n == 4 ? 1e-2 : 3e-3);
-      }
-}
-
 int
 main (int    argc,
       char **argv)
@@ -441,7 +318,7 @@ main (int    argc,
 
   g_test_init (&argc, &argv, NULL);
 
-  have_gpu = tomo_gpu_get_n_devices () > 0;
+  have_gpu = tomo_engine_count_gpus () > 0;
   tmp_dir = g_dir_make_tmp ("tomo-engine-XXXXXX", &error);
   g_assert_no_error (error);
   scan_path = g_build_filename (tmp_dir, "phantom.h5", NULL);
@@ -455,14 +332,11 @@ main (int    argc,
   if (!tomo_phantom_write_dxchange (&p, scan_path, &error))
     g_error ("cannot write the test scan: %s", error->message);
 
-  g_test_add_func ("/tomo/engine/cpu/matches-reference", test_cpu_matches_reference);
   g_test_add_func ("/tomo/engine/cache/reuses-filtered", test_cache_reuses_filtered);
   g_test_add_func ("/tomo/engine/slice-parallel", test_slice_parallel);
-  g_test_add_func ("/tomo/engine/bad-requests", test_bad_requests);
   g_test_add_func ("/tomo/engine/submit/latest-wins", test_submit_latest_wins);
   g_test_add_func ("/tomo/engine/volume", test_volume);
   g_test_add_func ("/tomo/engine/gpu/unavailable", test_gpu_unavailable);
-  g_test_add_func ("/tomo/engine/gpu/matches-cpu", test_gpu_matches_cpu);
   status = g_test_run ();
 
   g_unlink (scan_path);

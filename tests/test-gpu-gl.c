@@ -16,6 +16,7 @@
 
 #include "tomo-filter.h"
 #include "tomo-gpu.h"
+#include "tomo-gpu-gl.h"
 
 static int n_devices;
 static EGLDisplay egl_display = EGL_NO_DISPLAY;

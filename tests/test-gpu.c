@@ -11,7 +11,9 @@
 
 #include "tomo-fbp.h"
 #include "tomo-filter.h"
+#include "tomo-engine.h"
 #include "tomo-gpu.h"
+#include "tomo-gpu-tune.h"
 #include "tomo-phantom.h"
 
 static int n_devices;
@@ -648,6 +650,103 @@ test_invalid (void)
   tomo_gpu_context_free (ctx);
 }
 
+/* Statistics on the device are the host function's on the same values:
+ * extremes, percentiles, counts and bins identical, the mean to 1e-9 of
+ * the value range (summation order).  Cases: a slice of noise (1 and 4
+ * planes, an ROI), a constant slice, a slice with NaN and ±Inf streaks, and
+ * one without a finite value. */
+static void
+assert_same_stats (const TomoGpuStats   *g,
+                   const TomoSliceStats *h)
+{
+  g_assert_cmpint (g->valid, ==, h->valid);
+  g_assert_cmpuint (g->n_finite, ==, h->n_finite);
+  if (!h->valid)
+    return;
+  g_assert_cmpfloat (g->min, ==, h->min);
+  g_assert_cmpfloat (g->max, ==, h->max);
+  g_assert_cmpfloat (g->lo, ==, h->lo);
+  g_assert_cmpfloat (g->hi, ==, h->hi);
+  g_assert_cmpfloat (g->range_lo, ==, h->range_lo);
+  g_assert_cmpfloat (g->range_hi, ==, h->range_hi);
+  g_assert_cmpfloat_with_epsilon (g->mean, h->mean, 1e-9 * MAX (h->max - h->min, 1e-30));
+  g_assert_cmpmem (g->bins, sizeof g->bins, h->bins, sizeof h->bins);
+}
+
+static void
+test_stats (void)
+{
+  const guint W = 256, N = 90;
+  g_autofree double *angles = make_angles (N);
+  g_autofree float *sinos = random_sinos (4 * N * W, 11);
+  g_autofree float *out = g_new (float, 4 * W * W);
+  g_autoptr(GError) error = NULL;
+  TomoGpuBackprojectParams params;
+  TomoGpuContext *ctx;
+  TomoGpuStats g;
+  TomoSliceStats h;
+  struct { guint n_slices; guint roi_w, roi_h; int fill; } cases[] = {
+    { 1, 0, 0, 0 },     /* noise */
+    { 4, 0, 0, 0 },
+    { 1, 100, 60, 0 },
+    { 1, 0, 0, 1 },     /* constant */
+    { 2, 0, 0, 2 },     /* NaN and ±Inf streaks */
+    { 1, 0, 0, 3 },     /* no finite value */
+  };
+
+  REQUIRE_GPU ();
+  ctx = make_context (W, N, angles, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE);
+  g_assert_false (tomo_gpu_context_stats (ctx, &g, &error));
+  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+  g_clear_error (&error);
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autofree float *in = g_memdup2 (sinos, (gsize) 4 * N * W * sizeof (float));
+      gsize n;
+
+      for (gsize i = 0; i < (gsize) cases[c].n_slices * N * W; i++)
+        {
+          if (cases[c].fill == 1)
+            in[i] = 0.0f;
+          else if (cases[c].fill == 3)
+            in[i] = NAN;
+          else if (cases[c].fill == 2 && i % W == 7 && (i / W) % N == 3)
+            in[i] = NAN;
+          else if (cases[c].fill == 2 && i % W == 200 && (i / W) % N == 50)
+            in[i] = (i / W / N) % 2 ? INFINITY : -INFINITY;
+          else
+            in[i] -= 1.0f;    /* negative values too */
+        }
+      g_assert_true (tomo_gpu_context_load_filtered (ctx, cases[c].n_slices, in, &error));
+      g_assert_no_error (error);
+      tomo_gpu_backproject_params_init (&params);
+      params.center = (W - 1) / 2.0 + 0.3;
+      params.roi_x = cases[c].roi_w ? 20 : 0;
+      params.roi_y = cases[c].roi_w ? 30 : 0;
+      params.roi_width = cases[c].roi_w;
+      params.roi_height = cases[c].roi_h;
+      g_assert_true (tomo_gpu_context_backproject (ctx, &params, &error));
+      g_assert_no_error (error);
+      g_assert_true (tomo_gpu_context_stats (ctx, &g, &error));
+      g_assert_no_error (error);
+      g_assert_true (tomo_gpu_context_download (ctx, out, &error));
+      g_assert_no_error (error);
+      n = (gsize) cases[c].n_slices * (cases[c].roi_w ? cases[c].roi_w * cases[c].roi_h : W * W);
+      tomo_slice_stats_compute (out, n, &h);
+      g_test_message ("case %u: %" G_GUINT64_FORMAT " finite of %" G_GSIZE_FORMAT
+                      ", [%g, %g], window [%g, %g]", c, h.n_finite, n, h.min, h.max, h.lo, h.hi);
+      if (cases[c].fill == 2)
+        g_assert_cmpuint (h.n_finite, <, n);
+      if (cases[c].fill == 3)
+        g_assert_false (h.valid);
+      if (cases[c].fill == 1)
+        g_assert_cmpfloat (h.min, ==, h.max);
+      assert_same_stats (&g, &h);
+    }
+  tomo_gpu_context_free (ctx);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -704,6 +803,7 @@ main (int    argc,
   g_test_add_func ("/tomo/gpu/volume/cancel", test_volume_cancel);
   g_test_add_func ("/tomo/gpu/out-of-memory", test_out_of_memory);
   g_test_add_func ("/tomo/gpu/invalid", test_invalid);
+  g_test_add_func ("/tomo/gpu/stats", test_stats);
 
   return g_test_run ();
 }

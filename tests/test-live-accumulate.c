@@ -12,6 +12,7 @@
 #include "tomo-gpu.h"
 #include "tomo-live-accumulator.h"
 #include "tomo-scan.h"
+#include "test-live-util.h"
 
 static const char *sample_path;
 static gboolean have_gpu;
@@ -66,20 +67,6 @@ fixture_teardown (Fixture       *f,
   g_free (f->half);
 }
 
-static double
-relative_difference (const float *a,
-                     const float *b,
-                     gsize        n)
-{
-  double max_diff = 0, max_val = 0;
-
-  for (gsize i = 0; i < n; i++)
-    {
-      max_diff = MAX (max_diff, fabs ((double) a[i] - b[i]));
-      max_val = MAX (max_val, fabs ((double) b[i]));
-    }
-  return max_diff / max_val;
-}
 
 /* Adds projections [begin, end) in batches of 1 to 40, in an order that
  * is not the angles' (odd batches first, then even ones). */
@@ -130,13 +117,13 @@ check_backend (Fixture    *f,
   add_range (acc, f, 0, f->n, 1.0f);
   image = tomo_live_accumulator_get_image (acc, &error);
   g_assert_no_error (error);
-  d_full = relative_difference (image, f->full, (gsize) f->width * f->width);
+  d_full = relative_difference (f->full, image, (gsize) f->width * f->width);
 
   /* Continuous mode: the oldest half leaves the window. */
   add_range (acc, f, 0, f->n / 2, -1.0f);
   image = tomo_live_accumulator_get_image (acc, &error);
   g_assert_no_error (error);
-  d_half = relative_difference (image, f->half, (gsize) f->width * f->width);
+  d_half = relative_difference (f->half, image, (gsize) f->width * f->width);
 
   g_test_message ("%s: incremental vs full %.3g, window vs its own reconstruction %.3g (of the maximum)",
                   backend == TOMO_BACKEND_GPU ? "GPU" : "CPU", d_full, d_half);

@@ -15,8 +15,10 @@
 #include "tomo-engine.h"
 #include "tomo-live-preview.h"
 #include "tomo-live-receiver.h"
+#include "tomo-live-recorder.h"
 #include "tomo-live-sender.h"
 #include "tomo-scan-private.h"
+#include "test-live-util.h"
 
 #define WAIT_US (60 * G_USEC_PER_SEC)
 
@@ -100,21 +102,6 @@ reconstruct_row (TomoScan *scan,
   return slice;
 }
 
-/* Largest difference relative to the largest value. */
-static double
-relative_difference (const float *a,
-                     const float *b,
-                     gsize        n)
-{
-  double max_diff = 0, max_val = 0;
-
-  for (gsize i = 0; i < n; i++)
-    {
-      max_diff = MAX (max_diff, fabs ((double) a[i] - b[i]));
-      max_val = MAX (max_val, fabs ((double) a[i]));
-    }
-  return max_val > 0 ? max_diff / max_val : max_diff;
-}
 
 typedef struct
 {
@@ -471,6 +458,7 @@ test_malformed_json (void)
 
     tomo_live_scan_get_info (live, &info);
     g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, n_good);
+    g_assert_cmpuint (info.n_gaps, ==, 0);
     scan = tomo_live_scan_create_scan (live, &error);
     g_assert_no_error (error);
     g_assert_cmpuint (tomo_scan_get_n_projections (scan), ==, n_good);
@@ -481,28 +469,6 @@ test_malformed_json (void)
 }
 
 /* --- ordering, restarts, second scans -------------------------------------- */
-
-/* Every frame of `kind`, frame after frame (height × width floats each). */
-static float *
-read_frames (TomoScan      *file,
-             TomoFrameKind  kind)
-{
-  g_autoptr(GError) error = NULL;
-  guint w = tomo_scan_get_width (file), h = tomo_scan_get_height (file);
-  guint n = kind == TOMO_FRAME_PROJECTION ? tomo_scan_get_n_projections (file)
-            : kind == TOMO_FRAME_FLAT ? tomo_scan_get_n_flats (file) : tomo_scan_get_n_darks (file);
-  g_autofree float *rows = g_new (float, (gsize) n * w);
-  float *frames = g_new (float, (gsize) n * w * h);
-
-  for (guint y = 0; y < h; y++)
-    {
-      g_assert_true (_tomo_scan_read_frames (file, kind, y, rows, &error));
-      g_assert_no_error (error);
-      for (guint i = 0; i < n; i++)
-        memcpy (frames + ((gsize) i * h + y) * w, rows + (gsize) i * w, sizeof (float) * w);
-    }
-  return frames;
-}
 
 static void
 test_flats_after_projections (void)
@@ -835,7 +801,37 @@ test_many_projections (void)
   hsize_t dims[3];
 
   thread = g_thread_new ("many", many_sender, &job);
-  live = tomo_live_receiver_wait_complete (rx, 120 * G_USEC_PER_SEC, &error);
+  /* Recorded while it arrives, as reconstruct --record does. */
+  {
+    g_autoptr(TomoLiveRecorder) recorder = NULL;
+    gint64 deadline = g_get_monotonic_time () + 120 * G_USEC_PER_SEC;
+    guint n_flushes = 0;
+
+    while (live == NULL && g_get_monotonic_time () < deadline)
+      {
+        g_autoptr(GError) wait_error = NULL;
+        g_autoptr(TomoLiveScan) current = NULL;
+
+        live = tomo_live_receiver_wait_complete (rx, 100000, &wait_error);
+        current = live ? tomo_live_scan_ref (live) : tomo_live_receiver_dup_current (rx);
+        if (current != NULL && recorder == NULL)
+          {
+            recorder = tomo_live_recorder_new (current, record, &error);
+            g_assert_no_error (error);
+          }
+        if (recorder != NULL)
+          {
+            g_assert_true (tomo_live_recorder_flush (recorder, &error));
+            g_assert_no_error (error);
+            n_flushes++;
+          }
+      }
+    g_assert_nonnull (live);
+    g_test_message ("%u flushes while receiving", n_flushes);
+    g_assert_cmpuint (n_flushes, >=, 2);
+    g_assert_true (tomo_live_recorder_finish (g_steal_pointer (&recorder), &error));
+    g_assert_no_error (error);
+  }
   g_thread_join (thread);
   g_free (job.url);
   g_assert_no_error (job.error);
@@ -848,8 +844,6 @@ test_many_projections (void)
   g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, MANY_N);
   g_assert_cmpuint (info.n_duplicates, ==, 0);
 
-  g_assert_true (tomo_live_scan_write_dxchange (live, record, &error));
-  g_assert_no_error (error);
   g_clear_pointer (&live, tomo_live_scan_unref);
 
   /* Count and checksum of the recorded file, read back by HDF5 itself. */
@@ -973,13 +967,10 @@ test_preview_second_rotation (gconstpointer data)
   g_autoptr(TomoSlice) want = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree float *proj = read_frames (file, TOMO_FRAME_PROJECTION);
-  g_autofree float *flats = read_frames (file, TOMO_FRAME_FLAT);
-  g_autofree float *darks = read_frames (file, TOMO_FRAME_DARK);
   g_autofree float *image = NULL;
   TomoLivePreviewOptions options;
   guint w = tomo_scan_get_width (file), h = tomo_scan_get_height (file);
   guint n = tomo_scan_get_n_projections (file);
-  gsize frame = (gsize) w * h;
   guint width, n_in = 0;
   guint64 version;
   double diff;
@@ -991,18 +982,8 @@ test_preview_second_rotation (gconstpointer data)
   preview = tomo_live_preview_new (rx, &options, NULL, NULL);
   tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 10000, &error);
   g_assert_no_error (error);
-  g_assert_true (tomo_live_sender_send_geometry (tx, h, w, n, tomo_scan_get_angles (file),
-                                                 tomo_scan_get_n_darks (file), tomo_scan_get_n_flats (file),
-                                                 FALSE, &error));
-  for (guint i = 0; i < tomo_scan_get_n_darks (file); i++)
-    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_DARK, i, h, w, TOMO_DTYPE_FLOAT32, darks + i * frame,
-                                                FALSE, 0, &error));
-  for (guint i = 0; i < tomo_scan_get_n_flats (file); i++)
-    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_FLAT, i, h, w, TOMO_DTYPE_FLOAT32, flats + i * frame,
-                                                FALSE, 0, &error));
-  for (guint i = 0; i < n; i++)
-    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, h, w, TOMO_DTYPE_FLOAT32,
-                                                proj + i * frame, FALSE, 0, &error));
+  send_scan_header (tx, file);
+  send_projections (tx, file, proj, 0, n, 0);
   {
     g_autoptr(TomoLiveScan) complete = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
     g_assert_no_error (error);
@@ -1011,9 +992,7 @@ test_preview_second_rotation (gconstpointer data)
   g_assert_no_error (error);
 
   /* The next rotation's first half: ids n … n + n/2 − 1, the same frames again. */
-  for (guint i = 0; i < n / 2; i++)
-    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, n + i, h, w, TOMO_DTYPE_FLOAT32,
-                                                proj + i * frame, FALSE, 0, &error));
+  send_projections (tx, file, proj, 0, n / 2, n);
   {
     gint64 deadline = g_get_monotonic_time () + WAIT_US;
     TomoLiveScanInfo info = { 0 };
@@ -1041,6 +1020,107 @@ test_preview_second_rotation (gconstpointer data)
     {
       g_assert_cmpuint (n_in, ==, n / 2);
       g_assert_cmpfloat (diff, >, 1e-2);    /* half a rotation only */
+    }
+}
+
+/* A receiver whose memory is full drops frames with a clear reason and keeps
+ * every one it accepted; a frame larger than the limit is refused unread. */
+static void
+test_memory_limit (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoLiveReceiver) rx = NULL;
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autofree char *last = NULL;
+  TomoLiveReceiverOptions options;
+  TomoLiveReceiverStats s = { 0 };
+  TomoLiveScanInfo info;
+  guint16 px[100 * 100] = { 0 };
+  gint64 deadline;
+
+  tomo_live_receiver_options_init (&options);
+  options.url = "tcp://127.0.0.1:*";
+  options.protocol = TOMO_LIVE_PROTOCOL_JSON;
+  options.max_memory = 3 * sizeof px + 100;   /* three frames */
+  rx = tomo_live_receiver_new (&options, &error);
+  g_assert_no_error (error);
+  tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_JSON, FALSE, 10000, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < 5; i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, 100, 100, TOMO_DTYPE_UINT16, px,
+                                                FALSE, 0, &error));
+  /* The same slot again replaces, within the limit. */
+  g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, 1, 100, 100, TOMO_DTYPE_UINT16, px,
+                                              FALSE, 0, &error));
+  {
+    const char *header = "{\"frame\": 9, \"shape\": [1000, 1000], \"dtype\": \"uint16\"}";
+    const void *parts[2] = { header, px };
+    gsize sizes[2] = { strlen (header), sizeof px };
+
+    g_assert_true (tomo_live_sender_send_parts (tx, parts, sizes, 2, &error));
+  }
+  deadline = g_get_monotonic_time () + WAIT_US;
+  while (g_get_monotonic_time () < deadline && s.n_messages < 7)
+    {
+      tomo_live_receiver_get_stats (rx, &s);
+      g_usleep (2000);
+    }
+  g_assert_cmpuint (s.n_messages, ==, 7);
+  g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_MEMORY], ==, 2);
+  g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_TOO_LARGE], ==, 1);
+  last = tomo_live_receiver_dup_last_drop (rx);
+  g_assert_nonnull (strstr (last, "too large"));
+  live = tomo_live_receiver_dup_current (rx);
+  tomo_live_scan_get_info (live, &info);
+  g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, 3);
+  g_assert_cmpuint (info.n_duplicates, ==, 1);
+  g_assert_cmpuint (info.bytes_held, <=, options.max_memory);
+}
+
+/* Frames that never arrive are gaps: counted, named, and read as the flat
+ * field so that they add nothing to the slice. */
+static void
+test_gaps (void)
+{
+  g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_JSON, FALSE);
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(GError) error = NULL;
+  guint16 flat[4 * 6], px[4 * 6];
+  float raw[10 * 6];
+  TomoLiveScanInfo info;
+
+  for (guint i = 0; i < G_N_ELEMENTS (px); i++)
+    {
+      flat[i] = 1000 + i;
+      px[i] = 500;
+    }
+  tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_JSON, FALSE, 10000, &error);
+  g_assert_no_error (error);
+  g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_FLAT, 0, 4, 6, TOMO_DTYPE_UINT16, flat, FALSE, 0, &error));
+  for (guint i = 0; i < 10; i++)
+    if (i != 4 && i != 7)
+      g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, 4, 6, TOMO_DTYPE_UINT16, px,
+                                                  TRUE, 100 + i * 7.0, &error));
+  g_assert_true (tomo_live_sender_send_end (tx, &error));
+  live = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+  g_assert_no_error (error);
+  tomo_live_scan_get_info (live, &info);
+  g_assert_cmpuint (info.n_gaps, ==, 2);
+  g_assert_cmpuint (info.first_gap, ==, 4);
+  scan = tomo_live_scan_create_scan (live, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (tomo_scan_get_n_projections (scan), ==, 10);
+  /* The frames' own angles; the gaps evenly spaced. */
+  g_assert_cmpfloat_with_epsilon (tomo_scan_get_angles (scan)[3], (100 + 3 * 7.0) * G_PI / 180, 1e-12);
+  g_assert_cmpfloat_with_epsilon (tomo_scan_get_angles (scan)[4], 4 * 18.0 * G_PI / 180, 1e-12);
+  g_assert_true (tomo_scan_read_raw_sinogram (scan, 2, raw, &error));
+  for (guint x = 0; x < 6; x++)
+    {
+      g_assert_cmpfloat (raw[4 * 6 + x], ==, flat[2 * 6 + x]);   /* the gap reads as the flat */
+      g_assert_cmpfloat (raw[3 * 6 + x], ==, 500);
     }
 }
 
@@ -1077,6 +1157,8 @@ main (int    argc,
   g_test_add_data_func ("/tomo/live/cli/json", "json", test_cli);
   g_test_add_func ("/tomo/live/cli/timeout", test_cli_timeout);
   g_test_add_func ("/tomo/live/many-projections", test_many_projections);
+  g_test_add_func ("/tomo/live/memory-limit", test_memory_limit);
+  g_test_add_func ("/tomo/live/gaps", test_gaps);
   g_test_add_data_func ("/tomo/live/preview/scan", GINT_TO_POINTER (TOMO_LIVE_MODE_SCAN), test_preview);
   g_test_add_data_func ("/tomo/live/preview/continuous", GINT_TO_POINTER (TOMO_LIVE_MODE_CONTINUOUS),
                         test_preview);

@@ -115,32 +115,24 @@ tomo_percentiles (const float *data,
 }
 
 void
-tomo_histogram_set_data (TomoHistogram *self,
-                         const float   *data,
-                         gsize          n)
+tomo_histogram_set_bins (TomoHistogram *self,
+                         const guint32 *bins,
+                         guint          n_bins,
+                         double         lo,
+                         double         hi)
 {
-  double lo, hi, scale;
-
   g_return_if_fail (TOMO_IS_HISTOGRAM (self));
 
   memset (self->bins, 0, sizeof self->bins);
   self->max_count = 0;
-  self->have_data = data != NULL && tomo_percentiles (data, n, 0.05, 99.95, &lo, &hi);
+  self->have_data = bins != NULL && n_bins > 0 && isfinite (lo) && isfinite (hi) && hi > lo;
 
   if (self->have_data)
     {
-      /* Widen by a little so the auto window (0.5–99.5 %) sits inside. */
-      double pad = MAX ((hi - lo) * 0.05, 1e-12);
-
-      lo -= pad;
-      hi += pad;
-      scale = N_BINS / (hi - lo);
-      for (gsize i = 0; i < n; i++)
-        if (isfinite (data[i]) && data[i] >= lo && data[i] < hi)
-          {
-            guint b = MIN ((guint) ((data[i] - lo) * scale), N_BINS - 1);
-            self->bins[b]++;
-          }
+      /* Resample onto the widget's bins; the counts arrive binned already,
+       * so nothing here depends on the size of the slice. */
+      for (guint i = 0; i < n_bins; i++)
+        self->bins[(guint64) i * N_BINS / n_bins] += bins[i];
       for (guint b = 0; b < N_BINS; b++)
         self->max_count = MAX (self->max_count, self->bins[b]);
       self->lo = lo;

@@ -9,10 +9,13 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE (TomoHistogram, tomo_histogram, TOMO, HISTOGRAM, GtkWidget)
 
 GtkWidget *tomo_histogram_new        (void);
-/* Bins the finite values of data (n of them); NaN/Inf are ignored. */
-void       tomo_histogram_set_data   (TomoHistogram *self,
-                                      const float   *data,
-                                      gsize          n);
+/* Shows counts binned evenly over [lo, hi) — the statistics that come with
+ * a slice; NULL clears. */
+void       tomo_histogram_set_bins   (TomoHistogram *self,
+                                      const guint32 *bins,
+                                      guint          n_bins,
+                                      double         lo,
+                                      double         hi);
 void       tomo_histogram_set_window (TomoHistogram *self,
                                       double         min,
                                       double         max);

@@ -21,6 +21,8 @@ typedef struct
   TomoScan         *scan;
   guint             scan_n_proj;
   guint64           generation;
+  gint64            submitted;    /* when a reconstruction was asked for, 0: none in flight */
+  gulong            ready_id;
   char             *status;
   /* for the rates */
   gint64            rate_time;
@@ -36,6 +38,9 @@ link_free (gpointer data)
   Link *link = data;
 
   g_clear_handle_id (&link->tick_id, g_source_remove);
+  /* The window may be disposing, its handlers already gone. */
+  if (link->ready_id != 0 && g_signal_handler_is_connected (link->window, link->ready_id))
+    g_signal_handler_disconnect (link->window, link->ready_id);
   g_clear_pointer (&link->rx, tomo_live_receiver_free);
   g_clear_pointer (&link->live, tomo_live_scan_unref);
   g_clear_object (&link->scan);
@@ -49,6 +54,13 @@ set_status (Link *link,
 {
   g_free (link->status);
   link->status = status;
+}
+
+static void
+slice_ready (TomoWindow *window,
+             gpointer    data)
+{
+  ((Link *) data)->submitted = 0;
 }
 
 static gboolean
@@ -65,14 +77,12 @@ tick (gpointer data)
   if (now - link->rate_time >= G_USEC_PER_SEC)
     {
       double dt = (now - link->rate_time) / 1e6;
-      guint64 frames = link->live ? tomo_live_scan_get_generation (link->live) : 0;
 
       link->mb_per_s = (stats.bytes - link->rate_bytes) / dt / 1e6;
       link->proj_per_s = link->rate_time ? (stats.n_accepted - link->rate_frames) / dt : 0;
       link->rate_time = now;
       link->rate_bytes = stats.bytes;
       link->rate_frames = stats.n_accepted;
-      (void) frames;
     }
 
   if (live == NULL && link->live == NULL)
@@ -102,26 +112,38 @@ tick (gpointer data)
           tomo_window_show_live (link->window, scan, NULL);
         }
     }
-  else if (tomo_live_scan_get_generation (live) != link->generation)
+  else if (tomo_live_scan_get_generation (live) != link->generation &&
+           (link->submitted == 0 || now - link->submitted > 2 * G_USEC_PER_SEC))
     {
+      /* One reconstruction at a time: a new request would supersede the
+       * one in flight, and on a busy machine none would ever finish. */
       link->generation = tomo_live_scan_get_generation (live);
       tomo_live_scan_refresh (live, link->scan);
+      link->submitted = now;
       changed = TRUE;
     }
 
   tomo_live_scan_get_info (live, &info);
+  g_autofree char *gaps = info.n_gaps == 0 ? g_strdup ("")
+    : g_strdup_printf (" · %u missing (first at %.2f°)", info.n_gaps,
+                       tomo_live_scan_get_angle (live, info.first_gap) * 180.0 / G_PI);
   if (info.complete)
-    set_status (link, g_strdup_printf ("Scan complete: %u projections, %u flats, %u darks · %"
+    set_status (link, g_strdup_printf ("Scan complete: %u projections, %u flats, %u darks%s · %"
                                        G_GUINT64_FORMAT " dropped · %s",
                                        info.n_present[TOMO_FRAME_PROJECTION], info.n_present[TOMO_FRAME_FLAT],
-                                       info.n_present[TOMO_FRAME_DARK], stats.n_dropped_total,
+                                       info.n_present[TOMO_FRAME_DARK], gaps, stats.n_dropped_total,
                                        tomo_live_receiver_get_endpoint (link->rx)));
   else
-    set_status (link, g_strdup_printf ("Receiving: %u/%u projections, %u flats, %u darks · %.1f MB/s · "
-                                       "%.0f proj/s · %" G_GUINT64_FORMAT " dropped",
-                                       info.n_present[TOMO_FRAME_PROJECTION], link->scan_n_proj,
-                                       info.n_present[TOMO_FRAME_FLAT], info.n_present[TOMO_FRAME_DARK],
-                                       link->mb_per_s, link->proj_per_s, stats.n_dropped_total));
+    {
+      g_autofree char *last = stats.n_dropped_total ? tomo_live_receiver_dup_last_drop (link->rx) : NULL;
+
+      set_status (link, g_strdup_printf ("Receiving: %u/%u projections%s, %u flats, %u darks · %.1f MB/s · "
+                                         "%.0f proj/s · %" G_GUINT64_FORMAT " dropped%s%s%s",
+                                         info.n_present[TOMO_FRAME_PROJECTION], link->scan_n_proj, gaps,
+                                         info.n_present[TOMO_FRAME_FLAT], info.n_present[TOMO_FRAME_DARK],
+                                         link->mb_per_s, link->proj_per_s, stats.n_dropped_total,
+                                         last ? " (last: " : "", last ? last : "", last ? ")" : ""));
+    }
   tomo_window_show_live (link->window, changed ? link->scan : NULL, link->status);
   return G_SOURCE_CONTINUE;
 }
@@ -145,6 +167,7 @@ tomo_live_link_attach (TomoWindow                    *window,
   link->window = window;
   link->rx = rx;
   link->tick_id = g_timeout_add (TICK_MS, tick, link);
+  link->ready_id = g_signal_connect (window, "slice-ready", G_CALLBACK (slice_ready), link);
   g_object_set_data_full (G_OBJECT (window), LINK_KEY, link, link_free);
   tick (link);
   return TRUE;

@@ -8,7 +8,7 @@
 #include <epoxy/gl.h>
 
 #include "tomo-colormap.h"
-#include "tomo-gpu.h"
+#include "tomo-gpu-gl.h"
 #include "tomo-slice-view.h"
 
 #define ZOOM_MIN 0.05
@@ -361,7 +361,7 @@ update_texture (TomoSliceView *self,
 
   if (slice->device_buffer != NULL && self->interop_available)
     {
-      TomoGpuBuffer *buffer = slice->device_buffer;
+      const float *device_data = tomo_slice_get_device_data (slice, NULL);
       g_autoptr(GError) local_error = NULL;
       gboolean ok = TRUE;
 
@@ -370,7 +370,7 @@ update_texture (TomoSliceView *self,
       ok = self->cuda_texture != NULL;
       for (guint i = 0; ok && i < n; i++)
         ok = tomo_gpu_gl_texture_copy (self->cuda_texture,
-                                       tomo_gpu_buffer_get_data (buffer) + (gsize) i * w * h,
+                                       device_data + (gsize) i * w * h,
                                        w, h, i * w, 0, &local_error);
       if (ok)
         {
@@ -1196,4 +1196,17 @@ GtkWidget *
 tomo_slice_view_new (void)
 {
   return g_object_new (TOMO_TYPE_SLICE_VIEW, NULL);
+}
+
+/* Where image point (ix, iy) is drawn, in widget coordinates (overlays such
+ * as the three-view cross-hairs). */
+void
+tomo_slice_view_image_to_widget (TomoSliceView *self,
+                                 double         ix,
+                                 double         iy,
+                                 double        *wx,
+                                 double        *wy)
+{
+  g_return_if_fail (TOMO_IS_SLICE_VIEW (self));
+  image_to_widget (self, ix, iy, wx, wy);
 }

@@ -64,6 +64,13 @@ gboolean    tomo_slice_view_get_value_at    (TomoSliceView *self,
                                              guint         *slice_y,
                                              float         *value);
 
+/* Widget coordinates of image point (ix, iy) at the current zoom and pan. */
+void        tomo_slice_view_image_to_widget (TomoSliceView *self,
+                                             double         ix,
+                                             double         iy,
+                                             double        *wx,
+                                             double        *wy);
+
 void        tomo_slice_view_set_roi_mode    (TomoSliceView *self,
                                              gboolean       roi_mode);
 gboolean    tomo_slice_view_get_roi_mode    (TomoSliceView *self);

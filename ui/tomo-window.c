@@ -4,100 +4,18 @@
 #include "config.h"
 
 #include <math.h>
-#include <glib/gstdio.h>
 
 #include "tomo-colormap.h"
 #include "tomo-error.h"
-#include "tomo-gpu.h"
 #include "tomo-histogram.h"
-#include "tomo-output.h"
-#include "tomo-tiff-writer.h"
+#include "tomo-open-dialog.h"
 #include "tomo-ui-private.h"
-#include "tomo-window.h"
+#include "tomo-window-private.h"
+#include "tomo-volume-view.h"
 
-/* Engine callbacks may arrive after the window is gone; they find it
- * through a weak reference that lives as long as the engine. */
-typedef struct
-{
-  GWeakRef window;
-} WindowLink;
-
-static void
-window_link_free (gpointer data)
-{
-  WindowLink *link = data;
-
-  g_weak_ref_clear (&link->window);
-  g_free (link);
-}
-
-/* Volume-export progress, written by the worker and shown by one coalesced
- * low-priority idle at a time. */
-typedef struct
-{
-  GMutex lock;
-  guint done, total;
-  guint idle_id;
-  GWeakRef window;
-} ExportProgress;
-
-struct _TomoWindow
-{
-  GtkApplicationWindow parent_instance;
-
-  /* template */
-  GtkLabel *subtitle_label;
-  GtkInfoBar *banner;
-  GtkLabel *banner_label;
-  GtkAdjustment *center_adjustment;
-  GtkAdjustment *row_adjustment;
-  GtkAdjustment *min_adjustment;
-  GtkAdjustment *max_adjustment;
-  GtkComboBoxText *filter_combo;
-  GtkComboBoxText *kernel_combo;
-  GtkComboBoxText *colormap_combo;
-  GtkToggleButton *gpu_button;
-  GtkToggleButton *roi_toggle;
-  GtkLabel *roi_label;
-  TomoHistogram *histogram;
-  TomoSliceView *slice_view;
-  GtkRevealer *sinogram_revealer;
-  GtkPicture *sinogram_picture;
-  GtkLabel *device_label;
-  GtkLabel *timing_label;
-  GtkLabel *path_label;
-  GtkLabel *pointer_label;
-  GtkProgressBar *progress_bar;
-  GtkButton *cancel_button;
-
-  GSettings *settings;
-  TomoEngine *engine;
-  WindowLink *link;
-  TomoScan *scan;
-  GCancellable *load_cancellable;
-  GCancellable *export_cancellable;
-  guint pulse_id;
-  guint request_idle_id;
-
-  /* parameters */
-  double center;
-  guint row;
-  TomoFilterType filter;
-  TomoInterp interp;
-  guint n_slices;
-  TomoGpuKernel kernel;
-  TomoBackend backend;
-  TomoRoi roi;
-  gboolean auto_contrast;
-  gboolean show_sinogram;
-  gboolean applying_auto;
-  char *error_message;
-
-  /* sinogram view cache */
-  float *sinogram;
-  guint sinogram_row;
-  gboolean sinogram_valid;
-};
+/* The window: layout and wiring.  Actions live in tomo-window-actions.c,
+ * exports in tomo-window-export.c, the side panel in tomo-param-panel.c
+ * and the sinogram in tomo-sinogram-view.c. */
 
 G_DEFINE_FINAL_TYPE (TomoWindow, tomo_window, GTK_TYPE_APPLICATION_WINDOW)
 
@@ -128,9 +46,16 @@ enum {
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
-static void update_sinogram (TomoWindow *self);
+static void
+window_link_free (gpointer data)
+{
+  TomoWindowLink *link = data;
 
-/* ---- banner --------------------------------------------------------------- */
+  g_weak_ref_clear (&link->window);
+  g_free (link);
+}
+
+/* ---- banner and toast ----------------------------------------------------- */
 
 void
 tomo_window_show_error (TomoWindow *self,
@@ -169,38 +94,155 @@ tomo_window_get_error_message (TomoWindow *self)
   return self->error_message;
 }
 
-/* ---- reconstruction requests ---------------------------------------------- */
+static gboolean
+toast_timeout_cb (gpointer data)
+{
+  TomoWindow *self = data;
 
+  self->toast_id = 0;
+  gtk_revealer_set_reveal_child (self->toast_revealer, FALSE);
+  return G_SOURCE_REMOVE;
+}
+
+void
+_tomo_window_show_toast (TomoWindow *self,
+                         const char *message,
+                         const char *folder)
+{
+  g_free (self->toast_folder);
+  self->toast_folder = g_strdup (folder);
+  gtk_label_set_text (self->toast_label, message);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.toast-open-folder", folder != NULL);
+  gtk_revealer_set_reveal_child (self->toast_revealer, TRUE);
+  g_clear_handle_id (&self->toast_id, g_source_remove);
+  self->toast_id = g_timeout_add_seconds (8, toast_timeout_cb, self);
+}
+
+const char *
+tomo_window_get_toast (TomoWindow *self)
+{
+  g_return_val_if_fail (TOMO_IS_WINDOW (self), NULL);
+  if (!gtk_revealer_get_reveal_child (self->toast_revealer))
+    return NULL;
+  return gtk_label_get_text (self->toast_label);
+}
+
+static void
+on_toast_close (TomoWindow *self)
+{
+  g_clear_handle_id (&self->toast_id, g_source_remove);
+  gtk_revealer_set_reveal_child (self->toast_revealer, FALSE);
+}
+
+char *
+_tomo_window_dup_folder (TomoWindow *self)
+{
+  g_autofree char *last = NULL;
+
+  if (self->scan != NULL)
+    {
+      g_autofree char *dir = g_path_get_dirname (tomo_scan_get_path (self->scan));
+
+      /* A TIFF stack is opened as its folder: that folder is "the scan's". */
+      if (g_file_test (tomo_scan_get_path (self->scan), G_FILE_TEST_IS_DIR))
+        return g_strdup (tomo_scan_get_path (self->scan));
+      if (g_file_test (dir, G_FILE_TEST_IS_DIR))
+        return g_steal_pointer (&dir);
+    }
+  if (self->settings != NULL)
+    {
+      last = g_settings_get_string (self->settings, "last-folder");
+      if (last[0] != '\0' && g_file_test (last, G_FILE_TEST_IS_DIR))
+        return g_steal_pointer (&last);
+    }
+  return NULL;
+}
+
+/* ---- status --------------------------------------------------------------- */
+
+/* The status bar speaks to users (device, time per slice, what the data
+ * needed repairing); kernel names, upload paths and throughput go to the
+ * diagnostics popover. */
 static void
 update_status (TomoWindow *self,
                TomoSlice  *slice)
 {
+  g_autoptr(GString) status = g_string_new (NULL);
   g_autofree char *device = NULL;
-  g_autofree char *timing = NULL;
+  g_autofree char *diagnostics = NULL;
 
-  device = g_strdup (tomo_engine_get_device_name (self->engine));
+  if (self->backend == TOMO_BACKEND_GPU)
+    device = g_strdup_printf ("GPU: %s", tomo_engine_get_device_name (self->engine));
+  else
+    device = g_strdup (tomo_engine_get_device_name (self->engine));
   gtk_label_set_text (self->device_label, device);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->device_label), self->backend_note);
 
   if (slice == NULL)
-    return;
+    {
+      gtk_label_set_text (self->status_label, "");
+      return;
+    }
 
-  timing = g_strdup_printf ("%s · filter %.1f ms · back projection %.1f ms · total %.1f ms · display %.1f ms · %.2f GU/s",
-                            slice->kernel ? slice->kernel : "?",
-                            slice->filter_ms, slice->backproject_ms, slice->total_ms,
-                            tomo_slice_view_get_display_ms (self->slice_view),
-                            slice->gups);
-  gtk_label_set_text (self->timing_label, timing);
+  g_string_append_printf (status, "Slice in %.0f ms", slice->total_ms);
+  if (self->scan != NULL)
+    g_string_append_printf (status, " · %u projections", tomo_scan_get_n_projections (self->scan));
+  if (slice->stats.n_nonpositive > 0)
+    g_string_append_printf (status, " · %" G_GUINT64_FORMAT " non-positive intensities clamped",
+                            slice->stats.n_nonpositive);
+  if (slice->stats.n_nonfinite > 0)
+    g_string_append_printf (status, " · %" G_GUINT64_FORMAT " NaN/Inf values replaced",
+                            slice->stats.n_nonfinite);
+  gtk_label_set_text (self->status_label, status->str);
+
+  diagnostics = g_strdup_printf ("Kernel: %s\nFilter: %.2f ms\nBack projection: %.2f ms\n"
+                                 "Request to slice: %.2f ms\nTo screen: %.2f ms\n"
+                                 "Throughput: %.2f GU/s\nDisplay path: %s",
+                                 slice->kernel ? slice->kernel : "?",
+                                 slice->filter_ms, slice->backproject_ms, slice->total_ms,
+                                 tomo_slice_view_get_display_ms (self->slice_view),
+                                 slice->gups, tomo_slice_view_get_upload_path (self->slice_view));
+  gtk_label_set_text (self->diagnostics_label, diagnostics);
 }
 
+/* Slice-parallel panels, left to right, and why fewer than asked. */
+static void
+update_rows_label (TomoWindow *self,
+                   TomoSlice  *slice)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+
+  if (slice == NULL || slice->n_slices < 2)
+    {
+      if (slice != NULL && self->params.n_slices > 1 && self->scan != NULL)
+        g_string_printf (text, "Row %u only: the scan has %u row%s, fewer than %u slices",
+                         slice->row, tomo_scan_get_height (self->scan),
+                         tomo_scan_get_height (self->scan) == 1 ? "" : "s", self->params.n_slices);
+    }
+  else
+    {
+      g_string_append (text, "Panels, left to right: rows ");
+      for (guint i = 0; i < slice->n_slices; i++)
+        g_string_append_printf (text, i == 0 ? "%u" : ", %u", slice->row + i);
+      if (slice->n_slices < self->params.n_slices && self->scan != NULL)
+        g_string_append_printf (text, " (%u of %u: the scan has %u rows)", slice->n_slices,
+                                self->params.n_slices, tomo_scan_get_height (self->scan));
+    }
+  gtk_label_set_text (self->rows_label, text->str);
+  gtk_widget_set_visible (GTK_WIDGET (self->rows_label), text->len > 0);
+}
+
+/* ---- reconstruction requests ---------------------------------------------- */
+
+/* The window comes from the statistics that travel with the slice: nothing
+ * here scans the slice. */
 static void
 apply_auto_contrast (TomoWindow *self,
                      TomoSlice  *slice)
 {
-  double lo, hi;
+  double lo = slice->values.lo, hi = slice->values.hi;
 
-  if (slice->data == NULL
-      || !tomo_percentiles (slice->data, (gsize) slice->width * slice->height * slice->n_slices,
-                            0.5, 99.5, &lo, &hi))
+  if (!slice->values.valid)
     return;
   if (hi <= lo)
     hi = lo + 1e-6;
@@ -216,7 +258,7 @@ on_slice_ready (TomoEngine   *engine,
                 const GError *error,
                 gpointer      user_data)
 {
-  WindowLink *link = user_data;
+  TomoWindowLink *link = user_data;
   g_autoptr(TomoWindow) self = g_weak_ref_get (&link->window);
 
   if (self == NULL || engine != self->engine)
@@ -239,10 +281,13 @@ on_slice_ready (TomoEngine   *engine,
   tomo_slice_view_set_slice (self->slice_view, slice, tomo_scan_get_width (self->scan));
   if (self->auto_contrast)
     apply_auto_contrast (self, slice);
-  if (slice->data != NULL)
-    tomo_histogram_set_data (self->histogram, slice->data,
-                             (gsize) slice->width * slice->height * slice->n_slices);
+  if (slice->values.valid)
+    tomo_histogram_set_bins (self->panel->histogram, slice->values.bins, TOMO_SLICE_HISTOGRAM_BINS,
+                             slice->values.range_lo, slice->values.range_hi);
+  else
+    tomo_histogram_set_bins (self->panel->histogram, NULL, 0, 0, 0);
   update_status (self, slice);
+  update_rows_label (self, slice);
 
   g_signal_emit (self, signals[SLICE_READY], 0);
 }
@@ -260,14 +305,17 @@ request_idle_cb (gpointer data)
 
   height = tomo_scan_get_height (self->scan);
   tomo_slice_request_init (&request, self->scan);
-  request.n_slices = MIN (self->n_slices, height);
-  request.row = MIN (self->row, height - request.n_slices);
-  request.params.center = self->center;
-  request.params.filter = self->filter;
-  request.params.interp = self->interp;
-  request.params.roi = self->roi;
-  request.kernel = self->kernel;
-  /* The histogram and readout need host data, so never skip the download. */
+  request.n_slices = MIN (self->params.n_slices, height);
+  /* Slice-parallel modes take 1, 2 or 4 rows. */
+  if (request.n_slices == 3)
+    request.n_slices = 2;
+  request.row = MIN (self->params.row, height - request.n_slices);
+  request.params.center = self->params.center;
+  request.params.filter = self->params.filter;
+  request.params.interp = self->params.interp;
+  request.params.roi = self->params.roi;
+  request.kernel = self->params.kernel;
+  /* PNG/TIFF export of the shown slice reads host data. */
   request.keep_on_device = self->backend == TOMO_BACKEND_GPU;
   request.skip_download = FALSE;
 
@@ -287,49 +335,47 @@ queue_request (TomoWindow *self)
 
 /* ---- parameters ----------------------------------------------------------- */
 
-static void
-set_center (TomoWindow *self,
-            double      center)
+void
+_tomo_window_set_center (TomoWindow *self,
+                         double      center)
 {
-  if (!isfinite (center) || center == self->center)
+  if (!isfinite (center) || center == self->params.center)
     return;
-  self->center = center;
+  self->params.center = center;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CENTER]);
   queue_request (self);
-  if (self->show_sinogram)
-    update_sinogram (self);
+  tomo_sinogram_view_set_center (self->sinogram_view, center);
 }
 
-static void
-set_row (TomoWindow *self,
-         guint       row)
+void
+_tomo_window_set_row (TomoWindow *self,
+                      guint       row)
 {
   if (self->scan != NULL)
     row = MIN (row, tomo_scan_get_height (self->scan) - 1);
-  if (row == self->row)
+  if (row == self->params.row)
     return;
-  self->row = row;
+  self->params.row = row;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ROW]);
   queue_request (self);
-  if (self->show_sinogram)
-    update_sinogram (self);
+  tomo_sinogram_view_set_row (self->sinogram_view, row);
 }
 
-static void
-set_roi (TomoWindow *self,
-         guint       x,
-         guint       y,
-         guint       width,
-         guint       height)
+void
+_tomo_window_set_roi (TomoWindow *self,
+                      guint       x,
+                      guint       y,
+                      guint       width,
+                      guint       height)
 {
   g_autofree char *text = NULL;
 
-  self->roi = (TomoRoi) { x, y, width, height };
+  self->params.roi = (TomoRoi) { x, y, width, height };
   if (width == 0)
     text = g_strdup ("Whole slice");
   else
     text = g_strdup_printf ("%u × %u at (%u, %u)", width, height, x, y);
-  gtk_label_set_text (self->roi_label, text);
+  gtk_label_set_text (self->panel->roi_label, text);
   queue_request (self);
 }
 
@@ -341,8 +387,21 @@ on_roi_selected (TomoWindow *self,
                  guint       height)
 {
   /* A new ROI is drawn on the full slice, so it replaces, not nests. */
-  set_roi (self, x, y, width, height);
-  gtk_toggle_button_set_active (self->roi_toggle, FALSE);
+  _tomo_window_set_roi (self, x, y, width, height);
+  gtk_toggle_button_set_active (self->panel->roi_toggle, FALSE);
+}
+
+/* The Backend toggle shows the backend the engine runs, and its tooltip
+ * says why when that is not the one asked for. */
+static void
+sync_backend (TomoWindow *self,
+              const char *note)
+{
+  self->backend = tomo_engine_get_backend (self->engine);
+  g_free (self->backend_note);
+  self->backend_note = g_strdup (note);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BACKEND]);
+  update_status (self, tomo_slice_view_get_slice (self->slice_view));
 }
 
 static gboolean
@@ -355,12 +414,13 @@ set_backend (TomoWindow  *self,
     return TRUE;
   if (!tomo_engine_set_backend (self->engine, backend, &error))
     {
+      g_autofree char *note = g_strdup_printf ("Running on the CPU: %s", error->message);
+
       tomo_window_show_error (self, error->message);
+      sync_backend (self, note);
       return FALSE;
     }
-  self->backend = tomo_engine_get_backend (self->engine);
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_BACKEND]);
-  update_status (self, NULL);
+  sync_backend (self, NULL);
   queue_request (self);
   return TRUE;
 }
@@ -382,7 +442,7 @@ set_window (TomoWindow *self,
     }
 
   tomo_slice_view_set_window (self->slice_view, min, max);
-  tomo_histogram_set_window (self->histogram, min, max);
+  tomo_histogram_set_window (self->panel->histogram, min, max);
   if (min != old_min)
     g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_WINDOW_MIN]);
   if (max != old_max)
@@ -397,62 +457,25 @@ on_histogram_window_changed (TomoWindow *self,
   set_window (self, min, max);
 }
 
-/* ---- sinogram view -------------------------------------------------------- */
+static void
+set_auto_contrast (TomoWindow *self,
+                   gboolean    auto_contrast)
+{
+  TomoSlice *slice = tomo_slice_view_get_slice (self->slice_view);
+
+  if (auto_contrast == self->auto_contrast)
+    return;
+  self->auto_contrast = auto_contrast;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_AUTO_CONTRAST]);
+  if (self->auto_contrast && slice != NULL)
+    apply_auto_contrast (self, slice);
+}
 
 static void
-update_sinogram (TomoWindow *self)
+on_sinogram_failed (TomoWindow *self,
+                    const char *message)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) bytes = NULL;
-  g_autoptr(GdkTexture) texture = NULL;
-  guint width, n_proj, line;
-  guint8 *rgb;
-  double lo, hi, scale;
-
-  if (self->scan == NULL || !self->show_sinogram)
-    return;
-
-  width = tomo_scan_get_width (self->scan);
-  n_proj = tomo_scan_get_n_projections (self->scan);
-
-  if (!self->sinogram_valid || self->sinogram_row != self->row)
-    {
-      g_free (self->sinogram);
-      self->sinogram = g_new (float, (gsize) width * n_proj);
-      self->sinogram_valid = tomo_scan_read_sinogram (self->scan, self->row, self->sinogram, NULL, &error);
-      self->sinogram_row = self->row;
-      if (!self->sinogram_valid)
-        {
-          g_autofree char *message = g_strdup_printf ("Reading the sinogram of row %u failed: %s",
-                                                      self->row, error->message);
-          tomo_window_show_error (self, message);
-          return;
-        }
-    }
-
-  if (!tomo_percentiles (self->sinogram, (gsize) width * n_proj, 0.5, 99.5, &lo, &hi) || hi <= lo)
-    lo = 0, hi = 1;
-  scale = 255.0 / (hi - lo);
-
-  rgb = g_malloc ((gsize) width * n_proj * 3);
-  for (gsize i = 0; i < (gsize) width * n_proj; i++)
-    {
-      float v = self->sinogram[i];
-      guint8 g = isfinite (v) ? (guint8) CLAMP ((v - lo) * scale, 0, 255) : 0;
-
-      rgb[3 * i] = rgb[3 * i + 1] = rgb[3 * i + 2] = g;
-    }
-  /* The rotation centre: a good centre makes the sinogram symmetric about it. */
-  line = (guint) CLAMP (lround (self->center), 0, (long) width - 1);
-  for (guint p = 0; p < n_proj; p++)
-    {
-      guint8 *px = rgb + 3 * ((gsize) p * width + line);
-      px[0] = 230, px[1] = 40, px[2] = 40;
-    }
-
-  bytes = g_bytes_new_take (rgb, (gsize) width * n_proj * 3);
-  texture = gdk_memory_texture_new (width, n_proj, GDK_MEMORY_R8G8B8, bytes, (gsize) width * 3);
-  gtk_picture_set_paintable (self->sinogram_picture, GDK_PAINTABLE (texture));
+  tomo_window_show_error (self, message);
 }
 
 /* ---- loading -------------------------------------------------------------- */
@@ -464,10 +487,10 @@ pulse_cb (gpointer data)
   return G_SOURCE_CONTINUE;
 }
 
-static void
-set_busy (TomoWindow *self,
-          const char *text,
-          gboolean    pulse)
+void
+_tomo_window_set_busy (TomoWindow *self,
+                       const char *text,
+                       gboolean    pulse)
 {
   g_clear_handle_id (&self->pulse_id, g_source_remove);
   gtk_widget_set_visible (GTK_WIDGET (self->progress_bar), text != NULL);
@@ -479,24 +502,41 @@ set_busy (TomoWindow *self,
     self->pulse_id = g_timeout_add (100, pulse_cb, self->progress_bar);
 }
 
+typedef struct
+{
+  char *path;
+  TomoOpenArgs args;
+  gboolean remember;   /* options given explicitly: remember them for the folder */
+} OpenJob;
+
+static void
+open_job_free (OpenJob *job)
+{
+  g_free (job->path);
+  tomo_open_args_clear (&job->args);
+  g_free (job);
+}
+
 static void
 open_thread (GTask        *task,
              gpointer      source_object,
              gpointer      task_data,
              GCancellable *cancellable)
 {
-  TomoOpenOptions options;
+  OpenJob *job = task_data;
   GError *error = NULL;
   TomoScan *scan;
 
-  tomo_open_options_init (&options);
-  scan = tomo_scan_open (task_data, &options, &error);
+  scan = tomo_open_args_open (job->path, &job->args, &error);
   if (scan == NULL)
     g_task_return_error (task, error);
   else
     g_task_return_pointer (task, scan, g_object_unref);
 }
 
+/* A new scan resets what depends on the data — window/level (auto contrast
+ * again), readout, ROI, row, centre, export range — and keeps what is a
+ * preference: colour map, filter, interpolation, slices, backend, layout. */
 static void
 set_scan (TomoWindow *self,
           TomoScan   *scan)
@@ -508,18 +548,25 @@ set_scan (TomoWindow *self,
 
   g_set_object (&self->scan, scan);
   tomo_engine_set_scan (self->engine, scan);
-  self->sinogram_valid = FALSE;
+  tomo_slice_view_set_slice (self->slice_view, NULL, width);
+  tomo_histogram_set_bins (self->panel->histogram, NULL, 0, 0, 0);
+  gtk_label_set_text (self->pointer_label, "");
+  update_rows_label (self, NULL);
+  set_auto_contrast (self, TRUE);
 
-  gtk_adjustment_configure (self->center_adjustment, self->center,
+  gtk_adjustment_configure (self->panel->center_adjustment, self->params.center,
                             0, width - 1, 0.01, 1, 0);
-  gtk_adjustment_configure (self->row_adjustment, self->row,
+  gtk_adjustment_configure (self->panel->row_adjustment, self->params.row,
                             0, height - 1, 1, MAX (1, height / 8), 0);
+  gtk_adjustment_configure (self->panel->export_first_adjustment, 0, 0, height - 1, 1, 10, 0);
+  gtk_adjustment_configure (self->panel->export_last_adjustment, height - 1, 0, height - 1, 1, 10, 0);
 
-  set_roi (self, 0, 0, 0, 0);
-  self->center = -1;
-  set_center (self, (width - 1) / 2.0);
-  self->row = G_MAXUINT;
-  set_row (self, height / 2);
+  tomo_sinogram_view_set_scan (self->sinogram_view, scan);
+  _tomo_window_set_roi (self, 0, 0, 0, 0);
+  self->params.center = -1;
+  _tomo_window_set_center (self, (width - 1) / 2.0);
+  self->params.row = G_MAXUINT;
+  _tomo_window_set_row (self, height / 2);
 
   tomo_slice_view_set_pixel_size (self->slice_view, tomo_scan_get_pixel_size (scan));
 
@@ -530,7 +577,8 @@ set_scan (TomoWindow *self,
   gtk_label_set_text (self->subtitle_label, subtitle);
   gtk_window_set_title (GTK_WINDOW (self), basename);
 
-  update_sinogram (self);
+  gtk_stack_set_visible_child_name (self->main_stack, "scan");
+  _tomo_window_update_actions (self);
   queue_request (self);
 }
 
@@ -540,11 +588,21 @@ open_done (GObject      *source,
            gpointer      user_data)
 {
   TomoWindow *self = TOMO_WINDOW (source);
+  OpenJob *job = g_task_get_task_data (G_TASK (result));
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(GError) error = NULL;
 
-  set_busy (self, NULL, FALSE);
+  _tomo_window_set_busy (self, NULL, FALSE);
   scan = g_task_propagate_pointer (G_TASK (result), &error);
+  if (scan != NULL && job->remember)
+    tomo_open_args_remember (job->path, &job->args);
+  if (scan != NULL)
+    {
+      g_autofree char *uri = g_filename_to_uri (job->path, NULL, NULL);
+
+      if (uri != NULL)
+        gtk_recent_manager_add_item (gtk_recent_manager_get_default (), uri);
+    }
   if (scan == NULL)
     {
       if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
@@ -565,9 +623,18 @@ void
 tomo_window_open (TomoWindow *self,
                   GFile      *file)
 {
+  tomo_window_open_with_args (self, file, NULL);
+}
+
+void
+tomo_window_open_with_args (TomoWindow         *self,
+                            GFile              *file,
+                            const TomoOpenArgs *args)
+{
   g_autoptr(GTask) task = NULL;
   g_autofree char *path = NULL;
   g_autofree char *text = NULL;
+  OpenJob *job;
 
   g_return_if_fail (TOMO_IS_WINDOW (self));
   g_return_if_fail (G_IS_FILE (file));
@@ -593,11 +660,22 @@ tomo_window_open (TomoWindow *self,
   self->load_cancellable = g_cancellable_new ();
 
   text = g_strdup_printf ("Opening %s", path);
-  set_busy (self, text, TRUE);
+  _tomo_window_set_busy (self, text, TRUE);
+
+  /* Without options: those last used for this folder, if any. */
+  job = g_new0 (OpenJob, 1);
+  if (args != NULL)
+    {
+      tomo_open_args_copy (args, &job->args);
+      job->remember = TRUE;
+    }
+  else
+    tomo_open_args_recall (path, &job->args);
+  job->path = g_steal_pointer (&path);
 
   task = g_task_new (self, self->load_cancellable, open_done, NULL);
   g_task_set_source_tag (task, tomo_window_open);
-  g_task_set_task_data (task, g_steal_pointer (&path), g_free);
+  g_task_set_task_data (task, job, (GDestroyNotify) open_job_free);
   g_task_run_in_thread (task, open_thread);
 }
 
@@ -613,529 +691,31 @@ tomo_window_show_live (TomoWindow *self,
 
   if (scan != NULL && scan != self->scan)
     {
+      /* A scan that grew (JSON without a count) or the next one of the same
+       * detector keeps the centre and row the user chose. */
+      gboolean same = self->scan != NULL &&
+                      tomo_scan_get_width (self->scan) == tomo_scan_get_width (scan) &&
+                      tomo_scan_get_height (self->scan) == tomo_scan_get_height (scan);
+      double center = self->params.center;
+      guint row = self->params.row;
+
       hide_error (self);
       set_scan (self, scan);
+      if (same)
+        {
+          _tomo_window_set_center (self, center);
+          _tomo_window_set_row (self, row);
+        }
     }
   else if (scan != NULL)
     {
       tomo_engine_set_scan (self->engine, NULL);
       tomo_engine_set_scan (self->engine, scan);
-      self->sinogram_valid = FALSE;
+      tomo_sinogram_view_set_scan (self->sinogram_view, scan);
       queue_request (self);
-      if (self->show_sinogram)
-        update_sinogram (self);
     }
   if (status != NULL)
     gtk_label_set_text (self->subtitle_label, status);
-}
-
-/* ---- export --------------------------------------------------------------- */
-
-gboolean
-tomo_window_export_slice_tiff (TomoWindow *self,
-                               const char *path,
-                               GError    **error)
-{
-  TomoSlice *slice;
-
-  g_return_val_if_fail (TOMO_IS_WINDOW (self), FALSE);
-  g_return_val_if_fail (path != NULL, FALSE);
-
-  slice = tomo_slice_view_get_slice (self->slice_view);
-  if (slice == NULL || slice->data == NULL)
-    {
-      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
-                   "Cannot write “%s”: no reconstructed slice is shown", path);
-      return FALSE;
-    }
-
-  if (self->scan != NULL
-      && !tomo_output_check_inputs (path, tomo_scan_get_input_files (self->scan), error))
-    return FALSE;
-  return tomo_tiff_write_float (path, slice->data, slice->width, slice->height,
-                                slice->n_slices, error);
-}
-
-gboolean
-tomo_window_export_slice_png (TomoWindow *self,
-                              const char *path,
-                              GError    **error)
-{
-  g_autoptr(GdkTexture) texture = NULL;
-  g_autoptr(TomoOutput) output = NULL;
-
-  g_return_val_if_fail (TOMO_IS_WINDOW (self), FALSE);
-  g_return_val_if_fail (path != NULL, FALSE);
-
-  texture = tomo_slice_view_render_texture (self->slice_view, error);
-  if (texture == NULL)
-    return FALSE;
-  output = tomo_output_open (path, self->scan ? tomo_scan_get_input_files (self->scan) : NULL,
-                             error);
-  if (output == NULL)
-    return FALSE;
-  if (!gdk_texture_save_to_png (texture, tomo_output_get_write_path (output)))
-    {
-      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Could not write the PNG “%s”", path);
-      return FALSE;   /* freeing the output removes the incomplete file */
-    }
-  return tomo_output_commit (output, error);
-}
-
-typedef struct
-{
-  TomoEngine *engine;
-  char *path;
-  guint row_start, row_end;
-  TomoReconParams params;
-  int kernel;
-  guint64 expected_bytes;
-  ExportProgress *progress;
-  TomoTiffWriter *writer; /* owned by the worker thread */
-} VolumeExport;
-
-static void
-export_progress_clear (ExportProgress *progress)
-{
-  g_mutex_clear (&progress->lock);
-  g_weak_ref_clear (&progress->window);
-}
-
-static void
-export_progress_release (gpointer data)
-{
-  g_atomic_rc_box_release_full (data, (GDestroyNotify) export_progress_clear);
-}
-
-static void
-volume_export_free (VolumeExport *job)
-{
-  g_clear_object (&job->engine);
-  g_free (job->path);
-  export_progress_release (job->progress);
-  g_free (job);
-}
-
-static gboolean
-progress_idle_cb (gpointer data)
-{
-  ExportProgress *progress = data;
-  g_autoptr(TomoWindow) self = g_weak_ref_get (&progress->window);
-  guint done, total;
-
-  g_mutex_lock (&progress->lock);
-  progress->idle_id = 0;
-  done = progress->done;
-  total = progress->total;
-  g_mutex_unlock (&progress->lock);
-
-  if (self != NULL && total > 0)
-    {
-      g_autofree char *text = g_strdup_printf ("Volume %u / %u", done, total);
-
-      gtk_progress_bar_set_fraction (self->progress_bar, (double) done / total);
-      gtk_progress_bar_set_text (self->progress_bar, text);
-    }
-
-  return G_SOURCE_REMOVE;
-}
-
-static void
-volume_progress_cb (guint    done,
-                    guint    total,
-                    gpointer user_data)
-{
-  ExportProgress *progress = ((VolumeExport *) user_data)->progress;
-
-  g_mutex_lock (&progress->lock);
-  progress->done = done;
-  progress->total = total;
-  if (progress->idle_id == 0)
-    progress->idle_id = g_idle_add_full (G_PRIORITY_LOW, progress_idle_cb,
-                                         g_atomic_rc_box_acquire (progress),
-                                         export_progress_release);
-  g_mutex_unlock (&progress->lock);
-}
-
-static gboolean
-volume_sink_cb (guint        row,
-                const float *slice,
-                guint        width,
-                guint        height,
-                gpointer     user_data,
-                GError     **error)
-{
-  TomoTiffWriter *writer = ((VolumeExport *) user_data)->writer;
-
-  return tomo_tiff_writer_add_page (writer, slice, width, height, error);
-}
-
-static void
-export_volume_thread (GTask        *task,
-                      gpointer      source_object,
-                      gpointer      task_data,
-                      GCancellable *cancellable)
-{
-  VolumeExport *job = task_data;
-  TomoTiffWriter *writer;
-  GError *error = NULL;
-  gboolean ok;
-
-  writer = tomo_tiff_writer_new (job->path, job->expected_bytes, &error);
-  if (writer == NULL)
-    {
-      g_task_return_error (task, error);
-      return;
-    }
-
-  job->writer = writer;
-  ok = tomo_engine_reconstruct_volume (job->engine, job->row_start, job->row_end,
-                                       &job->params, job->kernel,
-                                       volume_sink_cb, volume_progress_cb, job,
-                                       cancellable, &error);
-  job->writer = NULL;
-  /* Abort removes the incomplete file; the chosen path is left as it was. */
-  if (ok)
-    ok = tomo_tiff_writer_close (writer, &error);
-  else
-    tomo_tiff_writer_abort (writer);
-
-  if (!ok)
-    {
-      g_task_return_error (task, error);
-      return;
-    }
-  g_task_return_boolean (task, TRUE);
-}
-
-void
-tomo_window_export_volume_async (TomoWindow          *self,
-                                 const char          *path,
-                                 GCancellable        *cancellable,
-                                 GAsyncReadyCallback  callback,
-                                 gpointer             user_data)
-{
-  g_autoptr(GTask) task = NULL;
-  VolumeExport *job;
-  TomoRoi roi;
-  guint width;
-
-  g_return_if_fail (TOMO_IS_WINDOW (self));
-  g_return_if_fail (path != NULL);
-
-  task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, tomo_window_export_volume_async);
-
-  if (self->scan == NULL)
-    {
-      g_task_return_new_error (task, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
-                               "Cannot write “%s”: no scan is open", path);
-      return;
-    }
-
-  {
-    GError *error = NULL;
-
-    if (!tomo_output_check_inputs (path, tomo_scan_get_input_files (self->scan), &error))
-      {
-        g_task_return_error (task, error);
-        return;
-      }
-  }
-
-  width = tomo_scan_get_width (self->scan);
-  job = g_new0 (VolumeExport, 1);
-  job->engine = g_object_ref (self->engine);
-  job->path = g_strdup (path);
-  job->row_start = 0;
-  job->row_end = tomo_scan_get_height (self->scan);
-  tomo_recon_params_init (&job->params, width);
-  job->params.center = self->center;
-  job->params.filter = self->filter;
-  job->params.interp = self->interp;
-  job->params.roi = self->roi;
-  job->kernel = self->kernel;
-  roi = tomo_recon_params_get_roi (&job->params, width);
-  job->expected_bytes = (guint64) roi.width * roi.height * sizeof (float) * job->row_end;
-  job->progress = g_atomic_rc_box_new0 (ExportProgress);
-  g_mutex_init (&job->progress->lock);
-  g_weak_ref_init (&job->progress->window, self);
-
-  g_task_set_task_data (task, job, (GDestroyNotify) volume_export_free);
-  g_task_run_in_thread (task, export_volume_thread);
-}
-
-gboolean
-tomo_window_export_volume_finish (TomoWindow    *self,
-                                  GAsyncResult  *result,
-                                  GError       **error)
-{
-  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
-  return g_task_propagate_boolean (G_TASK (result), error);
-}
-
-static void
-export_volume_done (GObject      *source,
-                    GAsyncResult *result,
-                    gpointer      user_data)
-{
-  TomoWindow *self = TOMO_WINDOW (source);
-  g_autoptr(GError) error = NULL;
-
-  set_busy (self, NULL, FALSE);
-  gtk_widget_set_visible (GTK_WIDGET (self->cancel_button), FALSE);
-  g_clear_object (&self->export_cancellable);
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.export-volume", TRUE);
-
-  if (!tomo_window_export_volume_finish (self, result, &error)
-      && !g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
-      && !g_error_matches (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED))
-    {
-      g_autofree char *message = g_strdup_printf ("Volume export failed: %s", error->message);
-      tomo_window_show_error (self, message);
-    }
-}
-
-/* ---- file choosers -------------------------------------------------------- */
-
-typedef void (*ChosenFunc) (TomoWindow *self,
-                            GFile      *file);
-
-static void
-chooser_response (GtkNativeDialog *dialog,
-                  int              response,
-                  gpointer         user_data)
-{
-  TomoWindow *self = g_object_get_data (G_OBJECT (dialog), "tomo-window");
-  ChosenFunc func = user_data;
-
-  if (response == GTK_RESPONSE_ACCEPT)
-    {
-      g_autoptr(GFile) file = gtk_file_chooser_get_file (GTK_FILE_CHOOSER (dialog));
-
-      if (file != NULL)
-        func (self, file);
-    }
-  g_object_unref (dialog);
-}
-
-static void
-run_chooser (TomoWindow           *self,
-             const char           *title,
-             GtkFileChooserAction  action,
-             const char           *suggested_name,
-             const char           *pattern,
-             const char           *pattern_name,
-             ChosenFunc            func)
-{
-  GtkFileChooserNative *chooser;
-
-  chooser = gtk_file_chooser_native_new (title, GTK_WINDOW (self), action, NULL, NULL);
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
-  g_object_set_data (G_OBJECT (chooser), "tomo-window", self);
-
-  if (pattern != NULL)
-    {
-      g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
-      g_autoptr(GtkFileFilter) all = gtk_file_filter_new ();
-      g_auto(GStrv) patterns = g_strsplit (pattern, ";", -1);
-
-      gtk_file_filter_set_name (filter, pattern_name);
-      for (guint i = 0; patterns[i] != NULL; i++)
-        gtk_file_filter_add_pattern (filter, patterns[i]);
-      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), filter);
-      gtk_file_filter_set_name (all, "All files");
-      gtk_file_filter_add_pattern (all, "*");
-      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), all);
-    }
-
-  if (self->settings != NULL)
-    {
-      g_autofree char *folder = g_settings_get_string (self->settings, "last-folder");
-
-      if (folder[0] != '\0' && g_file_test (folder, G_FILE_TEST_IS_DIR))
-        {
-          g_autoptr(GFile) dir = g_file_new_for_path (folder);
-          gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (chooser), dir, NULL);
-        }
-    }
-  if (suggested_name != NULL)
-    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), suggested_name);
-
-  g_signal_connect (chooser, "response", G_CALLBACK (chooser_response), func);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
-}
-
-static char *
-suggest_name (TomoWindow *self,
-              const char *what,
-              const char *ext)
-{
-  g_autofree char *base = NULL;
-  char *dot;
-
-  if (self->scan == NULL)
-    return g_strdup_printf ("slice.%s", ext);
-  base = g_path_get_basename (tomo_scan_get_path (self->scan));
-  if ((dot = strrchr (base, '.')) != NULL)
-    *dot = '\0';
-  if (g_str_equal (what, "volume"))
-    return g_strdup_printf ("%s-volume-c%.2f.%s", base, self->center, ext);
-  return g_strdup_printf ("%s-row%u-c%.2f.%s", base, self->row, self->center, ext);
-}
-
-static void
-open_chosen (TomoWindow *self,
-             GFile      *file)
-{
-  tomo_window_open (self, file);
-}
-
-static void
-report_export (TomoWindow *self,
-               gboolean    ok,
-               GError     *error)
-{
-  if (!ok)
-    {
-      g_autofree char *message = g_strdup_printf ("Export failed: %s", error->message);
-      tomo_window_show_error (self, message);
-    }
-}
-
-static void
-export_tiff_chosen (TomoWindow *self,
-                    GFile      *file)
-{
-  g_autoptr(GError) error = NULL;
-  g_autofree char *path = g_file_get_path (file);
-
-  report_export (self, tomo_window_export_slice_tiff (self, path, &error), error);
-}
-
-static void
-export_png_chosen (TomoWindow *self,
-                   GFile      *file)
-{
-  g_autoptr(GError) error = NULL;
-  g_autofree char *path = g_file_get_path (file);
-
-  report_export (self, tomo_window_export_slice_png (self, path, &error), error);
-}
-
-static void
-export_volume_chosen (TomoWindow *self,
-                      GFile      *file)
-{
-  g_autofree char *path = g_file_get_path (file);
-
-  g_clear_object (&self->export_cancellable);
-  self->export_cancellable = g_cancellable_new ();
-  set_busy (self, "Volume", FALSE);
-  gtk_widget_set_visible (GTK_WIDGET (self->cancel_button), TRUE);
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "win.export-volume", FALSE);
-  tomo_window_export_volume_async (self, path, self->export_cancellable, export_volume_done, NULL);
-}
-
-/* ---- actions -------------------------------------------------------------- */
-
-static void
-open_action (GtkWidget  *widget,
-             const char *action_name,
-             GVariant   *parameter)
-{
-  run_chooser (TOMO_WINDOW (widget), "Open Scan", GTK_FILE_CHOOSER_ACTION_OPEN, NULL,
-               "*.h5;*.hdf5;*.hdf;*.nxs;*.tif;*.tiff", "Scans (HDF5, NeXus, TIFF)", open_chosen);
-}
-
-static void
-export_action (GtkWidget  *widget,
-               const char *action_name,
-               GVariant   *parameter)
-{
-  TomoWindow *self = TOMO_WINDOW (widget);
-  g_autofree char *name = NULL;
-
-  if (g_str_equal (action_name, "win.export-png"))
-    {
-      name = suggest_name (self, "slice", "png");
-      run_chooser (self, "Export Slice as PNG", GTK_FILE_CHOOSER_ACTION_SAVE, name,
-                   "*.png", "PNG images", export_png_chosen);
-    }
-  else if (g_str_equal (action_name, "win.export-volume"))
-    {
-      name = suggest_name (self, "volume", "tif");
-      run_chooser (self, "Export Volume as TIFF Stack", GTK_FILE_CHOOSER_ACTION_SAVE, name,
-                   "*.tif;*.tiff", "TIFF stacks", export_volume_chosen);
-    }
-  else
-    {
-      name = suggest_name (self, "slice", "tif");
-      run_chooser (self, "Export Slice as Float32 TIFF", GTK_FILE_CHOOSER_ACTION_SAVE, name,
-                   "*.tif;*.tiff", "TIFF images", export_tiff_chosen);
-    }
-}
-
-static void
-cancel_export_action (GtkWidget  *widget,
-                      const char *action_name,
-                      GVariant   *parameter)
-{
-  TomoWindow *self = TOMO_WINDOW (widget);
-
-  if (self->export_cancellable != NULL)
-    g_cancellable_cancel (self->export_cancellable);
-}
-
-static void
-set_center_action (GtkWidget  *widget,
-                   const char *action_name,
-                   GVariant   *parameter)
-{
-  set_center (TOMO_WINDOW (widget), g_variant_get_double (parameter));
-}
-
-static void
-nudge_center_action (GtkWidget  *widget,
-                     const char *action_name,
-                     GVariant   *parameter)
-{
-  TomoWindow *self = TOMO_WINDOW (widget);
-  double upper = gtk_adjustment_get_upper (self->center_adjustment);
-
-  set_center (self, CLAMP (self->center + g_variant_get_double (parameter), 0, upper));
-}
-
-static void
-nudge_row_action (GtkWidget  *widget,
-                  const char *action_name,
-                  GVariant   *parameter)
-{
-  TomoWindow *self = TOMO_WINDOW (widget);
-  gint64 row = (gint64) self->row + g_variant_get_int32 (parameter);
-
-  set_row (self, (guint) MAX (row, 0));
-}
-
-static void
-clear_roi_action (GtkWidget  *widget,
-                  const char *action_name,
-                  GVariant   *parameter)
-{
-  set_roi (TOMO_WINDOW (widget), 0, 0, 0, 0);
-}
-
-static void
-zoom_action (GtkWidget  *widget,
-             const char *action_name,
-             GVariant   *parameter)
-{
-  TomoWindow *self = TOMO_WINDOW (widget);
-
-  if (g_str_equal (action_name, "win.zoom-fit"))
-    tomo_slice_view_zoom_fit (self->slice_view);
-  else
-    tomo_slice_view_zoom_one (self->slice_view);
 }
 
 /* ---- drag and drop -------------------------------------------------------- */
@@ -1153,7 +733,7 @@ on_drop (GtkDropTarget *target,
   return TRUE;
 }
 
-/* ---- pointer readout and status ------------------------------------------- */
+/* ---- pointer readout ------------------------------------------------------ */
 
 static void
 on_hover (TomoWindow    *self,
@@ -1165,16 +745,18 @@ on_hover (TomoWindow    *self,
 {
   TomoSlice *slice = tomo_slice_view_get_slice (view);
   guint plane, x, y;
+  float v;
   g_autofree char *text = NULL;
 
   if (!inside || slice == NULL
-      || !tomo_slice_view_get_value_at (view, image_x, image_y, &plane, &x, &y, NULL))
+      || !tomo_slice_view_get_value_at (view, image_x, image_y, &plane, &x, &y, NULL)
+      || !tomo_slice_get_value (slice, plane, x, y, &v))
     {
       gtk_label_set_text (self->pointer_label, "");
       return;
     }
 
-  text = g_strdup_printf ("row %u  x %u  y %u  %.5g", slice->row + plane, x, y, value);
+  text = g_strdup_printf ("row %u  x %u  y %u  %.5g", slice->row + plane, x, y, v);
   gtk_label_set_text (self->pointer_label, text);
 }
 
@@ -1182,11 +764,74 @@ static void
 on_slice_shown (TomoWindow    *self,
                 TomoSliceView *view)
 {
-  gtk_label_set_text (self->path_label, tomo_slice_view_get_upload_path (view));
   update_status (self, tomo_slice_view_get_slice (view));
 }
 
-/* ---- GObject -------------------------------------------------------------- */
+/* ---- scrolling over the panel --------------------------------------------- */
+
+/* Wheel over the panel scrolls the panel.  Only a control that has focus
+ * (the user clicked it) takes the wheel, so scrolling down the panel never
+ * changes a colour map or a minimum on its way. */
+static void
+on_panel_motion (GtkEventControllerMotion *controller,
+                 double                    x,
+                 double                    y,
+                 TomoWindow               *self)
+{
+  self->panel_pointer_x = x;
+  self->panel_pointer_y = y;
+}
+
+static gboolean
+on_panel_scroll (GtkEventControllerScroll *controller,
+                 double                    dx,
+                 double                    dy,
+                 TomoWindow               *self)
+{
+  GtkWidget *panel = GTK_WIDGET (self->panel);
+  GtkWidget *focus = gtk_root_get_focus (GTK_ROOT (self));
+  GtkAdjustment *vadj = gtk_scrolled_window_get_vadjustment (self->panel_scroller);
+  GdkEvent *event = gtk_event_controller_get_current_event (GTK_EVENT_CONTROLLER (controller));
+  graphene_point_t p;
+  GtkWidget *target = NULL;
+  double step;
+
+  if (gtk_widget_compute_point (GTK_WIDGET (self->panel_scroller), panel,
+                                &GRAPHENE_POINT_INIT (self->panel_pointer_x, self->panel_pointer_y), &p))
+    target = gtk_widget_pick (panel, p.x, p.y, GTK_PICK_DEFAULT);
+  if (focus != NULL && target != NULL
+      && (target == focus || gtk_widget_is_ancestor (target, focus) || gtk_widget_is_ancestor (focus, target)))
+    return GDK_EVENT_PROPAGATE;
+
+  step = pow (gtk_adjustment_get_page_size (vadj), 2.0 / 3.0);
+  if (event != NULL && gdk_scroll_event_get_direction (event) == GDK_SCROLL_SMOOTH
+      && gdk_scroll_event_get_unit (event) == GDK_SCROLL_UNIT_SURFACE)
+    step = 1;
+  gtk_adjustment_set_value (vadj, gtk_adjustment_get_value (vadj) + dy * step);
+  return GDK_EVENT_STOP;
+}
+
+static gboolean
+round_to_uint (GBinding     *binding,
+               const GValue *from,
+               GValue       *to,
+               gpointer      user_data)
+{
+  g_value_set_uint (to, (guint) MAX (0, lround (g_value_get_double (from))));
+  return TRUE;
+}
+
+static gboolean
+uint_to_double (GBinding     *binding,
+                const GValue *from,
+                GValue       *to,
+                gpointer      user_data)
+{
+  g_value_set_double (to, g_value_get_uint (from));
+  return TRUE;
+}
+
+/* ---- public --------------------------------------------------------------- */
 
 TomoScan *
 tomo_window_get_scan (TomoWindow *self)
@@ -1209,6 +854,27 @@ tomo_window_get_slice_view (TomoWindow *self)
   return self->slice_view;
 }
 
+GtkWidget *
+tomo_window_get_panel (TomoWindow *self)
+{
+  g_return_val_if_fail (TOMO_IS_WINDOW (self), NULL);
+  return GTK_WIDGET (self->panel);
+}
+
+void
+tomo_window_add_view (TomoWindow *self,
+                      const char *name,
+                      const char *title,
+                      GtkWidget  *view)
+{
+  g_return_if_fail (TOMO_IS_WINDOW (self));
+  g_return_if_fail (name != NULL && title != NULL);
+  g_return_if_fail (GTK_IS_WIDGET (view));
+
+  gtk_stack_add_titled (self->view_stack, view, name, title);
+  gtk_widget_set_visible (GTK_WIDGET (self->view_switcher), TRUE);
+}
+
 static const char *
 backend_name (TomoBackend backend)
 {
@@ -1226,22 +892,22 @@ tomo_window_get_property (GObject    *object,
   switch (prop_id)
     {
     case PROP_CENTER:
-      g_value_set_double (value, self->center);
+      g_value_set_double (value, self->params.center);
       break;
     case PROP_ROW:
-      g_value_set_uint (value, self->row);
+      g_value_set_uint (value, self->params.row);
       break;
     case PROP_FILTER:
-      g_value_set_string (value, tomo_filter_type_to_string (self->filter));
+      g_value_set_string (value, tomo_filter_type_to_string (self->params.filter));
       break;
     case PROP_INTERP:
-      g_value_set_string (value, tomo_interp_to_string (self->interp));
+      g_value_set_string (value, tomo_interp_to_string (self->params.interp));
       break;
     case PROP_N_SLICES:
-      g_value_set_uint (value, self->n_slices);
+      g_value_set_uint (value, self->params.n_slices);
       break;
     case PROP_KERNEL:
-      g_value_set_string (value, tomo_gpu_kernel_to_string (self->kernel));
+      g_value_set_string (value, tomo_kernel_to_string (self->params.kernel));
       break;
     case PROP_BACKEND:
       g_value_set_string (value, backend_name (self->backend));
@@ -1280,11 +946,11 @@ tomo_window_set_property (GObject      *object,
   switch (prop_id)
     {
     case PROP_CENTER:
-      set_center (self, g_value_get_double (value));
+      _tomo_window_set_center (self, g_value_get_double (value));
       break;
 
     case PROP_ROW:
-      set_row (self, g_value_get_uint (value));
+      _tomo_window_set_row (self, g_value_get_uint (value));
       break;
 
     case PROP_FILTER:
@@ -1292,9 +958,9 @@ tomo_window_set_property (GObject      *object,
         TomoFilterType filter;
 
         if (tomo_filter_type_from_string (g_value_get_string (value), &filter, NULL)
-            && filter != self->filter)
+            && filter != self->params.filter)
           {
-            self->filter = filter;
+            self->params.filter = filter;
             g_object_notify_by_pspec (object, pspec);
             queue_request (self);
           }
@@ -1306,9 +972,9 @@ tomo_window_set_property (GObject      *object,
         TomoInterp interp;
 
         if (tomo_interp_from_string (g_value_get_string (value), &interp, NULL)
-            && interp != self->interp)
+            && interp != self->params.interp)
           {
-            self->interp = interp;
+            self->params.interp = interp;
             g_object_notify_by_pspec (object, pspec);
             queue_request (self);
           }
@@ -1319,9 +985,9 @@ tomo_window_set_property (GObject      *object,
       {
         guint n = g_value_get_uint (value);
 
-        if ((n == 1 || n == 2 || n == 4) && n != self->n_slices)
+        if ((n == 1 || n == 2 || n == 4) && n != self->params.n_slices)
           {
-            self->n_slices = n;
+            self->params.n_slices = n;
             g_object_notify_by_pspec (object, pspec);
             queue_request (self);
           }
@@ -1330,12 +996,12 @@ tomo_window_set_property (GObject      *object,
 
     case PROP_KERNEL:
       {
-        TomoGpuKernel kernel;
+        TomoKernel kernel;
 
-        if (tomo_gpu_kernel_from_string (g_value_get_string (value), &kernel, NULL)
-            && kernel != self->kernel)
+        if (tomo_kernel_from_string (g_value_get_string (value), &kernel, NULL)
+            && (int) kernel != self->params.kernel)
           {
-            self->kernel = kernel;
+            self->params.kernel = kernel;
             g_object_notify_by_pspec (object, pspec);
             queue_request (self);
           }
@@ -1374,15 +1040,7 @@ tomo_window_set_property (GObject      *object,
       break;
 
     case PROP_AUTO_CONTRAST:
-      if (g_value_get_boolean (value) != self->auto_contrast)
-        {
-          TomoSlice *slice = tomo_slice_view_get_slice (self->slice_view);
-
-          self->auto_contrast = g_value_get_boolean (value);
-          g_object_notify_by_pspec (object, pspec);
-          if (self->auto_contrast && slice != NULL)
-            apply_auto_contrast (self, slice);
-        }
+      set_auto_contrast (self, g_value_get_boolean (value));
       break;
 
     case PROP_SHOW_SINOGRAM:
@@ -1391,33 +1049,12 @@ tomo_window_set_property (GObject      *object,
           self->show_sinogram = g_value_get_boolean (value);
           gtk_revealer_set_reveal_child (self->sinogram_revealer, self->show_sinogram);
           g_object_notify_by_pspec (object, pspec);
-          update_sinogram (self);
         }
       break;
 
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
-}
-
-static gboolean
-round_to_uint (GBinding     *binding,
-               const GValue *from,
-               GValue       *to,
-               gpointer      user_data)
-{
-  g_value_set_uint (to, (guint) MAX (0, lround (g_value_get_double (from))));
-  return TRUE;
-}
-
-static gboolean
-uint_to_double (GBinding     *binding,
-                const GValue *from,
-                GValue       *to,
-                gpointer      user_data)
-{
-  g_value_set_double (to, g_value_get_uint (from));
-  return TRUE;
 }
 
 static gboolean
@@ -1472,6 +1109,7 @@ tomo_window_dispose (GObject *object)
 
   g_clear_handle_id (&self->request_idle_id, g_source_remove);
   g_clear_handle_id (&self->pulse_id, g_source_remove);
+  g_clear_handle_id (&self->toast_id, g_source_remove);
   if (self->load_cancellable != NULL)
     g_cancellable_cancel (self->load_cancellable);
   if (self->export_cancellable != NULL)
@@ -1484,8 +1122,9 @@ tomo_window_dispose (GObject *object)
   g_clear_object (&self->settings);
   g_clear_object (&self->engine);
   g_clear_object (&self->scan);
-  g_clear_pointer (&self->sinogram, g_free);
   g_clear_pointer (&self->error_message, g_free);
+  g_clear_pointer (&self->backend_note, g_free);
+  g_clear_pointer (&self->toast_folder, g_free);
 
   G_OBJECT_CLASS (tomo_window_parent_class)->dispose (object);
 }
@@ -1531,118 +1170,87 @@ tomo_window_class_init (TomoWindowClass *klass)
 
   _tomo_ui_ensure_resources ();
   g_type_ensure (TOMO_TYPE_SLICE_VIEW);
-  g_type_ensure (TOMO_TYPE_HISTOGRAM);
+  g_type_ensure (TOMO_TYPE_SINOGRAM_VIEW);
+  g_type_ensure (TOMO_TYPE_PARAM_PANEL);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/tomolive/Tomolive/tomo-window.ui");
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, subtitle_label);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, banner);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, banner_label);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, center_adjustment);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, row_adjustment);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, min_adjustment);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, max_adjustment);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, filter_combo);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, kernel_combo);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, colormap_combo);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, gpu_button);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, roi_toggle);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, roi_label);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, histogram);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, slice_view);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, sinogram_revealer);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, sinogram_picture);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, device_label);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, timing_label);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, path_label);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, pointer_label);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, progress_bar);
-  gtk_widget_class_bind_template_child (widget_class, TomoWindow, cancel_button);
+#define BIND(name) gtk_widget_class_bind_template_child (widget_class, TomoWindow, name)
+  BIND (subtitle_label);
+  BIND (banner);
+  BIND (banner_label);
+  BIND (main_stack);
+  BIND (view_stack);
+  BIND (view_switcher);
+  BIND (panel_scroller);
+  BIND (panel);
+  BIND (slice_view);
+  BIND (rows_label);
+  BIND (sinogram_revealer);
+  BIND (sinogram_view);
+  BIND (device_label);
+  BIND (status_label);
+  BIND (diagnostics_label);
+  BIND (pointer_label);
+  BIND (progress_bar);
+  BIND (cancel_button);
+  BIND (toast_revealer);
+  BIND (toast_label);
+#undef BIND
   gtk_widget_class_bind_template_callback (widget_class, on_banner_response);
+  gtk_widget_class_bind_template_callback (widget_class, on_toast_close);
 
-  gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
-  gtk_widget_class_install_action (widget_class, "win.export-tiff", NULL, export_action);
-  gtk_widget_class_install_action (widget_class, "win.export-png", NULL, export_action);
-  gtk_widget_class_install_action (widget_class, "win.export-volume", NULL, export_action);
-  gtk_widget_class_install_action (widget_class, "win.cancel-export", NULL, cancel_export_action);
-  gtk_widget_class_install_action (widget_class, "win.set-center", "d", set_center_action);
-  gtk_widget_class_install_action (widget_class, "win.nudge-center", "d", nudge_center_action);
-  gtk_widget_class_install_action (widget_class, "win.nudge-row", "i", nudge_row_action);
-  gtk_widget_class_install_action (widget_class, "win.clear-roi", NULL, clear_roi_action);
-  gtk_widget_class_install_action (widget_class, "win.zoom-fit", NULL, zoom_action);
-  gtk_widget_class_install_action (widget_class, "win.zoom-one", NULL, zoom_action);
-  gtk_widget_class_install_property_action (widget_class, "win.row", "row");
-  gtk_widget_class_install_property_action (widget_class, "win.filter", "filter");
-  gtk_widget_class_install_property_action (widget_class, "win.interp", "interp");
-  gtk_widget_class_install_property_action (widget_class, "win.n-slices", "n-slices");
-  gtk_widget_class_install_property_action (widget_class, "win.kernel", "kernel");
-  gtk_widget_class_install_property_action (widget_class, "win.backend", "backend");
-  gtk_widget_class_install_property_action (widget_class, "win.colormap", "colormap");
-  gtk_widget_class_install_property_action (widget_class, "win.auto-contrast", "auto-contrast");
-  gtk_widget_class_install_property_action (widget_class, "win.show-sinogram", "show-sinogram");
-
-  /* Centre: arrows (±0.1 px, Shift ±1 px) and the bracket keys, which keep
-   * working while a text field has focus and eats the arrows. */
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Left, 0, "win.nudge-center", "d", -0.1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Right, 0, "win.nudge-center", "d", 0.1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Left, GDK_SHIFT_MASK, "win.nudge-center", "d", -1.0);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Right, GDK_SHIFT_MASK, "win.nudge-center", "d", 1.0);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_bracketleft, 0, "win.nudge-center", "d", -0.1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_bracketright, 0, "win.nudge-center", "d", 0.1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_braceleft, GDK_SHIFT_MASK, "win.nudge-center", "d", -1.0);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_braceright, GDK_SHIFT_MASK, "win.nudge-center", "d", 1.0);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Up, 0, "win.nudge-row", "i", 1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Down, 0, "win.nudge-row", "i", -1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Page_Up, 0, "win.nudge-row", "i", 1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Page_Down, 0, "win.nudge-row", "i", -1);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_f, 0, "win.zoom-fit", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_1, 0, "win.zoom-one", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_a, 0, "win.auto-contrast", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_s, 0, "win.show-sinogram", NULL);
-  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "win.clear-roi", NULL);
+  _tomo_window_class_add_actions (widget_class);
 }
 
 static void
 tomo_window_init (TomoWindow *self)
 {
   GtkDropTarget *drop;
+  GtkEventController *scroll;
 
-  self->n_slices = 1;
-  self->filter = TOMO_FILTER_RAMLAK;
-  self->interp = TOMO_INTERP_LINEAR;
-  self->kernel = TOMO_GPU_KERNEL_AUTO;
+  self->params.n_slices = 1;
+  self->params.filter = TOMO_FILTER_RAMLAK;
+  self->params.interp = TOMO_INTERP_LINEAR;
+  self->params.kernel = TOMO_KERNEL_AUTO;
   self->auto_contrast = TRUE;
 
   gtk_widget_init_template (GTK_WIDGET (self));
+  tomo_volume_view_install (self);   /* the three-view layout, key V */
 
   self->engine = tomo_engine_new (TOMO_BACKEND_AUTO);
-  self->backend = tomo_engine_get_backend (self->engine);
-  self->link = g_new0 (WindowLink, 1);
+  self->link = g_new0 (TomoWindowLink, 1);
   g_weak_ref_init (&self->link->window, self);
   g_object_set_data_full (G_OBJECT (self->engine), "tomo-window-link", self->link, window_link_free);
 
   if (!tomo_engine_has_gpu (self->engine))
     {
-      gtk_actionable_set_action_name (GTK_ACTIONABLE (self->gpu_button), NULL);
-      gtk_widget_set_sensitive (GTK_WIDGET (self->gpu_button), FALSE);
-      gtk_widget_set_tooltip_text (GTK_WIDGET (self->gpu_button), "No usable CUDA device");
+      gtk_actionable_set_action_name (GTK_ACTIONABLE (self->panel->gpu_button), NULL);
+      gtk_widget_set_sensitive (GTK_WIDGET (self->panel->gpu_button), FALSE);
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->panel->gpu_button),
+                                   "No usable CUDA device: reconstructing on the CPU");
+      sync_backend (self, "No usable CUDA device: reconstructing on the CPU");
     }
+  else
+    /* The toggles read the action state while the template was built, before
+     * the engine existed: tell them what it runs. */
+    sync_backend (self, NULL);
 
-  g_object_bind_property (self, "center", self->center_adjustment, "value",
+  g_object_bind_property (self, "center", self->panel->center_adjustment, "value",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
-  g_object_bind_property_full (self, "row", self->row_adjustment, "value",
+  g_object_bind_property_full (self, "row", self->panel->row_adjustment, "value",
                                G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE,
                                uint_to_double, round_to_uint, NULL, NULL);
-  g_object_bind_property (self, "window-min", self->min_adjustment, "value",
+  g_object_bind_property (self, "window-min", self->panel->min_adjustment, "value",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
-  g_object_bind_property (self, "window-max", self->max_adjustment, "value",
+  g_object_bind_property (self, "window-max", self->panel->max_adjustment, "value",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
-  g_object_bind_property (self, "filter", self->filter_combo, "active-id",
+  g_object_bind_property (self, "filter", self->panel->filter_combo, "active-id",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
-  g_object_bind_property (self, "kernel", self->kernel_combo, "active-id",
+  g_object_bind_property (self, "kernel", self->panel->kernel_combo, "active-id",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
-  g_object_bind_property (self, "colormap", self->colormap_combo, "active-id",
+  g_object_bind_property (self, "colormap", self->panel->colormap_combo, "active-id",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
-  g_object_bind_property (self->roi_toggle, "active", self->slice_view, "roi-mode",
+  g_object_bind_property (self->panel->roi_toggle, "active", self->slice_view, "roi-mode",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
 
   g_signal_connect_object (self->slice_view, "roi-selected", G_CALLBACK (on_roi_selected),
@@ -1651,15 +1259,27 @@ tomo_window_init (TomoWindow *self)
                            self, G_CONNECT_SWAPPED);
   g_signal_connect_object (self->slice_view, "slice-shown", G_CALLBACK (on_slice_shown),
                            self, G_CONNECT_SWAPPED);
-  g_signal_connect_object (self->histogram, "window-changed", G_CALLBACK (on_histogram_window_changed),
+  g_signal_connect_object (self->panel->histogram, "window-changed", G_CALLBACK (on_histogram_window_changed),
                            self, G_CONNECT_SWAPPED);
+  g_signal_connect_object (self->sinogram_view, "load-failed", G_CALLBACK (on_sinogram_failed),
+                           self, G_CONNECT_SWAPPED);
+
+  scroll = gtk_event_controller_scroll_new (GTK_EVENT_CONTROLLER_SCROLL_VERTICAL);
+  gtk_event_controller_set_propagation_phase (scroll, GTK_PHASE_CAPTURE);
+  g_signal_connect (scroll, "scroll", G_CALLBACK (on_panel_scroll), self);
+  gtk_widget_add_controller (GTK_WIDGET (self->panel_scroller), scroll);
+  scroll = gtk_event_controller_motion_new ();
+  g_signal_connect (scroll, "motion", G_CALLBACK (on_panel_motion), self);
+  g_signal_connect (scroll, "enter", G_CALLBACK (on_panel_motion), self);
+  gtk_widget_add_controller (GTK_WIDGET (self->panel_scroller), scroll);
 
   drop = gtk_drop_target_new (G_TYPE_FILE, GDK_ACTION_COPY);
   g_signal_connect (drop, "drop", G_CALLBACK (on_drop), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drop));
 
+  _tomo_window_add_view_shortcuts (self);
+  _tomo_window_update_actions (self);
   update_status (self, NULL);
-  gtk_label_set_text (self->path_label, tomo_slice_view_get_upload_path (self->slice_view));
 }
 
 TomoWindow *

@@ -4,6 +4,7 @@
 #include <gtk/gtk.h>
 
 #include "tomo-engine.h"
+#include "tomo-open-args.h"
 #include "tomo-slice-view.h"
 
 G_BEGIN_DECLS
@@ -17,9 +18,25 @@ TomoWindow    *tomo_window_new                   (GtkApplication *application);
  * failure also shows the error banner. */
 void           tomo_window_open                  (TomoWindow *self,
                                                   GFile      *file);
+/* The same with the input options of the command line (NULL: those last
+ * used for the scan's folder); options that open a scan are remembered
+ * for its folder. */
+void           tomo_window_open_with_args        (TomoWindow         *self,
+                                                  GFile              *file,
+                                                  const TomoOpenArgs *args);
 TomoScan      *tomo_window_get_scan              (TomoWindow *self);
 TomoEngine    *tomo_window_get_engine            (TomoWindow *self);
 TomoSliceView *tomo_window_get_slice_view        (TomoWindow *self);
+/* Adds a view (a centre sweep, a volume layout…) as a page beside the
+ * slice view; a switcher appears in the header bar once there are two. */
+void           tomo_window_add_view              (TomoWindow *self,
+                                                  const char *name,
+                                                  const char *title,
+                                                  GtkWidget  *view);
+/* The side panel, to add a section to (tomo_param_panel_add_section). */
+GtkWidget     *tomo_window_get_panel             (TomoWindow *self);
+/* The toast's text after an export, NULL while none is shown. */
+const char    *tomo_window_get_toast             (TomoWindow *self);
 /* The text of the error banner, NULL while it is hidden. */
 void           tomo_window_show_live             (TomoWindow *self,
                                                   TomoScan   *scan,
@@ -40,6 +57,14 @@ gboolean       tomo_window_export_slice_png      (TomoWindow *self,
  * worker thread; progress in the status bar. */
 void           tomo_window_export_volume_async   (TomoWindow          *self,
                                                   const char          *path,
+                                                  GCancellable        *cancellable,
+                                                  GAsyncReadyCallback  callback,
+                                                  gpointer             user_data);
+/* Rows first_row…last_row (included) the same way. */
+void           tomo_window_export_rows_async     (TomoWindow          *self,
+                                                  const char          *path,
+                                                  guint                first_row,
+                                                  guint                last_row,
                                                   GCancellable        *cancellable,
                                                   GAsyncReadyCallback  callback,
                                                   gpointer             user_data);

@@ -66,6 +66,10 @@ TomoScanLoader *_tomo_io_raw_open    (const char            *path,
 
 void            _tomo_scan_loader_free (TomoScanLoader *loader);
 
+/* The checks of tomo_scan_open() on a loader already open (takes it). */
+TomoScan       *_tomo_scan_new_from_loader (TomoScanLoader        *loader,
+                                            const TomoOpenOptions *options,
+                                            GError               **error);
 /* An HDF5 file held in memory (core driver), e.g. for fuzzing; `name`
  * stands for the path in messages. */
 TomoScanLoader *_tomo_io_hdf5_open_image (const void            *data,
@@ -150,11 +154,6 @@ gboolean     _tomo_tiff_read_row     (struct tiff    *tif,
                                       float          *out,
                                       GError        **error);
 
-/* A scan over a loader made elsewhere (the live receiver); takes `loader`
- * (freed on error too). */
-TomoScan       *_tomo_scan_new_for_loader (TomoScanLoader        *loader,
-                                           const TomoOpenOptions *options,
-                                           GError               **error);
 /* Forgets cached rows: the loader's data changed. */
 void            _tomo_scan_invalidate     (TomoScan *self);
 /* Row `row` of every frame of `kind`, unprocessed (n_frames × width). */

@@ -388,7 +388,7 @@ _tomo_parse_angles (const char *name,
     }
 
   /* An empty GArray frees to NULL: that must be an error, not a silent
-   * failure (found by fuzzing: an empty angle file crashed the CLI). */
+   * failure (found by fuzzing: an empty angle file failed without a word). */
   if (angles->len == 0)
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
@@ -573,18 +573,13 @@ check_angles (const double *rad,
   return TRUE;
 }
 
-static TomoScan *scan_check_loader (TomoScan   *scan,
-                                    const char *path,
-                                    GError    **error);
-
 TomoScan *
 tomo_scan_open (const char            *path,
                 const TomoOpenOptions *options,
                 GError               **error)
 {
-  g_autoptr(TomoScan) self = NULL;
   TomoOpenOptions defaults;
-  TomoScan *scan;
+  TomoScanLoader *loader;
 
   g_return_val_if_fail (path != NULL, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
@@ -594,6 +589,20 @@ tomo_scan_open (const char            *path,
       tomo_open_options_init (&defaults);
       options = &defaults;
     }
+  loader = open_loader (path, options, error);
+  if (loader == NULL)
+    return NULL;
+  return _tomo_scan_new_from_loader (loader, options, error);
+}
+
+TomoScan *
+_tomo_scan_new_from_loader (TomoScanLoader        *loader,
+                            const TomoOpenOptions *options,
+                            GError               **error)
+{
+  g_autoptr(TomoScan) self = NULL;
+  const char *path = loader->path;
+  guint n_proj;
 
   self = g_object_new (TOMO_TYPE_SCAN, NULL);
   self->options = *options;
@@ -606,59 +615,11 @@ tomo_scan_open (const char            *path,
     self->options.angle_range_deg = 180.0;
   self->cache_limit = options->cache_bytes ? options->cache_bytes : DEFAULT_CACHE_BYTES;
 
-  self->loader = open_loader (path, options, error);
-  if (self->loader == NULL)
-    return NULL;
-  _tomo_scan_loader_add_input (self->loader, path);
-  _tomo_scan_loader_add_input (self->loader, self->angles_path);
-  _tomo_scan_loader_add_input (self->loader, options->flats);
-  _tomo_scan_loader_add_input (self->loader, options->darks);
-  scan = scan_check_loader (g_steal_pointer (&self), path, error);
-  /* A file's angles are all there: absurd or coinciding ones are refused
-   * (a live scan's arrive later). */
-  if (scan != NULL
-      && !check_angles (scan->angles, scan->loader->n_frames[TOMO_FRAME_PROJECTION],
-                        scan->angles_path ? scan->angles_path
-                        : scan->angles_from_file ? path : "--angle-range", error))
-    g_clear_object (&scan);
-  return scan;
-}
-
-TomoScan *
-_tomo_scan_new_for_loader (TomoScanLoader        *loader,
-                           const TomoOpenOptions *options,
-                           GError               **error)
-{
-  TomoScan *self = g_object_new (TOMO_TYPE_SCAN, NULL);
-
-  self->options = *options;
-  self->options.flats = self->options.darks = self->options.angles = NULL;
-  if (!(self->options.angle_range_deg > 0.0) || !isfinite (self->options.angle_range_deg))
-    self->options.angle_range_deg = 180.0;
-  self->cache_limit = options->cache_bytes ? options->cache_bytes : DEFAULT_CACHE_BYTES;
   self->loader = loader;
-  return scan_check_loader (self, loader->path, error);
-}
-
-void
-_tomo_scan_invalidate (TomoScan *self)
-{
-  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
-
-  g_hash_table_remove_all (self->cache);
-  g_queue_init (&self->lru);
-  self->cache_bytes = 0;
-}
-
-/* Takes `self`; checks what its loader read and works out the angles. */
-static TomoScan *
-scan_check_loader (TomoScan   *scan,
-                   const char *path,
-                   GError    **error)
-{
-  g_autoptr(TomoScan) self = scan;
-  TomoScanLoader *loader = self->loader;
-  guint n_proj;
+  _tomo_scan_loader_add_input (loader, path);
+  _tomo_scan_loader_add_input (loader, self->angles_path);
+  _tomo_scan_loader_add_input (loader, options->flats);
+  _tomo_scan_loader_add_input (loader, options->darks);
 
   n_proj = loader->n_frames[TOMO_FRAME_PROJECTION];
   if (n_proj == 0)
@@ -681,7 +642,7 @@ scan_check_loader (TomoScan   *scan,
                                 loader->height, loader->width, error))
     return NULL;
 
-  if (loader->n_frames[TOMO_FRAME_FLAT] == 0 && !self->options.already_sinogram)
+  if (loader->n_frames[TOMO_FRAME_FLAT] == 0 && !options->already_sinogram)
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
                    "Scan %s has no flat fields (%s); pass --already-sinogram if the data is normalised",
@@ -730,6 +691,11 @@ scan_check_loader (TomoScan   *scan,
       for (guint i = 0; i < n_proj; i++)
         self->angles[i] = (self->options.angle_range_deg * G_PI / 180.0) * i / n_proj;
     }
+  if (!check_angles (self->angles, n_proj,
+                     self->angles_path ? self->angles_path
+                     : self->angles_from_file ? path : "--angle-range", error))
+    return NULL;
+
   return g_steal_pointer (&self);
 }
 
@@ -1073,6 +1039,16 @@ _tomo_scan_read_frames (TomoScan      *self,
     return TRUE;
   locker = g_mutex_locker_new (&self->lock);
   return read_frames_locked (self, kind, row, out, error);
+}
+
+void
+_tomo_scan_invalidate (TomoScan *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  g_hash_table_remove_all (self->cache);
+  g_queue_init (&self->lru);
+  self->cache_bytes = 0;
 }
 
 gboolean

@@ -307,7 +307,8 @@ parse_projection (Cursor *c, gsize size, const TomoLiveContext *ctx, TomoLiveMes
   bytes = frame_bytes (rows, cols, 4, ctx->max_frame_bytes);
   if (bytes == 0)
     return drop_with (drop, detail, TOMO_LIVE_DROP_TOO_LARGE,
-                      "Projection of %d × %d pixels", rows, cols);
+                      "Projection of %d × %d float32 pixels is over the memory limit of %" G_GSIZE_FORMAT
+                      " bytes", rows, cols, ctx->max_frame_bytes);
   if ((guint64) n * 4 != bytes)
     return drop_with (drop, detail, TOMO_LIVE_DROP_SHAPE,
                       "Projection of %d × %d pixels carries %d values", rows, cols, n);
@@ -519,7 +520,8 @@ tomo_live_parse_json (const guint8 * const  *parts,
   bytes = frame_bytes (rows, cols, _tomo_dtype_size (message->dtype), context->max_frame_bytes);
   if (bytes == 0)
     return drop_with (drop, detail, TOMO_LIVE_DROP_TOO_LARGE,
-                      "frame of [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "] %s", rows, cols, dtype_name);
+                      "frame of [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "] %s is over the memory limit "
+                      "of %" G_GSIZE_FORMAT " bytes", rows, cols, dtype_name, context->max_frame_bytes);
   if (n_parts != 2)
     return drop_with (drop, detail, TOMO_LIVE_DROP_PARTS,
                       "frame %" G_GINT64_FORMAT " came in %u parts, not header + pixels", frame, n_parts);

@@ -6,12 +6,9 @@
 #include <math.h>
 #include <string.h>
 
-#include <glib/gstdio.h>
-#include <hdf5.h>
 
 #include "tomo-error.h"
 #include "tomo-live-scan.h"
-#include "tomo-output.h"
 #include "tomo-scan-private.h"
 
 /* One received frame, in the dtype it came in. */
@@ -183,10 +180,13 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
   old = slot < slots->len ? g_ptr_array_index (slots, slot) : NULL;
   if (self->bytes_held - (old ? old->n_bytes : 0) + m->n_bytes > self->max_bytes)
     {
+      g_autofree char *held = g_format_size (self->bytes_held);
+      g_autofree char *size = g_format_size (m->n_bytes);
+      g_autofree char *limit = g_format_size (self->max_bytes);
+
       g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY,
-                   "Live scan: %" G_GSIZE_FORMAT " MiB held, a frame of %" G_GSIZE_FORMAT
-                   " KiB would pass the memory limit of %" G_GSIZE_FORMAT " MiB (--max-memory)",
-                   self->bytes_held >> 20, m->n_bytes >> 10, self->max_bytes >> 20);
+                   "Live scan: %s held, a frame of %s would pass the memory limit of %s "
+                   "(--max-memory)", held, size, limit);
       return FALSE;
     }
 
@@ -282,6 +282,21 @@ tomo_live_scan_get_info (TomoLiveScan     *self,
   info->bytes_received = self->bytes_received;
   info->bytes_held = self->bytes_held;
   info->complete = is_complete_locked (self);
+  info->n_gaps = 0;
+  info->first_gap = 0;
+  {
+    GPtrArray *proj = self->frames[TOMO_FRAME_PROJECTION];
+    guint top = proj->len;
+
+    while (top > 0 && g_ptr_array_index (proj, top - 1) == NULL)
+      top--;
+    for (guint i = top; i-- > 0;)
+      if (g_ptr_array_index (proj, i) == NULL)
+        {
+          info->n_gaps++;
+          info->first_gap = i;
+        }
+  }
 }
 
 guint8 *
@@ -387,6 +402,32 @@ tomo_live_scan_read_row (TomoLiveScan *self,
         memcpy (out + (gsize) i * self->cols, *normalise ? flat : tmp, sizeof (float) * self->cols);
     }
   return TRUE;
+}
+
+guint8 *
+tomo_live_scan_dup_frame (TomoLiveScan  *self,
+                          int            kind,
+                          guint          slot,
+                          TomoDType     *dtype,
+                          gsize         *n_bytes)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  const Frame *f = slot < self->frames[kind]->len ? g_ptr_array_index (self->frames[kind], slot) : NULL;
+
+  if (f == NULL)
+    return NULL;
+  *dtype = f->dtype;
+  *n_bytes = f->n_bytes;
+  return g_memdup2 (f->data, f->n_bytes);
+}
+
+guint
+tomo_live_scan_get_n_slots (TomoLiveScan *self,
+                            int           kind)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return self->frames[kind]->len;
 }
 
 /* --- the loader a TomoScan reads through --------------------------------- */
@@ -513,7 +554,7 @@ tomo_live_scan_create_scan (TomoLiveScan *self,
 
   {
     g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
-    gboolean all_angles = TRUE;
+    gboolean any_angle;
 
     n_proj = self->n_projections > 0 ? self->n_projections : self->frames[TOMO_FRAME_PROJECTION]->len;
     loader->parent.format = TOMO_SCAN_FORMAT_AUTO;
@@ -536,11 +577,13 @@ tomo_live_scan_create_scan (TomoLiveScan *self,
     loader->parent.source[TOMO_FRAME_FLAT] = g_strdup ("flats received");
     loader->parent.source[TOMO_FRAME_DARK] = g_strdup ("darks received");
 
-    /* Angles a frame carried win over the geometry's. */
-    for (guint i = 0; i < n_proj; i++)
-      if (i >= self->frame_angles->len || isnan (g_array_index (self->frame_angles, double, i)))
-        all_angles = FALSE;
-    if (n_proj > 0 && (all_angles || self->angles_deg != NULL))
+    /* Angles a frame carried win over the geometry's; a gap takes the
+     * geometry's, or its place in evenly spaced angles. */
+    any_angle = FALSE;
+    for (guint i = 0; i < MIN (n_proj, self->frame_angles->len); i++)
+      if (!isnan (g_array_index (self->frame_angles, double, i)))
+        any_angle = TRUE;
+    if (n_proj > 0 && (any_angle || self->angles_deg != NULL))
       {
         loader->parent.angles_deg = g_new (double, n_proj);
         for (guint i = 0; i < n_proj; i++)
@@ -566,7 +609,7 @@ tomo_live_scan_create_scan (TomoLiveScan *self,
       _tomo_scan_loader_free (&loader->parent);
       return NULL;
     }
-  return _tomo_scan_new_for_loader (&loader->parent, &options, error);
+  return _tomo_scan_new_from_loader (&loader->parent, &options, error);
 }
 
 void
@@ -574,144 +617,4 @@ tomo_live_scan_refresh (TomoLiveScan *self,
                         TomoScan     *scan)
 {
   _tomo_scan_invalidate (scan);
-}
-
-/* --- recording ----------------------------------------------------------- */
-
-static hid_t
-h5_type (TomoDType dtype)
-{
-  switch (dtype)
-    {
-    case TOMO_DTYPE_UINT8: return H5T_STD_U8LE;
-    case TOMO_DTYPE_UINT16: return H5T_STD_U16LE;
-    case TOMO_DTYPE_UINT32: return H5T_STD_U32LE;
-    case TOMO_DTYPE_FLOAT64: return H5T_IEEE_F64LE;
-    case TOMO_DTYPE_FLOAT32:
-    default: return H5T_IEEE_F32LE;
-    }
-}
-
-/* Writes the frames of one kind as (n, rows, cols), one hyperslab per
- * frame; a gap is written as zeros (HDF5's fill value). */
-static gboolean
-write_kind_locked (TomoLiveScan *self,
-                   hid_t         file,
-                   const char   *name,
-                   TomoFrameKind kind,
-                   guint         n)
-{
-  hsize_t dims[3] = { n, self->rows, self->cols };
-  hsize_t chunk[3] = { 1, self->rows, self->cols };
-  TomoDType dtype = TOMO_DTYPE_FLOAT32;
-  hid_t space, dcpl, dset, mspace;
-  gboolean ok = TRUE;
-
-  for (guint i = 0; i < self->frames[kind]->len; i++)
-    {
-      const Frame *f = g_ptr_array_index (self->frames[kind], i);
-
-      if (f != NULL)
-        {
-          dtype = f->dtype;
-          break;
-        }
-    }
-  space = H5Screate_simple (3, dims, NULL);
-  dcpl = H5Pcreate (H5P_DATASET_CREATE);
-  if (n > 0)
-    H5Pset_chunk (dcpl, 3, chunk);
-  dset = H5Dcreate2 (file, name, h5_type (dtype), space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-  H5Pclose (dcpl);
-  if (dset < 0)
-    {
-      H5Sclose (space);
-      return FALSE;
-    }
-  mspace = H5Screate_simple (3, chunk, NULL);
-  for (guint i = 0; ok && i < MIN (n, self->frames[kind]->len); i++)
-    {
-      const Frame *f = g_ptr_array_index (self->frames[kind], i);
-      hsize_t start[3] = { i, 0, 0 };
-
-      if (f == NULL)
-        continue;
-      H5Sselect_hyperslab (space, H5S_SELECT_SET, start, NULL, chunk, NULL);
-      ok = H5Dwrite (dset, h5_type (f->dtype), mspace, space, H5P_DEFAULT, f->data) >= 0;
-    }
-  H5Sclose (mspace);
-  H5Sclose (space);
-  return H5Dclose (dset) >= 0 && ok;
-}
-
-gboolean
-tomo_live_scan_write_dxchange (TomoLiveScan *self,
-                               const char   *path,
-                               GError      **error)
-{
-  g_autoptr(TomoScan) scan = NULL;
-  g_autoptr(TomoOutput) output = NULL;
-  const double *angles;
-  g_autofree double *theta = NULL;
-  const char *failed = NULL;
-  hid_t file = -1, group = -1, space = -1, dset = -1;
-  hsize_t n;
-
-  /* The angles and counts as a reader will see them. */
-  scan = tomo_live_scan_create_scan (self, error);
-  if (scan == NULL)
-    return FALSE;
-  n = tomo_scan_get_n_projections (scan);
-  angles = tomo_scan_get_angles (scan);
-  theta = g_new (double, n);
-  for (hsize_t i = 0; i < n; i++)
-    theta[i] = angles[i] * 180.0 / G_PI;
-
-  /* Written beside `path` and put in place when complete (tomo-output.h). */
-  output = tomo_output_open (path, NULL, error);
-  if (output == NULL)
-    return FALSE;
-  _tomo_hdf5_lock ();
-  g_mutex_lock (&self->lock);
-  file = H5Fcreate (tomo_output_get_write_path (output), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-  if (file < 0)
-    failed = "create the file";
-  else if ((group = H5Gcreate2 (file, "/exchange", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT)) < 0)
-    failed = "create /exchange";
-  else if (!write_kind_locked (self, file, "/exchange/data", TOMO_FRAME_PROJECTION, n))
-    failed = "write /exchange/data";
-  else if (tomo_scan_get_n_flats (scan) > 0 &&
-           !write_kind_locked (self, file, "/exchange/data_white", TOMO_FRAME_FLAT,
-                               tomo_scan_get_n_flats (scan)))
-    failed = "write /exchange/data_white";
-  else if (tomo_scan_get_n_darks (scan) > 0 &&
-           !write_kind_locked (self, file, "/exchange/data_dark", TOMO_FRAME_DARK,
-                               tomo_scan_get_n_darks (scan)))
-    failed = "write /exchange/data_dark";
-  else
-    {
-      space = H5Screate_simple (1, &n, NULL);
-      dset = H5Dcreate2 (file, "/exchange/theta", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT,
-                         H5P_DEFAULT);
-      if (dset < 0 || H5Dwrite (dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, theta) < 0)
-        failed = "write /exchange/theta";
-    }
-  g_mutex_unlock (&self->lock);
-  if (dset >= 0)
-    H5Dclose (dset);
-  if (space >= 0)
-    H5Sclose (space);
-  if (group >= 0)
-    H5Gclose (group);
-  if (file >= 0 && H5Fclose (file) < 0 && failed == NULL)
-    failed = "close the file";
-  _tomo_hdf5_unlock ();
-
-  if (failed != NULL)
-    {
-      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
-                   "Recording %s: could not %s", path, failed);
-      return FALSE;   /* freeing the output removes the incomplete file */
-    }
-  return tomo_output_commit (output, error);
 }

@@ -23,6 +23,8 @@ typedef struct
   guint64 n_duplicates;        /* accepted frames that replaced an earlier one */
   guint64 bytes_received;      /* pixel bytes accepted */
   gsize   bytes_held;
+  guint   n_gaps;              /* projection slots missing below the highest one received */
+  guint   first_gap;           /* the first of them (valid when n_gaps > 0) */
   gboolean complete;
 } TomoLiveScanInfo;
 
@@ -93,6 +95,16 @@ gboolean      tomo_live_scan_read_row     (TomoLiveScan *self,
                                            gboolean     *normalise,
                                            gboolean     *apply_log);
 
+/* A copy of the frame in a slot as it came (NULL for a gap), and how many
+ * slots of `kind` there are so far. */
+guint8       *tomo_live_scan_dup_frame    (TomoLiveScan *self,
+                                           int           kind,
+                                           guint         slot,
+                                           TomoDType    *dtype,
+                                           gsize        *n_bytes);
+guint         tomo_live_scan_get_n_slots  (TomoLiveScan *self,
+                                           int           kind);
+
 /* A TomoScan over the frames received so far (and those still coming: the
  * counts are fixed now, the contents are read live; call
  * tomo_live_scan_refresh() after new frames so cached rows are dropped). */
@@ -100,12 +112,6 @@ TomoScan     *tomo_live_scan_create_scan  (TomoLiveScan *self,
                                            GError      **error);
 void          tomo_live_scan_refresh      (TomoLiveScan *self,
                                            TomoScan     *scan);
-
-/* Everything received, as HDF5 Data Exchange (/exchange/data, data_white,
- * data_dark, theta in degrees) that tomo_scan_open() reads back. */
-gboolean      tomo_live_scan_write_dxchange (TomoLiveScan *self,
-                                             const char   *path,
-                                             GError      **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoLiveScan, tomo_live_scan_unref)
 

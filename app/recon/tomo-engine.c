@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  *
  * The reconstruction engine: one object that the CLI, the tests and the
- * window all use.  It owns the backend (CPU reference or the CUDA engine),
- * caches what a parameter change does not invalidate — the filtered
- * sinograms of the current rows — and runs requests either blocking
+ * window all use.  It validates parameters (once, here), owns the backend
+ * (tomo-backend.h: CPU reference or the CUDA engine, chosen at start-up),
+ * keeps the one cache key of what a parameter change does not invalidate —
+ * the filtered sinograms of the current rows — and runs requests either blocking
  * (tomo_engine_reconstruct) or on a worker thread with "latest wins"
  * coalescing (tomo_engine_submit), so dragging a slider never builds a
  * backlog.
@@ -15,11 +16,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "tomo-backend.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
-#include "tomo-fbp.h"
-#include "tomo-filter.h"
-#include "tomo-gpu.h"
 
 struct _TomoEngine
 {
@@ -30,32 +29,22 @@ struct _TomoEngine
   GMutex lock;
 
   TomoBackend requested;
-  TomoBackend active;
-  char *device_name;
-  int gpu_device;
+  TomoBackendImpl *backend;
 
   TomoScan *scan;
 
-  /* CPU backend */
-  TomoCpuFbp *cpu_fbp;
-  TomoFilterType cpu_filter;
-  TomoPadMode cpu_pad;
-
-  /* GPU backend */
-  TomoGpuContext *gpu;
-  gboolean gpu_geometry_set;
-  gboolean gpu_filter_set;
-  TomoFilterType gpu_filter;
-  TomoPadMode gpu_pad;
-
-  /* Filtered-sinogram cache key: what is loaded (GPU) or held (CPU). */
-  gboolean cache_valid;
-  guint cache_row, cache_n_slices;
-  TomoFilterType cache_filter;
-  TomoPadMode cache_pad;
-  TomoBackend cache_backend;
-  float *cpu_filtered;          /* n_slices × n_proj × width */
-  TomoPreprocessStats cache_stats;
+  /* The one cache key of the filtered sinograms on the backend: the
+   * backend is configured for the scan with `filter` and `pad`, and holds
+   * rows [row, row + n_slices) filtered. */
+  struct
+  {
+    gboolean configured;
+    TomoFilterType filter;
+    TomoPadMode pad;
+    gboolean loaded;
+    guint row, n_slices;
+    TomoPreprocessStats stats;
+  } cache;
 
   /* Worker for tomo_engine_submit(): at most one request pending. */
   GMutex queue_lock;
@@ -94,7 +83,7 @@ tomo_slice_unref (TomoSlice *slice)
   g_free (slice->data);
   g_free (slice->kernel);
   if (slice->device_buffer != NULL)
-    tomo_gpu_buffer_free (slice->device_buffer);
+    ((const TomoDeviceBufferOps *) slice->device_ops)->free (slice->device_buffer);
   g_free (slice);
 }
 
@@ -105,15 +94,53 @@ tomo_slice_get_value (TomoSlice *slice,
                       guint      y,
                       float     *value)
 {
+  gsize offset;
+
   g_return_val_if_fail (slice != NULL, FALSE);
   g_return_val_if_fail (value != NULL, FALSE);
 
   if (index >= slice->n_slices || x >= slice->width || y >= slice->height)
     return FALSE;
-  if (slice->data == NULL)
-    return FALSE; /* device-only slices: read by the GPU backend (to come) */
-  *value = slice->data[((gsize) index * slice->height + y) * slice->width + x];
-  return TRUE;
+  offset = ((gsize) index * slice->height + y) * slice->width + x;
+  if (slice->data != NULL)
+    {
+      *value = slice->data[offset];
+      return TRUE;
+    }
+  if (slice->device_buffer != NULL)
+    return ((const TomoDeviceBufferOps *) slice->device_ops)->read_value (slice->device_buffer,
+                                                                          offset, value);
+  return FALSE;
+}
+
+const float *
+tomo_slice_get_device_data (TomoSlice *slice,
+                            int       *device)
+{
+  g_return_val_if_fail (slice != NULL, NULL);
+
+  if (slice->device_buffer == NULL)
+    {
+      if (device != NULL)
+        *device = -1;
+      return NULL;
+    }
+  return ((const TomoDeviceBufferOps *) slice->device_ops)->data (slice->device_buffer, device);
+}
+
+const char *
+tomo_kernel_to_string (TomoKernel kernel)
+{
+  return tomo_backend_gpu_kernel_name (kernel);
+}
+
+gboolean
+tomo_kernel_from_string (const char *name,
+                         TomoKernel *kernel,
+                         GError    **error)
+{
+  g_return_val_if_fail (kernel != NULL, FALSE);
+  return tomo_backend_gpu_kernel_parse (name, kernel, error);
 }
 
 void
@@ -124,7 +151,7 @@ tomo_slice_request_init (TomoSliceRequest *request,
 
   memset (request, 0, sizeof *request);
   request->n_slices = 1;
-  request->kernel = TOMO_GPU_KERNEL_AUTO;
+  request->kernel = TOMO_KERNEL_AUTO;
   if (scan != NULL)
     {
       tomo_recon_params_init (&request->params, tomo_scan_get_width (scan));
@@ -146,16 +173,15 @@ pending_request_free (PendingRequest *pending)
 static void
 invalidate_cache_locked (TomoEngine *self)
 {
-  self->cache_valid = FALSE;
-  g_clear_pointer (&self->cpu_filtered, g_free);
+  memset (&self->cache, 0, sizeof self->cache);
 }
 
 static void
-drop_gpu_locked (TomoEngine *self)
+set_backend_locked (TomoEngine      *self,
+                    TomoBackendImpl *backend)
 {
-  g_clear_pointer (&self->gpu, tomo_gpu_context_free);
-  self->gpu_geometry_set = FALSE;
-  self->gpu_filter_set = FALSE;
+  g_clear_pointer (&self->backend, tomo_backend_free);
+  self->backend = backend;
   invalidate_cache_locked (self);
 }
 
@@ -177,8 +203,7 @@ tomo_engine_dispose (GObject *object)
 
   g_mutex_lock (&self->lock);
   g_clear_object (&self->scan);
-  g_clear_pointer (&self->cpu_fbp, tomo_cpu_fbp_free);
-  drop_gpu_locked (self);
+  set_backend_locked (self, NULL);
   g_mutex_unlock (&self->lock);
 
   G_OBJECT_CLASS (tomo_engine_parent_class)->dispose (object);
@@ -189,7 +214,6 @@ tomo_engine_finalize (GObject *object)
 {
   TomoEngine *self = TOMO_ENGINE (object);
 
-  g_free (self->device_name);
   g_mutex_clear (&self->lock);
   g_mutex_clear (&self->queue_lock);
   g_cond_clear (&self->queue_cond);
@@ -212,59 +236,28 @@ tomo_engine_init (TomoEngine *self)
   g_mutex_init (&self->lock);
   g_mutex_init (&self->queue_lock);
   g_cond_init (&self->queue_cond);
-  self->gpu_device = -1;
-  self->active = TOMO_BACKEND_CPU;
+  self->backend = tomo_backend_cpu_new ();
 }
 
 static void
 use_cpu_locked (TomoEngine *self)
 {
-  drop_gpu_locked (self);
-  self->active = TOMO_BACKEND_CPU;
-  self->gpu_device = -1;
-  g_free (self->device_name);
-  self->device_name = g_strdup_printf ("CPU (%u threads)", g_get_num_processors ());
+  if (self->backend->ops->backend != TOMO_BACKEND_CPU)
+    set_backend_locked (self, tomo_backend_cpu_new ());
 }
 
 static gboolean
 use_gpu_locked (TomoEngine *self,
                 GError    **error)
 {
-  g_autoptr(GError) local_error = NULL;
-  TomoGpuContext *ctx;
+  TomoBackendImpl *gpu;
 
-  if (self->gpu != NULL)
+  if (self->backend->ops->backend == TOMO_BACKEND_GPU)
     return TRUE;
-
-  if (tomo_gpu_get_n_devices () <= 0)
-    {
-      /* Ask the context for the precise reason (not built / no driver). */
-      ctx = tomo_gpu_context_new (0, &local_error);
-      if (ctx != NULL)
-        tomo_gpu_context_free (ctx);
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
-                   "GPU backend not available: %s",
-                   local_error != NULL ? local_error->message : "no CUDA device");
-      return FALSE;
-    }
-
-  ctx = tomo_gpu_context_new (0, &local_error);
-  if (ctx == NULL)
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
-                   "GPU backend not available: %s", local_error->message);
-      return FALSE;
-    }
-
-  drop_gpu_locked (self);
-  self->gpu = ctx;
-  self->active = TOMO_BACKEND_GPU;
-  self->gpu_device = tomo_gpu_context_get_device (ctx);
-  g_free (self->device_name);
-  self->device_name = tomo_gpu_get_device_name (self->gpu_device);
-  if (self->device_name == NULL)
-    self->device_name = g_strdup_printf ("CUDA device %d", self->gpu_device);
-  invalidate_cache_locked (self);
+  gpu = tomo_backend_gpu_new (error);
+  if (gpu == NULL)
+    return FALSE;
+  set_backend_locked (self, gpu);
   return TRUE;
 }
 
@@ -319,28 +312,34 @@ TomoBackend
 tomo_engine_get_backend (TomoEngine *self)
 {
   g_return_val_if_fail (TOMO_IS_ENGINE (self), TOMO_BACKEND_CPU);
-  return self->active;
+  return self->backend->ops->backend;
+}
+
+int
+tomo_engine_count_gpus (void)
+{
+  return tomo_backend_gpu_count_devices ();
 }
 
 gboolean
 tomo_engine_has_gpu (TomoEngine *self)
 {
   g_return_val_if_fail (TOMO_IS_ENGINE (self), FALSE);
-  return self->active == TOMO_BACKEND_GPU || tomo_gpu_get_n_devices () > 0;
+  return self->backend->ops->backend == TOMO_BACKEND_GPU || tomo_backend_gpu_count_devices () > 0;
 }
 
 const char *
 tomo_engine_get_device_name (TomoEngine *self)
 {
   g_return_val_if_fail (TOMO_IS_ENGINE (self), NULL);
-  return self->device_name;
+  return self->backend->device_name;
 }
 
 int
 tomo_engine_get_device (TomoEngine *self)
 {
   g_return_val_if_fail (TOMO_IS_ENGINE (self), -1);
-  return self->gpu_device;
+  return self->backend->device;
 }
 
 void
@@ -352,12 +351,7 @@ tomo_engine_set_scan (TomoEngine *self,
 
   g_mutex_lock (&self->lock);
   if (g_set_object (&self->scan, scan))
-    {
-      g_clear_pointer (&self->cpu_fbp, tomo_cpu_fbp_free);
-      self->gpu_geometry_set = FALSE;
-      self->gpu_filter_set = FALSE;
-      invalidate_cache_locked (self);
-    }
+    invalidate_cache_locked (self);
   g_mutex_unlock (&self->lock);
 }
 
@@ -369,11 +363,15 @@ tomo_engine_get_scan (TomoEngine *self)
 }
 
 static gboolean
-validate_request (TomoScan               *scan,
-                  const TomoSliceRequest *request,
-                  GError                **error)
+check_locked (TomoEngine            *self,
+              guint                  row_start,
+              guint                  row_end,
+              const TomoReconParams *params,
+              TomoRoi               *roi,
+              GError               **error)
 {
-  guint height;
+  TomoScan *scan = self->scan;
+  guint height, width;
 
   if (scan == NULL)
     {
@@ -381,254 +379,165 @@ validate_request (TomoScan               *scan,
                            "No scan is open");
       return FALSE;
     }
+  height = tomo_scan_get_height (scan);
+  width = tomo_scan_get_width (scan);
+  if (row_end <= row_start || row_end > height)
+    {
+      if (row_end == row_start + 1 || row_start >= height)
+        g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                     "Row %u is out of range: %s has rows 0 to %u",
+                     row_start, tomo_scan_get_path (scan), height - 1);
+      else
+        g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                     "Rows %u:%u are out of range: %s has rows 0 to %u", row_start, row_end,
+                     tomo_scan_get_path (scan), height - 1);
+      return FALSE;
+    }
+  if (!tomo_recon_params_validate (params, width, error))
+    return FALSE;
+  if (roi != NULL)
+    *roi = tomo_recon_params_get_roi (params, width);
+  return TRUE;
+}
+
+gboolean
+tomo_engine_check (TomoEngine            *self,
+                   guint                  row_start,
+                   guint                  row_end,
+                   const TomoReconParams *params,
+                   TomoRoi               *roi,
+                   GError               **error)
+{
+  gboolean ok;
+
+  g_return_val_if_fail (TOMO_IS_ENGINE (self), FALSE);
+  g_return_val_if_fail (params != NULL, FALSE);
+
+  g_mutex_lock (&self->lock);
+  ok = check_locked (self, row_start, row_end, params, roi, error);
+  g_mutex_unlock (&self->lock);
+  return ok;
+}
+
+static gboolean
+check_request_locked (TomoEngine             *self,
+                      const TomoSliceRequest *request,
+                      TomoRoi                *roi,
+                      GError                **error)
+{
   if (request->n_slices != 1 && request->n_slices != 2 && request->n_slices != 4)
     {
       g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
                    "Slice-parallel mode must be 1, 2 or 4 slices, not %u", request->n_slices);
       return FALSE;
     }
-  height = tomo_scan_get_height (scan);
-  if (request->row >= height || request->row + request->n_slices > height)
+  if (self->scan != NULL && request->n_slices > 1
+      && request->row < tomo_scan_get_height (self->scan)
+      && request->row + request->n_slices > tomo_scan_get_height (self->scan))
     {
       g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                   "Row %u%s is out of range: %s has rows 0 to %u",
-                   request->row, request->n_slices > 1 ? " (with its neighbours)" : "",
-                   tomo_scan_get_path (scan), height - 1);
+                   "Row %u (with its neighbours) is out of range: %s has rows 0 to %u",
+                   request->row, tomo_scan_get_path (self->scan),
+                   tomo_scan_get_height (self->scan) - 1);
       return FALSE;
     }
-  return tomo_recon_params_validate (&request->params, tomo_scan_get_width (scan), error);
-}
-
-static gboolean
-cache_matches_locked (TomoEngine             *self,
-                      const TomoSliceRequest *request)
-{
-  return self->cache_valid
-         && self->cache_backend == self->active
-         && self->cache_row == request->row
-         && self->cache_n_slices == request->n_slices
-         && self->cache_filter == request->params.filter
-         && self->cache_pad == request->params.pad;
-}
-
-static void
-remember_cache_locked (TomoEngine             *self,
-                       const TomoSliceRequest *request)
-{
-  self->cache_valid = TRUE;
-  self->cache_backend = self->active;
-  self->cache_row = request->row;
-  self->cache_n_slices = request->n_slices;
-  self->cache_filter = request->params.filter;
-  self->cache_pad = request->params.pad;
-}
-
-/* n_slices preprocessed sinograms, one after another. */
-static float *
-read_sinograms (TomoScan            *scan,
-                guint                row,
-                guint                n_slices,
-                TomoPreprocessStats *stats,
-                GCancellable        *cancellable,
-                GError             **error)
-{
-  gsize plane = (gsize) tomo_scan_get_n_projections (scan) * tomo_scan_get_width (scan);
-  g_autofree float *sinos = g_try_malloc (plane * n_slices * sizeof (float));
-
-  if (sinos == NULL)
+  if ((guint) request->kernel >= TOMO_N_KERNELS)
     {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
-                   "Out of memory for %u sinograms of %zu values", n_slices, plane);
-      return NULL;
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                   "Unknown back-projection kernel %d", request->kernel);
+      return FALSE;
     }
-  for (guint s = 0; s < n_slices; s++)
-    if (!tomo_scan_read_sinogram (scan, row + s, sinos + s * plane, stats, error))
-      return NULL;
-  if (g_cancellable_set_error_if_cancelled (cancellable, error))
-    return NULL;
-  return g_steal_pointer (&sinos);
+  return check_locked (self, request->row, request->row + request->n_slices,
+                       &request->params, roi, error);
+}
+
+/* Brings the backend's filtered rows to what `request` needs: the one place
+ * where the cache key is compared and updated. */
+static gboolean
+ensure_filtered_locked (TomoEngine             *self,
+                        const TomoSliceRequest *request,
+                        TomoSlice              *slice,
+                        GCancellable           *cancellable,
+                        GError                **error)
+{
+  TomoBackendImpl *backend = self->backend;
+  const TomoReconParams *params = &request->params;
+
+  if (!self->cache.configured || self->cache.filter != params->filter
+      || self->cache.pad != params->pad)
+    {
+      TomoBackendSetup setup = {
+        .width = tomo_scan_get_width (self->scan),
+        .n_proj = tomo_scan_get_n_projections (self->scan),
+        .angles = tomo_scan_get_angles (self->scan),
+        .filter = params->filter,
+        .pad = params->pad,
+        .n_threads = params->n_threads,
+      };
+
+      invalidate_cache_locked (self);
+      if (!backend->ops->configure (backend, &setup, error))
+        return FALSE;
+      self->cache.configured = TRUE;
+      self->cache.filter = params->filter;
+      self->cache.pad = params->pad;
+    }
+  if (!self->cache.loaded || self->cache.row != request->row
+      || self->cache.n_slices != request->n_slices)
+    {
+      TomoPreprocessStats stats = { 0 };
+
+      self->cache.loaded = FALSE;
+      if (!backend->ops->load_rows (backend, self->scan, request->row, request->n_slices,
+                                    &stats, cancellable, error)
+          || !backend->ops->filter (backend, &slice->filter_ms, error))
+        return FALSE;
+      self->cache.loaded = TRUE;
+      self->cache.row = request->row;
+      self->cache.n_slices = request->n_slices;
+      self->cache.stats = stats;
+    }
+  slice->stats = self->cache.stats;
+  return TRUE;
 }
 
 static TomoSlice *
-slice_new (const TomoSliceRequest *request,
-           guint                   width)
+reconstruct_locked (TomoEngine             *self,
+                    const TomoSliceRequest *request,
+                    const TomoRoi          *roi,
+                    GCancellable           *cancellable,
+                    GError                **error)
 {
-  TomoSlice *slice = g_new0 (TomoSlice, 1);
+  TomoBackendImpl *backend = self->backend;
+  g_autoptr(TomoSlice) slice = g_new0 (TomoSlice, 1);
+  TomoPlane plane = {
+    .kind = TOMO_PLANE_ROW_SLICE,
+    .center = request->params.center,
+    .interp = request->params.interp,
+    .roi = *roi,
+    .kernel = request->kernel,
+    .keep_on_device = request->keep_on_device,
+    .skip_download = request->skip_download,
+  };
 
   slice->ref_count = 1;
   slice->row = request->row;
   slice->n_slices = request->n_slices;
   slice->params = request->params;
-  slice->roi = tomo_recon_params_get_roi (&request->params, width);
-  slice->width = slice->roi.width;
-  slice->height = slice->roi.height;
-  return slice;
-}
+  slice->roi = *roi;
+  slice->width = roi->width;
+  slice->height = roi->height;
 
-static TomoSlice *
-reconstruct_cpu_locked (TomoEngine             *self,
-                        const TomoSliceRequest *request,
-                        GCancellable           *cancellable,
-                        GError                **error)
-{
-  TomoScan *scan = self->scan;
-  guint width = tomo_scan_get_width (scan);
-  guint n_proj = tomo_scan_get_n_projections (scan);
-  gsize plane = (gsize) n_proj * width;
-  g_autoptr(TomoSlice) slice = slice_new (request, width);
-  gsize out_plane = (gsize) slice->width * slice->height;
-  gint64 t0, t1;
-
-  if (self->cpu_fbp == NULL
-      || self->cpu_filter != request->params.filter
-      || self->cpu_pad != request->params.pad
-      || tomo_cpu_fbp_get_width (self->cpu_fbp) != width
-      || tomo_cpu_fbp_get_n_proj (self->cpu_fbp) != n_proj)
-    {
-      g_clear_pointer (&self->cpu_fbp, tomo_cpu_fbp_free);
-      self->cpu_fbp = tomo_cpu_fbp_new (width, n_proj, tomo_scan_get_angles (scan),
-                                        request->params.filter, request->params.pad,
-                                        request->params.n_threads);
-      self->cpu_filter = request->params.filter;
-      self->cpu_pad = request->params.pad;
-      invalidate_cache_locked (self);
-    }
-
-  if (!cache_matches_locked (self, request))
-    {
-      g_autofree float *sinos = NULL;
-      TomoPreprocessStats stats = { 0 };
-
-      invalidate_cache_locked (self);
-      sinos = read_sinograms (scan, request->row, request->n_slices, &stats, cancellable, error);
-      if (sinos == NULL)
-        return NULL;
-      t0 = g_get_monotonic_time ();
-      for (guint s = 0; s < request->n_slices; s++)
-        tomo_cpu_fbp_filter (self->cpu_fbp, sinos + s * plane, sinos + s * plane);
-      t1 = g_get_monotonic_time ();
-      slice->filter_ms = (t1 - t0) / 1000.0;
-      self->cpu_filtered = g_steal_pointer (&sinos);
-      self->cache_stats = stats;
-      remember_cache_locked (self, request);
-    }
-  slice->stats = self->cache_stats;
-
-  slice->data = g_try_malloc (out_plane * request->n_slices * sizeof (float));
-  if (slice->data == NULL)
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
-                   "Out of memory for a %u×%u slice", slice->width, slice->height);
-      return NULL;
-    }
-  t0 = g_get_monotonic_time ();
-  for (guint s = 0; s < request->n_slices; s++)
-    {
-      if (g_cancellable_set_error_if_cancelled (cancellable, error))
-        return NULL;
-      tomo_cpu_fbp_backproject (self->cpu_fbp, self->cpu_filtered + s * plane,
-                                request->params.center, request->params.interp,
-                                &slice->roi, slice->data + s * out_plane);
-    }
-  t1 = g_get_monotonic_time ();
-  slice->backproject_ms = (t1 - t0) / 1000.0;
-  slice->backend = TOMO_BACKEND_CPU;
-  slice->kernel = g_strdup_printf ("cpu-%s", tomo_interp_to_string (request->params.interp));
-  return g_steal_pointer (&slice);
-}
-
-static TomoSlice *
-reconstruct_gpu_locked (TomoEngine             *self,
-                        const TomoSliceRequest *request,
-                        GCancellable           *cancellable,
-                        GError                **error)
-{
-  TomoScan *scan = self->scan;
-  guint width = tomo_scan_get_width (scan);
-  guint n_proj = tomo_scan_get_n_projections (scan);
-  g_autoptr(TomoSlice) slice = slice_new (request, width);
-  TomoGpuBackprojectParams bp;
-
-  if (!self->gpu_geometry_set)
-    {
-      if (!tomo_gpu_context_set_geometry (self->gpu, width, n_proj,
-                                          tomo_scan_get_angles (scan), error))
-        return NULL;
-      self->gpu_geometry_set = TRUE;
-      self->gpu_filter_set = FALSE;
-      invalidate_cache_locked (self);
-    }
-  if (!self->gpu_filter_set
-      || self->gpu_filter != request->params.filter
-      || self->gpu_pad != request->params.pad)
-    {
-      guint padded;
-      g_autofree double *response = tomo_filter_fbp_response (request->params.filter, width,
-                                                              n_proj, &padded);
-
-      if (!tomo_gpu_context_set_filter (self->gpu, padded, response,
-                                        request->params.pad, error))
-        return NULL;
-      self->gpu_filter_set = TRUE;
-      self->gpu_filter = request->params.filter;
-      self->gpu_pad = request->params.pad;
-      invalidate_cache_locked (self);
-    }
-
-  if (!cache_matches_locked (self, request))
-    {
-      g_autofree float *sinos = NULL;
-      TomoPreprocessStats stats = { 0 };
-
-      invalidate_cache_locked (self);
-      sinos = read_sinograms (scan, request->row, request->n_slices, &stats, cancellable, error);
-      if (sinos == NULL)
-        return NULL;
-      if (!tomo_gpu_context_load_sinograms (self->gpu, request->n_slices, sinos, error))
-        return NULL;
-      slice->filter_ms = tomo_gpu_context_get_filter_ms (self->gpu);
-      self->cache_stats = stats;
-      remember_cache_locked (self, request);
-    }
-  slice->stats = self->cache_stats;
-
-  tomo_gpu_backproject_params_init (&bp);
-  bp.center = request->params.center;
-  bp.interp = request->params.interp;
-  bp.kernel = request->kernel;
-  bp.roi_x = slice->roi.x;
-  bp.roi_y = slice->roi.y;
-  bp.roi_width = slice->roi.width;
-  bp.roi_height = slice->roi.height;
-  if (!tomo_gpu_context_backproject (self->gpu, &bp, error))
+  if (!ensure_filtered_locked (self, request, slice, cancellable, error))
+    return NULL;
+  if (!backend->ops->backproject (backend, &plane, slice, cancellable, error))
     {
       /* The filtered sinograms may be gone with a failed launch. */
       invalidate_cache_locked (self);
       return NULL;
     }
-  slice->backproject_ms = tomo_gpu_context_get_backproject_ms (self->gpu);
-  slice->backend = TOMO_BACKEND_GPU;
-  slice->kernel = g_strdup (tomo_gpu_kernel_to_string (tomo_gpu_context_get_last_kernel (self->gpu)));
-
-  if (request->keep_on_device)
-    {
-      slice->device_buffer = tomo_gpu_buffer_copy_output (self->gpu, error);
-      if (slice->device_buffer == NULL)
-        return NULL;
-    }
-  if (!request->skip_download)
-    {
-      slice->data = g_try_malloc ((gsize) slice->width * slice->height * request->n_slices
-                                  * sizeof (float));
-      if (slice->data == NULL)
-        {
-          g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
-                       "Out of memory for a %u×%u slice", slice->width, slice->height);
-          return NULL;
-        }
-      if (!tomo_gpu_context_download (self->gpu, slice->data, error))
-        return NULL;
-    }
+  if (!backend->ops->stats (backend, slice, error))
+    return NULL;
   return g_steal_pointer (&slice);
 }
 
@@ -639,6 +548,7 @@ tomo_engine_reconstruct (TomoEngine             *self,
                          GError                **error)
 {
   TomoSlice *slice = NULL;
+  TomoRoi roi;
   gint64 start;
 
   g_return_val_if_fail (TOMO_IS_ENGINE (self), NULL);
@@ -646,25 +556,16 @@ tomo_engine_reconstruct (TomoEngine             *self,
 
   start = g_get_monotonic_time ();
   g_mutex_lock (&self->lock);
-  if (!validate_request (self->scan, request, error))
-    goto out;
-  if (self->active == TOMO_BACKEND_GPU)
-    slice = reconstruct_gpu_locked (self, request, cancellable, error);
-  else
-    slice = reconstruct_cpu_locked (self, request, cancellable, error);
+  if (check_request_locked (self, request, &roi, error))
+    slice = reconstruct_locked (self, request, &roi, cancellable, error);
   if (slice != NULL)
     {
       double updates = (double) slice->width * slice->height * slice->n_slices
                        * tomo_scan_get_n_projections (self->scan);
 
-      if (slice->data != NULL)
-        tomo_slice_stats_compute (slice->data,
-                                  (gsize) slice->width * slice->height * slice->n_slices,
-                                  &slice->values);
       slice->total_ms = (g_get_monotonic_time () - start) / 1000.0;
       slice->gups = slice->backproject_ms > 0 ? updates / (slice->backproject_ms * 1e6) : 0;
     }
-out:
   g_mutex_unlock (&self->lock);
   return slice;
 }
@@ -763,144 +664,6 @@ tomo_engine_submit (TomoEngine             *self,
 
 /* --- whole volumes ------------------------------------------------------ */
 
-typedef struct
-{
-  TomoEngine *engine;
-  TomoScan *scan;
-  TomoVolumeSink sink;
-  TomoProgressFunc progress;
-  gpointer user_data;
-  TomoRoi roi;
-  GCancellable *cancellable;
-  volatile gint cancel;
-  gulong cancel_id;
-} VolumeJob;
-
-static gboolean
-volume_read_cb (guint     row,
-                float    *sino,
-                gpointer  user_data,
-                GError  **error)
-{
-  VolumeJob *job = user_data;
-
-  return tomo_scan_read_sinogram (job->scan, row, sino, NULL, error);
-}
-
-static gboolean
-volume_write_cb (guint        row,
-                 const float *slice,
-                 gpointer     user_data,
-                 GError     **error)
-{
-  VolumeJob *job = user_data;
-
-  return job->sink (row, slice, job->roi.width, job->roi.height, job->user_data, error);
-}
-
-static void
-volume_cancelled_cb (GCancellable *cancellable,
-                     VolumeJob    *job)
-{
-  g_atomic_int_set (&job->cancel, 1);
-}
-
-static void
-volume_progress_adapter (guint    done,
-                         guint    total,
-                         gpointer user_data)
-{
-  VolumeJob *job = user_data;
-
-  if (job->progress != NULL)
-    job->progress (done, total, job->user_data);
-}
-
-static gboolean
-reconstruct_volume_gpu_locked (TomoEngine            *self,
-                               VolumeJob             *job,
-                               guint                  row_start,
-                               guint                  row_end,
-                               const TomoReconParams *params,
-                               int                    kernel,
-                               GError               **error)
-{
-  guint width = tomo_scan_get_width (self->scan);
-  guint n_proj = tomo_scan_get_n_projections (self->scan);
-  guint padded;
-  g_autofree double *response = tomo_filter_fbp_response (params->filter, width, n_proj, &padded);
-  TomoGpuVolumeJob gjob = { 0 };
-  gboolean ok;
-
-  gjob.width = width;
-  gjob.n_proj = n_proj;
-  gjob.angles = tomo_scan_get_angles (self->scan);
-  gjob.padded_width = padded;
-  gjob.response = response;
-  gjob.pad_mode = params->pad;
-  tomo_gpu_backproject_params_init (&gjob.bp);
-  gjob.bp.center = params->center;
-  gjob.bp.interp = params->interp;
-  gjob.bp.kernel = kernel;
-  gjob.bp.roi_x = job->roi.x;
-  gjob.bp.roi_y = job->roi.y;
-  gjob.bp.roi_width = job->roi.width;
-  gjob.bp.roi_height = job->roi.height;
-  gjob.row_start = row_start;
-  gjob.row_end = row_end;
-  gjob.read = volume_read_cb;
-  gjob.write = volume_write_cb;
-  gjob.progress = job->progress != NULL ? volume_progress_adapter : NULL;
-  gjob.user_data = job;
-  gjob.cancel = &job->cancel;
-
-  /* The pipeline makes its own contexts and streams on every device. */
-  ok = tomo_gpu_reconstruct_volume (&gjob, error);
-  if (!ok && g_atomic_int_get (&job->cancel))
-    {
-      g_clear_error (error);
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Cancelled");
-    }
-  return ok;
-}
-
-static gboolean
-reconstruct_volume_cpu_locked (TomoEngine            *self,
-                               VolumeJob             *job,
-                               guint                  row_start,
-                               guint                  row_end,
-                               const TomoReconParams *params,
-                               GError               **error)
-{
-  TomoScan *scan = self->scan;
-  guint width = tomo_scan_get_width (scan);
-  guint n_proj = tomo_scan_get_n_projections (scan);
-  g_autoptr(TomoCpuFbp) fbp = tomo_cpu_fbp_new (width, n_proj, tomo_scan_get_angles (scan),
-                                                params->filter, params->pad, params->n_threads);
-  g_autofree float *sino = g_try_malloc ((gsize) n_proj * width * sizeof (float));
-  g_autofree float *out = g_try_malloc ((gsize) job->roi.width * job->roi.height * sizeof (float));
-
-  if (sino == NULL || out == NULL)
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
-                   "Out of memory for a %u×%u sinogram", n_proj, width);
-      return FALSE;
-    }
-  for (guint row = row_start; row < row_end; row++)
-    {
-      if (g_cancellable_set_error_if_cancelled (job->cancellable, error))
-        return FALSE;
-      if (!tomo_scan_read_sinogram (scan, row, sino, NULL, error))
-        return FALSE;
-      tomo_cpu_fbp_filter (fbp, sino, sino);
-      tomo_cpu_fbp_backproject (fbp, sino, params->center, params->interp, &job->roi, out);
-      if (!job->sink (row, out, job->roi.width, job->roi.height, job->user_data, error))
-        return FALSE;
-      volume_progress_adapter (row - row_start + 1, row_end - row_start, job);
-    }
-  return TRUE;
-}
-
 gboolean
 tomo_engine_reconstruct_volume (TomoEngine            *self,
                                 guint                  row_start,
@@ -913,51 +676,31 @@ tomo_engine_reconstruct_volume (TomoEngine            *self,
                                 GCancellable          *cancellable,
                                 GError               **error)
 {
-  VolumeJob job = { 0 };
-  TomoSliceRequest check;
-  gboolean ok;
+  TomoBackendVolume job = { 0 };
+  gboolean ok = FALSE;
 
   g_return_val_if_fail (TOMO_IS_ENGINE (self), FALSE);
   g_return_val_if_fail (params != NULL, FALSE);
   g_return_val_if_fail (sink != NULL, FALSE);
 
   g_mutex_lock (&self->lock);
-  tomo_slice_request_init (&check, NULL);
-  check.row = row_start;
-  check.params = *params;
-  if (!validate_request (self->scan, &check, error))
+  if ((guint) kernel >= TOMO_N_KERNELS)
+    g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                 "Unknown back-projection kernel %d", kernel);
+  else if (check_locked (self, row_start, row_end, params, &job.roi, error))
     {
-      g_mutex_unlock (&self->lock);
-      return FALSE;
+      job.scan = g_object_ref (self->scan);
+      job.row_start = row_start;
+      job.row_end = row_end;
+      job.params = *params;
+      job.kernel = kernel;
+      job.sink = sink;
+      job.progress = progress;
+      job.user_data = user_data;
+      job.cancellable = cancellable;
+      ok = self->backend->ops->volume (self->backend, &job, error);
+      g_object_unref (job.scan);
     }
-  if (row_end <= row_start || row_end > tomo_scan_get_height (self->scan))
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                   "Rows %u:%u are out of range: %s has rows 0 to %u", row_start, row_end,
-                   tomo_scan_get_path (self->scan), tomo_scan_get_height (self->scan) - 1);
-      g_mutex_unlock (&self->lock);
-      return FALSE;
-    }
-
-  job.engine = self;
-  job.scan = g_object_ref (self->scan);
-  job.sink = sink;
-  job.progress = progress;
-  job.user_data = user_data;
-  job.roi = tomo_recon_params_get_roi (params, tomo_scan_get_width (self->scan));
-  job.cancellable = cancellable;
-  if (cancellable != NULL)
-    job.cancel_id = g_cancellable_connect (cancellable, G_CALLBACK (volume_cancelled_cb),
-                                           &job, NULL);
-
-  if (self->active == TOMO_BACKEND_GPU)
-    ok = reconstruct_volume_gpu_locked (self, &job, row_start, row_end, params, kernel, error);
-  else
-    ok = reconstruct_volume_cpu_locked (self, &job, row_start, row_end, params, error);
-
-  if (cancellable != NULL)
-    g_cancellable_disconnect (cancellable, job.cancel_id);
-  g_object_unref (job.scan);
   g_mutex_unlock (&self->lock);
   return ok;
 }

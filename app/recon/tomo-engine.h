@@ -8,6 +8,24 @@
 
 G_BEGIN_DECLS
 
+/* Back-projection kernels of the GPU backend (Chilingaryan et al.); the CPU
+ * backend ignores the choice. */
+typedef enum
+{
+  TOMO_KERNEL_AUTO = 0, /* fastest for mode and size, from the tuning table */
+  TOMO_KERNEL_STANDARD, /* one thread per pixel, texture, the baseline */
+  TOMO_KERNEL_TEXTURE,  /* optimised texture kernel */
+  TOMO_KERNEL_ALU,      /* shared-memory cache, interpolation on the FP units */
+  TOMO_KERNEL_HYBRID,   /* texture and ALU blocks in one launch */
+  TOMO_N_KERNELS
+} TomoKernel;
+
+/* "auto", "standard", "texture", "alu", "hybrid"; "invalid" otherwise. */
+const char *tomo_kernel_to_string   (TomoKernel  kernel);
+gboolean    tomo_kernel_from_string (const char *name,
+                                     TomoKernel *kernel,
+                                     GError    **error);
+
 /* What to reconstruct: `n_slices` (1, 2 or 4) consecutive detector rows
  * starting at `row`, reconstructed together (slice-parallel mode). */
 typedef struct
@@ -15,7 +33,7 @@ typedef struct
   guint row;
   guint n_slices;
   TomoReconParams params;
-  int kernel;            /* TomoGpuKernel; ignored by the CPU backend */
+  int kernel;            /* TomoKernel; ignored by the CPU backend */
   gboolean keep_on_device; /* GPU: keep a device copy in slice->device_buffer (display) */
   gboolean skip_download;  /* GPU: leave slice->data NULL (display through interop only) */
 } TomoSliceRequest;
@@ -50,13 +68,14 @@ typedef struct
 {
   /*< private >*/
   gint ref_count;
+  gconstpointer device_ops; /* the backend's TomoDeviceBufferOps, with device_buffer */
   /*< public >*/
   guint row, n_slices;
   guint width, height;      /* of each slice: the ROI */
   TomoRoi roi;
   TomoReconParams params;
   float *data;              /* n_slices × height × width, or NULL (skip_download) */
-  gpointer device_buffer;   /* TomoGpuBuffer *, or NULL */
+  gpointer device_buffer;   /* the backend's device copy, or NULL: see tomo_slice_get_device_data() */
   TomoBackend backend;      /* the backend that ran: CPU or GPU */
   char *kernel;             /* "cpu-linear", "alu", "hybrid"… what actually ran */
   double filter_ms;         /* 0 when the filtered sinogram came from the cache */
@@ -78,10 +97,17 @@ gboolean   tomo_slice_get_value (TomoSlice *slice,
                                  guint      x,
                                  guint      y,
                                  float     *value);
+/* Device memory of a slice kept on the device (keep_on_device): all planes,
+ * row-major, and the CUDA device in *device; NULL for host-only slices. */
+const float *tomo_slice_get_device_data (TomoSlice *slice,
+                                         int       *device);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoSlice, tomo_slice_unref)
 
 #define TOMO_TYPE_ENGINE (tomo_engine_get_type ())
 G_DECLARE_FINAL_TYPE (TomoEngine, tomo_engine, TOMO, ENGINE, GObject)
+
+/* Number of usable CUDA devices; 0 without CUDA or driver. */
+int          tomo_engine_count_gpus         (void);
 
 /* AUTO picks the GPU when one is present and usable, else the CPU. */
 TomoEngine  *tomo_engine_new                (TomoBackend backend);
@@ -98,6 +124,17 @@ int          tomo_engine_get_device         (TomoEngine *self);
 void         tomo_engine_set_scan           (TomoEngine *self,
                                              TomoScan   *scan);
 TomoScan    *tomo_engine_get_scan           (TomoEngine *self);
+
+/* The engine's door: checks rows [row_start, row_end) and params against the
+ * scan, one message per mistake, and resolves the ROI (*roi may be NULL).
+ * Every request and volume passes here; callers that must know the ROI
+ * before they reconstruct (to size a file) call it too. */
+gboolean     tomo_engine_check              (TomoEngine            *self,
+                                             guint                  row_start,
+                                             guint                  row_end,
+                                             const TomoReconParams *params,
+                                             TomoRoi               *roi,
+                                             GError               **error);
 
 /* Blocking; callable from any thread (requests are serialised). */
 TomoSlice   *tomo_engine_reconstruct        (TomoEngine             *self,

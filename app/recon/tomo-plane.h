@@ -71,9 +71,19 @@ typedef struct
 } TomoPlaneSource;
 
 /* The CPU reference: plane->width × plane->height floats into out, row-major,
- * accumulated in double.  interp is the interpolation along the detector
- * row (as for XY); between rows it is always linear.  n_threads 0 = all
- * cores. */
+ * accumulated in double, one sample at a time.  interp is the interpolation
+ * along the detector row (as for XY); between rows it is always linear.
+ * n_threads 0 = all cores. */
+void     tomo_plane_backproject_reference (const TomoPlaneSource *source,
+                                           double                 center,
+                                           TomoInterp             interp,
+                                           const TomoPlane       *plane,
+                                           guint                  n_threads,
+                                           float                 *out);
+/* The same, fast: planes whose rows are horizontal (u_z = 0 — XY, XZ, YZ
+ * and tomo_plane_init_oblique's) in single precision with the detector
+ * position stepped along each plane row and no bounds tests in the inner
+ * loop; other planes take the reference path. */
 void     tomo_plane_backproject  (const TomoPlaneSource *source,
                                   double                 center,
                                   TomoInterp             interp,

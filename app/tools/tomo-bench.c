@@ -20,12 +20,15 @@
 #include <hdf5.h>
 
 #include "tomo-cli.h"
+#include "tomo-bench-planes.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-fbp.h"
 #include "tomo-filter.h"
 #include "tomo-gpu.h"
 #include "tomo-live-cli.h"
+#include "tomo-gpu-gl.h"
+#include "tomo-gpu-tune.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 
@@ -959,7 +962,7 @@ on_slider_slice_cb (TomoEngine   *engine,
     }
   i = lround ((slice->params.center - st->base_center) / SLIDER_STEP);
   g_assert (i >= 0 && (guint) i < st->n_emit);
-  if (!tomo_gpu_gl_headless_show (st->gl, tomo_gpu_buffer_get_data (slice->device_buffer),
+  if (!tomo_gpu_gl_headless_show (st->gl, tomo_slice_get_device_data (slice, NULL),
                                   slice->width, slice->height, &local))
     {
       st->n_errors++;
@@ -1021,26 +1024,18 @@ median_of (const double *v,
 /* A 60 Hz slider: centre changes every 16.67 ms for 3 s through
  * tomo_engine_submit on a GPU engine; each delivered slice goes from its
  * device buffer into the texture on the main thread. */
-static gboolean
-bench_interop_stream (TomoGpuGlHeadless *gl,
-                      const char        *dir,
-                      guint              S,
-                      guint              n_proj,
-                      GError           **error)
+/* A phantom scan of two rows, S wide, for the engine's paths. */
+static char *
+write_interop_scan (const char *dir,
+                    guint       S,
+                    guint       n_proj,
+                    double     *center,
+                    double     *write_s,
+                    GError    **error)
 {
   g_autofree char *path = g_build_filename (dir, "slider.h5", NULL);
-  g_autoptr(TomoScan) scan = NULL;
-  g_autoptr(TomoEngine) engine = NULL;
-  g_autoptr(TomoSlice) first = NULL;
-  g_autoptr(GMainLoop) loop = NULL;
   TomoPhantomParams phantom;
-  TomoOpenOptions options;
-  SliderStream st = { 0 };
-  GThread *emitter;
-  guint timeout_id, late = 0, third, worst = 0;
-  double write_s, max_lag = 0, lag_med, recon_med;
   gint64 t0;
-  gboolean ok = FALSE;
 
   tomo_phantom_params_init (&phantom);
   phantom.width = S;
@@ -1050,33 +1045,175 @@ bench_interop_stream (TomoGpuGlHeadless *gl,
   phantom.noise = FALSE;
   t0 = g_get_monotonic_time ();
   if (!tomo_phantom_write_dxchange (&phantom, path, error))
-    return FALSE;
-  write_s = (g_get_monotonic_time () - t0) / 1e6;
+    return NULL;
+  *write_s = (g_get_monotonic_time () - t0) / 1e6;
+  *center = phantom.center;
+  return g_steal_pointer (&path);
+}
+
+static TomoEngine *
+interop_engine (TomoGpuGlHeadless *gl,
+                const char        *path,
+                GError           **error)
+{
+  g_autoptr(TomoEngine) engine = NULL;
+  g_autoptr(TomoScan) scan = NULL;
+  TomoOpenOptions options;
+
   tomo_open_options_init (&options);
   scan = tomo_scan_open (path, &options, error);
   if (scan == NULL)
-    return FALSE;
-
+    return NULL;
   engine = tomo_engine_new (TOMO_BACKEND_GPU);
   if (tomo_engine_get_backend (engine) != TOMO_BACKEND_GPU)
     {
       g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE,
                            "The engine did not start its GPU backend");
-      return FALSE;
+      return NULL;
     }
   if (tomo_engine_get_device (engine) != tomo_gpu_gl_headless_get_device (gl))
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
                    "The engine runs on CUDA device %d but the GL context on device %d",
                    tomo_engine_get_device (engine), tomo_gpu_gl_headless_get_device (gl));
-      return FALSE;
+      return NULL;
     }
   tomo_engine_set_scan (engine, scan);
+  return g_steal_pointer (&engine);
+}
+
+/* The window's path, exactly: a new centre → tomo_engine_reconstruct on a
+ * GPU engine with the slice kept on the device and no download (back
+ * projection, device copy, statistics on the device) → the device slice
+ * into the texture → glFinish.  The baseline above leaves out the engine
+ * and the statistics. */
+static gboolean
+bench_interop_window (TomoGpuGlHeadless *gl,
+                      const char        *path,
+                      double             axis,
+                      guint              S,
+                      guint              n_proj,
+                      guint              runs,
+                      GError           **error)
+{
+  g_autoptr(TomoEngine) engine = interop_engine (gl, path, error);
+  g_autofree double *total = g_new (double, runs);
+  g_autofree double *recon = g_new (double, runs);
+  g_autofree double *bp = g_new (double, runs);
+  g_autofree double *show = g_new (double, runs);
+  g_autofree float *texels = NULL;
+  g_autoptr(TomoSlice) last = NULL;
+  TomoSliceRequest request;
+  gsize mismatches = 0, checked = 0;
+  double mx = 0, m;
+
+  if (engine == NULL)
+    return FALSE;
+  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
+  request.row = 0;
+  request.keep_on_device = TRUE;
+  request.skip_download = TRUE;
+  for (guint i = 0; i < runs + 3; i++)
+    {
+      g_autoptr(TomoSlice) slice = NULL;
+      gint64 t0, t1, t2;
+
+      request.params.center = axis - 1.0 + 0.05 * i;
+      t0 = g_get_monotonic_time ();
+      slice = tomo_engine_reconstruct (engine, &request, NULL, error);
+      if (slice == NULL)
+        return FALSE;
+      t1 = g_get_monotonic_time ();
+      if (!tomo_gpu_gl_headless_show (gl, tomo_slice_get_device_data (slice, NULL), S, S, error))
+        return FALSE;
+      t2 = g_get_monotonic_time ();
+      if (!slice->values.valid || slice->data != NULL)
+        {
+          g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                       "The engine's slice came %s", slice->data != NULL ? "downloaded"
+                                                                          : "without statistics");
+          return FALSE;
+        }
+      g_clear_pointer (&last, tomo_slice_unref);
+      last = g_steal_pointer (&slice);
+      if (i < 3)
+        continue;   /* warm-up, the first reads and filters the row */
+      total[i - 3] = (t2 - t0) / 1e3;
+      recon[i - 3] = (t1 - t0) / 1e3;
+      bp[i - 3] = last->backproject_ms;
+      show[i - 3] = (t2 - t1) / 1e3;
+      mx = MAX (mx, total[i - 3]);
+    }
+
+  /* The texture holds the last slice: a pixel grid read back one by one. */
+  texels = g_new (float, (gsize) S * S);
+  if (!tomo_gpu_gl_headless_read (gl, texels, error))
+    return FALSE;
+  for (guint y = 0; y < S; y += 61)
+    for (guint x = 0; x < S; x += 59)
+      {
+        float v;
+
+        if (!tomo_slice_get_value (last, 0, x, y, &v) ||
+            memcmp (&v, &texels[(gsize) y * S + x], sizeof v) != 0)
+          mismatches++;
+        checked++;
+      }
+  if (mismatches != 0)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
+                   "The texture differs from the engine's slice in %" G_GSIZE_FORMAT " of %"
+                   G_GSIZE_FORMAT " pixels read", mismatches, checked);
+      return FALSE;
+    }
+
+  m = median (total, runs);
+  printf ("### Centre change → texture ready with statistics: the window's path (%u runs)\n\n",
+          runs);
+  printf ("Each run: a new centre, `tomo_engine_reconstruct` on a GPU engine (%s) with "
+          "`keep_on_device` and `skip_download` — back projection, the device copy the window "
+          "shows and the slice statistics (min/max/mean, percentiles, 256-bin histogram) "
+          "reduced on the device — then the device slice into the %u² texture and `glFinish`.  "
+          "%" G_GSIZE_FORMAT " texels read back through GL equal `tomo_slice_get_value` (one "
+          "value from the device each).\n\n", tomo_engine_get_device_name (engine), S, checked);
+  printf ("| size | projections | kernel | back projection ms (events) | engine ms (bp + copy + "
+          "stats) | copy + glFinish ms | total median ms | total max ms | ≤ 4 ms |\n");
+  printf ("|---:|---:|---|---:|---:|---:|---:|---:|---|\n");
+  printf ("| %u² | %u | %s | %.3f | %.3f | %.3f | **%.3f** | %.3f | %s |\n\n", S, n_proj,
+          last->kernel, median (bp, runs), median (recon, runs), median (show, runs), m, mx,
+          m <= 4.0 ? (mx <= 4.0 ? "yes (max too)" : "median yes, max no") : "no");
+  fflush (stdout);
+  return TRUE;
+}
+
+static gboolean
+bench_interop_stream (TomoGpuGlHeadless *gl,
+                      const char        *path,
+                      double             axis,
+                      double             write_s,
+                      guint              S,
+                      guint              n_proj,
+                      GError           **error)
+{
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoEngine) engine = NULL;
+  g_autoptr(TomoSlice) first = NULL;
+  g_autoptr(GMainLoop) loop = NULL;
+  SliderStream st = { 0 };
+  GThread *emitter;
+  guint timeout_id, late = 0, third, worst = 0;
+  double max_lag = 0, lag_med, recon_med;
+  gboolean ok = FALSE;
+
+  engine = interop_engine (gl, path, error);
+  if (engine == NULL)
+    return FALSE;
+  scan = g_object_ref (tomo_engine_get_scan (engine));
   tomo_slice_request_init (&st.request, scan);
   st.request.row = 0;
   st.request.keep_on_device = TRUE;
   st.request.skip_download = TRUE;
-  st.base_center = phantom.center - 1.0;
+  st.base_center = axis - 1.0;
   st.request.params.center = st.base_center;
 
   /* The first request reads and filters the row; the stream then moves
@@ -1084,7 +1221,7 @@ bench_interop_stream (TomoGpuGlHeadless *gl,
   st.engine = engine;
   first = tomo_engine_reconstruct (engine, &st.request, NULL, error);
   if (first == NULL ||
-      !tomo_gpu_gl_headless_show (gl, tomo_gpu_buffer_get_data (first->device_buffer),
+      !tomo_gpu_gl_headless_show (gl, tomo_slice_get_device_data (first, NULL),
                                   first->width, first->height, error))
     return FALSE;
 
@@ -1178,8 +1315,10 @@ bench_interop (guint        S,
   g_autoptr(GError) local = NULL;
   g_autofree char *dir = NULL;
   g_autofree char *name = NULL;
+  g_autofree char *path = NULL;
   TomoGpuGlHeadless *gl;
   int sm_khz = 0, mem_khz = 0;
+  double axis = 0, write_s = 0;
   gboolean ok;
 
   printf ("# tomolive bench --interop\n\n");
@@ -1209,8 +1348,11 @@ bench_interop (guint        S,
       tomo_gpu_gl_headless_close (gl);
       return FALSE;
     }
-  ok = bench_interop_latency (gl, S, n_proj, runs, error) &&
-       bench_interop_stream (gl, dir, S, n_proj, error);
+  path = write_interop_scan (dir, S, n_proj, &axis, &write_s, error);
+  ok = path != NULL &&
+       bench_interop_latency (gl, S, n_proj, runs, error) &&
+       bench_interop_window (gl, path, axis, S, n_proj, runs, error) &&
+       bench_interop_stream (gl, path, axis, write_s, S, n_proj, error);
   remove_tmp_dir (dir);
   tomo_gpu_gl_headless_close (gl);
   return ok;
@@ -1243,7 +1385,8 @@ tomo_bench_main (int    argc,
   /* 0: the default of the measurement (GPU tables, --cpu or --interop). */
   int n_proj = 0, runs = 0, volume = 0, device = 0;
   gboolean tune_flag = FALSE, skip_bp = FALSE, skip_filter = FALSE;
-  gboolean cpu_flag = FALSE, interop_flag = FALSE;
+  gboolean cpu_flag = FALSE, interop_flag = FALSE, center_flag = FALSE, planes_flag = FALSE;
+  int plane_rows = 0;
   BenchOptions opts = { 0 };
   TomoGpuContext *ctx = NULL;
   int sm_khz = 0, mem_khz = 0;
@@ -1263,6 +1406,13 @@ tomo_bench_main (int    argc,
     { "interop", 0, 0, G_OPTION_ARG_NONE, &interop_flag,
       "Measure the display path instead: centre change → GL texture through CUDA–OpenGL "
       "interop in a headless EGL context, and a 60 Hz slider stream", NULL },
+    { "center", 0, 0, G_OPTION_ARG_NONE, &center_flag,
+      "Measure the automatic centre estimate instead (CPU, GPU direct and cuFFT correlation)", NULL },
+    { "planes", 0, 0, G_OPTION_ARG_NONE, &planes_flag,
+      "Measure the volume store instead: fill from host memory, XZ/YZ/XY/oblique planes, "
+      "cached and global kernels, float and half, a 256³ preview", NULL },
+    { "rows", 0, 0, G_OPTION_ARG_INT, &plane_rows,
+      "--planes: detector rows in the store (default: the size)", "N" },
     { "kernels", 'k', 0, G_OPTION_ARG_STRING, &kernels,
       "Kernels to measure besides standard (default standard,texture,alu,hybrid,auto)", "K,…" },
     { "volume", 'v', 0, G_OPTION_ARG_INT, &volume,
@@ -1309,6 +1459,26 @@ tomo_bench_main (int    argc,
       return 1;
     }
 
+  if (center_flag)
+    {
+      guint width = sizes ? opts.sizes[0] : 2048;
+
+      g_free (opts.sizes);
+      return tomo_center_bench (width, runs ? runs : 20, device);
+    }
+  if (planes_flag)
+    {
+      guint S = sizes ? opts.sizes[0] : 2048;
+
+      if (!tomo_bench_planes (S, n_proj ? (guint) n_proj : S, plane_rows > 0 ? (guint) plane_rows : S,
+                              runs ? (guint) runs : 10, device, cmdline, date, &error))
+        {
+          g_printerr ("tomolive bench: %s\n", error->message);
+          status = 1;
+        }
+      g_free (opts.sizes);
+      return status;
+    }
   if (cpu_flag || interop_flag)
     {
       if (cpu_flag)

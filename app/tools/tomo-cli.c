@@ -16,11 +16,12 @@
 #include <glib/gstdio.h>
 
 #include "tomo-cli.h"
+#include "tomo-plane-cli.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-gpu.h"
 #include "tomo-live-cli.h"
-#include "tomo-memory.h"
+#include "tomo-open-args.h"
 #include "tomo-options.h"
 #include "tomo-output.h"
 #include "tomo-phantom.h"
@@ -43,117 +44,6 @@ fail_literal (const char *message)
   return 1;
 }
 
-/* --- options shared by info and reconstruct: how to open a scan ---------- */
-
-typedef struct
-{
-  char *format;
-  char *flats;
-  char *darks;
-  char *angles;
-  double raw_width, raw_height, raw_n_proj, raw_offset;
-  char *raw_dtype;
-  gboolean raw_big_endian;
-  double angle_range;
-  gboolean already_sinogram;
-  gboolean already_linear;
-  char *max_memory;
-  TomoNumberOption numbers[6];
-} OpenArgs;
-
-static void
-open_args_clear (OpenArgs *a)
-{
-  g_free (a->format);
-  g_free (a->flats);
-  g_free (a->darks);
-  g_free (a->angles);
-  g_free (a->raw_dtype);
-  g_free (a->max_memory);
-}
-
-static GOptionGroup *
-open_args_group (OpenArgs *a)
-{
-  GOptionEntry entries[] = {
-    { "format", 0, 0, G_OPTION_ARG_STRING, &a->format,
-      "Input format: auto (default), dxchange, nxtomo, tiff, raw", "FORMAT" },
-    { "flats", 0, 0, G_OPTION_ARG_FILENAME, &a->flats,
-      "TIFF: flat fields (file, folder or glob)", "PATH" },
-    { "darks", 0, 0, G_OPTION_ARG_FILENAME, &a->darks,
-      "TIFF: dark fields (file, folder or glob)", "PATH" },
-    { "angles", 0, 0, G_OPTION_ARG_FILENAME, &a->angles,
-      "TIFF/raw: text file with one angle in degrees per projection", "FILE" },
-    { "angle-range", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
-      "Range in degrees of evenly spaced angles when the file has none (default 180)", "DEG" },
-    { "raw-width", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Raw: detector columns", "N" },
-    { "raw-height", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Raw: detector rows", "N" },
-    { "raw-projections", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
-      "Raw: number of projections", "N" },
-    { "raw-dtype", 0, 0, G_OPTION_ARG_STRING, &a->raw_dtype,
-      "Raw: uint8, uint16, uint32, float32 or float64", "TYPE" },
-    { "raw-offset", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
-      "Raw: header bytes to skip", "BYTES" },
-    { "max-memory", 0, 0, G_OPTION_ARG_STRING, &a->max_memory,
-      "Memory a scan may use (e.g. 64G or 80%; default half the RAM)", "SIZE" },
-    { "raw-big-endian", 0, 0, G_OPTION_ARG_NONE, &a->raw_big_endian, "Raw: big-endian data", NULL },
-    { "already-sinogram", 0, 0, G_OPTION_ARG_NONE, &a->already_sinogram,
-      "Data is already flat/dark normalised (no flats needed)", NULL },
-    { "already-linear", 0, 0, G_OPTION_ARG_NONE, &a->already_linear,
-      "Data is already line integrals (no −log)", NULL },
-    G_OPTION_ENTRY_NULL
-  };
-  const TomoNumberOption numbers[] = {
-    { "angle-range", 0, 1e-6, 360000, FALSE, &a->angle_range },
-    { "raw-width", 0, 1, G_MAXUINT32, TRUE, &a->raw_width },
-    { "raw-height", 0, 1, G_MAXUINT32, TRUE, &a->raw_height },
-    { "raw-projections", 0, 1, G_MAXUINT32, TRUE, &a->raw_n_proj },
-    { "raw-offset", 0, 0, (double) G_MAXINT64, TRUE, &a->raw_offset },
-    { NULL },
-  };
-
-  G_STATIC_ASSERT (G_N_ELEMENTS (numbers) == G_N_ELEMENTS (a->numbers));
-  memcpy (a->numbers, numbers, sizeof numbers);
-  return tomo_number_option_group ("input", "Input options:", entries, a->numbers);
-}
-
-static TomoScan *
-open_scan (const char *path,
-           OpenArgs   *a,
-           GError    **error)
-{
-  TomoOpenOptions options;
-
-  tomo_open_options_init (&options);
-  if (a->format != NULL && !tomo_scan_format_from_string (a->format, &options.format, error))
-    return NULL;
-  options.flats = a->flats;
-  options.darks = a->darks;
-  options.angles = a->angles;
-  if (a->angle_range != 0)
-    options.angle_range_deg = a->angle_range;
-  if (a->max_memory != NULL)
-    {
-      guint64 bytes;
-
-      if (!tomo_memory_parse_size ("--max-memory", a->max_memory, &bytes, error))
-        return NULL;
-      tomo_memory_set_limit (bytes);
-    }
-  options.raw_width = a->raw_width;
-  options.raw_height = a->raw_height;
-  options.raw_n_projections = a->raw_n_proj;
-  options.raw_offset = a->raw_offset;
-  options.raw_big_endian = a->raw_big_endian;
-  if (a->raw_dtype != NULL && !tomo_dtype_from_string (a->raw_dtype, &options.raw_dtype, error))
-    return NULL;
-  if (a->raw_width > 0 && a->format == NULL)
-    options.format = TOMO_SCAN_FORMAT_RAW;
-  options.already_sinogram = a->already_sinogram;
-  options.already_linear = a->already_linear;
-  return tomo_scan_open (path, &options, error);
-}
-
 static gboolean
 parse_options (GOptionContext *context,
                int            *argc,
@@ -174,13 +64,13 @@ cmd_info (int    argc,
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) scan = NULL;
   g_autofree char *text = NULL;
-  OpenArgs a = { 0 };
+  TomoOpenArgs a = { 0 };
   int status = 1;
 
   g_option_context_set_summary (context,
     "Prints what is in a scan: format, detector size, projections, flats,\n"
     "darks, data type, angles and pixel size.  Only the header is read.");
-  g_option_context_add_group (context, open_args_group (&a));
+  g_option_context_add_group (context, tomo_open_args_group (&a));
   if (!parse_options (context, &argc, &argv, &error))
     goto out;
   if (argc != 2)
@@ -188,7 +78,7 @@ cmd_info (int    argc,
       g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "info needs exactly one FILE");
       goto out;
     }
-  scan = open_scan (argv[1], &a, &error);
+  scan = tomo_open_args_open (argv[1], &a, &error);
   if (scan == NULL)
     goto out;
   text = tomo_scan_describe (scan);
@@ -197,7 +87,7 @@ cmd_info (int    argc,
     g_print ("\n");
   status = 0;
 out:
-  open_args_clear (&a);
+  tomo_open_args_clear (&a);
   return error != NULL ? fail (error) : status;
 }
 
@@ -275,11 +165,11 @@ cmd_reconstruct (int    argc,
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoEngine) engine = NULL;
   g_autofree char *rows = NULL, *filter = NULL, *interp = NULL, *backend = NULL;
-  g_autofree char *roi = NULL, *kernel = NULL, *output = NULL;
+  g_autofree char *roi = NULL, *kernel = NULL, *output = NULL, *plane = NULL;
   double row = -1;
   double center = NAN;
   gboolean progress = FALSE, quiet = FALSE;
-  OpenArgs a = { 0 };
+  TomoOpenArgs a = { 0 };
   TomoLiveCliListen live = { 0 };
   GOptionEntry entries[] = {
     { "row", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
@@ -295,6 +185,9 @@ cmd_reconstruct (int    argc,
     { "kernel", 'k', 0, G_OPTION_ARG_STRING, &kernel,
       "GPU back projector: auto (default), standard, texture, alu, hybrid", "K" },
     { "roi", 0, 0, G_OPTION_ARG_STRING, &roi, "Only the region x,y,width,height of the slice", "X,Y,W,H" },
+    { "plane", 0, 0, G_OPTION_ARG_STRING, &plane,
+      "A vertical or oblique plane through rows --rows (default all) instead of slices: "
+      "xz:Y, yz:X or oblique:AZIMUTH[,TILT[,X,Y,Z]]", "SPEC" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
       "Float32 TIFF, one page per slice; or an existing folder: one file per slice", "PATH" },
     { "progress", 0, 0, G_OPTION_ARG_NONE, &progress, "Show the progress bar even when stderr is not a terminal", NULL },
@@ -308,7 +201,8 @@ cmd_reconstruct (int    argc,
   };
   TomoReconParams params;
   TomoBackend want = TOMO_BACKEND_AUTO;
-  TomoGpuKernel gpu_kernel = TOMO_GPU_KERNEL_AUTO;
+  TomoKernel gpu_kernel = TOMO_KERNEL_AUTO;
+  TomoRoi r;
   guint row_start, row_end, height, width;
   Output o = { 0 };
   gint64 start;
@@ -322,7 +216,7 @@ cmd_reconstruct (int    argc,
   g_option_context_set_main_group (context,
                                    tomo_number_option_group ("reconstruct", "Reconstruction options:",
                                                              entries, numbers));
-  g_option_context_add_group (context, open_args_group (&a));
+  g_option_context_add_group (context, tomo_open_args_group (&a));
   g_option_context_add_group (context, tomo_live_cli_listen_group (&live));
   if (!parse_options (context, &argc, &argv, &error))
     goto out;
@@ -346,11 +240,12 @@ cmd_reconstruct (int    argc,
 
   if (backend != NULL && !tomo_backend_from_string (backend, &want, &error))
     goto out;
-  if (kernel != NULL && !tomo_gpu_kernel_from_string (kernel, &gpu_kernel, &error))
+  if (kernel != NULL && !tomo_kernel_from_string (kernel, &gpu_kernel, &error))
     goto out;
 
+  tomo_open_args_take_parsed (&a);
   scan = live.url ? tomo_live_cli_receive (&live, a.angles, a.angle_range, &error)
-                   : open_scan (argv[1], &a, &error);
+                   : tomo_open_args_open (argv[1], &a, &error);
   if (scan == NULL)
     goto out;
   width = tomo_scan_get_width (scan);
@@ -365,14 +260,23 @@ cmd_reconstruct (int    argc,
     goto out;
   if (roi != NULL && !tomo_parse_roi (roi, width, &params.roi, &error))
     goto out;
-  if (!tomo_recon_params_validate (&params, width, &error))
-    goto out;
 
   if (rows != NULL)
     {
       if (!tomo_parse_rows (rows, height, &row_start, &row_end, &error))
         goto out;
     }
+  if (plane != NULL)
+    {
+      if (row >= 0)
+        g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "--plane takes --rows A:B, not --row");
+      else if (tomo_plane_cli_run (scan, plane, rows ? row_start : 0, rows ? row_end : height,
+                                   &params, want, output, quiet, &error))
+        status = 0;
+      goto out;
+    }
+  if (rows != NULL)
+    ;
   else
     {
       if (row >= 0 && (guint) row >= height)
@@ -394,6 +298,8 @@ cmd_reconstruct (int    argc,
   if (!tomo_engine_set_backend (engine, want, &error))
     goto out;
   tomo_engine_set_scan (engine, scan);
+  if (!tomo_engine_check (engine, row_start, row_end, &params, &r, &error))
+    goto out;
 
   o.out_path = output;
   o.to_dir = g_file_test (output, G_FILE_TEST_IS_DIR);
@@ -402,8 +308,6 @@ cmd_reconstruct (int    argc,
   o.last_percent = G_MAXUINT;
   if (!o.to_dir)
     {
-      TomoRoi r = tomo_recon_params_get_roi (&params, width);
-
       o.writer = tomo_tiff_writer_new_full (output, tomo_scan_get_input_files (scan),
                                             (guint64) r.width * r.height * 4 * (row_end - row_start),
                                             &error);
@@ -444,7 +348,6 @@ cmd_reconstruct (int    argc,
   seconds = (g_get_monotonic_time () - start) / 1e6;
   if (!quiet)
     {
-      TomoRoi r = tomo_recon_params_get_roi (&params, width);
       double updates = (double) r.width * r.height * tomo_scan_get_n_projections (scan)
                        * (row_end - row_start);
 
@@ -463,7 +366,7 @@ out:
    * the user gave is untouched (the writer wrote to a temporary file). */
   if (o.writer != NULL)
     tomo_tiff_writer_abort (o.writer);
-  open_args_clear (&a);
+  tomo_open_args_clear (&a);
   tomo_live_cli_listen_clear (&live);
   return error != NULL ? fail (error) : status;
 }
@@ -475,7 +378,7 @@ open_scan_cb (const char *path,
               gpointer    data,
               GError    **error)
 {
-  return open_scan (path, data, error);
+  return tomo_open_args_open (path, data, error);
 }
 
 static int
@@ -484,12 +387,12 @@ cmd_stream (int    argc,
 {
   g_autoptr(GOptionContext) context =
     g_option_context_new ("FILE --to URL — send a scan as a live sender would");
-  OpenArgs a = { 0 };
+  TomoOpenArgs a = { 0 };
   int status;
 
-  g_option_context_add_group (context, open_args_group (&a));
+  g_option_context_add_group (context, tomo_open_args_group (&a));
   status = tomo_live_cli_stream (context, argc, argv, open_scan_cb, &a);
-  open_args_clear (&a);
+  tomo_open_args_clear (&a);
   return status;
 }
 
@@ -505,7 +408,7 @@ cmd_phantom (int    argc,
   g_autofree char *output = NULL, *kind = NULL;
   TomoPhantomParams p;
   double width, height, n_proj, n_flats, n_darks, seed, threads = 0;
-  double center = NAN, offset = NAN, range, flat, dark, scale = NAN;
+  double center = NAN, offset = NAN, range, flat, dark, scale = NAN, tilt = 0.0;
   gboolean noise = FALSE, no_noise = FALSE;
 
   tomo_phantom_params_init (&p);
@@ -528,6 +431,8 @@ cmd_phantom (int    argc,
       { "center", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Rotation axis column", "C" },
       { "center-offset", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
         "Rotation axis relative to the detector middle (default +3.37)", "PX" },
+      { "tilt", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
+        "Axis tilt in degrees (positive: the axis moves right going down)", "DEG" },
       { "kind", 0, 0, G_OPTION_ARG_STRING, &kind, "shepp-logan (default), disks, points", "KIND" },
       { "attenuation", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
         "Attenuation per pixel of a unit-value region (default 4/width)", "MU" },
@@ -550,6 +455,7 @@ cmd_phantom (int    argc,
       { "angle-range", 0, 1e-6, 360000, FALSE, &range },
       { "center", 0, -1e9, 1e9, FALSE, &center },
       { "center-offset", 0, -1e9, 1e9, FALSE, &offset },
+      { "tilt", 0, -45, 45, FALSE, &tilt },
       { "attenuation", 0, 0, 1e6, FALSE, &scale },
       { "flat-level", 0, 0, 1e12, FALSE, &flat },
       { "dark-level", 0, 0, 1e12, FALSE, &dark },
@@ -587,6 +493,7 @@ cmd_phantom (int    argc,
   p.angle_range_deg = range;
   p.flat_level = flat;
   p.dark_level = dark;
+  p.tilt_deg = tilt;
   p.noise = no_noise ? FALSE : TRUE;
   if (!isnan (scale))
     p.max_attenuation = scale;
@@ -623,12 +530,14 @@ print_usage (void)
   g_print (
     "Usage:\n"
     "  tomolive [FILE…]                 open the viewer (on FILE)\n"
+    "  tomolive --listen URL            open the viewer waiting for a live scan\n"
     "  tomolive info FILE               describe a scan\n"
     "  tomolive reconstruct FILE -o OUT reconstruct slices to float32 TIFF\n"
     "  tomolive reconstruct --listen URL -o OUT\n"
     "                                   receive one scan live, then reconstruct it\n"
     "  tomolive stream FILE --to URL    replay a scan as a live sender\n"
     "  tomolive phantom -o FILE.h5      write a simulated scan\n"
+    "  tomolive find-center FILE        find the rotation axis and its tilt\n"
     "  tomolive bench                   measure the GPU back projectors\n"
     "\n"
     "Each command has --help.  Scans: HDF5 Data Exchange, HDF5 NeXus NXtomo,\n"
@@ -652,7 +561,7 @@ tomo_cli_run (int    argc,
     }
   if (g_str_equal (cmd, "--version"))
     {
-      int n = tomo_gpu_get_n_devices ();
+      int n = tomo_engine_count_gpus ();
 
       g_print ("tomolive %s (CUDA engine: %s, %d device%s; viewer: %s)\n", PACKAGE_VERSION,
                HAVE_CUDA ? "built" : "not built", n, n == 1 ? "" : "s", HAVE_UI ? "built" : "not built");
@@ -670,5 +579,7 @@ tomo_cli_run (int    argc,
     return cmd_stream (argc - 1, argv + 1);
   if (g_str_equal (cmd, "bench"))
     return tomo_bench_main (argc - 1, argv + 1);
+  if (g_str_equal (cmd, "find-center"))
+    return tomo_find_center_main (argc - 1, argv + 1);
   return -1;
 }

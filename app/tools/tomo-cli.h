@@ -15,4 +15,13 @@ int tomo_cli_run (int    argc,
 int tomo_bench_main (int    argc,
                      char **argv);
 
+/* `tomolive find-center …` (tomo-find-center.c). */
+int tomo_find_center_main (int    argc,
+                           char **argv);
+
+/* `tomolive bench --center` (tomo-center-bench.c). */
+int tomo_center_bench (guint width,
+                       guint runs,
+                       int   device);
+
 G_END_DECLS

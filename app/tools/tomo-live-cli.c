@@ -10,6 +10,7 @@
 #include "tomo-error.h"
 #include "tomo-live-cli.h"
 #include "tomo-live-receiver.h"
+#include "tomo-live-recorder.h"
 #include "tomo-live-sender.h"
 #include "tomo-scan-private.h"
 
@@ -166,7 +167,44 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
                 tomo_live_protocol_to_string (tomo_live_receiver_get_protocol (rx)),
                 options.reply ? "rep" : "pull");
   start = g_get_monotonic_time ();
-  live = tomo_live_receiver_wait_complete (rx, l->timeout > 0 ? (gint64) (l->timeout * 1e6) : -1, error);
+  if (l->record == NULL)
+    live = tomo_live_receiver_wait_complete (rx, l->timeout > 0 ? (gint64) (l->timeout * 1e6) : -1, error);
+  else
+    {
+      /* Record while it arrives: flush what came every 200 ms. */
+      g_autoptr(TomoLiveRecorder) recorder = NULL;
+      TomoLiveScan *recorded = NULL;
+      gint64 deadline = l->timeout > 0 ? start + (gint64) (l->timeout * 1e6) : G_MAXINT64;
+
+      while (live == NULL)
+        {
+          g_autoptr(GError) wait_error = NULL;
+          g_autoptr(TomoLiveScan) current = NULL;
+
+          live = tomo_live_receiver_wait_complete (rx, 200000, &wait_error);
+          current = live ? tomo_live_scan_ref (live) : tomo_live_receiver_dup_current (rx);
+          if (current != NULL && current != recorded)
+            {
+              /* A new scan replaces the one begun in the file. */
+              g_clear_pointer (&recorder, tomo_live_recorder_free);
+              recorder = tomo_live_recorder_new (current, l->record, error);
+              if (recorder == NULL)
+                return NULL;
+              recorded = current;
+            }
+          if (recorder != NULL && !tomo_live_recorder_flush (recorder, error))
+            return NULL;
+          if (live == NULL && g_get_monotonic_time () >= deadline)
+            {
+              g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_TIMEOUT,
+                           "No complete scan arrived on %s within %.1f s",
+                           tomo_live_receiver_get_endpoint (rx), l->timeout);
+              break;
+            }
+        }
+      if (live != NULL && !tomo_live_recorder_finish (g_steal_pointer (&recorder), error))
+        return NULL;
+    }
   if (live == NULL)
     {
       g_autoptr(TomoLiveScan) partial = tomo_live_receiver_dup_current (rx);
@@ -184,8 +222,15 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
     }
   if (l->verbose)
     print_stats (rx, live, (g_get_monotonic_time () - start) / 1e6);
-  if (l->record != NULL && !tomo_live_scan_write_dxchange (live, l->record, error))
-    return NULL;
+  {
+    TomoLiveScanInfo info;
+
+    tomo_live_scan_get_info (live, &info);
+    if (info.n_gaps > 0)
+      g_printerr ("tomolive: warning: %u projections never arrived (the first at %.2f°); "
+                  "the reconstruction goes without them\n",
+                  info.n_gaps, tomo_live_scan_get_angle (live, info.first_gap) * 180.0 / G_PI);
+  }
   return tomo_live_scan_create_scan (live, error);
 }
 

@@ -91,6 +91,17 @@ tomo_phantom_params_init (TomoPhantomParams *params)
   params->seed = 1;
 }
 
+/* A small tilt of the axis in the detector plane is modelled as a centre
+ * that moves linearly with the row: what the projections show of it. */
+double
+tomo_phantom_row_center (const TomoPhantomParams *params,
+                         guint                    row)
+{
+  g_return_val_if_fail (params != NULL, 0.0);
+
+  return params->center + tan (params->tilt_deg * G_PI / 180.0) * (row - (params->height - 1) / 2.0);
+}
+
 /* Half-width of the field of view in pixels: the object stays inside the
  * detector even with the axis a few pixels off the middle. */
 static double
@@ -178,10 +189,13 @@ tomo_phantom_sinogram (const TomoPhantomParams *params,
   Ellipse cut[32];
   guint n_cut;
   g_autofree double *theta = NULL;
+  double center;
 
   g_return_if_fail (params != NULL && out != NULL);
   g_return_if_fail (params->width > 0 && params->height > 0 && params->n_proj > 0);
   g_return_if_fail (row < params->height);
+
+  center = tomo_phantom_row_center (params, row);
 
   theta = g_new (double, params->n_proj);
   angles_or_default (params, angles, theta);
@@ -200,7 +214,7 @@ tomo_phantom_sinogram (const TomoPhantomParams *params,
           double un = cos (el->phi) * ct + sin (el->phi) * st;
           double vn = sin (el->phi) * ct - cos (el->phi) * st;
           double w = sqrt (el->A * el->A * un * un + el->B * el->B * vn * vn);
-          double s_c = el->cx * ct - el->cy * st + params->center;
+          double s_c = el->cx * ct - el->cy * st + center;
           /* Chord length at offset s from the centre: (2AB/w²)·sqrt(w² − s²);
            * integrating it over the pixel [t − ½, t + ½] is exact. */
           double k = 2.0 * el->A * el->B / (w * w) * el->value;
@@ -459,6 +473,8 @@ check_params (const TomoPhantomParams *params,
     what = "angle range", value = params->angle_range_deg;
   else if (!isfinite (params->center) || params->center < 0 || params->center > params->width - 1.0)
     what = "centre", value = params->center;
+  else if (!isfinite (params->tilt_deg) || fabs (params->tilt_deg) > 10.0)
+    what = "axis tilt (degrees, at most ±10)", value = params->tilt_deg;
   else if (!isfinite (params->max_attenuation) || params->max_attenuation < 0)
     what = "maximum attenuation", value = params->max_attenuation;
   else if (!isfinite (params->dark_level) || params->dark_level < 0 || params->dark_level > 65535)
@@ -662,6 +678,7 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
       }
     if (group < 0
         || !write_doubles (group, "center", 0, &params->center)
+        || !write_doubles (group, "tilt", 0, &params->tilt_deg)
         || !write_doubles (group, "max_attenuation", 0, &params->max_attenuation))
       {
         failed = "write /process/tomolive";

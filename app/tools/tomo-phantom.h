@@ -34,6 +34,9 @@ typedef struct
   guint n_proj;
   double angle_range_deg; /* 180 */
   double center;          /* rotation axis column, e.g. (width−1)/2 + 3.37 */
+  double tilt_deg;        /* axis tilt in the detector plane: the axis column
+                           * at row r is center + tan(tilt)·(r − (height−1)/2),
+                           * so a positive tilt moves it right going down */
   double max_attenuation; /* value scale: attenuation per pixel of value 1.0 */
   double flat_level;      /* counts in the flat field, e.g. 20000 */
   double dark_level;      /* counts in the dark, e.g. 100 */
@@ -44,6 +47,9 @@ typedef struct
 } TomoPhantomParams;
 
 void     tomo_phantom_params_init      (TomoPhantomParams *params);
+/* The rotation axis column at detector row `row` (tilt applied). */
+double   tomo_phantom_row_center       (const TomoPhantomParams *params,
+                                        guint                    row);
 
 /* Exact line integrals (attenuation per pixel × pixels) of detector row
  * `row`: n_proj × width doubles, each detector pixel integrated over its

@@ -31,7 +31,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
                                      &options, &error);
   if (loader == NULL)
     return 0;
-  scan = _tomo_scan_new_for_loader (loader, &options, &error);
+  scan = _tomo_scan_new_from_loader (loader, &options, &error);
   if (scan != NULL)
     fuzz_exercise_scan (scan);
   return 0;

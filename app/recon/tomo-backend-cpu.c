@@ -1,0 +1,155 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The CPU backend: the reference FBP of tomo-fbp.c behind the engine's
+ * backend interface.  Everything stays in host memory; statistics are
+ * computed on the calling (worker) thread.
+ */
+#define G_LOG_DOMAIN "tomo-backend"
+
+#include "config.h"
+
+#include "tomo-backend.h"
+#include "tomo-error.h"
+#include "tomo-fbp.h"
+
+typedef struct
+{
+  TomoBackendImpl parent;
+  TomoBackendSetup setup;
+  TomoCpuFbp *fbp;
+} CpuBackend;
+
+static void
+cpu_free (TomoBackendImpl *impl)
+{
+  CpuBackend *self = (CpuBackend *) impl;
+
+  g_clear_pointer (&self->fbp, tomo_cpu_fbp_free);
+}
+
+static gboolean
+cpu_configure (TomoBackendImpl        *impl,
+               const TomoBackendSetup *setup,
+               GError                **error)
+{
+  CpuBackend *self = (CpuBackend *) impl;
+
+  g_clear_pointer (&impl->rows, g_free);
+  g_clear_pointer (&self->fbp, tomo_cpu_fbp_free);
+  self->fbp = tomo_cpu_fbp_new (setup->width, setup->n_proj, setup->angles,
+                                setup->filter, setup->pad, setup->n_threads);
+  self->setup = *setup;
+  return TRUE;
+}
+
+static gboolean
+cpu_filter (TomoBackendImpl *impl,
+            double          *filter_ms,
+            GError         **error)
+{
+  CpuBackend *self = (CpuBackend *) impl;
+  gsize plane = (gsize) self->setup.n_proj * self->setup.width;
+  gint64 t0 = g_get_monotonic_time ();
+
+  for (guint s = 0; s < impl->n_slices; s++)
+    tomo_cpu_fbp_filter (self->fbp, impl->rows + s * plane, impl->rows + s * plane);
+  *filter_ms = (g_get_monotonic_time () - t0) / 1000.0;
+  return TRUE;
+}
+
+static gboolean
+cpu_backproject (TomoBackendImpl *impl,
+                 const TomoPlane *plane,
+                 TomoSlice       *slice,
+                 GCancellable    *cancellable,
+                 GError         **error)
+{
+  CpuBackend *self = (CpuBackend *) impl;
+  gsize in_plane = (gsize) self->setup.n_proj * self->setup.width;
+  gsize out_plane = (gsize) slice->width * slice->height;
+  gint64 t0;
+
+  if (!tomo_backend_alloc_slice_data (slice, error))
+    return FALSE;
+  t0 = g_get_monotonic_time ();
+  for (guint s = 0; s < slice->n_slices; s++)
+    {
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        return FALSE;
+      tomo_cpu_fbp_backproject (self->fbp, impl->rows + s * in_plane, plane->center,
+                                plane->interp, &plane->roi, slice->data + s * out_plane);
+    }
+  slice->backproject_ms = (g_get_monotonic_time () - t0) / 1000.0;
+  slice->backend = TOMO_BACKEND_CPU;
+  slice->kernel = g_strdup_printf ("cpu-%s", tomo_interp_to_string (plane->interp));
+  return TRUE;
+}
+
+static gboolean
+cpu_stats (TomoBackendImpl *impl,
+           TomoSlice       *slice,
+           GError         **error)
+{
+  tomo_slice_stats_compute (slice->data, (gsize) slice->width * slice->height * slice->n_slices,
+                            &slice->values);
+  return TRUE;
+}
+
+static gboolean
+cpu_volume (TomoBackendImpl         *impl,
+            const TomoBackendVolume *job,
+            GError                 **error)
+{
+  TomoScan *scan = job->scan;
+  guint width = tomo_scan_get_width (scan);
+  guint n_proj = tomo_scan_get_n_projections (scan);
+  const TomoReconParams *params = &job->params;
+  g_autoptr(TomoCpuFbp) fbp = tomo_cpu_fbp_new (width, n_proj, tomo_scan_get_angles (scan),
+                                                params->filter, params->pad, params->n_threads);
+  g_autofree float *sino = g_try_malloc ((gsize) n_proj * width * sizeof (float));
+  g_autofree float *out = g_try_malloc ((gsize) job->roi.width * job->roi.height * sizeof (float));
+
+  if (sino == NULL || out == NULL)
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                   "Out of memory for a %u×%u sinogram", n_proj, width);
+      return FALSE;
+    }
+  for (guint row = job->row_start; row < job->row_end; row++)
+    {
+      if (g_cancellable_set_error_if_cancelled (job->cancellable, error))
+        return FALSE;
+      if (!tomo_scan_read_sinogram (scan, row, sino, NULL, error))
+        return FALSE;
+      tomo_cpu_fbp_filter (fbp, sino, sino);
+      tomo_cpu_fbp_backproject (fbp, sino, params->center, params->interp, &job->roi, out);
+      if (!job->sink (row, out, job->roi.width, job->roi.height, job->user_data, error))
+        return FALSE;
+      if (job->progress != NULL)
+        job->progress (row - job->row_start + 1, job->row_end - job->row_start, job->user_data);
+    }
+  return TRUE;
+}
+
+static const TomoBackendOps cpu_ops = {
+  .name = "cpu",
+  .backend = TOMO_BACKEND_CPU,
+  .free = cpu_free,
+  .configure = cpu_configure,
+  .load_rows = tomo_backend_load_rows_host,
+  .filter = cpu_filter,
+  .backproject = cpu_backproject,
+  .stats = cpu_stats,
+  .volume = cpu_volume,
+};
+
+TomoBackendImpl *
+tomo_backend_cpu_new (void)
+{
+  CpuBackend *self = g_new0 (CpuBackend, 1);
+
+  self->parent.ops = &cpu_ops;
+  self->parent.device = -1;
+  self->parent.device_name = g_strdup_printf ("CPU (%u threads)", g_get_num_processors ());
+  return &self->parent;
+}

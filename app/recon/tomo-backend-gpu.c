@@ -1,0 +1,430 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The GPU backend: the CUDA engine of gpu/ behind the engine's backend
+ * interface.  The only file of app/ that includes gpu/tomo-gpu.h; the
+ * engine's enums (TomoKernel, TomoInterp, TomoPadMode) are translated here.
+ * Filtered sinograms stay on the device between back projections.
+ */
+#define G_LOG_DOMAIN "tomo-backend"
+
+#include "config.h"
+
+#include <string.h>
+
+#include "tomo-backend.h"
+#include "tomo-error.h"
+#include "tomo-filter.h"
+#include "tomo-gpu.h"
+
+typedef struct
+{
+  TomoBackendImpl parent;
+  TomoGpuContext *ctx;
+  TomoBackendSetup setup;
+} GpuBackend;
+
+static TomoGpuKernel
+to_gpu_kernel (TomoKernel kernel)
+{
+  switch (kernel)
+    {
+    case TOMO_KERNEL_STANDARD: return TOMO_GPU_KERNEL_STANDARD;
+    case TOMO_KERNEL_TEXTURE: return TOMO_GPU_KERNEL_TEXTURE;
+    case TOMO_KERNEL_ALU: return TOMO_GPU_KERNEL_ALU;
+    case TOMO_KERNEL_HYBRID: return TOMO_GPU_KERNEL_HYBRID;
+    case TOMO_KERNEL_AUTO:
+    default: return TOMO_GPU_KERNEL_AUTO;
+    }
+}
+
+static TomoKernel
+from_gpu_kernel (TomoGpuKernel kernel)
+{
+  switch (kernel)
+    {
+    case TOMO_GPU_KERNEL_STANDARD: return TOMO_KERNEL_STANDARD;
+    case TOMO_GPU_KERNEL_TEXTURE: return TOMO_KERNEL_TEXTURE;
+    case TOMO_GPU_KERNEL_ALU: return TOMO_KERNEL_ALU;
+    case TOMO_GPU_KERNEL_HYBRID: return TOMO_KERNEL_HYBRID;
+    case TOMO_GPU_KERNEL_AUTO:
+    default: return TOMO_KERNEL_AUTO;
+    }
+}
+
+static int
+to_gpu_interp (TomoInterp interp)
+{
+  return interp == TOMO_INTERP_NEAREST ? 0 : 1;
+}
+
+static int
+to_gpu_pad (TomoPadMode pad)
+{
+  return pad == TOMO_PAD_ZERO ? 0 : 1;
+}
+
+/* GPU errors reach the engine's callers in the engine's domain. */
+static void
+propagate_gpu_error (GError    **error,
+                     GError     *gpu_error,
+                     const char *what)
+{
+  g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND, "%s: %s", what,
+               gpu_error->message);
+  g_error_free (gpu_error);
+}
+
+const char *
+tomo_backend_gpu_kernel_name (TomoKernel kernel)
+{
+  if ((guint) kernel >= TOMO_N_KERNELS)
+    return "invalid";
+  return tomo_gpu_kernel_to_string (to_gpu_kernel (kernel));
+}
+
+gboolean
+tomo_backend_gpu_kernel_parse (const char *name,
+                               TomoKernel *kernel,
+                               GError    **error)
+{
+  GError *local_error = NULL;
+  TomoGpuKernel k;
+
+  if (!tomo_gpu_kernel_from_string (name, &k, &local_error))
+    {
+      g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                           local_error->message);
+      g_error_free (local_error);
+      return FALSE;
+    }
+  *kernel = from_gpu_kernel (k);
+  return TRUE;
+}
+
+int
+tomo_backend_gpu_count_devices (void)
+{
+  return tomo_gpu_get_n_devices ();
+}
+
+static void
+gpu_free (TomoBackendImpl *impl)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+
+  g_clear_pointer (&self->ctx, tomo_gpu_context_free);
+}
+
+static gboolean
+gpu_configure (TomoBackendImpl        *impl,
+               const TomoBackendSetup *setup,
+               GError                **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+  GError *gpu_error = NULL;
+  guint padded;
+  g_autofree double *response = NULL;
+
+  g_clear_pointer (&impl->rows, g_free);
+  if (setup->width != self->setup.width || setup->n_proj != self->setup.n_proj
+      || setup->angles != self->setup.angles)
+    {
+      if (!tomo_gpu_context_set_geometry (self->ctx, setup->width, setup->n_proj, setup->angles,
+                                          &gpu_error))
+        {
+          self->setup.width = 0;
+          propagate_gpu_error (error, gpu_error, "GPU geometry");
+          return FALSE;
+        }
+    }
+  response = tomo_filter_fbp_response (setup->filter, setup->width, setup->n_proj, &padded);
+  if (!tomo_gpu_context_set_filter (self->ctx, padded, response, to_gpu_pad (setup->pad),
+                                    &gpu_error))
+    {
+      self->setup.width = 0;
+      propagate_gpu_error (error, gpu_error, "GPU filter");
+      return FALSE;
+    }
+  self->setup = *setup;
+  return TRUE;
+}
+
+static gboolean
+gpu_filter (TomoBackendImpl *impl,
+            double          *filter_ms,
+            GError         **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+  GError *gpu_error = NULL;
+  g_autofree float *rows = g_steal_pointer (&impl->rows);
+
+  if (!tomo_gpu_context_load_sinograms (self->ctx, impl->n_slices, rows, &gpu_error))
+    {
+      propagate_gpu_error (error, gpu_error, "GPU filtering");
+      return FALSE;
+    }
+  *filter_ms = tomo_gpu_context_get_filter_ms (self->ctx);
+  return TRUE;
+}
+
+static const float *
+buffer_data (gpointer buffer,
+             int     *device)
+{
+  if (device != NULL)
+    *device = tomo_gpu_buffer_get_device (buffer);
+  return tomo_gpu_buffer_get_data (buffer);
+}
+
+static gboolean
+buffer_read_value (gpointer buffer,
+                   gsize    offset,
+                   float   *value)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!tomo_gpu_buffer_read (buffer, offset, value, &error))
+    {
+      g_warning ("Reading a slice value from the device: %s", error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+buffer_free (gpointer buffer)
+{
+  tomo_gpu_buffer_free (buffer);
+}
+
+static const TomoDeviceBufferOps gpu_buffer_ops = {
+  .data = buffer_data,
+  .read_value = buffer_read_value,
+  .free = buffer_free,
+};
+
+static gboolean
+gpu_backproject (TomoBackendImpl *impl,
+                 const TomoPlane *plane,
+                 TomoSlice       *slice,
+                 GCancellable    *cancellable,
+                 GError         **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+  GError *gpu_error = NULL;
+  TomoGpuBackprojectParams bp;
+
+  tomo_gpu_backproject_params_init (&bp);
+  bp.center = plane->center;
+  bp.interp = to_gpu_interp (plane->interp);
+  bp.kernel = to_gpu_kernel (plane->kernel);
+  bp.roi_x = plane->roi.x;
+  bp.roi_y = plane->roi.y;
+  bp.roi_width = plane->roi.width;
+  bp.roi_height = plane->roi.height;
+  if (!tomo_gpu_context_backproject (self->ctx, &bp, &gpu_error))
+    {
+      propagate_gpu_error (error, gpu_error, "GPU back projection");
+      return FALSE;
+    }
+  slice->backproject_ms = tomo_gpu_context_get_backproject_ms (self->ctx);
+  slice->backend = TOMO_BACKEND_GPU;
+  slice->kernel = g_strdup (tomo_gpu_kernel_to_string (tomo_gpu_context_get_last_kernel (self->ctx)));
+
+  if (plane->keep_on_device)
+    {
+      slice->device_buffer = tomo_gpu_buffer_copy_output (self->ctx, &gpu_error);
+      if (slice->device_buffer == NULL)
+        {
+          propagate_gpu_error (error, gpu_error, "GPU slice copy");
+          return FALSE;
+        }
+      slice->device_ops = &gpu_buffer_ops;
+    }
+  if (!plane->skip_download)
+    {
+      if (!tomo_backend_alloc_slice_data (slice, error))
+        return FALSE;
+      if (!tomo_gpu_context_download (self->ctx, slice->data, &gpu_error))
+        {
+          propagate_gpu_error (error, gpu_error, "GPU download");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* On the device, over the context's output (still the slice's values): the
+ * window gets them without a download. */
+static gboolean
+gpu_stats (TomoBackendImpl *impl,
+           TomoSlice       *slice,
+           GError         **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+  GError *gpu_error = NULL;
+  TomoGpuStats gs;
+  TomoSliceStats *st = &slice->values;
+
+  G_STATIC_ASSERT (TOMO_GPU_STATS_BINS == TOMO_SLICE_HISTOGRAM_BINS);
+  if (!tomo_gpu_context_stats (self->ctx, &gs, &gpu_error))
+    {
+      propagate_gpu_error (error, gpu_error, "GPU slice statistics");
+      return FALSE;
+    }
+  st->valid = gs.valid;
+  st->min = gs.min;
+  st->max = gs.max;
+  st->lo = gs.lo;
+  st->hi = gs.hi;
+  st->range_lo = gs.range_lo;
+  st->range_hi = gs.range_hi;
+  st->mean = gs.mean;
+  st->n_finite = gs.n_finite;
+  memcpy (st->bins, gs.bins, sizeof st->bins);
+  return TRUE;
+}
+
+typedef struct
+{
+  const TomoBackendVolume *job;
+  volatile gint cancel;
+} VolumeRun;
+
+static gboolean
+volume_read_cb (guint     row,
+                float    *sino,
+                gpointer  user_data,
+                GError  **error)
+{
+  VolumeRun *run = user_data;
+
+  return tomo_scan_read_sinogram (run->job->scan, row, sino, NULL, error);
+}
+
+static gboolean
+volume_write_cb (guint        row,
+                 const float *slice,
+                 gpointer     user_data,
+                 GError     **error)
+{
+  VolumeRun *run = user_data;
+
+  return run->job->sink (row, slice, run->job->roi.width, run->job->roi.height,
+                         run->job->user_data, error);
+}
+
+static void
+volume_progress_cb (guint    done,
+                    guint    total,
+                    gpointer user_data)
+{
+  VolumeRun *run = user_data;
+
+  run->job->progress (done, total, run->job->user_data);
+}
+
+static void
+volume_cancelled_cb (GCancellable *cancellable,
+                     VolumeRun    *run)
+{
+  g_atomic_int_set (&run->cancel, 1);
+}
+
+static gboolean
+gpu_volume (TomoBackendImpl         *impl,
+            const TomoBackendVolume *job,
+            GError                 **error)
+{
+  guint width = tomo_scan_get_width (job->scan);
+  guint n_proj = tomo_scan_get_n_projections (job->scan);
+  guint padded;
+  g_autofree double *response = tomo_filter_fbp_response (job->params.filter, width, n_proj,
+                                                          &padded);
+  TomoGpuVolumeJob gjob = { 0 };
+  VolumeRun run = { job, 0 };
+  GError *gpu_error = NULL;
+  gulong cancel_id = 0;
+  gboolean ok;
+
+  gjob.width = width;
+  gjob.n_proj = n_proj;
+  gjob.angles = tomo_scan_get_angles (job->scan);
+  gjob.padded_width = padded;
+  gjob.response = response;
+  gjob.pad_mode = to_gpu_pad (job->params.pad);
+  tomo_gpu_backproject_params_init (&gjob.bp);
+  gjob.bp.center = job->params.center;
+  gjob.bp.interp = to_gpu_interp (job->params.interp);
+  gjob.bp.kernel = to_gpu_kernel (job->kernel);
+  gjob.bp.roi_x = job->roi.x;
+  gjob.bp.roi_y = job->roi.y;
+  gjob.bp.roi_width = job->roi.width;
+  gjob.bp.roi_height = job->roi.height;
+  gjob.row_start = job->row_start;
+  gjob.row_end = job->row_end;
+  gjob.read = volume_read_cb;
+  gjob.write = volume_write_cb;
+  gjob.progress = job->progress != NULL ? volume_progress_cb : NULL;
+  gjob.user_data = &run;
+  gjob.cancel = &run.cancel;
+
+  if (job->cancellable != NULL)
+    cancel_id = g_cancellable_connect (job->cancellable, G_CALLBACK (volume_cancelled_cb),
+                                       &run, NULL);
+  /* The pipeline makes its own contexts and streams on every device. */
+  ok = tomo_gpu_reconstruct_volume (&gjob, &gpu_error);
+  if (job->cancellable != NULL)
+    g_cancellable_disconnect (job->cancellable, cancel_id);
+  if (!ok)
+    {
+      if (g_atomic_int_get (&run.cancel))
+        {
+          g_clear_error (&gpu_error);
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CANCELLED, "Cancelled");
+        }
+      else if (gpu_error->domain == TOMO_GPU_ERROR)
+        propagate_gpu_error (error, gpu_error, "GPU volume");
+      else
+        g_propagate_error (error, gpu_error); /* the sink's or the reader's own */
+    }
+  return ok;
+}
+
+static const TomoBackendOps gpu_ops = {
+  .name = "gpu",
+  .backend = TOMO_BACKEND_GPU,
+  .free = gpu_free,
+  .configure = gpu_configure,
+  .load_rows = tomo_backend_load_rows_host,
+  .filter = gpu_filter,
+  .backproject = gpu_backproject,
+  .stats = gpu_stats,
+  .volume = gpu_volume,
+};
+
+TomoBackendImpl *
+tomo_backend_gpu_new (GError **error)
+{
+  GError *gpu_error = NULL;
+  TomoGpuContext *ctx;
+  GpuBackend *self;
+
+  /* With no device the context still says why (not built / no driver). */
+  ctx = tomo_gpu_context_new (0, &gpu_error);
+  if (ctx == NULL)
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                   "GPU backend not available: %s", gpu_error->message);
+      g_error_free (gpu_error);
+      return NULL;
+    }
+  self = g_new0 (GpuBackend, 1);
+  self->parent.ops = &gpu_ops;
+  self->ctx = ctx;
+  self->parent.device = tomo_gpu_context_get_device (ctx);
+  self->parent.device_name = tomo_gpu_get_device_name (self->parent.device);
+  if (self->parent.device_name == NULL)
+    self->parent.device_name = g_strdup_printf ("CUDA device %d", self->parent.device);
+  return &self->parent;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * What the backends share: reading rows on the host and allocating host
+ * slices.
+ */
+#define G_LOG_DOMAIN "tomo-backend"
+
+#include "config.h"
+
+#include "tomo-backend.h"
+#include "tomo-error.h"
+
+void
+tomo_backend_free (TomoBackendImpl *self)
+{
+  if (self == NULL)
+    return;
+  self->ops->free (self);
+  g_free (self->rows);
+  g_free (self->device_name);
+  g_free (self);
+}
+
+gboolean
+tomo_backend_load_rows_host (TomoBackendImpl     *self,
+                             TomoScan            *scan,
+                             guint                row,
+                             guint                n_slices,
+                             TomoPreprocessStats *stats,
+                             GCancellable        *cancellable,
+                             GError             **error)
+{
+  gsize plane = (gsize) tomo_scan_get_n_projections (scan) * tomo_scan_get_width (scan);
+  g_autofree float *sinos = g_try_malloc (plane * n_slices * sizeof (float));
+
+  if (sinos == NULL)
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                   "Out of memory for %u sinograms of %zu values", n_slices, plane);
+      return FALSE;
+    }
+  for (guint s = 0; s < n_slices; s++)
+    if (!tomo_scan_read_sinogram (scan, row + s, sinos + s * plane, stats, error))
+      return FALSE;
+  if (g_cancellable_set_error_if_cancelled (cancellable, error))
+    return FALSE;
+  g_free (self->rows);
+  self->rows = g_steal_pointer (&sinos);
+  self->n_slices = n_slices;
+  return TRUE;
+}
+
+gboolean
+tomo_backend_alloc_slice_data (TomoSlice *slice,
+                               GError   **error)
+{
+  slice->data = g_try_malloc ((gsize) slice->width * slice->height * slice->n_slices
+                              * sizeof (float));
+  if (slice->data == NULL)
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                   "Out of memory for a %u×%u slice", slice->width, slice->height);
+      return FALSE;
+    }
+  return TRUE;
+}

@@ -1,0 +1,154 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The engine's backend interface: the few operations TomoEngine needs from
+ * whatever computes — the CPU reference (tomo-backend-cpu.c) or the CUDA
+ * engine (tomo-backend-gpu.c, the only file of app/ that includes
+ * gpu/tomo-gpu.h).  The engine validates parameters before it calls in, keeps
+ * the one cache key of the filtered sinograms, and calls:
+ *
+ *   configure → load_rows → filter → backproject (→ stats) … backproject …
+ *
+ * Later planes (XZ, YZ, oblique), several centres per launch and
+ * accumulation of new projections are new values of TomoPlaneKind or new
+ * operations appended here; a backend that lacks one leaves it NULL and the
+ * engine reports "not supported by the <name> backend".
+ */
+#pragma once
+
+#include <gio/gio.h>
+
+#include "tomo-engine.h"
+
+G_BEGIN_DECLS
+
+typedef struct _TomoBackendImpl TomoBackendImpl;
+typedef struct _TomoBackendOps TomoBackendOps;
+
+/* Geometry and filter of the rows to come. */
+typedef struct
+{
+  guint width, n_proj;
+  const double *angles;
+  TomoFilterType filter;
+  TomoPadMode pad;
+  guint n_threads;
+} TomoBackendSetup;
+
+typedef enum
+{
+  TOMO_PLANE_ROW_SLICE = 0, /* the slice of one detector row (XY) */
+} TomoPlaneKind;
+
+/* One plane to back project from the loaded rows; validated and resolved. */
+typedef struct
+{
+  TomoPlaneKind kind;
+  double center;
+  TomoInterp interp;
+  TomoRoi roi;              /* resolved: never width 0 */
+  TomoKernel kernel;
+  gboolean keep_on_device;
+  gboolean skip_download;
+} TomoPlane;
+
+/* Whole volumes: the engine's sink and cancellation, passed through. */
+typedef struct
+{
+  TomoScan *scan;
+  guint row_start, row_end;
+  TomoReconParams params;
+  TomoRoi roi;              /* resolved */
+  TomoKernel kernel;
+  TomoVolumeSink sink;
+  TomoProgressFunc progress;
+  gpointer user_data;
+  GCancellable *cancellable;
+} TomoBackendVolume;
+
+struct _TomoBackendOps
+{
+  const char *name;         /* "cpu", "gpu" */
+  TomoBackend backend;
+
+  void      (*free)        (TomoBackendImpl *self);
+  /* Geometry and filter; drops the loaded rows. */
+  gboolean  (*configure)   (TomoBackendImpl        *self,
+                            const TomoBackendSetup *setup,
+                            GError                **error);
+  /* Reads and preprocesses n_slices rows from `row` (planar sinograms). */
+  gboolean  (*load_rows)   (TomoBackendImpl     *self,
+                            TomoScan            *scan,
+                            guint                row,
+                            guint                n_slices,
+                            TomoPreprocessStats *stats,
+                            GCancellable        *cancellable,
+                            GError             **error);
+  /* Filters the loaded rows and keeps them until the next load_rows;
+   * *filter_ms: time of the filtering. */
+  gboolean  (*filter)      (TomoBackendImpl *self,
+                            double          *filter_ms,
+                            GError         **error);
+  /* Back projects `plane` of every loaded row into `slice` (its size, row
+   * and parameters already set): data and/or device buffer, kernel, time. */
+  gboolean  (*backproject) (TomoBackendImpl *self,
+                            const TomoPlane *plane,
+                            TomoSlice       *slice,
+                            GCancellable    *cancellable,
+                            GError         **error);
+  /* Fills slice->values where the slice is. */
+  gboolean  (*stats)       (TomoBackendImpl *self,
+                            TomoSlice       *slice,
+                            GError         **error);
+  gboolean  (*volume)      (TomoBackendImpl         *self,
+                            const TomoBackendVolume *job,
+                            GError                 **error);
+};
+
+/* What a slice needs from its backend after the engine has let it go: the
+ * device buffer's data, one value read from it, its release.  Stateless. */
+typedef struct
+{
+  const float *(*data)       (gpointer buffer,
+                              int     *device);
+  gboolean     (*read_value) (gpointer buffer,
+                              gsize    offset,
+                              float   *value);
+  void         (*free)       (gpointer buffer);
+} TomoDeviceBufferOps;
+
+struct _TomoBackendImpl
+{
+  const TomoBackendOps *ops;
+  char *device_name;        /* "NVIDIA H100 …", "CPU (16 threads)" */
+  int device;               /* CUDA device, −1 for the CPU */
+  float *rows;              /* host sinograms of the last load_rows (n_slices × n_proj × width) */
+  guint n_slices;
+};
+
+TomoBackendImpl *tomo_backend_cpu_new (void);
+/* NULL and TOMO_RECON_ERROR_BACKEND with the reason when no GPU is usable. */
+TomoBackendImpl *tomo_backend_gpu_new (GError **error);
+/* Number of usable CUDA devices (0 without CUDA). */
+int              tomo_backend_gpu_count_devices (void);
+/* Kernel names of the GPU backend. */
+const char      *tomo_backend_gpu_kernel_name  (TomoKernel kernel);
+gboolean         tomo_backend_gpu_kernel_parse (const char *name,
+                                                TomoKernel *kernel,
+                                                GError    **error);
+
+void             tomo_backend_free     (TomoBackendImpl *self);
+
+/* load_rows of the backends that read on the host: self->rows and
+ * self->n_slices hold the preprocessed sinograms, one after another. */
+gboolean         tomo_backend_load_rows_host (TomoBackendImpl     *self,
+                                              TomoScan            *scan,
+                                              guint                row,
+                                              guint                n_slices,
+                                              TomoPreprocessStats *stats,
+                                              GCancellable        *cancellable,
+                                              GError             **error);
+/* Host memory for a slice's planes, or NULL and an error. */
+gboolean         tomo_backend_alloc_slice_data (TomoSlice *slice,
+                                                GError   **error);
+
+G_END_DECLS

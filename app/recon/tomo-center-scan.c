@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "tomo-center"
+
+#include "config.h"
+
+#include <math.h>
+
+#include "tomo-center-scan.h"
+
+#define N_TILT_ROWS 16
+
+gboolean
+tomo_center_find_in_scan (TomoScan         *scan,
+                          int               row,
+                          TomoCenterMethod  method,
+                          TomoCenterResult *result,
+                          GError          **error)
+{
+  guint w, h, n;
+  const double *angles;
+  g_autofree float *sino = NULL;
+  double rows[N_TILT_ROWS], centers[N_TILT_ROWS], sigmas[N_TILT_ROWS];
+  guint n_rows = 0, last = G_MAXUINT;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (scan), FALSE);
+  g_return_val_if_fail (result != NULL, FALSE);
+
+  w = tomo_scan_get_width (scan);
+  h = tomo_scan_get_height (scan);
+  n = tomo_scan_get_n_projections (scan);
+  angles = tomo_scan_get_angles (scan);
+  if (row < 0)
+    row = h / 2;
+  if ((guint) row >= h)
+    {
+      g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_INVALID,
+                   "Row %d is outside %s (rows 0…%u)", row, tomo_scan_get_path (scan), h - 1);
+      return FALSE;
+    }
+  sino = g_new (float, (gsize) n * w);
+  if (!tomo_scan_read_sinogram (scan, row, sino, NULL, error))
+    return FALSE;
+  if (!tomo_center_estimate (sino, n, w, angles, method, result, error))
+    {
+      g_prefix_error (error, "%s, row %d: ", tomo_scan_get_path (scan), row);
+      return FALSE;
+    }
+
+  if (h < 8)
+    return TRUE;
+  for (guint k = 0; k < N_TILT_ROWS; k++)
+    {
+      guint r = (guint) lround ((0.05 + 0.9 * k / (N_TILT_ROWS - 1)) * (h - 1));
+      TomoCenterResult one;
+
+      if (r == last)
+        continue;
+      last = r;
+      if (!tomo_scan_read_sinogram (scan, r, sino, NULL, error))
+        return FALSE;
+      /* Rows without contrast (above or below the sample) just drop out. */
+      if (!tomo_center_estimate (sino, n, w, angles, TOMO_CENTER_METHOD_AUTO, &one, NULL))
+        continue;
+      rows[n_rows] = r;
+      centers[n_rows] = one.center;
+      sigmas[n_rows] = one.uncertainty;
+      n_rows++;
+    }
+  tomo_center_fit_tilt (rows, centers, sigmas, n_rows, row, NULL,
+                        &result->tilt_deg, &result->tilt_uncertainty_deg, NULL);
+  return TRUE;
+}

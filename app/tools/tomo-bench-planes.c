@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "tomo-bench"
+
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tomo-bench-planes.h"
+#include "tomo-fbp.h"
+#include "tomo-filter.h"
+#include "tomo-plane.h"
+#include "tomo-gpu-store.h"
+
+#define POOL 8   /* distinct random sinograms the rows are drawn from */
+
+typedef struct
+{
+  float *pool;
+  gsize row_elems;
+} Source;
+
+/* The "file" is host memory: each row a copy of one of POOL random
+ * sinograms, so filling measures host → device → filter → store. */
+static gboolean
+read_row (guint    row,
+          float   *sino,
+          gpointer user_data,
+          GError **error)
+{
+  Source *src = user_data;
+
+  memcpy (sino, src->pool + (row * 5u % POOL) * src->row_elems, src->row_elems * sizeof (float));
+  return TRUE;
+}
+
+static int
+cmp_double (gconstpointer a,
+            gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* Median CUDA-event milliseconds of `runs` planes after two warm-ups; the
+ * centre moves by a hundredth of a pixel per run, so no two runs see the
+ * same input. */
+static gboolean
+time_plane (TomoGpuStore       *store,
+            const TomoGpuPlane *plane,
+            double              center,
+            TomoGpuPlaneKernel  kernel,
+            guint               runs,
+            double             *ms,
+            GError            **error)
+{
+  g_autofree double *t = g_new (double, runs);
+
+  for (guint r = 0; r < runs + 2; r++)
+    {
+      if (!tomo_gpu_store_plane (store, plane, center + 0.01 * r, 1, kernel, error))
+        return FALSE;
+      if (r >= 2)
+        t[r - 2] = tomo_gpu_store_get_plane_ms (store);
+    }
+  qsort (t, runs, sizeof *t, cmp_double);
+  *ms = runs % 2 ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]);
+  return TRUE;
+}
+
+static void
+plane_init (TomoGpuPlane *p,
+            double cx, double cy, double cz,
+            double ux, double uy, double uz,
+            double vx, double vy, double vz,
+            guint w, guint h)
+{
+  *p = (TomoGpuPlane) { { cx, cy, cz }, { ux, uy, uz }, { vx, vy, vz }, w, h };
+}
+
+static gboolean
+bench_store (guint                 W,
+             guint                 P,
+             guint                 R,
+             guint                 runs,
+             int                   device,
+             TomoGpuStorePrecision precision,
+             Source               *src,
+             const double         *angles,
+             GError              **error)
+{
+  g_autofree double *response = NULL;
+  TomoGpuStore *store;
+  guint padded;
+  double c = (W - 1) / 2.0, zc = (R - 1) / 2.0, center = c + 3.37;
+  double a = 30.0 * G_PI / 180.0, tilt = 15.0 * G_PI / 180.0;
+  struct
+  {
+    const char *name;
+    TomoGpuPlane plane;
+  } planes[5];
+  gboolean ok = FALSE;
+
+  store = tomo_gpu_store_new (device, W, P, angles, 0, R, precision, 0, error);
+  if (store == NULL)
+    return FALSE;
+  response = tomo_filter_fbp_response (TOMO_FILTER_SHEPP_LOGAN, W, P, &padded);
+  if (!tomo_gpu_store_set_filter (store, padded, response, 1, error) ||
+      !tomo_gpu_store_fill (store, read_row, NULL, src, NULL, error))
+    goto out;
+
+  printf ("\n### %s store: %u rows × %u projections × %u columns\n\n",
+          tomo_gpu_store_precision_to_string (precision), R, P, W);
+  printf ("Store: %.2f GiB on the device; filled from host memory in %.0f ms "
+          "(%.1f GB/s of float sinograms read, uploaded, filtered and stored).\n\n",
+          tomo_gpu_store_get_bytes (store) / (double) (1 << 30), tomo_gpu_store_get_fill_ms (store),
+          (double) R * P * W * 4 / (tomo_gpu_store_get_fill_ms (store) * 1e6));
+
+  plane_init (&planes[0].plane, c, c, zc, 1, 0, 0, 0, 0, 1, W, R);
+  planes[0].name = "XZ";
+  plane_init (&planes[1].plane, c, c, zc, 0, 1, 0, 0, 0, 1, W, R);
+  planes[1].name = "YZ";
+  plane_init (&planes[2].plane, c, c, zc, 1, 0, 0, 0, 1, 0, W, W);
+  planes[2].name = "XY (from the store)";
+  plane_init (&planes[3].plane, c, c, zc, cos (a), sin (a), 0,
+              -sin (tilt) * sin (a), sin (tilt) * cos (a), cos (tilt), W, R);
+  planes[3].name = "oblique 30°, tilt 15°";
+  plane_init (&planes[4].plane, c, c, zc, cos (a) * cos (tilt), sin (a) * cos (tilt), sin (tilt),
+              -sin (a), cos (a), 0, W, R);
+  planes[4].name = "oblique, rows not horizontal";
+
+  printf ("| plane | samples | kernel | ms (median of %u) | GU/s | vs global |\n", runs);
+  printf ("|---|---|---|---|---|---|\n");
+  for (guint k = 0; k < G_N_ELEMENTS (planes); k++)
+    {
+      TomoGpuPlane *pl = &planes[k].plane;
+      double gu = (double) pl->width * pl->height * P;
+      double ms_global = 0, ms_cached = 0;
+
+      if (!time_plane (store, pl, center, TOMO_GPU_PLANE_GLOBAL, runs, &ms_global, error))
+        goto out;
+      printf ("| %s | %u × %u | global | %.2f | %.0f | 1.00 |\n", planes[k].name, pl->width,
+              pl->height, ms_global, gu / (ms_global * 1e6));
+      if (pl->u[2] != 0.0)
+        continue;
+      if (!time_plane (store, pl, center, TOMO_GPU_PLANE_CACHED, runs, &ms_cached, error))
+        goto out;
+      printf ("| %s | %u × %u | cached | %.2f | %.0f | %.2f |\n", planes[k].name, pl->width,
+              pl->height, ms_cached, gu / (ms_cached * 1e6), ms_global / ms_cached);
+    }
+  fflush (stdout);
+
+  /* A 256³ preview volume: 256 planes of 256² samples spaced W/256 apart,
+   * back projected from the full store (global kernel: the step exceeds a
+   * pixel). */
+  {
+    guint N = 256;
+    double step = (double) W / N, zstep = (double) R / N, total = 0;
+    TomoGpuPlane pl;
+
+    for (guint r = 0; r < 2; r++)
+      {
+        total = 0;
+        for (guint k = 0; k < N; k++)
+          {
+            plane_init (&pl, c, c, (k + 0.5) * zstep - 0.5, step, 0, 0, 0, step, 0, N, N);
+            if (!tomo_gpu_store_plane (store, &pl, center, 1, TOMO_GPU_PLANE_GLOBAL, error))
+              goto out;
+            total += tomo_gpu_store_get_plane_ms (store);
+          }
+      }
+    printf ("\nPreview volume %u³ from the store: %.1f ms per refresh (%.1f Hz), "
+            "sum of %u plane kernels.\n", N, total, 1000.0 / total, N);
+  }
+  ok = TRUE;
+
+out:
+  tomo_gpu_store_free (store);
+  return ok;
+}
+
+/* The viewer's three views on the CPU backend at the sample's size (512
+ * columns, 64 rows, 360 projections), 2 threads: XY with the CPU back
+ * projector, XZ and YZ from the filtered rows held in memory. */
+static void
+bench_cpu_views (guint runs)
+{
+  const guint W = 512, R = 64, P = 360, threads = 2;
+  g_autofree double *angles = g_new (double, P);
+  g_autofree float *filtered = NULL;
+  g_autofree float *xy = g_new (float, W * W);
+  g_autofree float *xz = g_new (float, W * R);
+  g_autofree float *yz = g_new (float, W * R);
+  g_autofree double *t = g_new (double, runs);
+  g_autofree double *t3 = g_new (double, runs);
+  g_autoptr (GRand) rand = g_rand_new_with_seed (3);
+  g_autoptr (TomoCpuFbp) fbp = NULL;
+  TomoPlaneSource src;
+  TomoRoi roi = { 0, 0, W, W };
+  TomoPlane pxz, pyz;
+
+  for (guint p = 0; p < P; p++)
+    angles[p] = G_PI * p / P;
+  filtered = g_new (float, (gsize) R * P * W);
+  for (gsize i = 0; i < (gsize) R * P * W; i++)
+    filtered[i] = (float) g_rand_double_range (rand, -1.0, 1.0);
+  fbp = tomo_cpu_fbp_new (W, P, angles, TOMO_FILTER_RAMLAK, TOMO_PAD_ZERO, threads);
+  src = (TomoPlaneSource) { W, P, angles, 0, R, filtered };
+
+  for (guint r = 0; r < runs + 1; r++)
+    {
+      double c = (W - 1) / 2.0 + 0.01 * r;
+      gint64 t0 = g_get_monotonic_time (), t1, t2;
+
+      tomo_plane_init_xz (&pxz, 100 + r, 0, W, 0, R);
+      tomo_plane_init_yz (&pyz, 300 - r, 0, W, 0, R);
+      tomo_cpu_fbp_backproject (fbp, filtered + (gsize) (R / 2) * P * W, c, TOMO_INTERP_LINEAR,
+                                &roi, xy);
+      t1 = g_get_monotonic_time ();
+      tomo_plane_backproject (&src, c, TOMO_INTERP_LINEAR, &pxz, threads, xz);
+      tomo_plane_backproject (&src, c, TOMO_INTERP_LINEAR, &pyz, threads, yz);
+      t2 = g_get_monotonic_time ();
+      if (r > 0)
+        {
+          t[r - 1] = (t2 - t1) / 1000.0 / 2;
+          t3[r - 1] = (t2 - t0) / 1000.0;
+        }
+    }
+  qsort (t, runs, sizeof *t, cmp_double);
+  qsort (t3, runs, sizeof *t3, cmp_double);
+  printf ("CPU backend, %u threads, %u × %u × %u (the sample's size): XZ or YZ plane %u × %u "
+          "%.1f ms, the three views (XY + XZ + YZ) %.1f ms = %.1f Hz (medians of %u).\n\n",
+          threads, R, P, W, W, R, t[runs / 2], t3[runs / 2], 1000.0 / t3[runs / 2], runs);
+  fflush (stdout);
+}
+
+gboolean
+tomo_bench_planes (guint        W,
+                   guint        P,
+                   guint        R,
+                   guint        runs,
+                   int          device,
+                   const char  *cmdline,
+                   const char  *date,
+                   GError     **error)
+{
+  g_autofree char *name = NULL;
+  g_autofree double *angles = NULL;
+  g_autoptr (GRand) rand = NULL;
+  Source src;
+  gboolean ok;
+
+  printf ("# tomolive bench --planes\n\n`%s`, %s\n\n", cmdline, date);
+  bench_cpu_views (11);
+  if (tomo_gpu_get_n_devices () <= device)
+    {
+      printf ("Planes: skipped — no CUDA device %d.\n", device);
+      return TRUE;
+    }
+  name = tomo_gpu_get_device_name (device);
+  printf ("Device: %s\n", name);
+
+  angles = g_new (double, P);
+  for (guint p = 0; p < P; p++)
+    angles[p] = G_PI * p / P;
+  src.row_elems = (gsize) P * W;
+  src.pool = g_new (float, POOL * src.row_elems);
+  rand = g_rand_new_with_seed (7);
+  for (gsize i = 0; i < POOL * src.row_elems; i++)
+    src.pool[i] = (float) g_rand_double_range (rand, 0.0, 2.0);
+
+  ok = bench_store (W, P, R, runs, device, TOMO_GPU_STORE_FLOAT, &src, angles, error);
+  if (!ok && g_error_matches (*error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY))
+    {
+      printf ("\nFloat store: %s\n", (*error)->message);
+      g_clear_error (error);
+      ok = TRUE;
+    }
+  if (ok)
+    ok = bench_store (W, P, R, runs, device, TOMO_GPU_STORE_HALF, &src, angles, error);
+  g_free (src.pool);
+  return ok;
+}

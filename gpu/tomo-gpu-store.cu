@@ -1,0 +1,788 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The volume-resident store and the plane back projectors.
+ *
+ * Store: the filtered sinograms of rows [row_start, row_start + n_rows), each
+ * n_proj × width, one after another, in float or half.  Half values are kept
+ * multiplied by n_proj (the FBP scale π/(2N) would otherwise push most of them
+ * into half's subnormal range) and the sum is divided back.
+ *
+ * A plane sample (i, j) sits at s00 + i·u + j·v in slice coordinates
+ * (x, y centred as in the XY slice, z the stored row), and its value is
+ * Σ_p lerp_z(row r0, row r0+1)(t_p), t_p = x·cos θ_p − y·sin θ_p + centre.
+ *
+ * global kernel (the baseline): one thread per sample, 16×16 blocks, every
+ *   projection's two bins loaded from global memory (read-only path, L1).
+ * cached kernel (in the spirit of the paper's ALU kernel): planes whose
+ *   rows are horizontal (u_z = 0: XY, XZ, YZ and the oblique planes made by
+ *   tomo_plane_init_oblique) and whose step is at most one pixel.  A block
+ *   of 128 threads takes 128 consecutive samples of one plane row, so all of
+ *   them read the same one or two stored rows; per chunk of 32 projections the
+ *   block computes, from its first and last sample, the window of at most
+ *   128 + 4 bins each projection needs (offset lo_p), loads the windows
+ *   coalesced into shared memory — already blended between the two rows and
+ *   converted from half, with zeros outside the detector — and each thread
+ *   then interpolates on the FP units from shared memory without any bounds
+ *   test.  One synchronisation pair per chunk.
+ */
+#define G_LOG_DOMAIN "tomo-gpu"
+#include "config.h"
+
+#include <math.h>
+
+#include <cuda_fp16.h>
+
+#include "tomo-gpu-private.h"
+#include "tomo-gpu-store.h"
+
+#define STORE_GROUP 4            /* rows filtered per cuFFT batch while filling */
+#define STORE_RESERVE (512ull << 20) /* device bytes left for filtering and output */
+#define CACHED_BLOCK 128
+#define CACHED_CHUNK 32
+#define CACHED_WIDTH (CACHED_BLOCK + 4)
+#define COORD_LIMIT 1e6
+
+struct _TomoGpuStore
+{
+  int device;
+  guint width, n_proj, row_start, n_rows;
+  TomoGpuStorePrecision precision;
+  size_t row_elems;
+  void *d_rows;
+  size_t bytes;
+  float value_scale;       /* stored = filtered × value_scale */
+  float2 *d_trig;
+
+  TomoGpuContext *ctx;     /* filtering */
+  gboolean have_filter;
+  guint n_filled;
+
+  float *d_out;
+  size_t out_size;
+  guint out_width, out_height;
+  float *d_tmp;            /* put_filtered staging */
+  size_t tmp_size;
+
+  cudaStream_t stream;
+  cudaEvent_t ev[2];
+  double fill_ms, plane_ms;
+  TomoGpuPlaneKernel last_kernel;
+};
+
+typedef struct
+{
+  float x0, y0, z0;       /* sample (0, 0); x, y centred, z relative to row_start */
+  float ux, uy, uz, vx, vy, vz;
+  int w, h;
+  int W, P, n_rows;
+  float center, lim, inv_scale;
+  size_t row_elems;
+} PlaneArgs;
+
+__device__ static inline float
+load_value (const float *p)
+{
+  return __ldg (p);
+}
+
+__device__ static inline float
+load_value (const __half *p)
+{
+  return __half2float (__ldg (p));
+}
+
+/* Detector rows r0 (and r0 + 1 with weight fz) for relative z; FALSE
+ * outside the rows held.  A sample on the last row takes it alone. */
+__device__ static inline bool
+rows_for_z (float  z,
+            int    n_rows,
+            int   *r0,
+            float *fz)
+{
+  const float eps = 1e-4f;
+
+  if (!(z >= -eps && z <= n_rows - 1 + eps))
+    return false;
+  *r0 = (int) floorf (z);
+  *fz = z - *r0;
+  if (*r0 < 0 || *r0 >= n_rows - 1 || *fz < eps)
+    {
+      *r0 = min (max ((int) rintf (z), 0), n_rows - 1);
+      *fz = 0.0f;
+    }
+  return true;
+}
+
+template <typename T, int LINEAR>
+__device__ static inline float
+sample_global (const T *row,
+               int      W,
+               float    t)
+{
+  t = fminf (fmaxf (t, -4.0f), W + 4.0f);
+  if (LINEAR)
+    {
+      float f = floorf (t), fr = t - f;
+      int k = (int) f;
+      float a = k >= 0 && k < W ? load_value (row + k) : 0.0f;
+      float b = k + 1 >= 0 && k + 1 < W ? load_value (row + k + 1) : 0.0f;
+
+      return fmaf (fr, b - a, a);
+    }
+  else
+    {
+      int k = (int) floorf (t + 0.5f);
+
+      return k >= 0 && k < W ? load_value (row + k) : 0.0f;
+    }
+}
+
+template <typename T, int LINEAR>
+__global__ static void
+plane_global_kernel (const T      *rows,
+                     const float2 *trig,
+                     PlaneArgs     a,
+                     float        *out)
+{
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  int j = blockIdx.y * blockDim.y + threadIdx.y;
+  float x, y, z, fz, acc = 0.0f;
+  int r0;
+
+  if (i >= a.w || j >= a.h)
+    return;
+  x = a.x0 + i * a.ux + j * a.vx;
+  y = a.y0 + i * a.uy + j * a.vy;
+  z = a.z0 + i * a.uz + j * a.vz;
+  if (fabsf (x) <= a.lim && fabsf (y) <= a.lim && rows_for_z (z, a.n_rows, &r0, &fz))
+    {
+      const T *A = rows + (size_t) r0 * a.row_elems;
+      const T *B = A + a.row_elems;
+
+      for (int p = 0; p < a.P; p++)
+        {
+          float2 cs = __ldg (trig + p);
+          float t = fmaf (x, cs.x, fmaf (-y, cs.y, a.center));
+          float v = sample_global<T, LINEAR> (A + (size_t) p * a.W, a.W, t);
+
+          if (fz > 0.0f)
+            v = fmaf (fz, sample_global<T, LINEAR> (B + (size_t) p * a.W, a.W, t) - v, v);
+          acc += v;
+        }
+    }
+  out[(size_t) j * a.w + i] = acc * a.inv_scale;
+}
+
+template <typename T, int LINEAR>
+__global__ static void __launch_bounds__ (CACHED_BLOCK)
+plane_cached_kernel (const T      *rows,
+                     const float2 *trig,
+                     PlaneArgs     a,
+                     float        *out)
+{
+  __shared__ float cache[CACHED_CHUNK][CACHED_WIDTH];
+  __shared__ float2 cs_s[CACHED_CHUNK];
+  __shared__ int lo_s[CACHED_CHUNK];
+  const int tid = threadIdx.x;
+  const int j = blockIdx.y;
+  const int i = blockIdx.x * CACHED_BLOCK + tid;
+  const int iA = blockIdx.x * CACHED_BLOCK;
+  const int iB = min (iA + CACHED_BLOCK, a.w) - 1;
+  /* u_z = 0: the whole plane row lies at one z. */
+  const float z = a.z0 + j * a.vz;
+  const float x = a.x0 + i * a.ux + j * a.vx, y = a.y0 + i * a.uy + j * a.vy;
+  const float xA = a.x0 + iA * a.ux + j * a.vx, yA = a.y0 + iA * a.uy + j * a.vy;
+  const float xB = a.x0 + iB * a.ux + j * a.vx, yB = a.y0 + iB * a.uy + j * a.vy;
+  const bool inside = i < a.w && fabsf (x) <= a.lim && fabsf (y) <= a.lim;
+  float fz, acc = 0.0f;
+  int r0;
+
+  if (!rows_for_z (z, a.n_rows, &r0, &fz))
+    {
+      if (i < a.w)
+        out[(size_t) j * a.w + i] = 0.0f;
+      return;   /* uniform over the block: no barrier is skipped by some */
+    }
+
+  const T *A = rows + (size_t) r0 * a.row_elems;
+  const T *B = A + a.row_elems;
+
+  for (int p0 = 0; p0 < a.P; p0 += CACHED_CHUNK)
+    {
+      const int n = min (CACHED_CHUNK, a.P - p0);
+
+      if (tid < n)
+        {
+          float2 cs = __ldg (trig + p0 + tid);
+          float tA = fmaf (xA, cs.x, fmaf (-yA, cs.y, a.center));
+          float tB = fmaf (xB, cs.x, fmaf (-yB, cs.y, a.center));
+
+          cs_s[tid] = cs;
+          lo_s[tid] = (int) floorf (fminf (tA, tB)) - 1;
+        }
+      __syncthreads ();
+      for (int k = tid; k < n * CACHED_WIDTH; k += CACHED_BLOCK)
+        {
+          int q = k / CACHED_WIDTH, c = k - q * CACHED_WIDTH;
+          int col = lo_s[q] + c;
+          float v = 0.0f;
+
+          if (col >= 0 && col < a.W)
+            {
+              size_t off = (size_t) (p0 + q) * a.W + col;
+
+              v = load_value (A + off);
+              if (fz > 0.0f)
+                v = fmaf (fz, load_value (B + off) - v, v);
+            }
+          cache[q][c] = v;
+        }
+      __syncthreads ();
+      if (inside)
+        for (int q = 0; q < n; q++)
+          {
+            float2 cs = cs_s[q];
+            float t = fmaf (x, cs.x, fmaf (-y, cs.y, a.center));
+
+            if (LINEAR)
+              {
+                float f = floorf (t), fr = t - f;
+                int k = (int) f - lo_s[q];
+                float v0 = cache[q][k];
+
+                acc += fmaf (fr, cache[q][k + 1] - v0, v0);
+              }
+            else
+              acc += cache[q][(int) floorf (t + 0.5f) - lo_s[q]];
+          }
+      __syncthreads ();
+    }
+  if (i < a.w)
+    out[(size_t) j * a.w + i] = inside ? acc * a.inv_scale : 0.0f;
+}
+
+__global__ static void
+to_half_kernel (const float *src,
+                __half      *dst,
+                size_t       n,
+                float        scale)
+{
+  for (size_t k = blockIdx.x * (size_t) blockDim.x + threadIdx.x; k < n;
+       k += (size_t) gridDim.x * blockDim.x)
+    dst[k] = __float2half_rn (src[k] * scale);
+}
+
+/* ------------------------------------------------------------------------ */
+
+/* A fixed allocation: the shared helper, starting from nothing. */
+static gboolean
+alloc_device (void      **ptr,
+              size_t      size,
+              const char *what,
+              GError    **error)
+{
+  size_t have = 0;
+
+  *ptr = NULL;
+  return _tomo_gpu_ensure_buffer (ptr, &have, size, what, error);
+}
+
+TomoGpuStore *
+tomo_gpu_store_new (int                    device,
+                    guint                  width,
+                    guint                  n_proj,
+                    const double          *angles,
+                    guint                  row_start,
+                    guint                  n_rows,
+                    TomoGpuStorePrecision  precision,
+                    guint64                memory_limit,
+                    GError               **error)
+{
+  g_autofree float2 *trig = NULL;
+  TomoGpuStore *store;
+  size_t free_b = 0, total_b = 0;
+  guint64 elems, limit;
+
+  g_return_val_if_fail (angles != NULL, NULL);
+
+  if (width == 0 || n_proj == 0 || n_rows == 0)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Volume store of %u rows of %u projections × %u columns: nothing to hold",
+                   n_rows, n_proj, width);
+      return NULL;
+    }
+  if (tomo_gpu_get_n_devices () <= device || device < 0)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE,
+                   "No CUDA device %d for the volume store", device);
+      return NULL;
+    }
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (device), error) ||
+      !TOMO_CUDA_CHECK (cudaMemGetInfo (&free_b, &total_b), error))
+    return NULL;
+
+  elems = (guint64) n_rows * n_proj * width;
+  limit = free_b > STORE_RESERVE ? free_b - STORE_RESERVE : 0;
+  if (memory_limit > 0)
+    limit = MIN (limit, memory_limit);
+  if (precision == TOMO_GPU_STORE_AUTO)
+    precision = elems * 4 <= limit ? TOMO_GPU_STORE_FLOAT : TOMO_GPU_STORE_HALF;
+  if (elems * (precision == TOMO_GPU_STORE_FLOAT ? 4 : 2) > limit)
+    {
+      g_autofree char *need = g_format_size_full (elems * (precision == TOMO_GPU_STORE_FLOAT ? 4 : 2),
+                                                  G_FORMAT_SIZE_IEC_UNITS);
+      g_autofree char *have = g_format_size_full (limit, G_FORMAT_SIZE_IEC_UNITS);
+
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY,
+                   "The filtered sinograms of rows %u…%u (%u projections × %u columns) need "
+                   "%s in %s precision, more than the %s the device can give; "
+                   "choose a smaller row range",
+                   row_start, row_start + n_rows - 1, n_proj, width, need,
+                   tomo_gpu_store_precision_to_string (precision), have);
+      return NULL;
+    }
+
+  store = g_new0 (TomoGpuStore, 1);
+  store->device = device;
+  store->width = width;
+  store->n_proj = n_proj;
+  store->row_start = row_start;
+  store->n_rows = n_rows;
+  store->precision = precision;
+  store->row_elems = (size_t) n_proj * width;
+  store->bytes = elems * (precision == TOMO_GPU_STORE_FLOAT ? 4 : 2);
+  store->value_scale = precision == TOMO_GPU_STORE_FLOAT ? 1.0f : (float) n_proj;
+  store->last_kernel = TOMO_GPU_PLANE_AUTO;
+
+  trig = g_new (float2, n_proj);
+  for (guint p = 0; p < n_proj; p++)
+    trig[p] = make_float2 ((float) cos (angles[p]), (float) sin (angles[p]));
+
+  if (!alloc_device (&store->d_rows, store->bytes, "volume store", error) ||
+      !alloc_device ((void **) &store->d_trig, n_proj * sizeof (float2), "angles", error) ||
+      !TOMO_CUDA_CHECK (cudaMemcpy (store->d_trig, trig, n_proj * sizeof (float2),
+                                    cudaMemcpyHostToDevice), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&store->stream, cudaStreamNonBlocking), error) ||
+      !TOMO_CUDA_CHECK (cudaEventCreate (&store->ev[0]), error) ||
+      !TOMO_CUDA_CHECK (cudaEventCreate (&store->ev[1]), error))
+    {
+      tomo_gpu_store_free (store);
+      return NULL;
+    }
+  store->ctx = tomo_gpu_context_new (device, error);
+  if (store->ctx == NULL ||
+      !tomo_gpu_context_set_geometry (store->ctx, width, n_proj, angles, error))
+    {
+      tomo_gpu_store_free (store);
+      return NULL;
+    }
+  return store;
+}
+
+void
+tomo_gpu_store_free (TomoGpuStore *store)
+{
+  if (store == NULL)
+    return;
+  TOMO_CUDA_WARN (cudaSetDevice (store->device));
+  if (store->stream != NULL)
+    TOMO_CUDA_WARN (cudaStreamSynchronize (store->stream));
+  g_clear_pointer (&store->ctx, tomo_gpu_context_free);
+  if (store->d_rows != NULL)
+    TOMO_CUDA_WARN (cudaFree (store->d_rows));
+  if (store->d_trig != NULL)
+    TOMO_CUDA_WARN (cudaFree (store->d_trig));
+  if (store->d_out != NULL)
+    TOMO_CUDA_WARN (cudaFree (store->d_out));
+  if (store->d_tmp != NULL)
+    TOMO_CUDA_WARN (cudaFree (store->d_tmp));
+  for (int k = 0; k < 2; k++)
+    if (store->ev[k] != NULL)
+      TOMO_CUDA_WARN (cudaEventDestroy (store->ev[k]));
+  if (store->stream != NULL)
+    TOMO_CUDA_WARN (cudaStreamDestroy (store->stream));
+  g_free (store);
+}
+
+TomoGpuStorePrecision
+tomo_gpu_store_get_precision (TomoGpuStore *store)
+{
+  return store->precision;
+}
+
+guint64
+tomo_gpu_store_get_bytes (TomoGpuStore *store)
+{
+  return store->bytes;
+}
+
+guint
+tomo_gpu_store_get_row_start (TomoGpuStore *store)
+{
+  return store->row_start;
+}
+
+guint
+tomo_gpu_store_get_n_rows (TomoGpuStore *store)
+{
+  return store->n_rows;
+}
+
+guint
+tomo_gpu_store_get_n_filled (TomoGpuStore *store)
+{
+  return store->n_filled;
+}
+
+double
+tomo_gpu_store_get_fill_ms (TomoGpuStore *store)
+{
+  return store->fill_ms;
+}
+
+double
+tomo_gpu_store_get_plane_ms (TomoGpuStore *store)
+{
+  return store->plane_ms;
+}
+
+TomoGpuPlaneKernel
+tomo_gpu_store_get_last_kernel (TomoGpuStore *store)
+{
+  return store->last_kernel;
+}
+
+const float *
+tomo_gpu_store_get_output (TomoGpuStore *store)
+{
+  return store->d_out;
+}
+
+gboolean
+tomo_gpu_store_set_filter (TomoGpuStore *store,
+                           guint         padded_width,
+                           const double *response,
+                           int           pad_mode,
+                           GError      **error)
+{
+  g_return_val_if_fail (store != NULL, FALSE);
+
+  if (!tomo_gpu_context_set_filter (store->ctx, padded_width, response, pad_mode, error))
+    return FALSE;
+  store->have_filter = TRUE;
+  store->n_filled = 0;   /* the rows held were filtered with the old one */
+  return TRUE;
+}
+
+/* Filtered floats on the device (n rows from `row`, relative) into the
+ * store, converting to half where it holds half; on store->stream. */
+static gboolean
+store_rows (TomoGpuStore *store,
+            guint         row,
+            guint         n,
+            const float  *d_src,
+            GError      **error)
+{
+  size_t count = (size_t) n * store->row_elems;
+
+  if (store->precision == TOMO_GPU_STORE_FLOAT)
+    return TOMO_CUDA_CHECK (cudaMemcpyAsync ((float *) store->d_rows + row * store->row_elems,
+                                             d_src, count * sizeof (float),
+                                             cudaMemcpyDeviceToDevice, store->stream), error);
+  to_half_kernel<<<1024, 256, 0, store->stream>>> (
+    d_src, (__half *) store->d_rows + row * store->row_elems, count, store->value_scale);
+  return TOMO_CUDA_CHECK_LAUNCH ("to_half_kernel", error);
+}
+
+gboolean
+tomo_gpu_store_put_filtered (TomoGpuStore *store,
+                             guint         row,
+                             guint         n,
+                             const float  *filtered,
+                             GError      **error)
+{
+  size_t size;
+
+  g_return_val_if_fail (store != NULL && filtered != NULL, FALSE);
+
+  if (row < store->row_start || (guint64) row + n > (guint64) store->row_start + store->n_rows)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Rows %u…%u are outside the store's rows %u…%u", row, row + n - 1,
+                   store->row_start, store->row_start + store->n_rows - 1);
+      return FALSE;
+    }
+  size = (size_t) n * store->row_elems * sizeof (float);
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (store->device), error) ||
+      !_tomo_gpu_ensure_buffer ((void **) &store->d_tmp, &store->tmp_size, size, "store staging", error) ||
+      !TOMO_CUDA_CHECK (cudaMemcpyAsync (store->d_tmp, filtered, size, cudaMemcpyHostToDevice,
+                                         store->stream), error) ||
+      !store_rows (store, row - store->row_start, n, store->d_tmp, error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (store->stream), error))
+    return FALSE;
+  store->n_filled = MIN (store->n_rows, store->n_filled + n);
+  return TRUE;
+}
+
+gboolean
+tomo_gpu_store_fill (TomoGpuStore    *store,
+                     TomoGpuReadFunc  read,
+                     void           (*progress) (guint done, guint total, gpointer user_data),
+                     gpointer         user_data,
+                     volatile gint   *cancel,
+                     GError         **error)
+{
+  size_t group_elems = (size_t) STORE_GROUP * store->row_elems;
+  float *h_buf[2] = { NULL, NULL }, *d_buf[2] = { NULL, NULL };
+  cudaStream_t up = NULL;
+  cudaEvent_t ev_up[2] = { NULL, NULL }, ev_done[2] = { NULL, NULL };
+  gint64 t0 = g_get_monotonic_time ();
+  gboolean ok = FALSE;
+  guint done = 0, g = 0;
+
+  g_return_val_if_fail (store != NULL && read != NULL, FALSE);
+
+  if (!store->have_filter)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Volume store: no filter set before filling");
+      return FALSE;
+    }
+  store->n_filled = 0;
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (store->device), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&up, cudaStreamNonBlocking), error))
+    goto out;
+  for (int k = 0; k < 2; k++)
+    {
+      cudaError_t res = cudaHostAlloc ((void **) &h_buf[k], group_elems * sizeof (float),
+                                       cudaHostAllocDefault);
+
+      if (res != cudaSuccess)
+        {
+          h_buf[k] = NULL;
+          cudaGetLastError ();
+          g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY,
+                       "Cannot allocate %.1f MiB of pinned host memory for the volume store: %s",
+                       group_elems * 4 / 1048576.0, cudaGetErrorString (res));
+          goto out;
+        }
+      if (!alloc_device ((void **) &d_buf[k], group_elems * sizeof (float), "rows in flight",
+                         error) ||
+          !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&ev_up[k], cudaEventDisableTiming), error) ||
+          !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&ev_done[k], cudaEventDisableTiming), error))
+        goto out;
+    }
+
+  /* Group g: read into pinned buffer g % 2 (once the upload of g − 2 left
+   * it), upload on `up` (once the filter of g − 2 left the device buffer),
+   * filter and store on the store's stream. */
+  for (guint row = 0; row < store->n_rows; g++)
+    {
+      guint left = store->n_rows - row;
+      guint n = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+      int b = g % 2;
+
+      if (cancel != NULL && g_atomic_int_get (cancel))
+        {
+          g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "cancelled");
+          goto out;
+        }
+      if (g >= 2 && !TOMO_CUDA_CHECK (cudaEventSynchronize (ev_up[b]), error))
+        goto out;
+      for (guint k = 0; k < n; k++)
+        if (!read (store->row_start + row + k, h_buf[b] + k * store->row_elems, user_data, error))
+          goto out;
+      if ((g >= 2 && !TOMO_CUDA_CHECK (cudaStreamWaitEvent (up, ev_done[b], 0), error)) ||
+          !TOMO_CUDA_CHECK (cudaMemcpyAsync (d_buf[b], h_buf[b],
+                                             n * store->row_elems * sizeof (float),
+                                             cudaMemcpyHostToDevice, up), error) ||
+          !TOMO_CUDA_CHECK (cudaEventRecord (ev_up[b], up), error) ||
+          !TOMO_CUDA_CHECK (cudaStreamWaitEvent (store->stream, ev_up[b], 0), error) ||
+          !_tomo_gpu_context_filter_device (store->ctx, n, d_buf[b], store->stream, error) ||
+          !TOMO_CUDA_CHECK (cudaEventRecord (ev_done[b], store->stream), error) ||
+          !store_rows (store, row, n,
+                       _tomo_gpu_context_get_filtered_device (store->ctx), error))
+        goto out;
+      row += n;
+      done = row;
+      if (progress != NULL)
+        progress (done, store->n_rows, user_data);
+    }
+  if (!TOMO_CUDA_CHECK (cudaStreamSynchronize (store->stream), error))
+    goto out;
+  store->n_filled = store->n_rows;
+  store->fill_ms = (g_get_monotonic_time () - t0) / 1000.0;
+  ok = TRUE;
+
+out:
+  /* Nothing may still read the buffers freed below. */
+  if (store->stream != NULL)
+    TOMO_CUDA_WARN (cudaStreamSynchronize (store->stream));
+  if (up != NULL)
+    {
+      TOMO_CUDA_WARN (cudaStreamSynchronize (up));
+      TOMO_CUDA_WARN (cudaStreamDestroy (up));
+    }
+  for (int k = 0; k < 2; k++)
+    {
+      if (h_buf[k] != NULL)
+        TOMO_CUDA_WARN (cudaFreeHost (h_buf[k]));
+      if (d_buf[k] != NULL)
+        TOMO_CUDA_WARN (cudaFree (d_buf[k]));
+      if (ev_up[k] != NULL)
+        TOMO_CUDA_WARN (cudaEventDestroy (ev_up[k]));
+      if (ev_done[k] != NULL)
+        TOMO_CUDA_WARN (cudaEventDestroy (ev_done[k]));
+    }
+  return ok;
+}
+
+static gboolean
+plane_is_cacheable (const TomoGpuPlane *pl)
+{
+  return pl->u[2] == 0.0 && pl->u[0] * pl->u[0] + pl->u[1] * pl->u[1] <= 1.0 + 1e-9;
+}
+
+template <typename T>
+static void
+launch_plane (TomoGpuStore      *store,
+              TomoGpuPlaneKernel kernel,
+              int                interp,
+              const PlaneArgs   &a)
+{
+  const T *rows = (const T *) store->d_rows;
+
+  if (kernel == TOMO_GPU_PLANE_CACHED)
+    {
+      dim3 grid ((a.w + CACHED_BLOCK - 1) / CACHED_BLOCK, a.h);
+
+      if (interp)
+        plane_cached_kernel<T, 1><<<grid, CACHED_BLOCK, 0, store->stream>>> (
+          rows, store->d_trig, a, store->d_out);
+      else
+        plane_cached_kernel<T, 0><<<grid, CACHED_BLOCK, 0, store->stream>>> (
+          rows, store->d_trig, a, store->d_out);
+    }
+  else
+    {
+      dim3 block (16, 16), grid ((a.w + 15) / 16, (a.h + 15) / 16);
+
+      if (interp)
+        plane_global_kernel<T, 1><<<grid, block, 0, store->stream>>> (
+          rows, store->d_trig, a, store->d_out);
+      else
+        plane_global_kernel<T, 0><<<grid, block, 0, store->stream>>> (
+          rows, store->d_trig, a, store->d_out);
+    }
+}
+
+gboolean
+tomo_gpu_store_plane (TomoGpuStore       *store,
+                      const TomoGpuPlane *plane,
+                      double              center,
+                      int                 interp,
+                      TomoGpuPlaneKernel  kernel,
+                      GError            **error)
+{
+  double c, di, dj;
+  PlaneArgs a;
+  float ms = 0.0f;
+
+  g_return_val_if_fail (store != NULL && plane != NULL, FALSE);
+
+  if (plane->width < 1 || plane->height < 1 || plane->width > 32768 || plane->height > 32768)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Plane size %u × %u: each side must be 1 … 32768 samples",
+                   plane->width, plane->height);
+      return FALSE;
+    }
+  for (int k = 0; k < 3; k++)
+    if (!(fabs (plane->centre[k]) < COORD_LIMIT && fabs (plane->u[k]) < COORD_LIMIT &&
+          fabs (plane->v[k]) < COORD_LIMIT))
+      {
+        g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                     "Plane centre (%g, %g, %g) or directions are not finite or too large",
+                     plane->centre[0], plane->centre[1], plane->centre[2]);
+        return FALSE;
+      }
+  if (!(fabs (center) < COORD_LIMIT) || (interp != 0 && interp != 1))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Plane back projection: bad centre %g or interpolation %d", center, interp);
+      return FALSE;
+    }
+  if (kernel == TOMO_GPU_PLANE_AUTO)
+    kernel = plane_is_cacheable (plane) ? TOMO_GPU_PLANE_CACHED : TOMO_GPU_PLANE_GLOBAL;
+  else if (kernel == TOMO_GPU_PLANE_CACHED && !plane_is_cacheable (plane))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "The cached plane kernel needs horizontal plane rows (u_z = 0) and a step of "
+                   "at most one pixel; u = (%g, %g, %g)", plane->u[0], plane->u[1], plane->u[2]);
+      return FALSE;
+    }
+  if (store->n_filled < store->n_rows)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "The volume store holds %u of its %u rows: fill it first",
+                   store->n_filled, store->n_rows);
+      return FALSE;
+    }
+
+  c = (store->width - 1) / 2.0;
+  di = (plane->width - 1) / 2.0;
+  dj = (plane->height - 1) / 2.0;
+  a.x0 = (float) (plane->centre[0] - di * plane->u[0] - dj * plane->v[0] - c);
+  a.y0 = (float) (plane->centre[1] - di * plane->u[1] - dj * plane->v[1] - c);
+  a.z0 = (float) (plane->centre[2] - di * plane->u[2] - dj * plane->v[2] - store->row_start);
+  a.ux = plane->u[0]; a.uy = plane->u[1]; a.uz = plane->u[2];
+  a.vx = plane->v[0]; a.vy = plane->v[1]; a.vz = plane->v[2];
+  a.w = plane->width;
+  a.h = plane->height;
+  a.W = store->width;
+  a.P = store->n_proj;
+  a.n_rows = store->n_rows;
+  a.center = (float) center;
+  a.lim = (float) (c + 1e-3);
+  a.inv_scale = 1.0f / store->value_scale;
+  a.row_elems = store->row_elems;
+
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (store->device), error) ||
+      !_tomo_gpu_ensure_buffer ((void **) &store->d_out, &store->out_size,
+                    (size_t) plane->width * plane->height * sizeof (float), "plane", error) ||
+      !TOMO_CUDA_CHECK (cudaEventRecord (store->ev[0], store->stream), error))
+    return FALSE;
+  if (store->precision == TOMO_GPU_STORE_FLOAT)
+    launch_plane<float> (store, kernel, interp, a);
+  else
+    launch_plane<__half> (store, kernel, interp, a);
+  if (!TOMO_CUDA_CHECK_LAUNCH ("plane kernel", error) ||
+      !TOMO_CUDA_CHECK (cudaEventRecord (store->ev[1], store->stream), error) ||
+      !TOMO_CUDA_CHECK (cudaEventSynchronize (store->ev[1]), error) ||
+      !TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, store->ev[0], store->ev[1]), error))
+    return FALSE;
+  store->out_width = plane->width;
+  store->out_height = plane->height;
+  store->plane_ms = ms;
+  store->last_kernel = kernel;
+  return TRUE;
+}
+
+gboolean
+tomo_gpu_store_download (TomoGpuStore *store,
+                         float        *host,
+                         GError      **error)
+{
+  g_return_val_if_fail (store != NULL && host != NULL, FALSE);
+
+  if (store->d_out == NULL)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "No plane computed yet");
+      return FALSE;
+    }
+  return TOMO_CUDA_CHECK (cudaSetDevice (store->device), error) &&
+         TOMO_CUDA_CHECK (cudaMemcpy (host, store->d_out,
+                                      (size_t) store->out_width * store->out_height * sizeof (float),
+                                      cudaMemcpyDeviceToHost), error);
+}

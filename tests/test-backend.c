@@ -1,0 +1,535 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * One table of cases, run through the engine against every backend: each
+ * slice against the CPU reference FBP run directly on the scan's sinogram,
+ * its statistics against tomo_slice_stats_compute() of the reference, single
+ * values read back (from the device for device-only slices), volumes against
+ * slices, and bad requests answered at the engine's door with one message.
+ * GPU cases skip without a CUDA device.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "tomo-engine.h"
+#include "tomo-error.h"
+#include "tomo-fbp.h"
+#include "tomo-phantom.h"
+
+#define WIDTH 96
+#define HEIGHT 6
+#define N_PROJ 72
+#define AXIS ((WIDTH - 1) / 2.0 + 1.5)
+
+static char *tmp_dir;
+static char *scan_path;
+static gboolean have_gpu;
+
+typedef struct
+{
+  const char *name;
+  guint row, n_slices;
+  double center;
+  TomoInterp interp;
+  TomoFilterType filter;
+  TomoPadMode pad;
+  TomoRoi roi;
+  TomoKernel kernel;
+  gboolean keep_on_device;
+  gboolean skip_download;  /* GPU only: the CPU backend always has host data */
+} SliceCase;
+
+static const SliceCase slice_cases[] = {
+  { "axis-linear", 3, 1, AXIS, TOMO_INTERP_LINEAR, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE, { 0 } },
+  { "off-axis-nearest", 2, 1, AXIS - 2.25, TOMO_INTERP_NEAREST, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE, { 0 } },
+  { "hann-zero-pad", 1, 1, AXIS + 0.4, TOMO_INTERP_LINEAR, TOMO_FILTER_HANN, TOMO_PAD_ZERO, { 0 } },
+  { "roi", 0, 1, AXIS, TOMO_INTERP_LINEAR, TOMO_FILTER_SHEPP_LOGAN, TOMO_PAD_EDGE,
+    { 10, 20, 50, 40 } },
+  { "two-slices", 2, 2, AXIS + 1.0, TOMO_INTERP_LINEAR, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE, { 0 } },
+  { "four-slices-roi", 1, 4, AXIS, TOMO_INTERP_NEAREST, TOMO_FILTER_COSINE, TOMO_PAD_EDGE,
+    { 4, 4, 64, 64 } },
+  { "kernel-standard", 3, 1, AXIS, TOMO_INTERP_LINEAR, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE, { 0 },
+    TOMO_KERNEL_STANDARD },
+  { "kernel-alu", 3, 1, AXIS, TOMO_INTERP_LINEAR, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE, { 0 },
+    TOMO_KERNEL_ALU },
+  { "device-only", 3, 1, AXIS + 0.7, TOMO_INTERP_LINEAR, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE, { 0 },
+    TOMO_KERNEL_AUTO, TRUE, TRUE },
+  { "device-kept", 4, 2, AXIS, TOMO_INTERP_LINEAR, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE, { 0 },
+    TOMO_KERNEL_AUTO, TRUE, FALSE },
+};
+
+typedef struct
+{
+  const char *name;
+  guint row, n_slices;
+  double center;
+  TomoRoi roi;
+  int kernel;
+  gboolean no_scan;
+  const char *words;       /* in the one message */
+} BadCase;
+
+static const BadCase bad_cases[] = {
+  { "no-scan", 0, 1, AXIS, { 0 }, 0, TRUE, "No scan is open" },
+  { "row", HEIGHT, 1, AXIS, { 0 }, 0, FALSE, "Row 6 is out of range" },
+  { "neighbours", HEIGHT - 1, 2, AXIS, { 0 }, 0, FALSE, "with its neighbours" },
+  { "slices", 0, 3, AXIS, { 0 }, 0, FALSE, "1, 2 or 4 slices, not 3" },
+  { "centre-right", 0, 1, WIDTH + 0.5, { 0 }, 0, FALSE, "Rotation centre 96.5 is outside" },
+  { "centre-left", 0, 1, -1.0, { 0 }, 0, FALSE, "Rotation centre -1 is outside" },
+  { "centre-nan", 0, 1, NAN, { 0 }, 0, FALSE, "Rotation centre nan is outside" },
+  { "roi", 0, 1, AXIS, { WIDTH - 4, 0, 8, 8 }, 0, FALSE, "ROI 92,0,8,8 does not fit" },
+  { "kernel", 0, 1, AXIS, { 0 }, 17, FALSE, "Unknown back-projection kernel 17" },
+};
+
+typedef struct
+{
+  TomoBackend backend;
+  gconstpointer item;
+} TestData;
+
+static TomoScan *
+open_test_scan (void)
+{
+  g_autoptr(GError) error = NULL;
+  TomoOpenOptions options;
+  TomoScan *scan;
+
+  tomo_open_options_init (&options);
+  scan = tomo_scan_open (scan_path, &options, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (scan);
+  return scan;
+}
+
+/* NULL (and the test skipped) when the backend is not here. */
+static TomoEngine *
+engine_for (TomoBackend backend)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
+
+  if (backend == TOMO_BACKEND_GPU && !have_gpu)
+    {
+      g_test_skip ("no CUDA device: the GPU backend is tested on the GPU machine");
+      return NULL;
+    }
+  g_assert_true (tomo_engine_set_backend (engine, backend, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (tomo_engine_get_backend (engine), ==, backend);
+  return g_steal_pointer (&engine);
+}
+
+static void
+request_from_case (TomoSliceRequest *request,
+                   TomoScan         *scan,
+                   const SliceCase  *c,
+                   TomoBackend       backend)
+{
+  tomo_slice_request_init (request, scan);
+  request->row = c->row;
+  request->n_slices = c->n_slices;
+  request->params.center = c->center;
+  request->params.interp = c->interp;
+  request->params.filter = c->filter;
+  request->params.pad = c->pad;
+  request->params.roi = c->roi;
+  request->kernel = c->kernel;
+  request->keep_on_device = c->keep_on_device && backend == TOMO_BACKEND_GPU;
+  request->skip_download = c->skip_download && backend == TOMO_BACKEND_GPU;
+}
+
+/* The CPU reference FBP, run directly: n_slices × roi planes. */
+static float *
+reference (TomoScan        *scan,
+           const SliceCase *c)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoCpuFbp) fbp = tomo_cpu_fbp_new (WIDTH, N_PROJ, tomo_scan_get_angles (scan),
+                                                c->filter, c->pad, 0);
+  g_autofree float *sino = g_new (float, N_PROJ * WIDTH);
+  TomoReconParams params;
+  TomoRoi roi;
+  float *out;
+
+  tomo_recon_params_init (&params, WIDTH);
+  params.center = c->center;
+  params.interp = c->interp;
+  params.filter = c->filter;
+  params.pad = c->pad;
+  params.roi = c->roi;
+  roi = tomo_recon_params_get_roi (&params, WIDTH);
+  out = g_new (float, (gsize) roi.width * roi.height * c->n_slices);
+  for (guint s = 0; s < c->n_slices; s++)
+    {
+      g_assert_true (tomo_scan_read_sinogram (scan, c->row + s, sino, NULL, &error));
+      g_assert_no_error (error);
+      tomo_cpu_fbp_reconstruct (fbp, sino, &params, out + (gsize) s * roi.width * roi.height);
+    }
+  return out;
+}
+
+static double
+rel_l2 (const float *a,
+        const float *b,
+        gsize        n)
+{
+  double num = 0, den = 0;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      num += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
+      den += (double) b[i] * b[i];
+    }
+  return sqrt (num / MAX (den, 1e-300));
+}
+
+/* Statistics of the backend's slice against the host function on the
+ * reference: exact for the CPU (same values), and within what the GPU's
+ * float differences allow — extremes and mean to 1 % of the value range,
+ * percentiles to 1 % of the range, histogram counts to 2 % of the pixels
+ * in total variation. */
+static void
+assert_stats_match (const TomoSliceStats *got,
+                    const float          *ref,
+                    gsize                 n,
+                    gboolean              exact)
+{
+  TomoSliceStats want;
+  double span, tol;
+  guint64 moved = 0;
+
+  tomo_slice_stats_compute (ref, n, &want);
+  g_assert_true (want.valid);
+  g_assert_true (got->valid);
+  g_assert_cmpuint (got->n_finite, ==, want.n_finite);
+  span = want.max - want.min;
+  tol = exact ? 0 : 0.01 * span;
+  g_assert_cmpfloat_with_epsilon (got->min, want.min, tol + 1e-30);
+  g_assert_cmpfloat_with_epsilon (got->max, want.max, tol + 1e-30);
+  g_assert_cmpfloat_with_epsilon (got->mean, want.mean, tol + 1e-30);
+  g_assert_cmpfloat_with_epsilon (got->lo, want.lo, tol + 1e-30);
+  g_assert_cmpfloat_with_epsilon (got->hi, want.hi, tol + 1e-30);
+  g_assert_cmpfloat_with_epsilon (got->range_lo, want.range_lo, tol + 1e-30);
+  g_assert_cmpfloat_with_epsilon (got->range_hi, want.range_hi, tol + 1e-30);
+  for (guint i = 0; i < TOMO_SLICE_HISTOGRAM_BINS; i++)
+    moved += ABS ((gint64) got->bins[i] - (gint64) want.bins[i]);
+  if (exact)
+    g_assert_cmpuint (moved, ==, 0);
+  else
+    g_assert_cmpuint (moved, <=, n / 50);
+}
+
+static void
+test_slice_case (gconstpointer data)
+{
+  const TestData *td = data;
+  const SliceCase *c = td->item;
+  g_autoptr(TomoEngine) engine = engine_for (td->backend);
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoSlice) slice = NULL;
+  g_autoptr(TomoSlice) again = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree float *ref = NULL;
+  g_autofree float *values = NULL;
+  TomoSliceRequest request;
+  gboolean exact = td->backend == TOMO_BACKEND_CPU;
+  gsize plane, n;
+  double err;
+
+  if (engine == NULL)
+    return;
+  scan = open_test_scan ();
+  tomo_engine_set_scan (engine, scan);
+  request_from_case (&request, scan, c, td->backend);
+  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (slice);
+  ref = reference (scan, c);
+
+  g_assert_cmpint (slice->backend, ==, td->backend);
+  g_assert_cmpuint (slice->n_slices, ==, c->n_slices);
+  g_assert_cmpuint (slice->width, ==, c->roi.width ? c->roi.width : WIDTH);
+  g_assert_cmpuint (slice->height, ==, c->roi.height ? c->roi.height : WIDTH);
+  plane = (gsize) slice->width * slice->height;
+  n = plane * c->n_slices;
+  if (td->backend == TOMO_BACKEND_GPU && c->kernel != TOMO_KERNEL_AUTO)
+    g_assert_cmpstr (slice->kernel, ==, tomo_kernel_to_string (c->kernel));
+  g_assert_true ((slice->device_buffer != NULL) == request.keep_on_device);
+  g_assert_true ((slice->data == NULL) == request.skip_download);
+  g_assert_true ((tomo_slice_get_device_data (slice, NULL) != NULL) == request.keep_on_device);
+
+  /* Every value, through the host data or one by one from the device. */
+  values = g_new (float, n);
+  if (slice->data != NULL)
+    memcpy (values, slice->data, n * sizeof (float));
+  else
+    for (guint s = 0; s < c->n_slices; s++)
+      for (guint y = 0; y < slice->height; y++)
+        for (guint x = 0; x < slice->width; x++)
+          g_assert_true (tomo_slice_get_value (slice, s, x, y,
+                                               values + s * plane + (gsize) y * slice->width + x));
+  err = rel_l2 (values, ref, n);
+  g_test_message ("%s %s (%s): rel L2 %.3g against the reference", tomo_backend_to_string (td->backend),
+                  c->name, slice->kernel, err);
+  if (exact)
+    g_assert_cmpmem (values, n * sizeof (float), ref, n * sizeof (float));
+  else
+    g_assert_cmpfloat (err, <=, c->n_slices == 4 ? 1e-2 : 3e-3);
+
+  /* One value from each corner and the middle agrees with the plane. */
+  {
+    const guint xs[] = { 0, slice->width - 1, slice->width / 2 };
+    const guint ys[] = { 0, slice->height - 1, slice->height / 2 };
+    float v;
+
+    for (guint i = 0; i < G_N_ELEMENTS (xs); i++)
+      {
+        guint s = c->n_slices - 1;
+
+        g_assert_true (tomo_slice_get_value (slice, s, xs[i], ys[i], &v));
+        g_assert_cmpfloat (v, ==, values[s * plane + (gsize) ys[i] * slice->width + xs[i]]);
+      }
+    g_assert_false (tomo_slice_get_value (slice, c->n_slices, 0, 0, &v));
+    g_assert_false (tomo_slice_get_value (slice, 0, slice->width, 0, &v));
+  }
+
+  assert_stats_match (&slice->values, ref, n, exact);
+  /* On the slice's own values the device's statistics are the host's. */
+  {
+    TomoSliceStats host;
+
+    tomo_slice_stats_compute (values, n, &host);
+    g_assert_cmpuint (slice->values.n_finite, ==, host.n_finite);
+    g_assert_cmpfloat (slice->values.min, ==, host.min);
+    g_assert_cmpfloat (slice->values.max, ==, host.max);
+    g_assert_cmpfloat (slice->values.lo, ==, host.lo);
+    g_assert_cmpfloat (slice->values.hi, ==, host.hi);
+    g_assert_cmpfloat (slice->values.range_lo, ==, host.range_lo);
+    g_assert_cmpfloat (slice->values.range_hi, ==, host.range_hi);
+    g_assert_cmpfloat (fabs (slice->values.mean - host.mean), <=, 1e-9 * (host.max - host.min));
+    g_assert_cmpmem (slice->values.bins, sizeof host.bins, host.bins, sizeof host.bins);
+  }
+
+  /* A new centre re-uses the filtered rows: no filtering. */
+  request.params.center += 0.5;
+  again = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (again->filter_ms, ==, 0.0);
+  g_assert_cmpfloat (again->params.center, ==, c->center + 0.5);
+}
+
+typedef struct
+{
+  GArray *rows;
+  GPtrArray *planes;
+} Collected;
+
+static gboolean
+collect_cb (guint        row,
+            const float *slice,
+            guint        width,
+            guint        height,
+            gpointer     user_data,
+            GError     **error)
+{
+  Collected *c = user_data;
+
+  g_array_append_val (c->rows, row);
+  g_ptr_array_add (c->planes, g_memdup2 (slice, (gsize) width * height * sizeof (float)));
+  return TRUE;
+}
+
+/* A volume gives, row by row, what slices of those rows give. */
+static void
+test_volume (gconstpointer data)
+{
+  const TestData *td = data;
+  g_autoptr(TomoEngine) engine = engine_for (td->backend);
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GArray) rows = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GPtrArray) planes = g_ptr_array_new_with_free_func (g_free);
+  Collected collected = { rows, planes };
+  TomoReconParams params;
+
+  if (engine == NULL)
+    return;
+  scan = open_test_scan ();
+  tomo_engine_set_scan (engine, scan);
+  tomo_recon_params_init (&params, WIDTH);
+  params.center = AXIS - 0.3;
+  params.roi = (TomoRoi) { 8, 16, 72, 48 };
+  g_assert_true (tomo_engine_reconstruct_volume (engine, 1, 5, &params, TOMO_KERNEL_AUTO,
+                                                 collect_cb, NULL, &collected, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (rows->len, ==, 4);
+  for (guint i = 0; i < rows->len; i++)
+    {
+      TomoSliceRequest request;
+      g_autoptr(TomoSlice) slice = NULL;
+
+      g_assert_cmpuint (g_array_index (rows, guint, i), ==, 1 + i);
+      tomo_slice_request_init (&request, scan);
+      request.row = 1 + i;
+      request.params = params;
+      slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_cmpfloat (rel_l2 (planes->pdata[i], slice->data, 72 * 48), <=,
+                         td->backend == TOMO_BACKEND_CPU ? 0 : 1e-5);
+    }
+
+  /* Rows past the end: the engine's message, nothing delivered. */
+  g_ptr_array_set_size (planes, 0);
+  g_assert_false (tomo_engine_reconstruct_volume (engine, 2, HEIGHT + 3, &params,
+                                                  TOMO_KERNEL_AUTO, collect_cb, NULL,
+                                                  &collected, NULL, &error));
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+  g_assert_nonnull (strstr (error->message, "Rows 2:9 are out of range"));
+  g_assert_cmpuint (planes->len, ==, 0);
+}
+
+static void
+test_bad_case (gconstpointer data)
+{
+  const TestData *td = data;
+  const BadCase *c = td->item;
+  g_autoptr(TomoEngine) engine = engine_for (td->backend);
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoSlice) slice = NULL;
+  g_autoptr(GError) error = NULL;
+  TomoSliceRequest request;
+
+  if (engine == NULL)
+    return;
+  scan = open_test_scan ();
+  if (!c->no_scan)
+    tomo_engine_set_scan (engine, scan);
+  tomo_slice_request_init (&request, scan);
+  request.row = c->row;
+  request.n_slices = c->n_slices;
+  request.params.center = c->center;
+  request.params.roi = c->roi;
+  request.kernel = c->kernel;
+  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_null (slice);
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+  g_test_message ("%s: %s", c->name, error->message);
+  g_assert_nonnull (strstr (error->message, c->words));
+
+  /* The same door for volumes (rows and kernel aside, the same words). */
+  if (c->n_slices == 1 && c->row < HEIGHT)
+    {
+      g_clear_error (&error);
+      g_assert_false (tomo_engine_reconstruct_volume (engine, c->row, c->row + 1, &request.params,
+                                                      c->kernel, collect_cb, NULL, NULL, NULL,
+                                                      &error));
+      g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+      g_assert_nonnull (strstr (error->message, c->words));
+    }
+
+  /* The engine still works afterwards. */
+  if (c->no_scan)
+    tomo_engine_set_scan (engine, scan);
+  g_clear_pointer (&slice, tomo_slice_unref);
+  g_clear_error (&error);
+  tomo_slice_request_init (&request, scan);
+  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (slice->values.valid);
+}
+
+static void
+test_kernel_names (void)
+{
+  g_autoptr(GError) error = NULL;
+  TomoKernel k;
+
+  for (TomoKernel i = 0; i < TOMO_N_KERNELS; i++)
+    {
+      g_assert_true (tomo_kernel_from_string (tomo_kernel_to_string (i), &k, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (k, ==, i);
+    }
+  g_assert_cmpstr (tomo_kernel_to_string (TOMO_KERNEL_HYBRID), ==, "hybrid");
+  g_assert_cmpstr (tomo_kernel_to_string (TOMO_N_KERNELS), ==, "invalid");
+  g_assert_false (tomo_kernel_from_string ("warp", &k, &error));
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+  g_assert_nonnull (strstr (error->message, "“warp”"));
+}
+
+static void
+add_tests (GPtrArray *keep)
+{
+  const TomoBackend backends[] = { TOMO_BACKEND_CPU, TOMO_BACKEND_GPU };
+
+  for (guint b = 0; b < G_N_ELEMENTS (backends); b++)
+    {
+      const char *bn = tomo_backend_to_string (backends[b]);
+      TestData *td;
+      char *path;
+
+      for (guint i = 0; i < G_N_ELEMENTS (slice_cases); i++)
+        {
+          td = g_new (TestData, 1);
+          *td = (TestData) { backends[b], &slice_cases[i] };
+          g_ptr_array_add (keep, td);
+          path = g_strdup_printf ("/tomo/backend/%s/slice/%s", bn, slice_cases[i].name);
+          g_test_add_data_func (path, td, test_slice_case);
+          g_free (path);
+        }
+      for (guint i = 0; i < G_N_ELEMENTS (bad_cases); i++)
+        {
+          td = g_new (TestData, 1);
+          *td = (TestData) { backends[b], &bad_cases[i] };
+          g_ptr_array_add (keep, td);
+          path = g_strdup_printf ("/tomo/backend/%s/bad/%s", bn, bad_cases[i].name);
+          g_test_add_data_func (path, td, test_bad_case);
+          g_free (path);
+        }
+      td = g_new (TestData, 1);
+      *td = (TestData) { backends[b], NULL };
+      g_ptr_array_add (keep, td);
+      path = g_strdup_printf ("/tomo/backend/%s/volume", bn);
+      g_test_add_data_func (path, td, test_volume);
+      g_free (path);
+    }
+  g_test_add_func ("/tomo/backend/kernel-names", test_kernel_names);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func (g_free);
+  TomoPhantomParams p;
+  int status;
+
+  g_test_init (&argc, &argv, NULL);
+
+  have_gpu = tomo_engine_count_gpus () > 0;
+  tmp_dir = g_dir_make_tmp ("tomo-backend-XXXXXX", &error);
+  g_assert_no_error (error);
+  scan_path = g_build_filename (tmp_dir, "phantom.h5", NULL);
+  tomo_phantom_params_init (&p);
+  p.width = WIDTH;
+  p.height = HEIGHT;
+  p.n_proj = N_PROJ;
+  p.max_attenuation = 4.0 / WIDTH;
+  p.center = AXIS;
+  p.noise = FALSE;
+  if (!tomo_phantom_write_dxchange (&p, scan_path, &error))
+    g_error ("cannot write the test scan: %s", error->message);
+
+  add_tests (keep);
+  status = g_test_run ();
+
+  g_unlink (scan_path);
+  g_rmdir (tmp_dir);
+  g_free (scan_path);
+  g_free (tmp_dir);
+  return status;
+}

@@ -1,0 +1,511 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Finding the rotation axis on phantoms whose axis is known: several
+ * offsets (half pixels included), noise, ring artefacts, a tilted axis, 180°
+ * scans with and without the end angle, 360° scans, and an offset axis
+ * stitched to twice the field of view.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "tomo-center.h"
+#include "tomo-center-scan.h"
+#include "tomo-fbp.h"
+#include "tomo-phantom.h"
+#include "tomo-scan.h"
+#include "tomo-test-util.h"
+
+typedef struct
+{
+  double range_deg;
+  gboolean inclusive; /* last angle at the end of the range */
+  double noise;       /* Gaussian σ on line integrals */
+  double rings;       /* σ of a fixed offset per detector column */
+} SinoSpec;
+
+static double *
+make_angles (guint    n,
+             double   range_deg,
+             gboolean inclusive)
+{
+  double *a = g_new (double, n);
+
+  for (guint i = 0; i < n; i++)
+    a[i] = range_deg * G_PI / 180.0 * i / (inclusive ? n - 1 : n);
+  return a;
+}
+
+static double
+gauss (GRand *r)
+{
+  return sqrt (-2.0 * log (1.0 - g_rand_double (r))) * cos (2.0 * G_PI * g_rand_double (r));
+}
+
+/* Line integrals of the Shepp–Logan phantom's middle row with the axis at
+ * `center`. */
+static float *
+make_sino (guint           width,
+           guint           n,
+           const double   *angles,
+           double          center,
+           const SinoSpec *spec)
+{
+  TomoPhantomParams p;
+  g_autofree double *line = g_new (double, (gsize) n * width);
+  g_autofree double *ring = g_new0 (double, width);
+  g_autoptr(GRand) rand = g_rand_new_with_seed (7);
+  float *sino = g_new (float, (gsize) n * width);
+
+  tomo_phantom_params_init (&p);
+  p.width = width;
+  p.height = 8;
+  p.n_proj = n;
+  p.center = center;
+  tomo_phantom_sinogram (&p, angles, 4, line);
+  for (guint x = 0; x < width; x++)
+    ring[x] = spec->rings * gauss (rand);
+  for (gsize i = 0; i < (gsize) n * width; i++)
+    sino[i] = (float) (line[i] + ring[i % width] + spec->noise * gauss (rand));
+  return sino;
+}
+
+/* --- correlation --------------------------------------------------------- */
+
+static void
+check_correlation (double          offset,
+                   const SinoSpec *spec,
+                   guint           n,
+                   double          tolerance)
+{
+  const guint w = 256;
+  double center = (w - 1) / 2.0 + offset;
+  g_autofree double *angles = make_angles (n, spec->range_deg, spec->inclusive);
+  g_autofree float *sino = make_sino (w, n, angles, center, spec);
+  g_autoptr(GError) error = NULL;
+  TomoCenterResult r;
+
+  g_assert_true (tomo_center_correlation (sino, n, w, angles, &r, &error));
+  g_assert_no_error (error);
+  g_test_message ("offset %+.2f, %u proj over %g° (%s), noise %g, rings %g: "
+                  "found %.3f for %.3f (±%.3f, %u pairs)",
+                  offset, n, spec->range_deg, spec->inclusive ? "inclusive" : "exclusive",
+                  spec->noise, spec->rings, r.center, center, r.uncertainty, r.n_used);
+  g_assert_cmpfloat (fabs (r.center - center), <, tolerance);
+  g_assert_cmpint (r.method, ==, TOMO_CENTER_METHOD_CORRELATION);
+  g_assert_true (r.uncertainty > 0 && isfinite (r.uncertainty));
+}
+
+static void
+test_correlation_offsets (void)
+{
+  const double offsets[] = { 3.37, -7.5, 0.5, 12.25, -20.75, 0.0 };
+  SinoSpec inclusive = { 180.0, TRUE, 0, 0 }, exclusive = { 180.0, FALSE, 0, 0 };
+
+  for (guint i = 0; i < G_N_ELEMENTS (offsets); i++)
+    {
+      check_correlation (offsets[i], &inclusive, 181, 0.2);
+      check_correlation (offsets[i], &exclusive, 180, 0.2);
+    }
+}
+
+static void
+test_correlation_noise_rings (void)
+{
+  /* Noise ~2 % of the line integrals' peak (~1.2), and ring offsets. */
+  SinoSpec noisy = { 180.0, TRUE, 0.02, 0 }, rings = { 180.0, TRUE, 0.005, 0.02 };
+  SinoSpec both360 = { 360.0, FALSE, 0.02, 0.02 };
+
+  check_correlation (3.37, &noisy, 181, 0.2);
+  check_correlation (-9.5, &noisy, 181, 0.2);
+  check_correlation (3.37, &rings, 181, 0.2);
+  check_correlation (-6.25, &rings, 181, 0.2);
+  check_correlation (5.5, &both360, 360, 0.2);
+}
+
+static void
+test_correlation_360 (void)
+{
+  const guint w = 256, n = 360;
+  SinoSpec spec = { 360.0, FALSE, 0.01, 0 };
+  g_autofree double *angles = make_angles (n, 360.0, FALSE);
+  g_autofree double *weights = g_new (double, n);
+  g_autofree float *sino = make_sino (w, n, angles, 131.25, &spec);
+  TomoCenterResult r;
+
+  g_assert_true (tomo_angles_is_full_turn (angles, n));
+  g_assert_false (tomo_angles_is_full_turn (angles, n / 2));
+  tomo_angles_fbp_weights (angles, n, weights);
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpfloat_with_epsilon (weights[i], 1.0, 1e-9);
+  /* The pairs come from the same scan: θ and θ+180°. */
+  g_assert_true (tomo_center_correlation (sino, n, w, angles, &r, NULL));
+  g_assert_cmpuint (r.n_used, >=, 16);
+  g_assert_cmpfloat (fabs (r.center - 131.25), <, 0.2);
+}
+
+static void
+test_weights_partial (void)
+{
+  /* 0…270°: directions 0…90° are measured twice, 90…180° once. */
+  const guint n = 270;
+  g_autofree double *angles = make_angles (n, 270.0, FALSE);
+  g_autofree double *weights = g_new (double, n);
+  double sum = 0;
+
+  tomo_angles_fbp_weights (angles, n, weights);
+  g_assert_cmpfloat_with_epsilon (weights[45], 0.5 * 270.0 / 180.0, 1e-6);
+  g_assert_cmpfloat_with_epsilon (weights[135], 1.0 * 270.0 / 180.0, 1e-6);
+  g_assert_cmpfloat_with_epsilon (weights[225], 0.5 * 270.0 / 180.0, 1e-6);
+  for (guint i = 0; i < n; i++)
+    sum += weights[i];
+  /* Every direction of the half turn counted once in all: the same total
+   * weight as an even 180° scan of n projections. */
+  g_assert_cmpfloat_with_epsilon (sum / n, 1.0, 0.01);
+}
+
+/* --- sinogram method ----------------------------------------------------- */
+
+static void
+test_sinogram_method (void)
+{
+  const guint w = 256, n = 180;
+  const double offsets[] = { 3.37, -7.5, 10.25 };
+  SinoSpec spec = { 170.0, TRUE, 0.01, 0 };
+  g_autofree double *angles = make_angles (n, 170.0, TRUE); /* no 180° pair */
+
+  for (guint i = 0; i < G_N_ELEMENTS (offsets); i++)
+    {
+      double center = (w - 1) / 2.0 + offsets[i];
+      g_autofree float *sino = make_sino (w, n, angles, center, &spec);
+      g_autoptr(GError) error = NULL;
+      TomoCenterResult r;
+
+      /* Correlation has nothing to pair with; auto falls back. */
+      g_assert_false (tomo_center_correlation (sino, n, w, angles, &r, &error));
+      g_assert_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_NO_PAIR);
+      g_assert_true (tomo_center_estimate (sino, n, w, angles, TOMO_CENTER_METHOD_AUTO, &r, NULL));
+      g_test_message ("sinogram: found %.3f for %.3f (±%.3f)", r.center, center, r.uncertainty);
+      g_assert_cmpint (r.method, ==, TOMO_CENTER_METHOD_SINOGRAM);
+      g_assert_cmpfloat (fabs (r.center - center), <, 0.2);
+    }
+}
+
+/* --- sweep --------------------------------------------------------------- */
+
+static void
+test_sweep (void)
+{
+  const guint w = 128, n = 181;
+  const double offsets[] = { 3.37, -4.5, 6.75 };
+  SinoSpec spec = { 180.0, TRUE, 0.01, 0 };
+  g_autofree double *angles = make_angles (n, 180.0, TRUE);
+
+  for (guint i = 0; i < G_N_ELEMENTS (offsets); i++)
+    {
+      double center = (w - 1) / 2.0 + offsets[i];
+      g_autofree float *sino = make_sino (w, n, angles, center, &spec);
+      g_autoptr(GError) error = NULL;
+      TomoCenterResult r;
+
+      /* Start 3 px off: the sweep must walk to the right place itself. */
+      g_assert_true (tomo_center_sweep (sino, n, w, angles, center + 3.0, 6.0, &r, &error));
+      g_assert_no_error (error);
+      g_test_message ("sweep: found %.3f for %.3f", r.center, center);
+      g_assert_cmpint (r.method, ==, TOMO_CENTER_METHOD_SWEEP);
+      g_assert_cmpfloat (fabs (r.center - center), <, 0.25);
+    }
+}
+
+/* --- tilt through a scan file -------------------------------------------- */
+
+static void
+test_tilt (void)
+{
+  const double tilts[] = { 0.4, -0.25 };
+
+  for (guint t = 0; t < G_N_ELEMENTS (tilts); t++)
+    {
+      g_autofree char *dir = g_dir_make_tmp ("tomo-center-XXXXXX", NULL);
+      g_autofree char *path = g_build_filename (dir, "tilt.h5", NULL);
+      g_autoptr(TomoScan) scan = NULL;
+      g_autoptr(GError) error = NULL;
+      TomoOpenOptions options;
+      TomoPhantomParams p;
+      TomoCenterResult r;
+
+      tomo_phantom_params_init (&p);
+      p.width = 256;
+      p.height = 96;
+      p.n_proj = 181;
+      p.angle_range_deg = 180.0 * 181 / 180; /* 0…180° inclusive */
+      p.center = 127.5 + 4.25;
+      p.tilt_deg = tilts[t];
+      g_assert_true (tomo_phantom_write_dxchange (&p, path, &error));
+      g_assert_no_error (error);
+      tomo_open_options_init (&options);
+      scan = tomo_scan_open (path, &options, &error);
+      g_assert_no_error (error);
+
+      g_assert_true (tomo_center_find_in_scan (scan, 48, TOMO_CENTER_METHOD_AUTO, &r, &error));
+      g_assert_no_error (error);
+      g_test_message ("tilt %.3f°: found %.4f° (±%.4f), centre %.3f for %.3f", tilts[t],
+                      r.tilt_deg, r.tilt_uncertainty_deg, r.center, tomo_phantom_row_center (&p, 48));
+      g_assert_cmpfloat (fabs (r.tilt_deg - tilts[t]), <, 0.05);
+      g_assert_cmpfloat (fabs (r.center - tomo_phantom_row_center (&p, 48)), <, 0.2);
+      g_remove (path);
+      g_rmdir (dir);
+    }
+}
+
+/* --- degenerate input ---------------------------------------------------- */
+
+static void
+test_degenerate (void)
+{
+  const guint w = 64, n = 32;
+  g_autofree double *angles = make_angles (n, 180.0, TRUE);
+  g_autofree float *sino = g_new (float, n * w);
+  const TomoCenterMethod methods[] = { TOMO_CENTER_METHOD_CORRELATION, TOMO_CENTER_METHOD_SINOGRAM,
+                                       TOMO_CENTER_METHOD_SWEEP, TOMO_CENTER_METHOD_AUTO };
+
+  for (guint m = 0; m < G_N_ELEMENTS (methods); m++)
+    {
+      TomoCenterResult r;
+
+      for (guint i = 0; i < n * w; i++)
+        sino[i] = 1.5f;
+      {
+        g_autoptr(GError) error = NULL;
+        g_assert_false (tomo_center_estimate (sino, n, w, angles, methods[m], &r, &error));
+        g_assert_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_DEGENERATE);
+        g_assert_nonnull (strstr (error->message, "contrast"));
+      }
+      for (guint i = 0; i < n * w; i++)
+        sino[i] = NAN;
+      {
+        g_autoptr(GError) error = NULL;
+        g_assert_false (tomo_center_estimate (sino, n, w, angles, methods[m], &r, &error));
+        g_assert_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_DEGENERATE);
+      }
+      for (guint i = 0; i < w; i++)
+        sino[i] = i % 7;
+      {
+        g_autoptr(GError) error = NULL;
+        g_assert_false (tomo_center_estimate (sino, 1, w, angles, methods[m], &r, &error));
+        g_assert_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_DEGENERATE);
+        g_assert_true (isnan (r.center));
+      }
+    }
+}
+
+/* --- offset axis --------------------------------------------------------- */
+
+static double
+disc_mean (const float *img,
+           guint        w,
+           double       cx,
+           double       cy,
+           double       radius)
+{
+  double sum = 0;
+  guint n = 0;
+
+  for (guint y = 0; y < w; y++)
+    for (guint x = 0; x < w; x++)
+      if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= radius * radius)
+        {
+          sum += img[(gsize) y * w + x];
+          n++;
+        }
+  g_assert_cmpuint (n, >, 10);
+  return sum / n;
+}
+
+static void
+test_offset_axis (void)
+{
+  /* The object is as wide as a 2·W detector; the real detector is W wide
+   * with the axis `edge` columns from its left end. */
+  const guint w = 128, wb = 2 * w, n = 720;
+  const double edge = 12.5;
+  TomoPhantomParams p;
+  g_autofree double *angles = make_angles (n, 360.0, FALSE);
+  g_autofree double *full = g_new (double, (gsize) n * wb);
+  g_autofree float *sino = g_new (float, (gsize) n * w);
+  g_autofree float *truth = g_new (float, (gsize) wb * wb);
+  g_autofree float *stitched = NULL, *slice = NULL;
+  g_autofree double *angles_s = NULL;
+  g_autoptr(TomoCpuFbp) fbp = NULL;
+  g_autoptr(GError) error = NULL;
+  TomoReconParams params;
+  TomoCenterResult r;
+  guint ns = 0, ws = 0, crop;
+  double cs = 0, R;
+  const TomoEllipsoid *e;
+  guint n_e;
+
+  tomo_phantom_params_init (&p);
+  p.kind = TOMO_PHANTOM_DISKS;
+  p.width = wb;
+  p.height = 8;
+  p.n_proj = n;
+  p.center = (wb - 1) / 2.0;
+  tomo_phantom_sinogram (&p, angles, 4, full);
+  tomo_phantom_slice (&p, 4, truth);
+  /* Crop so the axis, at (wb−1)/2 in the wide frame, sits `edge` columns
+   * from the left end: columns crop … crop + w − 1. */
+  crop = (guint) ((wb - 1) / 2.0 - edge);
+  for (guint i = 0; i < n; i++)
+    for (guint x = 0; x < w; x++)
+      sino[(gsize) i * w + x] = (float) full[(gsize) i * wb + crop + x];
+  g_assert_cmpfloat_with_epsilon ((wb - 1) / 2.0 - crop, edge, 1e-9);
+
+  /* The centre from θ against θ+180° of the same scan, near the edge. */
+  g_assert_true (tomo_center_correlation (sino, n, w, angles, &r, &error));
+  g_assert_no_error (error);
+  g_test_message ("offset axis: found %.3f for %.3f", r.center, edge);
+  g_assert_cmpfloat (fabs (r.center - edge), <, 0.2);
+
+  stitched = tomo_sinogram_stitch_360 (sino, n, w, angles, edge, &ns, &ws, &angles_s, &cs, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (stitched);
+  g_assert_cmpuint (ns, ==, n / 2);
+  g_assert_cmpuint (ws, >=, 2 * w - 2 * (guint) edge - 2);
+  g_assert_cmpfloat (fabs (cs - (ws - 1) / 2.0), <=, 0.5);
+
+  fbp = tomo_cpu_fbp_new (ws, ns, angles_s, TOMO_FILTER_RAMLAK, TOMO_PAD_ZERO, 0);
+  tomo_recon_params_init (&params, ws);
+  params.center = cs;
+  slice = g_new (float, (gsize) ws * ws);
+  tomo_cpu_fbp_reconstruct (fbp, stitched, &params, slice);
+
+  /* Region means of every disk against the truth, in the same frame
+   * (the axis at each slice's middle). */
+  e = tomo_phantom_get_ellipsoids (TOMO_PHANTOM_DISKS, &n_e);
+  R = 0.45 * wb;
+  for (guint k = 0; k < n_e; k++)
+    {
+      double x = e[k].x0 * R, y = -e[k].y0 * R, rad = 0.5 * MIN (e[k].a, 0.5) * R;
+      double want = disc_mean (truth, wb, (wb - 1) / 2.0 + x, (wb - 1) / 2.0 + y, rad);
+      double got = disc_mean (slice, ws, (ws - 1) / 2.0 + x - (cs - (ws - 1) / 2.0),
+                              (ws - 1) / 2.0 + y, rad);
+
+      g_test_message ("disk %u at (%.0f, %.0f): %.5f, truth %.5f (%.2f %%)", k, x, y, got, want,
+                      100.0 * (got - want) / want);
+      g_assert_cmpfloat (fabs (got - want), <, 0.02 * fabs (want));
+    }
+}
+
+static void
+test_stitch_errors (void)
+{
+  const guint w = 64, n = 90;
+  g_autofree double *angles = make_angles (n, 180.0, FALSE);
+  g_autofree float *sino = g_new0 (float, n * w);
+  g_autofree double *a_out = NULL;
+  g_autoptr(GError) error = NULL;
+  guint ns, ws;
+  double cs;
+
+  for (guint i = 0; i < n * w; i++)
+    sino[i] = (i % w) * 0.1f;
+  g_assert_null (tomo_sinogram_stitch_360 (sino, n, w, angles, 10.0, &ns, &ws, &a_out, &cs, &error));
+  g_assert_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_NO_PAIR);
+}
+
+/* --- the command line ---------------------------------------------------- */
+
+static void
+test_cli (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("tomo-center-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "scan.h5", NULL);
+  g_autofree char *flat = g_build_filename (dir, "flat.h5", NULL);
+  double center;
+
+  if (g_getenv ("TOMOLIVE") == NULL)
+    {
+      g_test_skip ("TOMOLIVE is not set (run through meson test)");
+      return;
+    }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    TOMO_TEST_RUN (&r, "phantom", "--width", "256", "--height", "32", "--projections", "181",
+                   "--angle-range", "181", "--center-offset", "-5.5", "--tilt", "0.3",
+                   "--seed", "3", "-o", path);
+    g_assert_cmpint (r.status, ==, 0);
+  }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    TOMO_TEST_RUN (&r, "find-center", path, "--json", "--row", "16");
+    g_assert_cmpint (r.status, ==, 0);
+    g_test_message ("%s", r.out);
+    center = g_ascii_strtod (strstr (r.out, "\"center\": ") + 10, NULL);
+    /* The phantom's axis at row 16 of 32 rows: 122 + tan(0.3°)·0.5. */
+    g_assert_cmpfloat (fabs (center - (122.0 + tan (0.3 * G_PI / 180.0) * 0.5)), <, 0.2);
+    g_assert_nonnull (strstr (r.out, "\"method\": \"correlation\""));
+    g_assert_nonnull (strstr (r.out, "\"tilt_deg\": 0."));
+  }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    TOMO_TEST_RUN (&r, "find-center", path, "--method", "sinogram");
+    g_assert_cmpint (r.status, ==, 0);
+    g_assert_nonnull (strstr (r.out, "(sinogram,"));
+  }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    TOMO_TEST_RUN (&r, "find-center", path, "--method", "magic");
+    tomo_test_assert_fails_with (&r, "magic");
+  }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    TOMO_TEST_RUN (&r, "find-center", path, "--row", "40");
+    tomo_test_assert_fails_with (&r, "Row 40");
+  }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    /* A blank scan: no contrast anywhere — an error, not a number. */
+    TOMO_TEST_RUN (&r, "phantom", "--width", "64", "--height", "4", "--projections", "10",
+                   "--attenuation", "0", "--no-noise", "-o", flat);
+    g_assert_cmpint (r.status, ==, 0);
+  }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    TOMO_TEST_RUN (&r, "find-center", flat);
+    tomo_test_assert_fails_with (&r, "contrast");
+  }
+  g_remove (path);
+  g_remove (flat);
+  g_rmdir (dir);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/tomo/center/correlation/offsets", test_correlation_offsets);
+  g_test_add_func ("/tomo/center/correlation/noise-rings", test_correlation_noise_rings);
+  g_test_add_func ("/tomo/center/correlation/360", test_correlation_360);
+  g_test_add_func ("/tomo/center/weights/partial", test_weights_partial);
+  g_test_add_func ("/tomo/center/sinogram", test_sinogram_method);
+  g_test_add_func ("/tomo/center/sweep", test_sweep);
+  g_test_add_func ("/tomo/center/tilt", test_tilt);
+  g_test_add_func ("/tomo/center/degenerate", test_degenerate);
+  g_test_add_func ("/tomo/center/offset-axis", test_offset_axis);
+  g_test_add_func ("/tomo/center/stitch-errors", test_stitch_errors);
+  g_test_add_func ("/tomo/center/cli", test_cli);
+  return g_test_run ();
+}

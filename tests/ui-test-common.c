@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#include "config.h"
+
+#include <glib/gstdio.h>
+
+#include "ui-test-common.h"
+
+gboolean have_display;
+TomoApplication *app;
+TomoWindow *window;
+char *tmpdir;
+
+static gboolean
+timeout_cb (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Iterates the main context until *flag is set; FALSE after timeout_s. */
+gboolean
+wait_for (gboolean *flag,
+          guint     timeout_s)
+{
+  gboolean timed_out = FALSE;
+  guint id = g_timeout_add_seconds (timeout_s, timeout_cb, &timed_out);
+
+  while (!*flag && !timed_out)
+    g_main_context_iteration (NULL, TRUE);
+  if (!timed_out)
+    g_source_remove (id);
+  return *flag;
+}
+
+void
+on_shown (TomoSliceView *view,
+          gpointer       data)
+{
+  *(gboolean *) data = TRUE;
+}
+
+/* Sets a window property and waits until the slice it causes is on screen. */
+void
+set_and_wait (const char *property,
+              ...)
+{
+  TomoSliceView *view = tomo_window_get_slice_view (window);
+  gboolean shown = FALSE;
+  gulong id;
+  va_list args;
+
+  id = g_signal_connect (view, "slice-shown", G_CALLBACK (on_shown), &shown);
+  va_start (args, property);
+  g_object_set_valist (G_OBJECT (window), property, args);
+  va_end (args);
+  g_assert_true (wait_for (&shown, 60));
+  g_signal_handler_disconnect (view, id);
+}
+
+void
+set_center_and_wait (double center)
+{
+  /* Through the action, as a key binding or a menu would. */
+  TomoSliceView *view = tomo_window_get_slice_view (window);
+  gboolean shown = FALSE;
+  gulong id;
+  double current;
+
+  /* No change, no new slice to wait for. */
+  g_object_get (window, "center", &current, NULL);
+  if (current == center && tomo_slice_view_get_slice (view) != NULL
+      && tomo_slice_view_get_slice (view)->params.center == center)
+    return;
+
+  id = g_signal_connect (view, "slice-shown", G_CALLBACK (on_shown), &shown);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.set-center", "d", center));
+  /* A slice of an earlier centre may still be on its way to the screen. */
+  do
+    {
+      shown = FALSE;
+      g_assert_true (wait_for (&shown, 60));
+    }
+  while (tomo_slice_view_get_slice (view)->params.center != center);
+  g_signal_handler_disconnect (view, id);
+  g_assert_cmpfloat_with_epsilon (tomo_slice_view_get_slice (view)->params.center, center, 1e-9);
+}
+
+guint8 *
+read_pixels (guint *w,
+             guint *h)
+{
+  g_autoptr(GError) error = NULL;
+  guint8 *pixels = tomo_slice_view_read_pixels (tomo_window_get_slice_view (window), w, h, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (pixels);
+  return pixels;
+}
+
+gboolean
+skip_without_display (void)
+{
+  if (!have_display)
+    {
+      g_test_skip ("No display: gtk_init_check() failed (run under xvfb-run)");
+      return TRUE;
+    }
+  return FALSE;
+}
+
+static void
+on_loaded (TomoWindow *w,
+           gboolean    ok,
+           gpointer    data)
+{
+  ((gboolean *) data)[0] = TRUE;
+  ((gboolean *) data)[1] = ok;
+}
+
+/* Opens `path` and waits for "scan-loaded"; returns its outcome. */
+gboolean
+open_and_wait (const char *path)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  gboolean state[2] = { FALSE, FALSE };
+  gulong id = g_signal_connect (window, "scan-loaded", G_CALLBACK (on_loaded), state);
+
+  tomo_window_open (window, file);
+  g_assert_true (wait_for (&state[0], 60));
+  g_signal_handler_disconnect (window, id);
+  return state[1];
+}
+
+void
+ensure_window (void)
+{
+  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  gboolean shown = FALSE;
+  gulong id;
+
+  if (window != NULL)
+    return;
+
+  g_assert_nonnull (sample);
+  app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+  window = tomo_window_new (GTK_APPLICATION (app));
+  g_object_add_weak_pointer (G_OBJECT (window), (gpointer *) &window);
+  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
+  gtk_window_present (GTK_WINDOW (window));
+
+  id = g_signal_connect (tomo_window_get_slice_view (window), "slice-shown", G_CALLBACK (on_shown), &shown);
+  g_assert_true (open_and_wait (sample));
+  g_assert_true (wait_for (&shown, 60));
+  g_signal_handler_disconnect (tomo_window_get_slice_view (window), id);
+}
+

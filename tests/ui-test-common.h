@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "tomo-application.h"
+#include "tomo-window.h"
+
+/* The sample scan's rotation axis: (512 − 1)/2 + 3.37. */
+#define TRUE_CENTER 258.87
+
+/* One window on the sample scan, shared by the tests of a program. */
+extern gboolean have_display;
+extern TomoApplication *app;
+extern TomoWindow *window;
+extern char *tmpdir;
+
+/* Iterates the main context until *flag is set; FALSE after timeout_s. */
+gboolean  wait_for             (gboolean   *flag,
+                                guint       timeout_s);
+/* Sets window properties and waits until the slice they cause is shown. */
+void      set_and_wait         (const char *property,
+                                ...) G_GNUC_NULL_TERMINATED;
+void      set_center_and_wait  (double      center);
+guint8   *read_pixels          (guint      *w,
+                                guint      *h);
+gboolean  skip_without_display (void);
+/* Opens `path` and waits for "scan-loaded"; returns its outcome. */
+gboolean  open_and_wait        (const char *path);
+/* Opens the window on $TOMO_SAMPLE_SCAN once and waits for its first slice. */
+void      ensure_window        (void);
+void      on_shown             (TomoSliceView *view,
+                                gpointer       data);

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "tomo-histogram.h"
+#include "tomo-param-panel.h"
+
+G_BEGIN_DECLS
+
+struct _TomoParamPanel
+{
+  GtkBox parent_instance;
+
+  GtkAdjustment *center_adjustment;
+  GtkAdjustment *fine_adjustment;
+  GtkAdjustment *row_adjustment;
+  GtkAdjustment *min_adjustment;
+  GtkAdjustment *max_adjustment;
+  GtkAdjustment *export_first_adjustment;
+  GtkAdjustment *export_last_adjustment;
+  GtkScale *fine_scale;
+  GtkSpinButton *center_spin;
+  GtkSpinButton *row_spin;
+  GtkSpinButton *min_spin;
+  GtkSpinButton *max_spin;
+  GtkSpinButton *export_first_spin;
+  GtkSpinButton *export_last_spin;
+  GtkComboBoxText *filter_combo;
+  GtkComboBoxText *kernel_combo;
+  GtkComboBoxText *colormap_combo;
+  GtkToggleButton *gpu_button;
+  GtkToggleButton *roi_toggle;
+  GtkLabel *roi_label;
+  TomoHistogram *histogram;
+
+  gboolean fine_dragging;
+  gboolean syncing;
+};
+
+G_END_DECLS

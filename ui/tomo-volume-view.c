@@ -1,0 +1,645 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "tomo-ui"
+
+#include "config.h"
+
+#include <math.h>
+
+#include "tomo-volume-view.h"
+#include "tomo-volume.h"
+
+struct _TomoVolumeView
+{
+  GtkWidget parent_instance;
+
+  TomoWindow *window;       /* not owned: the window owns us */
+  GtkWidget *grid;
+  TomoSliceView *panes[3];
+  GtkLabel *titles[3];
+  GtkWidget *hairs[3];      /* cross-hair overlays */
+  GtkLabel *status_label;
+  double hover[3][2];
+
+  TomoScan *scan;           /* the scan the store was made from */
+  TomoVolume *volume;       /* owned by the running task while one runs */
+  char *filter, *interp;
+  double center;
+  double ix, iy, z;
+  gboolean busy, dirty, rebuild;
+  char *status;
+  guint n_updates;
+  gint fill_done, fill_total;   /* written by the worker, read by progress_tick */
+  guint progress_id;
+};
+
+G_DEFINE_FINAL_TYPE (TomoVolumeView, tomo_volume_view, GTK_TYPE_WIDGET)
+
+static const char *const pane_names[3] = { "XY", "XZ", "YZ" };
+
+/* What one update computes, and what it gives back. */
+typedef struct
+{
+  TomoVolumeView *view;     /* kept alive by the task */
+  TomoScan *scan;
+  TomoVolume *volume;       /* NULL: make it (fill the store) first */
+  TomoReconParams params;
+  TomoPlane planes[3];
+  float *data[3];
+  char *status;
+} Update;
+
+static void
+update_free (Update *u)
+{
+  g_clear_object (&u->scan);
+  g_clear_pointer (&u->volume, tomo_volume_free);
+  for (guint k = 0; k < 3; k++)
+    g_free (u->data[k]);
+  g_free (u->status);
+  g_free (u);
+}
+
+static void
+fill_progress (guint    done,
+               guint    total,
+               gpointer data)
+{
+  TomoVolumeView *self = data;
+
+  g_atomic_int_set (&self->fill_total, (gint) total);
+  g_atomic_int_set (&self->fill_done, (gint) done);
+}
+
+static void
+update_thread (GTask        *task,
+               gpointer      source,
+               gpointer      task_data,
+               GCancellable *cancellable)
+{
+  Update *u = task_data;
+  GError *error = NULL;
+
+  if (u->volume == NULL)
+    {
+      u->volume = tomo_volume_new (u->scan, 0, tomo_scan_get_height (u->scan), &u->params,
+                                   TOMO_BACKEND_AUTO, 0, &error);
+      if (u->volume == NULL ||
+          !tomo_volume_fill (u->volume, fill_progress, u->view, NULL, &error))
+        {
+          g_task_return_error (task, error);
+          return;
+        }
+    }
+  for (guint k = 0; k < 3; k++)
+    {
+      u->data[k] = g_new (float, (gsize) u->planes[k].width * u->planes[k].height);
+      if (!tomo_volume_plane (u->volume, &u->planes[k], u->params.center, u->params.interp,
+                              u->data[k], &error))
+        {
+          g_task_return_error (task, error);
+          return;
+        }
+    }
+  {
+    g_autofree char *desc = tomo_volume_describe (u->volume);
+
+    u->status = g_strdup_printf ("%s · last plane %.1f ms", desc,
+                                 tomo_volume_get_plane_ms (u->volume));
+  }
+  g_task_return_boolean (task, TRUE);
+}
+
+static TomoSlice *
+make_slice (float           *data,
+            const TomoPlane *plane)
+{
+  TomoSlice *slice = g_new0 (TomoSlice, 1);
+
+  slice->ref_count = 1;
+  slice->n_slices = 1;
+  slice->width = plane->width;
+  slice->height = plane->height;
+  slice->roi = (TomoRoi) { 0, 0, plane->width, plane->height };
+  slice->data = data;
+  slice->backend = TOMO_BACKEND_CPU;
+  slice->kernel = g_strdup ("plane");
+  tomo_slice_stats_compute (data, (gsize) plane->width * plane->height, &slice->values);
+  return slice;
+}
+
+static void start_update (TomoVolumeView *self);
+
+/* The other two planes through the point, drawn over a pane: in XY the
+ * YZ plane (x = ix, cyan) and the XZ plane (y = iy, yellow); in XZ the YZ
+ * plane and the XY plane (z, magenta); in YZ the XZ plane and the XY plane. */
+static void
+draw_hairs (GtkDrawingArea *area,
+            cairo_t        *cr,
+            int             width,
+            int             height,
+            gpointer        data)
+{
+  TomoVolumeView *self = g_object_get_data (G_OBJECT (area), "volume-view");
+  guint k = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (area), "pane"));
+  static const double colours[3][3] = { { 1.0, 0.0, 1.0 }, { 1.0, 0.85, 0.0 }, { 0.0, 0.9, 1.0 } };
+  double vx, hy, x, y, x0, y0, x1, y1;
+  int vcol, hcol;
+  TomoSlice *slice;
+
+  if (self == NULL || (slice = tomo_slice_view_get_slice (self->panes[k])) == NULL)
+    return;
+  /* Pixel centres: the line through pixel i sits at image coordinate i + 0.5. */
+  switch (k)
+    {
+    case TOMO_VOLUME_VIEW_XY:
+      vx = round (self->ix); hy = round (self->iy); vcol = 2; hcol = 1;
+      break;
+    case TOMO_VOLUME_VIEW_XZ:
+      vx = round (self->ix); hy = round (self->z); vcol = 2; hcol = 0;
+      break;
+    default:
+      vx = round (self->iy); hy = round (self->z); vcol = 1; hcol = 0;
+      break;
+    }
+  tomo_slice_view_image_to_widget (self->panes[k], 0, 0, &x0, &y0);
+  tomo_slice_view_image_to_widget (self->panes[k], slice->width, slice->height, &x1, &y1);
+  tomo_slice_view_image_to_widget (self->panes[k], vx + 0.5, hy + 0.5, &x, &y);
+  cairo_set_line_width (cr, 1.0);
+  cairo_set_source_rgba (cr, colours[vcol][0], colours[vcol][1], colours[vcol][2], 0.8);
+  cairo_move_to (cr, round (x) + 0.5, MAX (y0, 0));
+  cairo_line_to (cr, round (x) + 0.5, MIN (y1, height));
+  cairo_stroke (cr);
+  cairo_set_source_rgba (cr, colours[hcol][0], colours[hcol][1], colours[hcol][2], 0.8);
+  cairo_move_to (cr, MAX (x0, 0), round (y) + 0.5);
+  cairo_line_to (cr, MIN (x1, width), round (y) + 0.5);
+  cairo_stroke (cr);
+}
+
+static void
+queue_hairs (TomoVolumeView *self)
+{
+  for (guint k = 0; k < 3; k++)
+    gtk_widget_queue_draw (self->hairs[k]);
+}
+
+static void
+set_status (TomoVolumeView *self,
+            const char     *text)
+{
+  g_free (self->status);
+  self->status = g_strdup (text);
+  gtk_label_set_text (self->status_label, text);
+}
+
+static void
+update_titles (TomoVolumeView *self)
+{
+  g_autofree char *xy = g_strdup_printf ("XY · row %.0f", self->z);
+  g_autofree char *xz = g_strdup_printf ("XZ · y = %.0f", self->iy);
+  g_autofree char *yz = g_strdup_printf ("YZ · x = %.0f", self->ix);
+
+  gtk_label_set_text (self->titles[0], xy);
+  gtk_label_set_text (self->titles[1], xz);
+  gtk_label_set_text (self->titles[2], yz);
+}
+
+static void on_look_notify (TomoWindow *window, GParamSpec *pspec, TomoVolumeView *self);
+
+static void
+update_done (GObject      *source,
+             GAsyncResult *result,
+             gpointer      user_data)
+{
+  TomoVolumeView *self = TOMO_VOLUME_VIEW (source);
+  GTask *task = G_TASK (result);
+  Update *u = g_task_get_task_data (task);
+  g_autoptr (GError) error = NULL;
+
+  self->busy = FALSE;
+  g_clear_handle_id (&self->progress_id, g_source_remove);
+  if (!g_task_propagate_boolean (task, &error))
+    {
+      g_autofree char *msg = g_strdup_printf ("Three views unavailable: %s", error->message);
+
+      set_status (self, msg);
+      g_clear_pointer (&u->volume, tomo_volume_free);
+    }
+  else
+    {
+      guint W = tomo_scan_get_width (u->scan);
+
+      for (guint k = 0; k < 3; k++)
+        {
+          g_autoptr (TomoSlice) slice = make_slice (g_steal_pointer (&u->data[k]), &u->planes[k]);
+
+          tomo_slice_view_set_slice (self->panes[k], slice, W);
+        }
+      set_status (self, u->status);
+      self->n_updates++;
+      on_look_notify (self->window, NULL, self);
+    }
+  /* The store stays for the next update, unless it was made for a scan or
+   * filter that changed meanwhile. */
+  if (!self->rebuild && u->scan == self->scan)
+    self->volume = g_steal_pointer (&u->volume);
+  self->rebuild = FALSE;
+  if (self->dirty)
+    start_update (self);
+}
+
+static gboolean
+progress_tick (gpointer data)
+{
+  TomoVolumeView *self = data;
+  gint done = g_atomic_int_get (&self->fill_done), total = g_atomic_int_get (&self->fill_total);
+  g_autofree char *text = NULL;
+
+  if (total > 0)
+    {
+      text = g_strdup_printf ("Filling the volume store: %d of %d rows read and filtered",
+                              done, total);
+      set_status (self, text);
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+start_update (TomoVolumeView *self)
+{
+  g_autoptr (GTask) task = NULL;
+  Update *u;
+  guint W, H;
+
+  if (self->scan == NULL || !gtk_widget_get_mapped (GTK_WIDGET (self)))
+    {
+      self->dirty = self->scan != NULL;
+      return;
+    }
+  if (self->busy)
+    {
+      self->dirty = TRUE;   /* latest wins: one more update when this one ends */
+      return;
+    }
+  self->dirty = FALSE;
+  self->busy = TRUE;
+
+  W = tomo_scan_get_width (self->scan);
+  H = tomo_scan_get_height (self->scan);
+  u = g_new0 (Update, 1);
+  u->view = self;
+  u->scan = g_object_ref (self->scan);
+  u->volume = g_steal_pointer (&self->volume);
+  tomo_recon_params_init (&u->params, W);
+  u->params.center = self->center;
+  if (self->filter != NULL)
+    tomo_filter_type_from_string (self->filter, &u->params.filter, NULL);
+  if (self->interp != NULL)
+    tomo_interp_from_string (self->interp, &u->params.interp, NULL);
+
+  self->ix = CLAMP (self->ix, 0, W - 1);
+  self->iy = CLAMP (self->iy, 0, W - 1);
+  self->z = CLAMP (self->z, 0, H - 1);
+  tomo_plane_init_xz (&u->planes[0], 0, 0, W, 0, W);
+  u->planes[0].v[1] = 1.0;    /* XY at row z */
+  u->planes[0].v[2] = 0.0;
+  u->planes[0].centre[1] = (W - 1) / 2.0;
+  u->planes[0].centre[2] = round (self->z);
+  tomo_plane_init_xz (&u->planes[1], round (self->iy), 0, W, 0, H);
+  tomo_plane_init_yz (&u->planes[2], round (self->ix), 0, W, 0, H);
+  update_titles (self);
+  queue_hairs (self);
+
+  if (u->volume == NULL)
+    {
+      g_atomic_int_set (&self->fill_done, 0);
+      g_atomic_int_set (&self->fill_total, 0);
+      set_status (self, "Filling the volume store…");
+      self->progress_id = g_timeout_add (100, progress_tick, self);
+    }
+  task = g_task_new (self, NULL, update_done, NULL);
+  g_task_set_task_data (task, u, (GDestroyNotify) update_free);
+  g_task_run_in_thread (task, update_thread);
+}
+
+/* The store depends on the scan and the filter: drop it when they change. */
+static void
+invalidate_store (TomoVolumeView *self)
+{
+  g_clear_pointer (&self->volume, tomo_volume_free);
+  if (self->busy)
+    self->rebuild = TRUE;
+}
+
+static void
+on_scan_loaded (TomoWindow     *window,
+                gboolean        ok,
+                TomoVolumeView *self)
+{
+  TomoScan *scan = tomo_window_get_scan (window);
+
+  if (scan == self->scan)
+    return;
+  g_set_object (&self->scan, scan);
+  invalidate_store (self);
+  if (scan != NULL)
+    {
+      self->ix = self->iy = (tomo_scan_get_width (scan) - 1) / 2.0;
+      self->z = tomo_scan_get_height (scan) / 2;
+    }
+  start_update (self);
+}
+
+static void
+on_params_notify (TomoWindow     *window,
+                  GParamSpec     *pspec,
+                  TomoVolumeView *self)
+{
+  g_autofree char *filter = NULL;
+  g_autofree char *interp = NULL;
+  double center;
+
+  g_object_get (window, "center", &center, "filter", &filter, "interp", &interp, NULL);
+  if (g_strcmp0 (filter, self->filter) != 0)
+    invalidate_store (self);
+  g_free (self->filter);
+  self->filter = g_steal_pointer (&filter);
+  g_free (self->interp);
+  self->interp = g_steal_pointer (&interp);
+  self->center = center;
+  if (self->scan != tomo_window_get_scan (window))
+    on_scan_loaded (window, TRUE, self);
+  else
+    start_update (self);
+}
+
+static void
+on_look_notify (TomoWindow     *window,
+                GParamSpec     *pspec,
+                TomoVolumeView *self)
+{
+  g_autofree char *colormap = NULL;
+  double lo, hi;
+
+  if (window == NULL)
+    return;
+  g_object_get (window, "colormap", &colormap, "window-min", &lo, "window-max", &hi, NULL);
+  for (guint k = 0; k < 3; k++)
+    {
+      tomo_slice_view_set_colormap (self->panes[k], colormap);
+      tomo_slice_view_set_window (self->panes[k], lo, hi);
+    }
+}
+
+void
+tomo_volume_view_click (TomoVolumeView *self,
+                        guint           pane,
+                        double          x,
+                        double          y)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_VIEW (self) && pane < 3);
+
+  if (self->scan == NULL || x < 0 || y < 0)
+    return;
+  switch (pane)
+    {
+    case TOMO_VOLUME_VIEW_XY:
+      tomo_volume_view_set_position (self, x, y, self->z);
+      break;
+    case TOMO_VOLUME_VIEW_XZ:
+      tomo_volume_view_set_position (self, x, self->iy, y);
+      break;
+    default:
+      tomo_volume_view_set_position (self, self->ix, x, y);
+      break;
+    }
+}
+
+static void
+on_hover (TomoSliceView  *view,
+          double          x,
+          double          y,
+          double          value,
+          gboolean        inside,
+          TomoVolumeView *self)
+{
+  for (guint k = 0; k < 3; k++)
+    if (self->panes[k] == view)
+      {
+        self->hover[k][0] = inside ? x : -1;
+        self->hover[k][1] = inside ? y : -1;
+      }
+  /* The pointer also pans and zooms the pane: keep the lines on it. */
+  queue_hairs (self);
+}
+
+static void
+on_pressed (GtkGestureClick *gesture,
+            int              n_press,
+            double           x,
+            double           y,
+            TomoVolumeView  *self)
+{
+  GtkWidget *view = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
+
+  for (guint k = 0; k < 3; k++)
+    if (GTK_WIDGET (self->panes[k]) == view)
+      tomo_volume_view_click (self, k, self->hover[k][0], self->hover[k][1]);
+}
+
+static void
+on_map (GtkWidget      *widget,
+        TomoVolumeView *self)
+{
+  if (self->dirty || self->n_updates == 0)
+    start_update (self);
+}
+
+static void
+tomo_volume_view_dispose (GObject *object)
+{
+  TomoVolumeView *self = TOMO_VOLUME_VIEW (object);
+
+  if (self->window != NULL)
+    g_signal_handlers_disconnect_by_data (self->window, self);
+  self->window = NULL;
+  g_clear_handle_id (&self->progress_id, g_source_remove);
+  g_clear_pointer (&self->grid, gtk_widget_unparent);
+  g_clear_object (&self->scan);
+  g_clear_pointer (&self->volume, tomo_volume_free);
+  G_OBJECT_CLASS (tomo_volume_view_parent_class)->dispose (object);
+}
+
+static void
+tomo_volume_view_finalize (GObject *object)
+{
+  TomoVolumeView *self = TOMO_VOLUME_VIEW (object);
+
+  g_free (self->filter);
+  g_free (self->interp);
+  g_free (self->status);
+  G_OBJECT_CLASS (tomo_volume_view_parent_class)->finalize (object);
+}
+
+static void
+tomo_volume_view_class_init (TomoVolumeViewClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tomo_volume_view_dispose;
+  object_class->finalize = tomo_volume_view_finalize;
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+  gtk_widget_class_set_css_name (widget_class, "volumeview");
+}
+
+static void
+tomo_volume_view_init (TomoVolumeView *self)
+{
+  GtkGrid *grid = GTK_GRID (gtk_grid_new ());
+
+  self->grid = GTK_WIDGET (grid);
+  gtk_grid_set_row_spacing (grid, 4);
+  gtk_grid_set_column_spacing (grid, 4);
+  gtk_grid_set_row_homogeneous (grid, FALSE);
+  gtk_grid_set_column_homogeneous (grid, TRUE);
+  gtk_widget_set_parent (self->grid, GTK_WIDGET (self));
+
+  /* XY top left, XZ top right, YZ bottom left; the status below. */
+  for (guint k = 0; k < 3; k++)
+    {
+      GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+      GtkWidget *view = tomo_slice_view_new ();
+      GtkGesture *click = gtk_gesture_click_new ();
+
+      self->titles[k] = GTK_LABEL (gtk_label_new (pane_names[k]));
+      gtk_widget_add_css_class (GTK_WIDGET (self->titles[k]), "caption");
+      gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->titles[k]));
+      gtk_widget_set_hexpand (view, TRUE);
+      gtk_widget_set_vexpand (view, TRUE);
+      gtk_widget_set_size_request (view, 160, 120);
+      {
+        GtkWidget *overlay = gtk_overlay_new ();
+        GtkWidget *hairs = gtk_drawing_area_new ();
+
+        gtk_overlay_set_child (GTK_OVERLAY (overlay), view);
+        gtk_widget_set_can_target (hairs, FALSE);
+        g_object_set_data (G_OBJECT (hairs), "volume-view", self);
+        g_object_set_data (G_OBJECT (hairs), "pane", GUINT_TO_POINTER (k));
+        gtk_drawing_area_set_draw_func (GTK_DRAWING_AREA (hairs), draw_hairs, NULL, NULL);
+        gtk_overlay_add_overlay (GTK_OVERLAY (overlay), hairs);
+        self->hairs[k] = hairs;
+        gtk_widget_set_vexpand (overlay, TRUE);
+        gtk_box_append (GTK_BOX (box), overlay);
+        g_signal_connect_swapped (view, "notify::zoom", G_CALLBACK (queue_hairs), self);
+      }
+      self->panes[k] = TOMO_SLICE_VIEW (view);
+      self->hover[k][0] = self->hover[k][1] = -1;
+      g_signal_connect (view, "hover", G_CALLBACK (on_hover), self);
+      gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (click), GDK_BUTTON_PRIMARY);
+      g_signal_connect (click, "pressed", G_CALLBACK (on_pressed), self);
+      gtk_widget_add_controller (view, GTK_EVENT_CONTROLLER (click));
+      gtk_grid_attach (grid, box, k == 1 ? 1 : 0, k == 2 ? 1 : 0, 1, 1);
+    }
+  self->status_label = GTK_LABEL (gtk_label_new ("Open a scan to see its three views"));
+  gtk_label_set_wrap (self->status_label, TRUE);
+  gtk_label_set_xalign (self->status_label, 0.0f);
+  gtk_widget_add_css_class (GTK_WIDGET (self->status_label), "dim-label");
+  gtk_grid_attach (grid, GTK_WIDGET (self->status_label), 1, 1, 1, 1);
+  g_signal_connect (self, "map", G_CALLBACK (on_map), self);
+}
+
+static void
+toggle_action (GSimpleAction *action,
+               GVariant      *parameter,
+               gpointer       data)
+{
+  GtkStack *stack = data;
+  gboolean volume = g_str_equal (gtk_stack_get_visible_child_name (stack), "slice");
+
+  gtk_stack_set_visible_child_name (stack, volume ? "volume" : "slice");
+  g_simple_action_set_state (action, g_variant_new_boolean (volume));
+}
+
+TomoVolumeView *
+tomo_volume_view_install (TomoWindow *window)
+{
+  TomoSliceView *slice_view = tomo_window_get_slice_view (window);
+  GtkWidget *parent = gtk_widget_get_parent (GTK_WIDGET (slice_view));
+  GtkStack *stack;
+  TomoVolumeView *self;
+  g_autoptr (GSimpleActionGroup) group = g_simple_action_group_new ();
+  g_autoptr (GSimpleAction) action =
+    g_simple_action_new_stateful ("three-views", NULL, g_variant_new_boolean (FALSE));
+  GtkEventController *shortcuts;
+
+  /* The window's views share one stack; the slice view is its "slice" page. */
+  g_return_val_if_fail (GTK_IS_STACK (parent), NULL);
+  stack = GTK_STACK (parent);
+  self = g_object_new (TOMO_TYPE_VOLUME_VIEW, NULL);
+  tomo_window_add_view (window, "volume", "Three views", GTK_WIDGET (self));
+  shortcuts = gtk_shortcut_controller_new ();
+
+  self->window = window;
+  g_signal_connect (window, "scan-loaded", G_CALLBACK (on_scan_loaded), self);
+  g_signal_connect (window, "notify::center", G_CALLBACK (on_params_notify), self);
+  g_signal_connect (window, "notify::filter", G_CALLBACK (on_params_notify), self);
+  g_signal_connect (window, "notify::interp", G_CALLBACK (on_params_notify), self);
+  g_signal_connect (window, "notify::colormap", G_CALLBACK (on_look_notify), self);
+  g_signal_connect (window, "notify::window-min", G_CALLBACK (on_look_notify), self);
+  g_signal_connect (window, "notify::window-max", G_CALLBACK (on_look_notify), self);
+  on_params_notify (window, NULL, self);
+
+  g_signal_connect (action, "activate", G_CALLBACK (toggle_action), stack);
+  g_action_map_add_action (G_ACTION_MAP (group), G_ACTION (action));
+  gtk_widget_insert_action_group (GTK_WIDGET (window), "win-volume", G_ACTION_GROUP (group));
+  gtk_shortcut_controller_add_shortcut (GTK_SHORTCUT_CONTROLLER (shortcuts),
+                                        gtk_shortcut_new (gtk_keyval_trigger_new (GDK_KEY_v, 0),
+                                                          gtk_named_action_new ("win-volume.three-views")));
+  gtk_widget_add_controller (GTK_WIDGET (window), shortcuts);
+  return self;
+}
+
+TomoSliceView *
+tomo_volume_view_get_pane (TomoVolumeView *self,
+                           guint           pane)
+{
+  g_return_val_if_fail (TOMO_IS_VOLUME_VIEW (self) && pane < 3, NULL);
+  return self->panes[pane];
+}
+
+void
+tomo_volume_view_get_position (TomoVolumeView *self,
+                               double         *ix,
+                               double         *iy,
+                               double         *z)
+{
+  *ix = self->ix;
+  *iy = self->iy;
+  *z = self->z;
+}
+
+void
+tomo_volume_view_set_position (TomoVolumeView *self,
+                               double          ix,
+                               double          iy,
+                               double          z)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_VIEW (self));
+
+  self->ix = ix;
+  self->iy = iy;
+  self->z = z;
+  start_update (self);
+}
+
+const char *
+tomo_volume_view_get_status (TomoVolumeView *self)
+{
+  return self->status;
+}
+
+guint
+tomo_volume_view_get_n_updates (TomoVolumeView *self)
+{
+  return self->n_updates;
+}

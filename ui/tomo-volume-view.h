@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "tomo-slice-view.h"
+#include "tomo-window.h"
+
+G_BEGIN_DECLS
+
+/* The three-view layout: XY, XZ and YZ planes of the scan in the window,
+ * back projected from a volume-resident store of the filtered rows (GPU, or
+ * host memory on the CPU backend).  A click in one pane moves the other two
+ * planes through that point; the centre, filter and interpolation follow
+ * the window's, window/level and colour map are shared with it. */
+#define TOMO_TYPE_VOLUME_VIEW (tomo_volume_view_get_type ())
+G_DECLARE_FINAL_TYPE (TomoVolumeView, tomo_volume_view, TOMO, VOLUME_VIEW, GtkWidget)
+
+enum
+{
+  TOMO_VOLUME_VIEW_XY = 0,
+  TOMO_VOLUME_VIEW_XZ,
+  TOMO_VOLUME_VIEW_YZ,
+};
+
+/* Puts a stack in the single slice view's place, with the slice view and a
+ * TomoVolumeView as its pages, and adds the action win-volume.three-views
+ * (key V) that switches between them.  Returns the volume view. */
+TomoVolumeView *tomo_volume_view_install      (TomoWindow    *window);
+
+TomoSliceView  *tomo_volume_view_get_pane     (TomoVolumeView *self,
+                                               guint           pane);
+/* The point the three planes go through: slice column, slice row, detector row. */
+void            tomo_volume_view_get_position (TomoVolumeView *self,
+                                               double         *ix,
+                                               double         *iy,
+                                               double         *z);
+/* Moves the point (as a click would) and recomputes the planes. */
+void            tomo_volume_view_set_position (TomoVolumeView *self,
+                                               double          ix,
+                                               double          iy,
+                                               double          z);
+/* A click at image coordinates (x, y) of a pane. */
+void            tomo_volume_view_click        (TomoVolumeView *self,
+                                               guint           pane,
+                                               double          x,
+                                               double          y);
+/* "GPU store, half, …" or the error that keeps the views empty. */
+const char     *tomo_volume_view_get_status   (TomoVolumeView *self);
+/* Planes computed so far (each completed update of all three counts 1). */
+guint           tomo_volume_view_get_n_updates (TomoVolumeView *self);
+
+G_END_DECLS

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "tomo-param-panel-private.h"
+#include "tomo-sinogram-view.h"
+#include "tomo-window.h"
+
+G_BEGIN_DECLS
+
+/* What the window asks the engine for: one struct, so a request, an export
+ * and a saved parameter file all read the same values. */
+typedef struct
+{
+  double center;
+  guint row;
+  TomoFilterType filter;
+  TomoInterp interp;
+  guint n_slices;
+  int kernel;            /* TomoKernel */
+  TomoRoi roi;
+} TomoWindowParams;
+
+/* Engine callbacks may arrive after the window is gone; they find it
+ * through a weak reference that lives as long as the engine. */
+typedef struct
+{
+  GWeakRef window;
+} TomoWindowLink;
+
+struct _TomoWindow
+{
+  GtkApplicationWindow parent_instance;
+
+  /* template */
+  GtkLabel *subtitle_label;
+  GtkInfoBar *banner;
+  GtkLabel *banner_label;
+  GtkStack *main_stack;        /* "empty" until a scan is open, then "scan" */
+  GtkStack *view_stack;        /* the views: "slice", and those added later */
+  GtkStackSwitcher *view_switcher;
+  GtkScrolledWindow *panel_scroller;
+  TomoParamPanel *panel;
+  TomoSliceView *slice_view;
+  GtkLabel *rows_label;
+  GtkRevealer *sinogram_revealer;
+  TomoSinogramView *sinogram_view;
+  GtkLabel *device_label;
+  GtkLabel *status_label;
+  GtkLabel *diagnostics_label;
+  GtkLabel *pointer_label;
+  GtkProgressBar *progress_bar;
+  GtkButton *cancel_button;
+  GtkRevealer *toast_revealer;
+  GtkLabel *toast_label;
+
+  GSettings *settings;
+  TomoEngine *engine;
+  TomoWindowLink *link;
+  TomoScan *scan;
+  GCancellable *load_cancellable;
+  GCancellable *export_cancellable;
+  guint pulse_id;
+  guint request_idle_id;
+  guint toast_id;
+  char *toast_folder;
+  double panel_pointer_x, panel_pointer_y;
+
+  TomoWindowParams params;
+  TomoBackend backend;
+  gboolean auto_contrast;
+  gboolean show_sinogram;
+  gboolean applying_auto;
+  char *error_message;
+  char *backend_note;          /* why the backend differs from the one asked for */
+};
+
+/* tomo-window.c */
+void  _tomo_window_set_center     (TomoWindow *self,
+                                   double      center);
+void  _tomo_window_set_row        (TomoWindow *self,
+                                   guint       row);
+void  _tomo_window_set_roi        (TomoWindow *self,
+                                   guint       x,
+                                   guint       y,
+                                   guint       width,
+                                   guint       height);
+void  _tomo_window_set_busy       (TomoWindow *self,
+                                   const char *text,
+                                   gboolean    pulse);
+void  _tomo_window_show_toast     (TomoWindow *self,
+                                   const char *message,
+                                   const char *folder);
+/* The scan's folder, else the last folder used; NULL when neither exists. */
+char *_tomo_window_dup_folder     (TomoWindow *self);
+
+/* tomo-window-actions.c */
+void  _tomo_window_class_add_actions (GtkWidgetClass *widget_class);
+void  _tomo_window_add_view_shortcuts (TomoWindow *self);
+void  _tomo_window_update_actions (TomoWindow *self);
+
+/* tomo-window-params.c: "<scan>.tomolive" beside the scan */
+char     *_tomo_window_params_path (TomoWindow *self);
+gboolean  _tomo_window_save_params (TomoWindow *self,
+                                    GError    **error);
+gboolean  _tomo_window_load_params (TomoWindow *self,
+                                    GError    **error);
+
+/* tomo-window-export.c */
+void  _tomo_window_export_volume_chosen (TomoWindow *self,
+                                         GFile      *file);
+
+G_END_DECLS

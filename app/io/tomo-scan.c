@@ -388,7 +388,7 @@ _tomo_parse_angles (const char *name,
     }
 
   /* An empty GArray frees to NULL: that must be an error, not a silent
-   * failure (found by fuzzing: an empty angle file crashed the CLI). */
+   * failure (found by fuzzing: an empty angle file failed without a word). */
   if (angles->len == 0)
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,

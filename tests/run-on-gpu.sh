@@ -23,7 +23,7 @@ fi
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.draw,temperature.gpu --format=csv >"$OUT/gpu.csv" 2>&1
 passed=0; failed=0; skipped=0
-for t in test-gpu test-gpu-bp test-gpu-plane test-plane test-gpu-gl test-engine test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-live-accumulate test-live test-live-parse; do
+for t in test-gpu test-gpu-bp test-gpu-plane test-gpu-center test-plane test-gpu-gl test-backend test-engine test-volume-export test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-center test-hardening test-live-accumulate test-live test-live-parse; do
   [ -x "$B/tests/$t" ] || continue
   start=$(date +%s%N)
   "$B/tests/$t" --tap >"$OUT/$t.tap" 2>&1
@@ -79,7 +79,7 @@ echo "bench --interop: rc=$?"
 # Where the time goes in the 1-slice linear case at 2048² × 2048: pipe
 # utilisation of the kernels (texture vs shared memory vs FP units).
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-if [ -n "$NCU" ] && [ -x "$NCU" ]; then
+if [ -n "$NCU" ] && [ -x "$NCU" ] && [ -z "${NO_NCU:-}" ]; then
   for k in bp_standard bp_texture bp_alu bp_hybrid; do
     "$NCU" --kernel-name "$k" --launch-skip 2 --launch-count 1 \
       --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \

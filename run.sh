@@ -11,7 +11,7 @@ PACKAGES=(
   meson ninja-build pkg-config gcc g++
   libglib2.0-dev libgtk-4-dev libepoxy-dev libegl-dev
   libhdf5-dev libtiff-dev libfftw3-dev libzmq3-dev libjson-glib-dev
-  xvfb xauth dbus dbus-x11
+  xvfb xauth dbus dbus-x11 xdotool
 )
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

@@ -51,6 +51,9 @@ struct _Worker
   TomoGpuContext *ctx;
   cudaStream_t up, comp, down;
   cudaEvent_t ev_up[N_SLOTS], ev_comp[N_SLOTS], ev_down[N_SLOTS];
+  /* Start of each stage's work on its stream (the ends are the above). */
+  cudaEvent_t t_up[N_SLOTS], t_comp[N_SLOTS], t_down[N_SLOTS];
+  double read_ms, upload_ms, compute_ms, download_ms;
   float *h_in[N_SLOTS], *h_out[N_SLOTS];
   float *d_in[N_SLOTS], *d_out[N_SLOTS];
 
@@ -96,6 +99,13 @@ worker_release (Worker *w)
         TOMO_CUDA_WARN (cudaEventDestroy (w->ev_comp[s]));
       if (w->ev_down[s])
         TOMO_CUDA_WARN (cudaEventDestroy (w->ev_down[s]));
+      if (w->t_up[s])
+        TOMO_CUDA_WARN (cudaEventDestroy (w->t_up[s]));
+      if (w->t_comp[s])
+        TOMO_CUDA_WARN (cudaEventDestroy (w->t_comp[s]));
+      if (w->t_down[s])
+        TOMO_CUDA_WARN (cudaEventDestroy (w->t_down[s]));
+      w->t_up[s] = w->t_comp[s] = w->t_down[s] = NULL;
       w->h_in[s] = w->h_out[s] = w->d_in[s] = w->d_out[s] = NULL;
       w->ev_up[s] = w->ev_comp[s] = w->ev_down[s] = NULL;
     }
@@ -133,9 +143,12 @@ worker_prepare (Worker  *w,
     return FALSE;
   for (int s = 0; s < N_SLOTS; s++)
     {
-      if (!TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&w->ev_up[s], cudaEventDisableTiming), error) ||
-          !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&w->ev_comp[s], cudaEventDisableTiming), error) ||
-          !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&w->ev_down[s], cudaEventDisableTiming), error) ||
+      if (!TOMO_CUDA_CHECK (cudaEventCreate (&w->ev_up[s]), error) ||
+          !TOMO_CUDA_CHECK (cudaEventCreate (&w->ev_comp[s]), error) ||
+          !TOMO_CUDA_CHECK (cudaEventCreate (&w->ev_down[s]), error) ||
+          !TOMO_CUDA_CHECK (cudaEventCreate (&w->t_up[s]), error) ||
+          !TOMO_CUDA_CHECK (cudaEventCreate (&w->t_comp[s]), error) ||
+          !TOMO_CUDA_CHECK (cudaEventCreate (&w->t_down[s]), error) ||
           !TOMO_CUDA_CHECK (cudaHostAlloc ((void **) &w->h_in[s], in_bytes, cudaHostAllocPortable), error) ||
           !TOMO_CUDA_CHECK (cudaHostAlloc ((void **) &w->h_out[s], out_bytes, cudaHostAllocPortable), error) ||
           !TOMO_CUDA_CHECK (cudaMalloc ((void **) &w->d_in[s], in_bytes), error) ||
@@ -185,7 +198,10 @@ worker_read (Worker  *w,
   guint first = job->row_start + group * pl->pack;
   gboolean ok = TRUE;
 
+  gint64 t0;
+
   g_mutex_lock (&pl->read_lock);
+  t0 = g_get_monotonic_time ();
   for (guint i = 0; i < pl->pack && ok; i++)
     {
       guint row = first + i;
@@ -195,11 +211,31 @@ worker_read (Worker  *w,
       else
         memset (dst + i * plane, 0, plane * sizeof (float));
     }
+  w->read_ms += (g_get_monotonic_time () - t0) / 1e3;
   g_mutex_unlock (&pl->read_lock);
   if (!ok && error != NULL && *error == NULL)
     g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
                  "Reading sinogram row failed (no reason given)");
   return ok;
+}
+
+static double
+elapsed_ms (cudaEvent_t from,
+            cudaEvent_t to)
+{
+  float ms = 0.0f;
+
+  return cudaEventElapsedTime (&ms, from, to) == cudaSuccess ? ms : 0.0;
+}
+
+/* The group in `s` is downloaded: add its stage times. */
+static void
+worker_add_times (Worker *w,
+                  guint   s)
+{
+  w->upload_ms += elapsed_ms (w->t_up[s], w->ev_up[s]);
+  w->compute_ms += elapsed_ms (w->t_comp[s], w->ev_comp[s]);
+  w->download_ms += elapsed_ms (w->t_down[s], w->ev_down[s]);
 }
 
 static gpointer
@@ -235,16 +271,19 @@ worker_run (gpointer data)
         break;
 
       if (!TOMO_CUDA_CHECK (cudaStreamWaitEvent (w->up, w->ev_comp[s], 0), &error) ||
+          !TOMO_CUDA_CHECK (cudaEventRecord (w->t_up[s], w->up), &error) ||
           !TOMO_CUDA_CHECK (cudaMemcpyAsync (w->d_in[s], w->h_in[s], in_bytes,
                                              cudaMemcpyHostToDevice, w->up), &error) ||
           !TOMO_CUDA_CHECK (cudaEventRecord (w->ev_up[s], w->up), &error) ||
           !TOMO_CUDA_CHECK (cudaStreamWaitEvent (w->comp, w->ev_up[s], 0), &error) ||
+          !TOMO_CUDA_CHECK (cudaEventRecord (w->t_comp[s], w->comp), &error) ||
           /* d_out of this slot is free: its last download was waited for
            * before the slot was delivered. */
           !_tomo_gpu_context_filter_device (w->ctx, pl->pack, w->d_in[s], w->comp, &error) ||
           !_tomo_gpu_context_backproject_to (w->ctx, &pl->bp, w->d_out[s], w->comp, &error) ||
           !TOMO_CUDA_CHECK (cudaEventRecord (w->ev_comp[s], w->comp), &error) ||
           !TOMO_CUDA_CHECK (cudaStreamWaitEvent (w->down, w->ev_comp[s], 0), &error) ||
+          !TOMO_CUDA_CHECK (cudaEventRecord (w->t_down[s], w->down), &error) ||
           !TOMO_CUDA_CHECK (cudaMemcpyAsync (w->h_out[s], w->d_out[s], out_bytes,
                                              cudaMemcpyDeviceToHost, w->down), &error) ||
           !TOMO_CUDA_CHECK (cudaEventRecord (w->ev_down[s], w->down), &error))
@@ -263,6 +302,7 @@ worker_run (gpointer data)
         {
           if (!TOMO_CUDA_CHECK (cudaEventSynchronize (w->ev_down[pend_slot[0]]), &error))
             break;
+          worker_add_times (w, pend_slot[0]);
           push_done (w, pend_group[0], pend_slot[0]);
           memmove (pend_group, pend_group + 1, (n_pend - 1) * sizeof (guint));
           memmove (pend_slot, pend_slot + 1, (n_pend - 1) * sizeof (guint));
@@ -272,7 +312,10 @@ worker_run (gpointer data)
 
   for (guint i = 0; i < n_pend && error == NULL && !stopped (pl); i++)
     if (TOMO_CUDA_CHECK (cudaEventSynchronize (w->ev_down[pend_slot[i]]), &error))
-      push_done (w, pend_group[i], pend_slot[i]);
+      {
+        worker_add_times (w, pend_slot[i]);
+        push_done (w, pend_group[i], pend_slot[i]);
+      }
 
 out:
   /* Nothing of ours may still run when the calling thread frees the buffers. */
@@ -387,8 +430,13 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
   GError *first_error = NULL;
   Item **ready = NULL;
   guint next = 0, exited = 0;
+  gint64 t_start = g_get_monotonic_time ();
+  double write_ms = 0, wait_ms = 0;
 
   g_return_val_if_fail (job != NULL, FALSE);
+
+  if (job->stats != NULL)
+    memset (job->stats, 0, sizeof *job->stats);
 
   if (!check_job (job, error))
     return FALSE;
@@ -447,7 +495,10 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
 
   while (exited < pl.n_workers)
     {
+      gint64 t_pop = g_get_monotonic_time ();
       Item *item = (Item *) g_async_queue_timeout_pop (pl.queue, 50 * G_TIME_SPAN_MILLISECOND);
+
+      wait_ms += (g_get_monotonic_time () - t_pop) / 1e3;
 
       if (item == NULL)
         {
@@ -484,6 +535,7 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
           Worker *w = it->worker;
           guint first = job->row_start + next * pl.pack;
           size_t plane = (size_t) pl.roi_w * pl.roi_h;
+          gint64 t_write = g_get_monotonic_time ();
 
           for (guint i = 0; i < pl.pack && first + i < job->row_end; i++)
             {
@@ -499,6 +551,7 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
                   g_atomic_int_set (&pl.stop, 1);
                 }
             }
+          write_ms += (g_get_monotonic_time () - t_write) / 1e3;
           g_mutex_lock (&w->lock);
           w->slot_busy[it->slot] = FALSE;
           g_cond_broadcast (&w->cond);
@@ -523,6 +576,23 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
 
   for (guint i = 0; i < pl.n_workers; i++)
     g_thread_join (pl.workers[i].thread);
+  if (job->stats != NULL)
+    {
+      TomoGpuVolumeStats *st = job->stats;
+
+      for (guint i = 0; i < pl.n_workers; i++)
+        {
+          st->read_ms += pl.workers[i].read_ms;
+          st->upload_ms += pl.workers[i].upload_ms;
+          st->compute_ms += pl.workers[i].compute_ms;
+          st->download_ms += pl.workers[i].download_ms;
+        }
+      st->write_ms = write_ms;
+      st->wait_ms = wait_ms;
+      st->pack = pl.pack;
+      st->n_devices = pl.n_workers;
+      st->wall_ms = (g_get_monotonic_time () - t_start) / 1e3;
+    }
   for (guint i = 0; i < pl.n_groups; i++)
     g_free (ready[i]);
   g_free (ready);

@@ -120,7 +120,6 @@ tomo_gpu_buffer_copy_output (TomoGpuContext *ctx, GError **error)
 
 const float *tomo_gpu_buffer_get_data (TomoGpuBuffer *buffer) { return NULL; }
 int tomo_gpu_buffer_get_device (TomoGpuBuffer *buffer) { return -1; }
-gsize tomo_gpu_buffer_get_size (TomoGpuBuffer *buffer) { return 0; }
 
 gboolean
 tomo_gpu_buffer_read (TomoGpuBuffer *buffer, gsize offset, float *value, GError **error)

@@ -1036,20 +1036,26 @@ tomo_gpu_context_backproject (TomoGpuContext                 *ctx,
   return TRUE;
 }
 
+/* FALSE and an error naming `what` when nothing was back projected. */
+static gboolean
+has_output (TomoGpuContext *ctx,
+            const char     *what,
+            GError        **error)
+{
+  if (ctx->out_slices > 0)
+    return TRUE;
+  g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "No back projection to %s", what);
+  return FALSE;
+}
+
 gboolean
 tomo_gpu_context_stats (TomoGpuContext *ctx,
                         TomoGpuStats   *stats,
                         GError        **error)
 {
-  g_return_val_if_fail (ctx != NULL, FALSE);
-  g_return_val_if_fail (stats != NULL, FALSE);
-
-  if (ctx->out_slices == 0)
-    {
-      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                           "No back projection to take statistics of");
-      return FALSE;
-    }
+  g_return_val_if_fail (ctx != NULL && stats != NULL, FALSE);
+  if (!has_output (ctx, "take statistics of", error))
+    return FALSE;
   if (ctx->stats == NULL)
     {
       ctx->stats = _tomo_gpu_stats_work_new (ctx->device, error);
@@ -1121,12 +1127,8 @@ tomo_gpu_buffer_copy_output (TomoGpuContext *ctx,
 
   g_return_val_if_fail (ctx != NULL, NULL);
 
-  if (ctx->out_slices == 0)
-    {
-      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                           "No back projection to copy");
-      return NULL;
-    }
+  if (!has_output (ctx, "copy", error))
+    return NULL;
   if (!TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error))
     return NULL;
   size = (size_t) ctx->out_slices * ctx->out_width * ctx->out_height * sizeof (float);
@@ -1170,13 +1172,6 @@ tomo_gpu_buffer_read (TomoGpuBuffer *buffer,
   return TOMO_CUDA_CHECK (cudaSetDevice (buffer->device), error)
          && TOMO_CUDA_CHECK (cudaMemcpy (value, buffer->data + offset, sizeof (float),
                                          cudaMemcpyDeviceToHost), error);
-}
-
-gsize
-tomo_gpu_buffer_get_size (TomoGpuBuffer *buffer)
-{
-  g_return_val_if_fail (buffer != NULL, 0);
-  return buffer->n;
 }
 
 int

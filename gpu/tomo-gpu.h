@@ -157,8 +157,6 @@ TomoGpuBuffer *tomo_gpu_buffer_copy_output (TomoGpuContext *ctx,
                                             GError        **error);
 const float   *tomo_gpu_buffer_get_data    (TomoGpuBuffer *buffer);
 int            tomo_gpu_buffer_get_device  (TomoGpuBuffer *buffer);
-/* Number of floats in the buffer. */
-gsize          tomo_gpu_buffer_get_size    (TomoGpuBuffer *buffer);
 /* One value, data[offset], copied to host memory. */
 gboolean       tomo_gpu_buffer_read        (TomoGpuBuffer *buffer,
                                             gsize          offset,
@@ -180,6 +178,23 @@ typedef gboolean (*TomoGpuWriteFunc) (guint        row,
                                       const float *slice,  /* roi_height × roi_width */
                                       gpointer     user_data,
                                       GError     **error);
+/* Where the time of a volume went: busy time of each stage summed over
+ * groups and devices (GPU stages from CUDA events), and the wall time of
+ * the whole call.  Stages overlap, so the busy times add up to more than
+ * the wall time when the pipeline works. */
+typedef struct
+{
+  double wall_ms;
+  double read_ms;       /* `read` callbacks (file, conversion, preprocessing) */
+  double upload_ms;     /* host → device copies */
+  double compute_ms;    /* filter + back projection */
+  double download_ms;   /* device → host copies */
+  double write_ms;      /* `write` callbacks */
+  double wait_ms;       /* calling thread waiting for the next group */
+  guint pack;           /* slices per back projection */
+  guint n_devices;
+} TomoGpuVolumeStats;
+
 typedef struct
 {
   guint width, n_proj;
@@ -194,6 +209,7 @@ typedef struct
   void (*progress) (guint done, guint total, gpointer user_data);
   gpointer user_data;
   volatile gint *cancel;  /* non-zero → stop with TOMO_GPU_ERROR_INVALID "cancelled" */
+  TomoGpuVolumeStats *stats; /* optional: filled in, also on failure */
 } TomoGpuVolumeJob;
 
 gboolean tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,

@@ -23,7 +23,7 @@ fi
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.draw,temperature.gpu --format=csv >"$OUT/gpu.csv" 2>&1
 passed=0; failed=0; skipped=0
-for t in test-gpu test-gpu-bp test-gpu-gl test-engine test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-live-accumulate test-live test-live-parse; do
+for t in test-gpu test-gpu-bp test-gpu-plane test-plane test-gpu-gl test-engine test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-live-accumulate test-live test-live-parse; do
   [ -x "$B/tests/$t" ] || continue
   start=$(date +%s%N)
   "$B/tests/$t" --tap >"$OUT/$t.tap" 2>&1
@@ -54,6 +54,12 @@ if [ -x "$CS" ]; then
       >"$OUT/racecheck-bp-$k.log" 2>&1
     echo "racecheck bp $k: $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/racecheck-bp-$k.log" | tail -1)"
   done
+  if [ -x "$B/tests/test-gpu-plane" ]; then
+    "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-gpu-plane" >"$OUT/memcheck-plane.log" 2>&1
+    echo "memcheck test-gpu-plane: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-plane.log" | tail -1)"
+    "$CS" --tool racecheck "$B/tests/test-gpu-plane" -p /tomo/gpu/store/planes-half >"$OUT/racecheck-plane.log" 2>&1
+    echo "racecheck test-gpu-plane: $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck-plane.log" | tail -1)"
+  fi
   "$CS" --tool memcheck --report-api-errors no "$B/tests/test-live-accumulate" -p /tomo/live/accumulate/gpu \
     >"$OUT/memcheck-live-accumulate.log" 2>&1
   echo "memcheck live accumulate: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-live-accumulate.log" | tail -1)"
@@ -68,6 +74,7 @@ fi
 echo "bench: rc=$?"
 "$B/tomolive" bench --interop >"$OUT/bench-interop.md" 2>&1
 echo "bench --interop: rc=$?"
+[ "$QUICK" = "--quick" ] || { "$B/tomolive" bench --planes --sizes 2048 --runs 10 >"$OUT/bench-planes.md" 2>&1; echo "bench --planes: rc=$?"; }
 
 # Where the time goes in the 1-slice linear case at 2048² × 2048: pipe
 # utilisation of the kernels (texture vs shared memory vs FP units).

@@ -17,7 +17,7 @@
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-fbp.h"
-#include "tomo-phantom.h"
+#include "tomo-test-util.h"
 
 #define WIDTH 96
 #define HEIGHT 6
@@ -90,23 +90,13 @@ typedef struct
   gconstpointer item;
 } TestData;
 
-static TomoScan *
-open_test_scan (void)
-{
-  g_autoptr(GError) error = NULL;
-  TomoOpenOptions options;
-  TomoScan *scan;
-
-  tomo_open_options_init (&options);
-  scan = tomo_scan_open (scan_path, &options, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (scan);
-  return scan;
-}
-
-/* NULL (and the test skipped) when the backend is not here. */
+/* NULL (and the test skipped) when the backend is not here; else an
+ * engine of that backend and, in *scan, the test scan (set on the engine
+ * when `set_scan`). */
 static TomoEngine *
-engine_for (TomoBackend backend)
+engine_for (TomoBackend backend,
+            gboolean    set_scan,
+            TomoScan  **scan)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
@@ -119,6 +109,9 @@ engine_for (TomoBackend backend)
   g_assert_true (tomo_engine_set_backend (engine, backend, &error));
   g_assert_no_error (error);
   g_assert_cmpint (tomo_engine_get_backend (engine), ==, backend);
+  *scan = tomo_test_open_scan (scan_path);
+  if (set_scan)
+    tomo_engine_set_scan (engine, *scan);
   return g_steal_pointer (&engine);
 }
 
@@ -171,26 +164,12 @@ reference (TomoScan        *scan,
   return out;
 }
 
-static double
-rel_l2 (const float *a,
-        const float *b,
-        gsize        n)
-{
-  double num = 0, den = 0;
-
-  for (gsize i = 0; i < n; i++)
-    {
-      num += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
-      den += (double) b[i] * b[i];
-    }
-  return sqrt (num / MAX (den, 1e-300));
-}
-
 /* Statistics of the backend's slice against the host function on the
- * reference: exact for the CPU (same values), and within what the GPU's
- * float differences allow — extremes and mean to 1 % of the value range,
- * percentiles to 1 % of the range, histogram counts to 2 % of the pixels
- * in total variation. */
+ * reference.  The CPU backend's slice is the reference, so they are equal.
+ * A GPU slice differs from it by float rounding (rel L2 ~1e-3): extremes
+ * within 2 % and mean and percentiles within 1 % of the value range; its
+ * bins are not compared here — neighbouring values cross bin edges — but
+ * against the host function on the slice's own values (test_slice_case). */
 static void
 assert_stats_match (const TomoSliceStats *got,
                     const float          *ref,
@@ -198,28 +177,25 @@ assert_stats_match (const TomoSliceStats *got,
                     gboolean              exact)
 {
   TomoSliceStats want;
-  double span, tol;
-  guint64 moved = 0;
+  double span;
 
   tomo_slice_stats_compute (ref, n, &want);
   g_assert_true (want.valid);
   g_assert_true (got->valid);
   g_assert_cmpuint (got->n_finite, ==, want.n_finite);
   span = want.max - want.min;
-  tol = exact ? 0 : 0.01 * span;
-  g_assert_cmpfloat_with_epsilon (got->min, want.min, tol + 1e-30);
-  g_assert_cmpfloat_with_epsilon (got->max, want.max, tol + 1e-30);
-  g_assert_cmpfloat_with_epsilon (got->mean, want.mean, tol + 1e-30);
-  g_assert_cmpfloat_with_epsilon (got->lo, want.lo, tol + 1e-30);
-  g_assert_cmpfloat_with_epsilon (got->hi, want.hi, tol + 1e-30);
-  g_assert_cmpfloat_with_epsilon (got->range_lo, want.range_lo, tol + 1e-30);
-  g_assert_cmpfloat_with_epsilon (got->range_hi, want.range_hi, tol + 1e-30);
-  for (guint i = 0; i < TOMO_SLICE_HISTOGRAM_BINS; i++)
-    moved += ABS ((gint64) got->bins[i] - (gint64) want.bins[i]);
   if (exact)
-    g_assert_cmpuint (moved, ==, 0);
-  else
-    g_assert_cmpuint (moved, <=, n / 50);
+    {
+      g_assert_cmpmem (got, sizeof *got, &want, sizeof want);
+      return;
+    }
+  g_assert_cmpfloat (fabs (got->min - want.min), <=, 0.02 * span);
+  g_assert_cmpfloat (fabs (got->max - want.max), <=, 0.02 * span);
+  g_assert_cmpfloat (fabs (got->mean - want.mean), <=, 0.01 * span);
+  g_assert_cmpfloat (fabs (got->lo - want.lo), <=, 0.01 * span);
+  g_assert_cmpfloat (fabs (got->hi - want.hi), <=, 0.01 * span);
+  g_assert_cmpfloat (fabs (got->range_lo - want.range_lo), <=, 0.01 * span);
+  g_assert_cmpfloat (fabs (got->range_hi - want.range_hi), <=, 0.01 * span);
 }
 
 static void
@@ -227,8 +203,8 @@ test_slice_case (gconstpointer data)
 {
   const TestData *td = data;
   const SliceCase *c = td->item;
-  g_autoptr(TomoEngine) engine = engine_for (td->backend);
   g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoEngine) engine = engine_for (td->backend, TRUE, &scan);
   g_autoptr(TomoSlice) slice = NULL;
   g_autoptr(TomoSlice) again = NULL;
   g_autoptr(GError) error = NULL;
@@ -241,8 +217,6 @@ test_slice_case (gconstpointer data)
 
   if (engine == NULL)
     return;
-  scan = open_test_scan ();
-  tomo_engine_set_scan (engine, scan);
   request_from_case (&request, scan, c, td->backend);
   slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
   g_assert_no_error (error);
@@ -271,7 +245,7 @@ test_slice_case (gconstpointer data)
         for (guint x = 0; x < slice->width; x++)
           g_assert_true (tomo_slice_get_value (slice, s, x, y,
                                                values + s * plane + (gsize) y * slice->width + x));
-  err = rel_l2 (values, ref, n);
+  err = tomo_test_rel_l2 (values, ref, n);
   g_test_message ("%s %s (%s): rel L2 %.3g against the reference", tomo_backend_to_string (td->backend),
                   c->name, slice->kernel, err);
   if (exact)
@@ -328,12 +302,8 @@ typedef struct
 } Collected;
 
 static gboolean
-collect_cb (guint        row,
-            const float *slice,
-            guint        width,
-            guint        height,
-            gpointer     user_data,
-            GError     **error)
+collect_cb (guint row, const float *slice, guint width, guint height, gpointer user_data,
+            GError **error)
 {
   Collected *c = user_data;
 
@@ -347,8 +317,8 @@ static void
 test_volume (gconstpointer data)
 {
   const TestData *td = data;
-  g_autoptr(TomoEngine) engine = engine_for (td->backend);
   g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoEngine) engine = engine_for (td->backend, TRUE, &scan);
   g_autoptr(GError) error = NULL;
   g_autoptr(GArray) rows = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr(GPtrArray) planes = g_ptr_array_new_with_free_func (g_free);
@@ -357,8 +327,6 @@ test_volume (gconstpointer data)
 
   if (engine == NULL)
     return;
-  scan = open_test_scan ();
-  tomo_engine_set_scan (engine, scan);
   tomo_recon_params_init (&params, WIDTH);
   params.center = AXIS - 0.3;
   params.roi = (TomoRoi) { 8, 16, 72, 48 };
@@ -377,7 +345,7 @@ test_volume (gconstpointer data)
       request.params = params;
       slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
       g_assert_no_error (error);
-      g_assert_cmpfloat (rel_l2 (planes->pdata[i], slice->data, 72 * 48), <=,
+      g_assert_cmpfloat (tomo_test_rel_l2 (planes->pdata[i], slice->data, 72 * 48), <=,
                          td->backend == TOMO_BACKEND_CPU ? 0 : 1e-5);
     }
 
@@ -396,17 +364,14 @@ test_bad_case (gconstpointer data)
 {
   const TestData *td = data;
   const BadCase *c = td->item;
-  g_autoptr(TomoEngine) engine = engine_for (td->backend);
   g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoEngine) engine = engine_for (td->backend, !c->no_scan, &scan);
   g_autoptr(TomoSlice) slice = NULL;
   g_autoptr(GError) error = NULL;
   TomoSliceRequest request;
 
   if (engine == NULL)
     return;
-  scan = open_test_scan ();
-  if (!c->no_scan)
-    tomo_engine_set_scan (engine, scan);
   tomo_slice_request_init (&request, scan);
   request.row = c->row;
   request.n_slices = c->n_slices;
@@ -461,40 +426,36 @@ test_kernel_names (void)
 }
 
 static void
+add_case (GPtrArray     *keep,
+          TomoBackend    backend,
+          gconstpointer  item,
+          const char    *kind,
+          const char    *name,
+          GTestDataFunc  func)
+{
+  TestData *td = g_new (TestData, 1);
+  g_autofree char *path = g_strdup_printf ("/tomo/backend/%s/%s%s%s",
+                                           tomo_backend_to_string (backend), kind,
+                                           name ? "/" : "", name ? name : "");
+
+  *td = (TestData) { backend, item };
+  g_ptr_array_add (keep, td);
+  g_test_add_data_func (path, td, func);
+}
+
+static void
 add_tests (GPtrArray *keep)
 {
   const TomoBackend backends[] = { TOMO_BACKEND_CPU, TOMO_BACKEND_GPU };
 
   for (guint b = 0; b < G_N_ELEMENTS (backends); b++)
     {
-      const char *bn = tomo_backend_to_string (backends[b]);
-      TestData *td;
-      char *path;
-
       for (guint i = 0; i < G_N_ELEMENTS (slice_cases); i++)
-        {
-          td = g_new (TestData, 1);
-          *td = (TestData) { backends[b], &slice_cases[i] };
-          g_ptr_array_add (keep, td);
-          path = g_strdup_printf ("/tomo/backend/%s/slice/%s", bn, slice_cases[i].name);
-          g_test_add_data_func (path, td, test_slice_case);
-          g_free (path);
-        }
+        add_case (keep, backends[b], &slice_cases[i], "slice", slice_cases[i].name,
+                  test_slice_case);
       for (guint i = 0; i < G_N_ELEMENTS (bad_cases); i++)
-        {
-          td = g_new (TestData, 1);
-          *td = (TestData) { backends[b], &bad_cases[i] };
-          g_ptr_array_add (keep, td);
-          path = g_strdup_printf ("/tomo/backend/%s/bad/%s", bn, bad_cases[i].name);
-          g_test_add_data_func (path, td, test_bad_case);
-          g_free (path);
-        }
-      td = g_new (TestData, 1);
-      *td = (TestData) { backends[b], NULL };
-      g_ptr_array_add (keep, td);
-      path = g_strdup_printf ("/tomo/backend/%s/volume", bn);
-      g_test_add_data_func (path, td, test_volume);
-      g_free (path);
+        add_case (keep, backends[b], &bad_cases[i], "bad", bad_cases[i].name, test_bad_case);
+      add_case (keep, backends[b], NULL, "volume", NULL, test_volume);
     }
   g_test_add_func ("/tomo/backend/kernel-names", test_kernel_names);
 }
@@ -505,31 +466,16 @@ main (int    argc,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func (g_free);
-  TomoPhantomParams p;
   int status;
 
   g_test_init (&argc, &argv, NULL);
 
   have_gpu = tomo_engine_count_gpus () > 0;
-  tmp_dir = g_dir_make_tmp ("tomo-backend-XXXXXX", &error);
-  g_assert_no_error (error);
-  scan_path = g_build_filename (tmp_dir, "phantom.h5", NULL);
-  tomo_phantom_params_init (&p);
-  p.width = WIDTH;
-  p.height = HEIGHT;
-  p.n_proj = N_PROJ;
-  p.max_attenuation = 4.0 / WIDTH;
-  p.center = AXIS;
-  p.noise = FALSE;
-  if (!tomo_phantom_write_dxchange (&p, scan_path, &error))
-    g_error ("cannot write the test scan: %s", error->message);
+  scan_path = tomo_test_write_phantom (WIDTH, HEIGHT, N_PROJ, 1.5, &tmp_dir);
 
   add_tests (keep);
   status = g_test_run ();
 
-  g_unlink (scan_path);
-  g_rmdir (tmp_dir);
-  g_free (scan_path);
-  g_free (tmp_dir);
+  tomo_test_remove_scan (scan_path, tmp_dir);
   return status;
 }

@@ -15,7 +15,7 @@
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-fbp.h"
-#include "tomo-phantom.h"
+#include "tomo-test-util.h"
 
 static char *tmp_dir;
 static char *scan_path;
@@ -24,20 +24,6 @@ static gboolean have_gpu;
 #define WIDTH 96
 #define HEIGHT 6
 #define N_PROJ 72
-
-static TomoScan *
-open_test_scan (void)
-{
-  g_autoptr(GError) error = NULL;
-  TomoOpenOptions options;
-  TomoScan *scan;
-
-  tomo_open_options_init (&options);
-  scan = tomo_scan_open (scan_path, &options, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (scan);
-  return scan;
-}
 
 static TomoEngine *
 cpu_engine_with_scan (TomoScan *scan)
@@ -69,27 +55,12 @@ reconstruct (TomoEngine *engine,
   return slice;
 }
 
-static double
-rel_l2 (const float *a,
-        const float *b,
-        gsize        n)
-{
-  double num = 0, den = 0;
-
-  for (gsize i = 0; i < n; i++)
-    {
-      num += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
-      den += (double) b[i] * b[i];
-    }
-  return sqrt (num / MAX (den, 1e-300));
-}
-
 /* A new centre re-uses the filtered sinogram (no filtering time) and gives
  * the same slice as a fresh engine would. */
 static void
 test_cache_reuses_filtered (void)
 {
-  g_autoptr(TomoScan) scan = open_test_scan ();
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
   g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
   g_autoptr(TomoEngine) fresh = cpu_engine_with_scan (scan);
   g_autoptr(TomoSlice) first = reconstruct (engine, 2, 1, 47.0);
@@ -101,14 +72,14 @@ test_cache_reuses_filtered (void)
   g_assert_cmpmem (second->data, WIDTH * WIDTH * sizeof (float),
                    expect->data, WIDTH * WIDTH * sizeof (float));
   /* ... and the centre did change the picture. */
-  g_assert_cmpfloat (rel_l2 (first->data, second->data, WIDTH * WIDTH), >, 1e-3);
+  g_assert_cmpfloat (tomo_test_rel_l2 (first->data, second->data, WIDTH * WIDTH), >, 1e-3);
 }
 
 /* 2 and 4 slices reconstructed together equal the rows one by one. */
 static void
 test_slice_parallel (void)
 {
-  g_autoptr(TomoScan) scan = open_test_scan ();
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
   g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
   gsize plane = WIDTH * WIDTH;
 
@@ -154,7 +125,7 @@ submit_cb (TomoEngine   *engine,
 static void
 test_submit_latest_wins (void)
 {
-  g_autoptr(TomoScan) scan = open_test_scan ();
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
   g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
   SubmitState state = { 0 };
   const guint n = 40;
@@ -240,7 +211,7 @@ volume_progress (guint    done,
 static void
 test_volume (void)
 {
-  g_autoptr(TomoScan) scan = open_test_scan ();
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
   g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
   g_autoptr(GError) error = NULL;
   VolumeState state = { 0 };
@@ -313,24 +284,12 @@ main (int    argc,
       char **argv)
 {
   g_autoptr(GError) error = NULL;
-  TomoPhantomParams p;
   int status;
 
   g_test_init (&argc, &argv, NULL);
 
   have_gpu = tomo_engine_count_gpus () > 0;
-  tmp_dir = g_dir_make_tmp ("tomo-engine-XXXXXX", &error);
-  g_assert_no_error (error);
-  scan_path = g_build_filename (tmp_dir, "phantom.h5", NULL);
-  tomo_phantom_params_init (&p);
-  p.width = WIDTH;
-  p.height = HEIGHT;
-  p.n_proj = N_PROJ;
-  p.max_attenuation = 4.0 / WIDTH;
-  p.center = (WIDTH - 1) / 2.0 + 1.5;
-  p.noise = FALSE;
-  if (!tomo_phantom_write_dxchange (&p, scan_path, &error))
-    g_error ("cannot write the test scan: %s", error->message);
+  scan_path = tomo_test_write_phantom (WIDTH, HEIGHT, N_PROJ, 1.5, &tmp_dir);
 
   g_test_add_func ("/tomo/engine/cache/reuses-filtered", test_cache_reuses_filtered);
   g_test_add_func ("/tomo/engine/slice-parallel", test_slice_parallel);
@@ -339,9 +298,6 @@ main (int    argc,
   g_test_add_func ("/tomo/engine/gpu/unavailable", test_gpu_unavailable);
   status = g_test_run ();
 
-  g_unlink (scan_path);
-  g_rmdir (tmp_dir);
-  g_free (scan_path);
-  g_free (tmp_dir);
+  tomo_test_remove_scan (scan_path, tmp_dir);
   return status;
 }

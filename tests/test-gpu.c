@@ -15,6 +15,7 @@
 #include "tomo-gpu.h"
 #include "tomo-gpu-tune.h"
 #include "tomo-phantom.h"
+#include "tomo-test-util.h"
 
 static int n_devices;
 
@@ -91,22 +92,6 @@ rel_l2_fd (const float  *a,
       g_assert_true (isfinite (a[i]));
       num += (a[i] - ref[i]) * (a[i] - ref[i]);
       den += ref[i] * ref[i];
-    }
-  return den > 0.0 ? sqrt (num / den) : sqrt (num);
-}
-
-static double
-rel_l2_ff (const float *a,
-           const float *b,
-           gsize        n)
-{
-  double num = 0.0, den = 0.0;
-
-  for (gsize i = 0; i < n; i++)
-    {
-      g_assert_true (isfinite (a[i]) && isfinite (b[i]));
-      num += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
-      den += (double) b[i] * b[i];
     }
   return den > 0.0 ? sqrt (num / den) : sqrt (num);
 }
@@ -246,9 +231,9 @@ test_filter_methods_agree (void)
   g_assert_true (tomo_gpu_context_load_sinograms (ctx, 2, sinos, &error));
   g_assert_true (tomo_gpu_context_download_filtered (ctx, b, &error));
   g_assert_no_error (error);
-  g_assert_cmpfloat (rel_l2_ff (a, b, 2 * W * N), <=, 1e-6);
+  g_assert_cmpfloat (tomo_test_rel_l2 (a, b, 2 * W * N), <=, 1e-6);
   /* And they differ from the input: the filter ran. */
-  g_assert_cmpfloat (rel_l2_ff (a, sinos, 2 * W * N), >, 0.1);
+  g_assert_cmpfloat (tomo_test_rel_l2 (a, sinos, 2 * W * N), >, 0.1);
   tomo_gpu_context_free (ctx);
 }
 
@@ -362,7 +347,7 @@ test_cached_center (void)
   g_assert_true (tomo_gpu_context_backproject (ctx, &params, &error));
   g_assert_true (tomo_gpu_context_download (ctx, a, &error));
   g_assert_no_error (error);
-  g_assert_cmpfloat (rel_l2_ff (a, c, 2 * W * W), >, 1e-3);
+  g_assert_cmpfloat (tomo_test_rel_l2 (a, c, 2 * W * W), >, 1e-3);
 
   g_assert_true (tomo_gpu_context_load_sinograms (ctx, 2, sinos, &error));
   g_assert_true (tomo_gpu_context_backproject (ctx, &params, &error));
@@ -495,7 +480,7 @@ test_volume (gconstpointer data)
       g_assert_true (tomo_gpu_context_backproject (ctx, &job.bp, &error));
       g_assert_true (tomo_gpu_context_download (ctx, one, &error));
       g_assert_no_error (error);
-      err = rel_l2_ff (vol + (gsize) r * W * W, one, (gsize) W * W);
+      err = tomo_test_rel_l2 (vol + (gsize) r * W * W, one, (gsize) W * W);
       worst = MAX (worst, err);
     }
   g_test_message ("volume vs slice by slice: worst rel L2 %.3g", worst);

@@ -139,6 +139,21 @@ test_three_views (void)
   while (!state[0] && !timed_out)
     g_main_context_iteration (NULL, TRUE);
   g_assert_true (state[1]);
+  /* The centre moves to the background estimate (the sample's axis is at
+   * 258.87) once after opening: wait for it, so the XY slice and the planes
+   * compared below are made at one centre. */
+  {
+    double center = 0;
+    gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+
+    do
+      {
+        g_main_context_iteration (NULL, FALSE);
+        g_object_get (window, "center", &center, NULL);
+      }
+    while (fabs (center - 258.87) > 0.3 && g_get_monotonic_time () < end);
+    g_assert_cmpfloat_with_epsilon (center, 258.87, 0.3);
+  }
   /* Nothing is computed for a hidden layout. */
   g_assert_cmpuint (tomo_volume_view_get_n_updates (view), ==, 0);
 
@@ -148,7 +163,7 @@ test_three_views (void)
   g_assert_true (wait_updates (view, 1, 120));
   g_test_message ("status: %s", tomo_volume_view_get_status (view));
   g_assert_nonnull (strstr (tomo_volume_view_get_status (view), "store"));
-  for (guint k = 0; k < 3; k++)
+  for (guint k = 0; k < 4; k++)
     g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (tomo_volume_view_get_pane (view, k))));
   g_free (pane_data (view, TOMO_VOLUME_VIEW_XY, &w, &h));
   g_assert_cmpuint (w, ==, 512);
@@ -194,10 +209,70 @@ test_three_views (void)
   g_assert_cmpfloat (ix, ==, 400.0);
   screenshot ("three-views-moved.png");
 
+  /* The oblique pane: at 0° it is the XZ plane through the point, at 90°
+   * the YZ plane; turned and tilted it is neither. */
+  {
+    g_autofree float *xz = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    g_autofree float *yz = pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
+    g_autofree float *ob = NULL;
+    guint ow, oh, n = tomo_volume_view_get_n_updates (view);
+
+    tomo_volume_view_set_oblique (view, 0.0, 0.0);
+    g_assert_true (wait_updates (view, n + 1, 60));
+    ob = pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
+    g_assert_cmpuint (ow, ==, xw);
+    g_assert_cmpuint (oh, ==, xh);
+    g_assert_cmpfloat (rel_diff (ob, xz, ow * oh), <, 1e-6);
+    g_free (ob);
+
+    tomo_volume_view_set_oblique (view, 90.0, 0.0);
+    g_assert_true (wait_updates (view, n + 2, 60));
+    ob = pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
+    g_assert_cmpfloat (rel_diff (ob, yz, ow * oh), <, 1e-6);
+    g_free (ob);
+
+    tomo_volume_view_set_oblique (view, 35.0, 20.0);
+    g_assert_true (wait_updates (view, n + 3, 60));
+    ob = pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
+    g_test_message ("oblique 35°/20° differs from XZ by %.3f, from YZ by %.3f",
+                    rel_diff (ob, xz, ow * oh), rel_diff (ob, yz, ow * oh));
+    g_assert_cmpfloat (rel_diff (ob, xz, ow * oh), >, 0.05);
+    g_assert_cmpfloat (rel_diff (ob, yz, ow * oh), >, 0.05);
+    for (guint i = 0; i < ow * oh; i++)
+      g_assert_true (isfinite (ob[i]));
+    screenshot ("four-views-oblique.png");
+  }
+
+  /* The centre control of the window reaches every view. */
+  {
+    g_autofree float *xz = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    g_autofree float *xz2 = NULL;
+    guint n = tomo_volume_view_get_n_updates (view);
+
+    /* From the estimate (≈ 258.87) back to the detector middle. */
+    g_object_set (window, "center", 255.5, NULL);
+    g_assert_true (wait_updates (view, n + 1, 60));
+    xz2 = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    g_test_message ("centre 258.87 → 255.5: XZ changed by %.3f", rel_diff (xz2, xz, xw * xh));
+    g_assert_cmpfloat (rel_diff (xz2, xz, xw * xh), >, 0.01);
+  }
+
   /* Back to the single slice. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win-volume.three-views", NULL));
   g_assert_cmpstr (gtk_stack_get_visible_child_name (stack), ==, "slice");
+
+  /* The window closed while an update runs: the update ends quietly. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win-volume.three-views", NULL));
+  g_object_ref (view);
+  tomo_volume_view_set_position (view, 20.0, 30.0, 40.0);
   gtk_window_destroy (GTK_WINDOW (window));
+  {
+    gint64 until = g_get_monotonic_time () + 3 * G_USEC_PER_SEC;
+
+    while (g_get_monotonic_time () < until)
+      g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
+  }
+  g_object_unref (view);
 }
 
 int

@@ -1,10 +1,80 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #include "config.h"
 
+#include <math.h>
 #include <string.h>
 #include <sys/wait.h>
 
+#include <glib/gstdio.h>
+
+#include "tomo-phantom.h"
 #include "tomo-test-util.h"
+
+char *
+tomo_test_write_phantom (guint   width,
+                         guint   height,
+                         guint   n_proj,
+                         double  center_offset,
+                         char  **dir)
+{
+  g_autoptr(GError) error = NULL;
+  TomoPhantomParams p;
+  char *path;
+
+  *dir = g_dir_make_tmp ("tomo-test-XXXXXX", &error);
+  g_assert_no_error (error);
+  path = g_build_filename (*dir, "phantom.h5", NULL);
+  tomo_phantom_params_init (&p);
+  p.width = width;
+  p.height = height;
+  p.n_proj = n_proj;
+  p.max_attenuation = 4.0 / width;
+  p.center = (width - 1) / 2.0 + center_offset;
+  p.noise = FALSE;
+  if (!tomo_phantom_write_dxchange (&p, path, &error))
+    g_error ("cannot write the test scan: %s", error->message);
+  return path;
+}
+
+void
+tomo_test_remove_scan (char *path,
+                       char *dir)
+{
+  g_unlink (path);
+  g_rmdir (dir);
+  g_free (path);
+  g_free (dir);
+}
+
+TomoScan *
+tomo_test_open_scan (const char *path)
+{
+  g_autoptr(GError) error = NULL;
+  TomoOpenOptions options;
+  TomoScan *scan;
+
+  tomo_open_options_init (&options);
+  scan = tomo_scan_open (path, &options, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (scan);
+  return scan;
+}
+
+double
+tomo_test_rel_l2 (const float *a,
+                  const float *b,
+                  gsize        n)
+{
+  double num = 0.0, den = 0.0;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      g_assert_true (isfinite (a[i]) && isfinite (b[i]));
+      num += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
+      den += (double) b[i] * b[i];
+    }
+  return den > 0.0 ? sqrt (num / den) : sqrt (num);
+}
 
 void
 tomo_test_result_clear (TomoTestResult *r)

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  *
- * Helpers shared by the tests that run `tomolive` as a child process.
+ * Helpers shared by the tests: running `tomolive` as a child process,
+ * phantom scans on disk, comparing images by numbers.
  */
 #pragma once
 
 #include <glib.h>
+
+#include "tomo-scan.h"
 
 G_BEGIN_DECLS
 
@@ -28,6 +31,25 @@ void tomo_test_assert_fails_with (TomoTestResult *r,
 
 #define TOMO_TEST_RUN(r, ...) \
   G_STMT_START { const char *a_[] = { __VA_ARGS__, NULL }; tomo_test_run_argv (r, a_); } G_STMT_END
+
+/* A noiseless phantom scan of width × height × n_proj (axis at
+ * (width − 1)/2 + center_offset, attenuation up to 4/width) written to a new
+ * temporary folder, *dir; returns the file's path.  tomo_test_remove_scan()
+ * deletes both. */
+char     *tomo_test_write_phantom (guint   width,
+                                   guint   height,
+                                   guint   n_proj,
+                                   double  center_offset,
+                                   char  **dir);
+void      tomo_test_remove_scan   (char   *path,
+                                   char   *dir);
+/* Opens a scan with the default options; the test fails if it cannot. */
+TomoScan *tomo_test_open_scan     (const char *path);
+/* ‖a − b‖₂ / ‖b‖₂ over n values (‖a − b‖₂ when b is all zero); every value
+ * must be finite. */
+double    tomo_test_rel_l2        (const float *a,
+                                   const float *b,
+                                   gsize        n);
 
 G_END_DECLS
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
+#include "tomo-center-finder.h"
 #include "tomo-histogram.h"
 #include "tomo-param-panel.h"
 
@@ -18,6 +19,8 @@ struct _TomoParamPanel
   GtkAdjustment *export_first_adjustment;
   GtkAdjustment *export_last_adjustment;
   GtkScale *fine_scale;
+  GtkToggleButton *center_pin;  /* keep the centre when a new scan opens */
+  TomoCenterFinder *center_finder;
   GtkSpinButton *center_spin;
   GtkSpinButton *row_spin;
   GtkSpinButton *min_spin;

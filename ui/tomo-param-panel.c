@@ -159,10 +159,12 @@ tomo_param_panel_class_init (TomoParamPanelClass *klass)
 
   _tomo_ui_ensure_resources ();
   g_type_ensure (TOMO_TYPE_HISTOGRAM);
+  g_type_ensure (TOMO_TYPE_CENTER_FINDER);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/tomolive/Tomolive/tomo-param-panel.ui");
 #define BIND(name) gtk_widget_class_bind_template_child (widget_class, TomoParamPanel, name)
   BIND (center_adjustment);
+  BIND (center_finder);
   BIND (fine_adjustment);
   BIND (row_adjustment);
   BIND (min_adjustment);
@@ -170,6 +172,7 @@ tomo_param_panel_class_init (TomoParamPanelClass *klass)
   BIND (export_first_adjustment);
   BIND (export_last_adjustment);
   BIND (fine_scale);
+  BIND (center_pin);
   BIND (center_spin);
   BIND (row_spin);
   BIND (min_spin);

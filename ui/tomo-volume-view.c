@@ -8,17 +8,21 @@
 #include "tomo-volume-view.h"
 #include "tomo-volume.h"
 
+#define N_PANES 4
+
 struct _TomoVolumeView
 {
   GtkWidget parent_instance;
 
-  TomoWindow *window;       /* not owned: the window owns us */
+  TomoWindow *window;       /* weak: the window owns us, and a running update may outlive it */
   GtkWidget *grid;
-  TomoSliceView *panes[3];
-  GtkLabel *titles[3];
-  GtkWidget *hairs[3];      /* cross-hair overlays */
+  TomoSliceView *panes[N_PANES];
+  GtkLabel *titles[N_PANES];
+  GtkWidget *hairs[N_PANES];  /* cross-hair overlays */
+  GtkSpinButton *azimuth_spin, *tilt_spin;
+  double azimuth, tilt;       /* of the oblique plane, degrees */
   GtkLabel *status_label;
-  double hover[3][2];
+  double hover[N_PANES][2];
 
   TomoScan *scan;           /* the scan the store was made from */
   TomoVolume *volume;       /* owned by the running task while one runs */
@@ -34,7 +38,7 @@ struct _TomoVolumeView
 
 G_DEFINE_FINAL_TYPE (TomoVolumeView, tomo_volume_view, GTK_TYPE_WIDGET)
 
-static const char *const pane_names[3] = { "XY", "XZ", "YZ" };
+static const char *const pane_names[N_PANES] = { "XY", "XZ", "YZ", "Oblique" };
 
 /* What one update computes, and what it gives back. */
 typedef struct
@@ -43,8 +47,8 @@ typedef struct
   TomoScan *scan;
   TomoVolume *volume;       /* NULL: make it (fill the store) first */
   TomoReconParams params;
-  TomoPlane planes[3];
-  float *data[3];
+  TomoPlane planes[N_PANES];
+  float *data[N_PANES];
   char *status;
 } Update;
 
@@ -53,7 +57,7 @@ update_free (Update *u)
 {
   g_clear_object (&u->scan);
   g_clear_pointer (&u->volume, tomo_volume_free);
-  for (guint k = 0; k < 3; k++)
+  for (guint k = 0; k < N_PANES; k++)
     g_free (u->data[k]);
   g_free (u->status);
   g_free (u);
@@ -90,7 +94,7 @@ update_thread (GTask        *task,
           return;
         }
     }
-  for (guint k = 0; k < 3; k++)
+  for (guint k = 0; k < N_PANES; k++)
     {
       u->data[k] = g_new (float, (gsize) u->planes[k].width * u->planes[k].height);
       if (!tomo_volume_plane (u->volume, &u->planes[k], u->params.center, u->params.interp,
@@ -146,7 +150,8 @@ draw_hairs (GtkDrawingArea *area,
   int vcol, hcol;
   TomoSlice *slice;
 
-  if (self == NULL || (slice = tomo_slice_view_get_slice (self->panes[k])) == NULL)
+  if (self == NULL || k == TOMO_VOLUME_VIEW_OBLIQUE ||
+      (slice = tomo_slice_view_get_slice (self->panes[k])) == NULL)
     return;
   /* Pixel centres: the line through pixel i sits at image coordinate i + 0.5. */
   switch (k)
@@ -173,12 +178,34 @@ draw_hairs (GtkDrawingArea *area,
   cairo_move_to (cr, MAX (x0, 0), round (y) + 0.5);
   cairo_line_to (cr, MIN (x1, width), round (y) + 0.5);
   cairo_stroke (cr);
+
+  /* The oblique plane's trace in XY (white, dashed), with a handle at its
+   * end: Ctrl+click in XY turns the plane towards the pointer. */
+  if (k == TOMO_VOLUME_VIEW_XY)
+    {
+      double a = self->azimuth * G_PI / 180.0, r = slice->width * 0.45;
+      double ax, ay, bx, by;
+      const double dash[] = { 6.0, 4.0 };
+
+      tomo_slice_view_image_to_widget (self->panes[k], vx + 0.5 - r * cos (a),
+                                       hy + 0.5 - r * sin (a), &ax, &ay);
+      tomo_slice_view_image_to_widget (self->panes[k], vx + 0.5 + r * cos (a),
+                                       hy + 0.5 + r * sin (a), &bx, &by);
+      cairo_set_source_rgba (cr, 1.0, 1.0, 1.0, 0.8);
+      cairo_set_dash (cr, dash, 2, 0.0);
+      cairo_move_to (cr, ax, ay);
+      cairo_line_to (cr, bx, by);
+      cairo_stroke (cr);
+      cairo_set_dash (cr, NULL, 0, 0.0);
+      cairo_arc (cr, bx, by, 5.0, 0, 2 * G_PI);
+      cairo_fill (cr);
+    }
 }
 
 static void
 queue_hairs (TomoVolumeView *self)
 {
-  for (guint k = 0; k < 3; k++)
+  for (guint k = 0; k < N_PANES; k++)
     gtk_widget_queue_draw (self->hairs[k]);
 }
 
@@ -201,6 +228,12 @@ update_titles (TomoVolumeView *self)
   gtk_label_set_text (self->titles[0], xy);
   gtk_label_set_text (self->titles[1], xz);
   gtk_label_set_text (self->titles[2], yz);
+  {
+    g_autofree char *ob = g_strdup_printf ("Oblique · %.0f°, tilt %.0f°", self->azimuth,
+                                           self->tilt);
+
+    gtk_label_set_text (self->titles[3], ob);
+  }
 }
 
 static void on_look_notify (TomoWindow *window, GParamSpec *pspec, TomoVolumeView *self);
@@ -228,7 +261,7 @@ update_done (GObject      *source,
     {
       guint W = tomo_scan_get_width (u->scan);
 
-      for (guint k = 0; k < 3; k++)
+      for (guint k = 0; k < N_PANES; k++)
         {
           g_autoptr (TomoSlice) slice = make_slice (g_steal_pointer (&u->data[k]), &u->planes[k]);
 
@@ -306,6 +339,20 @@ start_update (TomoVolumeView *self)
   u->planes[0].centre[2] = round (self->z);
   tomo_plane_init_xz (&u->planes[1], round (self->iy), 0, W, 0, H);
   tomo_plane_init_yz (&u->planes[2], round (self->ix), 0, W, 0, H);
+  {
+    /* Through the point, turned and tilted; slid within itself so that it
+     * is centred on the slice's axis and the rows' middle (at 0° it is
+     * then the XZ plane, at 90° the YZ plane). */
+    double point[3] = { round (self->ix), round (self->iy), round (self->z) };
+    double c = (W - 1) / 2.0, su, sv;
+    TomoPlane *ob = &u->planes[3];
+
+    tomo_plane_init_oblique (ob, point, self->azimuth, self->tilt, W, H, 1.0);
+    su = (c - point[0]) * ob->u[0] + (c - point[1]) * ob->u[1];
+    sv = ob->v[2] != 0.0 ? ((H - 1) / 2.0 - point[2]) / ob->v[2] : 0.0;
+    for (guint d = 0; d < 3; d++)
+      ob->centre[d] = point[d] + su * ob->u[d] + sv * ob->v[d];
+  }
   update_titles (self);
   queue_hairs (self);
 
@@ -383,7 +430,7 @@ on_look_notify (TomoWindow     *window,
   if (window == NULL)
     return;
   g_object_get (window, "colormap", &colormap, "window-min", &lo, "window-max", &hi, NULL);
-  for (guint k = 0; k < 3; k++)
+  for (guint k = 0; k < N_PANES; k++)
     {
       tomo_slice_view_set_colormap (self->panes[k], colormap);
       tomo_slice_view_set_window (self->panes[k], lo, hi);
@@ -396,12 +443,14 @@ tomo_volume_view_click (TomoVolumeView *self,
                         double          x,
                         double          y)
 {
-  g_return_if_fail (TOMO_IS_VOLUME_VIEW (self) && pane < 3);
+  g_return_if_fail (TOMO_IS_VOLUME_VIEW (self) && pane < N_PANES);
 
   if (self->scan == NULL || x < 0 || y < 0)
     return;
   switch (pane)
     {
+    case TOMO_VOLUME_VIEW_OBLIQUE:
+      break;   /* its samples are not on the axes of the point */
     case TOMO_VOLUME_VIEW_XY:
       tomo_volume_view_set_position (self, x, y, self->z);
       break;
@@ -422,7 +471,7 @@ on_hover (TomoSliceView  *view,
           gboolean        inside,
           TomoVolumeView *self)
 {
-  for (guint k = 0; k < 3; k++)
+  for (guint k = 0; k < N_PANES; k++)
     if (self->panes[k] == view)
       {
         self->hover[k][0] = inside ? x : -1;
@@ -440,10 +489,30 @@ on_pressed (GtkGestureClick *gesture,
             TomoVolumeView  *self)
 {
   GtkWidget *view = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
+  GdkModifierType state =
+    gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (gesture));
 
-  for (guint k = 0; k < 3; k++)
+  /* Ctrl+click in XY: the oblique plane turns towards the pointer. */
+  if ((state & GDK_CONTROL_MASK) != 0 && view == GTK_WIDGET (self->panes[0]))
+    {
+      double dx = self->hover[0][0] - round (self->ix), dy = self->hover[0][1] - round (self->iy);
+
+      if (self->hover[0][0] >= 0 && (dx != 0 || dy != 0))
+        gtk_spin_button_set_value (self->azimuth_spin,
+                                   fmod (atan2 (dy, dx) * 180.0 / G_PI + 360.0, 180.0));
+      return;
+    }
+  for (guint k = 0; k < N_PANES; k++)
     if (GTK_WIDGET (self->panes[k]) == view)
       tomo_volume_view_click (self, k, self->hover[k][0], self->hover[k][1]);
+}
+
+static void
+on_angles_changed (TomoVolumeView *self)
+{
+  self->azimuth = gtk_spin_button_get_value (self->azimuth_spin);
+  self->tilt = gtk_spin_button_get_value (self->tilt_spin);
+  start_update (self);
 }
 
 static void
@@ -460,7 +529,10 @@ tomo_volume_view_dispose (GObject *object)
   TomoVolumeView *self = TOMO_VOLUME_VIEW (object);
 
   if (self->window != NULL)
-    g_signal_handlers_disconnect_by_data (self->window, self);
+    {
+      g_signal_handlers_disconnect_by_data (self->window, self);
+      g_object_remove_weak_pointer (G_OBJECT (self->window), (gpointer *) &self->window);
+    }
   self->window = NULL;
   g_clear_handle_id (&self->progress_id, g_source_remove);
   g_clear_pointer (&self->grid, gtk_widget_unparent);
@@ -504,8 +576,9 @@ tomo_volume_view_init (TomoVolumeView *self)
   gtk_grid_set_column_homogeneous (grid, TRUE);
   gtk_widget_set_parent (self->grid, GTK_WIDGET (self));
 
-  /* XY top left, XZ top right, YZ bottom left; the status below. */
-  for (guint k = 0; k < 3; k++)
+  /* XY top left, XZ top right, YZ bottom left, the oblique plane bottom
+   * right with its angles; the status below. */
+  for (guint k = 0; k < N_PANES; k++)
     {
       GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
       GtkWidget *view = tomo_slice_view_new ();
@@ -538,13 +611,31 @@ tomo_volume_view_init (TomoVolumeView *self)
       gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (click), GDK_BUTTON_PRIMARY);
       g_signal_connect (click, "pressed", G_CALLBACK (on_pressed), self);
       gtk_widget_add_controller (view, GTK_EVENT_CONTROLLER (click));
-      gtk_grid_attach (grid, box, k == 1 ? 1 : 0, k == 2 ? 1 : 0, 1, 1);
+      gtk_grid_attach (grid, box, k % 2, k / 2, 1, 1);
+      if (k == TOMO_VOLUME_VIEW_OBLIQUE)
+        {
+          GtkWidget *row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+
+          self->azimuth_spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (0, 180, 1));
+          self->tilt_spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (-80, 80, 1));
+          gtk_spin_button_set_value (self->azimuth_spin, 30);
+          self->azimuth = 30;
+          gtk_box_append (GTK_BOX (row), gtk_label_new ("Azimuth °"));
+          gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->azimuth_spin));
+          gtk_box_append (GTK_BOX (row), gtk_label_new ("Tilt °"));
+          gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->tilt_spin));
+          g_signal_connect_swapped (self->azimuth_spin, "value-changed",
+                                    G_CALLBACK (on_angles_changed), self);
+          g_signal_connect_swapped (self->tilt_spin, "value-changed",
+                                    G_CALLBACK (on_angles_changed), self);
+          gtk_box_append (GTK_BOX (box), row);
+        }
     }
   self->status_label = GTK_LABEL (gtk_label_new ("Open a scan to see its three views"));
   gtk_label_set_wrap (self->status_label, TRUE);
   gtk_label_set_xalign (self->status_label, 0.0f);
   gtk_widget_add_css_class (GTK_WIDGET (self->status_label), "dim-label");
-  gtk_grid_attach (grid, GTK_WIDGET (self->status_label), 1, 1, 1, 1);
+  gtk_grid_attach (grid, GTK_WIDGET (self->status_label), 0, 2, 2, 1);
   g_signal_connect (self, "map", G_CALLBACK (on_map), self);
 }
 
@@ -580,6 +671,7 @@ tomo_volume_view_install (TomoWindow *window)
   shortcuts = gtk_shortcut_controller_new ();
 
   self->window = window;
+  g_object_add_weak_pointer (G_OBJECT (window), (gpointer *) &self->window);
   g_signal_connect (window, "scan-loaded", G_CALLBACK (on_scan_loaded), self);
   g_signal_connect (window, "notify::center", G_CALLBACK (on_params_notify), self);
   g_signal_connect (window, "notify::filter", G_CALLBACK (on_params_notify), self);
@@ -603,8 +695,25 @@ TomoSliceView *
 tomo_volume_view_get_pane (TomoVolumeView *self,
                            guint           pane)
 {
-  g_return_val_if_fail (TOMO_IS_VOLUME_VIEW (self) && pane < 3, NULL);
+  g_return_val_if_fail (TOMO_IS_VOLUME_VIEW (self) && pane < N_PANES, NULL);
   return self->panes[pane];
+}
+
+void
+tomo_volume_view_set_oblique (TomoVolumeView *self,
+                              double          azimuth_deg,
+                              double          tilt_deg)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_VIEW (self));
+
+  /* The spin buttons show the angles; one update for both. */
+  g_signal_handlers_block_by_func (self->azimuth_spin, on_angles_changed, self);
+  g_signal_handlers_block_by_func (self->tilt_spin, on_angles_changed, self);
+  gtk_spin_button_set_value (self->azimuth_spin, azimuth_deg);
+  gtk_spin_button_set_value (self->tilt_spin, tilt_deg);
+  g_signal_handlers_unblock_by_func (self->azimuth_spin, on_angles_changed, self);
+  g_signal_handlers_unblock_by_func (self->tilt_spin, on_angles_changed, self);
+  on_angles_changed (self);
 }
 
 void

@@ -12,7 +12,8 @@ G_BEGIN_DECLS
  * back projected from a volume-resident store of the filtered rows (GPU, or
  * host memory on the CPU backend).  A click in one pane moves the other two
  * planes through that point; the centre, filter and interpolation follow
- * the window's, window/level and colour map are shared with it. */
+ * the window's, window/level and colour map are shared with it.  A fourth
+ * pane shows an oblique plane through the point (azimuth, tilt). */
 #define TOMO_TYPE_VOLUME_VIEW (tomo_volume_view_get_type ())
 G_DECLARE_FINAL_TYPE (TomoVolumeView, tomo_volume_view, TOMO, VOLUME_VIEW, GtkWidget)
 
@@ -21,6 +22,7 @@ enum
   TOMO_VOLUME_VIEW_XY = 0,
   TOMO_VOLUME_VIEW_XZ,
   TOMO_VOLUME_VIEW_YZ,
+  TOMO_VOLUME_VIEW_OBLIQUE,
 };
 
 /* Puts a stack in the single slice view's place, with the slice view and a
@@ -40,6 +42,11 @@ void            tomo_volume_view_set_position (TomoVolumeView *self,
                                                double          ix,
                                                double          iy,
                                                double          z);
+/* The oblique pane's plane: turned by azimuth about the vertical axis,
+ * tilted out of the vertical, through the point (as its spin buttons). */
+void            tomo_volume_view_set_oblique  (TomoVolumeView *self,
+                                               double          azimuth_deg,
+                                               double          tilt_deg);
 /* A click at image coordinates (x, y) of a pane. */
 void            tomo_volume_view_click        (TomoVolumeView *self,
                                                guint           pane,

@@ -300,6 +300,52 @@ params_action (GtkWidget  *widget,
 }
 
 static void
+open_recent_action (GtkWidget  *widget,
+                    const char *action_name,
+                    GVariant   *parameter)
+{
+  g_autoptr(GFile) file = g_file_new_for_uri (g_variant_get_string (parameter, NULL));
+
+  tomo_window_open (TOMO_WINDOW (widget), file);
+}
+
+static int
+newest_first (gconstpointer a,
+              gconstpointer b)
+{
+  return g_date_time_compare (gtk_recent_info_get_modified ((GtkRecentInfo *) b),
+                              gtk_recent_info_get_modified ((GtkRecentInfo *) a));
+}
+
+void
+_tomo_window_update_recent (TomoWindow *self)
+{
+  GList *items = g_list_sort (gtk_recent_manager_get_items (gtk_recent_manager_get_default ()),
+                              newest_first);
+  const char *app_name = g_get_application_name ();
+  guint n = 0;
+
+  g_menu_remove_all (self->recent_section);
+  for (GList *l = items; l != NULL && n < 8; l = l->next)
+    {
+      GtkRecentInfo *info = l->data;
+      g_autofree char *label = NULL;
+      g_autoptr(GMenuItem) item = NULL;
+
+      if (app_name == NULL || !gtk_recent_info_has_application (info, app_name)
+          || !gtk_recent_info_exists (info))
+        continue;
+      label = gtk_recent_info_get_short_name (info);
+      item = g_menu_item_new (label, NULL);
+      g_menu_item_set_action_and_target_value (item, "win.open-recent",
+                                               g_variant_new_string (gtk_recent_info_get_uri (info)));
+      g_menu_append_item (self->recent_section, item);
+      n++;
+    }
+  g_list_free_full (items, (GDestroyNotify) gtk_recent_info_unref);
+}
+
+static void
 connect_action (GtkWidget  *widget,
                 const char *action_name,
                 GVariant   *parameter)
@@ -428,6 +474,7 @@ _tomo_window_class_add_actions (GtkWidgetClass *widget_class)
   gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
   gtk_widget_class_install_action (widget_class, "win.open-options", NULL, open_options_action);
   gtk_widget_class_install_action (widget_class, "win.connect", NULL, connect_action);
+  gtk_widget_class_install_action (widget_class, "win.open-recent", "s", open_recent_action);
   gtk_widget_class_install_action (widget_class, "win.save-params", NULL, params_action);
   gtk_widget_class_install_action (widget_class, "win.load-params", NULL, params_action);
   gtk_widget_class_install_action (widget_class, "win.export-tiff", NULL, export_action);

@@ -6,46 +6,41 @@
 #include "tomo-error.h"
 #include "tomo-output.h"
 #include "tomo-tiff-writer.h"
+#include "tomo-volume-export.h"
 #include "tomo-window-private.h"
-
-/* Volume-export progress, written by the worker and shown by one coalesced
- * low-priority idle at a time. */
-typedef struct
-{
-  GMutex lock;
-  guint done, total;
-  guint idle_id;
-  GWeakRef window;
-} ExportProgress;
-
-typedef struct
-{
-  TomoEngine *engine;
-  char *path;
-  guint row_start, row_end;
-  TomoReconParams params;
-  int kernel;
-  guint64 expected_bytes;
-  ExportProgress *progress;
-  TomoTiffWriter *writer; /* owned by the worker thread */
-} VolumeExport;
 
 gboolean
 tomo_window_export_slice_tiff (TomoWindow *self,
                                const char *path,
                                GError    **error)
 {
+  g_autoptr(TomoSlice) host = NULL;
   TomoSlice *slice;
 
   g_return_val_if_fail (TOMO_IS_WINDOW (self), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
 
   slice = tomo_slice_view_get_slice (self->slice_view);
-  if (slice == NULL || slice->data == NULL)
+  if (slice == NULL || self->scan == NULL)
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
                    "Cannot write “%s”: no reconstructed slice is shown", path);
       return FALSE;
+    }
+  if (slice->data == NULL)
+    {
+      /* Shown through interop only: the same slice once more, downloaded. */
+      TomoSliceRequest request;
+
+      tomo_slice_request_init (&request, self->scan);
+      request.row = slice->row;
+      request.n_slices = slice->n_slices;
+      request.params = slice->params;
+      request.kernel = self->params.kernel;
+      host = tomo_engine_reconstruct (self->engine, &request, NULL, error);
+      if (host == NULL)
+        return FALSE;
+      slice = host;
     }
 
   if (self->scan != NULL
@@ -82,117 +77,30 @@ tomo_window_export_slice_png (TomoWindow *self,
 }
 
 static void
-export_progress_clear (ExportProgress *progress)
+on_progress (TomoVolumeExport *export,
+             GParamSpec       *pspec,
+             TomoWindow       *self)
 {
-  g_mutex_clear (&progress->lock);
-  g_weak_ref_clear (&progress->window);
+  double fraction = tomo_volume_export_get_progress (export);
+  guint total = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (export), "tomo-rows-total"));
+  g_autofree char *text = g_strdup_printf ("Volume %u / %u", (guint) (fraction * total + 0.5), total);
+
+  gtk_progress_bar_set_fraction (self->progress_bar, fraction);
+  gtk_progress_bar_set_text (self->progress_bar, text);
 }
 
 static void
-export_progress_release (gpointer data)
+export_run_done (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      user_data)
 {
-  g_atomic_rc_box_release_full (data, (GDestroyNotify) export_progress_clear);
-}
-
-static void
-volume_export_free (VolumeExport *job)
-{
-  g_clear_object (&job->engine);
-  g_free (job->path);
-  export_progress_release (job->progress);
-  g_free (job);
-}
-
-static gboolean
-progress_idle_cb (gpointer data)
-{
-  ExportProgress *progress = data;
-  g_autoptr(TomoWindow) self = g_weak_ref_get (&progress->window);
-  guint done, total;
-
-  g_mutex_lock (&progress->lock);
-  progress->idle_id = 0;
-  done = progress->done;
-  total = progress->total;
-  g_mutex_unlock (&progress->lock);
-
-  if (self != NULL && total > 0)
-    {
-      g_autofree char *text = g_strdup_printf ("Volume %u / %u", done, total);
-
-      gtk_progress_bar_set_fraction (self->progress_bar, (double) done / total);
-      gtk_progress_bar_set_text (self->progress_bar, text);
-    }
-
-  return G_SOURCE_REMOVE;
-}
-
-static void
-volume_progress_cb (guint    done,
-                    guint    total,
-                    gpointer user_data)
-{
-  ExportProgress *progress = ((VolumeExport *) user_data)->progress;
-
-  g_mutex_lock (&progress->lock);
-  progress->done = done;
-  progress->total = total;
-  if (progress->idle_id == 0)
-    progress->idle_id = g_idle_add_full (G_PRIORITY_LOW, progress_idle_cb,
-                                         g_atomic_rc_box_acquire (progress),
-                                         export_progress_release);
-  g_mutex_unlock (&progress->lock);
-}
-
-static gboolean
-volume_sink_cb (guint        row,
-                const float *slice,
-                guint        width,
-                guint        height,
-                gpointer     user_data,
-                GError     **error)
-{
-  TomoTiffWriter *writer = ((VolumeExport *) user_data)->writer;
-
-  return tomo_tiff_writer_add_page (writer, slice, width, height, error);
-}
-
-static void
-export_volume_thread (GTask        *task,
-                      gpointer      source_object,
-                      gpointer      task_data,
-                      GCancellable *cancellable)
-{
-  VolumeExport *job = task_data;
-  TomoTiffWriter *writer;
+  g_autoptr(GTask) task = user_data;
   GError *error = NULL;
-  gboolean ok;
 
-  writer = tomo_tiff_writer_new (job->path, job->expected_bytes, &error);
-  if (writer == NULL)
-    {
-      g_task_return_error (task, error);
-      return;
-    }
-
-  job->writer = writer;
-  ok = tomo_engine_reconstruct_volume (job->engine, job->row_start, job->row_end,
-                                       &job->params, job->kernel,
-                                       volume_sink_cb, volume_progress_cb, job,
-                                       cancellable, &error);
-  job->writer = NULL;
-  /* Abort removes the incomplete file; the chosen path is left as it was. */
-  if (ok)
-    ok = tomo_tiff_writer_close (writer, &error);
+  if (tomo_volume_export_run_finish (TOMO_VOLUME_EXPORT (source), result, &error))
+    g_task_return_boolean (task, TRUE);
   else
-    tomo_tiff_writer_abort (writer);
-
-  if (!ok)
-    {
-      g_task_return_error (task, error);
-      return;
-    }
-  g_task_return_boolean (task, TRUE);
+    g_task_return_error (task, error);
 }
 
 void
@@ -220,9 +128,8 @@ tomo_window_export_rows_async (TomoWindow          *self,
                                gpointer             user_data)
 {
   g_autoptr(GTask) task = NULL;
-  VolumeExport *job;
-  TomoRoi roi;
-  guint width, height;
+  g_autoptr(TomoVolumeExport) export = NULL;
+  TomoReconParams params;
 
   g_return_if_fail (TOMO_IS_WINDOW (self));
   g_return_if_fail (path != NULL);
@@ -236,45 +143,24 @@ tomo_window_export_rows_async (TomoWindow          *self,
                                "Cannot write “%s”: no scan is open", path);
       return;
     }
-  width = tomo_scan_get_width (self->scan);
-  height = tomo_scan_get_height (self->scan);
-  if (first_row > last_row || last_row >= height)
+  if (first_row > last_row)
     {
       g_task_return_new_error (task, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
-                               "Cannot write “%s”: rows %u–%u are not within the scan's 0–%u",
-                               path, first_row, last_row, height - 1);
+                               "Cannot write “%s”: the first row %u is after the last %u",
+                               path, first_row, last_row);
       return;
     }
 
-  {
-    GError *error = NULL;
-
-    if (!tomo_output_check_inputs (path, tomo_scan_get_input_files (self->scan), &error))
-      {
-        g_task_return_error (task, error);
-        return;
-      }
-  }
-
-  job = g_new0 (VolumeExport, 1);
-  job->engine = g_object_ref (self->engine);
-  job->path = g_strdup (path);
-  job->row_start = first_row;
-  job->row_end = last_row + 1;
-  tomo_recon_params_init (&job->params, width);
-  job->params.center = self->params.center;
-  job->params.filter = self->params.filter;
-  job->params.interp = self->params.interp;
-  job->params.roi = self->params.roi;
-  job->kernel = self->params.kernel;
-  roi = tomo_recon_params_get_roi (&job->params, width);
-  job->expected_bytes = (guint64) roi.width * roi.height * sizeof (float) * (job->row_end - job->row_start);
-  job->progress = g_atomic_rc_box_new0 (ExportProgress);
-  g_mutex_init (&job->progress->lock);
-  g_weak_ref_init (&job->progress->window, self);
-
-  g_task_set_task_data (task, job, (GDestroyNotify) volume_export_free);
-  g_task_run_in_thread (task, export_volume_thread);
+  tomo_recon_params_init (&params, tomo_scan_get_width (self->scan));
+  params.center = self->params.center;
+  params.filter = self->params.filter;
+  params.interp = self->params.interp;
+  params.roi = self->params.roi;
+  export = tomo_volume_export_new (self->engine, path, TOMO_VOLUME_FORMAT_AUTO, first_row, last_row + 1,
+                                   &params, self->params.kernel);
+  g_object_set_data (G_OBJECT (export), "tomo-rows-total", GUINT_TO_POINTER (last_row + 1 - first_row));
+  g_signal_connect_object (export, "notify::progress", G_CALLBACK (on_progress), self, 0);
+  tomo_volume_export_run_async (export, cancellable, export_run_done, g_steal_pointer (&task));
 }
 
 gboolean

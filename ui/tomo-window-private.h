@@ -52,6 +52,7 @@ struct _TomoWindow
   GtkButton *cancel_button;
   GtkRevealer *toast_revealer;
   GtkLabel *toast_label;
+  GMenu *recent_section;
 
   GSettings *settings;
   TomoEngine *engine;
@@ -70,6 +71,7 @@ struct _TomoWindow
   gboolean auto_contrast;
   gboolean show_sinogram;
   gboolean applying_auto;
+  gboolean device_stats_missing; /* GPU slices without host data came without statistics */
   char *error_message;
   char *backend_note;          /* why the backend differs from the one asked for */
 };
@@ -97,6 +99,8 @@ char *_tomo_window_dup_folder     (TomoWindow *self);
 void  _tomo_window_class_add_actions (GtkWidgetClass *widget_class);
 void  _tomo_window_add_view_shortcuts (TomoWindow *self);
 void  _tomo_window_update_actions (TomoWindow *self);
+/* Fills Open Recent from the desktop's recent files that tomolive opened. */
+void  _tomo_window_update_recent  (TomoWindow *self);
 
 /* tomo-window-params.c: "<scan>.tomolive" beside the scan */
 char     *_tomo_window_params_path (TomoWindow *self);

@@ -46,6 +46,8 @@ enum {
 static GParamSpec *properties[N_PROPS];
 static guint signals[N_SIGNALS];
 
+static void queue_request (TomoWindow *self);
+
 static void
 window_link_free (gpointer data)
 {
@@ -279,6 +281,11 @@ on_slice_ready (TomoEngine   *engine,
     return;
 
   tomo_slice_view_set_slice (self->slice_view, slice, tomo_scan_get_width (self->scan));
+  if (slice->data == NULL && !slice->values.valid && !self->device_stats_missing)
+    {
+      self->device_stats_missing = TRUE;
+      queue_request (self);
+    }
   if (self->auto_contrast)
     apply_auto_contrast (self, slice);
   if (slice->values.valid)
@@ -315,9 +322,15 @@ request_idle_cb (gpointer data)
   request.params.interp = self->params.interp;
   request.params.roi = self->params.roi;
   request.kernel = self->params.kernel;
-  /* PNG/TIFF export of the shown slice reads host data. */
   request.keep_on_device = self->backend == TOMO_BACKEND_GPU;
-  request.skip_download = FALSE;
+  /* Once slices reach the texture through interop, the host copy is not
+   * needed: statistics come with the slice, the readout reads one pixel,
+   * export asks for the data.  An engine that cannot compute statistics on
+   * the device yet says so with a slice without them, and gets the
+   * download back. */
+  request.skip_download = self->backend == TOMO_BACKEND_GPU && !self->device_stats_missing
+                          && g_strcmp0 (tomo_slice_view_get_upload_path (self->slice_view),
+                                        "CUDA–GL interop") == 0;
 
   tomo_engine_submit (self->engine, &request, on_slice_ready, self->link);
 
@@ -563,8 +576,14 @@ set_scan (TomoWindow *self,
 
   tomo_sinogram_view_set_scan (self->sinogram_view, scan);
   _tomo_window_set_roi (self, 0, 0, 0, 0);
-  self->params.center = -1;
-  _tomo_window_set_center (self, (width - 1) / 2.0);
+  {
+    /* A pinned centre stays (inside the new detector); else the middle. */
+    double center = gtk_toggle_button_get_active (self->panel->center_pin) && self->params.center >= 0
+                    ? MIN (self->params.center, width - 1) : (width - 1) / 2.0;
+
+    self->params.center = -1;
+    _tomo_window_set_center (self, center);
+  }
   self->params.row = G_MAXUINT;
   _tomo_window_set_row (self, height / 2);
 
@@ -616,6 +635,10 @@ open_done (GObject      *source,
 
   hide_error (self);
   set_scan (self, scan);
+  /* The control starts at the middle and moves to the estimate when the
+   * background finder answers (its note says so); not for live scans,
+   * which have too few projections when they start. */
+  tomo_center_finder_set_scan (self->panel->center_finder, scan);
   g_signal_emit (self, signals[SCAN_LOADED], 0, TRUE);
 }
 
@@ -1195,6 +1218,7 @@ tomo_window_class_init (TomoWindowClass *klass)
   BIND (cancel_button);
   BIND (toast_revealer);
   BIND (toast_label);
+  BIND (recent_section);
 #undef BIND
   gtk_widget_class_bind_template_callback (widget_class, on_banner_response);
   gtk_widget_class_bind_template_callback (widget_class, on_toast_close);
@@ -1235,6 +1259,7 @@ tomo_window_init (TomoWindow *self)
      * the engine existed: tell them what it runs. */
     sync_backend (self, NULL);
 
+  g_signal_connect_swapped (self->panel->center_finder, "center-found", G_CALLBACK (_tomo_window_set_center), self);
   g_object_bind_property (self, "center", self->panel->center_adjustment, "value",
                           G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   g_object_bind_property_full (self, "row", self->panel->row_adjustment, "value",
@@ -1279,6 +1304,9 @@ tomo_window_init (TomoWindow *self)
 
   _tomo_window_add_view_shortcuts (self);
   _tomo_window_update_actions (self);
+  g_signal_connect_object (gtk_recent_manager_get_default (), "changed",
+                           G_CALLBACK (_tomo_window_update_recent), self, G_CONNECT_SWAPPED);
+  _tomo_window_update_recent (self);
   update_status (self, NULL);
 }
 

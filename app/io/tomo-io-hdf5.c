@@ -563,13 +563,24 @@ hdf5_read_rows (TomoScanLoader *loader,
   Part *part = &self->parts[kind];
   guint n = loader->n_frames[kind];
   hsize_t mdims[1] = { (hsize_t) n * loader->width };
-  hid_t fspace, mspace;
+  hid_t fspace, mspace, ftype;
   herr_t ret = 0;
   gboolean ok = TRUE;
+  g_autofree guint16 *counts = NULL;
 
   g_assert (part->dset >= 0);
 
   hdf5_lock_acquire ();
+
+  /* uint16 counts (most detectors) are read as they are stored and made
+   * floats here: HDF5's own conversion on a hyperslab costs ~45 ns a
+   * value, twenty times this loop. */
+  ftype = H5Dget_type (part->dset);
+  if (ftype >= 0 && H5Tget_class (ftype) == H5T_INTEGER && H5Tget_size (ftype) == 2 &&
+      H5Tget_sign (ftype) == H5T_SGN_NONE)
+    counts = g_try_new (guint16, mdims[0]);
+  if (ftype >= 0)
+    H5Tclose (ftype);
 
   fspace = H5Dget_space (part->dset);
   if (part->index == NULL)
@@ -596,9 +607,18 @@ hdf5_read_rows (TomoScanLoader *loader,
         }
     }
 
-  mspace = H5Screate_simple (1, mdims, NULL);
+  /* The memory space has the file selection's shape: with a flat one HDF5
+   * walks both selections element by element (~300 ms for a 2048 × 2048
+   * row instead of a few). */
+  {
+    hsize_t mshape[3] = { n, 1, loader->width };
+
+    mspace = H5Screate_simple (3, mshape, NULL);
+  }
   if (ret < 0 ||
-      H5Dread (part->dset, H5T_NATIVE_FLOAT, mspace, fspace, H5P_DEFAULT, out) < 0)
+      (counts != NULL
+         ? H5Dread (part->dset, H5T_NATIVE_UINT16, mspace, fspace, H5P_DEFAULT, counts)
+         : H5Dread (part->dset, H5T_NATIVE_FLOAT, mspace, fspace, H5P_DEFAULT, out)) < 0)
     {
       g_autofree char *msg = hdf5_error_message ();
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
@@ -610,6 +630,9 @@ hdf5_read_rows (TomoScanLoader *loader,
   H5Sclose (fspace);
 
   hdf5_lock_release ();
+  if (ok && counts != NULL)
+    for (gsize i = 0; i < mdims[0]; i++)
+      out[i] = counts[i];
   return ok;
 }
 

@@ -66,10 +66,12 @@ TomoScanLoader *_tomo_io_raw_open    (const char            *path,
 
 void            _tomo_scan_loader_free (TomoScanLoader *loader);
 
-/* The checks of tomo_scan_open() on a loader already open (takes it). */
+/* The checks of tomo_scan_open() on a loader already open (takes it): the
+ * file loaders' and the live receiver's scans. */
 TomoScan       *_tomo_scan_new_from_loader (TomoScanLoader        *loader,
                                             const TomoOpenOptions *options,
                                             GError               **error);
+
 /* An HDF5 file held in memory (core driver), e.g. for fuzzing; `name`
  * stands for the path in messages. */
 TomoScanLoader *_tomo_io_hdf5_open_image (const void            *data,

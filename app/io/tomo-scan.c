@@ -879,30 +879,39 @@ cache_trim_locked (TomoScan *self)
     }
 }
 
+/* The file part of a sinogram row: raw projections into `out` and, unless
+ * the data is already normalised, the row's averaged flat and dark. */
 static gboolean
-compute_row_locked (TomoScan            *self,
-                    guint                row,
-                    float               *out,
-                    TomoPreprocessStats *stats,
-                    GError             **error)
+read_row_locked (TomoScan            *self,
+                 guint                row,
+                 float               *out,
+                 float               *flat,
+                 float               *dark,
+                 TomoPreprocessStats *stats,
+                 GError             **error)
+{
+  if (!read_frames_locked (self, TOMO_FRAME_PROJECTION, row, out, error))
+    return FALSE;
+  return self->options.already_sinogram || read_flat_dark_locked (self, row, flat, dark, stats, error);
+}
+
+/* The arithmetic part, on values read by read_row_locked(); needs no lock. */
+static gboolean
+preprocess_row (TomoScan            *self,
+                guint                row,
+                float               *out,
+                const float         *flat,
+                const float         *dark,
+                TomoPreprocessStats *stats,
+                GError             **error)
 {
   guint width = self->loader->width;
   guint n_proj = self->loader->n_frames[TOMO_FRAME_PROJECTION];
   gboolean normalise = !self->options.already_sinogram;
-  g_autofree float *flat = NULL;
-  g_autofree float *dark = NULL;
-
-  if (!read_frames_locked (self, TOMO_FRAME_PROJECTION, row, out, error))
-    return FALSE;
 
   if (normalise)
     {
       guint n_bad = 0;
-
-      flat = g_new (float, width);
-      dark = g_new (float, width);
-      if (!read_flat_dark_locked (self, row, flat, dark, stats, error))
-        return FALSE;
 
       /* An isolated dead pixel is clamped and counted; a row where most of
        * the flat is not above the dark means the flats are wrong. */
@@ -944,6 +953,20 @@ compute_row_locked (TomoScan            *self,
       tomo_preprocess_stats_add (stats, &local);
   }
   return TRUE;
+}
+
+static gboolean
+compute_row_locked (TomoScan            *self,
+                    guint                row,
+                    float               *out,
+                    TomoPreprocessStats *stats,
+                    GError             **error)
+{
+  g_autofree float *flat = g_new (float, self->loader->width);
+  g_autofree float *dark = g_new (float, self->loader->width);
+
+  return read_row_locked (self, row, out, flat, dark, stats, error) &&
+         preprocess_row (self, row, out, flat, dark, stats, error);
 }
 
 gboolean
@@ -1004,6 +1027,34 @@ tomo_scan_read_sinogram (TomoScan            *self,
   }
 
   return TRUE;
+}
+
+gboolean
+tomo_scan_read_sinogram_direct (TomoScan            *self,
+                                guint                row,
+                                float               *out,
+                                TomoPreprocessStats *stats,
+                                GError             **error)
+{
+  g_autofree float *flat = NULL;
+  g_autofree float *dark = NULL;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (self), FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_row (self, row, error))
+    return FALSE;
+  flat = g_new (float, self->loader->width);
+  dark = g_new (float, self->loader->width);
+  g_mutex_lock (&self->lock);
+  if (!read_row_locked (self, row, out, flat, dark, stats, error))
+    {
+      g_mutex_unlock (&self->lock);
+      return FALSE;
+    }
+  g_mutex_unlock (&self->lock);
+  return preprocess_row (self, row, out, flat, dark, stats, error);
 }
 
 gboolean

@@ -103,6 +103,14 @@ gboolean       tomo_scan_read_sinogram      (TomoScan            *self,
                                              float               *out,
                                              TomoPreprocessStats *stats,
                                              GError             **error);
+/* Same values as tomo_scan_read_sinogram(), without the row cache, and
+ * only the file read under the scan's lock: several threads reading rows
+ * preprocess at the same time (whole volumes). */
+gboolean       tomo_scan_read_sinogram_direct (TomoScan            *self,
+                                               guint                row,
+                                               float               *out,
+                                               TomoPreprocessStats *stats,
+                                               GError             **error);
 /* Raw counts of row `row`, n_projections × width floats, no preprocessing. */
 gboolean       tomo_scan_read_raw_sinogram  (TomoScan *self,
                                              guint     row,

@@ -59,7 +59,7 @@ cpu_filter (TomoBackendImpl *impl,
 
 static gboolean
 cpu_backproject (TomoBackendImpl *impl,
-                 const TomoPlane *plane,
+                 const TomoBackendPlane *plane,
                  TomoSlice       *slice,
                  GCancellable    *cancellable,
                  GError         **error)
@@ -95,6 +95,30 @@ cpu_stats (TomoBackendImpl *impl,
   return TRUE;
 }
 
+/* Row k+1 is read on a thread of its own while row k is filtered and
+ * back projected, so reading hides behind computing. */
+typedef struct
+{
+  TomoScan *scan;
+  guint row;
+  float *sino;
+  GError *error;
+  double ms;
+} CpuRead;
+
+static gpointer
+cpu_read_run (gpointer data)
+{
+  CpuRead *r = data;
+  gint64 t0 = g_get_monotonic_time ();
+
+  if (!tomo_scan_read_sinogram (r->scan, r->row, r->sino, NULL, &r->error) && r->error == NULL)
+    g_set_error (&r->error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                 "Reading sinogram row %u failed", r->row);
+  r->ms = (g_get_monotonic_time () - t0) / 1e3;
+  return NULL;
+}
+
 static gboolean
 cpu_volume (TomoBackendImpl         *impl,
             const TomoBackendVolume *job,
@@ -106,29 +130,67 @@ cpu_volume (TomoBackendImpl         *impl,
   const TomoReconParams *params = &job->params;
   g_autoptr(TomoCpuFbp) fbp = tomo_cpu_fbp_new (width, n_proj, tomo_scan_get_angles (scan),
                                                 params->filter, params->pad, params->n_threads);
-  g_autofree float *sino = g_try_malloc ((gsize) n_proj * width * sizeof (float));
+  gsize plane = (gsize) n_proj * width;
+  g_autofree float *sino = g_try_malloc (2 * plane * sizeof (float));
   g_autofree float *out = g_try_malloc ((gsize) job->roi.width * job->roi.height * sizeof (float));
+  TomoVolumeStats local = { 0 };
+  TomoVolumeStats *st = job->stats != NULL ? job->stats : &local;
+  gint64 t_start = g_get_monotonic_time ();
+  CpuRead read = { scan, job->row_start, sino, NULL, 0 };
+  GThread *reader;
+  gboolean ok = TRUE;
 
+  st->pack = 1;
   if (sino == NULL || out == NULL)
     {
       g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
                    "Out of memory for a %u×%u sinogram", n_proj, width);
       return FALSE;
     }
-  for (guint row = job->row_start; row < job->row_end; row++)
+  reader = g_thread_new ("tomo-volume-read", cpu_read_run, &read);
+  for (guint row = job->row_start; row < job->row_end && ok; row++)
     {
+      float *cur = sino + ((row - job->row_start) % 2) * plane;
+      gint64 t0 = g_get_monotonic_time ();
+
+      g_thread_join (reader);
+      reader = NULL;
+      st->wait_ms += (g_get_monotonic_time () - t0) / 1e3;
+      st->read_ms += read.ms;
+      if (read.error != NULL)
+        {
+          g_propagate_error (error, g_steal_pointer (&read.error));
+          ok = FALSE;
+          break;
+        }
       if (g_cancellable_set_error_if_cancelled (job->cancellable, error))
-        return FALSE;
-      if (!tomo_scan_read_sinogram (scan, row, sino, NULL, error))
-        return FALSE;
-      tomo_cpu_fbp_filter (fbp, sino, sino);
-      tomo_cpu_fbp_backproject (fbp, sino, params->center, params->interp, &job->roi, out);
-      if (!job->sink (row, out, job->roi.width, job->roi.height, job->user_data, error))
-        return FALSE;
-      if (job->progress != NULL)
+        {
+          ok = FALSE;
+          break;
+        }
+      if (row + 1 < job->row_end)
+        {
+          read.row = row + 1;
+          read.sino = sino + ((row + 1 - job->row_start) % 2) * plane;
+          reader = g_thread_new ("tomo-volume-read", cpu_read_run, &read);
+        }
+      t0 = g_get_monotonic_time ();
+      tomo_cpu_fbp_filter (fbp, cur, cur);
+      tomo_cpu_fbp_backproject (fbp, cur, params->center, params->interp, &job->roi, out);
+      st->compute_ms += (g_get_monotonic_time () - t0) / 1e3;
+      t0 = g_get_monotonic_time ();
+      ok = job->sink (row, out, job->roi.width, job->roi.height, job->user_data, error);
+      st->write_ms += (g_get_monotonic_time () - t0) / 1e3;
+      if (ok && job->progress != NULL)
         job->progress (row - job->row_start + 1, job->row_end - job->row_start, job->user_data);
     }
-  return TRUE;
+  if (reader != NULL)
+    {
+      g_thread_join (reader);
+      g_clear_error (&read.error);
+    }
+  st->wall_ms = (g_get_monotonic_time () - t_start) / 1e3;
+  return ok;
 }
 
 static const TomoBackendOps cpu_ops = {

@@ -15,6 +15,7 @@
 #include "tomo-error.h"
 #include "tomo-filter.h"
 #include "tomo-gpu.h"
+#include "tomo-row-prefetch.h"
 
 typedef struct
 {
@@ -205,7 +206,7 @@ static const TomoDeviceBufferOps gpu_buffer_ops = {
 
 static gboolean
 gpu_backproject (TomoBackendImpl *impl,
-                 const TomoPlane *plane,
+                 const TomoBackendPlane *plane,
                  TomoSlice       *slice,
                  GCancellable    *cancellable,
                  GError         **error)
@@ -289,6 +290,7 @@ typedef struct
 {
   const TomoBackendVolume *job;
   volatile gint cancel;
+  TomoRowPrefetch *prefetch;  /* rows read ahead on many threads */
 } VolumeRun;
 
 static gboolean
@@ -299,7 +301,7 @@ volume_read_cb (guint     row,
 {
   VolumeRun *run = user_data;
 
-  return tomo_scan_read_sinogram (run->job->scan, row, sino, NULL, error);
+  return tomo_row_prefetch_take (run->prefetch, row, sino, error);
 }
 
 static gboolean
@@ -342,7 +344,8 @@ gpu_volume (TomoBackendImpl         *impl,
   g_autofree double *response = tomo_filter_fbp_response (job->params.filter, width, n_proj,
                                                           &padded);
   TomoGpuVolumeJob gjob = { 0 };
-  VolumeRun run = { job, 0 };
+  TomoGpuVolumeStats gstats = { 0 };
+  VolumeRun run = { job, 0, NULL };
   GError *gpu_error = NULL;
   gulong cancel_id = 0;
   gboolean ok;
@@ -368,6 +371,17 @@ gpu_volume (TomoBackendImpl         *impl,
   gjob.progress = job->progress != NULL ? volume_progress_cb : NULL;
   gjob.user_data = &run;
   gjob.cancel = &run.cancel;
+  gjob.stats = &gstats;
+  /* Reading and preprocessing a row costs more than its back projection:
+   * half the cores read ahead, 4 rows each, at most 1 GiB of rows. */
+  {
+    guint n_threads = MAX (2, g_get_num_processors () / 2);
+    gsize row_bytes = (gsize) n_proj * width * sizeof (float);
+    guint depth = (guint) MIN ((gsize) 4 * n_threads, MAX ((gsize) 1 << 30, row_bytes) / row_bytes);
+
+    run.prefetch = tomo_row_prefetch_new (job->scan, job->row_start, job->row_end, n_threads,
+                                          MAX (depth, 2));
+  }
 
   if (job->cancellable != NULL)
     cancel_id = g_cancellable_connect (job->cancellable, G_CALLBACK (volume_cancelled_cb),
@@ -376,6 +390,22 @@ gpu_volume (TomoBackendImpl         *impl,
   ok = tomo_gpu_reconstruct_volume (&gjob, &gpu_error);
   if (job->cancellable != NULL)
     g_cancellable_disconnect (job->cancellable, cancel_id);
+  if (job->stats != NULL)
+    {
+      TomoVolumeStats *st = job->stats;
+
+      st->reader_ms = tomo_row_prefetch_get_busy_ms (run.prefetch);
+      st->wall_ms = gstats.wall_ms;
+      st->read_ms = gstats.read_ms;
+      st->upload_ms = gstats.upload_ms;
+      st->compute_ms = gstats.compute_ms;
+      st->download_ms = gstats.download_ms;
+      st->write_ms = gstats.write_ms;
+      st->wait_ms = gstats.wait_ms;
+      st->pack = gstats.pack;
+      st->n_devices = gstats.n_devices;
+    }
+  g_clear_pointer (&run.prefetch, tomo_row_prefetch_free);
   if (!ok)
     {
       if (g_atomic_int_get (&run.cancel))

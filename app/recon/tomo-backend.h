@@ -8,10 +8,10 @@
  *
  *   configure → load_rows → filter → backproject (→ stats) … backproject …
  *
- * Later planes (XZ, YZ, oblique), several centres per launch and
- * accumulation of new projections are new values of TomoPlaneKind or new
- * operations appended here; a backend that lacks one leaves it NULL and the
- * engine reports "not supported by the <name> backend".
+ * Later planes (XZ, YZ, oblique: the geometry of tomo-plane.h), several
+ * centres per launch and accumulation of new projections are new values of
+ * TomoBackendPlaneKind or new operations appended here; a backend that lacks
+ * one leaves it NULL and the engine reports that the backend cannot.
  */
 #pragma once
 
@@ -37,19 +37,19 @@ typedef struct
 typedef enum
 {
   TOMO_PLANE_ROW_SLICE = 0, /* the slice of one detector row (XY) */
-} TomoPlaneKind;
+} TomoBackendPlaneKind;
 
 /* One plane to back project from the loaded rows; validated and resolved. */
 typedef struct
 {
-  TomoPlaneKind kind;
+  TomoBackendPlaneKind kind;
   double center;
   TomoInterp interp;
   TomoRoi roi;              /* resolved: never width 0 */
   TomoKernel kernel;
   gboolean keep_on_device;
   gboolean skip_download;
-} TomoPlane;
+} TomoBackendPlane;
 
 /* Whole volumes: the engine's sink and cancellation, passed through. */
 typedef struct
@@ -63,6 +63,7 @@ typedef struct
   TomoProgressFunc progress;
   gpointer user_data;
   GCancellable *cancellable;
+  TomoVolumeStats *stats;   /* zeroed by the engine, n_rows set; the backend fills the rest */
 } TomoBackendVolume;
 
 struct _TomoBackendOps
@@ -90,18 +91,12 @@ struct _TomoBackendOps
                             GError         **error);
   /* Back projects `plane` of every loaded row into `slice` (its size, row
    * and parameters already set): data and/or device buffer, kernel, time. */
-  gboolean  (*backproject) (TomoBackendImpl *self,
-                            const TomoPlane *plane,
-                            TomoSlice       *slice,
-                            GCancellable    *cancellable,
-                            GError         **error);
+  gboolean  (*backproject) (TomoBackendImpl *self, const TomoBackendPlane *plane,
+                            TomoSlice *slice, GCancellable *cancellable, GError **error);
   /* Fills slice->values where the slice is. */
-  gboolean  (*stats)       (TomoBackendImpl *self,
-                            TomoSlice       *slice,
-                            GError         **error);
-  gboolean  (*volume)      (TomoBackendImpl         *self,
-                            const TomoBackendVolume *job,
-                            GError                 **error);
+  gboolean  (*stats)       (TomoBackendImpl *self, TomoSlice *slice, GError **error);
+  /* Rows [job->row_start, job->row_end) to job->sink, in row order. */
+  gboolean  (*volume)      (TomoBackendImpl *self, const TomoBackendVolume *job, GError **error);
 };
 
 /* What a slice needs from its backend after the engine has let it go: the
@@ -140,13 +135,9 @@ void             tomo_backend_free     (TomoBackendImpl *self);
 
 /* load_rows of the backends that read on the host: self->rows and
  * self->n_slices hold the preprocessed sinograms, one after another. */
-gboolean         tomo_backend_load_rows_host (TomoBackendImpl     *self,
-                                              TomoScan            *scan,
-                                              guint                row,
-                                              guint                n_slices,
-                                              TomoPreprocessStats *stats,
-                                              GCancellable        *cancellable,
-                                              GError             **error);
+gboolean tomo_backend_load_rows_host (TomoBackendImpl *self, TomoScan *scan, guint row,
+                                      guint n_slices, TomoPreprocessStats *stats,
+                                      GCancellable *cancellable, GError **error);
 /* Host memory for a slice's planes, or NULL and an error. */
 gboolean         tomo_backend_alloc_slice_data (TomoSlice *slice,
                                                 GError   **error);

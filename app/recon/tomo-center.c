@@ -19,6 +19,7 @@
 
 #include "tomo-center-private.h"
 #include "tomo-fbp.h"
+#include "tomo-types.h"
 
 G_DEFINE_QUARK (tomo-center-error-quark, tomo_center_error)
 
@@ -147,6 +148,14 @@ cmp_double (gconstpointer a,
   double x = *(const double *) a, y = *(const double *) b;
 
   return (x > y) - (x < y);
+}
+
+static double
+fold_turn (double a)
+{
+  double f = fmod (a, 2.0 * G_PI);
+
+  return f < 0 ? f + 2.0 * G_PI : f;
 }
 
 /* Median spacing of the sorted angles (their typical step). */
@@ -516,15 +525,35 @@ _tomo_center_correlation_with (const float      *sino,
 
   /* Projections whose opposite lies within the scan. */
   cand = g_new (guint, n_proj);
-  for (guint i = 0; i < n_proj; i++)
-    {
-      double best = INFINITY;
+  {
+    /* Angles folded into [0, 2π) and sorted: each opposite is a binary
+     * search away (thousands of projections, every one checked). */
+    g_autofree double *folded = g_new (double, n_proj);
 
-      for (guint j = 0; j < n_proj; j++)
-        best = MIN (best, fabs (remainder (angles[j] - angles[i] - G_PI, 2.0 * G_PI)));
-      if (best <= 1.01 * step)
-        cand[n_cand++] = i;
-    }
+    for (guint i = 0; i < n_proj; i++)
+      folded[i] = fold_turn (angles[i]);
+    qsort (folded, n_proj, sizeof (double), cmp_double);
+    for (guint i = 0; i < n_proj; i++)
+      {
+        double t = fold_turn (angles[i] + G_PI), best;
+        guint lo = 0, hi = n_proj;
+
+        while (lo < hi)
+          {
+            guint mid = (lo + hi) / 2;
+
+            if (folded[mid] < t)
+              lo = mid + 1;
+            else
+              hi = mid;
+          }
+        /* The neighbours on both sides, across 0/2π at the ends. */
+        best = fabs (remainder (folded[lo % n_proj] - t, 2.0 * G_PI));
+        best = MIN (best, fabs (remainder (folded[(lo + n_proj - 1) % n_proj] - t, 2.0 * G_PI)));
+        if (best <= 1.01 * step)
+          cand[n_cand++] = i;
+      }
+  }
   if (n_cand == 0)
     {
       g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_NO_PAIR,
@@ -797,14 +826,41 @@ tomo_center_sweep_scores (const float     *sino,
                           double          *scores,
                           GError         **error)
 {
+  return tomo_center_sweep_images (sino, n_proj, width, angles, centers, n_centers, score,
+                                   n_threads, NULL, NULL, scores, error);
+}
+
+gboolean
+tomo_center_sweep_images (const float     *sino,
+                          guint            n_proj,
+                          guint            width,
+                          const double    *angles,
+                          const double    *centers,
+                          guint            n_centers,
+                          TomoCenterScore  score,
+                          guint            n_threads,
+                          const TomoRoi   *view,
+                          float           *images,
+                          double          *scores,
+                          GError         **error)
+{
   g_autofree float *clean = NULL, *filtered = NULL, *img = NULL;
   g_autoptr(TomoCpuFbp) fbp = NULL;
   TomoRoi roi = { 0, 0, width, width };
   double lo = 0, hi = 0;
 
   g_return_val_if_fail (scores != NULL && (centers != NULL || n_centers == 0), FALSE);
+  g_return_val_if_fail (images == NULL || view != NULL, FALSE);
   if (!check_angles (angles, n_proj, error))
     return FALSE;
+  if (view != NULL && (view->width == 0 || view->height == 0 || view->x + view->width > width
+                       || view->y + view->height > width))
+    {
+      g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_INVALID,
+                   "Sweep view %u×%u at (%u, %u) is outside the %u×%u slice",
+                   view->width, view->height, view->x, view->y, width, width);
+      return FALSE;
+    }
   clean = clean_copy (sino, n_proj, width, 2, error);
   if (clean == NULL)
     return FALSE;
@@ -840,6 +896,10 @@ tomo_center_sweep_scores (const float     *sino,
             hi = lo + 1.0;
         }
       scores[i] = score_slice (img, width, score, lo, hi);
+      if (images != NULL)
+        for (guint y = 0; y < view->height; y++)
+          memcpy (images + ((gsize) i * view->height + y) * view->width,
+                  img + (gsize) (view->y + y) * width + view->x, sizeof (float) * view->width);
     }
   return TRUE;
 }

@@ -3,6 +3,8 @@
 
 #include <glib.h>
 
+#include "tomo-types.h"
+
 G_BEGIN_DECLS
 
 /* Finding the rotation axis from the data, and the 360° geometries.
@@ -83,6 +85,21 @@ gboolean tomo_center_sweep_scores (const float     *sino,
                                    guint            n_centers,
                                    TomoCenterScore  score,
                                    guint            n_threads,
+                                   double          *scores,
+                                   GError         **error);
+
+/* The same, also keeping a `view` region of each candidate's slice:
+ * images is n_centers × view->height × view->width floats. */
+gboolean tomo_center_sweep_images (const float     *sino,
+                                   guint            n_proj,
+                                   guint            width,
+                                   const double    *angles,
+                                   const double    *centers,
+                                   guint            n_centers,
+                                   TomoCenterScore  score,
+                                   guint            n_threads,
+                                   const TomoRoi   *view,
+                                   float           *images,
                                    double          *scores,
                                    GError         **error);
 

@@ -46,6 +46,8 @@ struct _TomoEngine
     TomoPreprocessStats stats;
   } cache;
 
+  TomoVolumeStats volume_stats; /* of the last volume */
+
   /* Worker for tomo_engine_submit(): at most one request pending. */
   GMutex queue_lock;
   GCond queue_cond;
@@ -203,7 +205,9 @@ tomo_engine_dispose (GObject *object)
 
   g_mutex_lock (&self->lock);
   g_clear_object (&self->scan);
-  set_backend_locked (self, NULL);
+  /* The backend stays until finalize: its name and device are still asked
+   * for after a dispose. */
+  invalidate_cache_locked (self);
   g_mutex_unlock (&self->lock);
 
   G_OBJECT_CLASS (tomo_engine_parent_class)->dispose (object);
@@ -214,6 +218,7 @@ tomo_engine_finalize (GObject *object)
 {
   TomoEngine *self = TOMO_ENGINE (object);
 
+  g_clear_pointer (&self->backend, tomo_backend_free);
   g_mutex_clear (&self->lock);
   g_mutex_clear (&self->queue_lock);
   g_cond_clear (&self->queue_cond);
@@ -419,11 +424,10 @@ tomo_engine_check (TomoEngine            *self,
   return ok;
 }
 
+/* A slice request: its slice count and kernel, then check_locked(). */
 static gboolean
-check_request_locked (TomoEngine             *self,
-                      const TomoSliceRequest *request,
-                      TomoRoi                *roi,
-                      GError                **error)
+check_request_locked (TomoEngine *self, const TomoSliceRequest *request, TomoRoi *roi,
+                      GError **error)
 {
   if (request->n_slices != 1 && request->n_slices != 2 && request->n_slices != 4)
     {
@@ -510,7 +514,7 @@ reconstruct_locked (TomoEngine             *self,
 {
   TomoBackendImpl *backend = self->backend;
   g_autoptr(TomoSlice) slice = g_new0 (TomoSlice, 1);
-  TomoPlane plane = {
+  TomoBackendPlane plane = {
     .kind = TOMO_PLANE_ROW_SLICE,
     .center = request->params.center,
     .interp = request->params.interp,
@@ -698,9 +702,24 @@ tomo_engine_reconstruct_volume (TomoEngine            *self,
       job.progress = progress;
       job.user_data = user_data;
       job.cancellable = cancellable;
+      job.stats = &self->volume_stats;
+      memset (&self->volume_stats, 0, sizeof self->volume_stats);
+      self->volume_stats.n_rows = row_end - row_start;
       ok = self->backend->ops->volume (self->backend, &job, error);
       g_object_unref (job.scan);
     }
   g_mutex_unlock (&self->lock);
   return ok;
+}
+
+void
+tomo_engine_get_volume_stats (TomoEngine      *self,
+                              TomoVolumeStats *stats)
+{
+  g_return_if_fail (TOMO_IS_ENGINE (self));
+  g_return_if_fail (stats != NULL);
+
+  g_mutex_lock (&self->lock);
+  *stats = self->volume_stats;
+  g_mutex_unlock (&self->lock);
 }

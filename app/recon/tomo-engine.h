@@ -5,19 +5,19 @@
 
 #include "tomo-scan.h"
 #include "tomo-types.h"
+#include "tomo-volume-stats.h"
 
 G_BEGIN_DECLS
 
 /* Back-projection kernels of the GPU backend (Chilingaryan et al.); the CPU
- * backend ignores the choice. */
+ * backend ignores the choice.  AUTO: the fastest for mode and size, from
+ * the tuning table; STANDARD: one thread per pixel, the baseline; TEXTURE:
+ * the optimised texture kernel; ALU: shared-memory cache, interpolation on
+ * the FP units; HYBRID: texture and ALU blocks in one launch. */
 typedef enum
 {
-  TOMO_KERNEL_AUTO = 0, /* fastest for mode and size, from the tuning table */
-  TOMO_KERNEL_STANDARD, /* one thread per pixel, texture, the baseline */
-  TOMO_KERNEL_TEXTURE,  /* optimised texture kernel */
-  TOMO_KERNEL_ALU,      /* shared-memory cache, interpolation on the FP units */
-  TOMO_KERNEL_HYBRID,   /* texture and ALU blocks in one launch */
-  TOMO_N_KERNELS
+  TOMO_KERNEL_AUTO = 0, TOMO_KERNEL_STANDARD, TOMO_KERNEL_TEXTURE, TOMO_KERNEL_ALU,
+  TOMO_KERNEL_HYBRID, TOMO_N_KERNELS
 } TomoKernel;
 
 /* "auto", "standard", "texture", "alu", "hybrid"; "invalid" otherwise. */
@@ -177,5 +177,9 @@ gboolean     tomo_engine_reconstruct_volume (TomoEngine            *self,
                                              gpointer               user_data,
                                              GCancellable          *cancellable,
                                              GError               **error);
+/* Stage times of the last tomo_engine_reconstruct_volume() (also when it
+ * failed); zeros before the first. */
+void         tomo_engine_get_volume_stats   (TomoEngine      *self,
+                                             TomoVolumeStats *stats);
 
 G_END_DECLS

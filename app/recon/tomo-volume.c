@@ -60,13 +60,10 @@ tomo_volume_new (TomoScan              *scan,
 
   if (backend != TOMO_BACKEND_CPU)
     {
-      if (tomo_gpu_get_n_devices () == 0)
-        g_set_error_literal (&gpu_error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE,
-                             "no CUDA device");
-      else
-        vol->gpu = tomo_gpu_store_new (0, vol->width, vol->n_proj, tomo_scan_get_angles (scan),
-                                       row_start, vol->n_rows, TOMO_GPU_STORE_AUTO,
-                                       gpu_memory_limit, &gpu_error);
+      /* Says "built without CUDA" or "no CUDA device" itself. */
+      vol->gpu = tomo_gpu_store_new (0, vol->width, vol->n_proj, tomo_scan_get_angles (scan),
+                                     row_start, vol->n_rows, TOMO_GPU_STORE_AUTO,
+                                     gpu_memory_limit, &gpu_error);
       if (vol->gpu == NULL && backend == TOMO_BACKEND_GPU)
         {
           g_propagate_error (error, g_steal_pointer (&gpu_error));

@@ -26,9 +26,9 @@
 #include "tomo-fbp.h"
 #include "tomo-filter.h"
 #include "tomo-gpu.h"
-#include "tomo-live-cli.h"
 #include "tomo-gpu-gl.h"
 #include "tomo-gpu-tune.h"
+#include "tomo-live-cli.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 
@@ -404,6 +404,7 @@ bench_volume (const BenchOptions *opts,
   g_autofree float *sino = random_floats ((gsize) V * V, 4000 + V);
   g_autofree float *slice = g_new (float, (gsize) V * V);
   TomoGpuVolumeJob job;
+  TomoGpuVolumeStats st;
   VolumeBench vb = { sino, slice, (gsize) V * V * sizeof (float), (gsize) V * V * sizeof (float), 0, 0, 0 };
   gint64 t0;
   double s;
@@ -421,6 +422,7 @@ bench_volume (const BenchOptions *opts,
   job.read = volume_read;
   job.write = volume_write;
   job.user_data = &vb;
+  job.stats = &st;
 
   printf ("## Whole volume, host memory → host memory (read/write callbacks are memcpy)\n\n");
   for (int interp = 1; interp >= 0; interp--)
@@ -437,6 +439,12 @@ bench_volume (const BenchOptions *opts,
               "inside write %.2f s)\n",
               V, V, V, V, interp ? "linear" : "nearest", tomo_gpu_get_n_devices (), s,
               (double) V * V * V * V / s / 1e9, vb.written, vb.read_us / 1e6, vb.write_us / 1e6);
+      printf ("  - stages (busy, summed; they overlap): read %.2f s, upload %.2f s, "
+              "filter + back projection %.2f s (%.0f GU/s), download %.2f s, write %.2f s, "
+              "delivery idle %.2f s; %u slices per pass\n",
+              st.read_ms / 1e3, st.upload_ms / 1e3, st.compute_ms / 1e3,
+              (double) V * V * V * V / (st.compute_ms / 1e3) / 1e9, st.download_ms / 1e3,
+              st.write_ms / 1e3, st.wait_ms / 1e3, st.pack);
       fflush (stdout);
     }
   printf ("\n");

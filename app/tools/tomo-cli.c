@@ -19,7 +19,6 @@
 #include "tomo-plane-cli.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
-#include "tomo-gpu.h"
 #include "tomo-live-cli.h"
 #include "tomo-open-args.h"
 #include "tomo-options.h"
@@ -27,6 +26,7 @@
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 #include "tomo-tiff-writer.h"
+#include "tomo-volume-export.h"
 
 #define ERROR_DOMAIN_CLI (tomo_recon_error_quark ())
 
@@ -95,10 +95,6 @@ out:
 
 typedef struct
 {
-  const char *out_path;
-  gboolean to_dir;
-  TomoTiffWriter *writer;
-  guint n_written;
   gboolean show_progress;
   gint64 start;
   guint last_percent;
@@ -134,25 +130,64 @@ progress_cb (guint    done,
   show_progress (user_data, done, total);
 }
 
-static gboolean
-sink_cb (guint        row,
-         const float *slice,
-         guint        width,
-         guint        height,
-         gpointer     user_data,
-         GError     **error)
+static void
+print_stages (const TomoVolumeStats *st,
+              double                 gus)
 {
-  Output *o = user_data;
+  double wall = MAX (st->wall_ms, 1e-9);
 
-  o->n_written++;
-  if (o->to_dir)
+  g_print ("stages (busy time, %% of wall %.1f ms; stages overlap):\n", st->wall_ms);
+#define STAGE(name, ms) g_print ("  %-26s %10.1f ms  %5.1f %%\n", name, ms, 100.0 * (ms) / wall)
+  STAGE ("read + preprocess (CPU)", st->reader_ms > 0 ? st->reader_ms : st->read_ms);
+  if (st->reader_ms > 0)
+    STAGE ("  pipeline waiting on it", st->read_ms);
+  STAGE ("upload", st->upload_ms);
+  STAGE ("filter + back projection", st->compute_ms);
+  STAGE ("download", st->download_ms);
+  STAGE ("write (writer threads)", st->write_ms);
+  STAGE ("delivery thread idle", st->wait_ms);
+#undef STAGE
+  g_print ("  %u rows, %u slice%s per pass, %u GPU%s; %.2f GU/s end to end\n", st->n_rows,
+           st->pack, st->pack == 1 ? "" : "s", st->n_devices, st->n_devices == 1 ? "" : "s", gus);
+}
+
+/* A single slice goes through the same writer as volumes (temporary file,
+ * renamed when complete). */
+static gboolean
+write_one_slice (const char            *output,
+                 TomoVolumeFormat       format,
+                 TomoScan              *scan,
+                 TomoEngine            *engine,
+                 const TomoReconParams *params,
+                 TomoSlice             *slice,
+                 GError               **error)
+{
+  TomoVolumeInfo info = { 0 };
+  TomoVolumeWriter *writer;
+
+  info.width = slice->width;
+  info.height = slice->height;
+  info.roi_x = slice->roi.x;
+  info.roi_y = slice->roi.y;
+  info.row_start = slice->row;
+  info.n_rows = 1;
+  info.n_projections = tomo_scan_get_n_projections (scan);
+  info.center = params->center;
+  info.filter = tomo_filter_type_to_string (params->filter);
+  info.interp = tomo_interp_to_string (params->interp);
+  info.backend = tomo_engine_get_device_name (engine);
+  info.source = tomo_scan_get_path (scan);
+  info.pixel_size = tomo_scan_get_pixel_size (scan);
+  info.inputs = tomo_scan_get_input_files (scan);
+  writer = tomo_volume_writer_new (output, format, &info, 1, error);
+  if (writer == NULL)
+    return FALSE;
+  if (!tomo_volume_writer_add (writer, slice->row, slice->data, error))
     {
-      g_autofree char *name = g_strdup_printf ("slice_%05u.tif", row);
-      g_autofree char *path = g_build_filename (o->out_path, name, NULL);
-
-      return tomo_tiff_write_float (path, slice, width, height, 1, error);
+      tomo_volume_writer_abort (writer);
+      return FALSE;
     }
-  return tomo_tiff_writer_add_page (o->writer, slice, width, height, error);
+  return tomo_volume_writer_finish (writer, error);
 }
 
 static int
@@ -168,7 +203,9 @@ cmd_reconstruct (int    argc,
   g_autofree char *roi = NULL, *kernel = NULL, *output = NULL, *plane = NULL;
   double row = -1;
   double center = NAN;
-  gboolean progress = FALSE, quiet = FALSE;
+  gboolean progress = FALSE, quiet = FALSE, verbose = FALSE;
+  g_autofree char *format = NULL;
+  int n_writers = 0;
   TomoOpenArgs a = { 0 };
   TomoLiveCliListen live = { 0 };
   GOptionEntry entries[] = {
@@ -189,7 +226,13 @@ cmd_reconstruct (int    argc,
       "A vertical or oblique plane through rows --rows (default all) instead of slices: "
       "xz:Y, yz:X or oblique:AZIMUTH[,TILT[,X,Y,Z]]", "SPEC" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
-      "Float32 TIFF, one page per slice; or an existing folder: one file per slice", "PATH" },
+      "Float32 volume: .h5 (HDF5 /exchange/data), .tif (one page per slice), or an existing "
+      "folder (one TIFF per slice)", "PATH" },
+    { "output-format", 0, 0, G_OPTION_ARG_STRING, &format,
+      "auto (default: from -o), hdf5, tiff, tiff-folder", "FMT" },
+    { "writers", 0, 0, G_OPTION_ARG_INT, &n_writers, "Writer threads (default 4)", "N" },
+    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
+      "Print where the time went, stage by stage", NULL },
     { "progress", 0, 0, G_OPTION_ARG_NONE, &progress, "Show the progress bar even when stderr is not a terminal", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "No progress bar and no summary", NULL },
     G_OPTION_ENTRY_NULL
@@ -205,6 +248,8 @@ cmd_reconstruct (int    argc,
   TomoRoi r;
   guint row_start, row_end, height, width;
   Output o = { 0 };
+  TomoVolumeFormat vformat = TOMO_VOLUME_FORMAT_AUTO;
+  TomoVolumeStats stats = { 0 };
   gint64 start;
   double seconds;
   gboolean ok;
@@ -279,13 +324,6 @@ cmd_reconstruct (int    argc,
     ;
   else
     {
-      if (row >= 0 && (guint) row >= height)
-        {
-          g_set_error (&error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                       "Row %.0f is out of range: %s has rows 0 to %u", row,
-                       tomo_scan_get_path (scan), height - 1);
-          goto out;
-        }
       row_start = row >= 0 ? (guint) row : height / 2;
       row_end = row_start + 1;
     }
@@ -301,46 +339,65 @@ cmd_reconstruct (int    argc,
   if (!tomo_engine_check (engine, row_start, row_end, &params, &r, &error))
     goto out;
 
-  o.out_path = output;
-  o.to_dir = g_file_test (output, G_FILE_TEST_IS_DIR);
+  if (format != NULL)
+    {
+      if (g_str_equal (format, "auto"))
+        vformat = TOMO_VOLUME_FORMAT_AUTO;
+      else if (g_str_equal (format, "hdf5"))
+        vformat = TOMO_VOLUME_FORMAT_HDF5;
+      else if (g_str_equal (format, "tiff"))
+        vformat = TOMO_VOLUME_FORMAT_TIFF_STACK;
+      else if (g_str_equal (format, "tiff-folder"))
+        vformat = TOMO_VOLUME_FORMAT_TIFF_FOLDER;
+      else
+        {
+          g_set_error (&error, ERROR_DOMAIN_CLI, 0,
+                       "--output-format “%s” is unknown (auto, hdf5, tiff, tiff-folder)", format);
+          goto out;
+        }
+    }
+  if (n_writers < 0 || n_writers > 256)
+    {
+      g_set_error (&error, ERROR_DOMAIN_CLI, 0, "--writers %d is out of range (1 to 256)", n_writers);
+      goto out;
+    }
+
   o.show_progress = !quiet && (progress || isatty (STDERR_FILENO)) && row_end - row_start > 1;
   o.start = start = g_get_monotonic_time ();
   o.last_percent = G_MAXUINT;
-  if (!o.to_dir)
-    {
-      o.writer = tomo_tiff_writer_new_full (output, tomo_scan_get_input_files (scan),
-                                            (guint64) r.width * r.height * 4 * (row_end - row_start),
-                                            &error);
-      if (o.writer == NULL)
-        goto out;
-    }
 
   if (row_end - row_start == 1)
     {
       TomoSliceRequest request;
       g_autoptr(TomoSlice) slice = NULL;
 
+      /* One slice: the engine's own path, with its clamping report. */
       tomo_slice_request_init (&request, scan);
       request.row = row_start;
       request.params = params;
       request.kernel = gpu_kernel;
       slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
-      ok = slice != NULL && sink_cb (row_start, slice->data, slice->width, slice->height, &o, &error);
-      if (ok && !quiet && (slice->stats.n_nonpositive > 0 || slice->stats.n_nonfinite > 0))
+      if (slice == NULL)
+        goto out;
+      if (!quiet && (slice->stats.n_nonpositive > 0 || slice->stats.n_nonfinite > 0))
         g_printerr ("tomolive: warning: row %u: %" G_GUINT64_FORMAT " non-positive and %"
                     G_GUINT64_FORMAT " non-finite values were clamped\n", row_start,
                     slice->stats.n_nonpositive, slice->stats.n_nonfinite);
+      ok = write_one_slice (output, vformat, scan, engine, &params, slice, &error);
     }
   else
-    ok = tomo_engine_reconstruct_volume (engine, row_start, row_end, &params, gpu_kernel,
-                                         sink_cb, progress_cb, &o, NULL, &error);
-
-  if (o.writer != NULL)
     {
-      if (ok)
-        ok = tomo_tiff_writer_close (g_steal_pointer (&o.writer), &error);
-      else
-        tomo_tiff_writer_abort (g_steal_pointer (&o.writer));
+      g_autoptr(TomoVolumeExport) export = NULL;
+
+      export = tomo_volume_export_new (engine, output, vformat, row_start, row_end, &params,
+                                       gpu_kernel);
+      tomo_volume_export_set_n_writers (export, n_writers);
+      tomo_volume_export_set_progress_func (export, progress_cb, &o);
+      /* Ctrl+C: tomo_output's handler removes the temporary files. */
+      ok = tomo_volume_export_run (export, NULL, &error);
+      tomo_volume_export_get_stats (export, &stats);
+      if (!ok && o.show_progress)
+        fputc ('\n', stderr);
     }
   if (!ok)
     goto out;
@@ -359,13 +416,11 @@ cmd_reconstruct (int    argc,
                tomo_engine_get_device_name (engine), params.center,
                tomo_filter_type_to_string (params.filter), tomo_interp_to_string (params.interp),
                output);
+      if (verbose && stats.n_rows > 0)
+        print_stages (&stats, updates / seconds / 1e9);
     }
   status = 0;
 out:
-  /* Never leave a half-written stack that looks like a result; the path
-   * the user gave is untouched (the writer wrote to a temporary file). */
-  if (o.writer != NULL)
-    tomo_tiff_writer_abort (o.writer);
   tomo_open_args_clear (&a);
   tomo_live_cli_listen_clear (&live);
   return error != NULL ? fail (error) : status;

@@ -1,0 +1,648 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "tomo-volume-writer"
+
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/resource.h>
+#include <sys/statvfs.h>
+
+#include <glib/gstdio.h>
+#include <hdf5.h>
+
+#include "tomo-error.h"
+#include "tomo-output.h"
+#include "tomo-scan-private.h"
+#include "tomo-tiff-writer.h"
+#include "tomo-volume-writer.h"
+
+/* HDF5 is written in two steps.  The file, /exchange/data (float32, one
+ * chunk per slice, every chunk allocated at creation and never filled) and
+ * its attributes are made through the HDF5 library up front; then the
+ * chunks' addresses are known and the slices go there with pwrite() from
+ * many threads at once — no HDF5 call (and no HDF5 lock) while the volume
+ * streams, and the bytes are exactly the library's raw chunk layout (no
+ * filters), so any HDF5 reader sees the data. */
+
+typedef struct
+{
+  guint row;
+  float *data;
+} Item;
+
+struct _TomoVolumeWriter
+{
+  TomoVolumeFormat format;
+  TomoVolumeInfo info;
+  char *path;        /* final output: file or folder */
+  TomoOutput *output;      /* HDF5: the temporary file and its rename */
+  const char *tmp_path;    /* HDF5: where it is written (owned by output) */
+  gsize slice_floats;
+
+  GThreadPool *pool;
+  GAsyncQueue *free_buffers;
+  float **buffers;
+  guint n_buffers;
+
+  /* TIFF stack */
+  TomoTiffWriter *tiff;
+  /* HDF5 */
+  int fd;
+  goffset *chunk_offset;   /* per slice */
+
+  GMutex lock;
+  GError *error;           /* first failure */
+  gint failed;             /* atomic mirror of error != NULL, or aborted */
+  gboolean *written;       /* per slice */
+  GPtrArray *done_files;   /* folder: files renamed into place */
+  double busy_ms;
+};
+
+TomoVolumeFormat
+tomo_volume_format_guess (const char *path)
+{
+  g_autofree char *lower = NULL;
+
+  g_return_val_if_fail (path != NULL, TOMO_VOLUME_FORMAT_TIFF_STACK);
+
+  if (g_file_test (path, G_FILE_TEST_IS_DIR))
+    return TOMO_VOLUME_FORMAT_TIFF_FOLDER;
+  lower = g_ascii_strdown (path, -1);
+  if (g_str_has_suffix (lower, ".h5") || g_str_has_suffix (lower, ".hdf5") ||
+      g_str_has_suffix (lower, ".hdf") || g_str_has_suffix (lower, ".nxs"))
+    return TOMO_VOLUME_FORMAT_HDF5;
+  return TOMO_VOLUME_FORMAT_TIFF_STACK;
+}
+
+const char *
+tomo_volume_format_to_string (TomoVolumeFormat format)
+{
+  switch (format)
+    {
+    case TOMO_VOLUME_FORMAT_TIFF_FOLDER:
+      return "TIFF per slice";
+    case TOMO_VOLUME_FORMAT_TIFF_STACK:
+      return "multi-page TIFF";
+    case TOMO_VOLUME_FORMAT_HDF5:
+      return "HDF5";
+    case TOMO_VOLUME_FORMAT_AUTO:
+    default:
+      return "auto";
+    }
+}
+
+static char *
+slice_name (guint row)
+{
+  return g_strdup_printf ("slice_%05u.tif", row);
+}
+
+static void
+set_failed (TomoVolumeWriter *w,
+            GError           *error)
+{
+  g_mutex_lock (&w->lock);
+  if (w->error == NULL && error != NULL)
+    w->error = error;
+  else if (error != NULL)
+    g_error_free (error);
+  g_mutex_unlock (&w->lock);
+  g_atomic_int_set (&w->failed, 1);
+}
+
+static gboolean
+write_hdf5_slice (TomoVolumeWriter *w,
+                  guint             index,
+                  const float      *data,
+                  GError          **error)
+{
+  const char *p = (const char *) data;
+  gsize left = w->slice_floats * sizeof (float);
+  goffset at = w->chunk_offset[index];
+
+  while (left > 0)
+    {
+      ssize_t n = pwrite (w->fd, p, left, at);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          int saved = n < 0 ? errno : ENOSPC;
+
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                       "Cannot write slice %u to %s: %s", w->info.row_start + index, w->path,
+                       g_strerror (saved));
+          return FALSE;
+        }
+      p += n;
+      left -= n;
+      at += n;
+    }
+  return TRUE;
+}
+
+static gboolean
+write_folder_slice (TomoVolumeWriter *w,
+                    guint             row,
+                    const float      *data,
+                    GError          **error)
+{
+  g_autofree char *name = slice_name (row);
+  g_autofree char *final = g_build_filename (w->path, name, NULL);
+
+  /* Complete or not at all (a temporary file renamed into place). */
+  if (!tomo_tiff_write_float (final, data, w->info.width, w->info.height, 1, error))
+    return FALSE;
+  g_mutex_lock (&w->lock);
+  g_ptr_array_add (w->done_files, g_steal_pointer (&final));
+  g_mutex_unlock (&w->lock);
+  return TRUE;
+}
+
+static void
+write_run (gpointer data,
+           gpointer user_data)
+{
+  Item *item = data;
+  TomoVolumeWriter *w = user_data;
+  guint index = item->row - w->info.row_start;
+  GError *error = NULL;
+  gboolean ok = TRUE;
+  gint64 t0 = g_get_monotonic_time ();
+
+  if (!g_atomic_int_get (&w->failed))
+    {
+      switch (w->format)
+        {
+        case TOMO_VOLUME_FORMAT_HDF5:
+          ok = write_hdf5_slice (w, index, item->data, &error);
+          break;
+        case TOMO_VOLUME_FORMAT_TIFF_FOLDER:
+          ok = write_folder_slice (w, item->row, item->data, &error);
+          break;
+        case TOMO_VOLUME_FORMAT_TIFF_STACK:
+        default:
+          ok = tomo_tiff_writer_add_page (w->tiff, item->data, w->info.width, w->info.height,
+                                          &error);
+          break;
+        }
+      if (ok)
+        w->written[index] = TRUE;
+      else
+        set_failed (w, error);
+    }
+  g_mutex_lock (&w->lock);
+  w->busy_ms += (g_get_monotonic_time () - t0) / 1e3;
+  g_mutex_unlock (&w->lock);
+  g_async_queue_push (w->free_buffers, item->data);
+  g_free (item);
+}
+
+static gboolean
+attr_string (hid_t       loc,
+             const char *name,
+             const char *value)
+{
+  hid_t type = H5Tcopy (H5T_C_S1);
+  hid_t space = H5Screate (H5S_SCALAR);
+  hid_t attr;
+  herr_t status = -1;
+
+  H5Tset_size (type, strlen (value) + 1);
+  H5Tset_cset (type, H5T_CSET_UTF8);
+  attr = H5Acreate2 (loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+  if (attr >= 0)
+    {
+      status = H5Awrite (attr, type, value);
+      H5Aclose (attr);
+    }
+  H5Sclose (space);
+  H5Tclose (type);
+  return status >= 0;
+}
+
+static gboolean
+attr_double (hid_t       loc,
+             const char *name,
+             double      value)
+{
+  hid_t space = H5Screate (H5S_SCALAR);
+  hid_t attr = H5Acreate2 (loc, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT);
+  herr_t status = -1;
+
+  if (attr >= 0)
+    {
+      status = H5Awrite (attr, H5T_NATIVE_DOUBLE, &value);
+      H5Aclose (attr);
+    }
+  H5Sclose (space);
+  return status >= 0;
+}
+
+/* Creates the HDF5 file at w->tmp_path with every chunk allocated, and
+ * learns where each chunk lies. */
+static gboolean
+create_hdf5 (TomoVolumeWriter *w,
+             GError          **error)
+{
+  const TomoVolumeInfo *in = &w->info;
+  hsize_t dims[3] = { in->n_rows, in->height, in->width };
+  hsize_t chunk[3] = { 1, in->height, in->width };
+  hid_t file = -1, group = -1, space = -1, dcpl = -1, dset = -1;
+  const char *failed = NULL;
+
+  _tomo_hdf5_lock ();
+  file = H5Fcreate (w->tmp_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  if (file < 0)
+    {
+      failed = "create the file";
+      goto out;
+    }
+  group = H5Gcreate2 (file, "/exchange", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  space = H5Screate_simple (3, dims, NULL);
+  dcpl = H5Pcreate (H5P_DATASET_CREATE);
+  if (group < 0 || space < 0 || dcpl < 0 ||
+      H5Pset_chunk (dcpl, 3, chunk) < 0 ||
+      H5Pset_alloc_time (dcpl, H5D_ALLOC_TIME_EARLY) < 0 ||
+      H5Pset_fill_time (dcpl, H5D_FILL_TIME_NEVER) < 0)
+    {
+      failed = "create /exchange";
+      goto out;
+    }
+  dset = H5Dcreate2 (file, "/exchange/data", H5T_NATIVE_FLOAT, space, H5P_DEFAULT, dcpl,
+                     H5P_DEFAULT);
+  if (dset < 0)
+    {
+      failed = "create /exchange/data";
+      goto out;
+    }
+  if (!attr_string (dset, "units", "attenuation per pixel") ||
+      !attr_string (dset, "axes", "row:y:x") ||
+      !attr_string (dset, "software", "tomolive " PACKAGE_VERSION) ||
+      !attr_string (dset, "source", in->source ? in->source : "") ||
+      !attr_string (dset, "filter", in->filter ? in->filter : "") ||
+      !attr_string (dset, "interpolation", in->interp ? in->interp : "") ||
+      !attr_string (dset, "backend", in->backend ? in->backend : "") ||
+      !attr_double (dset, "center", in->center) ||
+      !attr_double (dset, "row_start", in->row_start) ||
+      !attr_double (dset, "roi_x", in->roi_x) ||
+      !attr_double (dset, "roi_y", in->roi_y) ||
+      !attr_double (dset, "n_projections", in->n_projections) ||
+      !attr_double (dset, "pixel_size", in->pixel_size))
+    {
+      failed = "write the attributes of /exchange/data";
+      goto out;
+    }
+  for (guint i = 0; i < in->n_rows; i++)
+    {
+      hsize_t at[3] = { i, 0, 0 };
+      unsigned mask = 0;
+      haddr_t addr = HADDR_UNDEF;
+      hsize_t size = 0;
+
+      if (H5Dget_chunk_info_by_coord (dset, at, &mask, &addr, &size) < 0 ||
+          addr == HADDR_UNDEF || size != w->slice_floats * sizeof (float))
+        {
+          failed = "allocate the chunks of /exchange/data";
+          goto out;
+        }
+      w->chunk_offset[i] = (goffset) addr;
+    }
+
+out:
+  if (dset >= 0)
+    H5Dclose (dset);
+  if (dcpl >= 0)
+    H5Pclose (dcpl);
+  if (space >= 0)
+    H5Sclose (space);
+  if (group >= 0)
+    H5Gclose (group);
+  if (file >= 0 && H5Fclose (file) < 0 && failed == NULL)
+    failed = "close the file";
+  _tomo_hdf5_unlock ();
+  if (failed != NULL)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                   "Cannot write volume %s: could not %s (temporary file %s)", w->path, failed,
+                   w->tmp_path);
+      return FALSE;
+    }
+  w->fd = g_open (w->tmp_path, O_WRONLY | O_CLOEXEC, 0);
+  if (w->fd < 0)
+    {
+      int saved = errno;
+
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Cannot open %s for writing: %s",
+                   w->tmp_path, g_strerror (saved));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Fails early, before minutes of computing, when the volume cannot fit:
+ * the free space of the output's file system, or the process's file size
+ * limit.  (HDF5 itself must not meet a full disk: a failed H5Fclose()
+ * leaves the library holding a broken file.) */
+static gboolean
+check_room (const char *path,
+            guint64     bytes,
+            gboolean    one_file,
+            GError    **error)
+{
+  g_autofree char *dir = g_file_test (path, G_FILE_TEST_IS_DIR) ? g_strdup (path)
+                                                                 : g_path_get_dirname (path);
+  struct statvfs vfs;
+  struct rlimit limit;
+
+  if (statvfs (dir, &vfs) == 0 && (guint64) vfs.f_bavail * vfs.f_frsize < bytes)
+    {
+      g_autofree char *need = g_format_size (bytes);
+      g_autofree char *have = g_format_size ((guint64) vfs.f_bavail * vfs.f_frsize);
+
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                   "Not enough space for %s: the volume needs %s, %s has %s free", path, need,
+                   dir, have);
+      return FALSE;
+    }
+  if (one_file && getrlimit (RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      (guint64) limit.rlim_cur < bytes)
+    {
+      g_autofree char *need = g_format_size (bytes);
+      g_autofree char *have = g_format_size (limit.rlim_cur);
+
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                   "Cannot write %s: the volume needs %s, the file size limit is %s", path,
+                   need, have);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+writer_free (TomoVolumeWriter *w)
+{
+  if (w->pool != NULL)
+    g_thread_pool_free (w->pool, FALSE, TRUE);
+  if (w->tiff != NULL)
+    tomo_tiff_writer_abort (w->tiff);
+  if (w->fd >= 0)
+    close (w->fd);
+  g_clear_pointer (&w->output, tomo_output_free);
+  for (guint i = 0; i < w->n_buffers; i++)
+    g_free (w->buffers[i]);
+  g_free (w->buffers);
+  if (w->free_buffers != NULL)
+    g_async_queue_unref (w->free_buffers);
+  g_clear_error (&w->error);
+  g_free (w->written);
+  g_free (w->chunk_offset);
+  g_ptr_array_unref (w->done_files);
+  g_mutex_clear (&w->lock);
+  g_free (w->path);
+  g_free (w);
+}
+
+TomoVolumeWriter *
+tomo_volume_writer_new (const char           *path,
+                        TomoVolumeFormat      format,
+                        const TomoVolumeInfo *info,
+                        guint                 n_threads,
+                        GError              **error)
+{
+  TomoVolumeWriter *w;
+  GError *local = NULL;
+
+  g_return_val_if_fail (path != NULL, NULL);
+  g_return_val_if_fail (info != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (info->width == 0 || info->height == 0 || info->n_rows == 0)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                   "Cannot write volume %s: empty volume of %u × %u × %u", path, info->n_rows,
+                   info->height, info->width);
+      return NULL;
+    }
+  if (format == TOMO_VOLUME_FORMAT_AUTO)
+    format = tomo_volume_format_guess (path);
+  if (format == TOMO_VOLUME_FORMAT_TIFF_FOLDER && !g_file_test (path, G_FILE_TEST_IS_DIR))
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_NOT_FOUND,
+                   "Cannot write slices into %s: not a folder", path);
+      return NULL;
+    }
+
+  w = g_new0 (TomoVolumeWriter, 1);
+  w->format = format;
+  w->info = *info;
+  w->info.filter = w->info.interp = w->info.backend = w->info.source = NULL;
+  w->info.inputs = NULL;
+  w->path = g_strdup (path);
+  w->fd = -1;
+  w->slice_floats = (gsize) info->width * info->height;
+  w->written = g_new0 (gboolean, info->n_rows);
+  w->done_files = g_ptr_array_new_with_free_func (g_free);
+  g_mutex_init (&w->lock);
+
+  if (format == TOMO_VOLUME_FORMAT_TIFF_STACK)
+    n_threads = 1;
+  else if (n_threads == 0)
+    n_threads = 4;
+
+  /* Slices plus headers and strip tables (well under 1 %). */
+  if (!check_room (path, (guint64) w->slice_floats * sizeof (float) * info->n_rows * 101 / 100
+                           + 65536, format != TOMO_VOLUME_FORMAT_TIFF_FOLDER, &local))
+    goto fail;
+  if (format == TOMO_VOLUME_FORMAT_HDF5)
+    {
+      w->output = tomo_output_open (path, info->inputs, &local);
+      if (w->output == NULL)
+        goto fail;
+      w->tmp_path = tomo_output_get_write_path (w->output);
+      w->chunk_offset = g_new0 (goffset, info->n_rows);
+      if (!create_hdf5 (w, &local))
+        goto fail;
+    }
+  else if (format == TOMO_VOLUME_FORMAT_TIFF_STACK)
+    {
+      w->tiff = tomo_tiff_writer_new_full (path, info->inputs,
+                                           (guint64) w->slice_floats * sizeof (float) * info->n_rows,
+                                           &local);
+      if (w->tiff == NULL)
+        goto fail;
+    }
+  else if (!tomo_output_check_inputs (path, info->inputs, &local))
+    goto fail;
+
+  w->n_buffers = 2 * n_threads + 2;
+  w->buffers = g_new0 (float *, w->n_buffers);
+  w->free_buffers = g_async_queue_new ();
+  for (guint i = 0; i < w->n_buffers; i++)
+    {
+      w->buffers[i] = g_try_malloc (w->slice_floats * sizeof (float));
+      if (w->buffers[i] == NULL)
+        {
+          g_set_error (&local, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                       "Cannot write volume %s: out of memory for %u slice buffers of %u × %u",
+                       path, w->n_buffers, info->width, info->height);
+          goto fail;
+        }
+      g_async_queue_push (w->free_buffers, w->buffers[i]);
+    }
+  w->pool = g_thread_pool_new (write_run, w, n_threads, TRUE, &local);
+  if (w->pool == NULL)
+    goto fail;
+  return w;
+
+fail:
+  g_propagate_error (error, local);
+  tomo_volume_writer_abort (w);
+  return NULL;
+}
+
+gboolean
+tomo_volume_writer_add (TomoVolumeWriter *w,
+                        guint             row,
+                        const float      *slice,
+                        GError          **error)
+{
+  Item *item;
+
+  g_return_val_if_fail (w != NULL, FALSE);
+  g_return_val_if_fail (slice != NULL, FALSE);
+
+  if (row < w->info.row_start || row - w->info.row_start >= w->info.n_rows)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                   "Cannot write row %u to %s: the volume holds rows %u to %u", row, w->path,
+                   w->info.row_start, w->info.row_start + w->info.n_rows - 1);
+      return FALSE;
+    }
+  if (g_atomic_int_get (&w->failed))
+    goto failed;
+  item = g_new (Item, 1);
+  item->row = row;
+  item->data = g_async_queue_pop (w->free_buffers);
+  memcpy (item->data, slice, w->slice_floats * sizeof (float));
+  g_thread_pool_push (w->pool, item, NULL);
+  return TRUE;
+
+failed:
+  g_mutex_lock (&w->lock);
+  if (w->error != NULL)
+    g_set_error_literal (error, w->error->domain, w->error->code, w->error->message);
+  else
+    g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Writing %s was stopped", w->path);
+  g_mutex_unlock (&w->lock);
+  return FALSE;
+}
+
+gboolean
+tomo_volume_writer_finish (TomoVolumeWriter *w,
+                           GError          **error)
+{
+  GError *local = NULL;
+  guint missing = 0;
+
+  g_return_val_if_fail (w != NULL, FALSE);
+
+  /* Every queued slice written (or skipped after a failure). */
+  g_thread_pool_free (g_steal_pointer (&w->pool), FALSE, TRUE);
+  if (w->error != NULL)
+    {
+      local = g_steal_pointer (&w->error);
+      goto fail;
+    }
+  for (guint i = 0; i < w->info.n_rows; i++)
+    missing += !w->written[i];
+  if (missing > 0)
+    {
+      g_set_error (&local, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                   "Volume %s is incomplete: %u of %u slices missing", w->path, missing,
+                   w->info.n_rows);
+      goto fail;
+    }
+  if (w->tiff != NULL && !tomo_tiff_writer_close (g_steal_pointer (&w->tiff), &local))
+    goto fail;
+  if (w->fd >= 0)
+    {
+      int fd = w->fd;
+
+      w->fd = -1;
+      if (close (fd) != 0)
+        {
+          int saved = errno;
+
+          g_set_error (&local, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Cannot write volume %s: %s",
+                       w->path, g_strerror (saved));
+          goto fail;
+        }
+    }
+  if (w->output != NULL && !tomo_output_commit (w->output, &local))
+    goto fail;
+  writer_free (w);
+  return TRUE;
+
+fail:
+  g_propagate_error (error, local);
+  tomo_volume_writer_abort (w);
+  return FALSE;
+}
+
+guint
+tomo_volume_writer_abort (TomoVolumeWriter *w)
+{
+  guint n_removed = 0;
+
+  g_return_val_if_fail (w != NULL, 0);
+
+  g_atomic_int_set (&w->failed, 1);
+  if (w->pool != NULL)
+    g_thread_pool_free (g_steal_pointer (&w->pool), FALSE, TRUE);
+  if (w->tiff != NULL)
+    {
+      tomo_tiff_writer_abort (g_steal_pointer (&w->tiff));
+      n_removed++;
+    }
+  if (w->fd >= 0)
+    {
+      close (w->fd);
+      w->fd = -1;
+    }
+  if (w->output != NULL)
+    {
+      tomo_output_abort (w->output);
+      n_removed++;
+    }
+  for (guint i = 0; i < w->done_files->len; i++)
+    if (g_unlink (g_ptr_array_index (w->done_files, i)) == 0)
+      n_removed++;
+  writer_free (w);
+  return n_removed;
+}
+
+double
+tomo_volume_writer_get_busy_ms (TomoVolumeWriter *w)
+{
+  double ms;
+
+  g_return_val_if_fail (w != NULL, 0);
+
+  g_mutex_lock (&w->lock);
+  ms = w->busy_ms;
+  g_mutex_unlock (&w->lock);
+  return ms;
+}
+
+TomoVolumeFormat
+tomo_volume_writer_get_format (TomoVolumeWriter *w)
+{
+  g_return_val_if_fail (w != NULL, TOMO_VOLUME_FORMAT_AUTO);
+
+  return w->format;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+typedef enum
+{
+  TOMO_VOLUME_FORMAT_AUTO = 0,  /* existing folder → TIFF per slice; .h5/.hdf5/.hdf/.nxs → HDF5; else multi-page TIFF */
+  TOMO_VOLUME_FORMAT_TIFF_FOLDER,
+  TOMO_VOLUME_FORMAT_TIFF_STACK,
+  TOMO_VOLUME_FORMAT_HDF5,
+} TomoVolumeFormat;
+
+TomoVolumeFormat tomo_volume_format_guess     (const char *path);
+const char      *tomo_volume_format_to_string (TomoVolumeFormat format);
+
+/* What is written: slices of width × height floats for detector rows
+ * [row_start, row_start + n_rows), and how they were made (HDF5 attributes
+ * of /exchange/data). */
+typedef struct
+{
+  guint width, height;
+  guint row_start, n_rows;
+  guint roi_x, roi_y;
+  guint n_projections;
+  double center;
+  const char *filter;
+  const char *interp;
+  const char *backend;
+  const char *source;     /* the scan's path */
+  double pixel_size;      /* metres, 0 = unknown */
+  const char * const *inputs; /* files the output must not be (NULL-terminated), or NULL */
+} TomoVolumeInfo;
+
+/* Writes a volume as slices arrive, on a pool of threads, never holding
+ * more than a few slices.  Every file goes through TomoOutput (temporary
+ * file renamed into place when complete, never one of the inputs; the
+ * folder format does so per slice); an error or an abort removes what this
+ * writer wrote, so nothing half-written is left under the output name. */
+typedef struct _TomoVolumeWriter TomoVolumeWriter;
+
+/* n_threads 0 = a default (4; 1 for the multi-page TIFF, whose pages must
+ * be written in order). */
+TomoVolumeWriter *tomo_volume_writer_new      (const char           *path,
+                                               TomoVolumeFormat      format,
+                                               const TomoVolumeInfo *info,
+                                               guint                 n_threads,
+                                               GError              **error);
+/* Copies `slice` (width × height floats of detector row `row`) and queues
+ * it; blocks while every buffer is queued.  Slices must come in row order
+ * for the multi-page TIFF.  FALSE with the first writer error once one
+ * failed. */
+gboolean          tomo_volume_writer_add      (TomoVolumeWriter *writer,
+                                               guint             row,
+                                               const float      *slice,
+                                               GError          **error);
+/* Waits for the queued slices, checks that every row arrived, closes and
+ * renames into place; frees the writer.  On failure nothing is left. */
+gboolean          tomo_volume_writer_finish   (TomoVolumeWriter *writer,
+                                               GError          **error);
+/* Stops, removes everything written, frees.  Returns the number of files
+ * removed. */
+guint             tomo_volume_writer_abort    (TomoVolumeWriter *writer);
+/* Busy time of the writer threads so far, summed (ms). */
+double            tomo_volume_writer_get_busy_ms (TomoVolumeWriter *writer);
+TomoVolumeFormat  tomo_volume_writer_get_format  (TomoVolumeWriter *writer);
+
+G_END_DECLS

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "tomo-scan.h"
+
+G_BEGIN_DECLS
+
+/* Preprocessed sinogram rows [row_start, row_end) read ahead by a pool of
+ * threads into a ring of `depth` rows, for consumers that take them about
+ * in order (the volume pipeline).  The file read is serialised by the
+ * scan; the preprocessing runs on all reader threads at once. */
+typedef struct _TomoRowPrefetch TomoRowPrefetch;
+
+TomoRowPrefetch *tomo_row_prefetch_new  (TomoScan *scan,
+                                         guint     row_start,
+                                         guint     row_end,
+                                         guint     n_threads,
+                                         guint     depth);
+/* Copies row `row` into `out` (n_proj × width floats), waiting for it; a
+ * row outside the ring's window is read on the spot. */
+gboolean         tomo_row_prefetch_take (TomoRowPrefetch *prefetch,
+                                         guint            row,
+                                         float           *out,
+                                         GError         **error);
+/* Busy time of the reader threads, summed (ms). */
+double           tomo_row_prefetch_get_busy_ms (TomoRowPrefetch *prefetch);
+void             tomo_row_prefetch_free (TomoRowPrefetch *prefetch);
+
+G_END_DECLS

@@ -1,0 +1,263 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "tomo-ui"
+
+#include "config.h"
+
+#include <math.h>
+
+#include "tomo-center-finder.h"
+#include "tomo-center-scan.h"
+#include "tomo-center-sweep.h"
+
+struct _TomoCenterFinder
+{
+  GtkWidget parent_instance;
+
+  GtkWidget *box;
+  GtkLabel *note_label;
+
+  TomoScan *scan;
+  guint row;
+  GCancellable *cancellable;
+  TomoCenterSweep *sweep; /* weak: the sweep window while open */
+};
+
+G_DEFINE_FINAL_TYPE (TomoCenterFinder, tomo_center_finder, GTK_TYPE_WIDGET)
+
+enum { CENTER_FOUND, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+typedef struct
+{
+  TomoScan *scan;
+  guint row;
+  gboolean full; /* the button: tilt too */
+} Job;
+
+static void
+job_free (Job *job)
+{
+  g_object_unref (job->scan);
+  g_free (job);
+}
+
+static void
+find_thread (GTask        *task,
+             gpointer      source,
+             gpointer      task_data,
+             GCancellable *cancellable)
+{
+  Job *job = task_data;
+  TomoCenterResult *r = g_new (TomoCenterResult, 1);
+  GError *error = NULL;
+  gboolean ok;
+
+  if (job->full)
+    ok = tomo_center_find_in_scan (job->scan, job->row, TOMO_CENTER_METHOD_AUTO, r, &error);
+  else
+    {
+      guint w = tomo_scan_get_width (job->scan), n = tomo_scan_get_n_projections (job->scan);
+      g_autofree float *sino = g_new (float, (gsize) n * w);
+
+      ok = tomo_scan_read_sinogram (job->scan, job->row, sino, NULL, &error)
+           && tomo_center_estimate (sino, n, w, tomo_scan_get_angles (job->scan),
+                                    TOMO_CENTER_METHOD_AUTO, r, &error);
+    }
+  if (ok)
+    g_task_return_pointer (task, r, g_free);
+  else
+    {
+      g_free (r);
+      g_task_return_error (task, error);
+    }
+}
+
+static void
+find_done (GObject      *source,
+           GAsyncResult *result,
+           gpointer      user_data)
+{
+  TomoCenterFinder *self = TOMO_CENTER_FINDER (source);
+  Job *job = g_task_get_task_data (G_TASK (result));
+  g_autoptr(GError) error = NULL;
+  g_autofree TomoCenterResult *r = g_task_propagate_pointer (G_TASK (result), &error);
+  g_autofree char *note = NULL;
+
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) || job->scan != self->scan)
+    return;
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.find", TRUE);
+  if (r == NULL)
+    {
+      note = g_strdup_printf ("No centre from the data: %s", error->message);
+      gtk_label_set_text (self->note_label, note);
+      return;
+    }
+  if (job->full && isfinite (r->tilt_deg))
+    note = g_strdup_printf ("Found %.2f ± %.2f px on row %u (%s); axis tilt %.3f ± %.3f°",
+                            r->center, r->uncertainty, job->row,
+                            tomo_center_method_to_string (r->method), r->tilt_deg,
+                            r->tilt_uncertainty_deg);
+  else
+    note = g_strdup_printf ("%s %.2f ± %.2f px on row %u (%s)",
+                            job->full ? "Found" : "Estimated when the scan opened:",
+                            r->center, r->uncertainty, job->row,
+                            tomo_center_method_to_string (r->method));
+  gtk_label_set_text (self->note_label, note);
+  g_signal_emit (self, signals[CENTER_FOUND], 0, r->center);
+}
+
+static void
+start (TomoCenterFinder *self,
+       gboolean          full)
+{
+  g_autoptr(GTask) task = NULL;
+  Job *job;
+
+  if (self->scan == NULL)
+    return;
+  {
+    /* The window's current row, where there is one. */
+    GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+
+    if (root != NULL && g_object_class_find_property (G_OBJECT_GET_CLASS (root), "row") != NULL)
+      g_object_get (root, "row", &self->row, NULL);
+  }
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  self->cancellable = g_cancellable_new ();
+  job = g_new0 (Job, 1);
+  job->scan = g_object_ref (self->scan);
+  job->row = MIN (self->row, tomo_scan_get_height (self->scan) - 1);
+  job->full = full;
+  task = g_task_new (self, self->cancellable, find_done, NULL);
+  g_task_set_task_data (task, job, (GDestroyNotify) job_free);
+  g_task_run_in_thread (task, find_thread);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.find", FALSE);
+  gtk_label_set_text (self->note_label, full ? "Finding the centre and the tilt…"
+                                             : "Estimating the centre…");
+}
+
+void
+tomo_center_finder_set_scan (TomoCenterFinder *self,
+                             TomoScan         *scan)
+{
+  g_return_if_fail (TOMO_IS_CENTER_FINDER (self));
+
+  if (!g_set_object (&self->scan, scan))
+    return;
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.sweep", scan != NULL);
+  if (self->sweep != NULL)
+    gtk_window_destroy (GTK_WINDOW (self->sweep));
+  if (scan != NULL)
+    {
+      self->row = tomo_scan_get_height (scan) / 2;
+      start (self, FALSE);
+    }
+}
+
+void
+tomo_center_finder_set_row (TomoCenterFinder *self,
+                            guint             row)
+{
+  g_return_if_fail (TOMO_IS_CENTER_FINDER (self));
+  self->row = row;
+}
+
+void
+tomo_center_finder_find (TomoCenterFinder *self)
+{
+  g_return_if_fail (TOMO_IS_CENTER_FINDER (self));
+  start (self, TRUE);
+}
+
+static void
+find_action (GtkWidget  *widget,
+             const char *action_name,
+             GVariant   *parameter)
+{
+  tomo_center_finder_find (TOMO_CENTER_FINDER (widget));
+}
+
+static void
+on_picked (TomoCenterFinder *self,
+           double            center)
+{
+  g_autofree char *note = g_strdup_printf ("Picked %.2f px from the sweep (row %u)", center, self->row);
+
+  gtk_label_set_text (self->note_label, note);
+  g_signal_emit (self, signals[CENTER_FOUND], 0, center);
+}
+
+static void
+sweep_action (GtkWidget  *widget,
+              const char *action_name,
+              GVariant   *parameter)
+{
+  TomoCenterFinder *self = TOMO_CENTER_FINDER (widget);
+  GtkRoot *root = gtk_widget_get_root (widget);
+  double center;
+
+  if (self->scan == NULL)
+    return;
+  center = (tomo_scan_get_width (self->scan) - 1) / 2.0;
+  /* The window's current centre, where there is one. */
+  if (root != NULL && g_object_class_find_property (G_OBJECT_GET_CLASS (root), "center") != NULL)
+    g_object_get (root, "center", &center, NULL);
+  if (self->sweep != NULL)
+    tomo_center_sweep_set_target (self->sweep, self->row, center);
+  else
+    {
+      self->sweep = tomo_center_sweep_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,
+                                           self->scan, self->row, center);
+      g_object_add_weak_pointer (G_OBJECT (self->sweep), (gpointer *) &self->sweep);
+      g_signal_connect_object (self->sweep, "center-picked", G_CALLBACK (on_picked), self,
+                               G_CONNECT_SWAPPED);
+    }
+  gtk_window_present (GTK_WINDOW (self->sweep));
+}
+
+static void
+tomo_center_finder_dispose (GObject *object)
+{
+  TomoCenterFinder *self = TOMO_CENTER_FINDER (object);
+
+  if (self->sweep != NULL)
+    {
+      g_object_remove_weak_pointer (G_OBJECT (self->sweep), (gpointer *) &self->sweep);
+      gtk_window_destroy (GTK_WINDOW (self->sweep));
+      self->sweep = NULL;
+    }
+
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  g_clear_object (&self->scan);
+  gtk_widget_dispose_template (GTK_WIDGET (self), TOMO_TYPE_CENTER_FINDER);
+  G_OBJECT_CLASS (tomo_center_finder_parent_class)->dispose (object);
+}
+
+static void
+tomo_center_finder_class_init (TomoCenterFinderClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tomo_center_finder_dispose;
+
+  signals[CENTER_FOUND] = g_signal_new ("center-found", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                        0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_DOUBLE);
+
+  gtk_widget_class_set_template_from_resource (widget_class, "/org/tomolive/Tomolive/tomo-center-finder.ui");
+  gtk_widget_class_bind_template_child (widget_class, TomoCenterFinder, box);
+  gtk_widget_class_bind_template_child (widget_class, TomoCenterFinder, note_label);
+  gtk_widget_class_install_action (widget_class, "finder.find", NULL, find_action);
+  gtk_widget_class_install_action (widget_class, "finder.sweep", NULL, sweep_action);
+  gtk_widget_class_set_layout_manager_type (widget_class, GTK_TYPE_BIN_LAYOUT);
+}
+
+static void
+tomo_center_finder_init (TomoCenterFinder *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.find", FALSE);
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.sweep", FALSE);
+}

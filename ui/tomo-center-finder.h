@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <gtk/gtk.h>
+
+#include "tomo-scan.h"
+
+G_BEGIN_DECLS
+
+/* The rotation axis from the data, for the window's sidebar: when a scan is
+ * set, a quick estimate (one row, correlation or centre of mass) runs in the
+ * background; the Find centre button runs the full one (the current row,
+ * and the tilt from rows across the detector).  A note says what answered,
+ * and ::center-found hands the centre to whoever owns the control. */
+#define TOMO_TYPE_CENTER_FINDER (tomo_center_finder_get_type ())
+G_DECLARE_FINAL_TYPE (TomoCenterFinder, tomo_center_finder, TOMO, CENTER_FINDER, GtkWidget)
+
+void tomo_center_finder_set_scan (TomoCenterFinder *self,
+                                  TomoScan         *scan);
+void tomo_center_finder_set_row  (TomoCenterFinder *self,
+                                  guint             row);
+/* Runs the full estimate on the current row now (what the button does). */
+void tomo_center_finder_find     (TomoCenterFinder *self);
+
+G_END_DECLS

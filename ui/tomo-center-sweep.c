@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "tomo-ui"
+
+#include "config.h"
+
+#include <math.h>
+
+#include "tomo-center.h"
+#include "tomo-center-sweep.h"
+
+#define ZOOM_SIZE 256
+#define WHOLE_MAX 1024 /* larger slices show the zoomed region only */
+
+struct _TomoCenterSweep
+{
+  GtkWindow parent_instance;
+
+  GtkDropDown *count_drop;
+  GtkSpinButton *step_spin;
+  GtkCheckButton *zoom_check;
+  GtkLabel *status_label;
+  GtkGrid *grid;
+  GtkDrawingArea *curve;
+
+  TomoScan *scan;
+  guint row;
+  double center;
+  GCancellable *cancellable;
+
+  /* the last result */
+  guint n;
+  double *centers;
+  double *scores;
+  gboolean ready;
+};
+
+G_DEFINE_FINAL_TYPE (TomoCenterSweep, tomo_center_sweep, GTK_TYPE_WINDOW)
+
+enum { CENTER_PICKED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+typedef struct
+{
+  TomoScan *scan;
+  guint row, n;
+  double *centers;
+  TomoRoi view;
+  float *images;
+  double *scores;
+} Job;
+
+static void
+job_free (Job *job)
+{
+  g_object_unref (job->scan);
+  g_free (job->centers);
+  g_free (job->images);
+  g_free (job->scores);
+  g_free (job);
+}
+
+static void
+sweep_thread (GTask        *task,
+              gpointer      source,
+              gpointer      task_data,
+              GCancellable *cancellable)
+{
+  Job *job = task_data;
+  guint w = tomo_scan_get_width (job->scan), n_proj = tomo_scan_get_n_projections (job->scan);
+  g_autofree float *sino = g_new (float, (gsize) n_proj * w);
+  GError *error = NULL;
+
+  if (!tomo_scan_read_sinogram (job->scan, job->row, sino, NULL, &error)
+      || !tomo_center_sweep_images (sino, n_proj, w, tomo_scan_get_angles (job->scan), job->centers, job->n,
+                                    TOMO_CENTER_SCORE_NEGATIVITY, 0, &job->view, job->images, job->scores,
+                                    &error))
+    g_task_return_error (task, error);
+  else
+    g_task_return_boolean (task, TRUE);
+}
+
+/* Grey 8-bit texture over one value range shared by all candidates. */
+static GdkTexture *
+make_texture (const float *img,
+              guint        w,
+              guint        h,
+              float        lo,
+              float        hi)
+{
+  g_autoptr(GBytes) bytes = NULL;
+  guint8 *px = g_malloc ((gsize) w * h * 3);
+
+  for (gsize i = 0; i < (gsize) w * h; i++)
+    {
+      float t = (img[i] - lo) / (hi - lo);
+      guint8 v = (guint8) CLAMP (t * 255.0f + 0.5f, 0.0f, 255.0f);
+
+      px[3 * i] = px[3 * i + 1] = px[3 * i + 2] = v;
+    }
+  bytes = g_bytes_new_take (px, (gsize) w * h * 3);
+  return gdk_memory_texture_new (w, h, GDK_MEMORY_R8G8B8, bytes, (gsize) w * 3);
+}
+
+static void
+on_pressed (GtkGestureClick *gesture,
+            int              n_press,
+            double           x,
+            double           y,
+            TomoCenterSweep *self)
+{
+  GtkWidget *cell = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
+  double c = GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (cell), "index"));
+
+  if (!self->ready)
+    return;
+  c = self->centers[(guint) c];
+  g_signal_emit (self, signals[CENTER_PICKED], 0, c);
+}
+
+static void
+sweep_done (GObject      *source,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  TomoCenterSweep *self = TOMO_CENTER_SWEEP (source);
+  Job *job = g_task_get_task_data (G_TASK (result));
+  g_autoptr(GError) error = NULL;
+  GtkWidget *child;
+  guint cols, best = 0;
+  float lo = INFINITY, hi = -INFINITY;
+  gsize plane = (gsize) job->view.width * job->view.height;
+
+  if (!g_task_propagate_boolean (G_TASK (result), &error))
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        gtk_label_set_text (self->status_label, error->message);
+      return;
+    }
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (G_TASK (result))))
+    return;
+
+  while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->grid))) != NULL)
+    gtk_grid_remove (self->grid, child);
+  /* One value range for all, the middle candidate's: differences between
+   * candidates show as differences, not as each one's own contrast. */
+  {
+    const float *mid = job->images + plane * (job->n / 2);
+
+    for (gsize i = 0; i < plane; i++)
+      {
+        lo = MIN (lo, mid[i]);
+        hi = MAX (hi, mid[i]);
+      }
+    if (!(hi > lo))
+      hi = lo + 1.0f;
+  }
+  for (guint i = 1; i < job->n; i++)
+    if (job->scores[i] < job->scores[best])
+      best = i;
+  cols = (guint) ceil (sqrt (job->n));
+  for (guint i = 0; i < job->n; i++)
+    {
+      g_autoptr(GdkTexture) tex = make_texture (job->images + plane * i, job->view.width, job->view.height, lo, hi);
+      GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+      GtkWidget *pic = gtk_picture_new_for_paintable (GDK_PAINTABLE (tex));
+      g_autofree char *text = g_strdup_printf ("%s%.2f%s", i == best ? "▶ " : "", job->centers[i],
+                                               i == best ? " ◀" : "");
+      GtkWidget *label = gtk_label_new (text);
+      GtkGesture *click = gtk_gesture_click_new ();
+
+      gtk_widget_set_vexpand (pic, TRUE);
+      gtk_widget_set_hexpand (pic, TRUE);
+      gtk_box_append (GTK_BOX (box), pic);
+      gtk_box_append (GTK_BOX (box), label);
+      gtk_widget_set_tooltip_text (box, "Click to use this centre");
+      g_object_set_data (G_OBJECT (box), "index", GUINT_TO_POINTER (i));
+      g_signal_connect (click, "pressed", G_CALLBACK (on_pressed), self);
+      gtk_widget_add_controller (box, GTK_EVENT_CONTROLLER (click));
+      gtk_grid_attach (self->grid, box, i % cols, i / cols, 1, 1);
+    }
+
+  g_free (self->centers);
+  g_free (self->scores);
+  self->n = job->n;
+  self->centers = g_memdup2 (job->centers, sizeof (double) * job->n);
+  self->scores = g_memdup2 (job->scores, sizeof (double) * job->n);
+  self->ready = TRUE;
+  {
+    g_autofree char *status = g_strdup_printf ("Row %u · sharpest (least negative): %.2f px",
+                                               job->row, job->centers[best]);
+    gtk_label_set_text (self->status_label, status);
+  }
+  gtk_widget_queue_draw (GTK_WIDGET (self->curve));
+}
+
+static void
+recompute (TomoCenterSweep *self)
+{
+  static const guint counts[] = { 4, 9, 16, 25 };
+  g_autoptr(GTask) task = NULL;
+  guint w, sel;
+  double step;
+  Job *job;
+
+  if (self->scan == NULL)
+    return;
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  self->cancellable = g_cancellable_new ();
+  self->ready = FALSE;
+
+  w = tomo_scan_get_width (self->scan);
+  sel = MIN (gtk_drop_down_get_selected (self->count_drop), G_N_ELEMENTS (counts) - 1);
+  step = gtk_spin_button_get_value (self->step_spin);
+  job = g_new0 (Job, 1);
+  job->scan = g_object_ref (self->scan);
+  job->row = self->row;
+  job->n = counts[sel];
+  job->centers = g_new (double, job->n);
+  job->scores = g_new (double, job->n);
+  for (guint i = 0; i < job->n; i++)
+    job->centers[i] = self->center + (i - (job->n - 1) / 2.0) * step;
+  if (gtk_check_button_get_active (self->zoom_check) || w > WHOLE_MAX)
+    {
+      job->view.width = job->view.height = MIN (ZOOM_SIZE, w);
+      job->view.x = job->view.y = (w - job->view.width) / 2;
+    }
+  else
+    job->view = (TomoRoi) { 0, 0, w, w };
+  job->images = g_new (float, (gsize) job->n * job->view.width * job->view.height);
+
+  task = g_task_new (self, self->cancellable, sweep_done, NULL);
+  g_task_set_task_data (task, job, (GDestroyNotify) job_free);
+  g_task_run_in_thread (task, sweep_thread);
+  gtk_label_set_text (self->status_label, "Reconstructing the candidates…");
+}
+
+static void
+draw_curve (GtkDrawingArea *area,
+            cairo_t        *cr,
+            int             width,
+            int             height,
+            gpointer        user_data)
+{
+  TomoCenterSweep *self = user_data;
+  double lo = INFINITY, hi = -INFINITY;
+  const double m = 12;
+
+  cairo_set_source_rgb (cr, 0.12, 0.13, 0.15);
+  cairo_paint (cr);
+  if (!self->ready || self->n < 2)
+    return;
+  for (guint i = 0; i < self->n; i++)
+    {
+      lo = MIN (lo, self->scores[i]);
+      hi = MAX (hi, self->scores[i]);
+    }
+  if (!(hi > lo))
+    hi = lo + 1;
+  cairo_set_source_rgb (cr, 0.95, 0.75, 0.2);
+  cairo_set_line_width (cr, 2);
+  for (guint i = 0; i < self->n; i++)
+    {
+      double x = m + (width - 2 * m) * i / (self->n - 1.0);
+      double y = height - 2 * m - (height - 3 * m) * (self->scores[i] - lo) / (hi - lo);
+
+      if (i == 0)
+        cairo_move_to (cr, x, y);
+      else
+        cairo_line_to (cr, x, y);
+    }
+  cairo_stroke (cr);
+  for (guint i = 0; i < self->n; i++)
+    {
+      double x = m + (width - 2 * m) * i / (self->n - 1.0);
+      double y = height - 2 * m - (height - 3 * m) * (self->scores[i] - lo) / (hi - lo);
+
+      cairo_arc (cr, x, y, 3, 0, 2 * G_PI);
+      cairo_fill (cr);
+    }
+  cairo_set_source_rgb (cr, 0.8, 0.8, 0.8);
+  cairo_move_to (cr, m, height - 3);
+  {
+    g_autofree char *text = g_strdup_printf ("%.2f px … image quality (negativity; lower is sharper) … %.2f px",
+                                             self->centers[0], self->centers[self->n - 1]);
+    cairo_show_text (cr, text);
+  }
+}
+
+void
+tomo_center_sweep_set_target (TomoCenterSweep *self,
+                              guint            row,
+                              double           center)
+{
+  g_return_if_fail (TOMO_IS_CENTER_SWEEP (self));
+  self->row = row;
+  self->center = center;
+  recompute (self);
+}
+
+gboolean
+tomo_center_sweep_get_result (TomoCenterSweep *self,
+                              guint           *n,
+                              const double   **centers,
+                              const double   **scores)
+{
+  g_return_val_if_fail (TOMO_IS_CENTER_SWEEP (self), FALSE);
+  if (!self->ready)
+    return FALSE;
+  *n = self->n;
+  *centers = self->centers;
+  *scores = self->scores;
+  return TRUE;
+}
+
+TomoCenterSweep *
+tomo_center_sweep_new (GtkWindow *parent,
+                       TomoScan  *scan,
+                       guint      row,
+                       double     center)
+{
+  TomoCenterSweep *self = g_object_new (TOMO_TYPE_CENTER_SWEEP, "transient-for", parent, NULL);
+
+  self->scan = g_object_ref (scan);
+  tomo_center_sweep_set_target (self, row, center);
+  return self;
+}
+
+static void
+on_changed (TomoCenterSweep *self)
+{
+  recompute (self);
+}
+
+static void
+tomo_center_sweep_dispose (GObject *object)
+{
+  TomoCenterSweep *self = TOMO_CENTER_SWEEP (object);
+
+  g_cancellable_cancel (self->cancellable);
+  g_clear_object (&self->cancellable);
+  g_clear_object (&self->scan);
+  g_clear_pointer (&self->centers, g_free);
+  g_clear_pointer (&self->scores, g_free);
+  gtk_widget_dispose_template (GTK_WIDGET (self), TOMO_TYPE_CENTER_SWEEP);
+  G_OBJECT_CLASS (tomo_center_sweep_parent_class)->dispose (object);
+}
+
+static void
+tomo_center_sweep_class_init (TomoCenterSweepClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GtkWidgetClass *widget_class = GTK_WIDGET_CLASS (klass);
+
+  object_class->dispose = tomo_center_sweep_dispose;
+  signals[CENTER_PICKED] = g_signal_new ("center-picked", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                         0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_DOUBLE);
+  gtk_widget_class_set_template_from_resource (widget_class, "/org/tomolive/Tomolive/tomo-center-sweep.ui");
+  gtk_widget_class_bind_template_child (widget_class, TomoCenterSweep, count_drop);
+  gtk_widget_class_bind_template_child (widget_class, TomoCenterSweep, step_spin);
+  gtk_widget_class_bind_template_child (widget_class, TomoCenterSweep, zoom_check);
+  gtk_widget_class_bind_template_child (widget_class, TomoCenterSweep, status_label);
+  gtk_widget_class_bind_template_child (widget_class, TomoCenterSweep, grid);
+  gtk_widget_class_bind_template_child (widget_class, TomoCenterSweep, curve);
+}
+
+static void
+tomo_center_sweep_init (TomoCenterSweep *self)
+{
+  gtk_widget_init_template (GTK_WIDGET (self));
+  gtk_drawing_area_set_draw_func (self->curve, draw_curve, self, NULL);
+  g_signal_connect_swapped (self->count_drop, "notify::selected", G_CALLBACK (on_changed), self);
+  g_signal_connect_swapped (self->step_spin, "value-changed", G_CALLBACK (on_changed), self);
+  g_signal_connect_swapped (self->zoom_check, "toggled", G_CALLBACK (on_changed), self);
+}

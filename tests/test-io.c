@@ -13,6 +13,7 @@
 #include "tomo-error.h"
 #include "tomo-scan.h"
 #include "tomo-scan-private.h"
+#include "tomo-test-util.h"
 #include "tomo-tiff-writer.h"
 
 /* A small synthetic scan whose line integrals are known exactly:
@@ -118,33 +119,8 @@ h5_create (const char *path)
   return file;
 }
 
-static void
-h5_write (hid_t          file,
-          const char    *name,
-          hid_t          file_type,
-          int            rank,
-          const hsize_t *dims,
-          const hsize_t *chunk,
-          hid_t          mem_type,
-          const void    *data)
-{
-  hid_t lcpl = H5Pcreate (H5P_LINK_CREATE);
-  hid_t dcpl = H5Pcreate (H5P_DATASET_CREATE);
-  hid_t space = H5Screate_simple (rank, dims, NULL);
-  hid_t dset;
-
-  H5Pset_create_intermediate_group (lcpl, 1);
-  if (chunk != NULL)
-    H5Pset_chunk (dcpl, rank, chunk);
-  dset = H5Dcreate2 (file, name, file_type, space, lcpl, dcpl, H5P_DEFAULT);
-  g_assert_cmpint (dset, >=, 0);
-  if (data != NULL)
-    g_assert_cmpint (H5Dwrite (dset, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), >=, 0);
-  H5Dclose (dset);
-  H5Sclose (space);
-  H5Pclose (dcpl);
-  H5Pclose (lcpl);
-}
+/* The shared writer (tests/tomo-test-util.c). */
+#define h5_write tomo_test_h5_write
 
 static void
 h5_write_frames (hid_t file, const char *name, hid_t type, guint n, const float *data)

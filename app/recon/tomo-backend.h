@@ -65,6 +65,20 @@ typedef struct
   GCancellable *cancellable;
 } TomoBackendVolume;
 
+/* One step of a live slice built incrementally: n filtered detector rows
+ * (n × width, the FBP scale already applied) at `angles` (radians), added to
+ * the backend's accumulated slice with `weight` (+1 adds new projections,
+ * −1 removes the oldest of a sliding window). */
+typedef struct
+{
+  const float *filtered;
+  const double *angles;
+  guint n;
+  double center;
+  TomoInterp interp;
+  float weight;
+} TomoAccumulateStep;
+
 struct _TomoBackendOps
 {
   const char *name;         /* "cpu", "gpu" */
@@ -102,6 +116,20 @@ struct _TomoBackendOps
   gboolean  (*volume)      (TomoBackendImpl         *self,
                             const TomoBackendVolume *job,
                             GError                 **error);
+  /* Live slices.  The backend keeps one width × width sum (host memory for
+   * the CPU, device memory for the GPU); accumulate_reset sizes and zeroes
+   * it, accumulate adds one step (*ms: its time, upload and back projection;
+   * CUDA events on the GPU), accumulate_read copies the sum to the host. */
+  gboolean  (*accumulate_reset) (TomoBackendImpl *self,
+                                 guint            width,
+                                 GError         **error);
+  gboolean  (*accumulate)       (TomoBackendImpl          *self,
+                                 const TomoAccumulateStep *step,
+                                 double                   *ms,
+                                 GError                  **error);
+  gboolean  (*accumulate_read)  (TomoBackendImpl *self,
+                                 float           *image,
+                                 GError         **error);
 };
 
 /* What a slice needs from its backend after the engine has let it go: the

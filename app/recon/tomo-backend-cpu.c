@@ -180,12 +180,8 @@ cpu_accumulate (TomoBackendImpl          *impl,
   TomoRoi roi = { 0, 0, w, w };
   gint64 t0 = g_get_monotonic_time ();
 
-  if (self->acc == NULL)
-    {
-      g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
-                           "Live slice added to before it was sized");
-      return FALSE;
-    }
+  if (!tomo_backend_accumulate_check (self->acc, error))
+    return FALSE;
   /* Only the back projector of this plan is used: its geometry is the step's. */
   fbp = tomo_cpu_fbp_new (w, step->n, step->angles, TOMO_FILTER_RAMLAK, TOMO_PAD_ZERO, 0);
   tomo_cpu_fbp_backproject (fbp, step->filtered, step->center, step->interp, &roi, self->acc_tmp);
@@ -203,12 +199,8 @@ cpu_accumulate_read (TomoBackendImpl *impl,
 {
   CpuBackend *self = (CpuBackend *) impl;
 
-  if (self->acc == NULL)
-    {
-      g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
-                           "Live slice read before it was sized");
-      return FALSE;
-    }
+  if (!tomo_backend_accumulate_check (self->acc, error))
+    return FALSE;
   memcpy (image, self->acc, sizeof (float) * self->acc_width * self->acc_width);
   return TRUE;
 }

@@ -432,12 +432,8 @@ gpu_accumulate (TomoBackendImpl          *impl,
   GpuBackend *self = (GpuBackend *) impl;
   GError *gpu_error = NULL;
 
-  if (self->acc == NULL)
-    {
-      g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
-                           "Live slice added to before it was sized");
-      return FALSE;
-    }
+  if (!tomo_backend_accumulate_check (self->acc, error))
+    return FALSE;
   if (!tomo_gpu_accumulator_add (self->acc, step->filtered, step->angles, step->n, step->center,
                                  step->weight, to_gpu_interp (step->interp) == 1, &gpu_error))
     {
@@ -457,12 +453,8 @@ gpu_accumulate_read (TomoBackendImpl *impl,
   GpuBackend *self = (GpuBackend *) impl;
   GError *gpu_error = NULL;
 
-  if (self->acc == NULL)
-    {
-      g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
-                           "Live slice read before it was sized");
-      return FALSE;
-    }
+  if (!tomo_backend_accumulate_check (self->acc, error))
+    return FALSE;
   if (!tomo_gpu_accumulator_download (self->acc, image, &gpu_error))
     {
       propagate_gpu_error (error, gpu_error, "GPU live slice");

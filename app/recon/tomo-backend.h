@@ -178,5 +178,9 @@ gboolean         tomo_backend_load_rows_host (TomoBackendImpl     *self,
 /* Host memory for a slice's planes, or NULL and an error. */
 gboolean         tomo_backend_alloc_slice_data (TomoSlice *slice,
                                                 GError   **error);
+/* accumulate/accumulate_read of a backend whose sum `sum` is not made yet:
+ * FALSE and the error. */
+gboolean         tomo_backend_accumulate_check (gconstpointer sum,
+                                                GError      **error);
 
 G_END_DECLS

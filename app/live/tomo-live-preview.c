@@ -129,7 +129,7 @@ tomo_live_preview_step (TomoLivePreview *self,
   gboolean normalise, apply_log;
   const float *image;
   guint w;
-  gint64 done;
+  gint64 done, started = g_get_monotonic_time ();
 
   if (scan == NULL)
     return TRUE;
@@ -227,6 +227,7 @@ tomo_live_preview_step (TomoLivePreview *self,
     tomo_live_accumulator_get_last_ms (self->acc, &slice->filter_ms, &slice->backproject_ms);
     tomo_slice_stats_compute (slice->data, (gsize) w * w, &slice->values);
     done = g_get_monotonic_time ();
+    slice->total_ms = (done - started) / 1e3;
 
     g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 

@@ -122,11 +122,28 @@ test_receive (gconstpointer data)
     g_assert_true (gtk_widget_get_mapped (view));
   }
 
-  /* The dialog opens and closes without a connection. */
+  /* The dialog opens and closes without a connection; so does the
+   * window's Connect… action. */
   {
     GtkWindow *dialog = tomo_connect_dialog_present (window);
+    GListModel *toplevels = gtk_window_get_toplevels ();   /* not owned */
+    guint n_before_action = g_list_model_get_n_items (toplevels);
+    GtkWindow *from_action = NULL;
+
     g_assert_true (gtk_widget_get_visible (GTK_WIDGET (dialog)));
     gtk_window_destroy (dialog);
+    n_before_action = g_list_model_get_n_items (toplevels);
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.connect", NULL));
+    for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+      {
+        g_autoptr(GtkWindow) w = g_list_model_get_item (toplevels, i);
+
+        if (gtk_window_get_transient_for (w) == GTK_WINDOW (window) && gtk_widget_get_visible (GTK_WIDGET (w)))
+          from_action = w;
+      }
+    g_assert_cmpuint (g_list_model_get_n_items (toplevels), ==, n_before_action + 1);
+    g_assert_nonnull (from_action);
+    gtk_window_destroy (from_action);
   }
 
   tomo_live_receiver_options_init (&options);

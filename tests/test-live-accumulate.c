@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "tomo-fbp.h"
-#include "tomo-gpu.h"
+#include "tomo-backend.h"
 #include "tomo-live-accumulator.h"
 #include "tomo-scan.h"
 #include "test-live-util.h"
@@ -164,7 +164,7 @@ main (int    argc,
       g_printerr ("TOMO_SAMPLE_SCAN must be set (meson test sets it)\n");
       return 1;
     }
-  have_gpu = tomo_gpu_get_n_devices () > 0;
+  have_gpu = tomo_backend_gpu_count_devices () > 0;
   g_test_add ("/tomo/live/accumulate/cpu", Fixture, NULL, fixture_setup, test_cpu, fixture_teardown);
   g_test_add ("/tomo/live/accumulate/gpu", Fixture, NULL, fixture_setup, test_gpu, fixture_teardown);
   return g_test_run ();

@@ -26,6 +26,7 @@ static TomoApplication *app;   /* one per process: a second would not register *
 typedef struct
 {
   guint  n_changed;
+  guint  n_incremental;   /* of them from the live accumulation, with statistics */
   float *last;
   gsize  n;
 } Watch;
@@ -42,7 +43,11 @@ on_shown (TomoSliceView *view,
     return;
   n = (gsize) slice->width * slice->height;
   if (w->last == NULL || w->n != n || memcmp (w->last, slice->data, n * sizeof (float)) != 0)
-    w->n_changed++;
+    {
+      w->n_changed++;
+      if (g_strcmp0 (slice->kernel, "live-accumulate") == 0 && slice->values.valid)
+        w->n_incremental++;
+    }
   g_free (w->last);
   w->last = g_memdup2 (slice->data, n * sizeof (float));
   w->n = n;
@@ -105,12 +110,40 @@ test_receive (gconstpointer data)
   gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
   gtk_window_present (GTK_WINDOW (window));
   g_signal_connect (tomo_window_get_slice_view (window), "slice-shown", G_CALLBACK (on_shown), &watch);
+  /* A loaded machine may take seconds to map the window: the stream starts
+   * only once it is on screen. */
+  {
+    gint64 deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
+    GtkWidget *view = GTK_WIDGET (window);
 
-  /* The dialog opens and closes without a connection. */
+    while (!gtk_widget_get_mapped (view) && g_get_monotonic_time () < deadline)
+      if (!g_main_context_iteration (NULL, FALSE))
+        g_usleep (1000);
+    g_assert_true (gtk_widget_get_mapped (view));
+  }
+
+  /* The dialog opens and closes without a connection; so does the
+   * window's Connect… action. */
   {
     GtkWindow *dialog = tomo_connect_dialog_present (window);
+    GListModel *toplevels = gtk_window_get_toplevels ();   /* not owned */
+    guint n_before_action = g_list_model_get_n_items (toplevels);
+    GtkWindow *from_action = NULL;
+
     g_assert_true (gtk_widget_get_visible (GTK_WIDGET (dialog)));
     gtk_window_destroy (dialog);
+    n_before_action = g_list_model_get_n_items (toplevels);
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.connect", NULL));
+    for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+      {
+        g_autoptr(GtkWindow) w = g_list_model_get_item (toplevels, i);
+
+        if (gtk_window_get_transient_for (w) == GTK_WINDOW (window) && gtk_widget_get_visible (GTK_WIDGET (w)))
+          from_action = w;
+      }
+    g_assert_cmpuint (g_list_model_get_n_items (toplevels), ==, n_before_action + 1);
+    g_assert_nonnull (from_action);
+    gtk_window_destroy (from_action);
   }
 
   tomo_live_receiver_options_init (&options);
@@ -154,7 +187,11 @@ test_receive (gconstpointer data)
       if (!g_main_context_iteration (NULL, FALSE))
         g_usleep (1000);
   }
-  g_test_message ("status: %s; %u different slices shown", tomo_live_link_get_status (window), watch.n_changed);
+  g_test_message ("status: %s; %u different slices shown, %u of them incremental",
+                  tomo_live_link_get_status (window), watch.n_changed, watch.n_incremental);
+  /* A scan of announced size is shown from the incremental slice while it arrives. */
+  if (protocol == TOMO_LIVE_PROTOCOL_TOMOP)
+    g_assert_cmpuint (watch.n_incremental, >, 0);
 
   engine = tomo_engine_new (TOMO_BACKEND_CPU);
   tomo_engine_set_scan (engine, file);

@@ -6,11 +6,14 @@
 #include <string.h>
 
 #include "tomo-live-link.h"
+#include "tomo-live-preview.h"
 #include "tomo-live-scan.h"
 #include "tomo-scan-private.h"
+#include "tomo-window-private.h"
 
 #define LINK_KEY "tomo-live-link"
 #define TICK_MS 100
+#define SHOW_MS 16      /* a new incremental slice reaches the screen within a frame */
 
 typedef struct
 {
@@ -24,6 +27,11 @@ typedef struct
   gint64            submitted;    /* when a reconstruction was asked for, 0: none in flight */
   gulong            ready_id;
   char             *status;
+  /* while a scan of known size arrives: the incremental slice */
+  TomoLivePreview  *preview;
+  TomoLivePreviewOptions preview_options;
+  guint64           shown_version;
+  guint             show_id;
   /* for the rates */
   gint64            rate_time;
   guint64           rate_bytes;
@@ -38,6 +46,8 @@ link_free (gpointer data)
   Link *link = data;
 
   g_clear_handle_id (&link->tick_id, g_source_remove);
+  g_clear_handle_id (&link->show_id, g_source_remove);
+  g_clear_pointer (&link->preview, tomo_live_preview_free);
   /* The window may be disposing, its handlers already gone. */
   if (link->ready_id != 0 && g_signal_handler_is_connected (link->window, link->ready_id))
     g_signal_handler_disconnect (link->window, link->ready_id);
@@ -61,6 +71,63 @@ slice_ready (TomoWindow *window,
              gpointer    data)
 {
   ((Link *) data)->submitted = 0;
+}
+
+/* Puts the preview's newest slice on screen (main thread, every frame). */
+static gboolean
+show_preview (gpointer data)
+{
+  Link *link = data;
+  g_autoptr(TomoSlice) slice = NULL;
+  guint64 version = 0;
+
+  if (link->preview == NULL)
+    return G_SOURCE_CONTINUE;
+  slice = tomo_live_preview_dup_slice (link->preview, NULL, &version);
+  /* While the scan arrives the incremental slice is the newest: an engine
+   * slice of an earlier snapshot (a new scan, a parameter change) gives way. */
+  if (slice != NULL && (version != link->shown_version ||
+                        tomo_slice_view_get_slice (tomo_window_get_slice_view (link->window)) != slice))
+    {
+      link->shown_version = version;
+      _tomo_window_show_slice (link->window, slice);
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+/* The incremental slice follows the window's row and parameters: any change
+ * of them starts it afresh (everything recomputed), as does a new scan. */
+static void
+update_preview (Link    *link,
+                gboolean receiving)
+{
+  TomoWindow *window = link->window;
+  TomoLivePreviewOptions options;
+
+  if (!receiving)
+    {
+      g_clear_pointer (&link->preview, tomo_live_preview_free);
+      return;
+    }
+  tomo_live_preview_options_init (&options);
+  options.row = window->params.row;
+  options.params.center = window->params.center;
+  options.params.filter = window->params.filter;
+  options.params.interp = window->params.interp;
+  options.backend = window->backend;
+  options.mode = TOMO_LIVE_MODE_SCAN;
+  options.max_rate = 1000.0 / SHOW_MS;
+  if (link->preview != NULL &&
+      options.row == link->preview_options.row &&
+      options.params.center == link->preview_options.params.center &&
+      options.params.filter == link->preview_options.params.filter &&
+      options.params.interp == link->preview_options.params.interp &&
+      options.backend == link->preview_options.backend)
+    return;
+  g_clear_pointer (&link->preview, tomo_live_preview_free);
+  link->preview_options = options;
+  link->preview = tomo_live_preview_new (link->rx, &options, NULL, NULL);
+  link->shown_version = 0;
 }
 
 static gboolean
@@ -112,6 +179,10 @@ tick (gpointer data)
           tomo_window_show_live (link->window, scan, NULL);
         }
     }
+  else if (link->preview != NULL && !tomo_live_scan_is_complete (live))
+    {
+      /* Receiving: the incremental slice is shown (show_preview). */
+    }
   else if (tomo_live_scan_get_generation (live) != link->generation &&
            (link->submitted == 0 || now - link->submitted > 2 * G_USEC_PER_SEC))
     {
@@ -124,6 +195,10 @@ tick (gpointer data)
     }
 
   tomo_live_scan_get_info (live, &info);
+  /* TomoPackets announce the scan's size; a JSON scan grows frame by frame
+   * and is reconstructed whole. */
+  update_preview (link, link->scan != NULL && !info.complete &&
+                  tomo_live_receiver_get_protocol (link->rx) == TOMO_LIVE_PROTOCOL_TOMOP);
   g_autofree char *gaps = info.n_gaps == 0 ? g_strdup ("")
     : g_strdup_printf (" · %u missing (first at %.2f°)", info.n_gaps,
                        tomo_live_scan_get_angle (live, info.first_gap) * 180.0 / G_PI);
@@ -167,6 +242,7 @@ tomo_live_link_attach (TomoWindow                    *window,
   link->window = window;
   link->rx = rx;
   link->tick_id = g_timeout_add (TICK_MS, tick, link);
+  link->show_id = g_timeout_add (SHOW_MS, show_preview, link);
   link->ready_id = g_signal_connect (window, "slice-ready", G_CALLBACK (slice_ready), link);
   g_object_set_data_full (G_OBJECT (window), LINK_KEY, link, link_free);
   tick (link);

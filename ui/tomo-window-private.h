@@ -77,6 +77,8 @@ struct _TomoWindow
 };
 
 /* tomo-window.c */
+void  _tomo_window_show_slice     (TomoWindow *self,
+                                   TomoSlice  *slice);
 void  _tomo_window_set_center     (TomoWindow *self,
                                    double      center);
 void  _tomo_window_set_row        (TomoWindow *self,

@@ -276,6 +276,14 @@ on_slice_ready (TomoEngine   *engine,
       return;
     }
 
+  _tomo_window_show_slice (self, slice);
+}
+
+/* A slice of the engine's or of a live preview's, on screen. */
+void
+_tomo_window_show_slice (TomoWindow *self,
+                         TomoSlice  *slice)
+{
   /* A slice of a scan that was replaced meanwhile. */
   if (self->scan == NULL || slice->roi.x + slice->width > tomo_scan_get_width (self->scan))
     return;

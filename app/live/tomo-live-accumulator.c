@@ -6,21 +6,21 @@
 #include <math.h>
 #include <string.h>
 
+#include "tomo-backend.h"
 #include "tomo-error.h"
 #include "tomo-fbp.h"
-#include "tomo-gpu.h"
 #include "tomo-live-accumulator.h"
 #include "tomo-live-protocol.h"
 
+/* Filtering runs here on the CPU (FFTW); the sum is kept by the backend
+ * (device memory for the GPU), through its accumulate operations. */
 struct _TomoLiveAccumulator
 {
   guint               width;
   guint               n_scan;
   TomoReconParams     params;
-  TomoBackend         backend;
-  TomoGpuAccumulator *gpu;
-  float              *image;      /* CPU sum, or the GPU download */
-  float              *tmp;
+  TomoBackendImpl    *impl;
+  float              *image;      /* the last read of the backend's sum */
   gboolean            image_stale;
   double              filter_ms;
   double              backproject_ms;
@@ -46,17 +46,19 @@ tomo_live_accumulator_new (guint                  width,
   self->width = width;
   self->n_scan = n_scan;
   self->params = *params;
-  self->image = g_new0 (float, (gsize) width * width);
-  self->tmp = g_new (float, (gsize) width * width);
-  self->backend = TOMO_BACKEND_CPU;
-  if (backend != TOMO_BACKEND_CPU && tomo_gpu_get_n_devices () > 0)
+  self->image = g_try_new0 (float, (gsize) width * width);
+  if (self->image == NULL)
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                   "No memory for a live slice of %u × %u", width, width);
+      return NULL;
+    }
+  if (backend != TOMO_BACKEND_CPU && tomo_backend_gpu_count_devices () > 0)
     {
       g_autoptr(GError) gpu_error = NULL;
 
-      self->gpu = tomo_gpu_accumulator_new (0, width, &gpu_error);
-      if (self->gpu != NULL)
-        self->backend = TOMO_BACKEND_GPU;
-      else if (backend == TOMO_BACKEND_GPU)
+      self->impl = tomo_backend_gpu_new (&gpu_error);
+      if (self->impl == NULL && backend == TOMO_BACKEND_GPU)
         {
           g_propagate_error (error, g_steal_pointer (&gpu_error));
           return NULL;
@@ -68,6 +70,16 @@ tomo_live_accumulator_new (guint                  width,
                            "No GPU for the live slice");
       return NULL;
     }
+  if (self->impl == NULL)
+    self->impl = tomo_backend_cpu_new ();
+  if (self->impl->ops->accumulate == NULL)
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                   "Live slices are not supported by the %s backend", self->impl->ops->name);
+      return NULL;
+    }
+  if (!self->impl->ops->accumulate_reset (self->impl, width, error))
+    return NULL;
   return g_steal_pointer (&self);
 }
 
@@ -76,29 +88,25 @@ tomo_live_accumulator_free (TomoLiveAccumulator *self)
 {
   if (self == NULL)
     return;
-  tomo_gpu_accumulator_free (self->gpu);
+  g_clear_pointer (&self->impl, tomo_backend_free);
   g_free (self->image);
-  g_free (self->tmp);
   g_free (self);
 }
 
 TomoBackend
 tomo_live_accumulator_get_backend (TomoLiveAccumulator *self)
 {
-  return self->backend;
+  return self->impl->ops->backend;
 }
 
 void
 tomo_live_accumulator_clear (TomoLiveAccumulator *self)
 {
-  memset (self->image, 0, sizeof (float) * self->width * self->width);
-  if (self->gpu != NULL)
-    {
-      g_autoptr(GError) error = NULL;
+  g_autoptr(GError) error = NULL;
 
-      if (!tomo_gpu_accumulator_clear (self->gpu, &error))
-        g_message ("Live slice: %s", error->message);
-    }
+  memset (self->image, 0, sizeof (float) * self->width * self->width);
+  if (!self->impl->ops->accumulate_reset (self->impl, self->width, &error))
+    g_message ("Live slice: %s", error->message);
   self->image_stale = FALSE;
 }
 
@@ -112,10 +120,10 @@ tomo_live_accumulator_add (TomoLiveAccumulator *self,
 {
   g_autoptr(TomoCpuFbp) fbp = NULL;
   g_autofree float *filtered = NULL;
-  TomoRoi roi = { 0, 0, self->width, self->width };
+  TomoAccumulateStep step;
   guint w = self->width;
   float scale;
-  gint64 t0, t1;
+  gint64 t0;
 
   if (n == 0)
     return TRUE;
@@ -124,26 +132,22 @@ tomo_live_accumulator_add (TomoLiveAccumulator *self,
   fbp = tomo_cpu_fbp_new (w, n, angles, self->params.filter, self->params.pad, self->params.n_threads);
   filtered = g_new (float, (gsize) n * w);
   tomo_cpu_fbp_filter (fbp, sino, filtered);
-  scale = weight * (float) n / (float) self->n_scan;
-  t1 = g_get_monotonic_time ();
-  self->filter_ms = (t1 - t0) / 1e3;
+  scale = (float) n / (float) self->n_scan;
+  for (gsize i = 0; i < (gsize) n * w; i++)
+    filtered[i] *= scale;
+  self->filter_ms = (g_get_monotonic_time () - t0) / 1e3;
 
-  if (self->gpu != NULL)
-    {
-      for (gsize i = 0; i < (gsize) n * w; i++)
-        filtered[i] *= scale;
-      if (!tomo_gpu_accumulator_add (self->gpu, filtered, angles, n, self->params.center, 1.0f,
-                                     self->params.interp == TOMO_INTERP_LINEAR, error))
-        return FALSE;
-      self->image_stale = TRUE;
-    }
-  else
-    {
-      tomo_cpu_fbp_backproject (fbp, filtered, self->params.center, self->params.interp, &roi, self->tmp);
-      for (gsize i = 0; i < (gsize) w * w; i++)
-        self->image[i] += scale * self->tmp[i];
-    }
-  self->backproject_ms = (g_get_monotonic_time () - t1) / 1e3;
+  step = (TomoAccumulateStep) {
+    .filtered = filtered,
+    .angles = angles,
+    .n = n,
+    .center = self->params.center,
+    .interp = self->params.interp,
+    .weight = weight,
+  };
+  if (!self->impl->ops->accumulate (self->impl, &step, &self->backproject_ms, error))
+    return FALSE;
+  self->image_stale = TRUE;
   return TRUE;
 }
 
@@ -151,9 +155,9 @@ const float *
 tomo_live_accumulator_get_image (TomoLiveAccumulator *self,
                                  GError             **error)
 {
-  if (self->gpu != NULL && self->image_stale)
+  if (self->image_stale)
     {
-      if (!tomo_gpu_accumulator_download (self->gpu, self->image, error))
+      if (!self->impl->ops->accumulate_read (self->impl, self->image, error))
         return NULL;
       self->image_stale = FALSE;
     }
@@ -168,6 +172,5 @@ tomo_live_accumulator_get_last_ms (TomoLiveAccumulator *self,
   if (filter_ms != NULL)
     *filter_ms = self->filter_ms;
   if (backproject_ms != NULL)
-    *backproject_ms = self->gpu != NULL ? tomo_gpu_accumulator_get_last_ms (self->gpu)
-                                        : self->backproject_ms;
+    *backproject_ms = self->backproject_ms;
 }

@@ -13,8 +13,9 @@ G_BEGIN_DECLS
  * their own (weight +1), and those leaving a sliding window subtracted
  * (weight −1).  The result equals a reconstruction from the projections
  * added so far, scaled as one of `n_scan` projections (the FBP factor
- * π/(2·n_scan)).  Filtering runs on the CPU (FFTW); back projection on the
- * GPU when asked for and present, else on the CPU. */
+ * π/(2·n_scan)).  Filtering runs on the CPU (FFTW); the sum is kept and
+ * added to by the engine's backend (tomo-backend.h: accumulate) — on the
+ * device with the GPU backend when asked for and present, else on the CPU. */
 typedef struct _TomoLiveAccumulator TomoLiveAccumulator;
 
 TomoLiveAccumulator *tomo_live_accumulator_new   (guint                  width,

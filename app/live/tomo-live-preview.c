@@ -22,6 +22,7 @@ struct _TomoLivePreview
   TomoLiveScan          *scan;
   TomoLiveAccumulator   *acc;
   guint                  width, n_scan, row;
+  TomoReconParams        params;      /* of the slice: the centre resolved */
   guint64                since, calibration;
   gint64                 rotation;    /* scan mode: the rotation shown */
   GArray                *stored;      /* float rows by slot: what is in the slice */
@@ -32,6 +33,7 @@ struct _TomoLivePreview
   float                 *image;
   guint                  image_n;     /* projections in `image` */
   guint64                version;
+  TomoSlice             *slice;       /* `image` as the engine's slices, with its values */
   TomoBackend            backend;     /* that the slice runs on */
   GArray                *delays;      /* double ms */
   char                  *error;
@@ -77,6 +79,7 @@ start_scan (TomoLivePreview *self,
   if (isnan (params.center))
     params.center = (self->width - 1) / 2.0;
   params.roi = (TomoRoi) { 0, 0, 0, 0 };
+  self->params = params;
   self->acc = tomo_live_accumulator_new (self->width, self->n_scan, &params, self->options.backend, error);
   if (self->acc != NULL)
     {
@@ -126,7 +129,7 @@ tomo_live_preview_step (TomoLivePreview *self,
   gboolean normalise, apply_log;
   const float *image;
   guint w;
-  gint64 done;
+  gint64 done, started = g_get_monotonic_time ();
 
   if (scan == NULL)
     return TRUE;
@@ -207,10 +210,29 @@ tomo_live_preview_step (TomoLivePreview *self,
   image = tomo_live_accumulator_get_image (self->acc, error);
   if (image == NULL)
     return FALSE;
-  done = g_get_monotonic_time ();
   {
+    /* The window shows it as the engine's: statistics come with the slice. */
+    TomoSlice *slice = g_new0 (TomoSlice, 1);
+
+    slice->ref_count = 1;
+    slice->row = self->row;
+    slice->n_slices = 1;
+    slice->width = slice->height = w;
+    slice->roi = (TomoRoi) { 0, 0, w, w };
+    slice->params = self->params;
+    slice->params.roi = slice->roi;
+    slice->data = g_memdup2 (image, sizeof (float) * w * w);
+    slice->backend = tomo_live_accumulator_get_backend (self->acc);
+    slice->kernel = g_strdup ("live-accumulate");
+    tomo_live_accumulator_get_last_ms (self->acc, &slice->filter_ms, &slice->backproject_ms);
+    tomo_slice_stats_compute (slice->data, (gsize) w * w, &slice->values);
+    done = g_get_monotonic_time ();
+    slice->total_ms = (done - started) / 1e3;
+
     g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
+    g_clear_pointer (&self->slice, tomo_slice_unref);
+    self->slice = slice;
     g_free (self->image);
     self->image = g_memdup2 (image, sizeof (float) * w * w);
     self->image_n = self->n_in_slice;
@@ -295,6 +317,7 @@ tomo_live_preview_free (TomoLivePreview *self)
   g_array_unref (self->in_slice);
   g_array_unref (self->delays);
   g_free (self->image);
+  g_clear_pointer (&self->slice, tomo_slice_unref);
   g_free (self->error);
   g_mutex_clear (&self->lock);
   g_free (self);
@@ -316,6 +339,22 @@ tomo_live_preview_dup_image (TomoLivePreview *self,
   if (version != NULL)
     *version = self->version;
   return g_memdup2 (self->image, sizeof (float) * self->width * self->width);
+}
+
+TomoSlice *
+tomo_live_preview_dup_slice (TomoLivePreview *self,
+                             guint           *n_in_slice,
+                             guint64         *version)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  if (self->slice == NULL)
+    return NULL;
+  if (n_in_slice != NULL)
+    *n_in_slice = self->image_n;
+  if (version != NULL)
+    *version = self->version;
+  return tomo_slice_ref (self->slice);
 }
 
 static int

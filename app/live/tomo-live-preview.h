@@ -48,6 +48,11 @@ float           *tomo_live_preview_dup_image (TomoLivePreview *self,
                                               guint           *width,
                                               guint           *n_in_image,
                                               guint64         *version);
+/* The slice as the engine makes them (row, parameters, slice->values), a
+ * new reference; NULL before the first step. */
+TomoSlice       *tomo_live_preview_dup_slice (TomoLivePreview *self,
+                                              guint           *n_in_slice,
+                                              guint64         *version);
 /* Arrival → in the slice, over every projection added so far. */
 void             tomo_live_preview_get_delays (TomoLivePreview *self,
                                                double          *median_ms,

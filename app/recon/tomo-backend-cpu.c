@@ -8,6 +8,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include "tomo-backend.h"
 #include "tomo-error.h"
 #include "tomo-fbp.h"
@@ -17,6 +19,9 @@ typedef struct
   TomoBackendImpl parent;
   TomoBackendSetup setup;
   TomoCpuFbp *fbp;
+  float *acc;               /* the live slice's sum (acc_width²) */
+  float *acc_tmp;
+  guint acc_width;
 } CpuBackend;
 
 static void
@@ -25,6 +30,8 @@ cpu_free (TomoBackendImpl *impl)
   CpuBackend *self = (CpuBackend *) impl;
 
   g_clear_pointer (&self->fbp, tomo_cpu_fbp_free);
+  g_clear_pointer (&self->acc, g_free);
+  g_clear_pointer (&self->acc_tmp, g_free);
 }
 
 static gboolean
@@ -193,6 +200,73 @@ cpu_volume (TomoBackendImpl         *impl,
   return ok;
 }
 
+static gboolean
+cpu_accumulate_reset (TomoBackendImpl *impl,
+                      guint            width,
+                      GError         **error)
+{
+  CpuBackend *self = (CpuBackend *) impl;
+  gsize n = (gsize) width * width;
+
+  if (width != self->acc_width)
+    {
+      g_clear_pointer (&self->acc, g_free);
+      g_clear_pointer (&self->acc_tmp, g_free);
+      self->acc = g_try_new0 (float, n);
+      self->acc_tmp = g_try_new (float, n);
+      if (self->acc == NULL || self->acc_tmp == NULL)
+        {
+          g_clear_pointer (&self->acc, g_free);
+          g_clear_pointer (&self->acc_tmp, g_free);
+          self->acc_width = 0;
+          g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                       "No memory for a live slice of %u × %u", width, width);
+          return FALSE;
+        }
+      self->acc_width = width;
+    }
+  else
+    memset (self->acc, 0, sizeof (float) * n);
+  return TRUE;
+}
+
+static gboolean
+cpu_accumulate (TomoBackendImpl          *impl,
+                const TomoAccumulateStep *step,
+                double                   *ms,
+                GError                  **error)
+{
+  CpuBackend *self = (CpuBackend *) impl;
+  g_autoptr(TomoCpuFbp) fbp = NULL;
+  guint w = self->acc_width;
+  TomoRoi roi = { 0, 0, w, w };
+  gint64 t0 = g_get_monotonic_time ();
+
+  if (!tomo_backend_accumulate_check (self->acc, error))
+    return FALSE;
+  /* Only the back projector of this plan is used: its geometry is the step's. */
+  fbp = tomo_cpu_fbp_new (w, step->n, step->angles, TOMO_FILTER_RAMLAK, TOMO_PAD_ZERO, 0);
+  tomo_cpu_fbp_backproject (fbp, step->filtered, step->center, step->interp, &roi, self->acc_tmp);
+  for (gsize i = 0; i < (gsize) w * w; i++)
+    self->acc[i] += step->weight * self->acc_tmp[i];
+  if (ms != NULL)
+    *ms = (g_get_monotonic_time () - t0) / 1000.0;
+  return TRUE;
+}
+
+static gboolean
+cpu_accumulate_read (TomoBackendImpl *impl,
+                     float           *image,
+                     GError         **error)
+{
+  CpuBackend *self = (CpuBackend *) impl;
+
+  if (!tomo_backend_accumulate_check (self->acc, error))
+    return FALSE;
+  memcpy (image, self->acc, sizeof (float) * self->acc_width * self->acc_width);
+  return TRUE;
+}
+
 static const TomoBackendOps cpu_ops = {
   .name = "cpu",
   .backend = TOMO_BACKEND_CPU,
@@ -203,6 +277,9 @@ static const TomoBackendOps cpu_ops = {
   .backproject = cpu_backproject,
   .stats = cpu_stats,
   .volume = cpu_volume,
+  .accumulate_reset = cpu_accumulate_reset,
+  .accumulate = cpu_accumulate,
+  .accumulate_read = cpu_accumulate_read,
 };
 
 TomoBackendImpl *

@@ -22,6 +22,8 @@ typedef struct
   TomoBackendImpl parent;
   TomoGpuContext *ctx;
   TomoBackendSetup setup;
+  TomoGpuAccumulator *acc;  /* the live slice, on the device */
+  guint acc_width;
 } GpuBackend;
 
 static TomoGpuKernel
@@ -113,6 +115,7 @@ gpu_free (TomoBackendImpl *impl)
 {
   GpuBackend *self = (GpuBackend *) impl;
 
+  g_clear_pointer (&self->acc, tomo_gpu_accumulator_free);
   g_clear_pointer (&self->ctx, tomo_gpu_context_free);
 }
 
@@ -421,6 +424,75 @@ gpu_volume (TomoBackendImpl         *impl,
   return ok;
 }
 
+static gboolean
+gpu_accumulate_reset (TomoBackendImpl *impl,
+                      guint            width,
+                      GError         **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+  GError *gpu_error = NULL;
+
+  if (self->acc != NULL && width == self->acc_width)
+    {
+      if (!tomo_gpu_accumulator_clear (self->acc, &gpu_error))
+        {
+          propagate_gpu_error (error, gpu_error, "GPU live slice");
+          return FALSE;
+        }
+      return TRUE;
+    }
+  g_clear_pointer (&self->acc, tomo_gpu_accumulator_free);
+  self->acc_width = 0;
+  self->acc = tomo_gpu_accumulator_new (impl->device, width, &gpu_error);
+  if (self->acc == NULL)
+    {
+      propagate_gpu_error (error, gpu_error, "GPU live slice");
+      return FALSE;
+    }
+  self->acc_width = width;
+  return TRUE;
+}
+
+static gboolean
+gpu_accumulate (TomoBackendImpl          *impl,
+                const TomoAccumulateStep *step,
+                double                   *ms,
+                GError                  **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+  GError *gpu_error = NULL;
+
+  if (!tomo_backend_accumulate_check (self->acc, error))
+    return FALSE;
+  if (!tomo_gpu_accumulator_add (self->acc, step->filtered, step->angles, step->n, step->center,
+                                 step->weight, to_gpu_interp (step->interp) == 1, &gpu_error))
+    {
+      propagate_gpu_error (error, gpu_error, "GPU live slice");
+      return FALSE;
+    }
+  if (ms != NULL)
+    *ms = tomo_gpu_accumulator_get_last_ms (self->acc);
+  return TRUE;
+}
+
+static gboolean
+gpu_accumulate_read (TomoBackendImpl *impl,
+                     float           *image,
+                     GError         **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+  GError *gpu_error = NULL;
+
+  if (!tomo_backend_accumulate_check (self->acc, error))
+    return FALSE;
+  if (!tomo_gpu_accumulator_download (self->acc, image, &gpu_error))
+    {
+      propagate_gpu_error (error, gpu_error, "GPU live slice");
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static const TomoBackendOps gpu_ops = {
   .name = "gpu",
   .backend = TOMO_BACKEND_GPU,
@@ -431,6 +503,9 @@ static const TomoBackendOps gpu_ops = {
   .backproject = gpu_backproject,
   .stats = gpu_stats,
   .volume = gpu_volume,
+  .accumulate_reset = gpu_accumulate_reset,
+  .accumulate = gpu_accumulate,
+  .accumulate_read = gpu_accumulate_read,
 };
 
 TomoBackendImpl *

@@ -64,3 +64,14 @@ tomo_backend_alloc_slice_data (TomoSlice *slice,
     }
   return TRUE;
 }
+
+gboolean
+tomo_backend_accumulate_check (gconstpointer sum,
+                               GError      **error)
+{
+  if (sum != NULL)
+    return TRUE;
+  g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                       "Live slice used before accumulate_reset sized it");
+  return FALSE;
+}

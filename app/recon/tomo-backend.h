@@ -66,6 +66,20 @@ typedef struct
   TomoVolumeStats *stats;   /* zeroed by the engine, n_rows set; the backend fills the rest */
 } TomoBackendVolume;
 
+/* One step of a live slice built incrementally: n filtered detector rows
+ * (n × width, the FBP scale already applied) at `angles` (radians), added to
+ * the backend's accumulated slice with `weight` (+1 adds new projections,
+ * −1 removes the oldest of a sliding window). */
+typedef struct
+{
+  const float *filtered;
+  const double *angles;
+  guint n;
+  double center;
+  TomoInterp interp;
+  float weight;
+} TomoAccumulateStep;
+
 struct _TomoBackendOps
 {
   const char *name;         /* "cpu", "gpu" */
@@ -97,6 +111,20 @@ struct _TomoBackendOps
   gboolean  (*stats)       (TomoBackendImpl *self, TomoSlice *slice, GError **error);
   /* Rows [job->row_start, job->row_end) to job->sink, in row order. */
   gboolean  (*volume)      (TomoBackendImpl *self, const TomoBackendVolume *job, GError **error);
+  /* Live slices.  The backend keeps one width × width sum (host memory for
+   * the CPU, device memory for the GPU); accumulate_reset sizes and zeroes
+   * it, accumulate adds one step (*ms: its time, upload and back projection;
+   * CUDA events on the GPU), accumulate_read copies the sum to the host. */
+  gboolean  (*accumulate_reset) (TomoBackendImpl *self,
+                                 guint            width,
+                                 GError         **error);
+  gboolean  (*accumulate)       (TomoBackendImpl          *self,
+                                 const TomoAccumulateStep *step,
+                                 double                   *ms,
+                                 GError                  **error);
+  gboolean  (*accumulate_read)  (TomoBackendImpl *self,
+                                 float           *image,
+                                 GError         **error);
 };
 
 /* What a slice needs from its backend after the engine has let it go: the
@@ -141,5 +169,9 @@ gboolean tomo_backend_load_rows_host (TomoBackendImpl *self, TomoScan *scan, gui
 /* Host memory for a slice's planes, or NULL and an error. */
 gboolean         tomo_backend_alloc_slice_data (TomoSlice *slice,
                                                 GError   **error);
+/* accumulate/accumulate_read of a backend whose sum `sum` is not made yet:
+ * FALSE and the error. */
+gboolean         tomo_backend_accumulate_check (gconstpointer sum,
+                                                GError      **error);
 
 G_END_DECLS

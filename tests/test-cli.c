@@ -190,9 +190,26 @@ test_phantom_roundtrip (void)
   g_assert_cmpint (r2.status, ==, 0);
   g_assert_nonnull (strstr (r2.out, "64"));
   g_assert_nonnull (strstr (r2.out, "45"));
+  g_assert_null (strstr (r2.out, "Coverage:"));
 
   RUN (&r3, "phantom", "--width", "0", "-o", path);
   assert_fails_with (&r3, "width");
+}
+
+/* A scan over a full turn is named as such by `info`; a half turn is not. */
+static void
+test_info_full_turn (void)
+{
+  g_autofree char *path = tmp_path ("full-turn.h5");
+  g_auto(Result) r = { 0 };
+  g_auto(Result) r2 = { 0 };
+
+  RUN (&r, "phantom", "--width", "64", "--height", "3", "--projections", "90",
+       "--angle-range", "360", "--no-noise", "-o", path);
+  g_assert_cmpint (r.status, ==, 0);
+  RUN (&r2, "info", path);
+  g_assert_cmpint (r2.status, ==, 0);
+  g_assert_nonnull (strstr (r2.out, "Coverage:    360°"));
 }
 
 static void
@@ -291,6 +308,7 @@ main (int    argc,
 
   g_test_add_func ("/tomo/cli/help", test_help);
   g_test_add_func ("/tomo/cli/info", test_info);
+  g_test_add_func ("/tomo/cli/info-full-turn", test_info_full_turn);
   g_test_add_func ("/tomo/cli/reconstruct/row", test_reconstruct_row);
   g_test_add_func ("/tomo/cli/reconstruct/rows", test_reconstruct_rows);
   g_test_add_func ("/tomo/cli/phantom", test_phantom_roundtrip);

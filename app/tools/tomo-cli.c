@@ -15,6 +15,7 @@
 
 #include <glib/gstdio.h>
 
+#include "tomo-center.h"
 #include "tomo-cli.h"
 #include "tomo-plane-cli.h"
 #include "tomo-engine.h"
@@ -85,6 +86,8 @@ cmd_info (int    argc,
   g_print ("%s", text);
   if (!g_str_has_suffix (text, "\n"))
     g_print ("\n");
+  if (tomo_angles_is_full_turn (tomo_scan_get_angles (scan), tomo_scan_get_n_projections (scan)))
+    g_print ("Coverage:    360° (a full turn: each direction seen twice, or an offset axis)\n");
   status = 0;
 out:
   tomo_open_args_clear (&a);

@@ -15,6 +15,7 @@
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-fbp.h"
+#include "tomo-scan-private.h"
 #include "tomo-test-util.h"
 
 static char *tmp_dir;
@@ -161,6 +162,106 @@ test_submit_latest_wins (void)
   }
 }
 
+/* --- row prefetch while scrubbing --------------------------------------- */
+
+typedef struct
+{
+  TomoSlice *slice;
+  gboolean   done;
+} RowState;
+
+static void
+row_cb (TomoEngine   *engine,
+        TomoSlice    *slice,
+        const GError *error,
+        gpointer      user_data)
+{
+  RowState *state = user_data;
+
+  g_assert_no_error ((GError *) error);
+  g_clear_pointer (&state->slice, tomo_slice_unref);
+  state->slice = tomo_slice_ref (slice);
+  state->done = TRUE;
+}
+
+/* Submits row `row` and waits for its slice (owned by the caller). */
+static TomoSlice *
+submit_row (TomoEngine *engine,
+            guint       row)
+{
+  RowState state = { NULL, FALSE };
+  TomoSliceRequest request;
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+
+  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
+  request.row = row;
+  tomo_engine_submit (engine, &request, row_cb, &state);
+  while (!state.done && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_true (state.done);
+  return state.slice;
+}
+
+/* After a slice of row 1, the rows around it are read in the background;
+ * the next row is then served without touching the file, and its slice is
+ * bit for bit the one an engine without prefetch makes. */
+static void
+test_prefetch_serves_from_cache (void)
+{
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
+  g_autoptr(TomoScan) plain_scan = tomo_test_open_scan (scan_path);
+  g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
+  g_autoptr(TomoEngine) plain = cpu_engine_with_scan (plain_scan);
+  g_autoptr(TomoSlice) first = NULL, second = NULL, reference = NULL;
+  guint64 reads;
+
+  tomo_engine_set_prefetch (plain, 0, 0);
+  first = submit_row (engine, 1);
+  /* 4 ahead (2..5), and of 2 behind only row 0 exists. */
+  g_assert_cmpuint (tomo_engine_wait_prefetch (engine), ==, 5);
+  reads = _tomo_scan_get_n_row_reads (scan);
+  g_assert_cmpuint (reads, ==, 6);
+
+  second = submit_row (engine, 2);
+  tomo_engine_wait_prefetch (engine);
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, reads);
+
+  reference = submit_row (plain, 2);
+  g_assert_cmpuint (tomo_engine_wait_prefetch (plain), ==, 0);
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (plain_scan), ==, 1);
+  g_assert_cmpuint (second->width * second->height, ==, reference->width * reference->height);
+  g_assert_cmpmem (second->data, sizeof (float) * second->width * second->height,
+                   reference->data, sizeof (float) * reference->width * reference->height);
+}
+
+/* A new scan drops the rows still queued for the old one (a read under
+ * way finishes), and disposing the engine mid-read stops the reader: no
+ * row of the scan is read afterwards. */
+static void
+test_prefetch_scan_change_and_dispose (void)
+{
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
+  g_autoptr(TomoScan) other = tomo_test_open_scan (scan_path);
+  g_autoptr(TomoSlice) slice = NULL;
+  TomoEngine *engine = cpu_engine_with_scan (scan);
+  guint64 at_change, at_dispose;
+
+  slice = submit_row (engine, 0);
+  tomo_engine_set_scan (engine, other);
+  at_change = _tomo_scan_get_n_row_reads (scan);
+  tomo_engine_wait_prefetch (engine);
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), <=, at_change + 1);
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (other), ==, 0);
+
+  g_clear_pointer (&slice, tomo_slice_unref);
+  slice = submit_row (engine, 3);
+  g_object_unref (engine);   /* while rows around 3 are being read */
+  at_dispose = _tomo_scan_get_n_row_reads (other);
+  g_usleep (G_USEC_PER_SEC / 10);
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (other), ==, at_dispose);
+  g_assert_cmpuint (at_dispose, >=, 1);
+}
+
 /* --- volumes ----------------------------------------------------------- */
 
 typedef struct
@@ -294,6 +395,8 @@ main (int    argc,
   g_test_add_func ("/tomo/engine/cache/reuses-filtered", test_cache_reuses_filtered);
   g_test_add_func ("/tomo/engine/slice-parallel", test_slice_parallel);
   g_test_add_func ("/tomo/engine/submit/latest-wins", test_submit_latest_wins);
+  g_test_add_func ("/tomo/engine/prefetch/serves-from-cache", test_prefetch_serves_from_cache);
+  g_test_add_func ("/tomo/engine/prefetch/scan-change-and-dispose", test_prefetch_scan_change_and_dispose);
   g_test_add_func ("/tomo/engine/volume", test_volume);
   g_test_add_func ("/tomo/engine/gpu/unavailable", test_gpu_unavailable);
   status = g_test_run ();

@@ -819,6 +819,65 @@ test_cache (Fixture *f, gconstpointer data)
   }
 }
 
+typedef struct
+{
+  TomoScan *scan;
+  guint     row;
+  float    *out;   /* NP × NW */
+  gboolean  ok;
+} SameRowJob;
+
+static gpointer
+same_row_thread (gpointer data)
+{
+  SameRowJob *job = data;
+
+  job->ok = tomo_scan_read_sinogram (job->scan, job->row, job->out, NULL, NULL);
+  return NULL;
+}
+
+/* Readers of one row at once share one file read: the later ones wait for
+ * the first and take its cached values; a read of another row and a
+ * cache hit add nothing for the row being read. */
+static void
+test_cache_join (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_dxchange (f, "join.h5", DX_CHUNKED, H5T_IEEE_F32LE, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) scan = tomo_scan_open (path, NULL, &error);
+  const gsize row_bytes = NP * NW * sizeof (float);
+  g_autofree float *direct = g_new (float, NP * NW);
+  SameRowJob jobs[6];
+  GThread *threads[6];
+  guint64 before;
+
+  g_assert_no_error (error);
+  g_assert_true (tomo_scan_read_sinogram_direct (scan, 2, direct, NULL, &error));
+  g_assert_no_error (error);
+  before = _tomo_scan_get_n_row_reads (scan);
+  g_assert_cmpuint (before, ==, 1);
+
+  for (guint t = 0; t < G_N_ELEMENTS (jobs); t++)
+    {
+      jobs[t] = (SameRowJob) { scan, 2, g_new0 (float, NP * NW), FALSE };
+      threads[t] = g_thread_new ("same-row", same_row_thread, &jobs[t]);
+    }
+  for (guint t = 0; t < G_N_ELEMENTS (jobs); t++)
+    {
+      g_thread_join (threads[t]);
+      g_assert_true (jobs[t].ok);
+      /* Bit for bit the uncached values. */
+      g_assert_cmpmem (jobs[t].out, row_bytes, direct, row_bytes);
+      g_free (jobs[t].out);
+    }
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, before + 1);
+
+  g_assert_true (tomo_scan_read_sinogram (scan, 2, direct, NULL, &error));
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, before + 1);
+  g_assert_true (tomo_scan_read_sinogram (scan, 1, direct, NULL, &error));
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, before + 2);
+}
+
 static void
 test_open_speed (Fixture *f, gconstpointer data)
 {
@@ -1606,6 +1665,7 @@ main (int argc, char **argv)
   ADD ("/tomo/io/hdf5/open-speed", test_open_speed, NULL);
   ADD ("/tomo/io/scan/row-range", test_row_range, NULL);
   ADD ("/tomo/io/scan/cache", test_cache, NULL);
+  ADD ("/tomo/io/scan/cache-join", test_cache_join, NULL);
   ADD ("/tomo/io/scan/missing-or-unknown", test_missing_and_unknown, NULL);
   ADD ("/tomo/io/tiff/folder", test_tiff_folder, NULL);
   ADD ("/tomo/io/tiff/dtypes", test_tiff_dtypes, NULL);

@@ -169,6 +169,8 @@ void            _tomo_hdf5_lock           (void);
 void            _tomo_hdf5_unlock         (void);
 
 /* For tests: what the row cache holds now. */
+/* Projection rows read from the file so far (cache misses and direct reads). */
+guint64         _tomo_scan_get_n_row_reads (TomoScan *self);
 void            _tomo_scan_get_cache_usage (TomoScan *self,
                                             guint    *n_rows,
                                             gsize    *bytes,

@@ -42,6 +42,11 @@ struct _TomoScan
   GQueue          lru;        /* head = most recently used */
   gsize           cache_bytes;
   gsize           cache_limit;
+  /* Rows being read for the cache, outside the lock: a second reader of
+   * the same row waits on cache_cond instead of reading it again. */
+  GHashTable     *in_flight;
+  GCond           cache_cond;
+  guint64         n_row_reads; /* projection rows read from the file */
 };
 
 G_DEFINE_FINAL_TYPE (TomoScan, tomo_scan, G_TYPE_OBJECT)
@@ -61,11 +66,13 @@ tomo_scan_finalize (GObject *object)
   TomoScan *self = TOMO_SCAN (object);
 
   g_clear_pointer (&self->cache, g_hash_table_unref);
+  g_clear_pointer (&self->in_flight, g_hash_table_unref);
   g_queue_init (&self->lru);
   g_clear_pointer (&self->loader, _tomo_scan_loader_free);
   g_clear_pointer (&self->angles, g_free);
   g_clear_pointer (&self->angles_path, g_free);
   g_mutex_clear (&self->lock);
+  g_cond_clear (&self->cache_cond);
 
   G_OBJECT_CLASS (tomo_scan_parent_class)->finalize (object);
 }
@@ -82,6 +89,8 @@ static void
 tomo_scan_init (TomoScan *self)
 {
   g_mutex_init (&self->lock);
+  g_cond_init (&self->cache_cond);
+  self->in_flight = g_hash_table_new (NULL, NULL);
   g_queue_init (&self->lru);
   self->cache = g_hash_table_new_full (NULL, NULL, NULL, cache_entry_free);
 }
@@ -890,6 +899,7 @@ read_row_locked (TomoScan            *self,
                  TomoPreprocessStats *stats,
                  GError             **error)
 {
+  self->n_row_reads++;
   if (!read_frames_locked (self, TOMO_FRAME_PROJECTION, row, out, error))
     return FALSE;
   return self->options.already_sinogram || read_flat_dark_locked (self, row, flat, dark, stats, error);
@@ -955,20 +965,6 @@ preprocess_row (TomoScan            *self,
   return TRUE;
 }
 
-static gboolean
-compute_row_locked (TomoScan            *self,
-                    guint                row,
-                    float               *out,
-                    TomoPreprocessStats *stats,
-                    GError             **error)
-{
-  g_autofree float *flat = g_new (float, self->loader->width);
-  g_autofree float *dark = g_new (float, self->loader->width);
-
-  return read_row_locked (self, row, out, flat, dark, stats, error) &&
-         preprocess_row (self, row, out, flat, dark, stats, error);
-}
-
 gboolean
 tomo_scan_read_sinogram (TomoScan            *self,
                          guint                row,
@@ -976,7 +972,6 @@ tomo_scan_read_sinogram (TomoScan            *self,
                          TomoPreprocessStats *stats,
                          GError             **error)
 {
-  g_autoptr(GMutexLocker) locker = NULL;
   gsize row_bytes;
   CacheEntry *entry;
 
@@ -990,29 +985,41 @@ tomo_scan_read_sinogram (TomoScan            *self,
   row_bytes = (gsize) self->loader->n_frames[TOMO_FRAME_PROJECTION] *
               self->loader->width * sizeof (float);
 
-  locker = g_mutex_locker_new (&self->lock);
-
-  entry = g_hash_table_lookup (self->cache, GUINT_TO_POINTER (row));
-  if (entry != NULL)
+  g_mutex_lock (&self->lock);
+  for (;;)
     {
-      g_queue_unlink (&self->lru, &entry->link);
-      g_queue_push_head_link (&self->lru, &entry->link);
-      memcpy (out, entry->data, row_bytes);
-      /* The counts describe the data handed out, cached or not. */
-      if (stats != NULL)
-        tomo_preprocess_stats_add (stats, &entry->stats);
-      return TRUE;
+      entry = g_hash_table_lookup (self->cache, GUINT_TO_POINTER (row));
+      if (entry != NULL)
+        {
+          g_queue_unlink (&self->lru, &entry->link);
+          g_queue_push_head_link (&self->lru, &entry->link);
+          memcpy (out, entry->data, row_bytes);
+          /* The counts describe the data handed out, cached or not. */
+          if (stats != NULL)
+            tomo_preprocess_stats_add (stats, &entry->stats);
+          g_mutex_unlock (&self->lock);
+          return TRUE;
+        }
+      if (!g_hash_table_contains (self->in_flight, GUINT_TO_POINTER (row)))
+        break;
+      /* Another thread reads this row: take its result (or, if it
+       * failed, read the row here). */
+      g_cond_wait (&self->cache_cond, &self->lock);
     }
+  g_hash_table_add (self->in_flight, GUINT_TO_POINTER (row));
+  g_mutex_unlock (&self->lock);
 
   {
     TomoPreprocessStats row_stats = { 0, };
+    /* Only the file read takes the lock: readers of other rows (and
+     * cache hits) go on while this row is preprocessed. */
+    gboolean ok = tomo_scan_read_sinogram_direct (self, row, out, &row_stats, error);
 
-    if (!compute_row_locked (self, row, out, &row_stats, error))
-      return FALSE;
-    if (stats != NULL)
+    g_mutex_lock (&self->lock);
+    g_hash_table_remove (self->in_flight, GUINT_TO_POINTER (row));
+    if (ok && stats != NULL)
       tomo_preprocess_stats_add (stats, &row_stats);
-
-    if (row_bytes <= self->cache_limit)
+    if (ok && row_bytes <= self->cache_limit)
       {
         entry = g_new0 (CacheEntry, 1);
         entry->row = row;
@@ -1024,9 +1031,21 @@ tomo_scan_read_sinogram (TomoScan            *self,
         self->cache_bytes += row_bytes;
         cache_trim_locked (self);
       }
+    g_cond_broadcast (&self->cache_cond);
+    g_mutex_unlock (&self->lock);
+    return ok;
   }
+}
 
-  return TRUE;
+guint64
+_tomo_scan_get_n_row_reads (TomoScan *self)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (self), 0);
+
+  locker = g_mutex_locker_new (&self->lock);
+  return self->n_row_reads;
 }
 
 gboolean

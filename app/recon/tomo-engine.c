@@ -19,6 +19,7 @@
 #include "tomo-backend.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
+#include "tomo-scrub-prefetch.h"
 
 struct _TomoEngine
 {
@@ -54,6 +55,14 @@ struct _TomoEngine
   GThread *worker;
   gboolean quit;
   struct PendingRequest *pending;
+
+  /* Rows around the last one served, read into the scan's cache while the
+   * user looks at it (guarded by queue_lock, used by the worker). */
+  TomoScrubPrefetch *prefetch;
+  guint prefetch_ahead, prefetch_behind;
+  gboolean have_last_row;
+  guint last_row;
+  int direction;
 };
 
 typedef struct PendingRequest
@@ -202,6 +211,8 @@ tomo_engine_dispose (GObject *object)
       g_thread_join (self->worker);
       self->worker = NULL;
     }
+  /* Stops after the row being read, before the scan goes. */
+  g_clear_pointer (&self->prefetch, tomo_scrub_prefetch_free);
 
   g_mutex_lock (&self->lock);
   g_clear_object (&self->scan);
@@ -242,6 +253,8 @@ tomo_engine_init (TomoEngine *self)
   g_mutex_init (&self->queue_lock);
   g_cond_init (&self->queue_cond);
   self->backend = tomo_backend_cpu_new ();
+  self->prefetch_ahead = 4;
+  self->prefetch_behind = 2;
 }
 
 static void
@@ -358,6 +371,13 @@ tomo_engine_set_scan (TomoEngine *self,
   if (g_set_object (&self->scan, scan))
     invalidate_cache_locked (self);
   g_mutex_unlock (&self->lock);
+
+  /* Rows of the previous scan are of no use any more. */
+  g_mutex_lock (&self->queue_lock);
+  if (self->prefetch != NULL)
+    tomo_scrub_prefetch_cancel (self->prefetch);
+  self->have_last_row = FALSE;
+  g_mutex_unlock (&self->queue_lock);
 }
 
 TomoScan *
@@ -598,6 +618,39 @@ deliver_cb (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+/* After row r was served: read the rows the user will likely go to next,
+ * unless another request is already waiting. */
+static void
+aim_prefetch (TomoEngine             *self,
+              const TomoSliceRequest *request)
+{
+  g_autoptr(TomoScan) scan = NULL;
+
+  g_mutex_lock (&self->lock);
+  if (self->scan != NULL)
+    scan = g_object_ref (self->scan);
+  g_mutex_unlock (&self->lock);
+
+  g_mutex_lock (&self->queue_lock);
+  if (scan != NULL && self->pending == NULL && !self->quit
+      && (self->prefetch_ahead > 0 || self->prefetch_behind > 0))
+    {
+      guint first = request->row, last = request->row + MAX (request->n_slices, 1) - 1;
+
+      if (self->have_last_row && request->row != self->last_row)
+        self->direction = request->row > self->last_row ? 1 : -1;
+      else if (!self->have_last_row)
+        self->direction = 1;
+      self->have_last_row = TRUE;
+      self->last_row = request->row;
+      if (self->prefetch == NULL)
+        self->prefetch = tomo_scrub_prefetch_new ();
+      tomo_scrub_prefetch_aim (self->prefetch, scan, self->direction > 0 ? last : first,
+                               self->direction, self->prefetch_ahead, self->prefetch_behind);
+    }
+  g_mutex_unlock (&self->queue_lock);
+}
+
 static gpointer
 worker_main (gpointer data)
 {
@@ -625,6 +678,8 @@ worker_main (gpointer data)
       g_mutex_unlock (&self->queue_lock);
 
       d->slice = tomo_engine_reconstruct (self, &pending->request, NULL, &d->error);
+      if (d->slice != NULL)
+        aim_prefetch (self, &pending->request);
       d->callback = pending->callback;
       d->user_data = pending->user_data;
 
@@ -660,6 +715,10 @@ tomo_engine_submit (TomoEngine             *self,
   g_mutex_lock (&self->queue_lock);
   g_clear_pointer (&self->pending, pending_request_free);
   self->pending = pending;
+  /* The request comes first: rows queued for the last one are dropped
+   * (the new slice re-aims them). */
+  if (self->prefetch != NULL)
+    tomo_scrub_prefetch_cancel (self->prefetch);
   if (self->worker == NULL)
     self->worker = g_thread_new ("tomo-engine", worker_main, self);
   g_cond_signal (&self->queue_cond);
@@ -722,4 +781,37 @@ tomo_engine_get_volume_stats (TomoEngine      *self,
   g_mutex_lock (&self->lock);
   *stats = self->volume_stats;
   g_mutex_unlock (&self->lock);
+}
+
+void
+tomo_engine_set_prefetch (TomoEngine *self,
+                          guint       ahead,
+                          guint       behind)
+{
+  g_return_if_fail (TOMO_IS_ENGINE (self));
+
+  g_mutex_lock (&self->queue_lock);
+  self->prefetch_ahead = ahead;
+  self->prefetch_behind = behind;
+  if (self->prefetch != NULL && ahead == 0 && behind == 0)
+    tomo_scrub_prefetch_cancel (self->prefetch);
+  g_mutex_unlock (&self->queue_lock);
+}
+
+guint
+tomo_engine_wait_prefetch (TomoEngine *self)
+{
+  TomoScrubPrefetch *prefetch;
+
+  g_return_val_if_fail (TOMO_IS_ENGINE (self), 0);
+
+  /* The prefetcher lives until dispose, which a caller holding the engine
+   * cannot race. */
+  g_mutex_lock (&self->queue_lock);
+  prefetch = self->prefetch;
+  g_mutex_unlock (&self->queue_lock);
+  if (prefetch == NULL)
+    return 0;
+  tomo_scrub_prefetch_wait_idle (prefetch);
+  return tomo_scrub_prefetch_get_n_read (prefetch);
 }

@@ -150,6 +150,15 @@ typedef void (*TomoEngineCallback) (TomoEngine *engine,
                                     TomoSlice  *slice,
                                     const GError *error,
                                     gpointer    user_data);
+/* After each slice served by tomo_engine_submit(), up to `ahead` rows in
+ * the direction the row moves and `behind` rows the other way are read
+ * into the scan's row cache on a low-priority thread (default 4 and 2;
+ * 0 and 0 turn it off). A new request or scan drops those not yet read. */
+void         tomo_engine_set_prefetch       (TomoEngine *self,
+                                             guint       ahead,
+                                             guint       behind);
+/* Waits until the prefetcher is idle; returns the rows it has read. */
+guint        tomo_engine_wait_prefetch      (TomoEngine *self);
 void         tomo_engine_submit             (TomoEngine             *self,
                                              const TomoSliceRequest *request,
                                              TomoEngineCallback      callback,

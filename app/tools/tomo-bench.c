@@ -21,6 +21,7 @@
 
 #include "tomo-cli.h"
 #include "tomo-bench-planes.h"
+#include "tomo-bench-scrub.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-fbp.h"
@@ -827,6 +828,7 @@ bench_cpu (guint        S,
     return FALSE;
   ok = bench_cpu_backprojection (S, n_proj, runs, error) &&
        bench_cpu_viewer (dir, MAX (runs, 20), error) &&
+       tomo_bench_row_scrub (dir, 32, error) &&
        bench_header_open (dir, runs, error);
   remove_tmp_dir (dir);
   return ok;

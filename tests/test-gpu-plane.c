@@ -11,6 +11,7 @@
 #include "tomo-gpu-store.h"
 #include "tomo-phantom.h"
 #include "tomo-plane.h"
+#include "tomo-test-util.h"
 
 /* The volume store and its plane kernels against the CPU reference
  * (tomo_plane_backproject_reference, double accumulation).  Tolerances, relative L2
@@ -92,21 +93,6 @@ store_new (Fixture              *fx,
   return store;
 }
 
-static double
-rel_l2 (const float *a,
-        const float *b,
-        gsize        n)
-{
-  double e = 0.0, t = 0.0;
-
-  for (gsize i = 0; i < n; i++)
-    {
-      e += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
-      t += (double) b[i] * b[i];
-    }
-  return t > 0 ? sqrt (e / t) : sqrt (e);
-}
-
 /* GPU plane against the CPU reference; returns the relative L2 error. */
 static double
 compare_plane (Fixture            *fx,
@@ -135,7 +121,7 @@ compare_plane (Fixture            *fx,
   g_assert_no_error (error);
   for (gsize i = 0; i < n; i++)
     g_assert_true (isfinite (got[i]));
-  return rel_l2 (got, ref, n);
+  return tomo_test_rel_l2 (got, ref, n);
 }
 
 static void

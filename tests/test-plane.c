@@ -14,6 +14,7 @@
 #include "tomo-phantom.h"
 #include "tomo-plane.h"
 #include "tomo-tiff-writer.h"
+#include "tomo-test-util.h"
 
 /* A small 3-D phantom: the filtered sinograms of every row (the source the
  * planes are cut from), the XY slices of every row from the CPU FBP, and
@@ -101,21 +102,6 @@ cut (const Fixture *fx,
 }
 
 static double
-rel_l2 (const float *a,
-        const float *b,
-        gsize        n)
-{
-  double e = 0.0, t = 0.0;
-
-  for (gsize i = 0; i < n; i++)
-    {
-      e += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
-      t += (double) b[i] * b[i];
-    }
-  return t > 0 ? sqrt (e / t) : sqrt (e);
-}
-
-static double
 l2 (const float *a,
     gsize        n)
 {
@@ -180,7 +166,7 @@ test_vertical_equals_xy_stack (void)
             /* Relative to the plane through the middle: the edge planes
              * are nearly empty, and the float path's rounding there is
              * the same in absolute terms. */
-            e = rel_l2 (img, ref, (gsize) fx.w * fx.h) * l2 (ref, (gsize) fx.w * fx.h) /
+            e = tomo_test_rel_l2 (img, ref, (gsize) fx.w * fx.h) * l2 (ref, (gsize) fx.w * fx.h) /
                 l2 (mid, (gsize) fx.w * fx.h);
             g_test_message ("%s %s at %u: relative L2 to the XY stack %.3g",
                             xz ? "XZ" : "YZ", tomo_interp_to_string (in), at[k], e);
@@ -221,7 +207,7 @@ test_oblique_axes (void)
    * of the volume. */
   tomo_plane_init_oblique (&ob, centre, 45.0, 0.0, 61, 13, 0.5);
   ob45 = plane_image (&fx, &ob, TOMO_INTERP_LINEAR);
-  g_assert_cmpfloat (rel_l2 (ob45, img_xz, 61 * 13), >, 0.05);
+  g_assert_cmpfloat (tomo_test_rel_l2 (ob45, img_xz, 61 * 13), >, 0.05);
   fixture_clear (&fx);
 }
 
@@ -252,8 +238,8 @@ test_between_rows (void)
   blend = g_new (float, n);
   for (guint i = 0; i < n; i++)
     blend[i] = 0.75f * ia[i] + 0.25f * ib[i];
-  g_assert_cmpfloat (rel_l2 (im, blend, n), <, 1e-6);
-  g_assert_cmpfloat (rel_l2 (im, ia, n), >, 1e-4); /* the rows do differ */
+  g_assert_cmpfloat (tomo_test_rel_l2 (im, blend, n), <, 1e-6);
+  g_assert_cmpfloat (tomo_test_rel_l2 (im, ia, n), >, 1e-4); /* the rows do differ */
 
   /* Tilted by 60° about x: the plane's rows climb by cos 60° = 0.5 row per
    * sample row, so its row j sits at z = 4 + (j − 4)/2. */
@@ -262,7 +248,7 @@ test_between_rows (void)
   for (guint j = 0; j < 9; j++)
     g_assert_true (isfinite (it[j * n]));
   /* Plane row 4 is at z = 4, y = 30: equal to XZ of row 4. */
-  g_assert_cmpfloat (rel_l2 (it + 4 * n, ib, n), <, 1e-6);
+  g_assert_cmpfloat (tomo_test_rel_l2 (it + 4 * n, ib, n), <, 1e-6);
 
   /* Far above the rows held: nothing. */
   mid.centre[2] = fx.h + 3.0;
@@ -421,7 +407,7 @@ test_fast_vs_reference (void)
 
         tomo_plane_backproject (&fx.src, fx.params.center, in, &planes[k], 2, fast);
         tomo_plane_backproject_reference (&fx.src, fx.params.center, in, &planes[k], 2, ref);
-        e = rel_l2 (fast, ref, n) * l2 (ref, n) / sqrt ((double) n) / mid_rms;
+        e = tomo_test_rel_l2 (fast, ref, n) * l2 (ref, n) / sqrt ((double) n) / mid_rms;
         g_test_message ("plane %u %s: fast vs reference %.3g", k, tomo_interp_to_string (in), e);
         g_assert_cmpfloat (e, <, in == TOMO_INTERP_LINEAR ? 1e-5 : 2e-3);
         for (gsize i = 0; i < n; i++)
@@ -514,7 +500,7 @@ test_cli (void)
   col = g_new (float, w * h);
   for (guint z = 0; z < h; z++)
     memcpy (col + z * w, xy + ((gsize) z * sh + 200) * sw, w * sizeof (float));
-  g_assert_cmpfloat (rel_l2 (xz, col, w * h), <, 1e-5);
+  g_assert_cmpfloat (tomo_test_rel_l2 (xz, col, w * h), <, 1e-5);
 }
 
 /* A scan whose filtered rows cannot be held: a clear error at once, no

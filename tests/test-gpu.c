@@ -638,8 +638,10 @@ test_invalid (void)
 /* Statistics on the device are the host function's on the same values:
  * extremes, percentiles, counts and bins identical, the mean to 1e-9 of
  * the value range (summation order).  Cases: a slice of noise (1 and 4
- * planes, an ROI), a constant slice, a slice with NaN and ±Inf streaks, and
- * one without a finite value. */
+ * planes, an ROI), a constant slice, a slice with NaN and ±Inf streaks, one
+ * without a finite value, and one where only 16 detector columns near the
+ * axis are non-zero, so that all pixels but a small disc are exactly 0 (the
+ * percentiles fall in or next to one crowded bin). */
 static void
 assert_same_stats (const TomoGpuStats   *g,
                    const TomoSliceStats *h)
@@ -677,6 +679,7 @@ test_stats (void)
     { 1, 0, 0, 1 },     /* constant */
     { 2, 0, 0, 2 },     /* NaN and ±Inf streaks */
     { 1, 0, 0, 3 },     /* no finite value */
+    { 2, 0, 0, 4 },     /* mostly one value: percentiles inside the crowded bins */
   };
 
   REQUIRE_GPU ();
@@ -696,6 +699,8 @@ test_stats (void)
             in[i] = 0.0f;
           else if (cases[c].fill == 3)
             in[i] = NAN;
+          else if (cases[c].fill == 4)
+            in[i] = (i % W >= 120 && i % W < 136) ? (in[i] - 0.5f) * 40.0f : 0.0f;
           else if (cases[c].fill == 2 && i % W == 7 && (i / W) % N == 3)
             in[i] = NAN;
           else if (cases[c].fill == 2 && i % W == 200 && (i / W) % N == 50)
@@ -727,6 +732,14 @@ test_stats (void)
         g_assert_false (h.valid);
       if (cases[c].fill == 1)
         g_assert_cmpfloat (h.min, ==, h.max);
+      if (cases[c].fill == 4)
+        {
+          guint32 most = 0;
+
+          for (guint b = 0; b < TOMO_SLICE_HISTOGRAM_BINS; b++)
+            most = MAX (most, h.bins[b]);
+          g_assert_cmpuint (most, >, h.n_finite * 9 / 10);
+        }
       assert_same_stats (&g, &h);
     }
   tomo_gpu_context_free (ctx);

@@ -189,6 +189,42 @@ block_scan (unsigned long long v)
   return v;
 }
 
+/* Counts bin_of(v) of every finite v in data (a negative bin counts
+ * nothing) into g_bins: a shared sub-histogram per block, added to the
+ * global one at the end.  The whole block steps over the data together, so
+ * that every lane of a warp reaches add_aggregated(). */
+template <unsigned int BINS, typename BinOf>
+__device__ void
+count_bins (const float *__restrict__ data,
+            size_t                    n,
+            BinOf                     bin_of,
+            unsigned int             *s_bins,
+            unsigned int             *g_bins)
+{
+  for (unsigned int b = threadIdx.x; b < BINS; b += blockDim.x)
+    s_bins[b] = 0;
+  __syncthreads ();
+  for (size_t base = blockIdx.x * (size_t) blockDim.x; base < n;
+       base += (size_t) gridDim.x * blockDim.x)
+    {
+      const size_t i = base + threadIdx.x;
+      int bin = -1;
+
+      if (i < n)
+        {
+          float v = data[i];
+
+          if (isfinite (v))
+            bin = bin_of (v);
+        }
+      add_aggregated (s_bins, bin);
+    }
+  __syncthreads ();
+  for (unsigned int b = threadIdx.x; b < BINS; b += blockDim.x)
+    if (s_bins[b] != 0)
+      atomicAdd (&g_bins[b], s_bins[b]);
+}
+
 __global__ void
 k_extremes (const float *__restrict__ data,
             size_t                    n,
@@ -263,30 +299,8 @@ k_coarse (const float *__restrict__ data,
 
   if (!fine_range (st, &mnf, &mn, &scale))
     return;
-  for (unsigned int b = threadIdx.x; b < COARSE; b += blockDim.x)
-    s_bins[b] = 0;
-  __syncthreads ();
-  /* The whole block steps over the data together, so that every lane of
-   * a warp reaches add_aggregated(). */
-  for (size_t base = blockIdx.x * (size_t) blockDim.x; base < n;
-       base += (size_t) gridDim.x * blockDim.x)
-    {
-      const size_t i = base + threadIdx.x;
-      int bin = -1;
-
-      if (i < n)
-        {
-          float v = data[i];
-
-          if (isfinite (v))
-            bin = (int) (fine_bin (v, mn, scale) / SUB);
-        }
-      add_aggregated (s_bins, bin);
-    }
-  __syncthreads ();
-  for (unsigned int b = threadIdx.x; b < COARSE; b += blockDim.x)
-    if (s_bins[b] != 0)
-      atomicAdd (&st->coarse[b], s_bins[b]);
+  count_bins<COARSE> (data, n, [=] (float v) { return (int) (fine_bin (v, mn, scale) / SUB); },
+                      s_bins, st->coarse);
 }
 
 /* One block of COARSE threads: the coarse bin of each percentile, and a
@@ -338,39 +352,17 @@ k_sub (const float *__restrict__ data,
     return;
   for (int k = 0; k < N_TARGETS; k++)
     tc[k] = st->target_coarse[k];
-  for (unsigned int b = threadIdx.x; b < N_TARGETS * SUB; b += blockDim.x)
-    s_bins[b] = 0;
-  __syncthreads ();
-  /* The whole block steps over the data together, so that every lane of
-   * a warp reaches add_aggregated(). */
-  for (size_t base = blockIdx.x * (size_t) blockDim.x; base < n;
-       base += (size_t) gridDim.x * blockDim.x)
-    {
-      const size_t i = base + threadIdx.x;
-      int bin = -1;
+  count_bins<N_TARGETS * SUB> (data, n,
+                               [=] (float v)
+                               {
+                                 unsigned int f = fine_bin (v, mn, scale);
 
-      if (i < n)
-        {
-          float v = data[i];
-
-          if (isfinite (v))
-            {
-              unsigned int f = fine_bin (v, mn, scale);
-
-              for (int k = 0; k < N_TARGETS; k++)
-                if (f / SUB == tc[k])
-                  {
-                    bin = k * SUB + (int) (f % SUB);
-                    break;
-                  }
-            }
-        }
-      add_aggregated (s_bins, bin);
-    }
-  __syncthreads ();
-  for (unsigned int b = threadIdx.x; b < N_TARGETS * SUB; b += blockDim.x)
-    if (s_bins[b] != 0)
-      atomicAdd (&st->sub[b / SUB][b % SUB], s_bins[b]);
+                                 for (int k = 0; k < N_TARGETS; k++)
+                                   if (f / SUB == tc[k])
+                                     return k * SUB + (int) (f % SUB);
+                                 return -1;
+                               },
+                               s_bins, &st->sub[0][0]);
 }
 
 /* One block of SUB threads: the fine bin of each percentile, then the
@@ -437,34 +429,17 @@ k_display (const float *__restrict__ data,
 
   if (!fine_range (st, &mnf, &mn, &scale))
     return;
-  for (unsigned int b = threadIdx.x; b < DISPLAY_BINS; b += blockDim.x)
-    s_bins[b] = 0;
-  __syncthreads ();
-  /* The whole block steps over the data together, so that every lane of
-   * a warp reaches add_aggregated(). */
-  for (size_t base = blockIdx.x * (size_t) blockDim.x; base < n;
-       base += (size_t) gridDim.x * blockDim.x)
-    {
-      const size_t i = base + threadIdx.x;
-      int bin = -1;
+  count_bins<DISPLAY_BINS> (data, n,
+                            [=] (float v)
+                            {
+                              int b;
 
-      if (i < n)
-        {
-          float v = data[i];
-
-          if (isfinite (v) && v >= rlo && v <= rhi)
-            {
-              int b = (int) __dmul_rn ((double) __fsub_rn (v, rlo), bin_scale);
-
-              bin = b < 0 ? 0 : (b > DISPLAY_BINS - 1 ? DISPLAY_BINS - 1 : b);
-            }
-        }
-      add_aggregated (s_bins, bin);
-    }
-  __syncthreads ();
-  for (unsigned int b = threadIdx.x; b < DISPLAY_BINS; b += blockDim.x)
-    if (s_bins[b] != 0)
-      atomicAdd (&st->bins[b], s_bins[b]);
+                              if (!(v >= rlo && v <= rhi))
+                                return -1;
+                              b = (int) __dmul_rn ((double) __fsub_rn (v, rlo), bin_scale);
+                              return b < 0 ? 0 : (b > DISPLAY_BINS - 1 ? DISPLAY_BINS - 1 : b);
+                            },
+                            s_bins, st->bins);
 }
 
 TomoGpuStatsWork *

@@ -105,20 +105,19 @@ tomo_live_preview_step (TomoLivePreview *self,
   if (scan != self->scan && !start_scan (self, scan, error))
     return FALSE;
 
-  tomo_live_scan_collect_changed (scan, 0, &now, &calibration, slots, ids, arrivals);
+  if (self->since != 0 && tomo_live_scan_get_generation (scan) == self->since)
+    return TRUE;   /* nothing new */
+  tomo_live_scan_collect_changed (scan, self->since, &now, &calibration, slots, ids, arrivals);
   if (calibration != self->calibration)
     {
       /* New flats or darks: every row is normalised anew. */
       tomo_live_accumulator_clear (self->acc);
       self->calibration = calibration;
       self->since = 0;
-    }
-  else
-    {
       g_array_set_size (slots, 0);
       g_array_set_size (ids, 0);
       g_array_set_size (arrivals, 0);
-      tomo_live_scan_collect_changed (scan, self->since, &now, &calibration, slots, ids, arrivals);
+      tomo_live_scan_collect_changed (scan, 0, &now, &calibration, slots, ids, arrivals);
     }
   if (slots->len == 0 && self->since == now)
     return TRUE;
@@ -187,6 +186,9 @@ tomo_live_preview_step (TomoLivePreview *self,
   return TRUE;
 }
 
+/* A step as soon as something has arrived (checked every millisecond), and
+ * at most max_rate steps a second: a projection waits for the step after it,
+ * not for the next tick of a fixed clock. */
 static gpointer
 preview_thread (gpointer data)
 {
@@ -198,13 +200,16 @@ preview_thread (gpointer data)
     {
       g_autoptr(GError) error = NULL;
       gint64 now = g_get_monotonic_time ();
+      guint64 version;
 
       if (now < next)
         {
-          g_usleep (MIN (next - now, 10000));
+          g_usleep (MIN (next - now, 1000));
           continue;
         }
-      next = now + period;
+      g_mutex_lock (&self->lock);
+      version = self->version;
+      g_mutex_unlock (&self->lock);
       if (!tomo_live_preview_step (self, &error))
         {
           g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
@@ -214,7 +219,13 @@ preview_thread (gpointer data)
           g_free (self->error);
           self->error = g_strdup (error->message);
           reset (self);
+          next = now + period;
+          continue;
         }
+      g_mutex_lock (&self->lock);
+      /* Nothing new: look again in a millisecond. */
+      next = self->version != version ? now + period : now + MIN (period, 1000);
+      g_mutex_unlock (&self->lock);
     }
   return NULL;
 }

@@ -111,6 +111,21 @@ accumulate_kernel (float        *image,
   image[(size_t) y * width + x] += weight * sum;
 }
 
+/* The end of a timed step: waits for it, last_ms from the events. */
+static gboolean
+finish_timed (TomoGpuAccumulator *acc,
+              GError            **error)
+{
+  float ms = 0;
+
+  if (!TOMO_CUDA_CHECK (cudaEventRecord (acc->stop, acc->stream), error) ||
+      !TOMO_CUDA_CHECK (cudaEventSynchronize (acc->stop), error) ||
+      !TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, acc->start, acc->stop), error))
+    return FALSE;
+  acc->last_ms = ms;
+  return TRUE;
+}
+
 TomoGpuAccumulator *
 tomo_gpu_accumulator_new (int      device,
                           guint    width,
@@ -171,8 +186,6 @@ tomo_gpu_accumulator_add (TomoGpuAccumulator *acc,
   guint w = acc->width;
   gsize need = (gsize) MIN (n_proj, ACC_MAX_BATCH) * w;
   dim3 block (ACC_BLOCK, ACC_BLOCK), grid ((w + ACC_BLOCK - 1) / ACC_BLOCK, (w + ACC_BLOCK - 1) / ACC_BLOCK);
-  float ms = 0;
-
   if (!isfinite (center) || !isfinite (weight))
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
@@ -215,12 +228,7 @@ tomo_gpu_accumulator_add (TomoGpuAccumulator *acc,
       if (!TOMO_CUDA_CHECK_LAUNCH ("accumulate_kernel", error))
         return FALSE;
     }
-  if (!TOMO_CUDA_CHECK (cudaEventRecord (acc->stop, acc->stream), error) ||
-      !TOMO_CUDA_CHECK (cudaEventSynchronize (acc->stop), error) ||
-      !TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, acc->start, acc->stop), error))
-    return FALSE;
-  acc->last_ms = ms;
-  return TRUE;
+  return finish_timed (acc, error);
 }
 
 gboolean
@@ -444,17 +452,9 @@ tomo_gpu_accumulator_set_filter (TomoGpuAccumulator *acc,
                    padded_width, w, pad_mode, n_slots);
       return FALSE;
     }
-  resp = g_new (float, n_coef);
-  for (guint i = 0; i < n_coef; i++)
-    {
-      if (!isfinite (response[i]))
-        {
-          g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                       "Live filter: coefficient %u is not finite", i);
-          return FALSE;
-        }
-      resp[i] = (float) response[i];
-    }
+  resp = _tomo_gpu_response_to_float (response, n_coef, error);
+  if (resp == NULL)
+    return FALSE;
   if (!TOMO_CUDA_CHECK (cudaSetDevice (acc->device), error) ||
       !TOMO_CUDA_CHECK (cudaStreamSynchronize (acc->stream), error))
     return FALSE;
@@ -649,7 +649,6 @@ tomo_gpu_accumulator_put_raw (TomoGpuAccumulator *acc,
   gboolean normalise = flat != NULL && dark != NULL;
   const unsigned block = 256;
   guint max_slot = 0;
-  float ms = 0;
 
   for (guint i = 0; i < n; i++)
     max_slot = MAX (max_slot, slots[i]);
@@ -702,12 +701,7 @@ tomo_gpu_accumulator_put_raw (TomoGpuAccumulator *acc,
           !live_sum_slots (acc, k, center, 1.0f, linear, error))
         return FALSE;
     }
-  if (!TOMO_CUDA_CHECK (cudaEventRecord (acc->stop, acc->stream), error) ||
-      !TOMO_CUDA_CHECK (cudaEventSynchronize (acc->stop), error) ||
-      !TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, acc->start, acc->stop), error))
-    return FALSE;
-  acc->last_ms = ms;
-  return TRUE;
+  return finish_timed (acc, error);
 }
 
 gboolean

@@ -463,6 +463,26 @@ tomo_gpu_context_set_geometry (TomoGpuContext *ctx,
   return TRUE;
 }
 
+float *
+_tomo_gpu_response_to_float (const double *response,
+                             guint         n_coef,
+                             GError      **error)
+{
+  g_autofree float *resp = g_new (float, n_coef);
+
+  for (guint i = 0; i < n_coef; i++)
+    {
+      if (!isfinite (response[i]))
+        {
+          g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                       "Filter response coefficient %u is not finite", i);
+          return NULL;
+        }
+      resp[i] = (float) response[i];
+    }
+  return g_steal_pointer (&resp);
+}
+
 gboolean
 tomo_gpu_context_set_filter (TomoGpuContext *ctx,
                              guint           padded_width,
@@ -501,17 +521,9 @@ tomo_gpu_context_set_filter (TomoGpuContext *ctx,
       return FALSE;
     }
   n_coef = padded_width / 2 + 1;
-  resp = g_new (float, n_coef);
-  for (guint i = 0; i < n_coef; i++)
-    {
-      if (!isfinite (response[i]))
-        {
-          g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                       "Filter response coefficient %u is not finite", i);
-          return FALSE;
-        }
-      resp[i] = (float) response[i];
-    }
+  resp = _tomo_gpu_response_to_float (response, n_coef, error);
+  if (resp == NULL)
+    return FALSE;
   if (!TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error))
     return FALSE;
   ctx->padded = 0;

@@ -332,6 +332,14 @@ tomo_live_preview_get_delays (TomoLivePreview *self,
   *max_ms = sorted->len ? g_array_index (sorted, double, sorted->len - 1) : NAN;
 }
 
+void
+tomo_live_preview_reset_delays (TomoLivePreview *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  g_array_set_size (self->delays, 0);
+}
+
 char *
 tomo_live_preview_dup_error (TomoLivePreview *self)
 {

@@ -62,6 +62,8 @@ void             tomo_live_preview_get_delays (TomoLivePreview *self,
                                                double          *median_ms,
                                                double          *max_ms,
                                                guint           *n);
+/* Forgets the delays so far (e.g. after a warm-up). */
+void             tomo_live_preview_reset_delays (TomoLivePreview *self);
 /* The backend of the slice (AUTO before the first scan). */
 TomoBackend      tomo_live_preview_get_backend (TomoLivePreview *self);
 char            *tomo_live_preview_dup_error (TomoLivePreview *self);

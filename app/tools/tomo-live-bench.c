@@ -96,7 +96,30 @@ typedef struct
   char              *why_not;   /* no texture: the reason */
   guint              n_shown;
   guint              n_host;    /* slices that came downloaded */
+  GArray            *step_ms;   /* double: the preview's step (read, put, statistics, copy) */
+  GArray            *device_ms; /* double: its device work (CUDA events) */
+  GArray            *show_ms;   /* double: copy into the texture + glFinish */
 } Display;
+
+static int
+compare_ms (gconstpointer a,
+            gconstpointer b)
+{
+  double x = *(const double *) a, y = *(const double *) b;
+
+  return (x > y) - (x < y);
+}
+
+static double
+median_of (GArray *values)
+{
+  g_autoptr(GArray) sorted = g_array_copy (values);
+
+  if (sorted->len == 0)
+    return NAN;
+  g_array_sort (sorted, compare_ms);
+  return g_array_index (sorted, double, sorted->len / 2);
+}
 
 static void
 display_cb (TomoLivePreview *preview,
@@ -109,6 +132,8 @@ display_cb (TomoLivePreview *preview,
 
   if (slice == NULL)
     return;
+  g_array_append_val (d->step_ms, slice->total_ms);
+  g_array_append_val (d->device_ms, slice->backproject_ms);
   if (slice->data != NULL)
     d->n_host++;
   src = tomo_slice_get_device_data (slice, NULL);
@@ -123,11 +148,18 @@ display_cb (TomoLivePreview *preview,
           return;
         }
     }
-  if (!tomo_gpu_gl_headless_show (d->gl, src, slice->width, slice->height, &error))
-    {
-      d->why_not = g_strdup (error->message);
-      return;
-    }
+  {
+    gint64 t0 = g_get_monotonic_time ();
+    double ms;
+
+    if (!tomo_gpu_gl_headless_show (d->gl, src, slice->width, slice->height, &error))
+      {
+        d->why_not = g_strdup (error->message);
+        return;
+      }
+    ms = (g_get_monotonic_time () - t0) / 1e3;
+    g_array_append_val (d->show_ms, ms);
+  }
   d->n_shown++;
 }
 
@@ -194,7 +226,8 @@ tomo_live_bench_main (int    argc,
   double gbps, copy_gbps, median = NAN, max = NAN;
   TomoBackend used = TOMO_BACKEND_AUTO;
   guint n_delays = 0;
-  Display display = { 0 };
+  Display display = { NULL, NULL, 0, 0, g_array_new (FALSE, FALSE, sizeof (double)),
+                      g_array_new (FALSE, FALSE, sizeof (double)), g_array_new (FALSE, FALSE, sizeof (double)) };
 
   g_option_context_add_main_entries (octx, entries, NULL);
   if (!g_option_context_parse (octx, &argc, &argv, &error))
@@ -262,6 +295,9 @@ tomo_live_bench_main (int    argc,
     threads[k] = g_thread_new ("bench-sender", sender_thread, &senders[k]);
 
   g_usleep (G_USEC_PER_SEC);
+  /* Delays too are counted after the warm-up (plans, the GL context). */
+  if (preview != NULL)
+    tomo_live_preview_reset_delays (preview);
   for (guint k = 0; k < receivers->len; k++)
     first += received_frames (g_ptr_array_index (receivers, k));
   t0 = g_get_monotonic_time ();
@@ -316,9 +352,12 @@ tomo_live_bench_main (int    argc,
       g_print ("%-28s median %.2f ms, max %.2f ms over %u projections (%s, at most %d steps/s, %d² slice)\n",
                display.n_shown > 0 ? "arrival → slice in texture" : "arrival → slice", median, max, n_delays,
                tomo_backend_to_string (used), rate, size);
+      g_print ("%-28s median %.3f ms (of it the accumulate op: %.3f ms; CUDA events on the GPU) over %u steps\n", "preview step",
+               median_of (display.step_ms), median_of (display.device_ms), display.step_ms->len);
       if (display.n_shown > 0)
-        g_print ("%-28s %u slices into the GL texture through interop (%s), %u downloaded\n", "display",
-                 display.n_shown, tomo_gpu_gl_headless_get_renderer (display.gl), display.n_host);
+        g_print ("%-28s %u slices into the GL texture through interop (%s), median %.3f ms each, %u downloaded\n",
+                 "display", display.n_shown, tomo_gpu_gl_headless_get_renderer (display.gl),
+                 median_of (display.show_ms), display.n_host);
       else
         g_print ("%-28s none in a texture (%s), %u slices downloaded\n", "display",
                  display.why_not != NULL ? display.why_not : "slices on the host", display.n_host);
@@ -326,6 +365,9 @@ tomo_live_bench_main (int    argc,
   /* The context was opened, and is current, on the preview thread, which has
    * ended: it goes with the process. */
   g_free (display.why_not);
+  g_array_unref (display.step_ms);
+  g_array_unref (display.device_ms);
+  g_array_unref (display.show_ms);
 out:
   if (error != NULL)
     {

@@ -32,6 +32,7 @@ struct _TomoLivePreview
   TomoSlice             *slice;       /* the slice as the engine's, with its values */
   TomoBackend            backend;     /* that the slice runs on */
   GArray                *delays;      /* double ms */
+  gint64                 delays_from; /* arrivals before it are not counted */
   char                  *error;
 };
 
@@ -180,7 +181,9 @@ tomo_live_preview_step (TomoLivePreview *self,
     for (guint i = 0; i < arrivals->len && self->delays->len < 1000000; i++)
       {
         double ms = (done - g_array_index (arrivals, gint64, i)) / 1e3;
-        g_array_append_val (self->delays, ms);
+
+        if (g_array_index (arrivals, gint64, i) >= self->delays_from)
+          g_array_append_val (self->delays, ms);
       }
   }
   return TRUE;
@@ -338,6 +341,7 @@ tomo_live_preview_reset_delays (TomoLivePreview *self)
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
   g_array_set_size (self->delays, 0);
+  self->delays_from = g_get_monotonic_time ();
 }
 
 char *

@@ -62,7 +62,9 @@ void             tomo_live_preview_get_delays (TomoLivePreview *self,
                                                double          *median_ms,
                                                double          *max_ms,
                                                guint           *n);
-/* Forgets the delays so far (e.g. after a warm-up). */
+/* Forgets the delays so far and counts only projections that arrive from
+ * now on (e.g. after a warm-up: a step still running then does not add the
+ * delays of earlier arrivals). */
 void             tomo_live_preview_reset_delays (TomoLivePreview *self);
 /* The backend of the slice (AUTO before the first scan). */
 TomoBackend      tomo_live_preview_get_backend (TomoLivePreview *self);

@@ -13,7 +13,9 @@
 
 #define LINK_KEY "tomo-live-link"
 #define TICK_MS 100
-#define SHOW_MS 16      /* a new incremental slice reaches the screen within a frame */
+#define SHOW_MS 4       /* a new incremental slice is handed to the view well within a frame */
+#define STEPS_CPU 60    /* live steps a second on the CPU (each filters and back projects on the host) */
+#define STEPS_GPU 250   /* on the GPU, a step is about a millisecond (docs/PERFORMANCE.md) */
 
 typedef struct
 {
@@ -130,7 +132,9 @@ update_preview (Link    *link,
   options.params.interp = window->params.interp;
   options.backend = window->backend;
   options.mode = link->mode;
-  options.max_rate = 1000.0 / SHOW_MS;
+  /* Steps faster than the display's frames: the newest slice is then at most
+   * a few ms old when a frame is drawn (bench --live: arrival → texture). */
+  options.max_rate = window->backend == TOMO_BACKEND_CPU ? STEPS_CPU : STEPS_GPU;
   /* Once the window's slices reach the texture through interop, the live
    * slice stays on the device too: no download, statistics from the device. */
   options.device_only = window->backend != TOMO_BACKEND_CPU &&

@@ -151,7 +151,11 @@ tomo_live_preview_step (TomoLivePreview *self,
   angles = g_new (double, MAX (add->len, 1));
   if (!tomo_live_scan_read_row (scan, self->row, (const guint *) add->data, add->len, raw, flat, dark,
                                 &normalise, &apply_log))
-    return FALSE;
+    {
+      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_INCOMPLETE,
+                   "Live slice: row %u is outside the scan's %u rows", self->row, tomo_live_scan_get_rows (scan));
+      return FALSE;
+    }
   for (guint i = 0; i < add->len; i++)
     angles[i] = tomo_live_scan_get_angle (scan, g_array_index (add, guint, i));
   if (!tomo_live_accumulator_put (self->acc, raw, normalise ? flat : NULL, normalise ? dark : NULL, apply_log,

@@ -237,6 +237,21 @@ write_dxchange (Fixture *f, const char *name, DxFlags flags, hid_t type,
   return path;
 }
 
+/* The test scan's shape and its angles (read from the file). */
+static void
+assert_known_layout (TomoScan *scan)
+{
+  g_assert_nonnull (scan);
+  g_assert_cmpuint (tomo_scan_get_width (scan), ==, NW);
+  g_assert_cmpuint (tomo_scan_get_height (scan), ==, NR);
+  g_assert_cmpuint (tomo_scan_get_n_projections (scan), ==, NP);
+  g_assert_cmpuint (tomo_scan_get_n_flats (scan), ==, NF);
+  g_assert_cmpuint (tomo_scan_get_n_darks (scan), ==, ND);
+  g_assert_true (tomo_scan_get_angles_from_file (scan));
+  for (guint i = 0; i < NP; i++)
+    g_assert_cmpfloat_with_epsilon (tomo_scan_get_angles (scan)[i], theta_deg[i] * G_PI / 180, 1e-12);
+}
+
 static void
 assert_known_sinogram (TomoScan *scan, TomoPreprocessStats *stats)
 {
@@ -297,24 +312,13 @@ test_dxchange (Fixture *f, gconstpointer data)
   TomoPreprocessStats stats = { 0, };
   float flat[NW], dark[NW], raw[NP * NW];
   g_autofree char *text = NULL;
-  const double *angles;
 
   g_assert_no_error (error);
-  g_assert_nonnull (scan);
-  g_assert_cmpuint (tomo_scan_get_width (scan), ==, NW);
-  g_assert_cmpuint (tomo_scan_get_height (scan), ==, NR);
-  g_assert_cmpuint (tomo_scan_get_n_projections (scan), ==, NP);
-  g_assert_cmpuint (tomo_scan_get_n_flats (scan), ==, NF);
-  g_assert_cmpuint (tomo_scan_get_n_darks (scan), ==, ND);
+  assert_known_layout (scan);
   g_assert_cmpint (tomo_scan_get_dtype (scan), ==, TOMO_DTYPE_FLOAT32);
-  g_assert_true (tomo_scan_get_angles_from_file (scan));
   g_assert_cmpstr (tomo_scan_get_path (scan), ==, path);
   g_assert_nonnull (strstr (tomo_scan_get_format_name (scan), "Data Exchange"));
   g_assert_cmpfloat_with_epsilon (tomo_scan_get_pixel_size (scan), 6.5e-6, 1e-12);
-
-  angles = tomo_scan_get_angles (scan);
-  for (guint i = 0; i < NP; i++)
-    g_assert_cmpfloat_with_epsilon (angles[i], theta_deg[i] * G_PI / 180.0, 1e-12);
 
   assert_known_sinogram (scan, &stats);
   g_assert_cmpuint (stats.n_values, >=, NP * NW * NR);
@@ -470,19 +474,10 @@ test_nxtomo (Fixture *f, gconstpointer data)
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) scan = tomo_scan_open (path, NULL, &error);
   TomoPreprocessStats stats = { 0, };
-  const double *angles;
 
   g_assert_no_error (error);
+  assert_known_layout (scan);
   g_assert_nonnull (strstr (tomo_scan_get_format_name (scan), "NXtomo"));
-  g_assert_cmpuint (tomo_scan_get_n_projections (scan), ==, NP);
-  g_assert_cmpuint (tomo_scan_get_n_flats (scan), ==, NF);
-  g_assert_cmpuint (tomo_scan_get_n_darks (scan), ==, ND);
-  g_assert_cmpuint (tomo_scan_get_width (scan), ==, NW);
-  g_assert_cmpuint (tomo_scan_get_height (scan), ==, NR);
-
-  angles = tomo_scan_get_angles (scan);
-  for (guint i = 0; i < NP; i++)
-    g_assert_cmpfloat_with_epsilon (angles[i], theta_deg[i] * G_PI / 180.0, 1e-12);
 
   /* The invalid frame holds NaN: reading it by mistake would show here. */
   assert_known_sinogram (scan, &stats);
@@ -1095,14 +1090,7 @@ test_tiff_folder (Fixture *f, gconstpointer data)
   options.angles = angle_file;
   scan = tomo_scan_open (proj_dir, &options, &error);
   g_assert_no_error (error);
-  g_assert_cmpuint (tomo_scan_get_n_projections (scan), ==, NP);
-  g_assert_cmpuint (tomo_scan_get_n_flats (scan), ==, NF);
-  g_assert_cmpuint (tomo_scan_get_n_darks (scan), ==, ND);
-  g_assert_cmpuint (tomo_scan_get_width (scan), ==, NW);
-  g_assert_cmpuint (tomo_scan_get_height (scan), ==, NR);
-  g_assert_true (tomo_scan_get_angles_from_file (scan));
-  for (guint i = 0; i < NP; i++)
-    g_assert_cmpfloat_with_epsilon (tomo_scan_get_angles (scan)[i], theta_deg[i] * G_PI / 180, 1e-12);
+  assert_known_layout (scan);
   assert_known_sinogram (scan, &stats);
   g_assert_cmpuint (stats.n_nonfinite + stats.n_nonpositive, ==, 0);
 

@@ -148,6 +148,36 @@ stream_join (GThread   *thread,
   g_free (job->url);
 }
 
+/* Streams `file` to `rx` from a thread and waits for the whole scan. */
+static TomoLiveScan *
+stream_and_wait (TomoScan         *file,
+                 TomoLiveReceiver *rx,
+                 TomoLiveProtocol  protocol,
+                 gboolean          request)
+{
+  g_autoptr(GError) error = NULL;
+  StreamJob job;
+  GThread *sender = stream_async (&job, file, rx, protocol, request);
+  TomoLiveScan *live = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+
+  g_assert_no_error (error);
+  stream_join (sender, &job);
+  return live;
+}
+
+/* The scan that `live` makes; it must hold the same data as `file`. */
+static TomoScan *
+create_same_scan (TomoLiveScan *live,
+                  TomoScan     *file)
+{
+  g_autoptr(GError) error = NULL;
+  TomoScan *scan = tomo_live_scan_create_scan (live, &error);
+
+  g_assert_no_error (error);
+  assert_same_scan (file, scan);
+  return scan;
+}
+
 /* --- each protocol × socket pattern -------------------------------------- */
 
 typedef struct
@@ -165,20 +195,11 @@ test_round_trip (gconstpointer data)
   g_autoptr(TomoLiveScan) live = NULL;
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoSlice) want = NULL, got = NULL;
-  g_autoptr(GError) error = NULL;
   TomoLiveReceiverStats stats;
-  StreamJob job;
-  GThread *sender;
   double diff;
 
-  sender = stream_async (&job, file, rx, rt->protocol, rt->request);
-  live = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
-  g_assert_no_error (error);
-  stream_join (sender, &job);
-
-  scan = tomo_live_scan_create_scan (live, &error);
-  g_assert_no_error (error);
-  assert_same_scan (file, scan);
+  live = stream_and_wait (file, rx, rt->protocol, rt->request);
+  scan = create_same_scan (live, file);
 
   tomo_live_receiver_get_stats (rx, &stats);
   g_assert_cmpuint (stats.n_dropped_total, ==, 0);
@@ -526,9 +547,7 @@ test_flats_after_projections (void)
     }
   live = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
   g_assert_no_error (error);
-  scan = tomo_live_scan_create_scan (live, &error);
-  g_assert_no_error (error);
-  assert_same_scan (file, scan);
+  scan = create_same_scan (live, file);
 
   /* The early scan reads the same live data: once refreshed, its slice is
    * the normalised one. */
@@ -553,23 +572,13 @@ test_second_scan (void)
 {
   g_autoptr(TomoScan) file = open_sample ();
   g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_JSON, FALSE);
-  g_autoptr(GError) error = NULL;
   TomoLiveReceiverStats s;
-  StreamJob job;
-  GThread *sender;
 
   for (guint pass = 0; pass < 2; pass++)
     {
-      g_autoptr(TomoLiveScan) live = NULL;
-      g_autoptr(TomoScan) scan = NULL;
+      g_autoptr(TomoLiveScan) live = stream_and_wait (file, rx, TOMO_LIVE_PROTOCOL_JSON, FALSE);
 
-      sender = stream_async (&job, file, rx, TOMO_LIVE_PROTOCOL_JSON, FALSE);
-      live = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
-      g_assert_no_error (error);
-      stream_join (sender, &job);
-      scan = tomo_live_scan_create_scan (live, &error);
-      g_assert_no_error (error);
-      assert_same_scan (file, scan);
+      g_object_unref (create_same_scan (live, file));
     }
   tomo_live_receiver_get_stats (rx, &s);
   g_assert_cmpuint (s.n_scans, ==, 2);
@@ -626,9 +635,7 @@ test_sender_restart (void)
   g_assert_no_error (error);
   g_assert_true (g_subprocess_wait_check (second, NULL, &error));
   g_assert_no_error (error);
-  scan = tomo_live_scan_create_scan (live, &error);
-  g_assert_no_error (error);
-  assert_same_scan (file, scan);
+  scan = create_same_scan (live, file);
   tomo_live_receiver_get_stats (rx, &s);
   g_assert_cmpuint (s.n_scans, ==, 1);
   g_assert_cmpuint (s.n_resumed, ==, 1);

@@ -895,6 +895,22 @@ test_many_projections (void)
 
 /* --- the slice while data arrives ------------------------------------------ */
 
+/* A preview of `rx` on the CPU, stepping at most max_rate times a second
+ * (< 0: only when the test steps it). */
+static TomoLivePreview *
+cpu_preview_new (TomoLiveReceiver *rx,
+                 TomoLiveMode      mode,
+                 double            max_rate)
+{
+  TomoLivePreviewOptions options;
+
+  tomo_live_preview_options_init (&options);
+  options.backend = TOMO_BACKEND_CPU;
+  options.mode = mode;
+  options.max_rate = max_rate;
+  return tomo_live_preview_new (rx, &options, NULL, NULL);
+}
+
 static void
 test_preview (gconstpointer data)
 {
@@ -906,7 +922,6 @@ test_preview (gconstpointer data)
   g_autoptr(TomoLiveScan) live = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree float *image = NULL;
-  TomoLivePreviewOptions options;
   guint n_proj = tomo_scan_get_n_projections (file);
   guint width = 0, n_in = 0, n_changes = 0, last_n = 0;
   guint64 version = 0, last_version = 0;
@@ -916,11 +931,7 @@ test_preview (gconstpointer data)
   double median, max;
   guint n_delays;
 
-  tomo_live_preview_options_init (&options);
-  options.backend = TOMO_BACKEND_CPU;
-  options.mode = mode;
-  options.max_rate = 30;
-  preview = tomo_live_preview_new (rx, &options, NULL, NULL);
+  preview = cpu_preview_new (rx, mode, 30);
 
   /* About a second of data: the preview steps ~30 times meanwhile. */
   stream_rate = 400;
@@ -975,18 +986,13 @@ test_preview_second_rotation (gconstpointer data)
   g_autoptr(GError) error = NULL;
   g_autofree float *proj = read_frames (file, TOMO_FRAME_PROJECTION);
   g_autofree float *image = NULL;
-  TomoLivePreviewOptions options;
   guint w = tomo_scan_get_width (file), h = tomo_scan_get_height (file);
   guint n = tomo_scan_get_n_projections (file);
   guint width, n_in = 0;
   guint64 version;
   double diff;
 
-  tomo_live_preview_options_init (&options);
-  options.backend = TOMO_BACKEND_CPU;
-  options.mode = mode;
-  options.max_rate = -1;   /* stepped here */
-  preview = tomo_live_preview_new (rx, &options, NULL, NULL);
+  preview = cpu_preview_new (rx, mode, -1);   /* stepped here */
   tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 10000, &error);
   g_assert_no_error (error);
   send_scan_header (tx, file);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "tomo-bench-scrub.h"
+#include "tomo-bench-util.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 #include "tomo-scrub-prefetch.h"
@@ -14,19 +15,10 @@
 #define SCRUB_PROJ 1800
 #define STEP_US (G_USEC_PER_SEC / 30)
 
-static int
-cmp_double (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
 static void
 summarise (double *v, guint n, double *med, double *max)
 {
-  qsort (v, n, sizeof (double), cmp_double);
-  *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  *med = _tomo_bench_median (v, n);
   *max = v[n - 1];
 }
 

@@ -115,12 +115,7 @@ test_reconstruct_row (void)
 
   /* The sample is the phantom of data/meson.build: the slice must look like
    * its truth (orientation, position, scale), noise notwithstanding. */
-  tomo_phantom_params_init (&p);
-  p.width = 512;
-  p.height = 64;
-  p.n_proj = 360;
-  p.center = 255.5 + 3.37;
-  p.max_attenuation = 4.0 / 512;
+  tomo_test_phantom_params (&p, 512, 64, 360);
   tomo_phantom_slice (&p, 32, truth);
   for (guint i = 0; i < w * h; i++)
     g_assert_true (isfinite (data[i]));

@@ -9,6 +9,7 @@
 #include "tomo-fbp.h"
 #include "tomo-filter.h"
 #include "tomo-phantom.h"
+#include "tomo-test-util.h"
 
 /* An analytic phantom, its exact (noise-free) sinogram and its truth. */
 typedef struct
@@ -28,18 +29,11 @@ fixture_init (Fixture        *fx,
 {
   g_autofree double *sino_d = NULL;
 
-  tomo_phantom_params_init (&fx->params);
+  fx->w = width;
+  fx->n = n_proj;
+  tomo_test_phantom_params (&fx->params, width, 1, n_proj);
   fx->params.kind = kind;
-  fx->params.width = fx->w = width;
-  fx->params.height = 1;
-  fx->params.n_proj = fx->n = n_proj;
-  fx->params.center = (width - 1) / 2.0 + 3.37;
-  fx->params.max_attenuation = 4.0 / width;
-  fx->params.noise = FALSE;
-
-  fx->angles = g_new (double, n_proj);
-  for (guint p = 0; p < n_proj; p++)
-    fx->angles[p] = G_PI * p / n_proj;
+  fx->angles = tomo_test_half_turn (n_proj);
 
   sino_d = g_new (double, (gsize) n_proj * width);
   tomo_phantom_sinogram (&fx->params, fx->angles, 0, sino_d);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tomo-live-preview.h"
+#include "tomo-median.h"
 #include "tomo-preprocess.h"
 
 struct _TomoLivePreview
@@ -357,15 +358,6 @@ tomo_live_preview_dup_slice (TomoLivePreview *self,
   return tomo_slice_ref (self->slice);
 }
 
-static int
-compare_double (gconstpointer a,
-                gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
 void
 tomo_live_preview_get_delays (TomoLivePreview *self,
                               double          *median_ms,
@@ -375,9 +367,8 @@ tomo_live_preview_get_delays (TomoLivePreview *self,
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
   g_autoptr(GArray) sorted = g_array_copy (self->delays);
 
-  g_array_sort (sorted, compare_double);
   *n = sorted->len;
-  *median_ms = sorted->len ? g_array_index (sorted, double, sorted->len / 2) : NAN;
+  *median_ms = sorted->len ? _tomo_median ((double *) sorted->data, sorted->len) : NAN;
   *max_ms = sorted->len ? g_array_index (sorted, double, sorted->len - 1) : NAN;
 }
 

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "tomo-bench-planes.h"
-#include "tomo-bench-util.h"
 #include "tomo-fbp.h"
 #include "tomo-filter.h"
+#include "tomo-median.h"
 #include "tomo-plane.h"
 #include "tomo-gpu-store.h"
 
@@ -57,7 +57,7 @@ time_plane (TomoGpuStore       *store,
       if (r >= 2)
         t[r - 2] = tomo_gpu_store_get_plane_ms (store);
     }
-  *ms = _tomo_bench_median (t, runs);
+  *ms = _tomo_median (t, runs);
   return TRUE;
 }
 
@@ -220,8 +220,8 @@ bench_cpu_views (guint runs)
           t3[r - 1] = (t2 - t0) / 1000.0;
         }
     }
-  m = _tomo_bench_median (t, runs);
-  m3 = _tomo_bench_median (t3, runs);
+  m = _tomo_median (t, runs);
+  m3 = _tomo_median (t3, runs);
   printf ("CPU backend, %u threads, %u × %u × %u (the sample's size): XZ or YZ plane %u × %u "
           "%.1f ms, the three views (XY + XZ + YZ) %.1f ms = %.1f Hz (medians of %u).\n\n",
           threads, R, P, W, W, R, m, m3, 1000.0 / m3, runs);

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "tomo-bench-scrub.h"
-#include "tomo-bench-util.h"
+#include "tomo-median.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 #include "tomo-scrub-prefetch.h"
@@ -18,7 +18,7 @@
 static void
 summarise (double *v, guint n, double *med, double *max)
 {
-  *med = _tomo_bench_median (v, n);
+  *med = _tomo_median (v, n);
   *max = v[n - 1];
 }
 

@@ -21,7 +21,6 @@
 
 #include "tomo-cli.h"
 #include "tomo-bench-planes.h"
-#include "tomo-bench-util.h"
 #include "tomo-bench-scrub.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
@@ -31,6 +30,7 @@
 #include "tomo-gpu-gl.h"
 #include "tomo-gpu-tune.h"
 #include "tomo-live-cli.h"
+#include "tomo-median.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 
@@ -153,7 +153,7 @@ time_backprojection (TomoGpuContext                 *ctx,
         return FALSE;
       t[i] = tomo_gpu_context_get_backproject_ms (ctx);
     }
-  *ms = _tomo_bench_median (t, runs);
+  *ms = _tomo_median (t, runs);
   *used = tomo_gpu_context_get_last_kernel (ctx);
   return TRUE;
 }
@@ -287,7 +287,7 @@ bench_filter (TomoGpuContext     *ctx,
                   if (i >= 2)
                     t[i - 2] = tomo_gpu_context_get_filter_ms (ctx);
                 }
-              ms[m] = _tomo_bench_median (t, opts->runs);
+              ms[m] = _tomo_median (t, opts->runs);
             }
           printf ("| %u² | %u | %u | %u | %.3f | %.3f | %s |\n", S, opts->n_proj,
                   slice_counts[c], tomo_filter_padded_width (S), ms[0], ms[1],
@@ -340,7 +340,7 @@ bench_latency (TomoGpuContext     *ctx,
         }
       printf ("| %u² | %u | %s | %.3f | %.1f |\n", S, opts->n_proj,
               tomo_gpu_kernel_to_string (tomo_gpu_context_get_last_kernel (ctx)),
-              _tomo_bench_median (t, opts->runs), load_ms);
+              _tomo_median (t, opts->runs), load_ms);
     }
   printf ("\n");
   return TRUE;
@@ -544,7 +544,7 @@ bench_cpu_backprojection (guint    S,
         }
       if (!check_finite (out, (gsize) S * S, "CPU back projection", error))
         return FALSE;
-      s = _tomo_bench_median (t, runs);
+      s = _tomo_median (t, runs);
       printf ("| %u² | %u | %s | %u | %.3g | %.3g |\n", S, n_proj,
               tomo_interp_to_string (interp), tomo_cpu_fbp_get_n_threads (fbp), s,
               (double) S * S * n_proj / s / 1e9);
@@ -637,8 +637,8 @@ bench_cpu_viewer (const char *dir,
       filter_row[i] = slice->filter_ms;
     }
 
-  m_centre = _tomo_bench_median (t_centre, runs);
-  m_row = _tomo_bench_median (t_row, runs);
+  m_centre = _tomo_median (t_centre, runs);
+  m_row = _tomo_median (t_row, runs);
   printf ("## The viewer's loop on the CPU backend (`TomoEngine`, blocking requests, wall clock, "
           "median of %u)\n\n", runs);
   printf ("Scan: %u×%u slice from %u projections, %u rows, phantom with noise written to a "
@@ -648,9 +648,9 @@ bench_cpu_viewer (const char *dir,
   printf ("| change | what runs | ms | of which | updates/s |\n");
   printf ("|---|---|---:|---|---:|\n");
   printf ("| centre | back projection (filtered sinogram cached) | %.1f | back projection %.1f ms | %.1f |\n",
-          m_centre, _tomo_bench_median (bp_centre, runs), 1000.0 / m_centre);
+          m_centre, _tomo_median (bp_centre, runs), 1000.0 / m_centre);
   printf ("| row | read + preprocess + filter + back projection | %.1f | filter %.1f ms | %.1f |\n\n",
-          m_row, _tomo_bench_median (filter_row, runs), 1000.0 / m_row);
+          m_row, _tomo_median (filter_row, runs), 1000.0 / m_row);
   fflush (stdout);
   return TRUE;
 }
@@ -782,7 +782,7 @@ bench_header_open (const char *dir,
 
     for (guint i = 0; i < runs; i++)
       mx = MAX (mx, t[i]);
-    printf ("| %.2f | %.2f | %.2f |\n\n", first, _tomo_bench_median (t, runs), mx);
+    printf ("| %.2f | %.2f | %.2f |\n\n", first, _tomo_median (t, runs), mx);
   }
   fflush (stdout);
   return TRUE;
@@ -900,11 +900,11 @@ bench_interop_latency (TomoGpuGlHeadless *gl,
           "total median ms | total max ms | ≤ 8 ms |\n");
   printf ("|---:|---:|---|---:|---:|---:|---:|---|\n");
   {
-    double m = _tomo_bench_median (total, runs);
+    double m = _tomo_median (total, runs);
 
     printf ("| %u² | %u | %s | %.3f | %.3f | **%.3f** | %.3f | %s |\n\n", S, n_proj,
             tomo_gpu_kernel_to_string (tomo_gpu_context_get_last_kernel (ctx)),
-            _tomo_bench_median (bp, runs), _tomo_bench_median (show, runs), m, mx,
+            _tomo_median (bp, runs), _tomo_median (show, runs), m, mx,
             m <= 8.0 ? (mx <= 8.0 ? "yes (max too)" : "median yes, max no") : "no");
   }
   fflush (stdout);
@@ -1013,7 +1013,7 @@ median_of (const double *v,
 {
   g_autofree double *copy = g_memdup2 (v, n * sizeof *v);
 
-  return n > 0 ? _tomo_bench_median (copy, n) : 0;
+  return n > 0 ? _tomo_median (copy, n) : 0;
 }
 
 /* A 60 Hz slider: centre changes every 16.67 ms for 3 s through
@@ -1162,7 +1162,7 @@ bench_interop_window (TomoGpuGlHeadless *gl,
       return FALSE;
     }
 
-  m = _tomo_bench_median (total, runs);
+  m = _tomo_median (total, runs);
   printf ("### Centre change → texture ready with statistics: the window's path (%u runs)\n\n",
           runs);
   printf ("Each run: a new centre, `tomo_engine_reconstruct` on a GPU engine (%s) with "
@@ -1175,7 +1175,7 @@ bench_interop_window (TomoGpuGlHeadless *gl,
           "stats) | copy + glFinish ms | total median ms | total max ms | ≤ 4 ms |\n");
   printf ("|---:|---:|---|---:|---:|---:|---:|---:|---|\n");
   printf ("| %u² | %u | %s | %.3f | %.3f | %.3f | **%.3f** | %.3f | %s |\n\n", S, n_proj,
-          last->kernel, _tomo_bench_median (bp, runs), _tomo_bench_median (recon, runs), _tomo_bench_median (show, runs), m, mx,
+          last->kernel, _tomo_median (bp, runs), _tomo_median (recon, runs), _tomo_median (show, runs), m, mx,
           m <= 4.0 ? (mx <= 4.0 ? "yes (max too)" : "median yes, max no") : "no");
   fflush (stdout);
   return TRUE;

@@ -12,11 +12,11 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "tomo-bench-util.h"
 #include "tomo-center-gpu.h"
 #include "tomo-cli.h"
 #include "tomo-gpu.h"
 #include "tomo-gpu-tune.h"
+#include "tomo-median.h"
 #include "tomo-phantom.h"
 
 typedef struct
@@ -141,7 +141,7 @@ tomo_center_bench (guint  width,
             continue;
           }
         printf ("| %s | %u | %s | %.2f | %+.3f |\n", scans[k].name, r.n_used, names[path],
-                _tomo_bench_median (t, runs), r.center - scans[k].center);
+                _tomo_median (t, runs), r.center - scans[k].center);
         fflush (stdout);
       }
 
@@ -184,7 +184,7 @@ tomo_center_bench (guint  width,
                   if (i > 0)
                     t[i - 1] = tomo_gpu_xcorr_get_last_ms (xc);
                 }
-              ms[m] = _tomo_bench_median (t, runs);
+              ms[m] = _tomo_median (t, runs);
             }
           printf ("| %s | %u | %.4f | %.4f |\n", cases[c].what, cases[c].n, ms[0], ms[1]);
         }
@@ -251,7 +251,7 @@ tomo_center_bench (guint  width,
                   break;
                 }
               {
-                double ms = _tomo_bench_median (t, runs);
+                double ms = _tomo_median (t, runs);
 
                 printf ("| 16 × %u² %s | %.2f | %.1f |\n", zoom ? bp.roi_width : width,
                         zoom ? "(zoomed region)" : "(whole slices)", ms, 1e3 / ms);

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-#define G_LOG_DOMAIN "tomo-bench"
+#define G_LOG_DOMAIN "tomo"
 
 #include "config.h"
 
 #include <stdlib.h>
 
-#include "tomo-bench-util.h"
+#include "tomo-median.h"
 
 static int
 cmp_double (gconstpointer a,
@@ -17,8 +17,8 @@ cmp_double (gconstpointer a,
 }
 
 double
-_tomo_bench_median (double *v,
-                    guint   n)
+_tomo_median (double *v,
+              guint   n)
 {
   g_return_val_if_fail (v != NULL && n > 0, 0.0);
 

@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 #include <hdf5.h>
 
+#include "tomo-backend.h"
 #include "tomo-engine.h"
 #include "tomo-live-preview.h"
 #include "tomo-live-receiver.h"
@@ -973,11 +974,16 @@ test_preview (gconstpointer data)
 
 /* A second rotation, half of it: continuous mode replaces the projections
  * at those angles (the slice stays that of one rotation), scan mode starts
- * the slice afresh with the new rotation's projections only. */
+ * the slice afresh with the new rotation's projections only.  With
+ * TOMO_LIVE_ON_GPU in the data: on the device, the slice kept there
+ * (device_only) and downloaded only for the comparison. */
+#define TOMO_LIVE_ON_GPU 0x100
+
 static void
 test_preview_second_rotation (gconstpointer data)
 {
-  TomoLiveMode mode = GPOINTER_TO_INT (data);
+  TomoLiveMode mode = GPOINTER_TO_INT (data) & 0xff;
+  gboolean gpu = (GPOINTER_TO_INT (data) & TOMO_LIVE_ON_GPU) != 0;
   g_autoptr(TomoScan) file = open_sample ();
   g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
   g_autoptr(TomoLiveSender) tx = NULL;
@@ -990,9 +996,19 @@ test_preview_second_rotation (gconstpointer data)
   guint n = tomo_scan_get_n_projections (file);
   guint width, n_in = 0;
   guint64 version;
-  double diff;
+  double diff, tolerance = gpu ? 1e-3 : 1e-4;   /* the GPU: float trigonometry and preprocessing */
 
-  preview = cpu_preview_new (rx, mode, -1);   /* stepped here */
+  if (gpu && tomo_backend_gpu_count_devices () == 0)
+    {
+      g_test_skip ("no CUDA device (or built without CUDA)");
+      return;
+    }
+  tomo_live_preview_options_init (&options);
+  options.backend = gpu ? TOMO_BACKEND_GPU : TOMO_BACKEND_CPU;
+  options.device_only = gpu;
+  options.mode = mode;
+  options.max_rate = -1;   /* stepped here */
+  preview = tomo_live_preview_new (rx, &options, NULL, NULL);
   tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 10000, &error);
   g_assert_no_error (error);
   send_scan_header (tx, file);
@@ -1020,14 +1036,24 @@ test_preview_second_rotation (gconstpointer data)
   }
   g_assert_true (tomo_live_preview_step (preview, &error));
   g_assert_no_error (error);
+  g_assert_cmpint (tomo_live_preview_get_backend (preview), ==, options.backend);
+  if (gpu)
+    {
+      g_autoptr(TomoSlice) slice = tomo_live_preview_dup_slice (preview, NULL, NULL);
+
+      g_assert_null (slice->data);
+      g_assert_nonnull (slice->device_buffer);
+      g_assert_true (slice->values.valid);
+    }
   image = tomo_live_preview_dup_image (preview, &width, &n_in, &version);
+  g_assert_nonnull (image);
   want = reconstruct_row (file, h / 2);
   diff = relative_difference (want->data, image, (gsize) w * w);
   g_test_message ("%u projections in the slice, %.3g from one full rotation", n_in, diff);
   if (mode == TOMO_LIVE_MODE_CONTINUOUS)
     {
       g_assert_cmpuint (n_in, ==, n);
-      g_assert_cmpfloat (diff, <, 1e-4);    /* replaced, not counted twice */
+      g_assert_cmpfloat (diff, <, tolerance);    /* replaced, not counted twice */
     }
   else
     {
@@ -1179,5 +1205,9 @@ main (int    argc,
                         test_preview_second_rotation);
   g_test_add_data_func ("/tomo/live/preview/second-rotation/continuous",
                         GINT_TO_POINTER (TOMO_LIVE_MODE_CONTINUOUS), test_preview_second_rotation);
+  g_test_add_data_func ("/tomo/live/preview/second-rotation/scan-gpu",
+                        GINT_TO_POINTER (TOMO_LIVE_MODE_SCAN | TOMO_LIVE_ON_GPU), test_preview_second_rotation);
+  g_test_add_data_func ("/tomo/live/preview/second-rotation/continuous-gpu",
+                        GINT_TO_POINTER (TOMO_LIVE_MODE_CONTINUOUS | TOMO_LIVE_ON_GPU), test_preview_second_rotation);
   return g_test_run ();
 }

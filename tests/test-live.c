@@ -896,17 +896,19 @@ test_many_projections (void)
 
 /* --- the slice while data arrives ------------------------------------------ */
 
-/* A preview of `rx` on the CPU, stepping at most max_rate times a second
- * (< 0: only when the test steps it). */
+/* A preview of `rx` on the CPU (or the GPU, keeping the slice on the device),
+ * stepping at most max_rate times a second (< 0: only when the test steps it). */
 static TomoLivePreview *
-cpu_preview_new (TomoLiveReceiver *rx,
-                 TomoLiveMode      mode,
-                 double            max_rate)
+preview_new (TomoLiveReceiver *rx,
+             gboolean          gpu,
+             TomoLiveMode      mode,
+             double            max_rate)
 {
   TomoLivePreviewOptions options;
 
   tomo_live_preview_options_init (&options);
-  options.backend = TOMO_BACKEND_CPU;
+  options.backend = gpu ? TOMO_BACKEND_GPU : TOMO_BACKEND_CPU;
+  options.device_only = gpu;
   options.mode = mode;
   options.max_rate = max_rate;
   return tomo_live_preview_new (rx, &options, NULL, NULL);
@@ -932,7 +934,7 @@ test_preview (gconstpointer data)
   double median, max;
   guint n_delays;
 
-  preview = cpu_preview_new (rx, mode, 30);
+  preview = preview_new (rx, FALSE, mode, 30);
 
   /* About a second of data: the preview steps ~30 times meanwhile. */
   stream_rate = 400;
@@ -1003,12 +1005,7 @@ test_preview_second_rotation (gconstpointer data)
       g_test_skip ("no CUDA device (or built without CUDA)");
       return;
     }
-  tomo_live_preview_options_init (&options);
-  options.backend = gpu ? TOMO_BACKEND_GPU : TOMO_BACKEND_CPU;
-  options.device_only = gpu;
-  options.mode = mode;
-  options.max_rate = -1;   /* stepped here */
-  preview = tomo_live_preview_new (rx, &options, NULL, NULL);
+  preview = preview_new (rx, gpu, mode, -1);   /* stepped here */
   tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 10000, &error);
   g_assert_no_error (error);
   send_scan_header (tx, file);
@@ -1036,7 +1033,7 @@ test_preview_second_rotation (gconstpointer data)
   }
   g_assert_true (tomo_live_preview_step (preview, &error));
   g_assert_no_error (error);
-  g_assert_cmpint (tomo_live_preview_get_backend (preview), ==, options.backend);
+  g_assert_cmpint (tomo_live_preview_get_backend (preview), ==, gpu ? TOMO_BACKEND_GPU : TOMO_BACKEND_CPU);
   if (gpu)
     {
       g_autoptr(TomoSlice) slice = tomo_live_preview_dup_slice (preview, NULL, NULL);

@@ -17,11 +17,7 @@ tomo_test_phantom_params (TomoPhantomParams *p,
                           guint              n_proj)
 {
   tomo_phantom_params_init (p);
-  p->width = width;
-  p->height = height;
-  p->n_proj = n_proj;
-  p->center = (width - 1) / 2.0 + 3.37;
-  p->max_attenuation = 4.0 / width;
+  tomo_phantom_params_set_size (p, width, height, n_proj);
   p->noise = FALSE;
 }
 

@@ -115,13 +115,9 @@ tomo_bench_row_scrub (const char *dir,
   gint64 t0;
   double write_s;
 
-  tomo_phantom_params_init (&phantom);
-  phantom.width = SCRUB_WIDTH;
-  phantom.height = MAX (height, 16);
-  phantom.n_proj = SCRUB_PROJ;
+  tomo_phantom_params_init (&phantom);   /* with noise, seed 1 */
+  tomo_phantom_params_set_size (&phantom, SCRUB_WIDTH, MAX (height, 16), SCRUB_PROJ);
   phantom.center = (phantom.width - 1) / 2.0;
-  phantom.noise = TRUE;
-  phantom.seed = 1;
   t0 = g_get_monotonic_time ();
   if (!tomo_phantom_write_dxchange (&phantom, path, error))
     return FALSE;

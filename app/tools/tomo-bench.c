@@ -576,13 +576,8 @@ bench_cpu_viewer (const char *dir,
   gint64 t0;
   double write_s, m_centre, m_row;
 
-  tomo_phantom_params_init (&phantom);
-  phantom.width = 512;
-  phantom.height = 64;
-  phantom.n_proj = 360;
-  phantom.center = (phantom.width - 1) / 2.0 + 3.37;
-  phantom.noise = TRUE;
-  phantom.seed = 1;
+  tomo_phantom_params_init (&phantom);   /* with noise, seed 1 */
+  tomo_phantom_params_set_size (&phantom, 512, 64, 360);
   t0 = g_get_monotonic_time ();
   if (!tomo_phantom_write_dxchange (&phantom, path, error))
     return FALSE;
@@ -1033,10 +1028,7 @@ write_interop_scan (const char *dir,
   gint64 t0;
 
   tomo_phantom_params_init (&phantom);
-  phantom.width = S;
-  phantom.height = 2;
-  phantom.n_proj = n_proj;
-  phantom.center = (S - 1) / 2.0 + 3.37;
+  tomo_phantom_params_set_size (&phantom, S, 2, n_proj);
   phantom.noise = FALSE;
   t0 = g_get_monotonic_time ();
   if (!tomo_phantom_write_dxchange (&phantom, path, error))

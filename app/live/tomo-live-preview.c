@@ -8,6 +8,7 @@
 
 #include "tomo-backend.h"
 #include "tomo-live-preview.h"
+#include "tomo-median.h"
 
 struct _TomoLivePreview
 {
@@ -315,15 +316,6 @@ tomo_live_preview_dup_slice (TomoLivePreview *self,
   return tomo_slice_ref (self->slice);
 }
 
-static int
-compare_double (gconstpointer a,
-                gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
 void
 tomo_live_preview_get_delays (TomoLivePreview *self,
                               double          *median_ms,
@@ -333,9 +325,8 @@ tomo_live_preview_get_delays (TomoLivePreview *self,
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
   g_autoptr(GArray) sorted = g_array_copy (self->delays);
 
-  g_array_sort (sorted, compare_double);
   *n = sorted->len;
-  *median_ms = sorted->len ? g_array_index (sorted, double, sorted->len / 2) : NAN;
+  *median_ms = sorted->len ? _tomo_median ((double *) sorted->data, sorted->len) : NAN;
   *max_ms = sorted->len ? g_array_index (sorted, double, sorted->len - 1) : NAN;
 }
 

@@ -21,6 +21,7 @@
 #include "tomo-live-preview.h"
 #include "tomo-live-receiver.h"
 #include "tomo-live-sender.h"
+#include "tomo-median.h"
 #include "tomo-scan-private.h"
 
 typedef struct
@@ -101,24 +102,12 @@ typedef struct
   GArray            *show_ms;   /* double: copy into the texture + glFinish */
 } Display;
 
-static int
-compare_ms (gconstpointer a,
-            gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
 static double
 median_of (GArray *values)
 {
-  g_autoptr(GArray) sorted = g_array_copy (values);
+  g_autoptr(GArray) copy = g_array_copy (values);
 
-  if (sorted->len == 0)
-    return NAN;
-  g_array_sort (sorted, compare_ms);
-  return g_array_index (sorted, double, sorted->len / 2);
+  return copy->len ? _tomo_median ((double *) copy->data, copy->len) : NAN;
 }
 
 static void

@@ -918,7 +918,7 @@ bench_interop_latency (TomoGpuGlHeadless *gl,
   }
   printf ("Slice statistics alone (`tomo_gpu_context_stats` on the last %u² slice, wall clock "
           "with its wait for the result, %u runs): median **%.3f ms**, max %.3f ms.\n\n",
-          S, runs, median (stats, runs), stats_mx);
+          S, runs, _tomo_median (stats, runs), stats_mx);
   fflush (stdout);
   ok = TRUE;
 

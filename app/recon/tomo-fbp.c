@@ -299,10 +299,14 @@ filter_rows (TomoCpuFbp  *fbp,
              double      *filtered_d)
 {
   FilterJob job = { fbp, sino, filtered_f, filtered_d };
-  gsize scratch = filtered_f != NULL
+  gsize scratch;
+
+  g_return_if_fail (fbp != NULL);
+  g_return_if_fail (sino != NULL && (filtered_f != NULL || filtered_d != NULL));
+
+  scratch = filtered_f != NULL
     ? spectrum_offset (fbp, sizeof (float)) + sizeof (fftwf_complex) * (fbp->padded / 2 + 1)
     : spectrum_offset (fbp, sizeof (double)) + sizeof (fftw_complex) * (fbp->padded / 2 + 1);
-
   parallel_for (fbp->n_threads, fbp->n_proj, scratch,
                 filtered_f != NULL ? filter_row_float : filter_row_double, &job);
 }
@@ -312,9 +316,6 @@ tomo_cpu_fbp_filter (TomoCpuFbp  *fbp,
                      const float *sino,
                      float       *filtered)
 {
-  g_return_if_fail (fbp != NULL);
-  g_return_if_fail (sino != NULL && filtered != NULL);
-
   filter_rows (fbp, sino, filtered, NULL);
 }
 
@@ -323,9 +324,6 @@ tomo_cpu_fbp_filter_double (TomoCpuFbp  *fbp,
                             const float *sino,
                             double      *filtered)
 {
-  g_return_if_fail (fbp != NULL);
-  g_return_if_fail (sino != NULL && filtered != NULL);
-
   filter_rows (fbp, sino, NULL, filtered);
 }
 

@@ -15,11 +15,15 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
+
+#include <cufft.h>
 
 #include "tomo-gpu-private.h"
 
 #define ACC_BLOCK 16
 #define ACC_MAX_BATCH 256   /* projections per launch (shared memory) */
+#define ACC_N_PLANS 8       /* C2C plans of 1, 2, 4 … 128 row pairs */
 
 struct _TomoGpuAccumulator
 {
@@ -33,12 +37,26 @@ struct _TomoGpuAccumulator
   cudaStream_t stream;
   cudaEvent_t  start, stop;
   double       last_ms;
+
+  /* The device path (tomo_gpu_accumulator_set_filter): raw rows in,
+   * preprocessed and filtered here, kept by slot for their removal. */
+  guint         padded, n_left, n_slots;
+  int           edge;
+  float        *d_response;    /* padded/2 + 1 */
+  cufftComplex *d_complex;     /* ACC_MAX_BATCH/2 padded row pairs */
+  cufftHandle   plans[ACC_N_PLANS];
+  gboolean      have_plan[ACC_N_PLANS];
+  float        *d_slots;       /* n_slots × width filtered rows */
+  float        *d_raw;         /* ACC_MAX_BATCH × width, then flat and dark */
+  int          *h_idx, *d_idx; /* slots of a batch */
+  TomoGpuStatsWork *stats;
 };
 
 __global__ static void
 accumulate_kernel (float        *image,
                    const float  *rows,
                    const float2 *trig,
+                   const int    *idx,
                    int           n_proj,
                    int           width,
                    float         center,
@@ -46,6 +64,7 @@ accumulate_kernel (float        *image,
                    int           linear)
 {
   __shared__ float2 s_trig[ACC_MAX_BATCH];
+  __shared__ int s_idx[ACC_MAX_BATCH];
   int x = blockIdx.x * ACC_BLOCK + threadIdx.x;
   int y = blockIdx.y * ACC_BLOCK + threadIdx.y;
   int tid = threadIdx.y * ACC_BLOCK + threadIdx.x;
@@ -53,14 +72,17 @@ accumulate_kernel (float        *image,
   float sum = 0.0f;
 
   for (int p = tid; p < n_proj; p += ACC_BLOCK * ACC_BLOCK)
-    s_trig[p] = trig[p];
+    {
+      s_trig[p] = trig[p];
+      s_idx[p] = idx != NULL ? idx[p] : p;
+    }
   __syncthreads ();
   if (x >= width || y >= width)
     return;
 
   for (int p = 0; p < n_proj; p++)
     {
-      const float *row = rows + (size_t) p * width;
+      const float *row = rows + (size_t) s_idx[p] * width;
       float t = (x - c) * s_trig[p].x - (y - c) * s_trig[p].y + center;
 
       if (linear)
@@ -87,6 +109,21 @@ accumulate_kernel (float        *image,
         }
     }
   image[(size_t) y * width + x] += weight * sum;
+}
+
+/* The end of a timed step: waits for it, last_ms from the events. */
+static gboolean
+finish_timed (TomoGpuAccumulator *acc,
+              GError            **error)
+{
+  float ms = 0;
+
+  if (!TOMO_CUDA_CHECK (cudaEventRecord (acc->stop, acc->stream), error) ||
+      !TOMO_CUDA_CHECK (cudaEventSynchronize (acc->stop), error) ||
+      !TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, acc->start, acc->stop), error))
+    return FALSE;
+  acc->last_ms = ms;
+  return TRUE;
 }
 
 TomoGpuAccumulator *
@@ -149,8 +186,6 @@ tomo_gpu_accumulator_add (TomoGpuAccumulator *acc,
   guint w = acc->width;
   gsize need = (gsize) MIN (n_proj, ACC_MAX_BATCH) * w;
   dim3 block (ACC_BLOCK, ACC_BLOCK), grid ((w + ACC_BLOCK - 1) / ACC_BLOCK, (w + ACC_BLOCK - 1) / ACC_BLOCK);
-  float ms = 0;
-
   if (!isfinite (center) || !isfinite (weight))
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
@@ -188,17 +223,12 @@ tomo_gpu_accumulator_add (TomoGpuAccumulator *acc,
           !TOMO_CUDA_CHECK (cudaMemcpyAsync (acc->d_rows, filtered + (gsize) p0 * w, sizeof (float) * k * w,
                                              cudaMemcpyHostToDevice, acc->stream), error))
         return FALSE;
-      accumulate_kernel<<<grid, block, 0, acc->stream>>> (acc->d_image, acc->d_rows, acc->d_trig, (int) k,
+      accumulate_kernel<<<grid, block, 0, acc->stream>>> (acc->d_image, acc->d_rows, acc->d_trig, NULL, (int) k,
                                                           (int) w, (float) center, weight, linear ? 1 : 0);
       if (!TOMO_CUDA_CHECK_LAUNCH ("accumulate_kernel", error))
         return FALSE;
     }
-  if (!TOMO_CUDA_CHECK (cudaEventRecord (acc->stop, acc->stream), error) ||
-      !TOMO_CUDA_CHECK (cudaEventSynchronize (acc->stop), error) ||
-      !TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, acc->start, acc->stop), error))
-    return FALSE;
-  acc->last_ms = ms;
-  return TRUE;
+  return finish_timed (acc, error);
 }
 
 gboolean
@@ -218,6 +248,8 @@ tomo_gpu_accumulator_get_last_ms (TomoGpuAccumulator *acc)
   return acc->last_ms;
 }
 
+static void free_device_path (TomoGpuAccumulator *acc);
+
 void
 tomo_gpu_accumulator_free (TomoGpuAccumulator *acc)
 {
@@ -234,6 +266,7 @@ tomo_gpu_accumulator_free (TomoGpuAccumulator *acc)
     TOMO_CUDA_WARN (cudaFree (acc->d_trig));
   if (acc->h_trig != NULL)
     TOMO_CUDA_WARN (cudaFreeHost (acc->h_trig));
+  free_device_path (acc);
   if (acc->start != NULL)
     cudaEventDestroy (acc->start);
   if (acc->stop != NULL)
@@ -241,4 +274,455 @@ tomo_gpu_accumulator_free (TomoGpuAccumulator *acc)
   if (acc->stream != NULL)
     cudaStreamDestroy (acc->stream);
   g_free (acc);
+}
+
+/* The device path ------------------------------------------------------------
+ *
+ * A step uploads only the new projections' raw rows of the displayed detector
+ * row (k × width floats, a few kB each) with the flat and dark rows,
+ * preprocesses them while padding (the arithmetic of tomo_preprocess_row()),
+ * filters them with cuFFT (C2C, two rows per complex row, as tomo-gpu.cu),
+ * writes the filtered rows into their slots and adds them to the slice; a
+ * slot's earlier row is subtracted first from the same store.  Statistics
+ * and the display copy are made from the sum on the device: nothing comes
+ * back to the host but the statistics. */
+
+__device__ static inline float
+live_preprocess (float v,
+                 float flat,
+                 float dark,
+                 int   normalise,
+                 int   apply_log)
+{
+  float num = v, den = 1.0f, r;
+
+  if (!isfinite (v))
+    return 0.0f;
+  if (normalise)
+    {
+      float d = isfinite (dark) ? dark : 0.0f;
+
+      den = isfinite (flat) ? flat - d : 0.0f;
+      num = v - d;
+      if (!(den > 0.0f))
+        den = 1e-6f;
+    }
+  if ((normalise || apply_log) && !(num > 0.0f))
+    num = 1e-6f;
+  r = num / den;
+  if (apply_log)
+    r = -logf (r);
+  if (!isfinite (r) || fabsf (r) > 1e6f)
+    r = 0.0f;
+  return r;
+}
+
+/* Column of the padded row j: the data, the edge extension or nothing (−1). */
+__device__ static inline int
+live_pad_column (unsigned j,
+                 unsigned width,
+                 unsigned n_left,
+                 int      edge)
+{
+  if (j < width)
+    return (int) j;
+  if (!edge)
+    return -1;
+  return j < width + n_left ? (int) width - 1 : 0;
+}
+
+__global__ static void
+live_pad_kernel (const float  *__restrict__ raw,
+                 const float  *__restrict__ flat,
+                 const float  *__restrict__ dark,
+                 int                        normalise,
+                 int                        apply_log,
+                 cufftComplex *__restrict__ out,
+                 unsigned                   width,
+                 unsigned                   padded,
+                 unsigned                   n_rows,
+                 unsigned                   n_left,
+                 int                        edge)
+{
+  unsigned j = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned p = blockIdx.y;
+  unsigned a = 2 * p, b = 2 * p + 1;
+  int col;
+  cufftComplex v = { 0.0f, 0.0f };
+
+  if (j >= padded || a >= n_rows)
+    return;
+  col = live_pad_column (j, width, n_left, edge);
+  if (col >= 0)
+    {
+      float fl = normalise ? flat[col] : 1.0f, dk = normalise ? dark[col] : 0.0f;
+
+      v.x = live_preprocess (raw[(size_t) a * width + col], fl, dk, normalise, apply_log);
+      if (b < n_rows)
+        v.y = live_preprocess (raw[(size_t) b * width + col], fl, dk, normalise, apply_log);
+    }
+  out[(size_t) p * padded + j] = v;
+}
+
+__global__ static void
+live_multiply_kernel (cufftComplex *__restrict__ data,
+                      const float  *__restrict__ response,
+                      unsigned                   padded)
+{
+  unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
+  cufftComplex *v;
+  float f;
+
+  if (k >= padded)
+    return;
+  f = response[k <= padded / 2 ? k : padded - k];
+  v = data + (size_t) blockIdx.y * padded + k;
+  v->x *= f;
+  v->y *= f;
+}
+
+/* The filtered rows into their slots. */
+__global__ static void
+live_extract_kernel (const cufftComplex *__restrict__ in,
+                     float              *__restrict__ slots,
+                     const int          *__restrict__ idx,
+                     unsigned                         width,
+                     unsigned                         padded,
+                     unsigned                         n_rows)
+{
+  unsigned j = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned p = blockIdx.y;
+  cufftComplex v;
+
+  if (j >= width)
+    return;
+  v = in[(size_t) p * padded + j];
+  slots[(size_t) idx[2 * p] * width + j] = v.x;
+  if (2 * p + 1 < n_rows)
+    slots[(size_t) idx[2 * p + 1] * width + j] = v.y;
+}
+
+static void
+free_device_path (TomoGpuAccumulator *acc)
+{
+  for (guint i = 0; i < ACC_N_PLANS; i++)
+    if (acc->have_plan[i])
+      cufftDestroy (acc->plans[i]);
+  memset (acc->have_plan, 0, sizeof acc->have_plan);
+  if (acc->d_response != NULL)
+    TOMO_CUDA_WARN (cudaFree (acc->d_response));
+  if (acc->d_complex != NULL)
+    TOMO_CUDA_WARN (cudaFree (acc->d_complex));
+  if (acc->d_slots != NULL)
+    TOMO_CUDA_WARN (cudaFree (acc->d_slots));
+  if (acc->d_raw != NULL)
+    TOMO_CUDA_WARN (cudaFree (acc->d_raw));
+  if (acc->d_idx != NULL)
+    TOMO_CUDA_WARN (cudaFree (acc->d_idx));
+  if (acc->h_idx != NULL)
+    TOMO_CUDA_WARN (cudaFreeHost (acc->h_idx));
+  g_clear_pointer (&acc->stats, _tomo_gpu_stats_work_free);
+  acc->d_response = NULL;
+  acc->d_complex = NULL;
+  acc->d_slots = NULL;
+  acc->d_raw = NULL;
+  acc->d_idx = NULL;
+  acc->h_idx = NULL;
+  acc->padded = 0;
+  acc->n_slots = 0;
+}
+
+gboolean
+tomo_gpu_accumulator_set_filter (TomoGpuAccumulator *acc,
+                                 guint               padded_width,
+                                 const double       *response,
+                                 int                 pad_mode,
+                                 guint               n_slots,
+                                 GError            **error)
+{
+  guint w = acc->width, n_coef = padded_width / 2 + 1;
+  g_autofree float *resp = NULL;
+
+  if (padded_width < 2 * w || padded_width % 2 != 0 || padded_width > (1u << 26) ||
+      (pad_mode != 0 && pad_mode != 1) || response == NULL || n_slots == 0 ||
+      (gsize) n_slots * w > ((gsize) 1 << 32))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Live filter: padded width %u for width %u, padding mode %d, %u slots",
+                   padded_width, w, pad_mode, n_slots);
+      return FALSE;
+    }
+  resp = _tomo_gpu_response_to_float (response, n_coef, error);
+  if (resp == NULL)
+    return FALSE;
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (acc->device), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (acc->stream), error))
+    return FALSE;
+  free_device_path (acc);
+  acc->stats = _tomo_gpu_stats_work_new (acc->device, error);
+  if (acc->stats == NULL ||
+      !TOMO_CUDA_CHECK (cudaMalloc (&acc->d_response, sizeof (float) * n_coef), error) ||
+      !TOMO_CUDA_CHECK (cudaMalloc (&acc->d_complex, sizeof (cufftComplex) * padded_width * (ACC_MAX_BATCH / 2)),
+                        error) ||
+      !TOMO_CUDA_CHECK (cudaMalloc (&acc->d_slots, sizeof (float) * n_slots * w), error) ||
+      !TOMO_CUDA_CHECK (cudaMalloc (&acc->d_raw, sizeof (float) * (ACC_MAX_BATCH + 2) * w), error) ||
+      !TOMO_CUDA_CHECK (cudaMalloc (&acc->d_idx, sizeof (int) * ACC_MAX_BATCH), error) ||
+      !TOMO_CUDA_CHECK (cudaMallocHost (&acc->h_idx, sizeof (int) * ACC_MAX_BATCH), error) ||
+      !TOMO_CUDA_CHECK (cudaMemsetAsync (acc->d_complex, 0,
+                                         sizeof (cufftComplex) * padded_width * (ACC_MAX_BATCH / 2),
+                                         acc->stream), error) ||
+      !TOMO_CUDA_CHECK (cudaMemsetAsync (acc->d_slots, 0, sizeof (float) * n_slots * w, acc->stream), error) ||
+      !TOMO_CUDA_CHECK (cudaMemcpyAsync (acc->d_response, resp, sizeof (float) * n_coef, cudaMemcpyHostToDevice,
+                                         acc->stream), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (acc->stream), error))
+    {
+      free_device_path (acc);
+      return FALSE;
+    }
+  acc->padded = padded_width;
+  acc->n_left = (padded_width - w) / 2;   /* as the CPU filter splits the tail */
+  acc->edge = pad_mode;
+  acc->n_slots = n_slots;
+  return TRUE;
+}
+
+static gboolean
+check_device_path (TomoGpuAccumulator *acc,
+                   const guint        *slots,
+                   guint               n,
+                   double              center,
+                   GError            **error)
+{
+  if (acc->padded == 0)
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                           "Live slice: no filter set for raw rows");
+      return FALSE;
+    }
+  if (!isfinite (center))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "Live slice: centre %g", center);
+      return FALSE;
+    }
+  for (guint i = 0; i < n; i++)
+    if (slots[i] >= acc->n_slots)
+      {
+        g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                     "Live slice: slot %u of %u", slots[i], acc->n_slots);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+/* Room for slot `max_slot` (the store grows as a scan's slots do). */
+static gboolean
+live_grow_slots (TomoGpuAccumulator *acc,
+                 guint               max_slot,
+                 GError            **error)
+{
+  guint w = acc->width, n = acc->n_slots;
+  float *d_new = NULL;
+
+  if (max_slot < n)
+    return TRUE;
+  while (n <= max_slot)
+    n = n < (1u << 20) ? 2 * n : max_slot + 1;
+  if ((gsize) n * w > ((gsize) 1 << 32))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "Live slice: slot %u", max_slot);
+      return FALSE;
+    }
+  if (!TOMO_CUDA_CHECK (cudaMalloc (&d_new, sizeof (float) * n * w), error))
+    return FALSE;
+  if (!TOMO_CUDA_CHECK (cudaMemsetAsync (d_new, 0, sizeof (float) * n * w, acc->stream), error) ||
+      !TOMO_CUDA_CHECK (cudaMemcpyAsync (d_new, acc->d_slots, sizeof (float) * acc->n_slots * w,
+                                         cudaMemcpyDeviceToDevice, acc->stream), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (acc->stream), error))
+    {
+      TOMO_CUDA_WARN (cudaFree (d_new));
+      return FALSE;
+    }
+  TOMO_CUDA_WARN (cudaFree (acc->d_slots));
+  acc->d_slots = d_new;
+  acc->n_slots = n;
+  return TRUE;
+}
+
+/* The plan for `pairs` row pairs: the next power of two. */
+static cufftHandle *
+live_plan (TomoGpuAccumulator *acc,
+           guint               pairs,
+           GError            **error)
+{
+  guint i = 0;
+  int n = (int) acc->padded;
+
+  while ((1u << i) < pairs)
+    i++;
+  if (!acc->have_plan[i])
+    {
+      if (!TOMO_CUFFT_CHECK (cufftPlanMany (&acc->plans[i], 1, &n, NULL, 1, n, NULL, 1, n, CUFFT_C2C,
+                                            (int) (1u << i)), error) ||
+          !TOMO_CUFFT_CHECK (cufftSetStream (acc->plans[i], acc->stream), error))
+        return NULL;
+      acc->have_plan[i] = TRUE;
+    }
+  return &acc->plans[i];
+}
+
+/* One batch (k ≤ ACC_MAX_BATCH) of stored slots into the sum with `weight`. */
+static gboolean
+live_sum_slots (TomoGpuAccumulator *acc,
+                guint               k,
+                double              center,
+                float               weight,
+                gboolean            linear,
+                GError            **error)
+{
+  guint w = acc->width;
+  dim3 block (ACC_BLOCK, ACC_BLOCK), grid ((w + ACC_BLOCK - 1) / ACC_BLOCK, (w + ACC_BLOCK - 1) / ACC_BLOCK);
+
+  accumulate_kernel<<<grid, block, 0, acc->stream>>> (acc->d_image, acc->d_slots, acc->d_trig, acc->d_idx,
+                                                      (int) k, (int) w, (float) center, weight,
+                                                      linear ? 1 : 0);
+  return TOMO_CUDA_CHECK_LAUNCH ("accumulate_kernel", error);
+}
+
+/* The batch's slots and angles to the device (after the previous batch). */
+static gboolean
+live_upload_batch (TomoGpuAccumulator *acc,
+                   const guint        *slots,
+                   const double       *angles,
+                   guint               k,
+                   GError            **error)
+{
+  if (!TOMO_CUDA_CHECK (cudaStreamSynchronize (acc->stream), error))
+    return FALSE;
+  for (guint p = 0; p < k; p++)
+    {
+      acc->h_trig[p] = make_float2 ((float) cos (angles[p]), (float) sin (angles[p]));
+      acc->h_idx[p] = (int) slots[p];
+    }
+  return TOMO_CUDA_CHECK (cudaMemcpyAsync (acc->d_trig, acc->h_trig, sizeof (float2) * k, cudaMemcpyHostToDevice,
+                                           acc->stream), error) &&
+         TOMO_CUDA_CHECK (cudaMemcpyAsync (acc->d_idx, acc->h_idx, sizeof (int) * k, cudaMemcpyHostToDevice,
+                                           acc->stream), error);
+}
+
+gboolean
+tomo_gpu_accumulator_remove_slots (TomoGpuAccumulator *acc,
+                                   const guint        *slots,
+                                   const double       *angles,
+                                   guint               n,
+                                   double              center,
+                                   gboolean            linear,
+                                   GError            **error)
+{
+  if (!check_device_path (acc, slots, n, center, error) ||
+      !TOMO_CUDA_CHECK (cudaSetDevice (acc->device), error))
+    return FALSE;
+  for (guint p0 = 0; p0 < n; p0 += ACC_MAX_BATCH)
+    {
+      guint k = MIN (n - p0, (guint) ACC_MAX_BATCH);
+
+      if (!live_upload_batch (acc, slots + p0, angles + p0, k, error) ||
+          !live_sum_slots (acc, k, center, -1.0f, linear, error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+gboolean
+tomo_gpu_accumulator_put_raw (TomoGpuAccumulator *acc,
+                              const float        *raw,
+                              const float        *flat,
+                              const float        *dark,
+                              gboolean            apply_log,
+                              const guint        *slots,
+                              const double       *angles,
+                              guint               n,
+                              double              center,
+                              gboolean            linear,
+                              GError            **error)
+{
+  guint w = acc->width, P = acc->padded;
+  gboolean normalise = flat != NULL && dark != NULL;
+  const unsigned block = 256;
+  guint max_slot = 0;
+
+  for (guint i = 0; i < n; i++)
+    max_slot = MAX (max_slot, slots[i]);
+  if (acc->padded != 0 && n > 0 &&
+      (!TOMO_CUDA_CHECK (cudaSetDevice (acc->device), error) || !live_grow_slots (acc, max_slot, error)))
+    return FALSE;
+  if (!check_device_path (acc, slots, n, center, error))
+    return FALSE;
+  for (guint i = 0; i < n; i++)
+    if (!isfinite (angles[i]))
+      {
+        g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "Live slice: angle %u is not finite", i);
+        return FALSE;
+      }
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (acc->device), error) ||
+      !TOMO_CUDA_CHECK (cudaEventRecord (acc->start, acc->stream), error))
+    return FALSE;
+  for (guint p0 = 0; p0 < n; p0 += ACC_MAX_BATCH)
+    {
+      guint k = MIN (n - p0, (guint) ACC_MAX_BATCH), pairs = (k + 1) / 2;
+      cufftHandle *plan;
+
+      if (!live_upload_batch (acc, slots + p0, angles + p0, k, error))
+        return FALSE;
+      plan = live_plan (acc, pairs, error);
+      if (plan == NULL ||
+          !TOMO_CUDA_CHECK (cudaMemcpyAsync (acc->d_raw, raw + (gsize) p0 * w, sizeof (float) * k * w,
+                                             cudaMemcpyHostToDevice, acc->stream), error))
+        return FALSE;
+      if (normalise &&
+          (!TOMO_CUDA_CHECK (cudaMemcpyAsync (acc->d_raw + (gsize) ACC_MAX_BATCH * w, flat, sizeof (float) * w,
+                                              cudaMemcpyHostToDevice, acc->stream), error) ||
+           !TOMO_CUDA_CHECK (cudaMemcpyAsync (acc->d_raw + (gsize) (ACC_MAX_BATCH + 1) * w, dark,
+                                              sizeof (float) * w, cudaMemcpyHostToDevice, acc->stream), error)))
+        return FALSE;
+      live_pad_kernel<<<dim3 ((P + block - 1) / block, pairs), block, 0, acc->stream>>> (
+        acc->d_raw, acc->d_raw + (gsize) ACC_MAX_BATCH * w, acc->d_raw + (gsize) (ACC_MAX_BATCH + 1) * w,
+        normalise ? 1 : 0, apply_log ? 1 : 0, acc->d_complex, w, P, k, acc->n_left, acc->edge);
+      if (!TOMO_CUDA_CHECK_LAUNCH ("live_pad_kernel", error) ||
+          !TOMO_CUFFT_CHECK (cufftExecC2C (*plan, acc->d_complex, acc->d_complex, CUFFT_FORWARD), error))
+        return FALSE;
+      live_multiply_kernel<<<dim3 ((P + block - 1) / block, pairs), block, 0, acc->stream>>> (
+        acc->d_complex, acc->d_response, P);
+      if (!TOMO_CUDA_CHECK_LAUNCH ("live_multiply_kernel", error) ||
+          !TOMO_CUFFT_CHECK (cufftExecC2C (*plan, acc->d_complex, acc->d_complex, CUFFT_INVERSE), error))
+        return FALSE;
+      live_extract_kernel<<<dim3 ((w + block - 1) / block, pairs), block, 0, acc->stream>>> (
+        acc->d_complex, acc->d_slots, acc->d_idx, w, P, k);
+      if (!TOMO_CUDA_CHECK_LAUNCH ("live_extract_kernel", error) ||
+          !live_sum_slots (acc, k, center, 1.0f, linear, error))
+        return FALSE;
+    }
+  return finish_timed (acc, error);
+}
+
+gboolean
+tomo_gpu_accumulator_stats (TomoGpuAccumulator *acc,
+                            TomoGpuStats       *stats,
+                            GError            **error)
+{
+  if (acc->stats == NULL)
+    {
+      acc->stats = _tomo_gpu_stats_work_new (acc->device, error);
+      if (acc->stats == NULL)
+        return FALSE;
+    }
+  return _tomo_gpu_stats_run (acc->stats, acc->d_image, (size_t) acc->width * acc->width, acc->stream, stats,
+                              error);
+}
+
+TomoGpuBuffer *
+tomo_gpu_accumulator_copy_image (TomoGpuAccumulator *acc,
+                                 GError            **error)
+{
+  return _tomo_gpu_buffer_new_copy (acc->device, acc->d_image, (size_t) acc->width * acc->width, acc->stream,
+                                    error);
 }

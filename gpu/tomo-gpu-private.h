@@ -80,6 +80,19 @@ gboolean          _tomo_gpu_stats_run       (TomoGpuStatsWork *work,
                                              TomoGpuStats     *stats,
                                              GError          **error);
 
+/* The filter response (n_coef values) as floats, or NULL and an error
+ * naming the first that is not finite. */
+float *_tomo_gpu_response_to_float (const double *response,
+                                    guint         n_coef,
+                                    GError      **error);
+
+/* A device buffer holding a copy of n floats at d_src (on `stream`, waited for). */
+TomoGpuBuffer *_tomo_gpu_buffer_new_copy (int           device,
+                                          const float  *d_src,
+                                          size_t        n,
+                                          cudaStream_t  stream,
+                                          GError      **error);
+
 /* The kernel table lookup for `auto`; AUTO when the table has no entry. */
 TomoGpuKernel _tomo_gpu_context_resolve_kernel (TomoGpuContext *ctx,
                                                 guint           n_slices,

@@ -188,3 +188,49 @@ tomo_gpu_accumulator_download (TomoGpuAccumulator *acc, float *out, GError **err
 
 double tomo_gpu_accumulator_get_last_ms (TomoGpuAccumulator *acc) { return 0.0; }
 void tomo_gpu_accumulator_free (TomoGpuAccumulator *acc) { }
+
+gboolean
+tomo_gpu_buffer_download (TomoGpuBuffer *buffer, float *out, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+gboolean
+tomo_gpu_accumulator_set_filter (TomoGpuAccumulator *acc, guint padded_width, const double *response,
+                                 int pad_mode, guint n_slots, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+gboolean
+tomo_gpu_accumulator_put_raw (TomoGpuAccumulator *acc, const float *raw, const float *flat, const float *dark,
+                              gboolean apply_log, const guint *slots, const double *angles, guint n,
+                              double center, gboolean linear, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+gboolean
+tomo_gpu_accumulator_remove_slots (TomoGpuAccumulator *acc, const guint *slots, const double *angles,
+                                   guint n, double center, gboolean linear, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+gboolean
+tomo_gpu_accumulator_stats (TomoGpuAccumulator *acc, TomoGpuStats *stats, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+TomoGpuBuffer *
+tomo_gpu_accumulator_copy_image (TomoGpuAccumulator *acc, GError **error)
+{
+  set_not_built (error);
+  return NULL;
+}

@@ -463,6 +463,26 @@ tomo_gpu_context_set_geometry (TomoGpuContext *ctx,
   return TRUE;
 }
 
+float *
+_tomo_gpu_response_to_float (const double *response,
+                             guint         n_coef,
+                             GError      **error)
+{
+  g_autofree float *resp = g_new (float, n_coef);
+
+  for (guint i = 0; i < n_coef; i++)
+    {
+      if (!isfinite (response[i]))
+        {
+          g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                       "Filter response coefficient %u is not finite", i);
+          return NULL;
+        }
+      resp[i] = (float) response[i];
+    }
+  return g_steal_pointer (&resp);
+}
+
 gboolean
 tomo_gpu_context_set_filter (TomoGpuContext *ctx,
                              guint           padded_width,
@@ -501,17 +521,9 @@ tomo_gpu_context_set_filter (TomoGpuContext *ctx,
       return FALSE;
     }
   n_coef = padded_width / 2 + 1;
-  resp = g_new (float, n_coef);
-  for (guint i = 0; i < n_coef; i++)
-    {
-      if (!isfinite (response[i]))
-        {
-          g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                       "Filter response coefficient %u is not finite", i);
-          return FALSE;
-        }
-      resp[i] = (float) response[i];
-    }
+  resp = _tomo_gpu_response_to_float (response, n_coef, error);
+  if (resp == NULL)
+    return FALSE;
   if (!TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error))
     return FALSE;
   ctx->padded = 0;
@@ -1119,31 +1131,53 @@ struct _TomoGpuBuffer
 };
 
 TomoGpuBuffer *
-tomo_gpu_buffer_copy_output (TomoGpuContext *ctx,
-                             GError        **error)
+_tomo_gpu_buffer_new_copy (int           device,
+                           const float  *d_src,
+                           size_t        n,
+                           cudaStream_t  stream,
+                           GError      **error)
 {
   TomoGpuBuffer *buffer;
-  size_t size, have = 0;
+  size_t have = 0;
 
-  g_return_val_if_fail (ctx != NULL, NULL);
-
-  if (!has_output (ctx, "copy", error))
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (device), error))
     return NULL;
-  if (!TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error))
-    return NULL;
-  size = (size_t) ctx->out_slices * ctx->out_width * ctx->out_height * sizeof (float);
   buffer = g_new0 (TomoGpuBuffer, 1);
-  buffer->device = ctx->device;
-  buffer->n = size / sizeof (float);
-  if (!ensure_buffer ((void **) &buffer->data, &have, size, "slice copy", error) ||
-      !TOMO_CUDA_CHECK (cudaMemcpyAsync (buffer->data, ctx->d_out, size,
-                                         cudaMemcpyDeviceToDevice, ctx->stream), error) ||
-      !TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error))
+  buffer->device = device;
+  buffer->n = n;
+  if (!ensure_buffer ((void **) &buffer->data, &have, n * sizeof (float), "slice copy", error) ||
+      !TOMO_CUDA_CHECK (cudaMemcpyAsync (buffer->data, d_src, n * sizeof (float),
+                                         cudaMemcpyDeviceToDevice, stream), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (stream), error))
     {
       tomo_gpu_buffer_free (buffer);
       return NULL;
     }
   return buffer;
+}
+
+TomoGpuBuffer *
+tomo_gpu_buffer_copy_output (TomoGpuContext *ctx,
+                             GError        **error)
+{
+  g_return_val_if_fail (ctx != NULL, NULL);
+
+  if (!has_output (ctx, "copy", error))
+    return NULL;
+  return _tomo_gpu_buffer_new_copy (ctx->device, ctx->d_out,
+                                    (size_t) ctx->out_slices * ctx->out_width * ctx->out_height,
+                                    ctx->stream, error);
+}
+
+gboolean
+tomo_gpu_buffer_download (TomoGpuBuffer *buffer,
+                          float         *out,
+                          GError       **error)
+{
+  g_return_val_if_fail (buffer != NULL, FALSE);
+  return TOMO_CUDA_CHECK (cudaSetDevice (buffer->device), error)
+         && TOMO_CUDA_CHECK (cudaMemcpy (out, buffer->data, buffer->n * sizeof (float),
+                                         cudaMemcpyDeviceToHost), error);
 }
 
 const float *

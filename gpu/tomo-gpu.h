@@ -162,6 +162,10 @@ gboolean       tomo_gpu_buffer_read        (TomoGpuBuffer *buffer,
                                             gsize          offset,
                                             float         *value,
                                             GError       **error);
+/* All of it (the slice's floats) to host memory. */
+gboolean       tomo_gpu_buffer_download    (TomoGpuBuffer *buffer,
+                                            float         *out,
+                                            GError       **error);
 void           tomo_gpu_buffer_free        (TomoGpuBuffer *buffer);
 
 /* Whole volumes (gpu/tomo-gpu-pipeline.cu): rows [row_start, row_end) are
@@ -242,5 +246,44 @@ gboolean            tomo_gpu_accumulator_download (TomoGpuAccumulator *acc,
 /* Milliseconds of the last add: upload and kernel (CUDA events). */
 double              tomo_gpu_accumulator_get_last_ms (TomoGpuAccumulator *acc);
 void                tomo_gpu_accumulator_free     (TomoGpuAccumulator *acc);
+
+/* The device path of a live slice: raw rows in, nothing but statistics out.
+ * set_filter: the response of tomo_filter_fbp_response() for the scan's
+ * projection count (the FBP scale included), padding mode (0 zero, 1 edge)
+ * and n_slots filtered rows kept on the device.  put_raw: n raw rows
+ * (n × width counts, or line integrals when flat/dark are NULL and apply_log
+ * FALSE) preprocessed with the flat and dark rows, filtered, stored in
+ * `slots` and added; remove_slots subtracts what those slots hold. */
+gboolean tomo_gpu_accumulator_set_filter   (TomoGpuAccumulator *acc,
+                                            guint               padded_width,
+                                            const double       *response,
+                                            int                 pad_mode,
+                                            guint               n_slots,
+                                            GError            **error);
+gboolean tomo_gpu_accumulator_put_raw      (TomoGpuAccumulator *acc,
+                                            const float        *raw,
+                                            const float        *flat,
+                                            const float        *dark,
+                                            gboolean            apply_log,
+                                            const guint        *slots,
+                                            const double       *angles,
+                                            guint               n,
+                                            double              center,
+                                            gboolean            linear,
+                                            GError            **error);
+gboolean tomo_gpu_accumulator_remove_slots (TomoGpuAccumulator *acc,
+                                            const guint        *slots,
+                                            const double       *angles,
+                                            guint               n,
+                                            double              center,
+                                            gboolean            linear,
+                                            GError            **error);
+/* Statistics of the sum, reduced on the device (TomoGpuStats). */
+gboolean tomo_gpu_accumulator_stats        (TomoGpuAccumulator *acc,
+                                            TomoGpuStats       *stats,
+                                            GError            **error);
+/* A device copy of the sum for display (tomo_gpu_gl_texture_copy). */
+TomoGpuBuffer *tomo_gpu_accumulator_copy_image (TomoGpuAccumulator *acc,
+                                                GError            **error);
 
 G_END_DECLS

@@ -115,12 +115,7 @@ test_reconstruct_row (void)
 
   /* The sample is the phantom of data/meson.build: the slice must look like
    * its truth (orientation, position, scale), noise notwithstanding. */
-  tomo_phantom_params_init (&p);
-  p.width = 512;
-  p.height = 64;
-  p.n_proj = 360;
-  p.center = 255.5 + 3.37;
-  p.max_attenuation = 4.0 / 512;
+  tomo_test_phantom_params (&p, 512, 64, 360);
   tomo_phantom_slice (&p, 32, truth);
   for (guint i = 0; i < w * h; i++)
     g_assert_true (isfinite (data[i]));
@@ -218,57 +213,28 @@ test_bad_input (void)
   g_autofree char *text = tmp_path ("not-a-scan.h5");
   g_autofree char *out = tmp_path ("never.tif");
 
+  /* Each command line and the words its one error line must contain. */
+  struct { const char *args[8]; const char *words; } cases[] = {
+    { { "info", "/nonexistent/scan.h5" }, "/nonexistent/scan.h5" },
+    { { "reconstruct", text, "-o", out }, "not-a-scan.h5" },
+    { { "reconstruct", sample, "--center", "900", "-o", out }, "outside the detector" },
+    { { "reconstruct", sample, "--row", "64", "-o", out }, "out of range" },
+    { { "reconstruct", sample, "--rows", "60:70", "-o", out }, "out of range" },
+    { { "reconstruct", sample, "--filter", "gauss", "-o", out }, "gauss" },
+    { { "reconstruct", sample, "--roi", "10,10,0,5", "-o", out }, "--roi" },
+    { { "reconstruct", sample, "--roi", "500,500,64,64", "-o", out }, "does not fit" },
+    { { "reconstruct", sample }, "-o" },
+    { { "reconstruct", sample, "-o", "/nonexistent/dir/out.tif" }, "/nonexistent/dir/out.tif" },
+  };
+
   g_assert_true (g_file_set_contents (text, "this is not HDF5\n", -1, NULL));
-  {
-    g_auto(Result) r = { 0 };
-    RUN (&r, "info", "/nonexistent/scan.h5");
-    assert_fails_with (&r, "/nonexistent/scan.h5");
-  }
-  {
-    g_auto(Result) r = { 0 };
-    RUN (&r, "reconstruct", text, "-o", out);
-    assert_fails_with (&r, "not-a-scan.h5");
-  }
-  {
-    g_auto(Result) r = { 0 };
-    RUN (&r, "reconstruct", sample, "--center", "900", "-o", out);
-    assert_fails_with (&r, "outside the detector");
-  }
-  {
-    g_auto(Result) r = { 0 };
-    RUN (&r, "reconstruct", sample, "--row", "64", "-o", out);
-    assert_fails_with (&r, "out of range");
-  }
-  {
-    g_auto(Result) r = { 0 };
-    RUN (&r, "reconstruct", sample, "--rows", "60:70", "-o", out);
-    assert_fails_with (&r, "out of range");
-  }
-  {
-    g_auto(Result) r = { 0 };
-    RUN (&r, "reconstruct", sample, "--filter", "gauss", "-o", out);
-    assert_fails_with (&r, "gauss");
-  }
-  {
-    g_auto(Result) r = { 0 };
-    RUN (&r, "reconstruct", sample, "--roi", "10,10,0,5", "-o", out);
-    assert_fails_with (&r, "--roi");
-  }
-  {
-    g_auto(Result) r = { 0 };
-    RUN (&r, "reconstruct", sample, "--roi", "500,500,64,64", "-o", out);
-    assert_fails_with (&r, "does not fit");
-  }
-  {
-    g_auto(Result) r = { 0 };
-    RUN (&r, "reconstruct", sample);
-    assert_fails_with (&r, "-o");
-  }
-  {
-    g_auto(Result) r = { 0 };
-    RUN (&r, "reconstruct", sample, "-o", "/nonexistent/dir/out.tif");
-    assert_fails_with (&r, "/nonexistent/dir/out.tif");
-  }
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      g_auto(Result) r = { 0 };
+
+      tomo_test_run_argv (&r, cases[i].args);
+      assert_fails_with (&r, cases[i].words);
+    }
   g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
   g_unlink (text);
 }

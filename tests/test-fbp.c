@@ -9,6 +9,7 @@
 #include "tomo-fbp.h"
 #include "tomo-filter.h"
 #include "tomo-phantom.h"
+#include "tomo-test-util.h"
 
 /* An analytic phantom, its exact (noise-free) sinogram and its truth. */
 typedef struct
@@ -28,18 +29,11 @@ fixture_init (Fixture        *fx,
 {
   g_autofree double *sino_d = NULL;
 
-  tomo_phantom_params_init (&fx->params);
+  fx->w = width;
+  fx->n = n_proj;
+  tomo_test_phantom_params (&fx->params, width, 1, n_proj);
   fx->params.kind = kind;
-  fx->params.width = fx->w = width;
-  fx->params.height = 1;
-  fx->params.n_proj = fx->n = n_proj;
-  fx->params.center = (width - 1) / 2.0 + 3.37;
-  fx->params.max_attenuation = 4.0 / width;
-  fx->params.noise = FALSE;
-
-  fx->angles = g_new (double, n_proj);
-  for (guint p = 0; p < n_proj; p++)
-    fx->angles[p] = G_PI * p / n_proj;
+  fx->angles = tomo_test_half_turn (n_proj);
 
   sino_d = g_new (double, (gsize) n_proj * width);
   tomo_phantom_sinogram (&fx->params, fx->angles, 0, sino_d);
@@ -59,6 +53,28 @@ fixture_clear (Fixture *fx)
   g_free (fx->truth);
 }
 
+/* A new FBP over the fixture, and the fixture's sinogram filtered by it in
+ * float and, where `filtered_d` is given, in double. */
+static TomoCpuFbp *
+fixture_filter (Fixture        *fx,
+                TomoFilterType  filter,
+                TomoPadMode     pad,
+                guint           n_threads,
+                float         **filtered,
+                double        **filtered_d)
+{
+  TomoCpuFbp *fbp = tomo_cpu_fbp_new (fx->w, fx->n, fx->angles, filter, pad, n_threads);
+
+  *filtered = g_new (float, (gsize) fx->n * fx->w);
+  tomo_cpu_fbp_filter (fbp, fx->sino, *filtered);
+  if (filtered_d != NULL)
+    {
+      *filtered_d = g_new (double, (gsize) fx->n * fx->w);
+      tomo_cpu_fbp_filter_double (fbp, fx->sino, *filtered_d);
+    }
+  return fbp;
+}
+
 static float *
 reconstruct (Fixture       *fx,
              TomoFilterType filter,
@@ -67,12 +83,11 @@ reconstruct (Fixture       *fx,
              double         center,
              guint          n_threads)
 {
-  g_autoptr (TomoCpuFbp) fbp = tomo_cpu_fbp_new (fx->w, fx->n, fx->angles, filter, pad, n_threads);
-  g_autofree float *filtered = g_new (float, (gsize) fx->n * fx->w);
+  g_autofree float *filtered = NULL;
+  g_autoptr (TomoCpuFbp) fbp = fixture_filter (fx, filter, pad, n_threads, &filtered, NULL);
   float *out = g_new (float, (gsize) fx->w * fx->w);
   TomoRoi roi = { 0, 0, fx->w, fx->w };
 
-  tomo_cpu_fbp_filter (fbp, fx->sino, filtered);
   tomo_cpu_fbp_backproject (fbp, filtered, center, interp, &roi, out);
   return out;
 }
@@ -222,11 +237,9 @@ test_centre_scan (void)
   TomoRoi roi;
 
   fixture_init (&fx, TOMO_PHANTOM_SHEPP_LOGAN, 128, 180);
-  fbp = tomo_cpu_fbp_new (fx.w, fx.n, fx.angles, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE, 0);
-  filtered = g_new (float, fx.n * fx.w);
+  fbp = fixture_filter (&fx, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE, 0, &filtered, NULL);
   img = g_new (float, fx.w * fx.w);
   roi = (TomoRoi) { 0, 0, fx.w, fx.w };
-  tomo_cpu_fbp_filter (fbp, fx.sino, filtered);
 
   for (int k = -40; k <= 40; k++)
     {
@@ -330,13 +343,9 @@ test_roi_is_crop (void)
   const TomoRoi rois[] = { { 17, 30, 45, 37 }, { 0, 0, 1, 1 }, { 95, 3, 1, 90 }, { 5, 90, 91, 6 } };
 
   fixture_init (&fx, TOMO_PHANTOM_SHEPP_LOGAN, 96, 120);
-  fbp = tomo_cpu_fbp_new (fx.w, fx.n, fx.angles, TOMO_FILTER_HANN, TOMO_PAD_EDGE, 2);
-  filtered = g_new (float, fx.n * fx.w);
-  filtered_d = g_new (double, fx.n * fx.w);
+  fbp = fixture_filter (&fx, TOMO_FILTER_HANN, TOMO_PAD_EDGE, 2, &filtered, &filtered_d);
   full = g_new (float, fx.w * fx.w);
   full_d = g_new (double, fx.w * fx.w);
-  tomo_cpu_fbp_filter (fbp, fx.sino, filtered);
-  tomo_cpu_fbp_filter_double (fbp, fx.sino, filtered_d);
 
   for (TomoInterp interp = TOMO_INTERP_NEAREST; interp <= TOMO_INTERP_LINEAR; interp++)
     {
@@ -407,14 +416,10 @@ test_float_vs_double (void)
   TomoRoi roi;
 
   fixture_init (&fx, TOMO_PHANTOM_SHEPP_LOGAN, 200, 211);
-  fbp = tomo_cpu_fbp_new (fx.w, fx.n, fx.angles, TOMO_FILTER_SHEPP_LOGAN, TOMO_PAD_EDGE, 0);
-  filtered = g_new (float, fx.n * fx.w);
-  filtered_d = g_new (double, fx.n * fx.w);
+  fbp = fixture_filter (&fx, TOMO_FILTER_SHEPP_LOGAN, TOMO_PAD_EDGE, 0, &filtered, &filtered_d);
   img = g_new (float, fx.w * fx.w);
   img_d = g_new (double, fx.w * fx.w);
   roi = (TomoRoi) { 0, 0, fx.w, fx.w };
-  tomo_cpu_fbp_filter (fbp, fx.sino, filtered);
-  tomo_cpu_fbp_filter_double (fbp, fx.sino, filtered_d);
 
   for (TomoInterp interp = TOMO_INTERP_NEAREST; interp <= TOMO_INTERP_LINEAR; interp++)
     {

@@ -41,17 +41,11 @@ fixture_init (Fixture *fx,
   g_autofree double *sino_d = g_new (double, (gsize) n_proj * width);
   gsize ns = (gsize) n_proj * width;
 
-  tomo_phantom_params_init (&fx->params);
-  fx->params.kind = TOMO_PHANTOM_SHEPP_LOGAN;
-  fx->params.width = fx->w = width;
-  fx->params.height = fx->h = height;
-  fx->params.n_proj = fx->n = n_proj;
-  fx->params.center = (width - 1) / 2.0 + 3.37;
-  fx->params.max_attenuation = 4.0 / width;
-  fx->params.noise = FALSE;
-  fx->angles = g_new (double, n_proj);
-  for (guint p = 0; p < n_proj; p++)
-    fx->angles[p] = G_PI * p / n_proj;
+  fx->w = width;
+  fx->h = height;
+  fx->n = n_proj;
+  tomo_test_phantom_params (&fx->params, width, height, n_proj);
+  fx->angles = tomo_test_half_turn (n_proj);
 
   fbp = tomo_cpu_fbp_new (width, n_proj, fx->angles, TOMO_FILTER_SHEPP_LOGAN, TOMO_PAD_EDGE, 0);
   fx->sinos = g_new (float, height * ns);

@@ -28,16 +28,6 @@ static int n_devices;
       }                                                                            \
   } G_STMT_END
 
-static double *
-make_angles (guint n_proj)
-{
-  double *angles = g_new (double, n_proj);
-
-  for (guint i = 0; i < n_proj; i++)
-    angles[i] = G_PI * i / n_proj;
-  return angles;
-}
-
 static float *
 random_sinos (guint n,
               guint32 seed)
@@ -64,13 +54,7 @@ phantom_sinos (guint    width,
   g_autofree double *row = g_new (double, (gsize) n_proj * width);
   float *out = g_new (float, (gsize) n_rows * n_proj * width);
 
-  tomo_phantom_params_init (&pp);
-  pp.width = width;
-  pp.height = height;
-  pp.n_proj = n_proj;
-  pp.center = (width - 1) / 2.0 + 3.37;
-  pp.max_attenuation = 4.0 / width;
-  pp.noise = FALSE;
+  tomo_test_phantom_params (&pp, width, height, n_proj);
   for (guint r = 0; r < n_rows; r++)
     {
       tomo_phantom_sinogram (&pp, angles, first_row + r, row);
@@ -164,7 +148,7 @@ check_filter (TomoFilterType      filter,
               guint               n_slices)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree double *angles = make_angles (n_proj);
+  g_autofree double *angles = tomo_test_half_turn (n_proj);
   gsize plane = (gsize) n_proj * width;
   g_autofree float *sinos = phantom_sinos (width, n_proj, n_slices, 6, 16, angles);
   g_autofree float *gpu = g_new (float, n_slices * plane);
@@ -216,7 +200,7 @@ test_filter_methods_agree (void)
 {
   g_autoptr(GError) error = NULL;
   const guint W = 512, N = 301;
-  g_autofree double *angles = make_angles (N);
+  g_autofree double *angles = tomo_test_half_turn (N);
   g_autofree float *sinos = random_sinos (2 * W * N, 99);
   g_autofree float *a = g_new (float, 2 * W * N);
   g_autofree float *b = g_new (float, 2 * W * N);
@@ -251,7 +235,7 @@ test_slice (gconstpointer data)
   g_autoptr(GError) error = NULL;
   const guint W = 256, N = 180;
   const double center = (W - 1) / 2.0 + 3.37;
-  g_autofree double *angles = make_angles (N);
+  g_autofree double *angles = tomo_test_half_turn (N);
   g_autofree float *sinos = NULL;
   g_autofree double *filt = g_new (double, (gsize) W * N);
   g_autofree double *ref = g_new (double, (gsize) W * W);
@@ -318,7 +302,7 @@ test_cached_center (void)
 {
   g_autoptr(GError) error = NULL;
   const guint W = 320, N = 200;
-  g_autofree double *angles = make_angles (N);
+  g_autofree double *angles = tomo_test_half_turn (N);
   g_autofree float *sinos = NULL;
   g_autofree float *a = g_new (float, 2 * W * W);
   g_autofree float *b = g_new (float, 2 * W * W);
@@ -423,7 +407,7 @@ test_volume (gconstpointer data)
   const VolumeCase *vc = data;
   g_autoptr(GError) error = NULL;
   const guint W = 256, N = 180, first = 3, rows = 61;  /* 61: last group partial */
-  g_autofree double *angles = make_angles (N);
+  g_autofree double *angles = tomo_test_half_turn (N);
   guint padded = tomo_filter_padded_width (W);
   g_autofree double *resp = g_new (double, padded / 2 + 1);
   g_autofree float *sinos = NULL;
@@ -494,7 +478,7 @@ test_volume_cancel (void)
 {
   g_autoptr(GError) error = NULL;
   const guint W = 128, N = 90, rows = 40;
-  g_autofree double *angles = make_angles (N);
+  g_autofree double *angles = tomo_test_half_turn (N);
   guint padded = tomo_filter_padded_width (W);
   g_autofree double *resp = g_new (double, padded / 2 + 1);
   g_autofree float *sinos = NULL;
@@ -543,7 +527,7 @@ test_out_of_memory (void)
   /* Four 100000² slices are 160 GB of floats: more than any GPU has, while
    * a row still fits a texture. */
   const guint W = 100000, N = 2;
-  g_autofree double *angles = make_angles (N);
+  g_autofree double *angles = tomo_test_half_turn (N);
   g_autofree float *sinos = random_sinos (4 * N * W, 5);
   guint padded = tomo_filter_padded_width (W);
   g_autofree double *resp = g_new (double, padded / 2 + 1);
@@ -569,7 +553,7 @@ test_out_of_memory (void)
   /* The context is still usable. */
   {
     const guint w = 64, n = 30;
-    g_autofree double *ang = make_angles (n);
+    g_autofree double *ang = tomo_test_half_turn (n);
     g_autofree float *s = random_sinos (n * w, 6);
     g_autofree float *out = g_new (float, w * w);
     guint p = tomo_filter_padded_width (w);
@@ -594,7 +578,7 @@ test_invalid (void)
 {
   g_autoptr(GError) error = NULL;
   const guint W = 64, N = 16;
-  g_autofree double *angles = make_angles (N);
+  g_autofree double *angles = tomo_test_half_turn (N);
   g_autofree float *sinos = random_sinos (4 * N * W, 8);
   TomoGpuBackprojectParams params;
   TomoGpuContext *ctx;
@@ -663,7 +647,7 @@ static void
 test_stats (void)
 {
   const guint W = 256, N = 90;
-  g_autofree double *angles = make_angles (N);
+  g_autofree double *angles = tomo_test_half_turn (N);
   g_autofree float *sinos = random_sinos (4 * N * W, 11);
   g_autofree float *out = g_new (float, 4 * W * W);
   g_autoptr(GError) error = NULL;

@@ -131,6 +131,137 @@ check_backend (Fixture    *f,
   g_assert_cmpfloat (d_half, <, tolerance);
 }
 
+/* Raw counts of the projections: p = −log((raw − dark)/(flat − dark)) with
+ * a flat and a dark that vary over the detector. */
+static void
+make_raw (Fixture *f,
+          float   *raw,
+          float   *flat,
+          float   *dark)
+{
+  guint w = f->width;
+
+  for (guint x = 0; x < w; x++)
+    {
+      dark[x] = 90.0f + 10.0f * (x % 7);
+      flat[x] = 20000.0f + 3000.0f * sinf (x * 0.05f);
+    }
+  for (guint p = 0; p < f->n; p++)
+    for (guint x = 0; x < w; x++)
+      raw[(gsize) p * w + x] = dark[x] + (flat[x] - dark[x]) * expf (-f->sino[(gsize) p * w + x]);
+}
+
+/* Raw rows through tomo_live_accumulator_put (preprocessed, filtered and
+ * summed by the backend: on the device for the GPU) in shuffled batches,
+ * into slots past the scan's count (the store grows), every slot first with
+ * the wrong projection and then replaced by its own: the slice of all of
+ * them, with its statistics. */
+static void
+check_put (Fixture    *f,
+           TomoBackend backend,
+           gboolean    device_only,
+           double      tolerance)
+{
+  g_autoptr(TomoLiveAccumulator) acc = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoSlice) slice = NULL;
+  g_autofree float *raw = g_new (float, (gsize) f->n * f->width);
+  g_autofree float *flat = g_new (float, f->width);
+  g_autofree float *dark = g_new (float, f->width);
+  g_autofree float *image = g_new (float, (gsize) f->width * f->width);
+  g_autofree guint *slots = g_new (guint, f->n);
+  g_autofree double *angles = g_new (double, f->n);
+  g_autofree float *rows = g_new (float, (gsize) f->n * f->width);
+  TomoReconParams params;
+  TomoSliceStats host;
+  double d;
+  guint w = f->width, done = 0;
+
+  make_raw (f, raw, flat, dark);
+  tomo_recon_params_init (&params, w);
+  params.center = w / 2.0 + 3.37;
+  acc = tomo_live_accumulator_new (w, f->n, &params, backend, &error);
+  g_assert_no_error (error);
+
+  for (guint pass = 0; pass < 2; pass++)
+    for (guint b = 0, i0 = 0; i0 < f->n; b++)
+      {
+        guint k = MIN (1 + (b * 29) % 70, f->n - i0);
+
+        for (guint j = 0; j < k; j++)
+          {
+            /* Shuffled: batch b takes every step-th projection. */
+            guint i = (i0 + j) * 7 % f->n;
+            guint src = pass == 0 ? (i + f->n / 3) % f->n : i;
+
+            slots[j] = f->n + i;
+            angles[j] = f->angles[i];
+            memcpy (rows + (gsize) j * w, raw + (gsize) src * w, sizeof (float) * w);
+          }
+        g_assert_true (tomo_live_accumulator_put (acc, rows, flat, dark, TRUE, slots, angles, k, &error));
+        g_assert_no_error (error);
+        i0 += k;
+        done += k;
+      }
+  g_assert_cmpuint (tomo_live_accumulator_get_n (acc), ==, f->n);
+
+  slice = tomo_live_accumulator_dup_slice (acc, 7, device_only, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (slice);
+  g_assert_cmpuint (slice->row, ==, 7);
+  g_assert_cmpuint (slice->width, ==, w);
+  if (device_only)
+    {
+      g_assert_null (slice->data);
+      g_assert_nonnull (slice->device_buffer);
+      g_assert_true (((const TomoDeviceBufferOps *) slice->device_ops)->download (slice->device_buffer, image));
+    }
+  else
+    {
+      g_assert_nonnull (slice->data);
+      memcpy (image, slice->data, sizeof (float) * w * w);
+    }
+  d = relative_difference (f->full, image, (gsize) w * w);
+  tomo_slice_stats_compute (image, (gsize) w * w, &host);
+  g_test_message ("%s put (raw counts, %u rows in two passes): vs full reconstruction %.3g of the maximum; "
+                  "min %g/%g max %g/%g mean %g/%g (slice/host)", tomo_backend_to_string (backend), done, d,
+                  slice->values.min, host.min, slice->values.max, host.max, slice->values.mean, host.mean);
+  g_assert_cmpfloat (d, <, tolerance);
+  g_assert_true (slice->values.valid);
+  g_assert_cmpuint (slice->values.n_finite, ==, host.n_finite);
+  g_assert_cmpfloat (fabs (slice->values.min - host.min), <=, 1e-6 * fabs (host.max - host.min));
+  g_assert_cmpfloat (fabs (slice->values.max - host.max), <=, 1e-6 * fabs (host.max - host.min));
+  g_assert_cmpfloat (fabs (slice->values.mean - host.mean), <=, 1e-4 * fabs (host.max - host.min));
+  g_assert_cmpfloat (fabs (slice->values.lo - host.lo), <=, 1e-2 * fabs (host.max - host.min));
+  g_assert_cmpfloat (fabs (slice->values.hi - host.hi), <=, 1e-2 * fabs (host.max - host.min));
+
+  /* Cleared: nothing in it. */
+  tomo_live_accumulator_clear (acc);
+  g_assert_cmpuint (tomo_live_accumulator_get_n (acc), ==, 0);
+}
+
+static void
+test_put_cpu (Fixture       *f,
+              gconstpointer  data)
+{
+  /* Raw counts made in float and preprocessed back: a few 1e-6. */
+  check_put (f, TOMO_BACKEND_CPU, FALSE, 1e-4);
+}
+
+static void
+test_put_gpu (Fixture       *f,
+              gconstpointer  data)
+{
+  if (!have_gpu)
+    {
+      g_test_skip ("no CUDA device (or built without CUDA)");
+      return;
+    }
+  /* As test_gpu, plus the preprocessing in float on the device. */
+  check_put (f, TOMO_BACKEND_GPU, FALSE, 1e-3);
+  check_put (f, TOMO_BACKEND_GPU, TRUE, 1e-3);
+}
+
 static void
 test_cpu (Fixture       *f,
           gconstpointer  data)
@@ -167,5 +298,7 @@ main (int    argc,
   have_gpu = tomo_backend_gpu_count_devices () > 0;
   g_test_add ("/tomo/live/accumulate/cpu", Fixture, NULL, fixture_setup, test_cpu, fixture_teardown);
   g_test_add ("/tomo/live/accumulate/gpu", Fixture, NULL, fixture_setup, test_gpu, fixture_teardown);
+  g_test_add ("/tomo/live/accumulate/put-cpu", Fixture, NULL, fixture_setup, test_put_cpu, fixture_teardown);
+  g_test_add ("/tomo/live/accumulate/put-gpu", Fixture, NULL, fixture_setup, test_put_gpu, fixture_teardown);
   return g_test_run ();
 }

@@ -74,10 +74,52 @@ wait_for_slice (TomoWindow *window,
 }
 
 
+/* Runs the main loop until an incremental slice is on screen. */
+static gboolean
+wait_for_incremental (Watch *watch)
+{
+  gint64 deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
+
+  while (g_get_monotonic_time () < deadline)
+    {
+      if (watch->n_incremental > 0)
+        return TRUE;
+      if (!g_main_context_iteration (NULL, FALSE))
+        g_usleep (1000);
+    }
+  return FALSE;
+}
+
+/* The live-mode drop-down the link puts in the header bar. */
+static GtkDropDown *
+find_mode_control (GtkWidget *widget)
+{
+  if (GTK_IS_DROP_DOWN (widget) && g_strcmp0 (gtk_widget_get_name (widget), "live-mode") == 0)
+    return GTK_DROP_DOWN (widget);
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkDropDown *d = find_mode_control (c);
+
+      if (d != NULL)
+        return d;
+    }
+  return NULL;
+}
+
+typedef struct
+{
+  TomoLiveProtocol protocol;
+  gboolean         count;        /* JSON: the receiver knows the projection count */
+  gboolean         continuous;   /* the window's live mode */
+} Case;
+
 static void
 test_receive (gconstpointer data)
 {
-  TomoLiveProtocol protocol = GPOINTER_TO_INT (data);
+  const Case *c = data;
+  TomoLiveProtocol protocol = c->protocol;
+  /* An announced size (TomoPackets, or JSON with a count): the incremental slice. */
+  gboolean incremental = protocol == TOMO_LIVE_PROTOCOL_TOMOP || c->count;
   const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) file = NULL;
@@ -149,9 +191,20 @@ test_receive (gconstpointer data)
   tomo_live_receiver_options_init (&options);
   options.url = "tcp://127.0.0.1:*";
   options.protocol = protocol;
+  if (c->count)
+    options.n_projections = n;
   g_assert_true (tomo_live_link_attach (window, &options, &error));
   g_assert_no_error (error);
   g_assert_nonnull (strstr (tomo_live_link_get_status (window), "Waiting"));
+  {
+    GtkDropDown *mode = find_mode_control (gtk_window_get_titlebar (GTK_WINDOW (window)));
+
+    g_assert_nonnull (mode);
+    g_assert_true (gtk_widget_get_visible (GTK_WIDGET (mode)));
+    g_assert_cmpuint (gtk_drop_down_get_selected (mode), ==, 0);
+    if (c->continuous)
+      gtk_drop_down_set_selected (mode, 1);
+  }
   tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window), protocol, FALSE, 20000, &error);
   g_assert_no_error (error);
 
@@ -160,10 +213,27 @@ test_receive (gconstpointer data)
   send_projections (tx, file, proj, 0, n / 2, 0);
   {
     /* JSON without a count: the scan grows with the frames. */
-    g_autofree char *expect = g_strdup_printf ("Receiving: %u/%u", n / 2,
-                                               protocol == TOMO_LIVE_PROTOCOL_JSON ? n / 2 : n);
+    g_autofree char *expect = g_strdup_printf ("%u/%u projections", n / 2, incremental ? n : n / 2);
     g_assert_true (wait_for_slice (window, &watch, expect, 0));
   }
+  /* The incremental slice is on screen before the rest comes, however
+   * loaded the machine (bounded by WAIT_S). */
+  if (incremental)
+    {
+      g_assert_true (wait_for_incremental (&watch));
+      g_assert_nonnull (strstr (tomo_live_link_get_status (window),
+                                c->continuous ? "Receiving (continuous)" : "Receiving (scan)"));
+      if (g_getenv ("TOMO_LIVE_SHOT") != NULL)
+        {
+          /* A moment to look at (screenshots of the live window). */
+          gint64 until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+          while (g_get_monotonic_time () < until)
+            if (!g_main_context_iteration (NULL, FALSE))
+              g_usleep (1000);
+        }
+    }
+  else
+    g_assert_nonnull (strstr (tomo_live_link_get_status (window), "Receiving (whole scan)"));
   /* Wait for the slice of all n/2 (the first may have had fewer). */
   {
     gint64 until = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
@@ -190,7 +260,7 @@ test_receive (gconstpointer data)
   g_test_message ("status: %s; %u different slices shown, %u of them incremental",
                   tomo_live_link_get_status (window), watch.n_changed, watch.n_incremental);
   /* A scan of announced size is shown from the incremental slice while it arrives. */
-  if (protocol == TOMO_LIVE_PROTOCOL_TOMOP)
+  if (incremental)
     g_assert_cmpuint (watch.n_incremental, >, 0);
 
   engine = tomo_engine_new (TOMO_BACKEND_CPU);
@@ -229,8 +299,17 @@ main (int    argc,
 
   g_test_init (&argc, &argv, NULL);
   have_display = gtk_init_check ();
-  g_test_add_data_func ("/tomo/live/ui/receive/tomop", GINT_TO_POINTER (TOMO_LIVE_PROTOCOL_TOMOP), test_receive);
-  g_test_add_data_func ("/tomo/live/ui/receive/json", GINT_TO_POINTER (TOMO_LIVE_PROTOCOL_JSON), test_receive);
+  {
+    static const Case tomop = { TOMO_LIVE_PROTOCOL_TOMOP, FALSE, FALSE };
+    static const Case continuous = { TOMO_LIVE_PROTOCOL_TOMOP, FALSE, TRUE };
+    static const Case json = { TOMO_LIVE_PROTOCOL_JSON, FALSE, FALSE };
+    static const Case json_count = { TOMO_LIVE_PROTOCOL_JSON, TRUE, FALSE };
+
+    g_test_add_data_func ("/tomo/live/ui/receive/tomop", &tomop, test_receive);
+    g_test_add_data_func ("/tomo/live/ui/receive/tomop-continuous", &continuous, test_receive);
+    g_test_add_data_func ("/tomo/live/ui/receive/json", &json, test_receive);
+    g_test_add_data_func ("/tomo/live/ui/receive/json-count", &json_count, test_receive);
+  }
   ret = g_test_run ();
   g_clear_object (&app);
   return ret;

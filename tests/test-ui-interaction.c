@@ -956,14 +956,7 @@ main (int    argc,
 {
   int ret;
 
-  g_test_init (&argc, &argv, NULL);
-  tmpdir = g_dir_make_tmp ("tomo-ui-XXXXXX", NULL);
-  g_assert_nonnull (tmpdir);
-  /* Remembered input options and recent files go here, not into the
-   * user's own. */
-  g_setenv ("XDG_CONFIG_HOME", tmpdir, TRUE);
-  g_setenv ("XDG_DATA_HOME", tmpdir, TRUE);
-  have_display = gtk_init_check ();
+  ui_test_init (&argc, &argv);
   xdotool = g_find_program_in_path ("xdotool");
 
   g_test_add_func ("/tomo/ui/interaction/frame-stalls", test_frame_stalls);
@@ -981,17 +974,7 @@ main (int    argc,
   g_test_add_func ("/tomo/ui/interaction/save-load-params", test_save_load_params);
   g_test_add_func ("/tomo/ui/interaction/tiff-without-flats", test_tiff_without_flats);
 
-  ret = g_test_run ();
-
-  if (window != NULL)
-    gtk_window_destroy (GTK_WINDOW (window));
-  g_clear_object (&app);
-  {
-    const char *argv_rm[] = { "rm", "-rf", tmpdir, NULL };
-
-    g_spawn_sync (NULL, (char **) argv_rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
-  }
-  g_free (tmpdir);
+  ret = ui_test_run ();
   g_free (xdotool);
   return ret;
 }

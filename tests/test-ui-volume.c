@@ -6,9 +6,8 @@
 
 #include <gtk/gtk.h>
 
-#include "tomo-application.h"
 #include "tomo-volume-view.h"
-#include "tomo-window.h"
+#include "ui-test-common.h"
 
 /* The three-view layout in the window on the sample scan (CPU backend
  * under Xvfb). */
@@ -37,15 +36,6 @@ wait_updates (TomoVolumeView *view,
   for (guint i = 0; i < 20; i++)
     g_main_context_iteration (NULL, FALSE);
   return tomo_volume_view_get_n_updates (view) >= n;
-}
-
-static void
-on_loaded (TomoWindow *w,
-           gboolean    ok,
-           gpointer    data)
-{
-  ((gboolean *) data)[0] = TRUE;
-  ((gboolean *) data)[1] = ok;
 }
 
 static float *
@@ -100,26 +90,18 @@ static void
 test_three_views (void)
 {
   const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
-  g_autoptr (TomoApplication) app = NULL;
-  g_autoptr (GFile) file = NULL;
   g_autofree float *xz0 = NULL;
   g_autofree float *yz0 = NULL;
   g_autofree float *xz1 = NULL;
   g_autofree float *yz1 = NULL;
   g_autofree float *xy1 = NULL;
-  TomoWindow *window;
   GtkStack *stack;
   TomoVolumeView *view;
-  gboolean state[2] = { FALSE, FALSE };
   guint w, h, xw, xh, yw, yh;
   double ix, iy, z;
-  gboolean timed_out = FALSE;
 
-  if (!gtk_init_check ())
-    {
-      g_test_skip ("No display: gtk_init_check() failed (run under xvfb-run)");
-      return;
-    }
+  if (skip_without_display ())
+    return;
   g_assert_nonnull (sample);
   app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
   g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
@@ -132,13 +114,7 @@ test_three_views (void)
   g_assert_nonnull (view);
   g_assert_cmpstr (gtk_stack_get_visible_child_name (stack), ==, "slice");
 
-  file = g_file_new_for_path (sample);
-  g_signal_connect (window, "scan-loaded", G_CALLBACK (on_loaded), state);
-  tomo_window_open (window, file);
-  g_timeout_add_seconds (60, timeout_cb, &timed_out);
-  while (!state[0] && !timed_out)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_true (state[1]);
+  g_assert_true (open_and_wait (sample));
   /* The centre moves to the background estimate (the sample's axis is at
    * 258.87) once after opening: wait for it, so the XY slice and the planes
    * compared below are made at one centre. */
@@ -266,6 +242,7 @@ test_three_views (void)
   g_object_ref (view);
   tomo_volume_view_set_position (view, 20.0, 30.0, 40.0);
   gtk_window_destroy (GTK_WINDOW (window));
+  window = NULL;
   {
     gint64 until = g_get_monotonic_time () + 3 * G_USEC_PER_SEC;
 
@@ -279,7 +256,7 @@ int
 main (int    argc,
       char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
+  ui_test_init (&argc, &argv);
   g_test_add_func ("/tomo/ui/volume/three-views", test_three_views);
-  return g_test_run ();
+  return ui_test_run ();
 }

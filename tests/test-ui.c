@@ -409,14 +409,7 @@ int
 main (int    argc,
       char **argv)
 {
-  int ret;
-
-  g_test_init (&argc, &argv, NULL);
-  tmpdir = g_dir_make_tmp ("tomo-ui-XXXXXX", NULL);
-  g_assert_nonnull (tmpdir);
-  /* Opened scans join the recent files: this run's, not the user's. */
-  g_setenv ("XDG_DATA_HOME", tmpdir, TRUE);
-  have_display = gtk_init_check ();
+  ui_test_init (&argc, &argv);
 
   g_test_add_func ("/tomo/ui/colormap/lut", test_colormap_lut);
   g_test_add_func ("/tomo/ui/histogram/percentiles", test_percentiles);
@@ -429,16 +422,5 @@ main (int    argc,
   g_test_add_func ("/tomo/ui/export/volume", test_export_volume);
   g_test_add_func ("/tomo/ui/window/broken-file", test_broken_file);
 
-  ret = g_test_run ();
-
-  if (window != NULL)
-    gtk_window_destroy (GTK_WINDOW (window));
-  g_clear_object (&app);
-  {
-    const char *argv_rm[] = { "rm", "-rf", tmpdir, NULL };
-
-    g_spawn_sync (NULL, (char **) argv_rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
-  }
-  g_free (tmpdir);
-  return ret;
+  return ui_test_run ();
 }

@@ -14,6 +14,7 @@
 #include "tomo-error.h"
 #include "tomo-gpu.h"
 #include "tomo-phantom.h"
+#include "tomo-test-util.h"
 #include "tomo-tiff-writer.h"
 #include "tomo-volume-export.h"
 #include "tomo-volume-writer.h"
@@ -553,12 +554,8 @@ main (int argc, char **argv)
   tmp_dir = g_dir_make_tmp ("tomo-volume-XXXXXX", &error);
   g_assert_no_error (error);
   scan_path = g_build_filename (tmp_dir, "scan.h5", NULL);
-  tomo_phantom_params_init (&p);
-  p.width = WIDTH;
-  p.height = HEIGHT;
-  p.n_proj = N_PROJ;
-  p.center = (WIDTH - 1) / 2.0 + 3.37;
-  p.max_attenuation = 4.0 / WIDTH;
+  tomo_test_phantom_params (&p, WIDTH, HEIGHT, N_PROJ);
+  p.noise = TRUE;
   g_assert_true (tomo_phantom_write_dxchange (&p, scan_path, &error));
   g_assert_no_error (error);
 

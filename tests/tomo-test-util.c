@@ -10,6 +10,27 @@
 #include "tomo-phantom.h"
 #include "tomo-test-util.h"
 
+void
+tomo_test_phantom_params (TomoPhantomParams *p,
+                          guint              width,
+                          guint              height,
+                          guint              n_proj)
+{
+  tomo_phantom_params_init (p);
+  tomo_phantom_params_set_size (p, width, height, n_proj);
+  p->noise = FALSE;
+}
+
+double *
+tomo_test_half_turn (guint n)
+{
+  double *angles = g_new (double, n);
+
+  for (guint i = 0; i < n; i++)
+    angles[i] = G_PI * i / n;
+  return angles;
+}
+
 char *
 tomo_test_write_phantom (guint   width,
                          guint   height,
@@ -24,13 +45,8 @@ tomo_test_write_phantom (guint   width,
   *dir = g_dir_make_tmp ("tomo-test-XXXXXX", &error);
   g_assert_no_error (error);
   path = g_build_filename (*dir, "phantom.h5", NULL);
-  tomo_phantom_params_init (&p);
-  p.width = width;
-  p.height = height;
-  p.n_proj = n_proj;
-  p.max_attenuation = 4.0 / width;
+  tomo_test_phantom_params (&p, width, height, n_proj);
   p.center = (width - 1) / 2.0 + center_offset;
-  p.noise = FALSE;
   if (!tomo_phantom_write_dxchange (&p, path, &error))
     g_error ("cannot write the test scan: %s", error->message);
   return path;

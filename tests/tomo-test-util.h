@@ -7,6 +7,7 @@
 
 #include <glib.h>
 
+#include "tomo-phantom.h"
 #include "tomo-scan.h"
 
 G_BEGIN_DECLS
@@ -32,6 +33,14 @@ void tomo_test_assert_fails_with (TomoTestResult *r,
 #define TOMO_TEST_RUN(r, ...) \
   G_STMT_START { const char *a_[] = { __VA_ARGS__, NULL }; tomo_test_run_argv (r, a_); } G_STMT_END
 
+/* The tests' phantom: Shepp-Logan, width × height × n_proj over 180°, axis
+ * at (width − 1)/2 + 3.37, attenuation up to 4/width, noiseless. */
+void      tomo_test_phantom_params (TomoPhantomParams *p,
+                                    guint              width,
+                                    guint              height,
+                                    guint              n_proj);
+/* n angles evenly spaced over [0, π), endpoint excluded. */
+double   *tomo_test_half_turn     (guint   n);
 /* A noiseless phantom scan of width × height × n_proj (axis at
  * (width − 1)/2 + center_offset, attenuation up to 4/width) written to a new
  * temporary folder, *dir; returns the file's path.  tomo_test_remove_scan()

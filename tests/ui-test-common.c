@@ -10,6 +10,32 @@ TomoApplication *app;
 TomoWindow *window;
 char *tmpdir;
 
+void
+ui_test_init (int    *argc,
+              char ***argv)
+{
+  g_test_init (argc, argv, NULL);
+  tmpdir = g_dir_make_tmp ("tomo-ui-XXXXXX", NULL);
+  g_assert_nonnull (tmpdir);
+  g_setenv ("XDG_CONFIG_HOME", tmpdir, TRUE);
+  g_setenv ("XDG_DATA_HOME", tmpdir, TRUE);
+  have_display = gtk_init_check ();
+}
+
+int
+ui_test_run (void)
+{
+  const char *argv_rm[] = { "rm", "-rf", tmpdir, NULL };
+  int ret = g_test_run ();
+
+  if (window != NULL)
+    gtk_window_destroy (GTK_WINDOW (window));
+  g_clear_object (&app);
+  g_spawn_sync (NULL, (char **) argv_rm, NULL, G_SPAWN_SEARCH_PATH, NULL, NULL, NULL, NULL, NULL, NULL);
+  g_clear_pointer (&tmpdir, g_free);
+  return ret;
+}
+
 static gboolean
 timeout_cb (gpointer data)
 {

@@ -15,6 +15,13 @@ extern TomoApplication *app;
 extern TomoWindow *window;
 extern char *tmpdir;
 
+/* g_test_init (), then a temporary folder as XDG_CONFIG_HOME and
+ * XDG_DATA_HOME (remembered options and recent files go there, not into the
+ * user's own) and the display, if there is one. */
+void      ui_test_init         (int        *argc,
+                                char     ***argv);
+/* g_test_run (), then closes the window and removes the temporary folder. */
+int       ui_test_run          (void);
 /* Iterates the main context until *flag is set; FALSE after timeout_s. */
 gboolean  wait_for             (gboolean   *flag,
                                 guint       timeout_s);

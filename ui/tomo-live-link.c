@@ -13,7 +13,9 @@
 
 #define LINK_KEY "tomo-live-link"
 #define TICK_MS 100
-#define SHOW_MS 16      /* a new incremental slice reaches the screen within a frame */
+#define SHOW_MS 4       /* a new incremental slice is handed to the view well within a frame */
+#define STEPS_CPU 60    /* live steps a second on the CPU (each filters and back projects on the host) */
+#define STEPS_GPU 250   /* on the GPU, a step is about a millisecond (docs/PERFORMANCE.md) */
 
 typedef struct
 {
@@ -32,6 +34,8 @@ typedef struct
   TomoLivePreviewOptions preview_options;
   guint64           shown_version;
   guint             show_id;
+  TomoLiveMode      mode;         /* the window's choice: scan or continuous */
+  GtkWidget        *mode_control; /* in the header bar while the link lasts */
   /* for the rates */
   gint64            rate_time;
   guint64           rate_bytes;
@@ -48,6 +52,18 @@ link_free (gpointer data)
   g_clear_handle_id (&link->tick_id, g_source_remove);
   g_clear_handle_id (&link->show_id, g_source_remove);
   g_clear_pointer (&link->preview, tomo_live_preview_free);
+  if (link->mode_control != NULL)
+    {
+      GtkWidget *bar = gtk_widget_get_parent (link->mode_control);
+
+      g_signal_handlers_disconnect_by_data (link->mode_control, link);
+      /* The header bar packs children into boxes of its own. */
+      while (bar != NULL && !GTK_IS_HEADER_BAR (bar))
+        bar = gtk_widget_get_parent (bar);
+      if (bar != NULL)
+        gtk_header_bar_remove (GTK_HEADER_BAR (bar), link->mode_control);
+      g_object_unref (link->mode_control);
+    }
   /* The window may be disposing, its handlers already gone. */
   if (link->ready_id != 0 && g_signal_handler_is_connected (link->window, link->ready_id))
     g_signal_handler_disconnect (link->window, link->ready_id);
@@ -115,9 +131,18 @@ update_preview (Link    *link,
   options.params.filter = window->params.filter;
   options.params.interp = window->params.interp;
   options.backend = window->backend;
-  options.mode = TOMO_LIVE_MODE_SCAN;
-  options.max_rate = 1000.0 / SHOW_MS;
+  options.mode = link->mode;
+  /* Steps faster than the display's frames: the newest slice is then at most
+   * a few ms old when a frame is drawn (bench --live: arrival → texture). */
+  options.max_rate = window->backend == TOMO_BACKEND_CPU ? STEPS_CPU : STEPS_GPU;
+  /* Once the window's slices reach the texture through interop, the live
+   * slice stays on the device too: no download, statistics from the device. */
+  options.device_only = window->backend != TOMO_BACKEND_CPU &&
+                        g_strcmp0 (tomo_slice_view_get_upload_path (tomo_window_get_slice_view (window)),
+                                   "CUDA–GL interop") == 0;
   if (link->preview != NULL &&
+      options.mode == link->preview_options.mode &&
+      options.device_only == link->preview_options.device_only &&
       options.row == link->preview_options.row &&
       options.params.center == link->preview_options.params.center &&
       options.params.filter == link->preview_options.params.filter &&
@@ -195,10 +220,11 @@ tick (gpointer data)
     }
 
   tomo_live_scan_get_info (live, &info);
-  /* TomoPackets announce the scan's size; a JSON scan grows frame by frame
-   * and is reconstructed whole. */
-  update_preview (link, link->scan != NULL && !info.complete &&
-                  tomo_live_receiver_get_protocol (link->rx) == TOMO_LIVE_PROTOCOL_TOMOP);
+  /* A scan of known size (TomoPackets announce it; for JSON the geometry
+   * given to the receiver) builds its slice incrementally; a JSON scan that
+   * grows frame by frame changes every angle and scale as it grows, and is
+   * reconstructed whole. */
+  update_preview (link, link->scan != NULL && !info.complete && info.n_expected[TOMO_FRAME_PROJECTION] > 0);
   g_autofree char *gaps = info.n_gaps == 0 ? g_strdup ("")
     : g_strdup_printf (" · %u missing (first at %.2f°)", info.n_gaps,
                        tomo_live_scan_get_angle (live, info.first_gap) * 180.0 / G_PI);
@@ -212,15 +238,55 @@ tick (gpointer data)
     {
       g_autofree char *last = stats.n_dropped_total ? tomo_live_receiver_dup_last_drop (link->rx) : NULL;
 
-      set_status (link, g_strdup_printf ("Receiving: %u/%u projections%s, %u flats, %u darks · %.1f MB/s · "
+      set_status (link, g_strdup_printf ("Receiving (%s): %u/%u projections%s, %u flats, %u darks · %.1f MB/s · "
                                          "%.0f proj/s · %" G_GUINT64_FORMAT " dropped%s%s%s",
+                                         link->preview == NULL ? "whole scan"
+                                         : link->mode == TOMO_LIVE_MODE_CONTINUOUS ? "continuous" : "scan",
                                          info.n_present[TOMO_FRAME_PROJECTION], link->scan_n_proj, gaps,
                                          info.n_present[TOMO_FRAME_FLAT], info.n_present[TOMO_FRAME_DARK],
                                          link->mb_per_s, link->proj_per_s, stats.n_dropped_total,
                                          last ? " (last: " : "", last ? last : "", last ? ")" : ""));
     }
   tomo_window_show_live (link->window, changed ? link->scan : NULL, link->status);
+  /* The subtitle shows the beginning (state, mode, counts); all of it on hover. */
+  gtk_widget_set_tooltip_text (GTK_WIDGET (link->window->subtitle_label), link->status);
   return G_SOURCE_CONTINUE;
+}
+
+static void
+mode_changed (GObject    *dropdown,
+              GParamSpec *pspec,
+              gpointer    data)
+{
+  Link *link = data;
+
+  link->mode = gtk_drop_down_get_selected (GTK_DROP_DOWN (dropdown)) == 1 ? TOMO_LIVE_MODE_CONTINUOUS
+                                                                          : TOMO_LIVE_MODE_SCAN;
+  /* The next tick starts the slice afresh in the new mode. */
+  tick (link);
+}
+
+/* Scan (one rotation accumulates) or continuous (a sliding window: each
+ * projection replaces the one at its angle), beside the title while live. */
+static void
+add_mode_control (Link *link)
+{
+  static const char *const modes[] = { "Scan", "Continuous", NULL };
+  GtkWidget *bar = gtk_window_get_titlebar (GTK_WINDOW (link->window));
+  GtkWidget *dropdown;
+
+  if (bar == NULL || !GTK_IS_HEADER_BAR (bar))
+    return;
+  dropdown = gtk_drop_down_new_from_strings (modes);
+  gtk_widget_set_name (dropdown, "live-mode");
+  gtk_widget_set_tooltip_text (dropdown, "Live slice: Scan accumulates the projections of one rotation; "
+                                         "Continuous keeps a sliding window of the last rotation "
+                                         "(each new projection replaces the one at its angle)");
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (dropdown), link->mode == TOMO_LIVE_MODE_CONTINUOUS ? 1 : 0);
+  g_signal_connect (dropdown, "notify::selected", G_CALLBACK (mode_changed), link);
+  link->mode_control = g_object_ref (dropdown);
+  gtk_label_set_ellipsize (link->window->subtitle_label, PANGO_ELLIPSIZE_END);
+  gtk_header_bar_pack_start (GTK_HEADER_BAR (bar), dropdown);
 }
 
 gboolean
@@ -244,6 +310,7 @@ tomo_live_link_attach (TomoWindow                    *window,
   link->tick_id = g_timeout_add (TICK_MS, tick, link);
   link->show_id = g_timeout_add (SHOW_MS, show_preview, link);
   link->ready_id = g_signal_connect (window, "slice-ready", G_CALLBACK (slice_ready), link);
+  add_mode_control (link);
   g_object_set_data_full (G_OBJECT (window), LINK_KEY, link, link_free);
   tick (link);
   return TRUE;

@@ -11,6 +11,7 @@
 #include "tomo-fbp.h"
 #include "tomo-live-accumulator.h"
 #include "tomo-live-protocol.h"
+#include "tomo-preprocess.h"
 
 /* Filtering runs here on the CPU (FFTW); the sum is kept by the backend
  * (device memory for the GPU), through its accumulate operations. */
@@ -24,6 +25,11 @@ struct _TomoLiveAccumulator
   gboolean            image_stale;
   double              filter_ms;
   double              backproject_ms;
+  gboolean            raw_path;   /* the backend preprocesses, filters and keeps rows */
+  GArray             *in_slice;   /* guint8 by slot */
+  GArray             *slot_angle; /* double by slot: the angle it was added at */
+  GArray             *stored;     /* host path: float rows by slot, preprocessed */
+  guint               n_in_slice;
 };
 
 TomoLiveAccumulator *
@@ -80,6 +86,15 @@ tomo_live_accumulator_new (guint                  width,
     }
   if (!self->impl->ops->accumulate_reset (self->impl, width, error))
     return NULL;
+  self->in_slice = g_array_new (FALSE, TRUE, sizeof (guint8));
+  self->slot_angle = g_array_new (FALSE, TRUE, sizeof (double));
+  self->stored = g_array_new (FALSE, TRUE, sizeof (float));
+  if (self->impl->ops->accumulate_raw != NULL && self->impl->ops->accumulate_filter != NULL)
+    {
+      if (!self->impl->ops->accumulate_filter (self->impl, params->filter, params->pad, n_scan, n_scan, error))
+        return NULL;
+      self->raw_path = TRUE;
+    }
   return g_steal_pointer (&self);
 }
 
@@ -89,6 +104,9 @@ tomo_live_accumulator_free (TomoLiveAccumulator *self)
   if (self == NULL)
     return;
   g_clear_pointer (&self->impl, tomo_backend_free);
+  g_clear_pointer (&self->in_slice, g_array_unref);
+  g_clear_pointer (&self->slot_angle, g_array_unref);
+  g_clear_pointer (&self->stored, g_array_unref);
   g_free (self->image);
   g_free (self);
 }
@@ -108,6 +126,9 @@ tomo_live_accumulator_clear (TomoLiveAccumulator *self)
   if (!self->impl->ops->accumulate_reset (self->impl, self->width, &error))
     g_message ("Live slice: %s", error->message);
   self->image_stale = FALSE;
+  if (self->in_slice != NULL)
+    memset (self->in_slice->data, 0, self->in_slice->len);
+  self->n_in_slice = 0;
 }
 
 gboolean
@@ -173,4 +194,141 @@ tomo_live_accumulator_get_last_ms (TomoLiveAccumulator *self,
     *filter_ms = self->filter_ms;
   if (backproject_ms != NULL)
     *backproject_ms = self->backproject_ms;
+}
+
+guint
+tomo_live_accumulator_get_n (TomoLiveAccumulator *self)
+{
+  return self->n_in_slice;
+}
+
+/* Host path: the stored rows of `slots` with `weight`. */
+static gboolean
+add_stored (TomoLiveAccumulator *self,
+            GArray              *slots,
+            GArray              *angles,
+            float                weight,
+            GError             **error)
+{
+  g_autofree float *rows = NULL;
+  guint w = self->width;
+
+  if (slots->len == 0)
+    return TRUE;
+  rows = g_new (float, (gsize) slots->len * w);
+  for (guint i = 0; i < slots->len; i++)
+    memcpy (rows + (gsize) i * w, &g_array_index (self->stored, float, (gsize) g_array_index (slots, guint, i) * w),
+            sizeof (float) * w);
+  return tomo_live_accumulator_add (self, rows, (const double *) angles->data, slots->len, weight, error);
+}
+
+gboolean
+tomo_live_accumulator_put (TomoLiveAccumulator *self,
+                           const float         *raw,
+                           const float         *flat,
+                           const float         *dark,
+                           gboolean             apply_log,
+                           const guint         *slots,
+                           const double        *angles,
+                           guint                n,
+                           GError             **error)
+{
+  g_autoptr(GArray) remove = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GArray) remove_angles = g_array_new (FALSE, FALSE, sizeof (double));
+  g_autoptr(GArray) add = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GArray) add_angles = g_array_new (FALSE, FALSE, sizeof (double));
+  guint w = self->width;
+
+  if (n == 0)
+    return TRUE;
+  for (guint i = 0; i < n; i++)
+    {
+      guint s = slots[i];
+
+      if (s >= self->in_slice->len)
+        {
+          g_array_set_size (self->in_slice, s + 1);
+          g_array_set_size (self->slot_angle, s + 1);
+          if (!self->raw_path)
+            g_array_set_size (self->stored, (gsize) (s + 1) * w);
+        }
+      if (g_array_index (self->in_slice, guint8, s))
+        {
+          g_array_append_val (remove, s);
+          g_array_append_val (remove_angles, g_array_index (self->slot_angle, double, s));
+        }
+      else
+        self->n_in_slice++;
+      g_array_index (self->in_slice, guint8, s) = 1;
+      g_array_index (self->slot_angle, double, s) = angles[i];
+      g_array_append_val (add, s);
+      g_array_append_val (add_angles, angles[i]);
+    }
+
+  if (self->raw_path)
+    {
+      TomoAccumulateRaw step = {
+        .raw = raw,
+        .flat = flat,
+        .dark = dark,
+        .apply_log = apply_log,
+        .slots = slots,
+        .angles = angles,
+        .n = n,
+        .remove = (const guint *) remove->data,
+        .remove_angles = (const double *) remove_angles->data,
+        .n_remove = remove->len,
+        .center = self->params.center,
+        .interp = self->params.interp,
+      };
+
+      self->filter_ms = 0;
+      if (!self->impl->ops->accumulate_raw (self->impl, &step, &self->backproject_ms, error))
+        return FALSE;
+      self->image_stale = TRUE;
+      return TRUE;
+    }
+
+  /* Host path: out with what is replaced, in with the new rows. */
+  if (!add_stored (self, remove, remove_angles, -1.0f, error))
+    return FALSE;
+  for (guint i = 0; i < n; i++)
+    tomo_preprocess_row (raw + (gsize) i * w, 1, w, flat, dark, apply_log,
+                         &g_array_index (self->stored, float, (gsize) slots[i] * w), NULL);
+  return add_stored (self, add, add_angles, 1.0f, error);
+}
+
+TomoSlice *
+tomo_live_accumulator_dup_slice (TomoLiveAccumulator *self,
+                                 guint                row,
+                                 gboolean             device_only,
+                                 GError             **error)
+{
+  g_autoptr(TomoSlice) slice = g_new0 (TomoSlice, 1);
+  guint w = self->width;
+
+  slice->ref_count = 1;
+  slice->row = row;
+  slice->n_slices = 1;
+  slice->width = slice->height = w;
+  slice->roi = (TomoRoi) { 0, 0, w, w };
+  slice->params = self->params;
+  slice->params.roi = slice->roi;
+  slice->backend = self->impl->ops->backend;
+  slice->kernel = g_strdup ("live-accumulate");
+  slice->filter_ms = self->filter_ms;
+  slice->backproject_ms = self->backproject_ms;
+  if (self->impl->ops->accumulate_slice != NULL)
+    {
+      if (!self->impl->ops->accumulate_slice (self->impl, slice, device_only, error))
+        return NULL;
+    }
+  else
+    {
+      if (!tomo_backend_alloc_slice_data (slice, error) ||
+          !self->impl->ops->accumulate_read (self->impl, slice->data, error))
+        return NULL;
+      tomo_slice_stats_compute (slice->data, (gsize) w * w, &slice->values);
+    }
+  return g_steal_pointer (&slice);
 }

@@ -33,6 +33,29 @@ gboolean      tomo_live_accumulator_add          (TomoLiveAccumulator *self,
                                                   guint                n,
                                                   float                weight,
                                                   GError             **error);
+/* Puts n rows of raw counts (n × width; flat and dark rows of width, or NULL
+ * when not normalised) into `slots` at `angles`: a slot already in the slice
+ * leaves it first.  With a backend that computes live slices itself (the
+ * GPU) the rows are preprocessed, filtered, kept and summed there; else they
+ * are preprocessed and filtered here and kept on the host. */
+gboolean      tomo_live_accumulator_put          (TomoLiveAccumulator *self,
+                                                  const float         *raw,
+                                                  const float         *flat,
+                                                  const float         *dark,
+                                                  gboolean             apply_log,
+                                                  const guint         *slots,
+                                                  const double        *angles,
+                                                  guint                n,
+                                                  GError             **error);
+/* Projections in the slice (distinct slots put since the last clear). */
+guint         tomo_live_accumulator_get_n        (TomoLiveAccumulator *self);
+/* The slice now as the engine's slices (row `row`, statistics in
+ * slice->values, a device copy with the GPU); slice->data stays NULL when
+ * `device_only` and the sum is on a device. */
+TomoSlice    *tomo_live_accumulator_dup_slice    (TomoLiveAccumulator *self,
+                                                  guint                row,
+                                                  gboolean             device_only,
+                                                  GError             **error);
 /* The slice now (width × width floats; owned by the accumulator). */
 const float  *tomo_live_accumulator_get_image    (TomoLiveAccumulator *self,
                                                   GError             **error);

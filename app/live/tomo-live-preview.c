@@ -6,8 +6,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "tomo-backend.h"
 #include "tomo-live-preview.h"
-#include "tomo-preprocess.h"
+#include "tomo-median.h"
 
 struct _TomoLivePreview
 {
@@ -25,17 +26,14 @@ struct _TomoLivePreview
   TomoReconParams        params;      /* of the slice: the centre resolved */
   guint64                since, calibration;
   gint64                 rotation;    /* scan mode: the rotation shown */
-  GArray                *stored;      /* float rows by slot: what is in the slice */
-  GArray                *in_slice;    /* guint8 by slot */
-  guint                  n_in_slice;
 
   GMutex                 lock;        /* guards what follows */
-  float                 *image;
-  guint                  image_n;     /* projections in `image` */
+  guint                  image_n;     /* projections in `slice` */
   guint64                version;
-  TomoSlice             *slice;       /* `image` as the engine's slices, with its values */
+  TomoSlice             *slice;       /* the slice as the engine's, with its values */
   TomoBackend            backend;     /* that the slice runs on */
   GArray                *delays;      /* double ms */
+  gint64                 delays_from; /* arrivals before it are not counted */
   char                  *error;
 };
 
@@ -55,9 +53,6 @@ reset (TomoLivePreview *self)
 {
   g_clear_pointer (&self->acc, tomo_live_accumulator_free);
   g_clear_pointer (&self->scan, tomo_live_scan_unref);
-  g_array_set_size (self->stored, 0);
-  g_array_set_size (self->in_slice, 0);
-  self->n_in_slice = 0;
   self->since = 0;
   self->calibration = 0;
   self->rotation = -1;
@@ -89,31 +84,6 @@ start_scan (TomoLivePreview *self,
   return self->acc != NULL;
 }
 
-/* Adds (or with weight −1 removes) the rows of `slots` kept in `stored`. */
-static gboolean
-apply_stored (TomoLivePreview *self,
-              GArray          *slots,
-              float            weight,
-              GError         **error)
-{
-  g_autofree float *rows = NULL;
-  g_autofree double *angles = NULL;
-  guint w = self->width;
-
-  if (slots->len == 0)
-    return TRUE;
-  rows = g_new (float, (gsize) slots->len * w);
-  angles = g_new (double, slots->len);
-  for (guint i = 0; i < slots->len; i++)
-    {
-      guint s = g_array_index (slots, guint, i);
-
-      memcpy (rows + (gsize) i * w, &g_array_index (self->stored, float, (gsize) s * w), sizeof (float) * w);
-      angles[i] = tomo_live_scan_get_angle (self->scan, s);
-    }
-  return tomo_live_accumulator_add (self->acc, rows, angles, slots->len, weight, error);
-}
-
 gboolean
 tomo_live_preview_step (TomoLivePreview *self,
                         GError         **error)
@@ -123,11 +93,12 @@ tomo_live_preview_step (TomoLivePreview *self,
   g_autoptr(GArray) ids = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr(GArray) arrivals = g_array_new (FALSE, FALSE, sizeof (gint64));
   g_autoptr(GArray) add = g_array_new (FALSE, FALSE, sizeof (guint));
-  g_autoptr(GArray) remove = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GHashTable) seen = g_hash_table_new (NULL, NULL);
   g_autofree float *raw = NULL, *flat = NULL, *dark = NULL;
+  g_autofree double *angles = NULL;
+  g_autoptr(TomoSlice) slice = NULL;
   guint64 now, calibration;
   gboolean normalise, apply_log;
-  const float *image;
   guint w;
   gint64 done, started = g_get_monotonic_time ();
 
@@ -136,22 +107,19 @@ tomo_live_preview_step (TomoLivePreview *self,
   if (scan != self->scan && !start_scan (self, scan, error))
     return FALSE;
 
-  tomo_live_scan_collect_changed (scan, 0, &now, &calibration, slots, ids, arrivals);
+  if (self->since != 0 && tomo_live_scan_get_generation (scan) == self->since)
+    return TRUE;   /* nothing new */
+  tomo_live_scan_collect_changed (scan, self->since, &now, &calibration, slots, ids, arrivals);
   if (calibration != self->calibration)
     {
       /* New flats or darks: every row is normalised anew. */
       tomo_live_accumulator_clear (self->acc);
-      memset (self->in_slice->data, 0, self->in_slice->len);
-      self->n_in_slice = 0;
       self->calibration = calibration;
       self->since = 0;
-    }
-  else
-    {
       g_array_set_size (slots, 0);
       g_array_set_size (ids, 0);
       g_array_set_size (arrivals, 0);
-      tomo_live_scan_collect_changed (scan, self->since, &now, &calibration, slots, ids, arrivals);
+      tomo_live_scan_collect_changed (scan, 0, &now, &calibration, slots, ids, arrivals);
     }
   if (slots->len == 0 && self->since == now)
     return TRUE;
@@ -169,85 +137,66 @@ tomo_live_preview_step (TomoLivePreview *self,
             continue;
           /* A new rotation starts an empty slice. */
           tomo_live_accumulator_clear (self->acc);
-          memset (self->in_slice->data, 0, self->in_slice->len);
-          self->n_in_slice = 0;
           self->rotation = rotation;
           g_array_set_size (add, 0);
-          g_array_set_size (remove, 0);
+          g_hash_table_remove_all (seen);
         }
-      if (s >= self->in_slice->len)
-        {
-          g_array_set_size (self->in_slice, s + 1);
-          g_array_set_size (self->stored, (gsize) (s + 1) * w);
-        }
-      if (g_array_index (self->in_slice, guint8, s))
-        g_array_append_val (remove, s);
-      g_array_append_val (add, s);
+      /* A slot written twice since the last step is read once, as it is now. */
+      if (g_hash_table_add (seen, GUINT_TO_POINTER (s + 1)))
+        g_array_append_val (add, s);
     }
 
-  /* Out with what is replaced, in with the new rows. */
-  if (!apply_stored (self, remove, -1.0f, error))
-    return FALSE;
   raw = g_new (float, (gsize) MAX (add->len, 1) * w);
   flat = g_new (float, w);
   dark = g_new (float, w);
+  angles = g_new (double, MAX (add->len, 1));
   if (!tomo_live_scan_read_row (scan, self->row, (const guint *) add->data, add->len, raw, flat, dark,
                                 &normalise, &apply_log))
-    return FALSE;
-  tomo_preprocess_row (raw, add->len, w, normalise ? flat : NULL, normalise ? dark : NULL, apply_log, raw, NULL);
-  for (guint i = 0; i < add->len; i++)
     {
-      guint s = g_array_index (add, guint, i);
-
-      memcpy (&g_array_index (self->stored, float, (gsize) s * w), raw + (gsize) i * w, sizeof (float) * w);
-      if (!g_array_index (self->in_slice, guint8, s))
-        self->n_in_slice++;
-      g_array_index (self->in_slice, guint8, s) = 1;
+      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_INCOMPLETE,
+                   "Live slice: row %u is outside the scan's %u rows", self->row, tomo_live_scan_get_rows (scan));
+      return FALSE;
     }
-  if (!apply_stored (self, add, 1.0f, error))
+  for (guint i = 0; i < add->len; i++)
+    angles[i] = tomo_live_scan_get_angle (scan, g_array_index (add, guint, i));
+  if (!tomo_live_accumulator_put (self->acc, raw, normalise ? flat : NULL, normalise ? dark : NULL, apply_log,
+                                  (const guint *) add->data, angles, add->len, error))
     return FALSE;
 
-  image = tomo_live_accumulator_get_image (self->acc, error);
-  if (image == NULL)
+  /* The window shows it as the engine's: statistics come with the slice. */
+  slice = tomo_live_accumulator_dup_slice (self->acc, self->row, self->options.device_only, error);
+  if (slice == NULL)
     return FALSE;
+  slice->total_ms = (g_get_monotonic_time () - started) / 1e3;
   {
-    /* The window shows it as the engine's: statistics come with the slice. */
-    TomoSlice *slice = g_new0 (TomoSlice, 1);
-
-    slice->ref_count = 1;
-    slice->row = self->row;
-    slice->n_slices = 1;
-    slice->width = slice->height = w;
-    slice->roi = (TomoRoi) { 0, 0, w, w };
-    slice->params = self->params;
-    slice->params.roi = slice->roi;
-    slice->data = g_memdup2 (image, sizeof (float) * w * w);
-    slice->backend = tomo_live_accumulator_get_backend (self->acc);
-    slice->kernel = g_strdup ("live-accumulate");
-    tomo_live_accumulator_get_last_ms (self->acc, &slice->filter_ms, &slice->backproject_ms);
-    tomo_slice_stats_compute (slice->data, (gsize) w * w, &slice->values);
-    done = g_get_monotonic_time ();
-    slice->total_ms = (done - started) / 1e3;
-
     g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
     g_clear_pointer (&self->slice, tomo_slice_unref);
-    self->slice = slice;
-    g_free (self->image);
-    self->image = g_memdup2 (image, sizeof (float) * w * w);
-    self->image_n = self->n_in_slice;
+    self->slice = tomo_slice_ref (slice);
+    self->image_n = tomo_live_accumulator_get_n (self->acc);
     self->version++;
+  }
+  /* Arrival → shown: after the caller's display of the slice. */
+  if (self->func != NULL)
+    self->func (self, self->user_data);
+  done = g_get_monotonic_time ();
+  {
+    g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
     for (guint i = 0; i < arrivals->len && self->delays->len < 1000000; i++)
       {
         double ms = (done - g_array_index (arrivals, gint64, i)) / 1e3;
-        g_array_append_val (self->delays, ms);
+
+        if (g_array_index (arrivals, gint64, i) >= self->delays_from)
+          g_array_append_val (self->delays, ms);
       }
   }
-  if (self->func != NULL)
-    self->func (self, self->user_data);
   return TRUE;
 }
 
+/* A step as soon as something has arrived (checked every millisecond), and
+ * at most max_rate steps a second: a projection waits for the step after it,
+ * not for the next tick of a fixed clock. */
 static gpointer
 preview_thread (gpointer data)
 {
@@ -259,13 +208,16 @@ preview_thread (gpointer data)
     {
       g_autoptr(GError) error = NULL;
       gint64 now = g_get_monotonic_time ();
+      guint64 version;
 
       if (now < next)
         {
-          g_usleep (MIN (next - now, 10000));
+          g_usleep (MIN (next - now, 1000));
           continue;
         }
-      next = now + period;
+      g_mutex_lock (&self->lock);
+      version = self->version;
+      g_mutex_unlock (&self->lock);
       if (!tomo_live_preview_step (self, &error))
         {
           g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
@@ -275,7 +227,13 @@ preview_thread (gpointer data)
           g_free (self->error);
           self->error = g_strdup (error->message);
           reset (self);
+          next = now + period;
+          continue;
         }
+      g_mutex_lock (&self->lock);
+      /* Nothing new: look again in a millisecond. */
+      next = self->version != version ? now + period : now + MIN (period, 1000);
+      g_mutex_unlock (&self->lock);
     }
   return NULL;
 }
@@ -294,8 +252,6 @@ tomo_live_preview_new (TomoLiveReceiver             *receiver,
     self->options.max_rate = 60;
   self->func = func;
   self->user_data = user_data;
-  self->stored = g_array_new (FALSE, TRUE, sizeof (float));
-  self->in_slice = g_array_new (FALSE, TRUE, sizeof (guint8));
   self->delays = g_array_new (FALSE, FALSE, sizeof (double));
   self->rotation = -1;
   g_mutex_init (&self->lock);
@@ -313,10 +269,7 @@ tomo_live_preview_free (TomoLivePreview *self)
   if (self->thread != NULL)
     g_thread_join (self->thread);
   reset (self);
-  g_array_unref (self->stored);
-  g_array_unref (self->in_slice);
   g_array_unref (self->delays);
-  g_free (self->image);
   g_clear_pointer (&self->slice, tomo_slice_unref);
   g_free (self->error);
   g_mutex_clear (&self->lock);
@@ -329,16 +282,22 @@ tomo_live_preview_dup_image (TomoLivePreview *self,
                              guint           *n_in_image,
                              guint64         *version)
 {
-  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  g_autoptr(TomoSlice) slice = NULL;
+  g_autofree float *image = NULL;
+  gsize n;
 
-  if (self->image == NULL)
+  slice = tomo_live_preview_dup_slice (self, n_in_image, version);
+  if (slice == NULL)
     return NULL;
-  *width = self->width;
-  if (n_in_image != NULL)
-    *n_in_image = self->image_n;
-  if (version != NULL)
-    *version = self->version;
-  return g_memdup2 (self->image, sizeof (float) * self->width * self->width);
+  *width = slice->width;
+  n = (gsize) slice->width * slice->height;
+  if (slice->data != NULL)
+    return g_memdup2 (slice->data, sizeof (float) * n);
+  image = g_new (float, n);
+  if (slice->device_buffer == NULL ||
+      !((const TomoDeviceBufferOps *) slice->device_ops)->download (slice->device_buffer, image))
+    return NULL;
+  return g_steal_pointer (&image);
 }
 
 TomoSlice *
@@ -357,15 +316,6 @@ tomo_live_preview_dup_slice (TomoLivePreview *self,
   return tomo_slice_ref (self->slice);
 }
 
-static int
-compare_double (gconstpointer a,
-                gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
 void
 tomo_live_preview_get_delays (TomoLivePreview *self,
                               double          *median_ms,
@@ -375,10 +325,18 @@ tomo_live_preview_get_delays (TomoLivePreview *self,
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
   g_autoptr(GArray) sorted = g_array_copy (self->delays);
 
-  g_array_sort (sorted, compare_double);
   *n = sorted->len;
-  *median_ms = sorted->len ? g_array_index (sorted, double, sorted->len / 2) : NAN;
+  *median_ms = sorted->len ? _tomo_median ((double *) sorted->data, sorted->len) : NAN;
   *max_ms = sorted->len ? g_array_index (sorted, double, sorted->len - 1) : NAN;
+}
+
+void
+tomo_live_preview_reset_delays (TomoLivePreview *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  g_array_set_size (self->delays, 0);
+  self->delays_from = g_get_monotonic_time ();
 }
 
 char *

@@ -25,11 +25,14 @@ typedef struct
   TomoBackend     backend;
   TomoLiveMode    mode;
   double          max_rate;     /* steps per second; 0: 60 */
+  gboolean        device_only;  /* GPU: slices stay on the device (display through interop) */
 } TomoLivePreviewOptions;
 
 typedef struct _TomoLivePreview TomoLivePreview;
 
-/* Called in the preview thread after each step that changed the slice. */
+/* Called in the preview thread after each step that changed the slice
+ * (tomo_live_preview_dup_slice has it); the delays count until it returns,
+ * so a caller that shows the slice here measures arrival → shown. */
 typedef void (*TomoLivePreviewFunc) (TomoLivePreview *preview,
                                      gpointer         user_data);
 
@@ -43,7 +46,8 @@ void             tomo_live_preview_free  (TomoLivePreview *self);
  * max_rate < 0).  FALSE with an error when the slice cannot be made. */
 gboolean         tomo_live_preview_step  (TomoLivePreview *self,
                                           GError         **error);
-/* A copy of the slice (width × width) and how many projections are in it. */
+/* A copy of the slice (width × width) and how many projections are in it
+ * (downloaded from the device for a device_only slice). */
 float           *tomo_live_preview_dup_image (TomoLivePreview *self,
                                               guint           *width,
                                               guint           *n_in_image,
@@ -58,6 +62,10 @@ void             tomo_live_preview_get_delays (TomoLivePreview *self,
                                                double          *median_ms,
                                                double          *max_ms,
                                                guint           *n);
+/* Forgets the delays so far and counts only projections that arrive from
+ * now on (e.g. after a warm-up: a step still running then does not add the
+ * delays of earlier arrivals). */
+void             tomo_live_preview_reset_delays (TomoLivePreview *self);
 /* The backend of the slice (AUTO before the first scan). */
 TomoBackend      tomo_live_preview_get_backend (TomoLivePreview *self);
 char            *tomo_live_preview_dup_error (TomoLivePreview *self);

@@ -179,6 +179,18 @@ is_known_recast3d (gint32 desc)
 #define SHORT(what) \
   drop_with (drop, detail, TOMO_LIVE_DROP_SHORT, "%s of %" G_GSIZE_FORMAT " bytes is truncated", what, size)
 
+/* A message's last field is an array of `n` 4-byte values: exactly what is left. */
+static gboolean
+check_rest (const Cursor *c, gint32 n, const char *message, const char *values,
+            TomoLiveDrop *drop, char **detail)
+{
+  if ((guint64) n * 4 != c->left)
+    return drop_with (drop, detail, (guint64) n * 4 > c->left ? TOMO_LIVE_DROP_SHORT : TOMO_LIVE_DROP_LONG,
+                      "%s declares %d %s but has %" G_GSIZE_FORMAT " bytes left",
+                      message, n, values, c->left);
+  return TRUE;
+}
+
 static gboolean
 parse_geometry_spec (Cursor *c, gsize size, TomoLiveMessage *m, TomoLiveDrop *drop, char **detail)
 {
@@ -239,14 +251,8 @@ parse_parallel_beam (Cursor *c, gsize size, const TomoLiveContext *ctx, TomoLive
     return drop_with (drop, detail, TOMO_LIVE_DROP_NEGATIVE,
                       "ParallelBeamGeometry: %d rows, %d cols, %d projections, %d angles",
                       rows, cols, n_proj, n_angles);
-  if ((guint64) n_angles * 4 > c->left)
-    return drop_with (drop, detail, TOMO_LIVE_DROP_SHORT,
-                      "ParallelBeamGeometry declares %d angles but has %" G_GSIZE_FORMAT " bytes left",
-                      n_angles, c->left);
-  if ((guint64) n_angles * 4 < c->left)
-    return drop_with (drop, detail, TOMO_LIVE_DROP_LONG,
-                      "ParallelBeamGeometry declares %d angles but has %" G_GSIZE_FORMAT " bytes left",
-                      n_angles, c->left);
+  if (!check_rest (c, n_angles, "ParallelBeamGeometry", "angles", drop, detail))
+    return FALSE;
   if (n_angles != n_proj)
     return drop_with (drop, detail, TOMO_LIVE_DROP_SHAPE,
                       "ParallelBeamGeometry: proj_count %d but %d angles", n_proj, n_angles);
@@ -296,14 +302,8 @@ parse_projection (Cursor *c, gsize size, const TomoLiveContext *ctx, TomoLiveMes
   if (rows <= 0 || cols <= 0 || n < 0)
     return drop_with (drop, detail, TOMO_LIVE_DROP_NEGATIVE,
                       "Projection: shape %d × %d, %d values", rows, cols, n);
-  if ((guint64) n * 4 > c->left)
-    return drop_with (drop, detail, TOMO_LIVE_DROP_SHORT,
-                      "Projection declares %d values but has %" G_GSIZE_FORMAT " bytes left",
-                      n, c->left);
-  if ((guint64) n * 4 < c->left)
-    return drop_with (drop, detail, TOMO_LIVE_DROP_LONG,
-                      "Projection declares %d values but has %" G_GSIZE_FORMAT " bytes left",
-                      n, c->left);
+  if (!check_rest (c, n, "Projection", "values", drop, detail))
+    return FALSE;
   bytes = frame_bytes (rows, cols, 4, ctx->max_frame_bytes);
   if (bytes == 0)
     return drop_with (drop, detail, TOMO_LIVE_DROP_TOO_LARGE,
@@ -569,16 +569,31 @@ put_f32s (GByteArray  *b,
 #endif
 }
 
+/* A TomoPackets message: the descriptor, `n_ints` int32 fields, `n_floats`
+ * float32 values; callers may append more. */
+static GByteArray *
+encode_packet (gint32        desc,
+               const gint32 *ints,
+               guint         n_ints,
+               const float  *floats,
+               gsize         n_floats)
+{
+  GByteArray *b = g_byte_array_sized_new (4 * (1 + n_ints + n_floats) + 1);
+
+  put_i32 (b, desc);
+  for (guint i = 0; i < n_ints; i++)
+    put_i32 (b, ints[i]);
+  put_f32s (b, floats, n_floats);
+  return b;
+}
+
 GBytes *
 tomo_live_encode_geometry_spec (gint32      scene_id,
                                 const float vmin[3],
                                 const float vmax[3])
 {
-  GByteArray *b = g_byte_array_sized_new (32);
+  GByteArray *b = encode_packet (TOMOP_GEOMETRY_SPECIFICATION, &scene_id, 1, vmin, 3);
 
-  put_i32 (b, TOMOP_GEOMETRY_SPECIFICATION);
-  put_i32 (b, scene_id);
-  put_f32s (b, vmin, 3);
   put_f32s (b, vmax, 3);
   return g_byte_array_free_to_bytes (b);
 }
@@ -589,12 +604,9 @@ tomo_live_encode_scan_settings (gint32 scene_id,
                                 gint32 n_flats,
                                 int    already_linear)
 {
-  GByteArray *b = g_byte_array_sized_new (17);
+  const gint32 fields[] = { scene_id, n_darks, n_flats };
+  GByteArray *b = encode_packet (TOMOP_SCAN_SETTINGS, fields, G_N_ELEMENTS (fields), NULL, 0);
 
-  put_i32 (b, TOMOP_SCAN_SETTINGS);
-  put_i32 (b, scene_id);
-  put_i32 (b, n_darks);
-  put_i32 (b, n_flats);
   if (already_linear >= 0)
     {
       guint8 flag = already_linear ? 1 : 0;
@@ -611,16 +623,10 @@ tomo_live_encode_parallel_beam (gint32       scene_id,
                                 const float *angles_rad,
                                 gint32       n_angles)
 {
-  GByteArray *b = g_byte_array_sized_new (24 + 4 * (gsize) MAX (n_angles, 0));
+  const gint32 fields[] = { scene_id, rows, cols, n_projections, n_angles };
 
-  put_i32 (b, TOMOP_PARALLEL_BEAM_GEOMETRY);
-  put_i32 (b, scene_id);
-  put_i32 (b, rows);
-  put_i32 (b, cols);
-  put_i32 (b, n_projections);
-  put_i32 (b, n_angles);
-  put_f32s (b, angles_rad, MAX (n_angles, 0));
-  return g_byte_array_free_to_bytes (b);
+  return g_byte_array_free_to_bytes (encode_packet (TOMOP_PARALLEL_BEAM_GEOMETRY, fields, G_N_ELEMENTS (fields),
+                                                    angles_rad, MAX (n_angles, 0)));
 }
 
 GBytes *
@@ -631,16 +637,10 @@ tomo_live_encode_projection (gint32       type,
                              const float *data,
                              gint32       n_values)
 {
-  GByteArray *b = g_byte_array_sized_new (24 + 4 * (gsize) MAX (n_values, 0));
+  const gint32 fields[] = { type, id, rows, cols, n_values };
 
-  put_i32 (b, TOMOP_PROJECTION);
-  put_i32 (b, type);
-  put_i32 (b, id);
-  put_i32 (b, rows);
-  put_i32 (b, cols);
-  put_i32 (b, n_values);
-  put_f32s (b, data, MAX (n_values, 0));
-  return g_byte_array_free_to_bytes (b);
+  return g_byte_array_free_to_bytes (encode_packet (TOMOP_PROJECTION, fields, G_N_ELEMENTS (fields),
+                                                    data, MAX (n_values, 0)));
 }
 
 char *

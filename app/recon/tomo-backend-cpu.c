@@ -267,6 +267,23 @@ cpu_accumulate_read (TomoBackendImpl *impl,
   return TRUE;
 }
 
+/* The host has the sum: its copy and statistics on this thread. */
+static gboolean
+cpu_accumulate_slice (TomoBackendImpl *impl,
+                      TomoSlice       *slice,
+                      gboolean         device_only,
+                      GError         **error)
+{
+  CpuBackend *self = (CpuBackend *) impl;
+  gsize n = (gsize) self->acc_width * self->acc_width;
+
+  if (!tomo_backend_accumulate_check (self->acc, error) || !tomo_backend_alloc_slice_data (slice, error))
+    return FALSE;
+  memcpy (slice->data, self->acc, sizeof (float) * n);
+  tomo_slice_stats_compute (slice->data, n, &slice->values);
+  return TRUE;
+}
+
 static const TomoBackendOps cpu_ops = {
   .name = "cpu",
   .backend = TOMO_BACKEND_CPU,
@@ -280,6 +297,7 @@ static const TomoBackendOps cpu_ops = {
   .accumulate_reset = cpu_accumulate_reset,
   .accumulate = cpu_accumulate,
   .accumulate_read = cpu_accumulate_read,
+  .accumulate_slice = cpu_accumulate_slice,
 };
 
 TomoBackendImpl *

@@ -201,9 +201,24 @@ buffer_free (gpointer buffer)
   tomo_gpu_buffer_free (buffer);
 }
 
+static gboolean
+buffer_download (gpointer buffer,
+                 float   *out)
+{
+  g_autoptr(GError) error = NULL;
+
+  if (!tomo_gpu_buffer_download (buffer, out, &error))
+    {
+      g_warning ("Cannot download a slice from the GPU: %s", error->message);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static const TomoDeviceBufferOps gpu_buffer_ops = {
   .data = buffer_data,
   .read_value = buffer_read_value,
+  .download = buffer_download,
   .free = buffer_free,
 };
 
@@ -258,6 +273,23 @@ gpu_backproject (TomoBackendImpl *impl,
   return TRUE;
 }
 
+static void
+copy_gpu_stats (const TomoGpuStats *gs,
+                TomoSliceStats     *st)
+{
+  G_STATIC_ASSERT (TOMO_GPU_STATS_BINS == TOMO_SLICE_HISTOGRAM_BINS);
+  st->valid = gs->valid;
+  st->min = gs->min;
+  st->max = gs->max;
+  st->lo = gs->lo;
+  st->hi = gs->hi;
+  st->range_lo = gs->range_lo;
+  st->range_hi = gs->range_hi;
+  st->mean = gs->mean;
+  st->n_finite = gs->n_finite;
+  memcpy (st->bins, gs->bins, sizeof st->bins);
+}
+
 /* On the device, over the context's output (still the slice's values): the
  * window gets them without a download. */
 static gboolean
@@ -270,22 +302,12 @@ gpu_stats (TomoBackendImpl *impl,
   TomoGpuStats gs;
   TomoSliceStats *st = &slice->values;
 
-  G_STATIC_ASSERT (TOMO_GPU_STATS_BINS == TOMO_SLICE_HISTOGRAM_BINS);
   if (!tomo_gpu_context_stats (self->ctx, &gs, &gpu_error))
     {
       propagate_gpu_error (error, gpu_error, "GPU slice statistics");
       return FALSE;
     }
-  st->valid = gs.valid;
-  st->min = gs.min;
-  st->max = gs.max;
-  st->lo = gs.lo;
-  st->hi = gs.hi;
-  st->range_lo = gs.range_lo;
-  st->range_hi = gs.range_hi;
-  st->mean = gs.mean;
-  st->n_finite = gs.n_finite;
-  memcpy (st->bins, gs.bins, sizeof st->bins);
+  copy_gpu_stats (&gs, st);
   return TRUE;
 }
 
@@ -493,6 +515,96 @@ gpu_accumulate_read (TomoBackendImpl *impl,
   return TRUE;
 }
 
+static gboolean
+gpu_accumulate_filter (TomoBackendImpl *impl,
+                       TomoFilterType   filter,
+                       TomoPadMode      pad,
+                       guint            n_scan,
+                       guint            n_slots,
+                       GError         **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+  GError *gpu_error = NULL;
+  g_autofree double *response = NULL;
+  guint padded;
+
+  if (!tomo_backend_accumulate_check (self->acc, error))
+    return FALSE;
+  response = tomo_filter_fbp_response (filter, self->acc_width, n_scan, &padded);
+  if (!tomo_gpu_accumulator_set_filter (self->acc, padded, response, to_gpu_pad (pad), n_slots, &gpu_error))
+    {
+      propagate_gpu_error (error, gpu_error, "GPU live slice");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+gpu_accumulate_raw (TomoBackendImpl         *impl,
+                    const TomoAccumulateRaw *step,
+                    double                  *ms,
+                    GError                 **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+  GError *gpu_error = NULL;
+  gboolean linear = to_gpu_interp (step->interp) == 1;
+
+  if (!tomo_backend_accumulate_check (self->acc, error))
+    return FALSE;
+  if ((step->n_remove > 0 &&
+       !tomo_gpu_accumulator_remove_slots (self->acc, step->remove, step->remove_angles, step->n_remove,
+                                           step->center, linear, &gpu_error)) ||
+      !tomo_gpu_accumulator_put_raw (self->acc, step->raw, step->flat, step->dark, step->apply_log,
+                                     step->slots, step->angles, step->n, step->center, linear, &gpu_error))
+    {
+      propagate_gpu_error (error, gpu_error, "GPU live slice");
+      return FALSE;
+    }
+  if (ms != NULL)
+    *ms = tomo_gpu_accumulator_get_last_ms (self->acc);
+  return TRUE;
+}
+
+/* Statistics and the display copy from the device sum; the host copy only
+ * when asked for. */
+static gboolean
+gpu_accumulate_slice (TomoBackendImpl *impl,
+                      TomoSlice       *slice,
+                      gboolean         device_only,
+                      GError         **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+  GError *gpu_error = NULL;
+  TomoGpuStats gs;
+
+  if (!tomo_backend_accumulate_check (self->acc, error))
+    return FALSE;
+  if (!tomo_gpu_accumulator_stats (self->acc, &gs, &gpu_error))
+    {
+      propagate_gpu_error (error, gpu_error, "GPU live slice statistics");
+      return FALSE;
+    }
+  copy_gpu_stats (&gs, &slice->values);
+  slice->device_buffer = tomo_gpu_accumulator_copy_image (self->acc, &gpu_error);
+  if (slice->device_buffer == NULL)
+    {
+      propagate_gpu_error (error, gpu_error, "GPU live slice copy");
+      return FALSE;
+    }
+  slice->device_ops = &gpu_buffer_ops;
+  if (!device_only)
+    {
+      if (!tomo_backend_alloc_slice_data (slice, error))
+        return FALSE;
+      if (!tomo_gpu_buffer_download (slice->device_buffer, slice->data, &gpu_error))
+        {
+          propagate_gpu_error (error, gpu_error, "GPU live slice download");
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 static const TomoBackendOps gpu_ops = {
   .name = "gpu",
   .backend = TOMO_BACKEND_GPU,
@@ -506,6 +618,9 @@ static const TomoBackendOps gpu_ops = {
   .accumulate_reset = gpu_accumulate_reset,
   .accumulate = gpu_accumulate,
   .accumulate_read = gpu_accumulate_read,
+  .accumulate_filter = gpu_accumulate_filter,
+  .accumulate_raw = gpu_accumulate_raw,
+  .accumulate_slice = gpu_accumulate_slice,
 };
 
 TomoBackendImpl *

@@ -80,6 +80,26 @@ typedef struct
   float weight;
 } TomoAccumulateStep;
 
+/* One step of a live slice from raw rows (accumulate_raw): the slots in
+ * `remove` leave the sum first (what they held before), then n rows of raw
+ * counts (n × width; line integrals when flat/dark are NULL and apply_log is
+ * FALSE) are preprocessed with the flat and dark rows, filtered, kept in
+ * their `slots` and added. */
+typedef struct
+{
+  const float *raw;
+  const float *flat, *dark;
+  gboolean apply_log;
+  const guint *slots;
+  const double *angles;
+  guint n;
+  const guint *remove;
+  const double *remove_angles;
+  guint n_remove;
+  double center;
+  TomoInterp interp;
+} TomoAccumulateRaw;
+
 struct _TomoBackendOps
 {
   const char *name;         /* "cpu", "gpu" */
@@ -125,6 +145,28 @@ struct _TomoBackendOps
   gboolean  (*accumulate_read)  (TomoBackendImpl *self,
                                  float           *image,
                                  GError         **error);
+  /* Live slices where the backend computes, from raw rows (NULL: the caller
+   * preprocesses and filters on the host and calls accumulate).
+   * accumulate_filter (after accumulate_reset): the filter and padding for a
+   * scan of n_scan projections (its FBP scale) and room for n_slots rows. */
+  gboolean  (*accumulate_filter) (TomoBackendImpl *self,
+                                  TomoFilterType   filter,
+                                  TomoPadMode      pad,
+                                  guint            n_scan,
+                                  guint            n_slots,
+                                  GError         **error);
+  gboolean  (*accumulate_raw)   (TomoBackendImpl         *self,
+                                 const TomoAccumulateRaw *step,
+                                 double                  *ms,
+                                 GError                 **error);
+  /* The sum as a slice (its size, row and parameters already set): the
+   * statistics in slice->values, computed where the sum is; a device copy in
+   * slice->device_buffer where there is a device; slice->data unless
+   * `device_only` (which a backend without a device ignores). */
+  gboolean  (*accumulate_slice) (TomoBackendImpl *self,
+                                 TomoSlice       *slice,
+                                 gboolean         device_only,
+                                 GError         **error);
 };
 
 /* What a slice needs from its backend after the engine has let it go: the
@@ -136,6 +178,9 @@ typedef struct
   gboolean     (*read_value) (gpointer buffer,
                               gsize    offset,
                               float   *value);
+  /* All of it to `out` (n_slices × height × width floats). */
+  gboolean     (*download)   (gpointer buffer,
+                              float   *out);
   void         (*free)       (gpointer buffer);
 } TomoDeviceBufferOps;
 

@@ -10,6 +10,7 @@
 #include "tomo-bench-planes.h"
 #include "tomo-fbp.h"
 #include "tomo-filter.h"
+#include "tomo-median.h"
 #include "tomo-plane.h"
 #include "tomo-gpu-store.h"
 
@@ -35,14 +36,6 @@ read_row (guint    row,
   return TRUE;
 }
 
-static int
-cmp_double (gconstpointer a,
-            gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return x < y ? -1 : x > y;
-}
-
 /* Median CUDA-event milliseconds of `runs` planes after two warm-ups; the
  * centre moves by a hundredth of a pixel per run, so no two runs see the
  * same input. */
@@ -64,8 +57,7 @@ time_plane (TomoGpuStore       *store,
       if (r >= 2)
         t[r - 2] = tomo_gpu_store_get_plane_ms (store);
     }
-  qsort (t, runs, sizeof *t, cmp_double);
-  *ms = runs % 2 ? t[runs / 2] : 0.5 * (t[runs / 2 - 1] + t[runs / 2]);
+  *ms = _tomo_median (t, runs);
   return TRUE;
 }
 
@@ -207,6 +199,7 @@ bench_cpu_views (guint runs)
   TomoPlaneSource src;
   TomoRoi roi = { 0, 0, W, W };
   TomoPlane pxz, pyz;
+  double m, m3;
 
   for (guint p = 0; p < P; p++)
     angles[p] = G_PI * p / P;
@@ -235,11 +228,11 @@ bench_cpu_views (guint runs)
           t3[r - 1] = (t2 - t0) / 1000.0;
         }
     }
-  qsort (t, runs, sizeof *t, cmp_double);
-  qsort (t3, runs, sizeof *t3, cmp_double);
+  m = _tomo_median (t, runs);
+  m3 = _tomo_median (t3, runs);
   printf ("CPU backend, %u threads, %u × %u × %u (the sample's size): XZ or YZ plane %u × %u "
           "%.1f ms, the three views (XY + XZ + YZ) %.1f ms = %.1f Hz (medians of %u).\n\n",
-          threads, R, P, W, W, R, t[runs / 2], t3[runs / 2], 1000.0 / t3[runs / 2], runs);
+          threads, R, P, W, W, R, m, m3, 1000.0 / m3, runs);
   fflush (stdout);
 }
 

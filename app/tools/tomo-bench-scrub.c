@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "tomo-bench-scrub.h"
+#include "tomo-median.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 #include "tomo-scrub-prefetch.h"
@@ -14,19 +15,10 @@
 #define SCRUB_PROJ 1800
 #define STEP_US (G_USEC_PER_SEC / 30)
 
-static int
-cmp_double (gconstpointer a, gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
 static void
 summarise (double *v, guint n, double *med, double *max)
 {
-  qsort (v, n, sizeof (double), cmp_double);
-  *med = n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  *med = _tomo_median (v, n);
   *max = v[n - 1];
 }
 
@@ -123,13 +115,9 @@ tomo_bench_row_scrub (const char *dir,
   gint64 t0;
   double write_s;
 
-  tomo_phantom_params_init (&phantom);
-  phantom.width = SCRUB_WIDTH;
-  phantom.height = MAX (height, 16);
-  phantom.n_proj = SCRUB_PROJ;
+  tomo_phantom_params_init (&phantom);   /* with noise, seed 1 */
+  tomo_phantom_params_set_size (&phantom, SCRUB_WIDTH, MAX (height, 16), SCRUB_PROJ);
   phantom.center = (phantom.width - 1) / 2.0;
-  phantom.noise = TRUE;
-  phantom.seed = 1;
   t0 = g_get_monotonic_time ();
   if (!tomo_phantom_write_dxchange (&phantom, path, error))
     return FALSE;

@@ -30,6 +30,7 @@
 #include "tomo-gpu-gl.h"
 #include "tomo-gpu-tune.h"
 #include "tomo-live-cli.h"
+#include "tomo-median.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
 
@@ -44,22 +45,6 @@ typedef struct
   int device;
   gboolean kernels[TOMO_GPU_N_KERNELS];
 } BenchOptions;
-
-static int
-cmp_double (gconstpointer a,
-            gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-  return x < y ? -1 : x > y;
-}
-
-static double
-median (double *v,
-        guint   n)
-{
-  qsort (v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 static double *
 make_angles (guint n)
@@ -168,7 +153,7 @@ time_backprojection (TomoGpuContext                 *ctx,
         return FALSE;
       t[i] = tomo_gpu_context_get_backproject_ms (ctx);
     }
-  *ms = median (t, runs);
+  *ms = _tomo_median (t, runs);
   *used = tomo_gpu_context_get_last_kernel (ctx);
   return TRUE;
 }
@@ -302,7 +287,7 @@ bench_filter (TomoGpuContext     *ctx,
                   if (i >= 2)
                     t[i - 2] = tomo_gpu_context_get_filter_ms (ctx);
                 }
-              ms[m] = median (t, opts->runs);
+              ms[m] = _tomo_median (t, opts->runs);
             }
           printf ("| %u² | %u | %u | %u | %.3f | %.3f | %s |\n", S, opts->n_proj,
                   slice_counts[c], tomo_filter_padded_width (S), ms[0], ms[1],
@@ -355,7 +340,7 @@ bench_latency (TomoGpuContext     *ctx,
         }
       printf ("| %u² | %u | %s | %.3f | %.1f |\n", S, opts->n_proj,
               tomo_gpu_kernel_to_string (tomo_gpu_context_get_last_kernel (ctx)),
-              median (t, opts->runs), load_ms);
+              _tomo_median (t, opts->runs), load_ms);
     }
   printf ("\n");
   return TRUE;
@@ -559,7 +544,7 @@ bench_cpu_backprojection (guint    S,
         }
       if (!check_finite (out, (gsize) S * S, "CPU back projection", error))
         return FALSE;
-      s = median (t, runs);
+      s = _tomo_median (t, runs);
       printf ("| %u² | %u | %s | %u | %.3g | %.3g |\n", S, n_proj,
               tomo_interp_to_string (interp), tomo_cpu_fbp_get_n_threads (fbp), s,
               (double) S * S * n_proj / s / 1e9);
@@ -591,13 +576,8 @@ bench_cpu_viewer (const char *dir,
   gint64 t0;
   double write_s, m_centre, m_row;
 
-  tomo_phantom_params_init (&phantom);
-  phantom.width = 512;
-  phantom.height = 64;
-  phantom.n_proj = 360;
-  phantom.center = (phantom.width - 1) / 2.0 + 3.37;
-  phantom.noise = TRUE;
-  phantom.seed = 1;
+  tomo_phantom_params_init (&phantom);   /* with noise, seed 1 */
+  tomo_phantom_params_set_size (&phantom, 512, 64, 360);
   t0 = g_get_monotonic_time ();
   if (!tomo_phantom_write_dxchange (&phantom, path, error))
     return FALSE;
@@ -652,8 +632,8 @@ bench_cpu_viewer (const char *dir,
       filter_row[i] = slice->filter_ms;
     }
 
-  m_centre = median (t_centre, runs);
-  m_row = median (t_row, runs);
+  m_centre = _tomo_median (t_centre, runs);
+  m_row = _tomo_median (t_row, runs);
   printf ("## The viewer's loop on the CPU backend (`TomoEngine`, blocking requests, wall clock, "
           "median of %u)\n\n", runs);
   printf ("Scan: %u×%u slice from %u projections, %u rows, phantom with noise written to a "
@@ -663,9 +643,9 @@ bench_cpu_viewer (const char *dir,
   printf ("| change | what runs | ms | of which | updates/s |\n");
   printf ("|---|---|---:|---|---:|\n");
   printf ("| centre | back projection (filtered sinogram cached) | %.1f | back projection %.1f ms | %.1f |\n",
-          m_centre, median (bp_centre, runs), 1000.0 / m_centre);
+          m_centre, _tomo_median (bp_centre, runs), 1000.0 / m_centre);
   printf ("| row | read + preprocess + filter + back projection | %.1f | filter %.1f ms | %.1f |\n\n",
-          m_row, median (filter_row, runs), 1000.0 / m_row);
+          m_row, _tomo_median (filter_row, runs), 1000.0 / m_row);
   fflush (stdout);
   return TRUE;
 }
@@ -797,7 +777,7 @@ bench_header_open (const char *dir,
 
     for (guint i = 0; i < runs; i++)
       mx = MAX (mx, t[i]);
-    printf ("| %.2f | %.2f | %.2f |\n\n", first, median (t, runs), mx);
+    printf ("| %.2f | %.2f | %.2f |\n\n", first, _tomo_median (t, runs), mx);
   }
   fflush (stdout);
   return TRUE;
@@ -915,11 +895,11 @@ bench_interop_latency (TomoGpuGlHeadless *gl,
           "total median ms | total max ms | ≤ 8 ms |\n");
   printf ("|---:|---:|---|---:|---:|---:|---:|---|\n");
   {
-    double m = median (total, runs);
+    double m = _tomo_median (total, runs);
 
     printf ("| %u² | %u | %s | %.3f | %.3f | **%.3f** | %.3f | %s |\n\n", S, n_proj,
             tomo_gpu_kernel_to_string (tomo_gpu_context_get_last_kernel (ctx)),
-            median (bp, runs), median (show, runs), m, mx,
+            _tomo_median (bp, runs), _tomo_median (show, runs), m, mx,
             m <= 8.0 ? (mx <= 8.0 ? "yes (max too)" : "median yes, max no") : "no");
   }
   fflush (stdout);
@@ -1028,7 +1008,7 @@ median_of (const double *v,
 {
   g_autofree double *copy = g_memdup2 (v, n * sizeof *v);
 
-  return n > 0 ? median (copy, n) : 0;
+  return n > 0 ? _tomo_median (copy, n) : 0;
 }
 
 /* A 60 Hz slider: centre changes every 16.67 ms for 3 s through
@@ -1048,10 +1028,7 @@ write_interop_scan (const char *dir,
   gint64 t0;
 
   tomo_phantom_params_init (&phantom);
-  phantom.width = S;
-  phantom.height = 2;
-  phantom.n_proj = n_proj;
-  phantom.center = (S - 1) / 2.0 + 3.37;
+  tomo_phantom_params_set_size (&phantom, S, 2, n_proj);
   phantom.noise = FALSE;
   t0 = g_get_monotonic_time ();
   if (!tomo_phantom_write_dxchange (&phantom, path, error))
@@ -1177,7 +1154,7 @@ bench_interop_window (TomoGpuGlHeadless *gl,
       return FALSE;
     }
 
-  m = median (total, runs);
+  m = _tomo_median (total, runs);
   printf ("### Centre change → texture ready with statistics: the window's path (%u runs)\n\n",
           runs);
   printf ("Each run: a new centre, `tomo_engine_reconstruct` on a GPU engine (%s) with "
@@ -1190,7 +1167,7 @@ bench_interop_window (TomoGpuGlHeadless *gl,
           "stats) | copy + glFinish ms | total median ms | total max ms | ≤ 4 ms |\n");
   printf ("|---:|---:|---|---:|---:|---:|---:|---:|---|\n");
   printf ("| %u² | %u | %s | %.3f | %.3f | %.3f | **%.3f** | %.3f | %s |\n\n", S, n_proj,
-          last->kernel, median (bp, runs), median (recon, runs), median (show, runs), m, mx,
+          last->kernel, _tomo_median (bp, runs), _tomo_median (recon, runs), _tomo_median (show, runs), m, mx,
           m <= 4.0 ? (mx <= 4.0 ? "yes (max too)" : "median yes, max no") : "no");
   fflush (stdout);
   return TRUE;

@@ -16,24 +16,8 @@
 #include "tomo-cli.h"
 #include "tomo-gpu.h"
 #include "tomo-gpu-tune.h"
+#include "tomo-median.h"
 #include "tomo-phantom.h"
-
-static int
-cmp_double (gconstpointer a,
-            gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
-static double
-median_ms (double *v,
-           guint   n)
-{
-  qsort (v, n, sizeof (double), cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 typedef struct
 {
@@ -157,7 +141,7 @@ tomo_center_bench (guint  width,
             continue;
           }
         printf ("| %s | %u | %s | %.2f | %+.3f |\n", scans[k].name, r.n_used, names[path],
-                median_ms (t, runs), r.center - scans[k].center);
+                _tomo_median (t, runs), r.center - scans[k].center);
         fflush (stdout);
       }
 
@@ -200,7 +184,7 @@ tomo_center_bench (guint  width,
                   if (i > 0)
                     t[i - 1] = tomo_gpu_xcorr_get_last_ms (xc);
                 }
-              ms[m] = median_ms (t, runs);
+              ms[m] = _tomo_median (t, runs);
             }
           printf ("| %s | %u | %.4f | %.4f |\n", cases[c].what, cases[c].n, ms[0], ms[1]);
         }
@@ -267,7 +251,7 @@ tomo_center_bench (guint  width,
                   break;
                 }
               {
-                double ms = median_ms (t, runs);
+                double ms = _tomo_median (t, runs);
 
                 printf ("| 16 × %u² %s | %.2f | %.1f |\n", zoom ? bp.roi_width : width,
                         zoom ? "(zoomed region)" : "(whole slices)", ms, 1e3 / ms);

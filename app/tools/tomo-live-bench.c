@@ -16,10 +16,12 @@
 #include <string.h>
 
 #include "tomo-gpu.h"
+#include "tomo-gpu-gl.h"
 #include "tomo-live-cli.h"
 #include "tomo-live-preview.h"
 #include "tomo-live-receiver.h"
 #include "tomo-live-sender.h"
+#include "tomo-median.h"
 #include "tomo-scan-private.h"
 
 typedef struct
@@ -32,6 +34,7 @@ typedef struct
   const guint16 *flat;
   const guint16 *dark;
   gint          *stop;
+  double         frame_rate;  /* projections/s; 0: as fast as possible */
   guint64        sent;
   GError        *error;
 } Sender;
@@ -42,6 +45,7 @@ sender_thread (gpointer data)
   Sender *s = data;
   g_autoptr(TomoLiveSender) tx = tomo_live_sender_new (s->url, TOMO_LIVE_PROTOCOL_JSON, FALSE, 5000, &s->error);
   guint id = 0;
+  gint64 start;
 
   if (tx == NULL)
     return NULL;
@@ -51,8 +55,17 @@ sender_thread (gpointer data)
       !tomo_live_sender_send_frame (tx, TOMO_FRAME_FLAT, 0, s->size, s->size, TOMO_DTYPE_UINT16, s->flat,
                                     FALSE, 0, &s->error))
     return NULL;
+  start = g_get_monotonic_time ();
   while (!g_atomic_int_get (s->stop))
     {
+      if (s->frame_rate > 0)
+        {
+          gint64 due = start + (gint64) (s->sent * G_USEC_PER_SEC / s->frame_rate);
+          gint64 now = g_get_monotonic_time ();
+
+          if (now < due)
+            g_usleep (due - now);
+        }
       if (!tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, id, s->size, s->size, TOMO_DTYPE_UINT16,
                                         s->frames + (gsize) (id % s->n_distinct) * s->size * s->size,
                                         FALSE, 0, &s->error))
@@ -73,6 +86,70 @@ received_frames (TomoLiveReceiver *rx)
     return 0;
   tomo_live_scan_get_info (scan, &info);
   return info.n_frames_received;
+}
+
+/* The display in the preview thread: each new slice into an OpenGL texture
+ * through CUDA–GL interop, as the window's slice view does, on a headless
+ * context opened by the first slice (on that thread, as GL wants). */
+typedef struct
+{
+  TomoGpuGlHeadless *gl;
+  char              *why_not;   /* no texture: the reason */
+  guint              n_shown;
+  guint              n_host;    /* slices that came downloaded */
+  GArray            *step_ms;   /* double: the preview's step (read, put, statistics, copy) */
+  GArray            *device_ms; /* double: its device work (CUDA events) */
+  GArray            *show_ms;   /* double: copy into the texture + glFinish */
+} Display;
+
+static double
+median_of (GArray *values)
+{
+  g_autoptr(GArray) copy = g_array_copy (values);
+
+  return copy->len ? _tomo_median ((double *) copy->data, copy->len) : NAN;
+}
+
+static void
+display_cb (TomoLivePreview *preview,
+            gpointer         user_data)
+{
+  Display *d = user_data;
+  g_autoptr(TomoSlice) slice = tomo_live_preview_dup_slice (preview, NULL, NULL);
+  g_autoptr(GError) error = NULL;
+  const float *src;
+
+  if (slice == NULL)
+    return;
+  g_array_append_val (d->step_ms, slice->total_ms);
+  g_array_append_val (d->device_ms, slice->backproject_ms);
+  if (slice->data != NULL)
+    d->n_host++;
+  src = tomo_slice_get_device_data (slice, NULL);
+  if (src == NULL || d->why_not != NULL)
+    return;
+  if (d->gl == NULL)
+    {
+      d->gl = tomo_gpu_gl_headless_open (slice->width, slice->height, &error);
+      if (d->gl == NULL)
+        {
+          d->why_not = g_strdup (error->message);
+          return;
+        }
+    }
+  {
+    gint64 t0 = g_get_monotonic_time ();
+    double ms;
+
+    if (!tomo_gpu_gl_headless_show (d->gl, src, slice->width, slice->height, &error))
+      {
+        d->why_not = g_strdup (error->message);
+        return;
+      }
+    ms = (g_get_monotonic_time () - t0) / 1e3;
+    g_array_append_val (d->show_ms, ms);
+  }
+  d->n_shown++;
 }
 
 /* One thread copying frames into slots, as the receiver does after ZeroMQ. */
@@ -106,9 +183,10 @@ tomo_live_bench_main (int    argc,
   g_autofree char *backend_name = NULL;
   g_autoptr(GDateTime) now = g_date_time_new_now_local ();
   g_autofree char *date = g_date_time_format (now, "%Y-%m-%d %H:%M %Z");
+  g_autofree char *pace = NULL;
   gboolean live = FALSE, no_preview = FALSE;
   int size = 2048, streams = 1, slots = 128, rate = 60;
-  double seconds = 10;
+  double seconds = 10, frame_rate = 0;
   GOptionEntry entries[] = {
     { "live", 0, 0, G_OPTION_ARG_NONE, &live, "Measure live ingest", NULL },
     { "size", 0, 0, G_OPTION_ARG_INT, &size, "Frames of N×N uint16 (default 2048)", "N" },
@@ -118,6 +196,8 @@ tomo_live_bench_main (int    argc,
     { "rate", 0, 0, G_OPTION_ARG_INT, &rate, "Preview steps per second (default 60)", "HZ" },
     { "backend", 'b', 0, G_OPTION_ARG_STRING, &backend_name, "Preview backend: auto, cpu or gpu", "B" },
     { "no-preview", 0, 0, G_OPTION_ARG_NONE, &no_preview, "Ingest only", NULL },
+    { "frame-rate", 0, 0, G_OPTION_ARG_DOUBLE, &frame_rate,
+      "Projections per second per stream (default 0: as fast as possible)", "N" },
     G_OPTION_ENTRY_NULL
   };
   TomoBackend backend = TOMO_BACKEND_AUTO;
@@ -135,16 +215,18 @@ tomo_live_bench_main (int    argc,
   double gbps, copy_gbps, median = NAN, max = NAN;
   TomoBackend used = TOMO_BACKEND_AUTO;
   guint n_delays = 0;
+  Display display = { NULL, NULL, 0, 0, g_array_new (FALSE, FALSE, sizeof (double)),
+                      g_array_new (FALSE, FALSE, sizeof (double)), g_array_new (FALSE, FALSE, sizeof (double)) };
 
   g_option_context_add_main_entries (octx, entries, NULL);
   if (!g_option_context_parse (octx, &argc, &argv, &error))
     goto out;
   if (size < 16 || size > 16384 || streams < 1 || streams > 64 || slots < 1 || !(seconds > 0) ||
-      seconds > 3600 || rate < 1)
+      seconds > 3600 || rate < 1 || !(frame_rate >= 0) || frame_rate > 1e6)
     {
       g_set_error (&error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
-                   "bench --live: --size %d, --streams %d, --slots %d, --seconds %g, --rate %d out of range",
-                   size, streams, slots, seconds, rate);
+                   "bench --live: --size %d, --streams %d, --slots %d, --seconds %g, --rate %d, "
+                   "--frame-rate %g out of range", size, streams, slots, seconds, rate, frame_rate);
       goto out;
     }
   if (backend_name != NULL && !tomo_backend_from_string (backend_name, &backend, &error))
@@ -187,7 +269,7 @@ tomo_live_bench_main (int    argc,
         goto out;
       g_ptr_array_add (receivers, rx);
       senders[k] = (Sender) { g_strdup (tomo_live_receiver_get_endpoint (rx)), size, slots, frames, n_distinct,
-                              flat, dark, &stop, 0, NULL };
+                              flat, dark, &stop, frame_rate, 0, NULL };
     }
   if (!no_preview)
     {
@@ -195,12 +277,16 @@ tomo_live_bench_main (int    argc,
       popts.backend = backend;
       popts.mode = TOMO_LIVE_MODE_CONTINUOUS;
       popts.max_rate = rate;
-      preview = tomo_live_preview_new (g_ptr_array_index (receivers, 0), &popts, NULL, NULL);
+      popts.device_only = TRUE;
+      preview = tomo_live_preview_new (g_ptr_array_index (receivers, 0), &popts, display_cb, &display);
     }
   for (int k = 0; k < streams; k++)
     threads[k] = g_thread_new ("bench-sender", sender_thread, &senders[k]);
 
   g_usleep (G_USEC_PER_SEC);
+  /* Delays too are counted after the warm-up (plans, the GL context). */
+  if (preview != NULL)
+    tomo_live_preview_reset_delays (preview);
   for (guint k = 0; k < receivers->len; k++)
     first += received_frames (g_ptr_array_index (receivers, k));
   t0 = g_get_monotonic_time ();
@@ -241,16 +327,36 @@ tomo_live_bench_main (int    argc,
   gbps = (double) (last - first) * frame_bytes / ((t1 - t0) / 1e6) / 1e9;
   copy_gbps = memcpy_gbps (frames, n_distinct, frame_bytes, MIN (slots, 32));
 
-  g_print ("# tomolive bench --live, %s, %d stream%s, %d×%d uint16 (%.1f MB), JSON over tcp loopback\n",
-           date, streams, streams == 1 ? "" : "s", size, size, frame_bytes / 1e6);
+  pace = frame_rate > 0 ? g_strdup_printf ("sent at %g projections/s per stream", frame_rate)
+                        : g_strdup ("sent as fast as possible");
+  g_print ("# tomolive bench --live, %s, %d stream%s, %d×%d uint16 (%.1f MB), JSON over tcp loopback, %s\n",
+           date, streams, streams == 1 ? "" : "s", size, size, frame_bytes / 1e6,
+           pace);
   g_print ("%-28s %10.2f GB/s  %8.1f proj/s  (%.1f s, %" G_GUINT64_FORMAT " frames, %" G_GUINT64_FORMAT
            " dropped)\n", "ingest", gbps, (last - first) / ((t1 - t0) / 1e6), (t1 - t0) / 1e6, last - first,
            dropped);
   g_print ("%-28s %10.2f GB/s  (one thread, same frames: the ceiling of one copy)\n", "baseline memcpy", copy_gbps);
   if (!no_preview)
-    g_print ("%-28s median %.2f ms, max %.2f ms over %u projections (%s, %d Hz, %d² slice)\n",
-             "arrival → slice", median, max, n_delays,
-             tomo_backend_to_string (used), rate, size);
+    {
+      g_print ("%-28s median %.2f ms, max %.2f ms over %u projections (%s, at most %d steps/s, %d² slice)\n",
+               display.n_shown > 0 ? "arrival → slice in texture" : "arrival → slice", median, max, n_delays,
+               tomo_backend_to_string (used), rate, size);
+      g_print ("%-28s median %.3f ms (of it the accumulate op: %.3f ms; CUDA events on the GPU) over %u steps\n", "preview step",
+               median_of (display.step_ms), median_of (display.device_ms), display.step_ms->len);
+      if (display.n_shown > 0)
+        g_print ("%-28s %u slices into the GL texture through interop (%s), median %.3f ms each, %u downloaded\n",
+                 "display", display.n_shown, tomo_gpu_gl_headless_get_renderer (display.gl),
+                 median_of (display.show_ms), display.n_host);
+      else
+        g_print ("%-28s none in a texture (%s), %u slices downloaded\n", "display",
+                 display.why_not != NULL ? display.why_not : "slices on the host", display.n_host);
+    }
+  /* The context was opened, and is current, on the preview thread, which has
+   * ended: it goes with the process. */
+  g_free (display.why_not);
+  g_array_unref (display.step_ms);
+  g_array_unref (display.device_ms);
+  g_array_unref (display.show_ms);
 out:
   if (error != NULL)
     {

@@ -77,18 +77,29 @@ tomo_phantom_params_init (TomoPhantomParams *params)
 
   memset (params, 0, sizeof *params);
   params->kind = TOMO_PHANTOM_SHEPP_LOGAN;
-  params->width = 256;
-  params->height = 16;
-  params->n_proj = 180;
+  tomo_phantom_params_set_size (params, 256, 16, 180);
   params->angle_range_deg = 180.0;
-  params->center = (params->width - 1) / 2.0 + 3.37;
-  params->max_attenuation = 4.0 / params->width;
   params->flat_level = 20000.0;
   params->dark_level = 100.0;
   params->n_flats = 10;
   params->n_darks = 5;
   params->noise = TRUE;
   params->seed = 1;
+}
+
+void
+tomo_phantom_params_set_size (TomoPhantomParams *params,
+                              guint              width,
+                              guint              height,
+                              guint              n_proj)
+{
+  g_return_if_fail (params != NULL && width > 0);
+
+  params->width = width;
+  params->height = height;
+  params->n_proj = n_proj;
+  params->center = (width - 1) / 2.0 + 3.37;
+  params->max_attenuation = 4.0 / width;
 }
 
 /* A small tilt of the axis in the detector plane is modelled as a centre

@@ -47,6 +47,13 @@ typedef struct
 } TomoPhantomParams;
 
 void     tomo_phantom_params_init      (TomoPhantomParams *params);
+/* Sets the size and what follows from it: the axis at (width − 1)/2 + 3.37
+ * (off the middle, as a real axis is) and values up to 4/width per pixel
+ * (line integrals of a few units, as in real scans). */
+void     tomo_phantom_params_set_size  (TomoPhantomParams *params,
+                                        guint              width,
+                                        guint              height,
+                                        guint              n_proj);
 /* The rotation axis column at detector row `row` (tilt applied). */
 double   tomo_phantom_row_center       (const TomoPhantomParams *params,
                                         guint                    row);

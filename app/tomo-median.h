@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/* The median of n > 0 values (the mean of the middle two for even n); sorts
+ * v in place, so v[n − 1] is then the maximum. */
+double _tomo_median (double *v,
+                     guint   n);
+
+G_END_DECLS

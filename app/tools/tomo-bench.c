@@ -1414,7 +1414,7 @@ tomo_bench_main (int    argc,
       "Measure the automatic centre estimate instead (CPU, GPU direct and cuFFT correlation)", NULL },
     { "planes", 0, 0, G_OPTION_ARG_NONE, &planes_flag,
       "Measure the volume store instead: fill from host memory, XZ/YZ/XY/oblique planes, "
-      "cached and global kernels, float and half, a 256³ preview", NULL },
+      "global, cached and rows kernels, float and half, a 256³ preview", NULL },
     { "rows", 0, 0, G_OPTION_ARG_INT, &plane_rows,
       "--planes: detector rows in the store (default: the size)", "N" },
     { "kernels", 'k', 0, G_OPTION_ARG_STRING, &kernels,

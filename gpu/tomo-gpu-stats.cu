@@ -494,23 +494,14 @@ _tomo_gpu_stats_run (TomoGpuStatsWork *w,
 
   if (!TOMO_CUDA_CHECK (cudaMemsetAsync (w->d_stats, 0, sizeof (DeviceStats), stream), error))
     return FALSE;
+  /* A launch that fails leaves its error for the check after the last. */
   k_extremes<<<blocks, THREADS, 0, stream>>> (d_data, n, w->d_stats);
-  if (!TOMO_CUDA_CHECK_LAUNCH ("k_extremes", error))
-    return FALSE;
   k_coarse<<<blocks, THREADS, 0, stream>>> (d_data, n, w->d_stats);
-  if (!TOMO_CUDA_CHECK_LAUNCH ("k_coarse", error))
-    return FALSE;
   k_coarse_targets<<<1, COARSE, 0, stream>>> (w->d_stats);
-  if (!TOMO_CUDA_CHECK_LAUNCH ("k_coarse_targets", error))
-    return FALSE;
   k_sub<<<blocks, THREADS, 0, stream>>> (d_data, n, w->d_stats);
-  if (!TOMO_CUDA_CHECK_LAUNCH ("k_sub", error))
-    return FALSE;
   k_fine_targets<<<1, SUB, 0, stream>>> (w->d_stats);
-  if (!TOMO_CUDA_CHECK_LAUNCH ("k_fine_targets", error))
-    return FALSE;
   k_display<<<blocks, THREADS, 0, stream>>> (d_data, n, w->d_stats);
-  if (!TOMO_CUDA_CHECK_LAUNCH ("k_display", error))
+  if (!TOMO_CUDA_CHECK_LAUNCH ("the slice statistics kernels", error))
     return FALSE;
   if (!TOMO_CUDA_CHECK (cudaMemcpyAsync (w->h_stats, w->d_stats, offsetof (DeviceStats, coarse),
                                          cudaMemcpyDeviceToHost, stream), error) ||

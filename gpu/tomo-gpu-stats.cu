@@ -466,11 +466,10 @@ _tomo_gpu_stats_work_free (TomoGpuStatsWork *w)
 {
   if (w == NULL)
     return;
+  /* Both frees take NULL, as after a failed _new. */
   TOMO_CUDA_WARN (cudaSetDevice (w->device));
-  if (w->d_stats != NULL)
-    TOMO_CUDA_WARN (cudaFree (w->d_stats));
-  if (w->h_stats != NULL)
-    TOMO_CUDA_WARN (cudaFreeHost (w->h_stats));
+  TOMO_CUDA_WARN (cudaFree (w->d_stats));
+  TOMO_CUDA_WARN (cudaFreeHost (w->h_stats));
   g_free (w);
 }
 

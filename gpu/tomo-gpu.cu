@@ -953,6 +953,8 @@ download (TomoGpuContext *ctx,
           const char     *what_missing,
           GError        **error)
 {
+  g_return_val_if_fail (host != NULL, FALSE);
+
   if (n_floats == 0)
     {
       g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, what_missing);
@@ -970,8 +972,6 @@ tomo_gpu_context_download_filtered (TomoGpuContext *ctx,
                                     GError        **error)
 {
   g_return_val_if_fail (ctx != NULL, FALSE);
-  g_return_val_if_fail (host != NULL, FALSE);
-
   return download (ctx, host, ctx->d_filtered,
                    (size_t) ctx->loaded_slices * ctx->n_proj * ctx->width,
                    "No sinograms loaded on the GPU", error);
@@ -1102,8 +1102,6 @@ tomo_gpu_context_download (TomoGpuContext *ctx,
                            GError        **error)
 {
   g_return_val_if_fail (ctx != NULL, FALSE);
-  g_return_val_if_fail (host != NULL, FALSE);
-
   return download (ctx, host, ctx->d_out,
                    (size_t) ctx->out_slices * ctx->out_width * ctx->out_height,
                    "No back projection to download", error);

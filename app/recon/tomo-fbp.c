@@ -388,6 +388,27 @@ backproject_row_double (gpointer data,
     }
 }
 
+/* The checks both back projections start with, then their job's common
+ * fields; FALSE (with a critical) on a programming error. */
+static gboolean
+backproject_job_init (BackprojectJob *job,
+                      TomoCpuFbp     *fbp,
+                      gconstpointer   filtered,
+                      double          center,
+                      TomoInterp      interp,
+                      const TomoRoi  *roi,
+                      gconstpointer   out)
+{
+  g_return_val_if_fail (fbp != NULL, FALSE);
+  g_return_val_if_fail (filtered != NULL && out != NULL && roi != NULL, FALSE);
+  g_return_val_if_fail ((guint64) roi->x + roi->width <= fbp->width, FALSE);
+  g_return_val_if_fail ((guint64) roi->y + roi->height <= fbp->width, FALSE);
+  g_return_val_if_fail (isfinite (center), FALSE);
+
+  *job = (BackprojectJob) { .fbp = fbp, .center = center, .interp = interp, .roi = *roi };
+  return TRUE;
+}
+
 void
 tomo_cpu_fbp_backproject_double (TomoCpuFbp    *fbp,
                                  const double  *filtered,
@@ -396,19 +417,11 @@ tomo_cpu_fbp_backproject_double (TomoCpuFbp    *fbp,
                                  const TomoRoi *roi,
                                  double        *out)
 {
-  BackprojectJob job = { 0 };
+  BackprojectJob job;
 
-  g_return_if_fail (fbp != NULL);
-  g_return_if_fail (filtered != NULL && out != NULL && roi != NULL);
-  g_return_if_fail ((guint64) roi->x + roi->width <= fbp->width);
-  g_return_if_fail ((guint64) roi->y + roi->height <= fbp->width);
-  g_return_if_fail (isfinite (center));
-
-  job.fbp = fbp;
+  if (!backproject_job_init (&job, fbp, filtered, center, interp, roi, out))
+    return;
   job.filtered_d = filtered;
-  job.center = center;
-  job.interp = interp;
-  job.roi = *roi;
   job.out_d = out;
   parallel_for (fbp->n_threads, roi->height, 0, backproject_row_double, &job);
 }
@@ -626,17 +639,13 @@ tomo_cpu_fbp_backproject (TomoCpuFbp    *fbp,
                           const TomoRoi *roi,
                           float         *out)
 {
-  BackprojectJob job = { 0 };
+  BackprojectJob job;
   g_autofree float *rows = NULL;
   guint w;
   gsize stride;
 
-  g_return_if_fail (fbp != NULL);
-  g_return_if_fail (filtered != NULL && out != NULL && roi != NULL);
-  g_return_if_fail ((guint64) roi->x + roi->width <= fbp->width);
-  g_return_if_fail ((guint64) roi->y + roi->height <= fbp->width);
-  g_return_if_fail (isfinite (center));
-
+  if (!backproject_job_init (&job, fbp, filtered, center, interp, roi, out))
+    return;
   /* Each column is stored as (value, next − value) — the paper's "advanced
    * caching" — so linear interpolation is one 8-byte load per pixel. */
   w = fbp->width;
@@ -655,11 +664,7 @@ tomo_cpu_fbp_backproject (TomoCpuFbp    *fbp,
         }
     }
 
-  job.fbp = fbp;
   job.rows_f = rows;
-  job.center = center;
-  job.interp = interp;
-  job.roi = *roi;
   job.out_f = out;
   parallel_for (fbp->n_threads, (roi->height + BP_ROW_BLOCK - 1) / BP_ROW_BLOCK, 0,
                 backproject_block_float, &job);

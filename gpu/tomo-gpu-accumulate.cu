@@ -20,6 +20,7 @@
 #include <cufft.h>
 
 #include "tomo-gpu-private.h"
+#include "tomo-gpu-preprocess.cuh"
 
 #define ACC_BLOCK 16
 #define ACC_MAX_BATCH 256   /* projections per launch (shared memory) */
@@ -294,27 +295,9 @@ live_preprocess (float v,
                  int   normalise,
                  int   apply_log)
 {
-  float num = v, den = 1.0f, r;
+  int flags;
 
-  if (!isfinite (v))
-    return 0.0f;
-  if (normalise)
-    {
-      float d = isfinite (dark) ? dark : 0.0f;
-
-      den = isfinite (flat) ? flat - d : 0.0f;
-      num = v - d;
-      if (!(den > 0.0f))
-        den = 1e-6f;
-    }
-  if ((normalise || apply_log) && !(num > 0.0f))
-    num = 1e-6f;
-  r = num / den;
-  if (apply_log)
-    r = -logf (r);
-  if (!isfinite (r) || fabsf (r) > 1e6f)
-    r = 0.0f;
-  return r;
+  return tomo_gpu_preprocess_value (v, flat, dark, normalise, apply_log, &flags);
 }
 
 /* Column of the padded row j: the data, the edge extension or nothing (−1). */

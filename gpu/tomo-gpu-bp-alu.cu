@@ -16,7 +16,7 @@
  * interpolates its PPT pixels from the cache on the FP units while the bins
  * of the next pass are already on their way into registers. */
 template <int S, int TILE, bool LIN, bool HALF>
-static __global__ void __launch_bounds__ (256, BP_MIN_BLOCKS (S, TILE, LIN))
+static __global__ void __launch_bounds__ (256, BP_MIN_BLOCKS (S, TILE, LIN, HALF))
 bp_alu (const char *__restrict__ pack, size_t pitch, const double2 *__restrict__ cs,
         BpGeom g, float *out)
 {

@@ -84,7 +84,7 @@ tex_tile (cudaTextureObject_t tex, const double2 *__restrict__ cs,
  * rest down the texture path, so each SM keeps both its shared-memory/FP
  * units and its texture units busy at the chosen ratio. */
 template <int S, int TILE, bool LIN, bool HALF>
-static __global__ void __launch_bounds__ (256, BP_MIN_BLOCKS (S, TILE, LIN))
+static __global__ void __launch_bounds__ (256, BP_MIN_BLOCKS (S, TILE, LIN, HALF))
 bp_hybrid (cudaTextureObject_t tex, const char *__restrict__ pack, size_t pitch,
            const double2 *__restrict__ cs, BpGeom g, int alu16, float *out)
 {
@@ -105,7 +105,9 @@ bp_hybrid (cudaTextureObject_t tex, const char *__restrict__ pack, size_t pitch,
   if (alu)
     alu_tile<S, TILE, LIN, HALF> (pack, pitch, cs, g, tx0, ty0, out);
   else
-    tex_tile<S, S == 4, TILE> (tex, cs, g, tx0, ty0, out);
+    /* 4 slices: forged half4 (nearest), half4 texture interpolated by
+     * the texture unit (linear). */
+    tex_tile<S, S == 4 && !LIN, TILE> (tex, cs, g, tx0, ty0, out);
 }
 
 template <int S, int TILE, bool LIN, bool HALF>

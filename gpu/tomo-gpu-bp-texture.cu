@@ -89,7 +89,9 @@ _tomo_bp_run_texture (TomoBp             *bp,
                       cudaStream_t        stream,
                       GError            **error)
 {
+  /* 4 slices: tex_half holds the forged float2 texels, the others half4. */
   return bp->n_slices == 1 ? run_texture<1, false> (bp, g, tex, out, stream, error)
        : bp->n_slices == 2 ? run_texture<2, false> (bp, g, tex, out, stream, error)
-                           : run_texture<4, true> (bp, g, tex, out, stream, error);
+       : tex == bp->tex_half ? run_texture<4, true> (bp, g, tex, out, stream, error)
+                             : run_texture<4, false> (bp, g, tex, out, stream, error);
 }

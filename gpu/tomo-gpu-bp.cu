@@ -13,8 +13,9 @@
  *
  * Data: the filtered sinograms arrive planar (n_slices × n_proj × W floats)
  * and are packed once into a pitched buffer of float / float2 / float4 per
- * bin (one component per slice), plus half4 (stored as float2 bits) for the
- * 4-slice texture path, which the texture unit can only fetch as "nearest".
+ * bin (one component per slice), plus half4 for the 4-slice texture path:
+ * bound once as float2 (the paper's forged type, fetched "nearest") and once
+ * as a half-float texture, which the texture unit interpolates itself.
  *
  * This unit: packing, textures, the TomoBp API and the dispatch to the
  * kernel families (tomo-gpu-bp-{standard,texture,alu,hybrid}.cu).
@@ -87,8 +88,8 @@ tomo_bp_supports (TomoGpuKernel kernel,
       return n_slices <= 2;
     case TOMO_GPU_KERNEL_TEXTURE:
     case TOMO_GPU_KERNEL_HYBRID:
-      /* 4 slices travel as halves, which the texture unit cannot filter. */
-      return n_slices <= 2 || interp == 0;
+      /* 4 slices travel as halves (linear: a half4 texture). */
+      return TRUE;
     default:
       return FALSE;
     }
@@ -106,15 +107,16 @@ tomo_bp_default_kernel (guint n_slices,
              ? TOMO_GPU_KERNEL_TEXTURE : TOMO_GPU_KERNEL_ALU;
   /* H100, 2048² × 2048 (GU/s): the hybrid wins with linear 1 and 2 slices
    * (3226 vs 3118 ALU alone, 4040 vs 3652) and 4 slices nearest from halves
-   * (7700 vs 6530); nearest 1 and 2 slices run on the ALU path alone
-   * (4320 and 7010; the hybrid's +1–4 % is measured at 2048² only), 4
-   * slices linear has only the ALU path (3090).  One slice at 1024²: too
+   * (7700 vs 6530) and linear from the half4 texture, which the texture
+   * unit interpolates (5805 vs 5459 ALU with half cache, 3748 texture);
+   * nearest 1 and 2 slices run on the ALU path alone (4320 and 7010; the
+   * hybrid's +1–4 % is measured at 2048² only).  One slice at 1024²: too
    * few 64×64 tiles per SM for the slower texture blocks, the hybrid
    * loses a third (1940 vs 2760), so it takes over only from 2048². */
   if (interp == 1 && n_slices == 1)
     return (guint64) roi_width * roi_height >= 2048 * 2048 ? TOMO_GPU_KERNEL_HYBRID
                                                            : TOMO_GPU_KERNEL_ALU;
-  if (interp == 1 ? n_slices == 2 : n_slices == 4)
+  if (n_slices == 4 || (interp == 1 && n_slices == 2))
     return TOMO_GPU_KERNEL_HYBRID;
   return TOMO_GPU_KERNEL_ALU;
 }
@@ -150,7 +152,9 @@ bp_free_data (TomoBp *bp)
     TOMO_CUDA_WARN (cudaDestroyTextureObject (bp->tex_pt));
   if (bp->tex_half)
     TOMO_CUDA_WARN (cudaDestroyTextureObject (bp->tex_half));
-  bp->tex_lin = bp->tex_pt = bp->tex_half = 0;
+  if (bp->tex_h4_lin)
+    TOMO_CUDA_WARN (cudaDestroyTextureObject (bp->tex_h4_lin));
+  bp->tex_lin = bp->tex_pt = bp->tex_half = bp->tex_h4_lin = 0;
   if (bp->d_pack)
     TOMO_CUDA_WARN (cudaFree (bp->d_pack));
   if (bp->d_half)
@@ -313,7 +317,9 @@ tomo_bp_set_sinograms (TomoBp       *bp,
           if (!TOMO_CUDA_CHECK (cudaMallocPitch (&bp->d_half, &bp->half_pitch, (size_t) w * 8, p), error))
             return FALSE;
           if (!bp_make_texture (bp->d_half, bp->half_pitch, cudaCreateChannelDesc<float2> (), w, p,
-                                cudaFilterModePoint, &bp->tex_half, error))
+                                cudaFilterModePoint, &bp->tex_half, error) ||
+              !bp_make_texture (bp->d_half, bp->half_pitch, cudaCreateChannelDescHalf4 (), w, p,
+                                cudaFilterModeLinear, &bp->tex_h4_lin, error))
             return FALSE;
         }
       bp->alloc_w = w;
@@ -406,11 +412,15 @@ tomo_bp_run (TomoBp                         *bp,
   g.plane = (size_t) rw * rh;
 
   lin = params->interp == 1;
-  half = params->half_cache;
+  /* 4 slices linear on the hybrid: its texture blocks read halves, so its
+   * ALU blocks cache halves too (half2 arithmetic, 4 blocks per SM: 5805
+   * GU/s on the H100; 5040 with the float cache). */
+  half = params->half_cache || (kernel == TOMO_GPU_KERNEL_HYBRID && S == 4 && lin);
   /* Big tiles halve the caching work per pixel, but leave too few blocks
    * for small areas. */
   tile64 = (guint64) rw * rh >= 1024 * 1024;
-  cudaTextureObject_t ttex = lin ? bp->tex_lin : bp->tex_pt;
+  cudaTextureObject_t ttex = S == 4 ? (lin ? bp->tex_h4_lin : bp->tex_half)
+                          : lin ? bp->tex_lin : bp->tex_pt;
   gboolean ok = FALSE;
 
   switch (kernel)
@@ -419,7 +429,7 @@ tomo_bp_run (TomoBp                         *bp,
       ok = _tomo_bp_run_standard (bp, g, ttex, d_out, stream, error);
       break;
     case TOMO_GPU_KERNEL_TEXTURE:
-      ok = _tomo_bp_run_texture (bp, g, S == 4 ? bp->tex_half : ttex, d_out, stream, error);
+      ok = _tomo_bp_run_texture (bp, g, ttex, d_out, stream, error);
       break;
     case TOMO_GPU_KERNEL_ALU:
       ok = _tomo_bp_run_alu (bp, g, tile64, lin, half, d_out, stream, error);
@@ -428,14 +438,16 @@ tomo_bp_run (TomoBp                         *bp,
       {
         /* Share of blocks on the ALU path, in sixteenths; defaults are the
          * best measured on the H100 at 2048² × 2048 (GU/s, linear: 1 slice
-         * 13/16 3226 vs 12/16 3129, 2 slices 12/16 4040 vs 8/16 3874;
-         * nearest 14/16: 4478 vs 3523 at 12/16, 7087 vs 3863 at 8/16). */
+         * 13/16 3226 vs 12/16 3129, 2 slices 12/16 4040 vs 8/16 3874,
+         * 4 slices (half4 texture, half cache) 12/16 5805 vs 10/16 5726,
+         * 13/16 5718 and 6/16 5382; nearest 14/16: 4478 vs 3523 at 12/16, 7087 vs 3863 at
+         * 8/16). */
         float r = params->hybrid_ratio > 0.f ? params->hybrid_ratio
-                : S == 4 ? 0.625f
+                : S == 4 ? (lin ? 0.75f : 0.625f)
                 : lin ? (S == 1 ? 0.8125f : 0.75f) : 0.875f;
         int alu16 = (int) lrintf (CLAMP (r, 0.f, 1.f) * 16.f);
 
-        ok = _tomo_bp_run_hybrid (bp, g, S == 4 ? bp->tex_half : ttex, tile64, lin, half, alu16,
+        ok = _tomo_bp_run_hybrid (bp, g, S == 4 && !lin ? bp->tex_half : ttex, tile64, lin, half, alu16,
                                   d_out, stream, error);
       }
       break;

@@ -9,7 +9,7 @@
 #include "tomo-gpu-store.h"
 
 static const char *const precision_names[] = { "auto", "float", "half" };
-static const char *const plane_kernel_names[] = { "auto", "global", "cached" };
+static const char *const plane_kernel_names[] = { "auto", "global", "cached", "rows" };
 
 const char *
 tomo_gpu_store_precision_to_string (TomoGpuStorePrecision precision)

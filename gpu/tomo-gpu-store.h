@@ -23,9 +23,11 @@ const char *tomo_gpu_store_precision_to_string (TomoGpuStorePrecision precision)
 
 typedef enum
 {
-  TOMO_GPU_PLANE_AUTO = 0, /* cached when the plane allows it */
+  TOMO_GPU_PLANE_AUTO = 0, /* rows for horizontal plane rows with a step ≤ 1 pixel, else global */
   TOMO_GPU_PLANE_GLOBAL,   /* one thread per sample, loads from global memory: the baseline */
   TOMO_GPU_PLANE_CACHED,   /* a block per plane-row segment, its bins cached in shared memory */
+  TOMO_GPU_PLANE_ROWS,     /* horizontal plane rows (any step): a block per plane-row segment of
+                            * 2048 samples, each projection's whole run of bins in shared memory */
 } TomoGpuPlaneKernel;
 
 const char *tomo_gpu_plane_kernel_to_string   (TomoGpuPlaneKernel kernel);

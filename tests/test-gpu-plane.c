@@ -124,9 +124,9 @@ test_planes (gconstpointer data)
   TomoGpuStorePrecision precision = GPOINTER_TO_INT (data);
   Fixture fx;
   TomoGpuStore *store;
-  TomoPlane planes[6];
-  const char *names[6] = { "XZ", "YZ", "XY", "oblique 37°/20° ×0.8", "oblique 120°/−35° ×1.5",
-                           "XZ partly above the rows" };
+  TomoPlane planes[7];
+  const char *names[7] = { "XZ", "YZ", "XY", "oblique 37°/20° ×0.8", "oblique 120°/−35° ×1.5",
+                           "XZ partly above the rows", "XZ with rows tilted 20°" };
 
   if (!have_device)
     {
@@ -149,15 +149,20 @@ test_planes (gconstpointer data)
   tomo_plane_init_oblique (&planes[3], (double[3]) { 80.0, 77.0, 5.0 }, 37.0, 20.0, 143, 13, 0.8);
   tomo_plane_init_oblique (&planes[4], (double[3]) { 70.0, 85.0, 5.0 }, 120.0, -35.0, 99, 7, 1.5);
   tomo_plane_init_xz (&planes[5], 60, 10, 131, 6, 9);
+  planes[6] = planes[0];
+  planes[6].u[0] = cos (20.0 * G_PI / 180.0);
+  planes[6].u[2] = sin (20.0 * G_PI / 180.0);
 
   for (guint k = 0; k < G_N_ELEMENTS (planes); k++)
     for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
-      for (TomoGpuPlaneKernel kern = TOMO_GPU_PLANE_AUTO; kern <= TOMO_GPU_PLANE_CACHED; kern++)
+      for (TomoGpuPlaneKernel kern = TOMO_GPU_PLANE_AUTO; kern <= TOMO_GPU_PLANE_ROWS; kern++)
         {
           double tol, e;
 
-          if (kern == TOMO_GPU_PLANE_CACHED && k == 4)
-            continue;   /* step 1.5 > 1 pixel: checked below */
+          if (kern == TOMO_GPU_PLANE_CACHED && (k == 4 || k == 6))
+            continue;   /* step 1.5 > 1 pixel, rows not horizontal: checked below */
+          if (kern == TOMO_GPU_PLANE_ROWS && k == 6)
+            continue;
           e = compare_plane (&fx, store, &planes[k], in, kern);
           tol = precision == TOMO_GPU_STORE_HALF ? 2e-3 : in == TOMO_INTERP_LINEAR ? 2e-5 : 2e-3;
           g_test_message ("%s store, %s, %s, %s kernel (ran %s): relative L2 %.3g (tolerance %g)",
@@ -168,7 +173,7 @@ test_planes (gconstpointer data)
           g_assert_cmpfloat (e, <=, tol);
           if (kern == TOMO_GPU_PLANE_AUTO)
             g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==,
-                             k == 4 ? TOMO_GPU_PLANE_GLOBAL : TOMO_GPU_PLANE_CACHED);
+                             k == 4 || k == 6 ? TOMO_GPU_PLANE_GLOBAL : TOMO_GPU_PLANE_ROWS);
         }
 
   /* The cached kernel refuses planes it cannot hold; the store survives. */
@@ -179,6 +184,11 @@ test_planes (gconstpointer data)
     memcpy (&gp, &planes[4], sizeof gp);
     g_assert_false (tomo_gpu_store_plane (store, &gp, fx.params.center, 1,
                                           TOMO_GPU_PLANE_CACHED, &error));
+    g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+    g_clear_error (&error);
+    memcpy (&gp, &planes[6], sizeof gp);
+    g_assert_false (tomo_gpu_store_plane (store, &gp, fx.params.center, 1,
+                                          TOMO_GPU_PLANE_ROWS, &error));
     g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
     g_clear_error (&error);
     gp.centre[0] = NAN;
@@ -211,6 +221,8 @@ test_row_range (void)
                                     TOMO_GPU_PLANE_CACHED), <=, 2e-5);
   g_assert_cmpfloat (compare_plane (&fx, store, &plane, TOMO_INTERP_LINEAR,
                                     TOMO_GPU_PLANE_GLOBAL), <=, 2e-5);
+  g_assert_cmpfloat (compare_plane (&fx, store, &plane, TOMO_INTERP_LINEAR,
+                                    TOMO_GPU_PLANE_ROWS), <=, 2e-5);
   tomo_gpu_store_free (store);
   fixture_clear (&fx);
 }

@@ -128,7 +128,8 @@ bench_store (guint                 W,
     {
       TomoGpuPlane *pl = &planes[k].plane;
       double gu = (double) pl->width * pl->height * P;
-      double ms_global = 0, ms_cached = 0;
+      double ms_global = 0, ms_k = 0;
+      static const TomoGpuPlaneKernel others[] = { TOMO_GPU_PLANE_CACHED, TOMO_GPU_PLANE_ROWS };
 
       if (!time_plane (store, pl, center, TOMO_GPU_PLANE_GLOBAL, runs, &ms_global, error))
         goto out;
@@ -136,35 +137,42 @@ bench_store (guint                 W,
               pl->height, ms_global, gu / (ms_global * 1e6));
       if (pl->u[2] != 0.0)
         continue;
-      if (!time_plane (store, pl, center, TOMO_GPU_PLANE_CACHED, runs, &ms_cached, error))
-        goto out;
-      printf ("| %s | %u × %u | cached | %.2f | %.0f | %.2f |\n", planes[k].name, pl->width,
-              pl->height, ms_cached, gu / (ms_cached * 1e6), ms_global / ms_cached);
+      for (guint o = 0; o < G_N_ELEMENTS (others); o++)
+        {
+          if (!time_plane (store, pl, center, others[o], runs, &ms_k, error))
+            goto out;
+          printf ("| %s | %u × %u | %s | %.2f | %.0f | %.2f |\n", planes[k].name, pl->width,
+                  pl->height, tomo_gpu_plane_kernel_to_string (others[o]), ms_k,
+                  gu / (ms_k * 1e6), ms_global / ms_k);
+        }
     }
   fflush (stdout);
 
   /* A 256³ preview volume: 256 planes of 256² samples spaced W/256 apart,
-   * back projected from the full store (global kernel: the step exceeds a
-   * pixel). */
-  {
-    guint N = 256;
-    double step = (double) W / N, zstep = (double) R / N, total = 0;
-    TomoGpuPlane pl;
+   * back projected from the full store by the global and the rows kernel
+   * (the cached one needs a step of at most one pixel). */
+  for (TomoGpuPlaneKernel kern = TOMO_GPU_PLANE_GLOBAL; kern <= TOMO_GPU_PLANE_ROWS;
+       kern += TOMO_GPU_PLANE_ROWS - TOMO_GPU_PLANE_GLOBAL)
+    {
+      guint N = 256;
+      double step = (double) W / N, zstep = (double) R / N, total = 0;
+      TomoGpuPlane pl;
 
-    for (guint r = 0; r < 2; r++)
-      {
-        total = 0;
-        for (guint k = 0; k < N; k++)
-          {
-            plane_init (&pl, c, c, (k + 0.5) * zstep - 0.5, step, 0, 0, 0, step, 0, N, N);
-            if (!tomo_gpu_store_plane (store, &pl, center, 1, TOMO_GPU_PLANE_GLOBAL, error))
-              goto out;
-            total += tomo_gpu_store_get_plane_ms (store);
-          }
-      }
-    printf ("\nPreview volume %u³ from the store: %.1f ms per refresh (%.1f Hz), "
-            "sum of %u plane kernels.\n", N, total, 1000.0 / total, N);
-  }
+      for (guint r = 0; r < 2; r++)
+        {
+          total = 0;
+          for (guint k = 0; k < N; k++)
+            {
+              plane_init (&pl, c, c, (k + 0.5) * zstep - 0.5, step, 0, 0, 0, step, 0, N, N);
+              if (!tomo_gpu_store_plane (store, &pl, center, 1, kern, error))
+                goto out;
+              total += tomo_gpu_store_get_plane_ms (store);
+            }
+        }
+      printf ("\nPreview volume %u³ from the store, %s kernel: %.1f ms per refresh (%.1f Hz), "
+              "sum of %u plane kernels.\n", N, tomo_gpu_plane_kernel_to_string (kern), total,
+              1000.0 / total, N);
+    }
   ok = TRUE;
 
 out:

@@ -204,9 +204,10 @@ tomo_live_preview_step (TomoLivePreview *self,
   return TRUE;
 }
 
-/* A step as soon as something has arrived (checked every millisecond), and
- * at most max_rate steps a second: a projection waits for the step after it,
- * not for the next tick of a fixed clock. */
+/* A step as soon as something has arrived (the scan's change wakes the
+ * thread; a new scan or a stop is seen within 2 ms), and at most max_rate
+ * steps a second: a projection waits for the step after it, not for the
+ * next tick of a fixed clock. */
 static gpointer
 preview_thread (gpointer data)
 {
@@ -241,9 +242,19 @@ preview_thread (gpointer data)
           continue;
         }
       g_mutex_lock (&self->lock);
-      /* Nothing new: look again in a millisecond. */
-      next = self->version != version ? now + period : now + MIN (period, 1000);
+      if (self->version != version)
+        next = now + period;
+      else
+        next = 0;
       g_mutex_unlock (&self->lock);
+      if (next == 0)
+        {
+          /* Nothing new: until the scan changes. */
+          if (self->scan != NULL && self->since != 0)
+            tomo_live_scan_wait_generation (self->scan, self->since, g_get_monotonic_time () + 2000);
+          else
+            g_usleep (1000);
+        }
     }
   return NULL;
 }

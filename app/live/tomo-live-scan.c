@@ -23,6 +23,7 @@ struct _TomoLiveScan
 {
   gatomicrefcount  ref;
   GMutex           lock;
+  GCond            changed;         /* signalled when the generation moves */
 
   TomoLiveProtocol protocol;
   guint            rows;
@@ -65,6 +66,7 @@ tomo_live_scan_new (TomoLiveProtocol  protocol,
 
   g_atomic_ref_count_init (&self->ref);
   g_mutex_init (&self->lock);
+  g_cond_init (&self->changed);
   self->protocol = protocol;
   self->rows = rows;
   self->cols = cols;
@@ -107,6 +109,7 @@ tomo_live_scan_unref (TomoLiveScan *self)
   g_array_unref (self->slot_arrival);
   g_free (self->spare);
   g_free (self->angles_deg);
+  g_cond_clear (&self->changed);
   g_mutex_clear (&self->lock);
   g_free (self);
 }
@@ -157,6 +160,7 @@ tomo_live_scan_set_settings (TomoLiveScan *self,
   self->n_expected[TOMO_FRAME_FLAT] = n_flats;
   self->already_linear = already_linear;
   self->calibration = ++self->generation;
+  g_cond_broadcast (&self->changed);
 }
 
 /* The slot of message `m` and the frame it replaces (NULL), after checking
@@ -265,6 +269,7 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
     }
   else
     self->calibration = self->generation;
+  g_cond_broadcast (&self->changed);
   return TRUE;
 }
 
@@ -275,6 +280,20 @@ tomo_live_scan_mark_ended (TomoLiveScan *self)
 
   self->ended = TRUE;
   self->generation++;
+  g_cond_broadcast (&self->changed);
+}
+
+gboolean
+tomo_live_scan_wait_generation (TomoLiveScan *self,
+                                guint64       since,
+                                gint64        until)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  while (self->generation == since)
+    if (!g_cond_wait_until (&self->changed, &self->lock, until))
+      break;
+  return self->generation != since;
 }
 
 static gboolean

@@ -31,24 +31,28 @@ CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 # (barriers in divergent code, bad __syncwarp masks) on each kernel family
 # and every other GPU test; the fault tests under memcheck too, since their
 # error paths free what the failed setup had allocated.
+# SAN_TIMEOUT: seconds per sanitizer run (default 120; rc 124 when cut).
 extra_sanitizers () {
+  local T=${SAN_TIMEOUT:-120}
   [ -x "$CS" ] || { echo "compute-sanitizer: not found"; return; }
   for tool in initcheck synccheck; do
     for t in test-gpu test-gpu-plane test-gpu-fault; do
-      timeout 120 "$CS" --tool $tool --report-api-errors no "$B/tests/$t" >"$OUT/$tool-$t.log" 2>&1
+      timeout "$T" "$CS" --tool $tool --report-api-errors no "$B/tests/$t" >"$OUT/$tool-$t.log" 2>&1
       echo "$tool $t: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/$tool-$t.log" | tail -1)"
     done
+    bp_cases=()
     for k in standard texture alu hybrid; do
-      timeout 120 "$CS" --tool $tool --report-api-errors no "$B/tests/test-gpu-bp" \
-        -p /tomo/gpu/bp/$k/linear-1slice/w1001-p37-roi -p /tomo/gpu/bp/$k/nearest-2slice/w257-p7 \
-        -p /tomo/gpu/bp/$k/linear-2slice/phantom-w255-p90 >"$OUT/$tool-bp-$k.log" 2>&1
-      echo "$tool bp $k: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/$tool-bp-$k.log" | tail -1)"
+      bp_cases+=(-p /tomo/gpu/bp/$k/linear-1slice/w1001-p37-roi -p /tomo/gpu/bp/$k/nearest-2slice/w257-p7
+                 -p /tomo/gpu/bp/$k/linear-2slice/phantom-w255-p90)
     done
-    timeout 120 "$CS" --tool $tool --report-api-errors no "$B/tests/test-live-accumulate" -p /tomo/live/accumulate/gpu \
+    timeout "$T" "$CS" --tool $tool --report-api-errors no "$B/tests/test-gpu-bp" "${bp_cases[@]}" \
+      >"$OUT/$tool-bp.log" 2>&1
+    echo "$tool bp (4 kernels × 3 cases): rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/$tool-bp.log" | tail -1)"
+    timeout "$T" "$CS" --tool $tool --report-api-errors no "$B/tests/test-live-accumulate" -p /tomo/live/accumulate/gpu \
       >"$OUT/$tool-live-accumulate.log" 2>&1
     echo "$tool live accumulate: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/$tool-live-accumulate.log" | tail -1)"
   done
-  timeout 120 "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-gpu-fault" \
+  timeout "$T" "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-gpu-fault" \
     >"$OUT/memcheck-gpu-fault.log" 2>&1
   echo "memcheck test-gpu-fault: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-gpu-fault.log" | tail -1)"
 }

@@ -161,8 +161,9 @@ test_alloc_falls_back (void)
   if (full_pack > 1)
     g_assert_cmpuint (stats.pack, <, full_pack);
   g_assert_cmpint (tomo_engine_get_backend (engine), ==, TOMO_BACKEND_GPU);
-  /* Other packings take other kernels: equal to float rounding. */
-  g_assert_cmpfloat (tomo_test_rel_l2 (got, expect, (gsize) HEIGHT * WIDTH * WIDTH), <, 1e-4);
+  /* Other packings take other kernels (4-slice linear samples half-precision
+   * textures): rel L2 1.4e-4 between 4 and 2 slices on the H100. */
+  g_assert_cmpfloat (tomo_test_rel_l2 (got, expect, (gsize) HEIGHT * WIDTH * WIDTH), <, 1e-3);
   clear_faults ();
 }
 

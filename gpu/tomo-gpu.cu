@@ -691,21 +691,25 @@ pad_pair_kernel (const float  *__restrict__ in,
     }
 }
 
+/* Multiplies the n_coef spectrum bins of each row (or row pair) by the
+ * filter's response.  With mirror = padded (a whole complex spectrum) bin k
+ * and bin padded − k share a coefficient, the response being even; with
+ * mirror = 0 (the half spectrum of a real transform) each bin has its own. */
 __global__ static void
-multiply_c2c_kernel (cufftComplex *__restrict__ data,
-                     const float  *__restrict__ response,
-                     unsigned      padded,
-                     unsigned      n_pairs)
+multiply_kernel (cufftComplex *__restrict__ data,
+                 const float  *__restrict__ response,
+                 unsigned      n_coef,
+                 unsigned      n_rows,
+                 unsigned      mirror)
 {
   unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
 
-  if (k >= padded)
+  if (k >= n_coef)
     return;
-  /* The response is even: bin k and bin padded − k share a coefficient. */
-  float f = response[k <= padded / 2 ? k : padded - k];
-  for (unsigned p = blockIdx.y; p < n_pairs; p += gridDim.y)
+  float f = response[mirror != 0 && k > mirror / 2 ? mirror - k : k];
+  for (unsigned r = blockIdx.y; r < n_rows; r += gridDim.y)
     {
-      cufftComplex *v = data + (size_t) p * padded + k;
+      cufftComplex *v = data + (size_t) r * n_coef + k;
       v->x *= f;
       v->y *= f;
     }
@@ -747,25 +751,6 @@ pad_real_kernel (const float *__restrict__ in,
     return;
   for (unsigned r = blockIdx.y; r < n_rows; r += gridDim.y)
     out[(size_t) r * padded + j] = pad_value (in + (size_t) r * width, j, width, n_left, edge);
-}
-
-__global__ static void
-multiply_r2c_kernel (cufftComplex *__restrict__ data,
-                     const float  *__restrict__ response,
-                     unsigned      n_coef,
-                     unsigned      n_rows)
-{
-  unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
-
-  if (k >= n_coef)
-    return;
-  float f = response[k];
-  for (unsigned r = blockIdx.y; r < n_rows; r += gridDim.y)
-    {
-      cufftComplex *v = data + (size_t) r * n_coef + k;
-      v->x *= f;
-      v->y *= f;
-    }
 }
 
 __global__ static void
@@ -910,9 +895,9 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
           !TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
                                            CUFFT_FORWARD), error))
         return FALSE;
-      multiply_c2c_kernel<<<rows_grid (P, n_pairs, block), block, 0, stream>>> (
-        ctx->d_complex, ctx->d_response, P, n_pairs);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("multiply_c2c_kernel", error))
+      multiply_kernel<<<rows_grid (P, n_pairs, block), block, 0, stream>>> (
+        ctx->d_complex, ctx->d_response, P, n_pairs, P);
+      if (!TOMO_CUDA_CHECK_LAUNCH ("multiply_kernel", error))
         return FALSE;
       if (!TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
                                            CUFFT_INVERSE), error))
@@ -939,9 +924,9 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
           !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_c2r, stream), error) ||
           !TOMO_CUFFT_CHECK (cufftExecR2C (ctx->plan_r2c, ctx->d_real, ctx->d_complex), error))
         return FALSE;
-      multiply_r2c_kernel<<<rows_grid (n_coef, n_rows, block), block, 0, stream>>> (
-        ctx->d_complex, ctx->d_response, n_coef, n_rows);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("multiply_r2c_kernel", error))
+      multiply_kernel<<<rows_grid (n_coef, n_rows, block), block, 0, stream>>> (
+        ctx->d_complex, ctx->d_response, n_coef, n_rows, 0);
+      if (!TOMO_CUDA_CHECK_LAUNCH ("multiply_kernel", error))
         return FALSE;
       if (!TOMO_CUFFT_CHECK (cufftExecC2R (ctx->plan_c2r, ctx->d_complex, ctx->d_real), error))
         return FALSE;
@@ -974,20 +959,24 @@ _tomo_gpu_context_get_filtered_device (TomoGpuContext *ctx)
   return ctx->d_filtered;
 }
 
-gboolean
-tomo_gpu_context_load_sinograms (TomoGpuContext *ctx,
-                                 guint           n_slices,
-                                 const float    *sinos,
-                                 GError        **error)
+/* What both loads start with: the checks, then n_slices planes of
+ * n_proj × width floats from `host` into *buffer (grown as needed) on the
+ * context's stream, without waiting. */
+static gboolean
+upload_planes (TomoGpuContext *ctx,
+               guint           n_slices,
+               const float    *host,
+               gboolean        filter,
+               float         **buffer,
+               size_t         *buffer_size,
+               const char     *what,
+               GError        **error)
 {
   size_t size;
-  float ms = 0.0f;
 
-  g_return_val_if_fail (ctx != NULL, FALSE);
-
-  if (!check_slices (n_slices, error) || !check_ready (ctx, TRUE, error))
+  if (!check_slices (n_slices, error) || !check_ready (ctx, filter, error))
     return FALSE;
-  if (sinos == NULL)
+  if (host == NULL)
     {
       g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "No sinograms given");
       return FALSE;
@@ -996,10 +985,25 @@ tomo_gpu_context_load_sinograms (TomoGpuContext *ctx,
     return FALSE;
   size = (size_t) n_slices * ctx->n_proj * ctx->width * sizeof (float);
   ctx->loaded_slices = 0;
-  if (!ensure_buffer ((void **) &ctx->d_sino, &ctx->d_sino_size, size, "sinograms", error) ||
-      !TOMO_CUDA_CHECK (cudaMemcpyAsync (ctx->d_sino, sinos, size, cudaMemcpyHostToDevice,
-                                         ctx->stream), error) ||
-      !_tomo_gpu_context_filter_device (ctx, n_slices, ctx->d_sino, ctx->stream, error) ||
+  return ensure_buffer ((void **) buffer, buffer_size, size, what, error) &&
+         TOMO_CUDA_CHECK (cudaMemcpyAsync (*buffer, host, size, cudaMemcpyHostToDevice,
+                                           ctx->stream), error);
+}
+
+gboolean
+tomo_gpu_context_load_sinograms (TomoGpuContext *ctx,
+                                 guint           n_slices,
+                                 const float    *sinos,
+                                 GError        **error)
+{
+  float ms = 0.0f;
+
+  g_return_val_if_fail (ctx != NULL, FALSE);
+
+  if (!upload_planes (ctx, n_slices, sinos, TRUE, &ctx->d_sino, &ctx->d_sino_size, "sinograms",
+                      error))
+    return FALSE;
+  if (!_tomo_gpu_context_filter_device (ctx, n_slices, ctx->d_sino, ctx->stream, error) ||
       !TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error))
     {
       ctx->loaded_slices = 0;
@@ -1016,25 +1020,10 @@ tomo_gpu_context_load_filtered (TomoGpuContext *ctx,
                                 const float    *filtered,
                                 GError        **error)
 {
-  size_t size;
-
   g_return_val_if_fail (ctx != NULL, FALSE);
 
-  if (!check_slices (n_slices, error) || !check_ready (ctx, FALSE, error))
-    return FALSE;
-  if (filtered == NULL)
-    {
-      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "No sinograms given");
-      return FALSE;
-    }
-  if (!TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error))
-    return FALSE;
-  size = (size_t) n_slices * ctx->n_proj * ctx->width * sizeof (float);
-  ctx->loaded_slices = 0;
-  if (!ensure_buffer ((void **) &ctx->d_filtered, &ctx->d_filtered_size, size,
+  if (!upload_planes (ctx, n_slices, filtered, FALSE, &ctx->d_filtered, &ctx->d_filtered_size,
                       "filtered sinograms", error) ||
-      !TOMO_CUDA_CHECK (cudaMemcpyAsync (ctx->d_filtered, filtered, size,
-                                         cudaMemcpyHostToDevice, ctx->stream), error) ||
       !tomo_bp_set_sinograms (ctx->bp, ctx->d_filtered, n_slices, ctx->stream, error) ||
       !TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error))
     return FALSE;
@@ -1053,6 +1042,8 @@ download (TomoGpuContext *ctx,
           const char     *what_missing,
           GError        **error)
 {
+  g_return_val_if_fail (host != NULL, FALSE);
+
   if (n_floats == 0)
     {
       g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, what_missing);
@@ -1070,8 +1061,6 @@ tomo_gpu_context_download_filtered (TomoGpuContext *ctx,
                                     GError        **error)
 {
   g_return_val_if_fail (ctx != NULL, FALSE);
-  g_return_val_if_fail (host != NULL, FALSE);
-
   return download (ctx, host, ctx->d_filtered,
                    (size_t) ctx->loaded_slices * ctx->n_proj * ctx->width,
                    "No sinograms loaded on the GPU", error);
@@ -1202,8 +1191,6 @@ tomo_gpu_context_download (TomoGpuContext *ctx,
                            GError        **error)
 {
   g_return_val_if_fail (ctx != NULL, FALSE);
-  g_return_val_if_fail (host != NULL, FALSE);
-
   return download (ctx, host, ctx->d_out,
                    (size_t) ctx->out_slices * ctx->out_width * ctx->out_height,
                    "No back projection to download", error);

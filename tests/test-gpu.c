@@ -623,8 +623,11 @@ test_invalid (void)
 /* Statistics on the device are the host function's on the same values:
  * extremes, percentiles, counts and bins identical, the mean to 1e-9 of
  * the value range (summation order).  Cases: a slice of noise (1 and 4
- * planes, an ROI), a constant slice, a slice with NaN and ±Inf streaks, and
- * one without a finite value. */
+ * planes, an ROI), a constant slice, a slice with NaN and ±Inf streaks, one
+ * without a finite value, and one where only the 12 outermost detector
+ * columns are non-zero (and positive): no ray through the inner disc of
+ * radius 120 px touches them, so about 70 % of the pixels are exactly 0, the
+ * minimum, and both low percentiles fall in that one crowded bin. */
 static void
 assert_same_stats (const TomoGpuStats   *g,
                    const TomoSliceStats *h)
@@ -662,6 +665,7 @@ test_stats (void)
     { 1, 0, 0, 1 },     /* constant */
     { 2, 0, 0, 2 },     /* NaN and ±Inf streaks */
     { 1, 0, 0, 3 },     /* no finite value */
+    { 2, 0, 0, 4 },     /* mostly zeros: the low percentiles in one crowded bin */
   };
 
   REQUIRE_GPU ();
@@ -681,6 +685,8 @@ test_stats (void)
             in[i] = 0.0f;
           else if (cases[c].fill == 3)
             in[i] = NAN;
+          else if (cases[c].fill == 4)
+            in[i] = (i % W >= 250 || i % W < 6) ? in[i] * 40.0f : 0.0f;
           else if (cases[c].fill == 2 && i % W == 7 && (i / W) % N == 3)
             in[i] = NAN;
           else if (cases[c].fill == 2 && i % W == 200 && (i / W) % N == 50)
@@ -713,6 +719,12 @@ test_stats (void)
       if (cases[c].fill == 1)
         g_assert_cmpfloat (h.min, ==, h.max);
       assert_same_stats (&g, &h);
+      if (cases[c].fill == 4)
+        {
+          g_assert_cmpfloat (h.min, ==, 0.0f);
+          g_assert_cmpfloat (h.lo, ==, h.range_lo);
+          g_assert_cmpuint (h.bins[0], >, h.n_finite * 6 / 10);
+        }
     }
   tomo_gpu_context_free (ctx);
 }

@@ -259,9 +259,11 @@ test_frame_stalls (void)
 
   g_test_message ("centre drag: %u steps, %u frames, longest gap between frames %.1f ms, "
                   "longest frame (layout + snapshot + render) %.1f ms of which %.1f ms main-thread CPU, "
-                  "longest main-thread CPU time outside frames %.1f ms",
+                  "longest main-thread CPU time outside frames %.1f ms; slices reached the "
+                  "texture by %s",
                   drag.steps, drag.frame_times->len, longest_gap / 1000.0, longest_frame / 1000.0,
-                  drag.longest_frame_cpu / 1000.0, longest_other / 1000.0);
+                  drag.longest_frame_cpu / 1000.0, longest_other / 1000.0,
+                  tomo_slice_view_get_upload_path (window->slice_view));
 
   /* The sinogram was not read again: only its line moved. */
   g_assert_cmpuint (reads, ==, 0);

@@ -79,6 +79,17 @@ propagate_gpu_error (GError    **error,
   g_error_free (gpu_error);
 }
 
+/* After a GPU call that failed with its error in *error: that error moved
+ * into the engine's domain, prefixed with `what`.  Always FALSE. */
+static gboolean
+gpu_failed (GError    **error,
+            const char *what)
+{
+  if (error != NULL && *error != NULL)
+    propagate_gpu_error (error, g_steal_pointer (error), what);
+  return FALSE;
+}
+
 const char *
 tomo_backend_gpu_kernel_name (TomoKernel kernel)
 {
@@ -127,7 +138,6 @@ gpu_configure (TomoBackendImpl        *impl,
                GError                **error)
 {
   GpuBackend *self = (GpuBackend *) impl;
-  GError *gpu_error = NULL;
   guint padded;
   g_autofree double *response = NULL;
 
@@ -136,20 +146,18 @@ gpu_configure (TomoBackendImpl        *impl,
       || setup->angles != self->setup.angles)
     {
       if (!tomo_gpu_context_set_geometry (self->ctx, setup->width, setup->n_proj, setup->angles,
-                                          &gpu_error))
+                                          error))
         {
           self->setup.width = 0;
-          propagate_gpu_error (error, gpu_error, "GPU geometry");
-          return FALSE;
+          return gpu_failed (error, "GPU geometry");
         }
     }
   response = tomo_filter_fbp_response (setup->filter, setup->width, setup->n_proj, &padded);
   if (!tomo_gpu_context_set_filter (self->ctx, padded, response, to_gpu_pad (setup->pad),
-                                    &gpu_error))
+                                    error))
     {
       self->setup.width = 0;
-      propagate_gpu_error (error, gpu_error, "GPU filter");
-      return FALSE;
+      return gpu_failed (error, "GPU filter");
     }
   self->setup = *setup;
   return TRUE;
@@ -161,14 +169,10 @@ gpu_filter (TomoBackendImpl *impl,
             GError         **error)
 {
   GpuBackend *self = (GpuBackend *) impl;
-  GError *gpu_error = NULL;
   g_autofree float *rows = g_steal_pointer (&impl->rows);
 
-  if (!tomo_gpu_context_load_sinograms (self->ctx, impl->n_slices, rows, &gpu_error))
-    {
-      propagate_gpu_error (error, gpu_error, "GPU filtering");
-      return FALSE;
-    }
+  if (!tomo_gpu_context_load_sinograms (self->ctx, impl->n_slices, rows, error))
+    return gpu_failed (error, "GPU filtering");
   *filter_ms = tomo_gpu_context_get_filter_ms (self->ctx);
   return TRUE;
 }
@@ -232,7 +236,6 @@ gpu_backproject (TomoBackendImpl *impl,
                  GError         **error)
 {
   GpuBackend *self = (GpuBackend *) impl;
-  GError *gpu_error = NULL;
   TomoGpuBackprojectParams bp;
 
   tomo_gpu_backproject_params_init (&bp);
@@ -243,34 +246,25 @@ gpu_backproject (TomoBackendImpl *impl,
   bp.roi_y = plane->roi.y;
   bp.roi_width = plane->roi.width;
   bp.roi_height = plane->roi.height;
-  if (!tomo_gpu_context_backproject (self->ctx, &bp, &gpu_error))
-    {
-      propagate_gpu_error (error, gpu_error, "GPU back projection");
-      return FALSE;
-    }
+  if (!tomo_gpu_context_backproject (self->ctx, &bp, error))
+    return gpu_failed (error, "GPU back projection");
   slice->backproject_ms = tomo_gpu_context_get_backproject_ms (self->ctx);
   slice->backend = TOMO_BACKEND_GPU;
   slice->kernel = g_strdup (tomo_gpu_kernel_to_string (tomo_gpu_context_get_last_kernel (self->ctx)));
 
   if (plane->keep_on_device)
     {
-      slice->device_buffer = tomo_gpu_buffer_copy_output (self->ctx, &gpu_error);
+      slice->device_buffer = tomo_gpu_buffer_copy_output (self->ctx, error);
       if (slice->device_buffer == NULL)
-        {
-          propagate_gpu_error (error, gpu_error, "GPU slice copy");
-          return FALSE;
-        }
+        return gpu_failed (error, "GPU slice copy");
       slice->device_ops = &gpu_buffer_ops;
     }
   if (!plane->skip_download)
     {
       if (!tomo_backend_alloc_slice_data (slice, error))
         return FALSE;
-      if (!tomo_gpu_context_download (self->ctx, slice->data, &gpu_error))
-        {
-          propagate_gpu_error (error, gpu_error, "GPU download");
-          return FALSE;
-        }
+      if (!tomo_gpu_context_download (self->ctx, slice->data, error))
+        return gpu_failed (error, "GPU download");
     }
   return TRUE;
 }
@@ -300,15 +294,11 @@ gpu_stats (TomoBackendImpl *impl,
            GError         **error)
 {
   GpuBackend *self = (GpuBackend *) impl;
-  GError *gpu_error = NULL;
   TomoGpuStats gs;
   TomoSliceStats *st = &slice->values;
 
-  if (!tomo_gpu_context_stats (self->ctx, &gs, &gpu_error))
-    {
-      propagate_gpu_error (error, gpu_error, "GPU slice statistics");
-      return FALSE;
-    }
+  if (!tomo_gpu_context_stats (self->ctx, &gs, error))
+    return gpu_failed (error, "GPU slice statistics");
   copy_gpu_stats (&gs, st);
   return TRUE;
 }
@@ -454,25 +444,18 @@ gpu_accumulate_reset (TomoBackendImpl *impl,
                       GError         **error)
 {
   GpuBackend *self = (GpuBackend *) impl;
-  GError *gpu_error = NULL;
 
   if (self->acc != NULL && width == self->acc_width)
     {
-      if (!tomo_gpu_accumulator_clear (self->acc, &gpu_error))
-        {
-          propagate_gpu_error (error, gpu_error, "GPU live slice");
-          return FALSE;
-        }
+      if (!tomo_gpu_accumulator_clear (self->acc, error))
+        return gpu_failed (error, "GPU live slice");
       return TRUE;
     }
   g_clear_pointer (&self->acc, tomo_gpu_accumulator_free);
   self->acc_width = 0;
-  self->acc = tomo_gpu_accumulator_new (impl->device, width, &gpu_error);
+  self->acc = tomo_gpu_accumulator_new (impl->device, width, error);
   if (self->acc == NULL)
-    {
-      propagate_gpu_error (error, gpu_error, "GPU live slice");
-      return FALSE;
-    }
+    return gpu_failed (error, "GPU live slice");
   self->acc_width = width;
   return TRUE;
 }
@@ -484,16 +467,12 @@ gpu_accumulate (TomoBackendImpl          *impl,
                 GError                  **error)
 {
   GpuBackend *self = (GpuBackend *) impl;
-  GError *gpu_error = NULL;
 
   if (!tomo_backend_accumulate_check (self->acc, error))
     return FALSE;
   if (!tomo_gpu_accumulator_add (self->acc, step->filtered, step->angles, step->n, step->center,
-                                 step->weight, to_gpu_interp (step->interp) == 1, &gpu_error))
-    {
-      propagate_gpu_error (error, gpu_error, "GPU live slice");
-      return FALSE;
-    }
+                                 step->weight, to_gpu_interp (step->interp) == 1, error))
+    return gpu_failed (error, "GPU live slice");
   if (ms != NULL)
     *ms = tomo_gpu_accumulator_get_last_ms (self->acc);
   return TRUE;
@@ -505,15 +484,11 @@ gpu_accumulate_read (TomoBackendImpl *impl,
                      GError         **error)
 {
   GpuBackend *self = (GpuBackend *) impl;
-  GError *gpu_error = NULL;
 
   if (!tomo_backend_accumulate_check (self->acc, error))
     return FALSE;
-  if (!tomo_gpu_accumulator_download (self->acc, image, &gpu_error))
-    {
-      propagate_gpu_error (error, gpu_error, "GPU live slice");
-      return FALSE;
-    }
+  if (!tomo_gpu_accumulator_download (self->acc, image, error))
+    return gpu_failed (error, "GPU live slice");
   return TRUE;
 }
 
@@ -526,18 +501,14 @@ gpu_accumulate_filter (TomoBackendImpl *impl,
                        GError         **error)
 {
   GpuBackend *self = (GpuBackend *) impl;
-  GError *gpu_error = NULL;
   g_autofree double *response = NULL;
   guint padded;
 
   if (!tomo_backend_accumulate_check (self->acc, error))
     return FALSE;
   response = tomo_filter_fbp_response (filter, self->acc_width, n_scan, &padded);
-  if (!tomo_gpu_accumulator_set_filter (self->acc, padded, response, to_gpu_pad (pad), n_slots, &gpu_error))
-    {
-      propagate_gpu_error (error, gpu_error, "GPU live slice");
-      return FALSE;
-    }
+  if (!tomo_gpu_accumulator_set_filter (self->acc, padded, response, to_gpu_pad (pad), n_slots, error))
+    return gpu_failed (error, "GPU live slice");
   return TRUE;
 }
 
@@ -548,20 +519,16 @@ gpu_accumulate_raw (TomoBackendImpl         *impl,
                     GError                 **error)
 {
   GpuBackend *self = (GpuBackend *) impl;
-  GError *gpu_error = NULL;
   gboolean linear = to_gpu_interp (step->interp) == 1;
 
   if (!tomo_backend_accumulate_check (self->acc, error))
     return FALSE;
   if ((step->n_remove > 0 &&
        !tomo_gpu_accumulator_remove_slots (self->acc, step->remove, step->remove_angles, step->n_remove,
-                                           step->center, linear, &gpu_error)) ||
+                                           step->center, linear, error)) ||
       !tomo_gpu_accumulator_put_raw (self->acc, step->raw, step->flat, step->dark, step->apply_log,
-                                     step->slots, step->angles, step->n, step->center, linear, &gpu_error))
-    {
-      propagate_gpu_error (error, gpu_error, "GPU live slice");
-      return FALSE;
-    }
+                                     step->slots, step->angles, step->n, step->center, linear, error))
+    return gpu_failed (error, "GPU live slice");
   if (ms != NULL)
     *ms = tomo_gpu_accumulator_get_last_ms (self->acc);
   return TRUE;
@@ -576,33 +543,23 @@ gpu_accumulate_slice (TomoBackendImpl *impl,
                       GError         **error)
 {
   GpuBackend *self = (GpuBackend *) impl;
-  GError *gpu_error = NULL;
   TomoGpuStats gs;
 
   if (!tomo_backend_accumulate_check (self->acc, error))
     return FALSE;
-  if (!tomo_gpu_accumulator_stats (self->acc, &gs, &gpu_error))
-    {
-      propagate_gpu_error (error, gpu_error, "GPU live slice statistics");
-      return FALSE;
-    }
+  if (!tomo_gpu_accumulator_stats (self->acc, &gs, error))
+    return gpu_failed (error, "GPU live slice statistics");
   copy_gpu_stats (&gs, &slice->values);
-  slice->device_buffer = tomo_gpu_accumulator_copy_image (self->acc, &gpu_error);
+  slice->device_buffer = tomo_gpu_accumulator_copy_image (self->acc, error);
   if (slice->device_buffer == NULL)
-    {
-      propagate_gpu_error (error, gpu_error, "GPU live slice copy");
-      return FALSE;
-    }
+    return gpu_failed (error, "GPU live slice copy");
   slice->device_ops = &gpu_buffer_ops;
   if (!device_only)
     {
       if (!tomo_backend_alloc_slice_data (slice, error))
         return FALSE;
-      if (!tomo_gpu_buffer_download (slice->device_buffer, slice->data, &gpu_error))
-        {
-          propagate_gpu_error (error, gpu_error, "GPU live slice download");
-          return FALSE;
-        }
+      if (!tomo_gpu_buffer_download (slice->device_buffer, slice->data, error))
+        return gpu_failed (error, "GPU live slice download");
     }
   return TRUE;
 }

@@ -252,59 +252,63 @@ typedef struct
   double *filtered_d;
 } FilterJob;
 
+/* filter_row_float and filter_row_double: one projection padded (zeros, or
+ * the circular edge of edge_split), transformed, multiplied by the filter's
+ * response and transformed back; the same steps in FFTW's float and double
+ * precision. */
+#define DEFINE_FILTER_ROW(name, real, cplx, exec_r2c, exec_c2r, r2c, c2r, response, filtered) \
+  static void                                                                   \
+  name (gpointer data,                                                          \
+        guint    p,                                                             \
+        gpointer scratch)                                                       \
+  {                                                                             \
+    FilterJob *job = data;                                                      \
+    TomoCpuFbp *fbp = job->fbp;                                                 \
+    guint w = fbp->width, n = fbp->padded, n_coeffs = n / 2 + 1;                \
+    const float *row = job->sino + (gsize) p * w;                               \
+    real *buf = scratch;                                                        \
+    cplx *spec = (cplx *) ((char *) scratch + spectrum_offset (fbp, sizeof (real))); \
+    guint split = edge_split (w, n);                                            \
+                                                                                \
+    for (guint i = 0; i < w; i++)                                               \
+      buf[i] = row[i];                                                          \
+    for (guint i = w; i < n; i++)                                               \
+      buf[i] = fbp->pad == TOMO_PAD_ZERO ? 0 : (i < split ? row[w - 1] : row[0]); \
+                                                                                \
+    exec_r2c (fbp->r2c, buf, spec);                                             \
+    for (guint j = 0; j < n_coeffs; j++)                                        \
+      {                                                                         \
+        spec[j][0] *= fbp->response[j];                                         \
+        spec[j][1] *= fbp->response[j];                                         \
+      }                                                                         \
+    exec_c2r (fbp->c2r, spec, buf);                                             \
+    memcpy (job->filtered + (gsize) p * w, buf, sizeof (real) * w);             \
+  }
+
+DEFINE_FILTER_ROW (filter_row_float, float, fftwf_complex, fftwf_execute_dft_r2c,
+                   fftwf_execute_dft_c2r, r2c_f, c2r_f, response_f, filtered_f)
+DEFINE_FILTER_ROW (filter_row_double, double, fftw_complex, fftw_execute_dft_r2c,
+                   fftw_execute_dft_c2r, r2c_d, c2r_d, response_d, filtered_d)
+
+/* Filters every projection into filtered_f, or into filtered_d when that
+ * is NULL. */
 static void
-filter_row_float (gpointer data,
-                  guint    p,
-                  gpointer scratch)
+filter_rows (TomoCpuFbp  *fbp,
+             const float *sino,
+             float       *filtered_f,
+             double      *filtered_d)
 {
-  FilterJob *job = data;
-  TomoCpuFbp *fbp = job->fbp;
-  guint w = fbp->width, n = fbp->padded, n_coeffs = n / 2 + 1;
-  const float *row = job->sino + (gsize) p * w;
-  float *buf = scratch;
-  fftwf_complex *spec = (fftwf_complex *) ((char *) scratch + spectrum_offset (fbp, sizeof (float)));
-  guint split = edge_split (w, n);
+  FilterJob job = { fbp, sino, filtered_f, filtered_d };
+  gsize scratch;
 
-  memcpy (buf, row, sizeof (float) * w);
-  for (guint i = w; i < n; i++)
-    buf[i] = fbp->pad == TOMO_PAD_ZERO ? 0.0f : (i < split ? row[w - 1] : row[0]);
+  g_return_if_fail (fbp != NULL);
+  g_return_if_fail (sino != NULL && (filtered_f != NULL || filtered_d != NULL));
 
-  fftwf_execute_dft_r2c (fbp->r2c_f, buf, spec);
-  for (guint j = 0; j < n_coeffs; j++)
-    {
-      spec[j][0] *= fbp->response_f[j];
-      spec[j][1] *= fbp->response_f[j];
-    }
-  fftwf_execute_dft_c2r (fbp->c2r_f, spec, buf);
-  memcpy (job->filtered_f + (gsize) p * w, buf, sizeof (float) * w);
-}
-
-static void
-filter_row_double (gpointer data,
-                   guint    p,
-                   gpointer scratch)
-{
-  FilterJob *job = data;
-  TomoCpuFbp *fbp = job->fbp;
-  guint w = fbp->width, n = fbp->padded, n_coeffs = n / 2 + 1;
-  const float *row = job->sino + (gsize) p * w;
-  double *buf = scratch;
-  fftw_complex *spec = (fftw_complex *) ((char *) scratch + spectrum_offset (fbp, sizeof (double)));
-  guint split = edge_split (w, n);
-
-  for (guint i = 0; i < w; i++)
-    buf[i] = row[i];
-  for (guint i = w; i < n; i++)
-    buf[i] = fbp->pad == TOMO_PAD_ZERO ? 0.0 : (i < split ? row[w - 1] : row[0]);
-
-  fftw_execute_dft_r2c (fbp->r2c_d, buf, spec);
-  for (guint j = 0; j < n_coeffs; j++)
-    {
-      spec[j][0] *= fbp->response_d[j];
-      spec[j][1] *= fbp->response_d[j];
-    }
-  fftw_execute_dft_c2r (fbp->c2r_d, spec, buf);
-  memcpy (job->filtered_d + (gsize) p * w, buf, sizeof (double) * w);
+  scratch = filtered_f != NULL
+    ? spectrum_offset (fbp, sizeof (float)) + sizeof (fftwf_complex) * (fbp->padded / 2 + 1)
+    : spectrum_offset (fbp, sizeof (double)) + sizeof (fftw_complex) * (fbp->padded / 2 + 1);
+  parallel_for (fbp->n_threads, fbp->n_proj, scratch,
+                filtered_f != NULL ? filter_row_float : filter_row_double, &job);
 }
 
 void
@@ -312,15 +316,7 @@ tomo_cpu_fbp_filter (TomoCpuFbp  *fbp,
                      const float *sino,
                      float       *filtered)
 {
-  FilterJob job = { fbp, sino, filtered, NULL };
-
-  g_return_if_fail (fbp != NULL);
-  g_return_if_fail (sino != NULL && filtered != NULL);
-
-  parallel_for (fbp->n_threads, fbp->n_proj,
-                spectrum_offset (fbp, sizeof (float))
-                  + sizeof (fftwf_complex) * (fbp->padded / 2 + 1),
-                filter_row_float, &job);
+  filter_rows (fbp, sino, filtered, NULL);
 }
 
 void
@@ -328,15 +324,7 @@ tomo_cpu_fbp_filter_double (TomoCpuFbp  *fbp,
                             const float *sino,
                             double      *filtered)
 {
-  FilterJob job = { fbp, sino, NULL, filtered };
-
-  g_return_if_fail (fbp != NULL);
-  g_return_if_fail (sino != NULL && filtered != NULL);
-
-  parallel_for (fbp->n_threads, fbp->n_proj,
-                spectrum_offset (fbp, sizeof (double))
-                  + sizeof (fftw_complex) * (fbp->padded / 2 + 1),
-                filter_row_double, &job);
+  filter_rows (fbp, sino, NULL, filtered);
 }
 
 /* ---------------------------------------------------------------------------
@@ -400,6 +388,27 @@ backproject_row_double (gpointer data,
     }
 }
 
+/* The checks both back projections start with, then their job's common
+ * fields; FALSE (with a critical) on a programming error. */
+static gboolean
+backproject_job_init (BackprojectJob *job,
+                      TomoCpuFbp     *fbp,
+                      gconstpointer   filtered,
+                      double          center,
+                      TomoInterp      interp,
+                      const TomoRoi  *roi,
+                      gconstpointer   out)
+{
+  g_return_val_if_fail (fbp != NULL, FALSE);
+  g_return_val_if_fail (filtered != NULL && out != NULL && roi != NULL, FALSE);
+  g_return_val_if_fail ((guint64) roi->x + roi->width <= fbp->width, FALSE);
+  g_return_val_if_fail ((guint64) roi->y + roi->height <= fbp->width, FALSE);
+  g_return_val_if_fail (isfinite (center), FALSE);
+
+  *job = (BackprojectJob) { .fbp = fbp, .center = center, .interp = interp, .roi = *roi };
+  return TRUE;
+}
+
 void
 tomo_cpu_fbp_backproject_double (TomoCpuFbp    *fbp,
                                  const double  *filtered,
@@ -408,19 +417,11 @@ tomo_cpu_fbp_backproject_double (TomoCpuFbp    *fbp,
                                  const TomoRoi *roi,
                                  double        *out)
 {
-  BackprojectJob job = { 0 };
+  BackprojectJob job;
 
-  g_return_if_fail (fbp != NULL);
-  g_return_if_fail (filtered != NULL && out != NULL && roi != NULL);
-  g_return_if_fail ((guint64) roi->x + roi->width <= fbp->width);
-  g_return_if_fail ((guint64) roi->y + roi->height <= fbp->width);
-  g_return_if_fail (isfinite (center));
-
-  job.fbp = fbp;
+  if (!backproject_job_init (&job, fbp, filtered, center, interp, roi, out))
+    return;
   job.filtered_d = filtered;
-  job.center = center;
-  job.interp = interp;
-  job.roi = *roi;
   job.out_d = out;
   parallel_for (fbp->n_threads, roi->height, 0, backproject_row_double, &job);
 }
@@ -638,17 +639,13 @@ tomo_cpu_fbp_backproject (TomoCpuFbp    *fbp,
                           const TomoRoi *roi,
                           float         *out)
 {
-  BackprojectJob job = { 0 };
+  BackprojectJob job;
   g_autofree float *rows = NULL;
   guint w;
   gsize stride;
 
-  g_return_if_fail (fbp != NULL);
-  g_return_if_fail (filtered != NULL && out != NULL && roi != NULL);
-  g_return_if_fail ((guint64) roi->x + roi->width <= fbp->width);
-  g_return_if_fail ((guint64) roi->y + roi->height <= fbp->width);
-  g_return_if_fail (isfinite (center));
-
+  if (!backproject_job_init (&job, fbp, filtered, center, interp, roi, out))
+    return;
   /* Each column is stored as (value, next − value) — the paper's "advanced
    * caching" — so linear interpolation is one 8-byte load per pixel. */
   w = fbp->width;
@@ -667,11 +664,7 @@ tomo_cpu_fbp_backproject (TomoCpuFbp    *fbp,
         }
     }
 
-  job.fbp = fbp;
   job.rows_f = rows;
-  job.center = center;
-  job.interp = interp;
-  job.roi = *roi;
   job.out_f = out;
   parallel_for (fbp->n_threads, (roi->height + BP_ROW_BLOCK - 1) / BP_ROW_BLOCK, 0,
                 backproject_block_float, &job);

@@ -11,6 +11,26 @@
 
 #define PLANE_MAX_SIDE 32768
 
+/* A vertical plane (v along z) whose u axis is x or y; centred at (cx, cy)
+ * and on the z span [z0, z0 + height). */
+static void
+init_vertical (TomoPlane *plane,
+               double     cx,
+               double     cy,
+               gboolean   u_along_x,
+               guint      width,
+               guint      z0,
+               guint      height)
+{
+  *plane = (TomoPlane) {
+    .centre = { cx, cy, z0 + (height - 1.0) / 2.0 },
+    .u = { u_along_x ? 1.0 : 0.0, u_along_x ? 0.0 : 1.0, 0.0 },
+    .v = { 0.0, 0.0, 1.0 },
+    .width = width,
+    .height = height,
+  };
+}
+
 void
 tomo_plane_init_xz (TomoPlane *plane,
                     double     iy,
@@ -20,14 +40,7 @@ tomo_plane_init_xz (TomoPlane *plane,
                     guint      height)
 {
   g_return_if_fail (plane != NULL);
-
-  *plane = (TomoPlane) {
-    .centre = { x0 + (width - 1.0) / 2.0, iy, z0 + (height - 1.0) / 2.0 },
-    .u = { 1.0, 0.0, 0.0 },
-    .v = { 0.0, 0.0, 1.0 },
-    .width = width,
-    .height = height,
-  };
+  init_vertical (plane, x0 + (width - 1.0) / 2.0, iy, TRUE, width, z0, height);
 }
 
 void
@@ -39,14 +52,7 @@ tomo_plane_init_yz (TomoPlane *plane,
                     guint      height)
 {
   g_return_if_fail (plane != NULL);
-
-  *plane = (TomoPlane) {
-    .centre = { ix, y0 + (width - 1.0) / 2.0, z0 + (height - 1.0) / 2.0 },
-    .u = { 0.0, 1.0, 0.0 },
-    .v = { 0.0, 0.0, 1.0 },
-    .width = width,
-    .height = height,
-  };
+  init_vertical (plane, ix, y0 + (width - 1.0) / 2.0, FALSE, width, z0, height);
 }
 
 void

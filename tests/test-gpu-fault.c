@@ -54,6 +54,18 @@ engine_with_scan (TomoBackend backend,
   return engine;
 }
 
+/* A GPU engine on its own copy of the scan, or NULL (test skipped). */
+static TomoEngine *
+gpu_engine_or_skip (void)
+{
+  g_autoptr(TomoScan) scan = NULL;
+
+  if (skip_without_gpu ())
+    return NULL;
+  scan = tomo_test_open_scan (scan_path);
+  return engine_with_scan (TOMO_BACKEND_GPU, scan);
+}
+
 static TomoSlice *
 reconstruct (TomoEngine *engine,
              GError    **error)
@@ -134,18 +146,16 @@ test_spec (void)
 static void
 test_alloc_falls_back (void)
 {
-  g_autoptr(TomoScan) scan = NULL;
-  g_autoptr(TomoEngine) engine = NULL;
+  g_autoptr(TomoEngine) engine = gpu_engine_or_skip ();
   g_autoptr(GError) error = NULL;
-  g_autofree float *expect = g_new (float, (gsize) HEIGHT * WIDTH * WIDTH);
-  g_autofree float *got = g_new (float, (gsize) HEIGHT * WIDTH * WIDTH);
+  g_autofree float *expect = NULL, *got = NULL;
   TomoVolumeStats stats;
   guint full_pack;
 
-  if (skip_without_gpu ())
+  if (engine == NULL)
     return;
-  scan = tomo_test_open_scan (scan_path);
-  engine = engine_with_scan (TOMO_BACKEND_GPU, scan);
+  expect = g_new (float, (gsize) HEIGHT * WIDTH * WIDTH);
+  got = g_new (float, (gsize) HEIGHT * WIDTH * WIDTH);
   clear_faults ();
   g_assert_true (volume (engine, expect, &error));
   g_assert_no_error (error);
@@ -172,15 +182,13 @@ test_alloc_falls_back (void)
 static void
 test_memory_cap (void)
 {
-  g_autoptr(TomoScan) scan = NULL;
-  g_autoptr(TomoEngine) engine = NULL;
+  g_autoptr(TomoEngine) engine = gpu_engine_or_skip ();
   g_autoptr(GError) error = NULL;
-  g_autofree float *got = g_new (float, (gsize) HEIGHT * WIDTH * WIDTH);
+  g_autofree float *got = NULL;
 
-  if (skip_without_gpu ())
+  if (engine == NULL)
     return;
-  scan = tomo_test_open_scan (scan_path);
-  engine = engine_with_scan (TOMO_BACKEND_GPU, scan);
+  got = g_new (float, (gsize) HEIGHT * WIDTH * WIDTH);
   g_assert_true (tomo_gpu_fault_configure (NULL, 64 * 1024, &error));
   g_assert_false (volume (engine, got, &error));
   g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND);
@@ -198,18 +206,17 @@ static void
 check_fault_moves_to_cpu (const char *spec,
                           gboolean    lost)
 {
+  g_autoptr(TomoEngine) engine = gpu_engine_or_skip ();
   g_autoptr(TomoScan) scan = NULL;
-  g_autoptr(TomoEngine) engine = NULL;
   g_autoptr(TomoEngine) cpu = NULL;
   g_autoptr(TomoSlice) slice = NULL;
   g_autoptr(TomoSlice) again = NULL;
   g_autoptr(TomoSlice) expect = NULL;
   g_autoptr(GError) error = NULL;
 
-  if (skip_without_gpu ())
+  if (engine == NULL)
     return;
   scan = tomo_test_open_scan (scan_path);
-  engine = engine_with_scan (TOMO_BACKEND_GPU, scan);
   cpu = engine_with_scan (TOMO_BACKEND_CPU, scan);
   g_assert_true (tomo_gpu_fault_configure (spec, 0, &error));
   slice = reconstruct (engine, &error);

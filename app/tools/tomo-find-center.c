@@ -9,6 +9,7 @@
 
 #include <math.h>
 
+#include "tomo-probe.h"
 #include "tomo-options.h"
 #include "tomo-center-scan.h"
 #include "tomo-cli.h"
@@ -82,6 +83,8 @@ tomo_find_center_main (int    argc,
     goto out;
   if (angle_range != 0)
     options.angle_range_deg = angle_range;
+  if (!tomo_probe_hdf5 (argv[1], &options, &error))
+    goto out;
   scan = tomo_scan_open (argv[1], &options, &error);
   if (scan == NULL)
     goto out;

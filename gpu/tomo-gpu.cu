@@ -39,7 +39,10 @@ _tomo_gpu_check_cuda (cudaError_t  res,
                       GError     **error)
 {
   int code;
+  guint64 limit;
 
+  if (_tomo_gpu_fault_hit (TOMO_GPU_FAULT_POINT_CALL))
+    res = cudaErrorDevicesUnavailable;
   if (G_LIKELY (res == cudaSuccess))
     return TRUE;
 
@@ -47,6 +50,28 @@ _tomo_gpu_check_cuda (cudaError_t  res,
     {
     case cudaErrorMemoryAllocation:
       code = TOMO_GPU_ERROR_OUT_OF_MEMORY;
+      limit = _tomo_gpu_fault_memory_limit ();
+      if (limit > 0)
+        {
+          g_autofree char *cap = g_format_size_full (limit, G_FORMAT_SIZE_IEC_UNITS);
+
+          cudaGetLastError ();
+          g_set_error (error, TOMO_GPU_ERROR, code,
+                       "%s failed: out of device memory (capped at %s by TOMO_GPU_MEMORY_LIMIT) at %s:%d",
+                       call, cap, file, line);
+          return FALSE;
+        }
+      break;
+    /* Sticky errors: the context is gone until the process ends. */
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorLaunchFailure:
+    case cudaErrorIllegalAddress:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidPc:
+      code = TOMO_GPU_ERROR_DEVICE_FAULT;
       break;
     case cudaErrorNoDevice:
     case cudaErrorInsufficientDriver:
@@ -105,6 +130,68 @@ _tomo_gpu_check_cufft (cufftResult  res,
   return FALSE;
 }
 
+cudaError_t
+_tomo_gpu_fault_launch (cudaError_t res)
+{
+  return res == cudaSuccess && _tomo_gpu_fault_hit (TOMO_GPU_FAULT_POINT_LAUNCH)
+         ? cudaErrorLaunchFailure : res;
+}
+
+/* Device allocations pass here (tomo-gpu-private.h): an injected failure,
+ * or the cap of TOMO_GPU_MEMORY_LIMIT on what this process added to the
+ * device's use since its first allocation there. */
+static cudaError_t
+fault_check_alloc (size_t size)
+{
+  guint64 limit;
+  size_t free_b, total_b;
+  int device = 0;
+
+  if (_tomo_gpu_fault_hit (TOMO_GPU_FAULT_POINT_ALLOC))
+    return _tomo_gpu_fault_is_lost () ? cudaErrorDevicesUnavailable : cudaErrorMemoryAllocation;
+  limit = _tomo_gpu_fault_memory_limit ();
+  if (limit == 0)
+    return cudaSuccess;
+  if (cudaGetDevice (&device) != cudaSuccess || cudaMemGetInfo (&free_b, &total_b) != cudaSuccess)
+    {
+      cudaGetLastError ();
+      return cudaErrorMemoryAllocation;
+    }
+  if ((guint64) (total_b - free_b) - _tomo_gpu_fault_baseline (device, total_b - free_b) + size > limit)
+    return cudaErrorMemoryAllocation;
+  return cudaSuccess;
+}
+
+cudaError_t
+_tomo_gpu_malloc (void  **ptr,
+                  size_t  size)
+{
+  cudaError_t res = fault_check_alloc (size);
+
+  if (res != cudaSuccess)
+    {
+      *ptr = NULL;
+      return res;
+    }
+  return (cudaMalloc) (ptr, size);
+}
+
+cudaError_t
+_tomo_gpu_malloc_pitch (void  **ptr,
+                        size_t *pitch,
+                        size_t  width,
+                        size_t  height)
+{
+  cudaError_t res = fault_check_alloc (width * height);
+
+  if (res != cudaSuccess)
+    {
+      *ptr = NULL;
+      return res;
+    }
+  return (cudaMallocPitch) (ptr, pitch, width, height);
+}
+
 void
 _tomo_gpu_warn_cuda (cudaError_t  res,
                      const char  *call,
@@ -126,6 +213,8 @@ tomo_gpu_get_n_devices (void)
 {
   int n = 0;
 
+  if (_tomo_gpu_fault_is_lost ())
+    return 0;
   if (cudaGetDeviceCount (&n) != cudaSuccess)
     {
       cudaGetLastError ();

@@ -254,6 +254,9 @@ apply_auto_contrast (TomoWindow *self,
   self->applying_auto = FALSE;
 }
 
+static void sync_backend (TomoWindow *self,
+                          const char *note);
+
 static void
 on_slice_ready (TomoEngine   *engine,
                 TomoSlice    *slice,
@@ -268,7 +271,19 @@ on_slice_ready (TomoEngine   *engine,
 
   if (error != NULL)
     {
-      if (!g_error_matches (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED))
+      if (g_error_matches (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_DEVICE_FAULT))
+        {
+          /* The engine went on with the CPU: say so, mark the GPU with
+           * the reason and redo the slice there. */
+          g_autofree char *message = g_strdup_printf ("The GPU failed; the CPU reconstructs now: %s",
+                                                      error->message);
+          g_autofree char *note = g_strdup_printf ("GPU unavailable: %s", error->message);
+
+          tomo_window_show_error (self, message);
+          sync_backend (self, note);
+          queue_request (self);
+        }
+      else if (!g_error_matches (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED))
         {
           g_autofree char *message = g_strdup_printf ("Reconstruction failed: %s", error->message);
           tomo_window_show_error (self, message);

@@ -72,8 +72,10 @@ propagate_gpu_error (GError    **error,
                      GError     *gpu_error,
                      const char *what)
 {
-  g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND, "%s: %s", what,
-               gpu_error->message);
+  g_set_error (error, TOMO_RECON_ERROR,
+               g_error_matches (gpu_error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_DEVICE_FAULT)
+               ? TOMO_RECON_ERROR_DEVICE_FAULT : TOMO_RECON_ERROR_BACKEND,
+               "%s: %s", what, gpu_error->message);
   g_error_free (gpu_error);
 }
 

@@ -19,6 +19,7 @@
 
 #include <hdf5.h>
 
+#include "tomo-options.h"
 #include "tomo-cli.h"
 #include "tomo-bench-planes.h"
 #include "tomo-bench-row.h"
@@ -1471,9 +1472,9 @@ tomo_bench_main (int    argc,
     { "sizes", 's', 0, G_OPTION_ARG_STRING, &sizes,
       "Slice sizes (pixels per side, comma separated; default 1024,2048,4096; "
       "--cpu and --interop use the first, default 1024 and 2048)", "N,…" },
-    { "projections", 'p', 0, G_OPTION_ARG_INT, &n_proj,
+    { "projections", 'p', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
       "Projections per sinogram (default 2048; --cpu 1024)", "N" },
-    { "runs", 'r', 0, G_OPTION_ARG_INT, &runs,
+    { "runs", 'r', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
       "Timed runs per measurement, the median is reported (default 20; --cpu 5; --interop 50)",
       "N" },
     { "cpu", 0, 0, G_OPTION_ARG_NONE, &cpu_flag,
@@ -1487,16 +1488,16 @@ tomo_bench_main (int    argc,
     { "planes", 0, 0, G_OPTION_ARG_NONE, &planes_flag,
       "Measure the volume store instead: fill from host memory, XZ/YZ/XY/oblique planes, "
       "global, cached and rows kernels, float and half, a 256³ preview", NULL },
-    { "rows", 0, 0, G_OPTION_ARG_INT, &plane_rows,
+    { "rows", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
       "--planes: detector rows in the store (default: the size)", "N" },
     { "kernels", 'k', 0, G_OPTION_ARG_STRING, &kernels,
       "Kernels to measure besides standard (default standard,texture,alu,hybrid,auto)", "K,…" },
-    { "volume", 'v', 0, G_OPTION_ARG_INT, &volume,
+    { "volume", 'v', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
       "Also reconstruct an N³ volume from N projections of N×N, host to host (e.g. 2048)", "N" },
     { "row-change", 0, 0, G_OPTION_ARG_NONE, &row_flag,
       "Also measure the viewer engine's row change on a 2048-wide, 1800-projection file "
       "(temporary, in $TMPDIR)", NULL },
-    { "device", 'd', 0, G_OPTION_ARG_INT, &device, "CUDA device (default 0)", "N" },
+    { "device", 'd', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "CUDA device (default 0)", "N" },
     { "tune", 't', 0, G_OPTION_ARG_NONE, &tune_flag,
       "Store the fastest kernel per slices × interpolation × size class for the auto kernel", NULL },
     { "no-backprojection", 0, 0, G_OPTION_ARG_NONE, &skip_bp, "Skip the back-projection table", NULL },
@@ -1506,6 +1507,15 @@ tomo_bench_main (int    argc,
     { "mem-clock", 0, 0, G_OPTION_ARG_STRING, &mem_clock,
       "Memory clock to note in the report (e.g. from nvidia-smi)", "TEXT" },
     G_OPTION_ENTRY_NULL
+  };
+  double n_proj_v = 0, runs_v = 0, volume_v = 0, device_v = 0, plane_rows_v = 0;
+  TomoNumberOption numbers[] = {
+    { "projections", 'p', 1, 65000, TRUE, &n_proj_v },
+    { "runs", 'r', 1, 100000, TRUE, &runs_v },
+    { "rows", 0, 1, 65536, TRUE, &plane_rows_v },
+    { "volume", 'v', 1, 16384, TRUE, &volume_v },
+    { "device", 'd', 0, 63, TRUE, &device_v },
+    { NULL },
   };
 
   cmdline = g_strjoinv (" ", argv);
@@ -1519,12 +1529,18 @@ tomo_bench_main (int    argc,
     "\n"
     "--cpu measures the CPU backend (works without a GPU); --interop the window's display\n"
     "path without a window.  Either replaces the GPU tables; both may be given.");
-  g_option_context_add_main_entries (octx, entries, NULL);
+  g_option_context_set_main_group (octx, tomo_number_option_group ("bench", "Bench options:",
+                                                                    entries, numbers));
   if (!g_option_context_parse (octx, &argc, &argv, &error))
     {
       g_printerr ("tomolive bench: %s\n", error->message);
       return 1;
     }
+  n_proj = (int) n_proj_v;
+  runs = (int) runs_v;
+  volume = (int) volume_v;
+  device = (int) device_v;
+  plane_rows = (int) plane_rows_v;
   if (n_proj < 0 || n_proj > 65000 || runs < 0 || volume < 0 || volume > 16384)
     {
       g_printerr ("tomolive bench: --projections must be 1…65000, --runs ≥ 1, --volume 0…16384\n");

@@ -15,6 +15,7 @@
 
 #include <glib/gstdio.h>
 
+#include "tomo-probe.h"
 #include "tomo-center.h"
 #include "tomo-cli.h"
 #include "tomo-plane-cli.h"
@@ -631,6 +632,10 @@ tomo_cli_run (int    argc,
                HAVE_CUDA ? "built" : "not built", n, n == 1 ? "" : "s", HAVE_UI ? "built" : "not built");
       return 0;
     }
+  /* The HDF5 probe's helper (tomo-probe.c): default signals, so a fault
+   * inside libhdf5 is seen by the parent as what it is. */
+  if (g_str_equal (cmd, "probe-hdf5"))
+    return tomo_probe_hdf5_main (argc - 1, argv + 1);
   /* Ctrl+C or SIGTERM: incomplete outputs are removed, exit status 1. */
   tomo_output_install_signal_handlers ();
   if (g_str_equal (cmd, "info"))

@@ -93,6 +93,32 @@ cpu_backproject (TomoBackendImpl *impl,
 }
 
 static gboolean
+cpu_backproject_centers (TomoBackendImpl        *impl,
+                         const TomoBackendPlane *plane,
+                         const double           *centers,
+                         guint                   n_centers,
+                         float                  *images,
+                         double                 *ms,
+                         GError                **error)
+{
+  CpuBackend *self = (CpuBackend *) impl;
+  gsize out_plane = (gsize) plane->roi.width * plane->roi.height;
+  gint64 t0 = g_get_monotonic_time ();
+
+  if (impl->rows == NULL)
+    {
+      g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                           "Centre sweep: no rows loaded");
+      return FALSE;
+    }
+  for (guint i = 0; i < n_centers; i++)
+    tomo_cpu_fbp_backproject (self->fbp, impl->rows, centers[i], plane->interp, &plane->roi,
+                              images + i * out_plane);
+  *ms = (g_get_monotonic_time () - t0) / 1000.0;
+  return TRUE;
+}
+
+static gboolean
 cpu_stats (TomoBackendImpl *impl,
            TomoSlice       *slice,
            GError         **error)
@@ -292,6 +318,7 @@ static const TomoBackendOps cpu_ops = {
   .load_rows = tomo_backend_load_rows_host,
   .filter = cpu_filter,
   .backproject = cpu_backproject,
+  .backproject_centers = cpu_backproject_centers,
   .stats = cpu_stats,
   .volume = cpu_volume,
   .accumulate_reset = cpu_accumulate_reset,

@@ -226,6 +226,20 @@ static const TomoDeviceBufferOps gpu_buffer_ops = {
   .free = buffer_free,
 };
 
+static void
+plane_to_gpu_params (const TomoBackendPlane   *plane,
+                     TomoGpuBackprojectParams *bp)
+{
+  tomo_gpu_backproject_params_init (bp);
+  bp->center = plane->center;
+  bp->interp = to_gpu_interp (plane->interp);
+  bp->kernel = to_gpu_kernel (plane->kernel);
+  bp->roi_x = plane->roi.x;
+  bp->roi_y = plane->roi.y;
+  bp->roi_width = plane->roi.width;
+  bp->roi_height = plane->roi.height;
+}
+
 static gboolean
 gpu_backproject (TomoBackendImpl *impl,
                  const TomoBackendPlane *plane,
@@ -236,14 +250,7 @@ gpu_backproject (TomoBackendImpl *impl,
   GpuBackend *self = (GpuBackend *) impl;
   TomoGpuBackprojectParams bp;
 
-  tomo_gpu_backproject_params_init (&bp);
-  bp.center = plane->center;
-  bp.interp = to_gpu_interp (plane->interp);
-  bp.kernel = to_gpu_kernel (plane->kernel);
-  bp.roi_x = plane->roi.x;
-  bp.roi_y = plane->roi.y;
-  bp.roi_width = plane->roi.width;
-  bp.roi_height = plane->roi.height;
+  plane_to_gpu_params (plane, &bp);
   if (!tomo_gpu_context_backproject (self->ctx, &bp, error))
     return gpu_failed (error, "GPU back projection");
   slice->backproject_ms = tomo_gpu_context_get_backproject_ms (self->ctx);
@@ -264,6 +271,27 @@ gpu_backproject (TomoBackendImpl *impl,
       if (!tomo_gpu_context_download (self->ctx, slice->data, error))
         return gpu_failed (error, "GPU download");
     }
+  return TRUE;
+}
+
+static gboolean
+gpu_backproject_centers (TomoBackendImpl        *impl,
+                         const TomoBackendPlane *plane,
+                         const double           *centers,
+                         guint                   n_centers,
+                         float                  *images,
+                         double                 *ms,
+                         GError                **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+  TomoGpuBackprojectParams bp;
+
+  plane_to_gpu_params (plane, &bp);
+  if (!tomo_gpu_context_backproject_centers (self->ctx, &bp, centers, n_centers, error))
+    return gpu_failed (error, "GPU centre sweep");
+  *ms = tomo_gpu_context_get_backproject_ms (self->ctx);
+  if (!tomo_gpu_context_download (self->ctx, images, error))
+    return gpu_failed (error, "GPU download");
   return TRUE;
 }
 
@@ -578,6 +606,7 @@ static const TomoBackendOps gpu_ops = {
   .accumulate_filter = gpu_accumulate_filter,
   .accumulate_raw = gpu_accumulate_raw,
   .accumulate_slice = gpu_accumulate_slice,
+  .backproject_centers = gpu_backproject_centers,
 };
 
 TomoBackendImpl *

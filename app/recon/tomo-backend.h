@@ -167,6 +167,18 @@ struct _TomoBackendOps
                                  TomoSlice       *slice,
                                  gboolean         device_only,
                                  GError         **error);
+  /* The centre sweep: `plane` (its roi, interpolation, kernel; its centre
+   * not used) of the first loaded row at each of `centers` (each checked by
+   * the caller), n_centers planes of roi.height × roi.width into `images`
+   * in the order of `centers`; *ms: the time of the back projections.  The
+   * CPU loops; the GPU packs candidates 4 to a launch where it can. */
+  gboolean  (*backproject_centers) (TomoBackendImpl        *self,
+                                    const TomoBackendPlane *plane,
+                                    const double           *centers,
+                                    guint                   n_centers,
+                                    float                  *images,
+                                    double                 *ms,
+                                    GError                **error);
 };
 
 /* What a slice needs from its backend after the engine has let it go: the

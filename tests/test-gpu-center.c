@@ -8,6 +8,7 @@
 #include <math.h>
 
 #include "tomo-center-gpu.h"
+#include "tomo-gpu-center.h"
 #include "tomo-phantom.h"
 
 static int n_devices;
@@ -112,10 +113,10 @@ test_estimate (void)
   const guint counts[] = { 361, 720 };
   const double ranges[] = { 180.0, 360.0 };
   g_autoptr(GError) error = NULL;
-  TomoGpuXcorr *xc;
+  TomoBackendImpl *gpu_backend;
 
   REQUIRE_DEVICE ();
-  xc = tomo_gpu_xcorr_new (0, w, 32, &error);
+  gpu_backend = tomo_backend_gpu_new (&error);
   g_assert_no_error (error);
   for (guint k = 0; k < 2; k++)
     {
@@ -136,11 +137,12 @@ test_estimate (void)
       for (guint i = 0; i < n * w; i++)
         sino[i] = (float) line[i];
       g_assert_true (tomo_center_correlation (sino, n, w, angles, &cpu, &error));
-      /* The estimate runs the direct kernel (the faster one for its
-       * ranges, and exact over short overlaps; see the profile test). */
+      /* Through the GPU backend, which runs the direct kernel (the faster
+       * one for its ranges, and exact over short overlaps; see the profile
+       * test). */
       for (int m = 0; m < 1; m++)
         {
-          g_assert_true (tomo_center_correlation_gpu (xc, m, sino, n, w, angles, &gpu, &error));
+          g_assert_true (tomo_center_correlation_backend (gpu_backend, sino, n, w, angles, &gpu, &error));
           g_assert_no_error (error);
           g_test_message ("%g°, %s: GPU %.4f, CPU %.4f, true %.4f", ranges[k], m ? "cuFFT" : "direct",
                           gpu.center, cpu.center, p.center);
@@ -155,7 +157,7 @@ test_estimate (void)
           g_assert_cmpuint (gpu.n_used, ==, cpu.n_used);
         }
     }
-  tomo_gpu_xcorr_free (xc);
+  tomo_backend_free (gpu_backend);
 }
 
 int

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tomo-backend.h"
+#include "tomo-center-private.h"
 #include "tomo-error.h"
 #include "tomo-fbp.h"
 
@@ -116,6 +117,22 @@ cpu_backproject_centers (TomoBackendImpl        *impl,
                               images + i * out_plane);
   *ms = (g_get_monotonic_time () - t0) / 1000.0;
   return TRUE;
+}
+
+static gboolean
+cpu_correlate (TomoBackendImpl *impl,
+               const float     *a,
+               const float     *b,
+               guint            n_pairs,
+               guint            width,
+               int              d_lo,
+               guint            n_shifts,
+               guint            min_overlap,
+               float           *out,
+               GError         **error)
+{
+  return _tomo_center_profile_cpu (a, b, n_pairs, width, d_lo, n_shifts, min_overlap, out, NULL,
+                                   error);
 }
 
 static gboolean
@@ -319,6 +336,7 @@ static const TomoBackendOps cpu_ops = {
   .filter = cpu_filter,
   .backproject = cpu_backproject,
   .backproject_centers = cpu_backproject_centers,
+  .correlate = cpu_correlate,
   .stats = cpu_stats,
   .volume = cpu_volume,
   .accumulate_reset = cpu_accumulate_reset,

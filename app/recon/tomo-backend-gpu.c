@@ -15,6 +15,7 @@
 #include "tomo-error.h"
 #include "tomo-filter.h"
 #include "tomo-gpu.h"
+#include "tomo-gpu-center.h"
 #include "tomo-row-prefetch.h"
 
 typedef struct
@@ -24,6 +25,8 @@ typedef struct
   TomoBackendSetup setup;
   TomoGpuAccumulator *acc;  /* the live slice, on the device */
   guint acc_width;
+  TomoGpuXcorr *xc;         /* correlate: made for xc_width × xc_pairs */
+  guint xc_width, xc_pairs;
 } GpuBackend;
 
 static TomoGpuKernel
@@ -127,6 +130,7 @@ gpu_free (TomoBackendImpl *impl)
   GpuBackend *self = (GpuBackend *) impl;
 
   g_clear_pointer (&self->acc, tomo_gpu_accumulator_free);
+  g_clear_pointer (&self->xc, tomo_gpu_xcorr_free);
   g_clear_pointer (&self->ctx, tomo_gpu_context_free);
 }
 
@@ -292,6 +296,37 @@ gpu_backproject_centers (TomoBackendImpl        *impl,
   *ms = tomo_gpu_context_get_backproject_ms (self->ctx);
   if (!tomo_gpu_context_download (self->ctx, images, error))
     return gpu_failed (error, "GPU download");
+  return TRUE;
+}
+
+/* The direct (warp-shuffle) kernel: the faster for the estimate's ranges
+ * and exact over short overlaps (gpu/tomo-gpu-center.h). */
+static gboolean
+gpu_correlate (TomoBackendImpl *impl,
+               const float     *a,
+               const float     *b,
+               guint            n_pairs,
+               guint            width,
+               int              d_lo,
+               guint            n_shifts,
+               guint            min_overlap,
+               float           *out,
+               GError         **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+
+  if (self->xc == NULL || self->xc_width < width || self->xc_pairs < n_pairs)
+    {
+      g_clear_pointer (&self->xc, tomo_gpu_xcorr_free);
+      self->xc_width = MAX (width, self->xc_width);
+      self->xc_pairs = MAX (n_pairs, 32);
+      self->xc = tomo_gpu_xcorr_new (impl->device, self->xc_width, self->xc_pairs, error);
+      if (self->xc == NULL)
+        return gpu_failed (error, "GPU correlation");
+    }
+  if (!tomo_gpu_xcorr_run (self->xc, TOMO_GPU_XCORR_DIRECT, a, b, n_pairs, width, d_lo, n_shifts,
+                           min_overlap, out, error))
+    return gpu_failed (error, "GPU correlation");
   return TRUE;
 }
 
@@ -607,6 +642,7 @@ static const TomoBackendOps gpu_ops = {
   .accumulate_raw = gpu_accumulate_raw,
   .accumulate_slice = gpu_accumulate_slice,
   .backproject_centers = gpu_backproject_centers,
+  .correlate = gpu_correlate,
 };
 
 TomoBackendImpl *

@@ -392,17 +392,17 @@ ncc_at (const float *a,
 }
 
 /* The CPU profile: ncc_at for every shift and pair. */
-static gboolean
-cpu_profile (const float *a,
-             const float *b,
-             guint        n_pairs,
-             guint        width,
-             int          d_lo,
-             guint        n_shifts,
-             guint        min_overlap,
-             float       *out,
-             gpointer     user_data,
-             GError     **error)
+gboolean
+_tomo_center_profile_cpu (const float *a,
+                          const float *b,
+                          guint        n_pairs,
+                          guint        width,
+                          int          d_lo,
+                          guint        n_shifts,
+                          guint        min_overlap,
+                          float       *out,
+                          gpointer     user_data,
+                          GError     **error)
 {
   for (guint p = 0; p < n_pairs; p++)
     for (guint i = 0; i < n_shifts; i++)
@@ -634,7 +634,7 @@ tomo_center_correlation (const float      *sino,
                          TomoCenterResult *result,
                          GError          **error)
 {
-  return _tomo_center_correlation_with (sino, n_proj, width, angles, cpu_profile, NULL,
+  return _tomo_center_correlation_with (sino, n_proj, width, angles, _tomo_center_profile_cpu, NULL,
                                         result, error);
 }
 

@@ -12,7 +12,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "tomo-center-gpu.h"
+#include "tomo-center-private.h"
+#include "tomo-gpu-center.h"
 #include "tomo-cli.h"
 #include "tomo-gpu.h"
 #include "tomo-gpu-tune.h"
@@ -29,6 +30,32 @@ typedef struct
   float *sino;
   double center;
 } Scan;
+
+/* A profile by one xcorr method, to compare the two on the whole estimate
+ * (the backend's correlate always runs the direct kernel). */
+typedef struct
+{
+  TomoGpuXcorr *xc;
+  TomoGpuXcorrMethod method;
+} GpuProfile;
+
+static gboolean
+gpu_profile (const float *a,
+             const float *b,
+             guint        n_pairs,
+             guint        width,
+             int          d_lo,
+             guint        n_shifts,
+             guint        min_overlap,
+             float       *out,
+             gpointer     user_data,
+             GError     **error)
+{
+  GpuProfile *g = user_data;
+
+  return tomo_gpu_xcorr_run (g->xc, g->method, a, b, n_pairs, width, d_lo, n_shifts, min_overlap,
+                             out, error);
+}
 
 static void
 scan_make (Scan       *s,
@@ -127,9 +154,12 @@ tomo_center_bench (guint  width,
             if (path == 0)
               ok = tomo_center_correlation (scans[k].sino, scans[k].n_proj, width, scans[k].angles, &r, &error);
             else
-              ok = tomo_center_correlation_gpu (xc, path == 1 ? TOMO_GPU_XCORR_DIRECT : TOMO_GPU_XCORR_FFT,
-                                                scans[k].sino, scans[k].n_proj, width, scans[k].angles,
-                                                &r, &error);
+              {
+                GpuProfile g = { xc, path == 1 ? TOMO_GPU_XCORR_DIRECT : TOMO_GPU_XCORR_FFT };
+
+                ok = _tomo_center_correlation_with (scans[k].sino, scans[k].n_proj, width, scans[k].angles,
+                                                    gpu_profile, &g, &r, &error);
+              }
             if (i > 0)
               t[i - 1] = (g_get_monotonic_time () - t0) / 1e3;
           }

@@ -93,6 +93,14 @@ tomo_gpu_context_backproject (TomoGpuContext *ctx,
 }
 
 gboolean
+tomo_gpu_context_backproject_centers (TomoGpuContext *ctx, const TomoGpuBackprojectParams *params,
+                                      const double *centers, guint n_centers, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+gboolean
 tomo_gpu_context_stats (TomoGpuContext *ctx, TomoGpuStats *stats, GError **error)
 {
   set_not_built (error);

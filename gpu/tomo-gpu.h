@@ -133,6 +133,18 @@ gboolean tomo_gpu_backproject_params_check (const TomoGpuBackprojectParams *para
 gboolean     tomo_gpu_context_backproject (TomoGpuContext                 *ctx,
                                            const TomoGpuBackprojectParams *params,
                                            GError                        **error);
+/* The one loaded sinogram back projected at each of `centers` (params->center
+ * is not used) into the output: n_centers planes, in the order of `centers`.
+ * Candidates whose centres differ by whole pixels share 4-slice launches on
+ * copies of the sinogram shifted by those pixels (linear: the 4-slice path's
+ * half-precision texture); inside the field of view of every candidate the
+ * planes equal one back projection per centre within that path's accuracy. */
+#define TOMO_GPU_MAX_CENTERS 256
+gboolean     tomo_gpu_context_backproject_centers (TomoGpuContext                 *ctx,
+                                                   const TomoGpuBackprojectParams *params,
+                                                   const double                   *centers,
+                                                   guint                           n_centers,
+                                                   GError                        **error);
 /* Device pointer of the output (valid until the next backproject). */
 const float *tomo_gpu_context_get_output  (TomoGpuContext *ctx);
 /* The kernel that actually ran in the last backproject (auto resolved). */

@@ -12,7 +12,9 @@
 
 #include <glib/gstdio.h>
 
+#include "tomo-backend.h"
 #include "tomo-center.h"
+#include "tomo-center-gpu.h"
 #include "tomo-center-scan.h"
 #include "tomo-fbp.h"
 #include "tomo-phantom.h"
@@ -97,6 +99,18 @@ check_correlation (double          offset,
   g_assert_cmpfloat (fabs (r.center - center), <, tolerance);
   g_assert_cmpint (r.method, ==, TOMO_CENTER_METHOD_CORRELATION);
   g_assert_true (r.uncertainty > 0 && isfinite (r.uncertainty));
+
+  /* Through the backend interface, the CPU's: the same answer. */
+  {
+    TomoBackendImpl *cpu = tomo_backend_cpu_new ();
+    TomoCenterResult rb;
+
+    g_assert_true (tomo_center_correlation_backend (cpu, sino, n, w, angles, &rb, &error));
+    g_assert_no_error (error);
+    g_assert_cmpfloat (rb.center, ==, r.center);
+    g_assert_cmpuint (rb.n_used, ==, r.n_used);
+    tomo_backend_free (cpu);
+  }
 }
 
 static void
@@ -145,6 +159,29 @@ test_correlation_360 (void)
   g_assert_true (tomo_center_correlation (sino, n, w, angles, &r, NULL));
   g_assert_cmpuint (r.n_used, >=, 16);
   g_assert_cmpfloat (fabs (r.center - 131.25), <, 0.2);
+
+  /* Non-finite values count as 0 (read from the pairs' rows, not from a
+   * cleaned copy): a dead projection and a few NaN/Inf pixels give the
+   * answer of the same sinogram with zeros there. */
+  {
+    g_autofree float *bad = g_memdup2 (sino, sizeof (float) * n * w);
+    g_autofree float *zero = g_memdup2 (sino, sizeof (float) * n * w);
+    TomoCenterResult rb, rz;
+
+    for (guint x = 0; x < w; x++)
+      {
+        bad[7 * w + x] = NAN;
+        zero[7 * w + x] = 0.0f;
+      }
+    bad[190 * w + 40] = INFINITY;
+    bad[3 * w + 100] = NAN;
+    zero[190 * w + 40] = zero[3 * w + 100] = 0.0f;
+    g_assert_true (tomo_center_correlation (bad, n, w, angles, &rb, NULL));
+    g_assert_true (tomo_center_correlation (zero, n, w, angles, &rz, NULL));
+    g_assert_cmpfloat (rb.center, ==, rz.center);
+    g_assert_cmpuint (rb.n_used, ==, rz.n_used);
+    g_assert_cmpfloat (fabs (rb.center - 131.25), <, 0.2);
+  }
 }
 
 static void

@@ -167,6 +167,33 @@ struct _TomoBackendOps
                                  TomoSlice       *slice,
                                  gboolean         device_only,
                                  GError         **error);
+  /* The centre sweep: `plane` (its roi, interpolation, kernel; its centre
+   * not used) of the first loaded row at each of `centers` (each checked by
+   * the caller), n_centers planes of roi.height × roi.width into `images`
+   * in the order of `centers`; *ms: the time of the back projections.  The
+   * CPU loops; the GPU packs candidates 4 to a launch where it can. */
+  gboolean  (*backproject_centers) (TomoBackendImpl        *self,
+                                    const TomoBackendPlane *plane,
+                                    const double           *centers,
+                                    guint                   n_centers,
+                                    float                  *images,
+                                    double                 *ms,
+                                    GError                **error);
+  /* The centre estimate's correlation profiles (TomoCenterProfile of
+   * tomo-center-private.h): Pearson's r of a[p][x] with b[p][x + d] over
+   * their overlap for n_pairs rows of `width` and d = d_lo … d_lo +
+   * n_shifts − 1 into out (n_pairs × n_shifts); −2 where the overlap is
+   * shorter than min_overlap or flat.  Needs no configure. */
+  gboolean  (*correlate)   (TomoBackendImpl *self,
+                            const float     *a,
+                            const float     *b,
+                            guint            n_pairs,
+                            guint            width,
+                            int              d_lo,
+                            guint            n_shifts,
+                            guint            min_overlap,
+                            float           *out,
+                            GError         **error);
 };
 
 /* What a slice needs from its backend after the engine has let it go: the

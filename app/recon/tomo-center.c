@@ -65,19 +65,18 @@ result_init (TomoCenterResult *result,
 
 /* --- input checks -------------------------------------------------------- */
 
-/* A copy with non-finite values set to 0; an error when nothing is finite,
- * or when the sinogram has no contrast (every value the same). */
-static float *
-clean_copy (const float *sino,
-            guint        n_proj,
-            guint        width,
-            guint        min_proj,
-            GError     **error)
+/* An error when there are too few projections, nothing is finite, or the
+ * sinogram has no contrast (every value the same). */
+static gboolean
+check_contents (const float *sino,
+                guint        n_proj,
+                guint        width,
+                guint        min_proj,
+                GError     **error)
 {
   gsize n = (gsize) n_proj * width;
-  g_autofree float *copy = NULL;
   gsize n_finite = 0;
-  double lo = INFINITY, hi = -INFINITY;
+  float lo = INFINITY, hi = -INFINITY;
 
   if (sino == NULL || width < 8 || n_proj < min_proj)
     {
@@ -85,9 +84,8 @@ clean_copy (const float *sino,
                    "Cannot find the centre from %u projection%s of %u columns "
                    "(need at least %u projections of 8 columns)",
                    n_proj, n_proj == 1 ? "" : "s", width, min_proj);
-      return NULL;
+      return FALSE;
     }
-  copy = g_new (float, n);
   for (gsize i = 0; i < n; i++)
     {
       float v = sino[i];
@@ -98,24 +96,47 @@ clean_copy (const float *sino,
           lo = MIN (lo, v);
           hi = MAX (hi, v);
         }
-      else
-        v = 0.0f;
-      copy[i] = v;
     }
   if (n_finite == 0)
     {
       g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_DEGENERATE,
                    "Cannot find the centre: no finite value in the sinogram (%u × %u)",
                    n_proj, width);
-      return NULL;
+      return FALSE;
     }
-  if (!(hi - lo > 1e-6 * MAX (fabs (hi), 1e-30)))
+  if (!((double) hi - lo > 1e-6 * MAX (fabs ((double) hi), 1e-30)))
     {
       g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_DEGENERATE,
                    "Cannot find the centre: the sinogram has no contrast (every value is %g)", lo);
-      return NULL;
+      return FALSE;
     }
-  return g_steal_pointer (&copy);
+  return TRUE;
+}
+
+/* Non-finite values count as 0. */
+static inline float
+finite_or_zero (float v)
+{
+  return isfinite (v) ? v : 0.0f;
+}
+
+/* A copy with non-finite values set to 0, after check_contents(). */
+static float *
+clean_copy (const float *sino,
+            guint        n_proj,
+            guint        width,
+            guint        min_proj,
+            GError     **error)
+{
+  gsize n = (gsize) n_proj * width;
+  float *copy;
+
+  if (!check_contents (sino, n_proj, width, min_proj, error))
+    return NULL;
+  copy = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    copy[i] = finite_or_zero (sino[i]);
+  return copy;
 }
 
 static gboolean
@@ -295,12 +316,15 @@ projection_at (const float  *sino,
       const float *a = sino + (gsize) below * width, *b = sino + (gsize) above * width;
 
       for (guint x = 0; x < width; x++)
-        out[x] = (float) ((1.0 - t) * a[x] + t * b[x]);
+        out[x] = (float) ((1.0 - t) * finite_or_zero (a[x]) + t * finite_or_zero (b[x]));
       return TRUE;
     }
   if (below >= 0 && below == above)
     {
-      memcpy (out, sino + (gsize) below * width, sizeof (float) * width);
+      const float *a = sino + (gsize) below * width;
+
+      for (guint x = 0; x < width; x++)
+        out[x] = finite_or_zero (a[x]);
       return TRUE;
     }
   /* Only one side: extrapolate from the nearest and its neighbour. */
@@ -327,7 +351,7 @@ projection_at (const float  *sino,
       const float *a = sino + (gsize) near * width, *b = sino + (gsize) second * width;
 
       for (guint x = 0; x < width; x++)
-        out[x] = (float) ((1.0 - t) * a[x] + t * b[x]);
+        out[x] = (float) ((1.0 - t) * finite_or_zero (a[x]) + t * finite_or_zero (b[x]));
     }
     return TRUE;
   }
@@ -368,17 +392,17 @@ ncc_at (const float *a,
 }
 
 /* The CPU profile: ncc_at for every shift and pair. */
-static gboolean
-cpu_profile (const float *a,
-             const float *b,
-             guint        n_pairs,
-             guint        width,
-             int          d_lo,
-             guint        n_shifts,
-             guint        min_overlap,
-             float       *out,
-             gpointer     user_data,
-             GError     **error)
+gboolean
+_tomo_center_profile_cpu (const float *a,
+                          const float *b,
+                          guint        n_pairs,
+                          guint        width,
+                          int          d_lo,
+                          guint        n_shifts,
+                          guint        min_overlap,
+                          float       *out,
+                          gpointer     user_data,
+                          GError     **error)
 {
   for (guint p = 0; p < n_pairs; p++)
     for (guint i = 0; i < n_shifts; i++)
@@ -508,7 +532,7 @@ _tomo_center_correlation_with (const float      *sino,
                                TomoCenterResult *result,
                                GError          **error)
 {
-  g_autofree float *clean = NULL, *pa = NULL, *pb = NULL, *partner = NULL;
+  g_autofree float *pa = NULL, *pb = NULL, *partner = NULL;
   g_autofree double *centers = NULL, *shifts = NULL;
   g_autofree guint *cand = NULL;
   double step;
@@ -518,8 +542,8 @@ _tomo_center_correlation_with (const float      *sino,
   result_init (result, TOMO_CENTER_METHOD_CORRELATION);
   if (!check_angles (angles, n_proj, error))
     return FALSE;
-  clean = clean_copy (sino, n_proj, width, 2, error);
-  if (clean == NULL)
+  /* Checked, not copied: only the pairs' rows are read (non-finite as 0). */
+  if (!check_contents (sino, n_proj, width, 2, error))
     return FALSE;
   step = angle_step (angles, n_proj);
 
@@ -571,9 +595,10 @@ _tomo_center_correlation_with (const float      *sino,
     {
       guint i = cand[(gsize) k * n_cand / MIN (n_cand, MAX_PAIRS)];
 
-      if (!projection_at (clean, n_proj, width, angles, step, angles[i] + G_PI, partner))
+      if (!projection_at (sino, n_proj, width, angles, step, angles[i] + G_PI, partner))
         continue;
-      memcpy (pa + (gsize) n_pairs * width, clean + (gsize) i * width, sizeof (float) * width);
+      for (guint x = 0; x < width; x++)
+        pa[(gsize) n_pairs * width + x] = finite_or_zero (sino[(gsize) i * width + x]);
       for (guint x = 0; x < width; x++)
         pb[(gsize) n_pairs * width + x] = partner[width - 1 - x];
       n_pairs++;
@@ -609,7 +634,7 @@ tomo_center_correlation (const float      *sino,
                          TomoCenterResult *result,
                          GError          **error)
 {
-  return _tomo_center_correlation_with (sino, n_proj, width, angles, cpu_profile, NULL,
+  return _tomo_center_correlation_with (sino, n_proj, width, angles, _tomo_center_profile_cpu, NULL,
                                         result, error);
 }
 

@@ -137,6 +137,7 @@ tomo_geometry_resolve (TomoScan           *scan,
   const double *angles;
   guint n, w;
   double mid, span;
+  gboolean beyond_half;
   TomoGeometryKind kind;
 
   g_return_val_if_fail (TOMO_IS_SCAN (scan), FALSE);
@@ -155,21 +156,36 @@ tomo_geometry_resolve (TomoScan           *scan,
   plan->n_proj = n;
   kind = requested->kind;
 
-  if ((kind == TOMO_GEOMETRY_360 || kind == TOMO_GEOMETRY_OFFSET) && !plan->full_turn)
+  /* More than a half-turn (by 1.5 mean steps): some directions are seen
+   * twice, and the weights make each count once. */
+  beyond_half = n > 1 && span > 180.0 + 1.5 * span / (n - 1);
+  if ((kind == TOMO_GEOMETRY_OFFSET && !plan->full_turn)
+      || (kind == TOMO_GEOMETRY_360 && !beyond_half))
     {
       g_set_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_MISMATCH,
-                   "%s: geometry %s needs a full turn, but its %u angles span %.4g°%s",
-                   tomo_scan_get_path (scan), tomo_geometry_kind_to_string (kind), n, span,
+                   "%s: geometry %s needs %s, but its %u angles span %.4g°%s",
+                   tomo_scan_get_path (scan), tomo_geometry_kind_to_string (kind),
+                   kind == TOMO_GEOMETRY_OFFSET ? "a full turn" : "more than a half-turn",
+                   n, span,
                    kind == TOMO_GEOMETRY_OFFSET
-                     ? " (an offset axis needs the opposite projection, θ+180°, of each one)" : "");
+                     ? " (an offset axis needs the opposite projection, θ+180°, of each one)"
+                     : " (a half-turn sees every direction once: use 180)");
       return FALSE;
     }
-  if (kind == TOMO_GEOMETRY_180 || (kind == TOMO_GEOMETRY_AUTO && !plan->full_turn))
+  if (kind == TOMO_GEOMETRY_180 || (kind == TOMO_GEOMETRY_AUTO && !beyond_half))
     {
       plan->kind = TOMO_GEOMETRY_180;
       g_snprintf (plan->reason, sizeof plan->reason, "%s",
-                  kind == TOMO_GEOMETRY_AUTO ? "the angles do not cover a full turn" : "as requested");
+                  kind == TOMO_GEOMETRY_AUTO ? "the angles cover a half-turn" : "as requested");
       return TRUE;
+    }
+  if (kind == TOMO_GEOMETRY_AUTO && !plan->full_turn)
+    {
+      /* Between a half and a full turn: weighted, no offset possible. */
+      plan->kind = TOMO_GEOMETRY_360;
+      g_snprintf (plan->reason, sizeof plan->reason,
+                  "the angles span %.4g°, more than a half-turn", span);
+      kind = TOMO_GEOMETRY_360;
     }
 
   /* A full turn: the offset geometry needs the axis, AUTO too to choose. */
@@ -219,7 +235,7 @@ tomo_geometry_resolve (TomoScan           *scan,
                       : "a full turn with the axis near the detector middle");
         }
     }
-  else
+  else if (plan->reason[0] == '\0')
     g_snprintf (plan->reason, sizeof plan->reason, "as requested");
   plan->kind = kind;
 

@@ -610,6 +610,12 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
   angles_or_default (params, NULL, theta);
   for (guint p = 0; p < n; p++)
     theta_deg[p] = params->angle_range_deg * p / n;
+  if (params->angles_deg != NULL)
+    for (guint p = 0; p < n; p++)
+      {
+        theta_deg[p] = params->angles_deg[p];
+        theta[p] = theta_deg[p] * G_PI / 180.0;
+      }
 
   buf_len = (gsize) MAX (n, MAX (params->n_flats, params->n_darks)) * w;
   buf = g_new (guint16, buf_len);

@@ -47,6 +47,8 @@ typedef struct
   guint object_width;     /* pixels across the field of view the object fills
                            * (0: the detector width); up to ~2·width for an
                            * offset-axis 360° scan, whose axis sits near an edge */
+  const double *angles_deg; /* n_proj angles of the written scan, in degrees;
+                             * NULL: evenly spaced over angle_range_deg */
 } TomoPhantomParams;
 
 void     tomo_phantom_params_init      (TomoPhantomParams *params);

@@ -117,27 +117,6 @@ reconstruct (TomoEngine *engine,
   return slice;
 }
 
-static double
-disc_mean (const float *img,
-           guint        w,
-           double       cx,
-           double       cy,
-           double       radius)
-{
-  double sum = 0;
-  guint n = 0;
-
-  for (guint y = 0; y < w; y++)
-    for (guint x = 0; x < w; x++)
-      if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= radius * radius)
-        {
-          sum += img[(gsize) y * w + x];
-          n++;
-        }
-  g_assert_cmpuint (n, >, 10);
-  return sum / n;
-}
-
 typedef struct
 {
   guint row;
@@ -266,8 +245,8 @@ test_offset (gconstpointer data)
   for (guint k = 0; k < n_e; k++)
     {
       double x = e[k].x0 * R, y = -e[k].y0 * R, rad = 0.5 * MIN (e[k].a, 0.5) * R;
-      double want = disc_mean (truth, object, (object - 1) / 2.0 + x, (object - 1) / 2.0 + y, rad);
-      double got = disc_mean (slice->data, ws, (ws - 1) / 2.0 + x + shift,
+      double want = tomo_test_disc_mean (truth, object, (object - 1) / 2.0 + x, (object - 1) / 2.0 + y, rad);
+      double got = tomo_test_disc_mean (slice->data, ws, (ws - 1) / 2.0 + x + shift,
                               (ws - 1) / 2.0 + y, rad);
 
       g_test_message ("disk %u at (%.0f, %.0f) r %.0f: %.6f, truth %.6f (%+.2f %%)", k, x, y, rad,
@@ -458,6 +437,64 @@ test_errors (void)
   assert_mismatch (gap, TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY, 10.0, "has no opposite projection");
 }
 
+/* --- the command line ----------------------------------------------------- */
+
+static void
+test_cli (void)
+{
+  g_auto(TempScan) t180 = { 0 };
+  g_auto(TempScan) toff = { 0 };
+  g_auto(TomoTestResult) r = { 0 };
+  g_autofree char *out = NULL;
+  TomoPhantomParams p;
+
+  if (g_getenv ("TOMOLIVE") == NULL)
+    {
+      g_test_skip ("TOMOLIVE is not set (meson test sets it)");
+      return;
+    }
+  phantom_params (&p, 64, 90, 180.0, 33.0, 0);
+  write_scan (&t180, &p);
+  phantom_params (&p, 64, 360, 360.0, 6.5, 112);
+  write_scan (&toff, &p);
+  out = g_build_filename (toff.dir, "slice.tif", NULL);
+
+  /* info says what will be done, with the axis found or given. */
+  TOMO_TEST_RUN (&r, "info", toff.path);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "Geometry:    offset axis (left)"));
+  g_assert_nonnull (strstr (r.out, "estimated"));
+  tomo_test_result_clear (&r);
+  TOMO_TEST_RUN (&r, "info", toff.path, "--geometry", "360");
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "Geometry:    360°: all 360 projections"));
+  tomo_test_result_clear (&r);
+  TOMO_TEST_RUN (&r, "info", t180.path);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "Geometry:    180°"));
+  tomo_test_result_clear (&r);
+
+  /* The offset scan reconstructs over the stitched width: 64 + (63 − 2·6.5). */
+  TOMO_TEST_RUN (&r, "reconstruct", toff.path, "--center", "6.5", "-o", out);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "1 slice of 114×114 from 180 projections"));
+  tomo_test_result_clear (&r);
+
+  /* Bad requests: clear errors, exit status 1, nothing written. */
+  TOMO_TEST_RUN (&r, "reconstruct", t180.path, "--geometry", "360", "-o", out);
+  tomo_test_assert_fails_with (&r, "needs more than a half-turn");
+  tomo_test_result_clear (&r);
+  TOMO_TEST_RUN (&r, "reconstruct", t180.path, "--geometry", "offset", "-o", out);
+  tomo_test_assert_fails_with (&r, "needs a full turn");
+  tomo_test_result_clear (&r);
+  TOMO_TEST_RUN (&r, "reconstruct", toff.path, "--geometry", "offset:right", "-o", out);
+  tomo_test_assert_fails_with (&r, "left of the detector middle");
+  tomo_test_result_clear (&r);
+  TOMO_TEST_RUN (&r, "info", toff.path, "--geometry", "half");
+  tomo_test_assert_fails_with (&r, "Unknown geometry “half”");
+  g_assert_null (strstr (r.out, "Path:"));
+}
+
 int
 main (int    argc,
       char **argv)
@@ -483,5 +520,6 @@ main (int    argc,
                         test_centred_360);
   g_test_add_func ("/tomo/geometry/weighted-360", test_weighted_360);
   g_test_add_func ("/tomo/geometry/errors", test_errors);
+  g_test_add_func ("/tomo/geometry/cli", test_cli);
   return g_test_run ();
 }

@@ -63,17 +63,15 @@ parse_options (GOptionContext *context,
   "with the axis near an edge: opposite projections stitched, doubled field of view)"
 
 static gboolean
-print_geometry (TomoScan   *scan,
-                const char *spec,
-                double      center,
-                GError    **error)
+print_geometry (TomoScan           *scan,
+                const TomoGeometry *geometry,
+                double              center,
+                GError            **error)
 {
-  TomoGeometry g;
   TomoGeometryPlan plan;
   g_autofree char *text = NULL;
 
-  if (!tomo_geometry_parse (spec ? spec : "auto", &g, error)
-      || !tomo_geometry_resolve (scan, &g, center, &plan, error))
+  if (!tomo_geometry_resolve (scan, geometry, center, &plan, error))
     return FALSE;
   text = tomo_geometry_plan_describe (&plan);
   g_print ("Geometry:    %s\n", text);
@@ -90,6 +88,7 @@ cmd_info (int    argc,
   g_autofree char *text = NULL;
   TomoOpenArgs a = { 0 };
   g_autofree char *geometry = NULL;
+  TomoGeometry geom = { 0 };
   double center = NAN;
   GOptionEntry entries[] = {
     { "geometry", 0, 0, G_OPTION_ARG_STRING, &geometry, GEOMETRY_HELP, "G" },
@@ -118,6 +117,8 @@ cmd_info (int    argc,
       g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "info needs exactly one FILE");
       goto out;
     }
+  if (geometry != NULL && !tomo_geometry_parse (geometry, &geom, &error))
+    goto out;
   scan = tomo_open_args_open (argv[1], &a, &error);
   if (scan == NULL)
     goto out;
@@ -127,7 +128,7 @@ cmd_info (int    argc,
     g_print ("\n");
   if (tomo_angles_is_full_turn (tomo_scan_get_angles (scan), tomo_scan_get_n_projections (scan)))
     g_print ("Coverage:    360° (a full turn: each direction seen twice, or an offset axis)\n");
-  if (!print_geometry (scan, geometry, center, &error))
+  if (!print_geometry (scan, &geom, center, &error))
     goto out;
   status = 0;
 out:

@@ -406,15 +406,18 @@ bracket (const double *angles,
   return TRUE;
 }
 
+/* The maps of the offset geometry for `n` projections of `w` columns at
+ * `angles` about the axis column `c`; `name` for messages. */
 static Transform *
-stitch_transform_new (TomoScan               *scan,
-                      const TomoGeometryPlan *plan,
-                      double                **angles_out,
-                      GError                **error)
+stitch_transform_new (const char    *name,
+                      const double  *angles,
+                      guint          n,
+                      guint          w,
+                      double         c,
+                      double       **angles_out,
+                      GError       **error)
 {
-  const double *angles = tomo_scan_get_angles (scan);
-  guint n = tomo_scan_get_n_projections (scan), w = tomo_scan_get_width (scan);
-  double c = plan->center, mid = (w - 1) / 2.0, lo = INFINITY, step = 2.0 * G_PI / n;
+  double mid = (w - 1) / 2.0, lo = INFINITY, step = 2.0 * G_PI / n;
   double olo = MAX (0.0, 2.0 * c - (w - 1)), ohi = MIN (w - 1.0, 2.0 * c);
   Transform *t = g_new0 (Transform, 1);
   g_autofree double *theta = g_new (double, n);
@@ -440,7 +443,7 @@ stitch_transform_new (TomoScan               *scan,
           g_set_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_MISMATCH,
                        "%s: projection %u (%.4g°) has no opposite projection near %.4g°: "
                        "an offset axis needs a full turn without gaps",
-                       tomo_scan_get_path (scan), p, angles[p] * 180 / G_PI,
+                       name, p, angles[p] * 180 / G_PI,
                        (angles[p] + G_PI) * 180 / G_PI);
           transform_free (t);
           return NULL;
@@ -452,7 +455,7 @@ stitch_transform_new (TomoScan               *scan,
     {
       g_set_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_MISMATCH,
                    "%s: only %u projection%s of the first half-turn: too few to stitch",
-                   tomo_scan_get_path (scan), t->n_out, t->n_out == 1 ? "" : "s");
+                   name, t->n_out, t->n_out == 1 ? "" : "s");
       transform_free (t);
       return NULL;
     }
@@ -496,6 +499,41 @@ stitch_transform_new (TomoScan               *scan,
   return t;
 }
 
+float *
+tomo_geometry_stitch (const float   *sino,
+                      guint          n_proj,
+                      guint          width,
+                      const double  *angles,
+                      double         center,
+                      const char    *name,
+                      guint         *n_out,
+                      guint         *width_out,
+                      double       **angles_out,
+                      double        *center_out,
+                      GError       **error)
+{
+  g_autofree double *theta = NULL;
+  Transform *t;
+  float *out;
+  guint overlap;
+  int off;
+
+  g_return_val_if_fail (sino != NULL && angles != NULL && n_out != NULL && width_out != NULL
+                        && angles_out != NULL && center_out != NULL, NULL);
+
+  t = stitch_transform_new (name, angles, n_proj, width, center, &theta, error);
+  if (t == NULL)
+    return NULL;
+  out = g_new (float, (gsize) t->n_out * t->width_out);
+  stitch_row (t, 0, sino, out, NULL);
+  stitch_layout (center, width, &off, width_out, &overlap);
+  *n_out = t->n_out;
+  *center_out = center + off;
+  *angles_out = g_steal_pointer (&theta);
+  transform_free (t);
+  return out;
+}
+
 TomoScan *
 tomo_geometry_apply (TomoScan               *scan,
                      const TomoGeometryPlan *plan,
@@ -522,7 +560,9 @@ tomo_geometry_apply (TomoScan               *scan,
   if (plan->kind == TOMO_GEOMETRY_OFFSET)
     {
       g_autofree double *theta = NULL;
-      Transform *t = stitch_transform_new (scan, plan, &theta, error);
+      Transform *t = stitch_transform_new (tomo_scan_get_path (scan), tomo_scan_get_angles (scan),
+                                           tomo_scan_get_n_projections (scan),
+                                           tomo_scan_get_width (scan), plan->center, &theta, error);
 
       if (t == NULL)
         return NULL;

@@ -102,6 +102,22 @@ TomoScan   *tomo_geometry_present         (TomoScan           *scan,
                                            TomoGeometryPlan   *plan,
                                            GError            **error);
 
+/* The offset geometry of one sinogram (n_proj × width at `angles`, finite
+ * values) about the axis column `center` on the detector: n_out × width_out
+ * stitched rows (g_free), their angles (g_free) and the axis column in them;
+ * `name` for messages.  What tomo_geometry_apply() does to each row. */
+float      *tomo_geometry_stitch          (const float   *sino,
+                                           guint          n_proj,
+                                           guint          width,
+                                           const double  *angles,
+                                           double         center,
+                                           const char    *name,
+                                           guint         *n_out,
+                                           guint         *width_out,
+                                           double       **angles_out,
+                                           double        *center_out,
+                                           GError       **error);
+
 /* One line: what will be done ("offset axis (left): 1800 projections
  * stitched into 900 × 1843 columns, overlap 253, axis at 921.5"). */
 char       *tomo_geometry_plan_describe   (const TomoGeometryPlan *plan);

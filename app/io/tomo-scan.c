@@ -743,6 +743,8 @@ const char *
 tomo_scan_get_format_name (TomoScan *self)
 {
   g_return_val_if_fail (TOMO_IS_SCAN (self), NULL);
+  if (self->loader->klass == &derived_class)
+    return tomo_scan_get_format_name (_tomo_scan_get_base (self));
   return self->loader->klass->name;
 }
 

@@ -22,6 +22,19 @@ gboolean         tomo_row_prefetch_take (TomoRowPrefetch *prefetch,
                                          guint            row,
                                          float           *out,
                                          GError         **error);
+/* The same for the device path: raw rows (tomo_scan_read_raw_row(), in
+ * tomo_scan_get_raw_dtype()) with their flats and darks, no preprocessing. */
+TomoRowPrefetch *tomo_row_prefetch_new_raw  (TomoScan *scan,
+                                             guint     row_start,
+                                             guint     row_end,
+                                             guint     n_threads,
+                                             guint     depth);
+gboolean         tomo_row_prefetch_take_raw (TomoRowPrefetch *prefetch,
+                                             guint            row,
+                                             void            *raw,
+                                             float           *flat,
+                                             float           *dark,
+                                             GError         **error);
 /* Busy time of the reader threads, summed (ms). */
 double           tomo_row_prefetch_get_busy_ms (TomoRowPrefetch *prefetch);
 void             tomo_row_prefetch_free (TomoRowPrefetch *prefetch);

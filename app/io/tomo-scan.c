@@ -1138,6 +1138,10 @@ tomo_scan_read_raw_row (TomoScan            *self,
 
   if (!check_row (self, row, error))
     return FALSE;
+  /* Derived rows are line integrals already (float32, no flat or dark),
+   * read without this scan's lock as in tomo_scan_read_sinogram_direct(). */
+  if (self->loader->klass == &derived_class)
+    return derived_read ((DerivedLoader *) self->loader, row, out, stats, error);
   g_mutex_lock (&self->lock);
   self->n_row_reads++;
   if (self->loader->klass->read_rows_native != NULL &&
@@ -1290,7 +1294,9 @@ derived_free (TomoScanLoader *loader)
 }
 
 static const TomoScanLoaderClass derived_class = {
-  "derived", derived_read_rows, derived_free,
+  .name = "derived",
+  .read_rows = derived_read_rows,
+  .free = derived_free,
 };
 
 TomoScan *

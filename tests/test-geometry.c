@@ -490,6 +490,10 @@ test_cli (void)
   TOMO_TEST_RUN (&r, "reconstruct", toff.path, "--geometry", "offset:right", "-o", out);
   tomo_test_assert_fails_with (&r, "left of the detector middle");
   tomo_test_result_clear (&r);
+  TOMO_TEST_RUN (&r, "phantom", "--width", "64", "--object-width", "300", "-o", out);
+  tomo_test_assert_fails_with (&r, "object width");
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS) && g_str_has_suffix (out, ".h5"));
+  tomo_test_result_clear (&r);
   TOMO_TEST_RUN (&r, "info", toff.path, "--geometry", "half");
   tomo_test_assert_fails_with (&r, "Unknown geometry “half”");
   g_assert_null (strstr (r.out, "Path:"));

@@ -260,6 +260,29 @@ tomo_angles_fbp_weights (const double *angles,
     }
 }
 
+void
+_tomo_angles_nearest (const double *angles,
+                      guint         n_proj,
+                      double        target,
+                      int          *below,
+                      double       *d_below,
+                      int          *above,
+                      double       *d_above)
+{
+  *below = *above = -1;
+  *d_below = *d_above = INFINITY;
+  for (guint i = 0; i < n_proj; i++)
+    {
+      /* Angles are compared modulo a full turn. */
+      double d = remainder (angles[i] - target, 2.0 * G_PI);
+
+      if (d <= 0 && -d < *d_below)
+        *below = i, *d_below = -d;
+      if (d >= 0 && d < *d_above)
+        *above = i, *d_above = d;
+    }
+}
+
 /* The projection at angle `target` from the two projections bracketing it
  * (linear in angle), or extrapolated from the nearest two within one step.
  * `exclude_near` ± π/2 keeps the search on one side of the turn.  FALSE when
@@ -273,19 +296,10 @@ projection_at (const float  *sino,
                double        target,
                float        *out)
 {
-  int below = -1, above = -1;
-  double d_below = INFINITY, d_above = INFINITY;
+  int below, above;
+  double d_below, d_above;
 
-  for (guint i = 0; i < n_proj; i++)
-    {
-      /* Angles are compared modulo a full turn. */
-      double d = remainder (angles[i] - target, 2.0 * G_PI);
-
-      if (d <= 0 && -d < d_below)
-        below = i, d_below = -d;
-      if (d >= 0 && d < d_above)
-        above = i, d_above = d;
-    }
+  _tomo_angles_nearest (angles, n_proj, target, &below, &d_below, &above, &d_above);
   if (below >= 0 && d_below < 1e-9 * MAX (step, 1e-9))
     above = below, d_above = d_below;
   if (above >= 0 && d_above < 1e-9 * MAX (step, 1e-9))

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "tomo-center.h"
+#include "tomo-center-private.h"
 #include "tomo-geometry.h"
 #include "tomo-scan-private.h"
 
@@ -382,18 +382,10 @@ bracket (const double *angles,
          guint        *above,
          float        *t)
 {
-  int b = -1, a = -1;
-  double db = INFINITY, da = INFINITY;
+  int b, a;
+  double db, da;
 
-  for (guint i = 0; i < n; i++)
-    {
-      double d = remainder (angles[i] - target, 2.0 * G_PI);
-
-      if (d <= 0 && -d < db)
-        b = i, db = -d;
-      if (d >= 0 && d < da)
-        a = i, da = d;
-    }
+  _tomo_angles_nearest (angles, n, target, &b, &db, &a, &da);
   if (b >= 0 && db < 1e-9)
     a = b, da = 0;
   else if (a >= 0 && da < 1e-9)

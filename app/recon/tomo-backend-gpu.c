@@ -428,9 +428,16 @@ gpu_volume (TomoBackendImpl         *impl,
       st->pack = gstats.pack;
       st->n_devices = gstats.n_devices;
       st->gpu_preprocess = TRUE;
-      st->n_values = gstats.preprocess.n_values;
-      st->n_nonpositive = gstats.preprocess.n_nonpositive;
-      st->n_nonfinite = gstats.preprocess.n_nonfinite;
+      {
+        /* As tomo_scan_read_sinogram() counts: the averaging of the flat
+         * and dark frames (on the readers) and the values (on the device). */
+        TomoPreprocessStats frames;
+
+        tomo_row_prefetch_get_stats (run.prefetch, &frames);
+        st->n_values = gstats.preprocess.n_values + frames.n_values;
+        st->n_nonpositive = gstats.preprocess.n_nonpositive + frames.n_nonpositive;
+        st->n_nonfinite = gstats.preprocess.n_nonfinite + frames.n_nonfinite;
+      }
     }
   g_clear_pointer (&run.prefetch, tomo_row_prefetch_free);
   if (!ok)

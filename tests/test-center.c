@@ -341,27 +341,6 @@ test_degenerate (void)
 
 /* --- offset axis --------------------------------------------------------- */
 
-static double
-disc_mean (const float *img,
-           guint        w,
-           double       cx,
-           double       cy,
-           double       radius)
-{
-  double sum = 0;
-  guint n = 0;
-
-  for (guint y = 0; y < w; y++)
-    for (guint x = 0; x < w; x++)
-      if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= radius * radius)
-        {
-          sum += img[(gsize) y * w + x];
-          n++;
-        }
-  g_assert_cmpuint (n, >, 10);
-  return sum / n;
-}
-
 static void
 test_offset_axis (void)
 {
@@ -427,8 +406,8 @@ test_offset_axis (void)
   for (guint k = 0; k < n_e; k++)
     {
       double x = e[k].x0 * R, y = -e[k].y0 * R, rad = 0.5 * MIN (e[k].a, 0.5) * R;
-      double want = disc_mean (truth, wb, (wb - 1) / 2.0 + x, (wb - 1) / 2.0 + y, rad);
-      double got = disc_mean (slice, ws, (ws - 1) / 2.0 + x - (cs - (ws - 1) / 2.0),
+      double want = tomo_test_disc_mean (truth, wb, (wb - 1) / 2.0 + x, (wb - 1) / 2.0 + y, rad);
+      double got = tomo_test_disc_mean (slice, ws, (ws - 1) / 2.0 + x - (cs - (ws - 1) / 2.0),
                               (ws - 1) / 2.0 + y, rad);
 
       g_test_message ("disk %u at (%.0f, %.0f): %.5f, truth %.5f (%.2f %%)", k, x, y, got, want,

@@ -42,4 +42,15 @@ gboolean _tomo_center_correlation_with (const float      *sino,
                                         TomoCenterResult *result,
                                         GError          **error);
 
+/* The projections nearest the direction `target` (radians, modulo a full
+ * turn) at or below it and at or above it, with their distances; −1 and
+ * INFINITY where there is none. */
+void     _tomo_angles_nearest (const double *angles,
+                               guint         n_proj,
+                               double        target,
+                               int          *below,
+                               double       *d_below,
+                               int          *above,
+                               double       *d_above);
+
 G_END_DECLS

@@ -19,6 +19,7 @@
 
 #include "tomo-center-private.h"
 #include "tomo-fbp.h"
+#include "tomo-geometry.h"
 #include "tomo-types.h"
 
 G_DEFINE_QUARK (tomo-center-error-quark, tomo_center_error)
@@ -280,6 +281,29 @@ tomo_angles_fbp_weights (const double *angles,
     }
 }
 
+void
+_tomo_angles_nearest (const double *angles,
+                      guint         n_proj,
+                      double        target,
+                      int          *below,
+                      double       *d_below,
+                      int          *above,
+                      double       *d_above)
+{
+  *below = *above = -1;
+  *d_below = *d_above = INFINITY;
+  for (guint i = 0; i < n_proj; i++)
+    {
+      /* Angles are compared modulo a full turn. */
+      double d = remainder (angles[i] - target, 2.0 * G_PI);
+
+      if (d <= 0 && -d < *d_below)
+        *below = i, *d_below = -d;
+      if (d >= 0 && d < *d_above)
+        *above = i, *d_above = d;
+    }
+}
+
 /* The projection at angle `target` from the two projections bracketing it
  * (linear in angle), or extrapolated from the nearest two within one step.
  * `exclude_near` ± π/2 keeps the search on one side of the turn.  FALSE when
@@ -293,19 +317,10 @@ projection_at (const float  *sino,
                double        target,
                float        *out)
 {
-  int below = -1, above = -1;
-  double d_below = INFINITY, d_above = INFINITY;
+  int below, above;
+  double d_below, d_above;
 
-  for (guint i = 0; i < n_proj; i++)
-    {
-      /* Angles are compared modulo a full turn. */
-      double d = remainder (angles[i] - target, 2.0 * G_PI);
-
-      if (d <= 0 && -d < d_below)
-        below = i, d_below = -d;
-      if (d >= 0 && d < d_above)
-        above = i, d_above = d;
-    }
+  _tomo_angles_nearest (angles, n_proj, target, &below, &d_below, &above, &d_above);
   if (below >= 0 && d_below < 1e-9 * MAX (step, 1e-9))
     above = below, d_above = d_below;
   if (above >= 0 && d_above < 1e-9 * MAX (step, 1e-9))
@@ -1147,11 +1162,7 @@ tomo_sinogram_stitch_360 (const float  *sino,
                           double       *center_out,
                           GError      **error)
 {
-  g_autofree float *clean = NULL, *opp = NULL, *out = NULL;
-  g_autofree double *theta = NULL;
-  double lo = INFINITY, step, mid = (width - 1) / 2.0, olo, ohi;
-  int off, extra;
-  guint wo, n = 0;
+  g_autofree float *clean = NULL;
 
   g_return_val_if_fail (n_out != NULL && width_out != NULL && angles_out != NULL
                         && center_out != NULL, NULL);
@@ -1173,73 +1184,7 @@ tomo_sinogram_stitch_360 (const float  *sino,
   clean = clean_copy (sino, n_proj, width, 4, error);
   if (clean == NULL)
     return NULL;
-  step = angle_step (angles, n_proj);
-  for (guint i = 0; i < n_proj; i++)
-    lo = MIN (lo, angles[i]);
-
-  /* Output column u holds detector column u − off of the direct projection
-   * and 2c − (u − off) of the mirrored opposite one. */
-  off = center < mid ? (int) lround (width - 1 - 2.0 * center) : 0;
-  extra = center > mid ? (int) lround (2.0 * center - (width - 1)) : 0;
-  wo = width + off + extra;
-  /* The columns both see, in direct coordinates. */
-  olo = MAX (0.0, 2.0 * center - (width - 1));
-  ohi = MIN (width - 1.0, 2.0 * center);
-
-  out = g_new0 (float, (gsize) n_proj * wo);
-  theta = g_new (double, n_proj);
-  opp = g_new (float, width);
-  for (guint p = 0; p < n_proj; p++)
-    {
-      const float *row = clean + (gsize) p * width;
-      float *dst = out + (gsize) n * wo;
-
-      if (angles[p] - lo >= G_PI - 0.5 * step)
-        continue;
-      if (!projection_at (clean, n_proj, width, angles, step, angles[p] + G_PI, opp))
-        continue;
-      for (guint u = 0; u < wo; u++)
-        {
-          double i = (double) u - off, im = 2.0 * center - i;
-          gboolean has_d = i >= 0 && i <= width - 1.0;
-          gboolean has_m = im >= 0 && im <= width - 1.0;
-          double vd = 0, vm = 0, wd;
-
-          if (has_d)
-            vd = row[(guint) i];
-          if (has_m)
-            {
-              guint i0 = (guint) floor (im);
-              double t = im - i0;
-
-              vm = i0 + 1 < width ? (1 - t) * opp[i0] + t * opp[i0 + 1] : opp[i0];
-            }
-          if (has_d && has_m)
-            {
-              /* sin² ramp: the direct side counts fully where the mirrored
-               * one ends, and not at all at its own edge. */
-              double t = ohi > olo ? (i - olo) / (ohi - olo) : 0.5;
-
-              if (center > mid)
-                t = 1.0 - t;
-              wd = sin (0.5 * G_PI * CLAMP (t, 0.0, 1.0));
-              wd *= wd;
-              dst[u] = (float) (wd * vd + (1 - wd) * vm);
-            }
-          else
-            dst[u] = (float) (has_d ? vd : vm);
-        }
-      theta[n++] = angles[p];
-    }
-  if (n < 2)
-    {
-      g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_NO_PAIR,
-                   "Too few projections with an opposite one to stitch (%u)", n);
-      return NULL;
-    }
-  *n_out = n;
-  *width_out = wo;
-  *center_out = center + off;
-  *angles_out = g_steal_pointer (&theta);
-  return g_steal_pointer (&out);
+  /* The same rows as the offset geometry of a scan (tomo-geometry.c). */
+  return tomo_geometry_stitch (clean, n_proj, width, angles, center, "Sinogram", n_out,
+                               width_out, angles_out, center_out, error);
 }

@@ -129,6 +129,7 @@ display_cb (TomoLivePreview *preview,
   src = tomo_slice_get_device_data (slice, NULL);
   if (src == NULL || d->why_not != NULL)
     return;
+#if HAVE_CUDA
   if (d->gl == NULL)
     {
       d->gl = tomo_gpu_gl_headless_open (slice->width, slice->height, &error);
@@ -151,6 +152,20 @@ display_cb (TomoLivePreview *preview,
     g_array_append_val (d->show_ms, ms);
   }
   d->n_shown++;
+#else
+  (void) error;
+  d->why_not = g_strdup ("built without CUDA");
+#endif
+}
+
+static const char *
+renderer_of (TomoGpuGlHeadless *gl)
+{
+#if HAVE_CUDA
+  return tomo_gpu_gl_headless_get_renderer (gl);
+#else
+  return "none";
+#endif
 }
 
 /* One thread copying frames into slots, as the receiver does after ZeroMQ. */
@@ -361,7 +376,7 @@ tomo_live_bench_main (int    argc,
                median_of (display.step_ms), median_of (display.device_ms), display.step_ms->len);
       if (display.n_shown > 0)
         g_print ("%-28s %u slices into the GL texture through interop (%s), median %.3f ms each, %u downloaded\n",
-                 "display", display.n_shown, tomo_gpu_gl_headless_get_renderer (display.gl),
+                 "display", display.n_shown, renderer_of (display.gl),
                  median_of (display.show_ms), display.n_host);
       else
         g_print ("%-28s none in a texture (%s), %u slices downloaded\n", "display",

@@ -55,6 +55,7 @@ struct _TomoEngine
   GThread *worker;
   gboolean quit;
   struct PendingRequest *pending;
+  struct PendingRequest *pending_centers; /* its own slot: a sweep never drops a slice */
 
   /* Rows around the last one served, read into the scan's cache while the
    * user looks at it (guarded by queue_lock, used by the worker). */
@@ -68,6 +69,8 @@ struct _TomoEngine
 typedef struct PendingRequest
 {
   TomoSliceRequest request;
+  double *centers;  /* a centre sweep when n_centers > 0 */
+  guint n_centers;
   TomoEngineCallback callback;
   gpointer user_data;
   GMainContext *context;
@@ -178,6 +181,7 @@ pending_request_free (PendingRequest *pending)
   if (pending == NULL)
     return;
   g_main_context_unref (pending->context);
+  g_free (pending->centers);
   g_free (pending);
 }
 
@@ -206,6 +210,7 @@ tomo_engine_dispose (GObject *object)
       g_mutex_lock (&self->queue_lock);
       self->quit = TRUE;
       g_clear_pointer (&self->pending, pending_request_free);
+      g_clear_pointer (&self->pending_centers, pending_request_free);
       g_cond_broadcast (&self->queue_cond);
       g_mutex_unlock (&self->queue_lock);
       g_thread_join (self->worker);
@@ -681,22 +686,27 @@ worker_main (gpointer data)
       GSource *source;
 
       g_mutex_lock (&self->queue_lock);
-      while (self->pending == NULL && !self->quit)
+      while (self->pending == NULL && self->pending_centers == NULL && !self->quit)
         g_cond_wait (&self->queue_cond, &self->queue_lock);
       if (self->quit)
         {
           g_mutex_unlock (&self->queue_lock);
           break;
         }
-      pending = g_steal_pointer (&self->pending);
+      pending = self->pending != NULL ? g_steal_pointer (&self->pending)
+                                      : g_steal_pointer (&self->pending_centers);
       /* The engine is alive while the worker runs: dispose joins us before
        * anything is freed, so a reference taken here is safe. */
       d = g_new0 (Delivery, 1);
       d->engine = g_object_ref (self);
       g_mutex_unlock (&self->queue_lock);
 
-      d->slice = tomo_engine_reconstruct (self, &pending->request, NULL, &d->error);
-      if (d->slice != NULL)
+      if (pending->n_centers > 0)
+        d->slice = tomo_engine_reconstruct_centers (self, &pending->request, pending->centers,
+                                                    pending->n_centers, NULL, &d->error);
+      else
+        d->slice = tomo_engine_reconstruct (self, &pending->request, NULL, &d->error);
+      if (d->slice != NULL && pending->n_centers == 0)
         aim_prefetch (self, &pending->request);
       d->callback = pending->callback;
       d->user_data = pending->user_data;
@@ -712,27 +722,29 @@ worker_main (gpointer data)
   return NULL;
 }
 
-void
-tomo_engine_submit (TomoEngine             *self,
-                    const TomoSliceRequest *request,
-                    TomoEngineCallback      callback,
-                    gpointer                user_data)
+static PendingRequest *
+pending_request_new (const TomoSliceRequest *request,
+                     TomoEngineCallback      callback,
+                     gpointer                user_data)
 {
-  PendingRequest *pending;
+  PendingRequest *pending = g_new0 (PendingRequest, 1);
 
-  g_return_if_fail (TOMO_IS_ENGINE (self));
-  g_return_if_fail (request != NULL);
-  g_return_if_fail (callback != NULL);
-
-  pending = g_new0 (PendingRequest, 1);
   pending->request = *request;
   pending->callback = callback;
   pending->user_data = user_data;
   pending->context = g_main_context_ref_thread_default ();
+  return pending;
+}
 
+/* Replaces what waits in `slot` (latest wins) and wakes the worker. */
+static void
+enqueue (TomoEngine      *self,
+         PendingRequest **slot,
+         PendingRequest  *pending)
+{
   g_mutex_lock (&self->queue_lock);
-  g_clear_pointer (&self->pending, pending_request_free);
-  self->pending = pending;
+  g_clear_pointer (slot, pending_request_free);
+  *slot = pending;
   /* The request comes first: rows queued for the last one are dropped
    * (the new slice re-aims them). */
   if (self->prefetch != NULL)
@@ -741,6 +753,143 @@ tomo_engine_submit (TomoEngine             *self,
     self->worker = g_thread_new ("tomo-engine", worker_main, self);
   g_cond_signal (&self->queue_cond);
   g_mutex_unlock (&self->queue_lock);
+}
+
+void
+tomo_engine_submit (TomoEngine             *self,
+                    const TomoSliceRequest *request,
+                    TomoEngineCallback      callback,
+                    gpointer                user_data)
+{
+  g_return_if_fail (TOMO_IS_ENGINE (self));
+  g_return_if_fail (request != NULL);
+  g_return_if_fail (callback != NULL);
+
+  enqueue (self, &self->pending, pending_request_new (request, callback, user_data));
+}
+
+void
+tomo_engine_submit_centers (TomoEngine             *self,
+                            const TomoSliceRequest *request,
+                            const double           *centers,
+                            guint                   n_centers,
+                            TomoEngineCallback      callback,
+                            gpointer                user_data)
+{
+  PendingRequest *pending;
+
+  g_return_if_fail (TOMO_IS_ENGINE (self));
+  g_return_if_fail (request != NULL);
+  g_return_if_fail (centers != NULL && n_centers > 0);
+  g_return_if_fail (callback != NULL);
+
+  pending = pending_request_new (request, callback, user_data);
+  pending->centers = g_memdup2 (centers, sizeof (double) * n_centers);
+  pending->n_centers = n_centers;
+  enqueue (self, &self->pending_centers, pending);
+}
+
+/* --- centre sweep ------------------------------------------------------- */
+
+static TomoSlice *
+reconstruct_centers_locked (TomoEngine             *self,
+                            const TomoSliceRequest *request,
+                            const double           *centers,
+                            guint                   n_centers,
+                            GCancellable           *cancellable,
+                            GError                **error)
+{
+  TomoBackendImpl *backend = self->backend;
+  g_autoptr(TomoSlice) slice = g_new0 (TomoSlice, 1);
+  TomoBackendPlane plane = {
+    .kind = TOMO_PLANE_ROW_SLICE,
+    .center = request->params.center,
+    .interp = request->params.interp,
+    .kernel = request->kernel,
+  };
+  TomoRoi roi;
+
+  if (request->n_slices != 1)
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                   "A centre sweep reconstructs one row, not %u", request->n_slices);
+      return NULL;
+    }
+  if (n_centers == 0 || n_centers > TOMO_ENGINE_MAX_CENTERS)
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                   "A centre sweep takes 1 to %u candidates, not %u", TOMO_ENGINE_MAX_CENTERS,
+                   n_centers);
+      return NULL;
+    }
+  if (!check_request_locked (self, request, &roi, error))
+    return NULL;
+  for (guint i = 0; i < n_centers; i++)
+    {
+      TomoReconParams params = request->params;
+
+      params.center = centers[i];
+      if (!check_locked (self, request->row, request->row + 1, &params, NULL, error))
+        return NULL;
+    }
+  plane.roi = roi;
+  slice->ref_count = 1;
+  slice->row = request->row;
+  slice->n_slices = n_centers;
+  slice->params = request->params;
+  slice->roi = roi;
+  slice->width = roi.width;
+  slice->height = roi.height;
+  slice->backend = backend->ops->backend;
+  slice->kernel = g_strdup ("centers");
+
+  if (!ensure_filtered_locked (self, request, slice, cancellable, error)
+      || !tomo_backend_alloc_slice_data (slice, error))
+    return NULL;
+  if (!backend->ops->backproject_centers (backend, &plane, centers, n_centers, slice->data,
+                                          &slice->backproject_ms, error))
+    {
+      invalidate_cache_locked (self);
+      return NULL;
+    }
+  tomo_slice_stats_compute (slice->data, (gsize) roi.width * roi.height * n_centers,
+                            &slice->values);
+  return g_steal_pointer (&slice);
+}
+
+TomoSlice *
+tomo_engine_reconstruct_centers (TomoEngine             *self,
+                                 const TomoSliceRequest *request,
+                                 const double           *centers,
+                                 guint                   n_centers,
+                                 GCancellable           *cancellable,
+                                 GError                **error)
+{
+  TomoSlice *slice = NULL;
+  GError *local_error = NULL;
+  gint64 start;
+
+  g_return_val_if_fail (TOMO_IS_ENGINE (self), NULL);
+  g_return_val_if_fail (request != NULL, NULL);
+  g_return_val_if_fail (centers != NULL || n_centers == 0, NULL);
+
+  start = g_get_monotonic_time ();
+  g_mutex_lock (&self->lock);
+  slice = reconstruct_centers_locked (self, request, centers, n_centers, cancellable,
+                                      &local_error);
+  give_up_gpu_locked (self, local_error);
+  if (slice != NULL)
+    {
+      double updates = (double) slice->width * slice->height * n_centers
+                       * tomo_scan_get_n_projections (self->scan);
+
+      slice->total_ms = (g_get_monotonic_time () - start) / 1000.0;
+      slice->gups = slice->backproject_ms > 0 ? updates / (slice->backproject_ms * 1e6) : 0;
+    }
+  g_mutex_unlock (&self->lock);
+  if (local_error != NULL)
+    g_propagate_error (error, local_error);
+  return slice;
 }
 
 /* --- whole volumes ------------------------------------------------------ */

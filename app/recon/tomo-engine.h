@@ -164,6 +164,27 @@ void         tomo_engine_submit             (TomoEngine             *self,
                                              TomoEngineCallback      callback,
                                              gpointer                user_data);
 
+/* The centre sweep: row `request->row` (n_slices 1) with request->params
+ * (filter, interpolation, ROI; its centre unused) at each of `centers`, in
+ * one back projection of the filtered row (cached like a slice's) — the GPU
+ * packs candidates 4 to a launch.  The slice has n_slices = n_centers planes
+ * in the order of `centers` (statistics over all); kernel "centers". */
+#define TOMO_ENGINE_MAX_CENTERS 256
+TomoSlice   *tomo_engine_reconstruct_centers (TomoEngine             *self,
+                                              const TomoSliceRequest *request,
+                                              const double           *centers,
+                                              guint                   n_centers,
+                                              GCancellable           *cancellable,
+                                              GError                **error);
+/* Non-blocking, latest wins among sweeps; a sweep waits behind a pending
+ * slice request and never replaces it. */
+void         tomo_engine_submit_centers      (TomoEngine             *self,
+                                              const TomoSliceRequest *request,
+                                              const double           *centers,
+                                              guint                   n_centers,
+                                              TomoEngineCallback      callback,
+                                              gpointer                user_data);
+
 /* Whole volume, rows [row_start, row_end), one slice at a time handed to
  * `sink` in row order (on the calling thread).  The GPU backend streams
  * groups of rows (upload / filter + back project / download overlapped). */

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The engine's centre sweep (tomo_engine_reconstruct_centers and its
+ * non-blocking form): N candidates of one row in one request equal N single
+ * reconstructions — bit for bit on the CPU, within the 4-slice path's half
+ * precision (relative L2 1e-2) on the GPU, which is skipped without one.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "tomo-engine.h"
+#include "tomo-error.h"
+#include "tomo-scan-private.h"
+#include "tomo-test-util.h"
+
+static char *tmp_dir;
+static char *scan_path;
+
+#define WIDTH 96
+#define HEIGHT 4
+#define N_PROJ 90
+#define ROW 2
+
+static void
+init_request (TomoSliceRequest *request,
+              TomoScan         *scan)
+{
+  tomo_slice_request_init (request, scan);
+  request->row = ROW;
+}
+
+/* Each candidate of the sweep against a single reconstruction at its
+ * centre; max relative L2 error returned. */
+static double
+sweep_against_singles (TomoBackend   backend,
+                       const double *centers,
+                       guint         n,
+                       gboolean      zoom)
+{
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
+  g_autoptr(TomoEngine) engine = tomo_engine_new (backend);
+  g_autoptr(TomoEngine) single = tomo_engine_new (backend);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoSlice) sweep = NULL;
+  TomoSliceRequest request;
+  double worst = 0;
+  gsize plane;
+
+  g_assert_cmpint (tomo_engine_get_backend (engine), ==, backend);
+  tomo_engine_set_scan (engine, scan);
+  tomo_engine_set_scan (single, scan);
+  init_request (&request, scan);
+  if (zoom)
+    {
+      request.params.roi = (TomoRoi) { 20, 30, 40, 24 };
+    }
+  sweep = tomo_engine_reconstruct_centers (engine, &request, centers, n, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (sweep);
+  g_assert_cmpuint (sweep->n_slices, ==, n);
+  g_assert_cmpstr (sweep->kernel, ==, "centers");
+  g_assert_true (sweep->values.valid);
+  plane = (gsize) sweep->width * sweep->height;
+  if (zoom)
+    {
+      g_assert_cmpuint (sweep->width, ==, 40);
+      g_assert_cmpuint (sweep->height, ==, 24);
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(TomoSlice) one = NULL;
+
+      request.params.center = centers[i];
+      one = tomo_engine_reconstruct (single, &request, NULL, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (one->width, ==, sweep->width);
+      g_assert_cmpuint (one->height, ==, sweep->height);
+      if (backend == TOMO_BACKEND_CPU)
+        g_assert_cmpmem (sweep->data + i * plane, plane * sizeof (float), one->data,
+                         plane * sizeof (float));
+      worst = MAX (worst, tomo_test_rel_l2 (sweep->data + i * plane, one->data, plane));
+    }
+  /* The candidates differ from each other: the centres were used. */
+  g_assert_cmpfloat (tomo_test_rel_l2 (sweep->data, sweep->data + (n - 1) * plane, plane), >,
+                     1e-2);
+  return worst;
+}
+
+static const double whole_px[] = { 45.0, 46.0, 47.0, 48.0, 49.0, 50.0, 51.0, 52.0, 53.0 };
+static const double sub_px[] = { 46.3, 46.6, 46.9, 47.2, 47.5, 47.8, 48.1 };
+
+static void
+test_cpu_equals_singles (void)
+{
+  g_assert_cmpfloat (sweep_against_singles (TOMO_BACKEND_CPU, whole_px, G_N_ELEMENTS (whole_px), FALSE), ==, 0.0);
+  g_assert_cmpfloat (sweep_against_singles (TOMO_BACKEND_CPU, sub_px, G_N_ELEMENTS (sub_px), TRUE), ==, 0.0);
+}
+
+static void
+test_gpu_equals_singles (void)
+{
+  double err;
+
+  if (tomo_engine_count_gpus () == 0)
+    {
+      g_test_skip ("no CUDA device: the GPU centre sweep cannot run here");
+      return;
+    }
+  err = sweep_against_singles (TOMO_BACKEND_GPU, whole_px, G_N_ELEMENTS (whole_px), FALSE);
+  g_test_message ("GPU sweep, whole-pixel steps: rel L2 %.2e", err);
+  g_assert_cmpfloat (err, <, 1e-2);
+  err = sweep_against_singles (TOMO_BACKEND_GPU, sub_px, G_N_ELEMENTS (sub_px), TRUE);
+  g_test_message ("GPU sweep, 0.3 px steps, zoomed: rel L2 %.2e", err);
+  g_assert_cmpfloat (err, <, 1e-2);
+}
+
+static void
+test_bad_requests (void)
+{
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
+  g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
+  TomoSliceRequest request;
+  const double bad[] = { 47.0, NAN };
+  GError *error = NULL;
+
+  tomo_engine_set_scan (engine, scan);
+  init_request (&request, scan);
+  g_assert_null (tomo_engine_reconstruct_centers (engine, &request, whole_px, 0, NULL, &error));
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+  g_clear_error (&error);
+  g_assert_null (tomo_engine_reconstruct_centers (engine, &request, bad, 2, NULL, &error));
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+  g_clear_error (&error);
+  request.n_slices = 4;
+  g_assert_null (tomo_engine_reconstruct_centers (engine, &request, whole_px, 3, NULL, &error));
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+  g_clear_error (&error);
+  request.n_slices = 1;
+  request.row = HEIGHT;
+  g_assert_null (tomo_engine_reconstruct_centers (engine, &request, whole_px, 3, NULL, &error));
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+  g_clear_error (&error);
+}
+
+typedef struct
+{
+  guint n_slices, n_sweeps;
+  TomoSlice *sweep;
+} Got;
+
+static void
+on_slice (TomoEngine   *engine,
+          TomoSlice    *slice,
+          const GError *error,
+          gpointer      user_data)
+{
+  Got *got = user_data;
+
+  g_assert_no_error ((GError *) error);
+  got->n_slices++;
+}
+
+static void
+on_sweep (TomoEngine   *engine,
+          TomoSlice    *slice,
+          const GError *error,
+          gpointer      user_data)
+{
+  Got *got = user_data;
+
+  g_assert_no_error ((GError *) error);
+  got->n_sweeps++;
+  g_clear_pointer (&got->sweep, tomo_slice_unref);
+  got->sweep = tomo_slice_ref (slice);
+}
+
+/* A sweep submitted next to a slice request replaces neither: both are
+ * answered; of several sweeps, the last always is. */
+static void
+test_submit_beside_slices (void)
+{
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
+  g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
+  TomoSliceRequest request;
+  Got got = { 0 };
+  const double last[] = { 44.0, 48.5 };
+
+  tomo_engine_set_scan (engine, scan);
+  init_request (&request, scan);
+  tomo_engine_submit (engine, &request, on_slice, &got);
+  tomo_engine_submit_centers (engine, &request, whole_px, G_N_ELEMENTS (whole_px), on_sweep, &got);
+  tomo_engine_submit_centers (engine, &request, last, G_N_ELEMENTS (last), on_sweep, &got);
+  for (gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+       (got.n_slices < 1 || got.sweep == NULL || got.sweep->n_slices != 2)
+       && g_get_monotonic_time () < end;)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_cmpuint (got.n_slices, ==, 1);
+  g_assert_nonnull (got.sweep);
+  g_assert_cmpuint (got.sweep->n_slices, ==, 2);
+  g_assert_cmpuint (got.n_sweeps, >=, 1);
+  g_assert_cmpuint (got.n_sweeps, <=, 2);
+  g_clear_pointer (&got.sweep, tomo_slice_unref);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  int status;
+
+  g_test_init (&argc, &argv, NULL);
+  scan_path = tomo_test_write_phantom (WIDTH, HEIGHT, N_PROJ, 1.5, &tmp_dir);
+
+  g_test_add_func ("/tomo/engine/centers/cpu-equals-singles", test_cpu_equals_singles);
+  g_test_add_func ("/tomo/engine/centers/gpu-equals-singles", test_gpu_equals_singles);
+  g_test_add_func ("/tomo/engine/centers/bad-requests", test_bad_requests);
+  g_test_add_func ("/tomo/engine/centers/submit-beside-slices", test_submit_beside_slices);
+  status = g_test_run ();
+
+  tomo_test_remove_scan (scan_path, tmp_dir);
+  return status;
+}

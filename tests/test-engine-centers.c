@@ -146,9 +146,15 @@ test_bad_requests (void)
 
 typedef struct
 {
-  guint n_slices, n_sweeps;
+  guint n_slices, n_sweeps, n_freed;
   TomoSlice *sweep;
 } Got;
+
+static void
+on_freed (gpointer user_data)
+{
+  ((Got *) user_data)->n_freed++;
+}
 
 static void
 on_slice (TomoEngine   *engine,
@@ -177,7 +183,8 @@ on_sweep (TomoEngine   *engine,
 }
 
 /* A sweep submitted next to a slice request replaces neither: both are
- * answered; of several sweeps, the last always is. */
+ * answered; of several sweeps, the last always is, and each one's user
+ * data is freed. */
 static void
 test_submit_beside_slices (void)
 {
@@ -190,8 +197,8 @@ test_submit_beside_slices (void)
   tomo_engine_set_scan (engine, scan);
   init_request (&request, scan);
   tomo_engine_submit (engine, &request, on_slice, &got);
-  tomo_engine_submit_centers (engine, &request, whole_px, G_N_ELEMENTS (whole_px), on_sweep, &got);
-  tomo_engine_submit_centers (engine, &request, last, G_N_ELEMENTS (last), on_sweep, &got);
+  tomo_engine_submit_centers (engine, &request, whole_px, G_N_ELEMENTS (whole_px), on_sweep, &got, on_freed);
+  tomo_engine_submit_centers (engine, &request, last, G_N_ELEMENTS (last), on_sweep, &got, on_freed);
   for (gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
        (got.n_slices < 1 || got.sweep == NULL || got.sweep->n_slices != 2)
        && g_get_monotonic_time () < end;)
@@ -201,6 +208,8 @@ test_submit_beside_slices (void)
   g_assert_cmpuint (got.sweep->n_slices, ==, 2);
   g_assert_cmpuint (got.n_sweeps, >=, 1);
   g_assert_cmpuint (got.n_sweeps, <=, 2);
+  /* Each sweep's user data freed once: after its answer or when dropped. */
+  g_assert_cmpuint (got.n_freed, ==, 2);
   g_clear_pointer (&got.sweep, tomo_slice_unref);
 }
 

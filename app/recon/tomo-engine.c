@@ -71,6 +71,7 @@ typedef struct PendingRequest
   TomoSliceRequest request;
   double *centers;  /* a centre sweep when n_centers > 0 */
   guint n_centers;
+  GDestroyNotify destroy; /* of user_data, once answered or dropped */
   TomoEngineCallback callback;
   gpointer user_data;
   GMainContext *context;
@@ -180,6 +181,8 @@ pending_request_free (PendingRequest *pending)
 {
   if (pending == NULL)
     return;
+  if (pending->destroy != NULL)
+    pending->destroy (pending->user_data);
   g_main_context_unref (pending->context);
   g_free (pending->centers);
   g_free (pending);
@@ -626,6 +629,7 @@ typedef struct
   GError *error;
   TomoEngineCallback callback;
   gpointer user_data;
+  GDestroyNotify destroy;
 } Delivery;
 
 static gboolean
@@ -634,6 +638,8 @@ deliver_cb (gpointer data)
   Delivery *d = data;
 
   d->callback (d->engine, d->slice, d->error, d->user_data);
+  if (d->destroy != NULL)
+    d->destroy (d->user_data);
   g_clear_pointer (&d->slice, tomo_slice_unref);
   g_clear_error (&d->error);
   g_object_unref (d->engine);
@@ -710,6 +716,7 @@ worker_main (gpointer data)
         aim_prefetch (self, &pending->request);
       d->callback = pending->callback;
       d->user_data = pending->user_data;
+      d->destroy = g_steal_pointer (&pending->destroy);
 
       source = g_idle_source_new ();
       g_source_set_priority (source, G_PRIORITY_DEFAULT);
@@ -774,7 +781,8 @@ tomo_engine_submit_centers (TomoEngine             *self,
                             const double           *centers,
                             guint                   n_centers,
                             TomoEngineCallback      callback,
-                            gpointer                user_data)
+                            gpointer                user_data,
+                            GDestroyNotify          destroy)
 {
   PendingRequest *pending;
 
@@ -786,6 +794,7 @@ tomo_engine_submit_centers (TomoEngine             *self,
   pending = pending_request_new (request, callback, user_data);
   pending->centers = g_memdup2 (centers, sizeof (double) * n_centers);
   pending->n_centers = n_centers;
+  pending->destroy = destroy;
   enqueue (self, &self->pending_centers, pending);
 }
 

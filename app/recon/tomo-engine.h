@@ -177,13 +177,15 @@ TomoSlice   *tomo_engine_reconstruct_centers (TomoEngine             *self,
                                               GCancellable           *cancellable,
                                               GError                **error);
 /* Non-blocking, latest wins among sweeps; a sweep waits behind a pending
- * slice request and never replaces it. */
+ * slice request and never replaces it.  `destroy` (may be NULL) frees
+ * user_data after the callback, or when the sweep is dropped unanswered. */
 void         tomo_engine_submit_centers      (TomoEngine             *self,
                                               const TomoSliceRequest *request,
                                               const double           *centers,
                                               guint                   n_centers,
                                               TomoEngineCallback      callback,
-                                              gpointer                user_data);
+                                              gpointer                user_data,
+                                              GDestroyNotify          destroy);
 
 /* Whole volume, rows [row_start, row_end), one slice at a time handed to
  * `sink` in row order (on the calling thread).  The GPU backend streams

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include <gtk/gtk.h>
 
@@ -46,6 +47,57 @@ sweep_ready (gpointer data)
   const double *c, *s;
 
   return tomo_center_sweep_get_result (data, &n, &c, &s);
+}
+
+/* The first descendant of `widget` of `type`, depth first. */
+static GtkWidget *
+find_widget (GtkWidget *widget,
+             GType      type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_widget (c, type);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* Some label of `widget`'s tree containing `text`. */
+static gboolean
+has_label (GtkWidget  *widget,
+           const char *text)
+{
+  if (GTK_IS_LABEL (widget) && strstr (gtk_label_get_text (GTK_LABEL (widget)), text) != NULL)
+    return TRUE;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
+    if (has_label (c, text))
+      return TRUE;
+  return FALSE;
+}
+
+/* The pixels of every candidate picture in the grid, one after another. */
+static void
+grid_pixels (GtkWidget  *widget,
+             GByteArray *out,
+             guint      *n_pictures)
+{
+  if (GTK_IS_PICTURE (widget))
+    {
+      GdkPaintable *p = gtk_picture_get_paintable (GTK_PICTURE (widget));
+      GdkTexture *tex = GDK_TEXTURE (p);
+      gsize stride = gdk_texture_get_width (tex) * 4, size = stride * gdk_texture_get_height (tex);
+      g_autofree guint8 *px = g_malloc (size);
+
+      gdk_texture_download (tex, px, stride);
+      g_byte_array_append (out, px, size);
+      (*n_pictures)++;
+    }
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
+    grid_pixels (c, out, n_pictures);
 }
 
 static void
@@ -98,12 +150,41 @@ test_estimate_and_sweep (void)
   g_test_message ("sharpest candidate %.2f (truth %.2f)", centers[best], TRUTH);
   g_assert_cmpfloat (fabs (centers[best] - TRUTH), <=, 0.5);
 
+  /* A wider range recomputes every candidate: other centres, other
+   * pictures in all the cells. */
+  {
+    g_autoptr(GByteArray) before = g_byte_array_new (), after = g_byte_array_new ();
+    GtkSpinButton *step = GTK_SPIN_BUTTON (find_widget (GTK_WIDGET (sweep), GTK_TYPE_SPIN_BUTTON));
+    guint n_before = 0, n_after = 0, n_same = 0;
+
+    /* The sweep ran on the viewer's engine (one request, its backend). */
+    g_assert_true (has_label (GTK_WIDGET (sweep), "16 candidates in"));
+    grid_pixels (GTK_WIDGET (sweep), before, &n_before);
+    g_assert_cmpuint (n_before, ==, 16);
+    gtk_spin_button_set_value (step, 1.5);
+    g_assert_false (tomo_center_sweep_get_result (sweep, &n, &centers, &scores));
+    g_assert_true (wait_until (sweep_ready, sweep, 120));
+    g_assert_true (tomo_center_sweep_get_result (sweep, &n, &centers, &scores));
+    g_assert_cmpfloat_with_epsilon (centers[1] - centers[0], 1.5, 1e-9);
+    grid_pixels (GTK_WIDGET (sweep), after, &n_after);
+    g_assert_cmpuint (n_after, ==, 16);
+    g_assert_cmpuint (after->len, ==, before->len);
+    for (guint i = 0; i < 16; i++)
+      {
+        gsize cell = before->len / 16;
+
+        n_same += memcmp (before->data + i * cell, after->data + i * cell, cell) == 0;
+      }
+    /* The middle candidates of both ranges are close; the outer ones not. */
+    g_assert_cmpuint (n_same, <=, 2);
+  }
+
   /* A new target recomputes around it. */
   tomo_center_sweep_set_target (sweep, 20, TRUTH - 2.0);
   g_assert_false (tomo_center_sweep_get_result (sweep, &n, &centers, &scores));
   g_assert_true (wait_until (sweep_ready, sweep, 120));
   g_assert_true (tomo_center_sweep_get_result (sweep, &n, &centers, &scores));
-  g_assert_cmpfloat (fabs (centers[n / 2] - 0.25 - (TRUTH - 2.0)), <, 1e-9);
+  g_assert_cmpfloat (fabs (centers[n / 2] - 0.75 - (TRUTH - 2.0)), <, 1e-9);
 
   gtk_window_destroy (GTK_WINDOW (sweep));
   gtk_window_destroy (GTK_WINDOW (window));

@@ -4,9 +4,11 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "tomo-center.h"
 #include "tomo-center-sweep.h"
+#include "tomo-window.h"
 
 #define ZOOM_SIZE 256
 #define WHOLE_MAX 1024 /* larger slices show the zoomed region only */
@@ -23,9 +25,11 @@ struct _TomoCenterSweep
   GtkDrawingArea *curve;
 
   TomoScan *scan;
+  TomoEngine *engine; /* the viewer's, where its scan is ours: the sweep runs there */
   guint row;
   double center;
   GCancellable *cancellable;
+  guint generation;   /* of the last engine sweep asked for */
 
   /* the last result */
   guint n;
@@ -118,26 +122,14 @@ on_pressed (GtkGestureClick *gesture,
 }
 
 static void
-sweep_done (GObject      *source,
-            GAsyncResult *result,
-            gpointer      user_data)
+show_job (TomoCenterSweep *self,
+          Job             *job,
+          const char      *timing)
 {
-  TomoCenterSweep *self = TOMO_CENTER_SWEEP (source);
-  Job *job = g_task_get_task_data (G_TASK (result));
-  g_autoptr(GError) error = NULL;
   GtkWidget *child;
   guint cols, best = 0;
   float lo = INFINITY, hi = -INFINITY;
   gsize plane = (gsize) job->view.width * job->view.height;
-
-  if (!g_task_propagate_boolean (G_TASK (result), &error))
-    {
-      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-        gtk_label_set_text (self->status_label, error->message);
-      return;
-    }
-  if (g_cancellable_is_cancelled (g_task_get_cancellable (G_TASK (result))))
-    return;
 
   while ((child = gtk_widget_get_first_child (GTK_WIDGET (self->grid))) != NULL)
     gtk_grid_remove (self->grid, child);
@@ -186,11 +178,114 @@ sweep_done (GObject      *source,
   self->scores = g_memdup2 (job->scores, sizeof (double) * job->n);
   self->ready = TRUE;
   {
-    g_autofree char *status = g_strdup_printf ("Row %u · sharpest (least negative): %.2f px",
-                                               job->row, job->centers[best]);
+    g_autofree char *status = g_strdup_printf ("Row %u · sharpest (least negative): %.2f px%s",
+                                               job->row, job->centers[best], timing);
     gtk_label_set_text (self->status_label, status);
   }
   gtk_widget_queue_draw (GTK_WIDGET (self->curve));
+}
+
+static void
+sweep_done (GObject      *source,
+            GAsyncResult *result,
+            gpointer      user_data)
+{
+  TomoCenterSweep *self = TOMO_CENTER_SWEEP (source);
+  g_autoptr(GError) error = NULL;
+
+  if (!g_task_propagate_boolean (G_TASK (result), &error))
+    {
+      if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+        gtk_label_set_text (self->status_label, error->message);
+      return;
+    }
+  if (g_cancellable_is_cancelled (g_task_get_cancellable (G_TASK (result))))
+    return;
+  show_job (self, g_task_get_task_data (G_TASK (result)), " · CPU");
+}
+
+/* Negativity (the energy of the negative values over all the energy) in
+ * the disc inscribed in a candidate's view: lower is sharper. */
+static double
+negativity (const float *img,
+            guint        w,
+            guint        h)
+{
+  double cx = (w - 1) / 2.0, cy = (h - 1) / 2.0, r = 0.5 * MIN (w, h) - 2;
+  double neg = 0, all = 0;
+
+  for (guint y = 0; y < h; y++)
+    for (guint x = 0; x < w; x++)
+      {
+        double dx = x - cx, dy = y - cy, v = img[(gsize) y * w + x];
+
+        if (dx * dx + dy * dy > r * r || !isfinite (v))
+          continue;
+        if (v < 0)
+          neg += v * v;
+        all += v * v;
+      }
+  return all > 0 ? neg / all : 0.0;
+}
+
+typedef struct
+{
+  GWeakRef self;
+  guint generation;
+  Job *job;
+} EngineTicket;
+
+static void
+engine_ticket_free (gpointer data)
+{
+  EngineTicket *ticket = data;
+
+  g_weak_ref_clear (&ticket->self);
+  job_free (ticket->job);
+  g_free (ticket);
+}
+
+static void
+engine_sweep_done (TomoEngine   *engine,
+                   TomoSlice    *slice,
+                   const GError *error,
+                   gpointer      user_data)
+{
+  EngineTicket *ticket = user_data;
+  g_autoptr(TomoCenterSweep) self = g_weak_ref_get (&ticket->self);
+  Job *job = ticket->job;
+  gsize plane = (gsize) job->view.width * job->view.height;
+  g_autofree char *timing = NULL;
+
+  if (self == NULL || ticket->generation != self->generation)
+    return;
+  if (error != NULL)
+    {
+      gtk_label_set_text (self->status_label, error->message);
+      return;
+    }
+  g_assert (slice->n_slices == job->n && slice->width == job->view.width
+            && slice->height == job->view.height);
+  memcpy (job->images, slice->data, sizeof (float) * plane * job->n);
+  for (guint i = 0; i < job->n; i++)
+    job->scores[i] = negativity (job->images + plane * i, job->view.width, job->view.height);
+  timing = g_strdup_printf (" · %s: %u candidates in %.1f ms",
+                            slice->backend == TOMO_BACKEND_GPU ? "GPU" : "CPU", job->n,
+                            slice->total_ms);
+  show_job (self, job, timing);
+}
+
+/* The engine's scan is this window's (same file): the sweep can run there. */
+static gboolean
+engine_usable (TomoCenterSweep *self)
+{
+  TomoScan *scan;
+
+  if (self->engine == NULL)
+    return FALSE;
+  scan = tomo_engine_get_scan (self->engine);
+  return scan != NULL && g_strcmp0 (tomo_scan_get_path (scan), tomo_scan_get_path (self->scan)) == 0
+         && tomo_scan_get_width (scan) == tomo_scan_get_width (self->scan);
 }
 
 static void
@@ -207,6 +302,7 @@ recompute (TomoCenterSweep *self)
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
   self->cancellable = g_cancellable_new ();
+  self->generation++; /* an engine sweep still out is stale */
   self->ready = FALSE;
 
   w = tomo_scan_get_width (self->scan);
@@ -229,6 +325,22 @@ recompute (TomoCenterSweep *self)
     job->view = (TomoRoi) { 0, 0, w, w };
   job->images = g_new (float, (gsize) job->n * job->view.width * job->view.height);
 
+  if (engine_usable (self))
+    {
+      EngineTicket *ticket = g_new0 (EngineTicket, 1);
+      TomoSliceRequest request;
+
+      tomo_slice_request_init (&request, self->scan);
+      request.row = job->row;
+      request.params.roi = job->view;
+      g_weak_ref_init (&ticket->self, self);
+      ticket->generation = self->generation;
+      ticket->job = job;
+      tomo_engine_submit_centers (self->engine, &request, job->centers, job->n, engine_sweep_done,
+                                  ticket, engine_ticket_free);
+      gtk_label_set_text (self->status_label, "Reconstructing the candidates…");
+      return;
+    }
   task = g_task_new (self, self->cancellable, sweep_done, NULL);
   g_task_set_task_data (task, job, (GDestroyNotify) job_free);
   g_task_run_in_thread (task, sweep_thread);
@@ -322,6 +434,8 @@ tomo_center_sweep_new (GtkWindow *parent,
   TomoCenterSweep *self = g_object_new (TOMO_TYPE_CENTER_SWEEP, "transient-for", parent, NULL);
 
   self->scan = g_object_ref (scan);
+  if (TOMO_IS_WINDOW (parent))
+    self->engine = g_object_ref (tomo_window_get_engine (TOMO_WINDOW (parent)));
   tomo_center_sweep_set_target (self, row, center);
   return self;
 }
@@ -340,6 +454,7 @@ tomo_center_sweep_dispose (GObject *object)
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
   g_clear_object (&self->scan);
+  g_clear_object (&self->engine);
   g_clear_pointer (&self->centers, g_free);
   g_clear_pointer (&self->scores, g_free);
   gtk_widget_dispose_template (GTK_WIDGET (self), TOMO_TYPE_CENTER_SWEEP);

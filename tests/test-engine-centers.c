@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tomo-center-engine.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-scan-private.h"
@@ -213,6 +214,64 @@ test_submit_beside_slices (void)
   g_clear_pointer (&got.sweep, tomo_slice_unref);
 }
 
+/* find-center's sweep with the candidates on an engine: on the sample
+ * scan (axis 255.5 + 3.37) within the issue's 0.25 px, and on the CPU
+ * engine within 0.1 px of the estimate's own CPU sweep. */
+static void
+sweep_on_engine (TomoBackend backend)
+{
+  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoEngine) engine = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree float *sino = NULL;
+  TomoCenterResult on_engine, own;
+  guint row;
+
+  if (sample == NULL)
+    {
+      g_test_skip ("TOMO_SAMPLE_SCAN is not set (run through meson test)");
+      return;
+    }
+  scan = tomo_test_open_scan (sample);
+  engine = tomo_engine_new (backend);
+  g_assert_cmpint (tomo_engine_get_backend (engine), ==, backend);
+  tomo_engine_set_scan (engine, scan);
+  row = tomo_scan_get_height (scan) / 2;
+  g_assert_true (tomo_center_sweep_engine (engine, row, 255.5 + 2.0, 4.0, &on_engine, &error));
+  g_assert_no_error (error);
+  g_test_message ("sweep on the %s engine: %.3f (truth %.3f)",
+                  backend == TOMO_BACKEND_GPU ? "GPU" : "CPU", on_engine.center, 255.5 + 3.37);
+  g_assert_cmpint (on_engine.method, ==, TOMO_CENTER_METHOD_SWEEP);
+  g_assert_cmpfloat (fabs (on_engine.center - (255.5 + 3.37)), <, 0.25);
+
+  sino = g_new (float, (gsize) tomo_scan_get_n_projections (scan) * tomo_scan_get_width (scan));
+  g_assert_true (tomo_scan_read_sinogram (scan, row, sino, NULL, &error));
+  g_assert_true (tomo_center_sweep (sino, tomo_scan_get_n_projections (scan),
+                                    tomo_scan_get_width (scan), tomo_scan_get_angles (scan),
+                                    255.5 + 2.0, 4.0, &own, &error));
+  g_assert_no_error (error);
+  g_test_message ("the estimate's own CPU sweep: %.3f", own.center);
+  g_assert_cmpfloat (fabs (on_engine.center - own.center), <, 0.1);
+}
+
+static void
+test_sweep_cpu_engine (void)
+{
+  sweep_on_engine (TOMO_BACKEND_CPU);
+}
+
+static void
+test_sweep_gpu_engine (void)
+{
+  if (tomo_engine_count_gpus () == 0)
+    {
+      g_test_skip ("no CUDA device: the GPU centre sweep cannot run here");
+      return;
+    }
+  sweep_on_engine (TOMO_BACKEND_GPU);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -226,6 +285,8 @@ main (int    argc,
   g_test_add_func ("/tomo/engine/centers/gpu-equals-singles", test_gpu_equals_singles);
   g_test_add_func ("/tomo/engine/centers/bad-requests", test_bad_requests);
   g_test_add_func ("/tomo/engine/centers/submit-beside-slices", test_submit_beside_slices);
+  g_test_add_func ("/tomo/engine/centers/find-center-sweep-cpu", test_sweep_cpu_engine);
+  g_test_add_func ("/tomo/engine/centers/find-center-sweep-gpu", test_sweep_gpu_engine);
   status = g_test_run ();
 
   tomo_test_remove_scan (scan_path, tmp_dir);

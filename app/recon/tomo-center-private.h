@@ -53,4 +53,24 @@ void     _tomo_angles_nearest (const double *angles,
                                int          *above,
                                double       *d_above);
 
+/* The sweep's scores of n_centers candidates (lower is sharper). */
+typedef gboolean (*TomoCenterScoresFunc) (const double *centers,
+                                          guint         n_centers,
+                                          double       *scores,
+                                          gpointer      user_data,
+                                          GError      **error);
+
+/* tomo_center_sweep() with the candidates scored by `scores`. */
+gboolean _tomo_center_sweep_with (guint                width,
+                                  double               guess,
+                                  double               half_range,
+                                  TomoCenterScoresFunc scores,
+                                  gpointer             user_data,
+                                  TomoCenterResult    *result,
+                                  GError             **error);
+
+/* The sweep's score of a width × width slice: negativity in its disc. */
+double   _tomo_center_score_negativity (const float *img,
+                                        guint        width);
+
 G_END_DECLS

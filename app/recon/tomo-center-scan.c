@@ -5,6 +5,7 @@
 
 #include <math.h>
 
+#include "tomo-center-engine.h"
 #include "tomo-center-scan.h"
 
 #define N_TILT_ROWS 16
@@ -15,6 +16,38 @@ tomo_center_find_in_scan (TomoScan         *scan,
                           TomoCenterMethod  method,
                           TomoCenterResult *result,
                           GError          **error)
+{
+  return tomo_center_find_in_scan_with (scan, row, method, NULL, result, error);
+}
+
+/* One row: as tomo_center_estimate(), the sweep's candidates on the engine. */
+static gboolean
+estimate_row (TomoEngine       *engine,
+              guint             row,
+              const float      *sino,
+              guint             n,
+              guint             w,
+              const double     *angles,
+              TomoCenterMethod  method,
+              TomoCenterResult *result,
+              GError          **error)
+{
+  TomoCenterResult first;
+
+  if (engine == NULL || method != TOMO_CENTER_METHOD_SWEEP)
+    return tomo_center_estimate (sino, n, w, angles, method, result, error);
+  return tomo_center_estimate (sino, n, w, angles, TOMO_CENTER_METHOD_AUTO, &first, error)
+         && tomo_center_sweep_engine (engine, row, first.center,
+                                      MAX (3.0, ceil (4.0 * first.uncertainty)), result, error);
+}
+
+gboolean
+tomo_center_find_in_scan_with (TomoScan         *scan,
+                               int               row,
+                               TomoCenterMethod  method,
+                               TomoEngine       *engine,
+                               TomoCenterResult *result,
+                               GError          **error)
 {
   guint w, h, n;
   const double *angles;
@@ -40,7 +73,7 @@ tomo_center_find_in_scan (TomoScan         *scan,
   sino = g_new (float, (gsize) n * w);
   if (!tomo_scan_read_sinogram (scan, row, sino, NULL, error))
     return FALSE;
-  if (!tomo_center_estimate (sino, n, w, angles, method, result, error))
+  if (!estimate_row (engine, row, sino, n, w, angles, method, result, error))
     {
       g_prefix_error (error, "%s, row %d: ", tomo_scan_get_path (scan), row);
       return FALSE;

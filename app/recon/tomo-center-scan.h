@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tomo-center.h"
+#include "tomo-engine.h"
 #include "tomo-scan.h"
 
 G_BEGIN_DECLS
@@ -16,5 +17,13 @@ gboolean tomo_center_find_in_scan (TomoScan         *scan,
                                    TomoCenterMethod  method,
                                    TomoCenterResult *result,
                                    GError          **error);
+/* The same; with an engine (its scan this one), the SWEEP method's
+ * candidates are reconstructed on the engine's backend. */
+gboolean tomo_center_find_in_scan_with (TomoScan         *scan,
+                                        int               row,
+                                        TomoCenterMethod  method,
+                                        TomoEngine       *engine,
+                                        TomoCenterResult *result,
+                                        GError          **error);
 
 G_END_DECLS

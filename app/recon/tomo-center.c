@@ -970,6 +970,33 @@ argmin (const double *v,
   return best;
 }
 
+double
+_tomo_center_score_negativity (const float *img,
+                               guint        width)
+{
+  return score_slice (img, width, TOMO_CENTER_SCORE_NEGATIVITY, 0, 0);
+}
+
+typedef struct
+{
+  const float *sino;
+  guint n_proj, width;
+  const double *angles;
+} CpuScores;
+
+static gboolean
+cpu_scores (const double *centers,
+            guint         n_centers,
+            double       *scores,
+            gpointer      user_data,
+            GError      **error)
+{
+  CpuScores *c = user_data;
+
+  return tomo_center_sweep_scores (c->sino, c->n_proj, c->width, c->angles, centers, n_centers,
+                                   TOMO_CENTER_SCORE_NEGATIVITY, 0, scores, error);
+}
+
 gboolean
 tomo_center_sweep (const float      *sino,
                    guint             n_proj,
@@ -980,7 +1007,20 @@ tomo_center_sweep (const float      *sino,
                    TomoCenterResult *result,
                    GError          **error)
 {
-  const TomoCenterScore score = TOMO_CENTER_SCORE_NEGATIVITY;
+  CpuScores c = { sino, n_proj, width, angles };
+
+  return _tomo_center_sweep_with (width, guess, half_range, cpu_scores, &c, result, error);
+}
+
+gboolean
+_tomo_center_sweep_with (guint               width,
+                         double              guess,
+                         double              half_range,
+                         TomoCenterScoresFunc scores,
+                         gpointer            user_data,
+                         TomoCenterResult   *result,
+                         GError            **error)
+{
   guint n_coarse, k;
   g_autofree double *xs = NULL, *ys = NULL;
   double fx[21], fy[21], best;
@@ -999,14 +1039,14 @@ tomo_center_sweep (const float      *sino,
   ys = g_new (double, n_coarse);
   for (guint i = 0; i < n_coarse; i++)
     xs[i] = round (guess) - ceil (half_range) + i;
-  if (!tomo_center_sweep_scores (sino, n_proj, width, angles, xs, n_coarse, score, 0, ys, error))
+  if (!scores (xs, n_coarse, ys, user_data, error))
     return FALSE;
   k = argmin (ys, n_coarse);
   best = xs[k];
   /* Fine: ±1 px at 0.1 px. */
   for (guint i = 0; i < 21; i++)
     fx[i] = best - 1.0 + 0.1 * i;
-  if (!tomo_center_sweep_scores (sino, n_proj, width, angles, fx, 21, score, 0, fy, error))
+  if (!scores (fx, 21, fy, user_data, error))
     return FALSE;
   k = argmin (fy, 21);
   if (k == 0 || k == 20)

@@ -12,6 +12,7 @@
 #include "tomo-probe.h"
 #include "tomo-options.h"
 #include "tomo-center-scan.h"
+#include "tomo-engine.h"
 #include "tomo-cli.h"
 
 static void
@@ -33,7 +34,9 @@ tomo_find_center_main (int    argc,
   g_autoptr(GOptionContext) context = g_option_context_new ("FILE — find the rotation axis");
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) scan = NULL;
-  g_autofree char *method_name = NULL, *format = NULL;
+  g_autofree char *method_name = NULL, *format = NULL, *backend_name = NULL;
+  g_autoptr(TomoEngine) engine = NULL;
+  TomoBackend backend = TOMO_BACKEND_AUTO;
   TomoOpenOptions options;
   TomoCenterMethod method = TOMO_CENTER_METHOD_AUTO;
   TomoCenterResult r;
@@ -45,6 +48,8 @@ tomo_find_center_main (int    argc,
     { "method", 'm', 0, G_OPTION_ARG_STRING, &method_name,
       "auto (default), correlation, sinogram or sweep", "METHOD" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
+    { "backend", 'b', 0, G_OPTION_ARG_STRING, &backend_name,
+      "Where the sweep reconstructs its candidates: auto (the GPU where there is one), cpu or gpu", "B" },
     { "format", 0, 0, G_OPTION_ARG_STRING, &format,
       "Input format: auto (default), dxchange, nxtomo, tiff, raw", "FORMAT" },
     { "angle-range", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
@@ -78,6 +83,8 @@ tomo_find_center_main (int    argc,
     }
   if (method_name != NULL && !tomo_center_method_from_string (method_name, &method, &error))
     goto out;
+  if (backend_name != NULL && !tomo_backend_from_string (backend_name, &backend, &error))
+    goto out;
   tomo_open_options_init (&options);
   if (format != NULL && !tomo_scan_format_from_string (format, &options.format, &error))
     goto out;
@@ -88,7 +95,17 @@ tomo_find_center_main (int    argc,
   scan = tomo_scan_open (argv[1], &options, &error);
   if (scan == NULL)
     goto out;
-  if (!tomo_center_find_in_scan (scan, row, method, &r, &error))
+  /* The sweep's candidates on the GPU where asked for or present; the CPU
+   * sweep otherwise (the estimate's own loop, as without an engine). */
+  if (method == TOMO_CENTER_METHOD_SWEEP && backend != TOMO_BACKEND_CPU
+      && (backend == TOMO_BACKEND_GPU || tomo_engine_count_gpus () > 0))
+    {
+      engine = tomo_engine_new (TOMO_BACKEND_CPU);
+      if (!tomo_engine_set_backend (engine, TOMO_BACKEND_GPU, &error))
+        goto out;
+      tomo_engine_set_scan (engine, scan);
+    }
+  if (!tomo_center_find_in_scan_with (scan, row, method, engine, &r, &error))
     goto out;
 
   if (json)

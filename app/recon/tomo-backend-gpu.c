@@ -578,6 +578,7 @@ static const TomoBackendOps gpu_ops = {
   .accumulate_filter = gpu_accumulate_filter,
   .accumulate_raw = gpu_accumulate_raw,
   .accumulate_slice = gpu_accumulate_slice,
+  .store = &tomo_backend_store_gpu_ops,
 };
 
 TomoBackendImpl *

@@ -10,12 +10,16 @@
 #include "tomo-backend.h"
 #include "tomo-error.h"
 
+#include <math.h>
+
 void
 tomo_backend_free (TomoBackendImpl *self)
 {
   if (self == NULL)
     return;
   self->ops->free (self);
+  if (self->store != NULL)
+    self->ops->store->store_free (self->store);
   g_free (self->rows);
   g_free (self->device_name);
   g_free (self);
@@ -74,4 +78,27 @@ tomo_backend_accumulate_check (gconstpointer sum,
   g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
                        "Live slice used before accumulate_reset sized it");
   return FALSE;
+}
+
+gboolean
+tomo_backend_store_check_plane (TomoBackendImpl *self,
+                                const TomoPlane *plane,
+                                double           center,
+                                GError         **error)
+{
+  if (self->store == NULL)
+    {
+      g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                           "Plane asked of a backend whose volume store is not made yet");
+      return FALSE;
+    }
+  if (!tomo_plane_validate (plane, error))
+    return FALSE;
+  if (!isfinite (center))
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                   "Centre %g is not a finite number", center);
+      return FALSE;
+    }
+  return TRUE;
 }

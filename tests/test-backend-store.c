@@ -245,6 +245,68 @@ test_bad_planes (gconstpointer data)
   tomo_backend_free (impl);
 }
 
+/* The preview volume: 32 × 32 binned pixels at 6 levels between the 12 rows
+ * (z = 2k + 0.5, between two rows), each level against the reference plane
+ * of the same geometry; a bad size is refused. */
+static void
+test_preview (gconstpointer data)
+{
+  const TestData *td = data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TomoScan) scan = NULL;
+  g_autofree float *filtered = NULL, *vol = NULL, *ref = NULL;
+  TomoBackendImpl *impl = backend_new (td->backend);
+  TomoBackendStoreSetup setup;
+  TomoCpuFbp *fbp;
+  gsize ns = (gsize) N_PROJ * WIDTH;
+  double ms = -1, mid = (WIDTH - 1) / 2.0, worst = 0;
+  enum { NX = 32, NZ = 6 };
+
+  if (impl == NULL)
+    return;
+  scan = tomo_test_open_scan (scan_path);
+  store_setup (&setup, scan, 0, HEIGHT);
+  g_assert_true (impl->ops->store->store_new (impl, &setup, &error));
+  g_assert_true (impl->ops->store->store_fill (impl, scan, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  vol = g_new (float, NX * NX * NZ);
+  g_assert_true (impl->ops->store->store_preview (impl, NX, NX, NZ, AXIS, TOMO_INTERP_LINEAR, vol,
+                                                  &ms, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (ms, >=, 0.0);
+
+  fbp = tomo_cpu_fbp_new (WIDTH, N_PROJ, tomo_scan_get_angles (scan), TOMO_FILTER_RAMLAK,
+                          TOMO_PAD_EDGE, 2);
+  filtered = g_new (float, ns * HEIGHT);
+  for (guint r = 0; r < HEIGHT; r++)
+    {
+      g_autofree float *sino = g_new (float, ns);
+
+      g_assert_true (tomo_scan_read_sinogram (scan, r, sino, NULL, &error));
+      tomo_cpu_fbp_filter (fbp, sino, filtered + r * ns);
+    }
+  tomo_cpu_fbp_free (fbp);
+  ref = g_new (float, NX * NX);
+  for (guint k = 0; k < NZ; k++)
+    {
+      TomoPlaneSource src = { WIDTH, N_PROJ, tomo_scan_get_angles (scan), 0, HEIGHT, filtered };
+      TomoPlane plane = { { mid, mid, 2.0 * k + 0.5 }, { 2, 0, 0 }, { 0, 2, 0 }, NX, NX };
+      double e;
+
+      tomo_plane_backproject_reference (&src, AXIS, TOMO_INTERP_LINEAR, &plane, 2, ref);
+      e = tomo_test_rel_l2 (vol + (gsize) k * NX * NX, ref, NX * NX);
+      worst = MAX (worst, e);
+    }
+  g_test_message ("%s preview %u × %u × %u in %.3f ms: worst level relative L2 %.3g",
+                  impl->ops->name, NX, NX, NZ, ms, worst);
+  g_assert_cmpfloat (worst, <=, 2e-5);
+
+  g_assert_false (impl->ops->store->store_preview (impl, 0, NX, NZ, AXIS, TOMO_INTERP_LINEAR, vol,
+                                                   NULL, &error));
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+  tomo_backend_free (impl);
+}
+
 /* AUTO with a GPU limit too small for even half precision falls back to
  * the CPU store and says why; GPU asked explicitly gives the error. */
 static void
@@ -316,6 +378,11 @@ main (int    argc,
   scan_path = tomo_test_write_phantom (WIDTH, HEIGHT, N_PROJ, OFFSET, &tmp_dir);
   add_cases ("plane", plane_cases, sizeof plane_cases[0], G_N_ELEMENTS (plane_cases), test_plane);
   add_cases ("errors", bad, sizeof bad[0], 1, test_bad_planes);
+  {
+    static const char *const preview[] = { "preview" };
+
+    add_cases ("volume", preview, sizeof preview[0], 1, test_preview);
+  }
   g_test_add_func ("/tomo/backend-store/volume-fallback", test_volume_fallback);
   ret = g_test_run ();
   tomo_test_remove_scan (scan_path, tmp_dir);

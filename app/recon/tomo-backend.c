@@ -102,3 +102,42 @@ tomo_backend_store_check_plane (TomoBackendImpl *self,
     }
   return TRUE;
 }
+
+gboolean
+tomo_backend_store_preview_planes (TomoBackendImpl *self,
+                                   guint            width,
+                                   guint            row_start,
+                                   guint            n_rows,
+                                   guint            nx,
+                                   guint            ny,
+                                   guint            nz,
+                                   double           center,
+                                   TomoInterp       interp,
+                                   float           *out,
+                                   double          *ms,
+                                   GError         **error)
+{
+  double mid = (width - 1) / 2.0, total = 0.0;
+
+  if (nx == 0 || ny == 0 || nz == 0 || nx > 4096 || ny > 4096 || nz > 4096)
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                   "Preview volume %u × %u × %u: each side must be 1 to 4096", nx, ny, nz);
+      return FALSE;
+    }
+  for (guint k = 0; k < nz; k++)
+    {
+      /* Voxel centres of nz equal bins over the rows, of nx (ny) bins over W. */
+      double z = row_start + (k + 0.5) * n_rows / nz - 0.5, plane_ms = 0.0;
+      TomoPlane plane = { { mid, mid, z }, { (double) width / nx, 0, 0 },
+                          { 0, (double) width / ny, 0 }, nx, ny };
+
+      if (!self->ops->store->store_plane (self, &plane, center, interp,
+                                          out + (gsize) k * nx * ny, &plane_ms, error))
+        return FALSE;
+      total += plane_ms;
+    }
+  if (ms != NULL)
+    *ms = total;
+  return TRUE;
+}

@@ -136,6 +136,23 @@ tomo_volume_plane (TomoVolume      *vol,
                                              &vol->plane_ms, error);
 }
 
+gboolean
+tomo_volume_preview (TomoVolume *vol,
+                     guint       nx,
+                     guint       ny,
+                     guint       nz,
+                     double      center,
+                     TomoInterp  interp,
+                     float      *out,
+                     double     *ms,
+                     GError    **error)
+{
+  g_return_val_if_fail (vol != NULL && out != NULL, FALSE);
+
+  return vol->impl->ops->store->store_preview (vol->impl, nx, ny, nz, center, interp, out, ms,
+                                               error);
+}
+
 TomoBackend
 tomo_volume_get_backend (TomoVolume *vol)
 {

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tomo-volume-3d.h"
 #include "tomo-volume-view.h"
 #include "tomo-volume.h"
 
@@ -42,6 +43,7 @@ struct _TomoVolumeView
    * 0 = chosen from the scan's shape, 1 = true aspect. */
   guint exaggeration;
   guint vex;                /* the factor in use: pane row = z · vex */
+  guint shown_vex;          /* the 3D box's */
   GtkDropDown *exaggeration_drop;
   /* What each pane shows, so an update computes only the planes that moved. */
   TomoPlane shown[N_PANES];
@@ -49,6 +51,14 @@ struct _TomoVolumeView
   double shown_center;
   TomoInterp shown_interp;
   gboolean drag_ctrl;
+  /* The 3D pane: a binned preview volume, remade when the store or the
+   * centre or interpolation change. */
+  TomoVolume3d *view3d;
+  GtkLabel *title3d;
+  gboolean preview_valid;
+  double preview_center;
+  TomoInterp preview_interp;
+  double preview_ms;
 };
 
 G_DEFINE_FINAL_TYPE (TomoVolumeView, tomo_volume_view, GTK_TYPE_WIDGET)
@@ -66,6 +76,10 @@ typedef struct
   gboolean need[N_PANES];   /* FALSE: the pane already shows this plane */
   float *data[N_PANES];
   guint vex;
+  gboolean need_preview;
+  float *preview;           /* pnz × pny × pnx */
+  guint pnx, pny, pnz;
+  double preview_ms;
   char *status;
 } Update;
 
@@ -76,6 +90,7 @@ update_free (Update *u)
   g_clear_pointer (&u->volume, tomo_volume_free);
   for (guint k = 0; k < N_PANES; k++)
     g_free (u->data[k]);
+  g_free (u->preview);
   g_free (u->status);
   g_free (u);
 }
@@ -118,6 +133,16 @@ update_thread (GTask        *task,
       u->data[k] = g_new (float, (gsize) u->planes[k].width * u->planes[k].height);
       if (!tomo_volume_plane (u->volume, &u->planes[k], u->params.center, u->params.interp,
                               u->data[k], &error))
+        {
+          g_task_return_error (task, error);
+          return;
+        }
+    }
+  if (u->need_preview)
+    {
+      u->preview = g_new (float, (gsize) u->pnx * u->pny * u->pnz);
+      if (!tomo_volume_preview (u->volume, u->pnx, u->pny, u->pnz, u->params.center,
+                                u->params.interp, u->preview, &u->preview_ms, &error))
         {
           g_task_return_error (task, error);
           return;
@@ -280,6 +305,7 @@ update_done (GObject      *source,
       set_status (self, msg);
       g_clear_pointer (&u->volume, tomo_volume_free);
       memset (self->shown_valid, 0, sizeof self->shown_valid);
+      self->preview_valid = FALSE;
     }
   else
     {
@@ -301,6 +327,20 @@ update_done (GObject      *source,
         }
       self->shown_center = u->params.center;
       self->shown_interp = u->params.interp;
+      if (u->need_preview)
+        {
+          g_autofree char *title = g_strdup_printf ("3D · %u × %u × %u, maximum intensity · "
+                                                    "%.0f ms · drag to turn", u->pnx, u->pny,
+                                                    u->pnz, u->preview_ms);
+
+          tomo_volume_3d_set_volume (self->view3d, u->preview, u->pnx, u->pny, u->pnz, W, W,
+                                     (double) tomo_scan_get_height (u->scan) * u->vex);
+          gtk_label_set_text (self->title3d, title);
+          self->preview_valid = TRUE;
+          self->preview_center = u->params.center;
+          self->preview_interp = u->params.interp;
+          self->preview_ms = u->preview_ms;
+        }
       set_status (self, u->status);
       self->n_updates++;
       on_look_notify (self->window, NULL, self);
@@ -405,6 +445,14 @@ start_update (TomoVolumeView *self)
     u->need[k] = u->volume == NULL || !self->shown_valid[k]
       || memcmp (&self->shown[k], &u->planes[k], sizeof u->planes[k]) != 0
       || self->shown_center != u->params.center || self->shown_interp != u->params.interp;
+  /* The preview: 128 binned pixels a side (fewer for a narrow scan) at up
+   * to 128 levels over the rows; its box is drawn with the vertical scale. */
+  u->pnx = u->pny = MIN (W, 128);
+  u->pnz = MIN (H, 128);
+  u->need_preview = u->volume == NULL || !self->preview_valid
+    || self->preview_center != u->params.center || self->preview_interp != u->params.interp
+    || self->vex != self->shown_vex;
+  self->shown_vex = self->vex;
   update_titles (self);
   queue_hairs (self);
 
@@ -487,6 +535,7 @@ on_look_notify (TomoWindow     *window,
       tomo_slice_view_set_colormap (self->panes[k], colormap);
       tomo_slice_view_set_window (self->panes[k], lo, hi);
     }
+  tomo_volume_3d_set_window (self->view3d, lo, hi);
 }
 
 void
@@ -692,7 +741,9 @@ tomo_volume_view_init (TomoVolumeView *self)
   gtk_grid_set_row_spacing (grid, 4);
   gtk_grid_set_column_spacing (grid, 4);
   gtk_grid_set_row_homogeneous (grid, FALSE);
-  gtk_grid_set_column_homogeneous (grid, TRUE);
+  /* Not homogeneous: the oblique pane's angle controls set its column's
+   * least width, the others may be narrower. */
+  gtk_grid_set_column_homogeneous (grid, FALSE);
   gtk_widget_set_parent (self->grid, GTK_WIDGET (self));
 
   /* XY top left, XZ top right, YZ bottom left, the oblique plane bottom
@@ -742,6 +793,7 @@ tomo_volume_view_init (TomoVolumeView *self)
           self->azimuth_spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (0, 180, 1));
           self->tilt_spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (-80, 80, 1));
           gtk_spin_button_set_value (self->azimuth_spin, 30);
+          gtk_spin_button_set_value (self->tilt_spin, 0);   /* not the range's −80 */
           self->azimuth = 30;
           gtk_box_append (GTK_BOX (row), gtk_label_new ("Azimuth °"));
           gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->azimuth_spin));
@@ -754,6 +806,20 @@ tomo_volume_view_init (TomoVolumeView *self)
           gtk_box_append (GTK_BOX (box), row);
         }
     }
+  {
+    GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+
+    self->title3d = GTK_LABEL (gtk_label_new ("3D"));
+    gtk_widget_add_css_class (GTK_WIDGET (self->title3d), "caption");
+    gtk_label_set_ellipsize (self->title3d, PANGO_ELLIPSIZE_END);
+    self->view3d = TOMO_VOLUME_3D (tomo_volume_3d_new ());
+    gtk_widget_set_hexpand (GTK_WIDGET (self->view3d), TRUE);
+    gtk_widget_set_vexpand (GTK_WIDGET (self->view3d), TRUE);
+    gtk_widget_set_size_request (GTK_WIDGET (self->view3d), 160, 120);
+    gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->title3d));
+    gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->view3d));
+    gtk_grid_attach (grid, box, 2, 0, 1, 2);
+  }
   self->status_label = GTK_LABEL (gtk_label_new ("Open a scan to see its three views"));
   gtk_label_set_wrap (self->status_label, TRUE);
   gtk_label_set_xalign (self->status_label, 0.0f);
@@ -774,7 +840,7 @@ tomo_volume_view_init (TomoVolumeView *self)
     gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->status_label));
     gtk_box_append (GTK_BOX (row), gtk_label_new ("Vertical scale"));
     gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->exaggeration_drop));
-    gtk_grid_attach (grid, row, 0, 2, 2, 1);
+    gtk_grid_attach (grid, row, 0, 2, 3, 1);
   }
   g_signal_connect (self, "map", G_CALLBACK (on_map), self);
 }
@@ -913,4 +979,11 @@ guint
 tomo_volume_view_get_vertical_exaggeration (TomoVolumeView *self)
 {
   return self->vex;
+}
+
+TomoVolume3d *
+tomo_volume_view_get_3d (TomoVolumeView *self)
+{
+  g_return_val_if_fail (TOMO_IS_VOLUME_VIEW (self), NULL);
+  return self->view3d;
 }

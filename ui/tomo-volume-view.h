@@ -4,6 +4,7 @@
 #include <gtk/gtk.h>
 
 #include "tomo-slice-view.h"
+#include "tomo-volume-3d.h"
 #include "tomo-window.h"
 
 G_BEGIN_DECLS
@@ -60,6 +61,8 @@ void            tomo_volume_view_set_vertical_exaggeration (TomoVolumeView *self
                                                             guint           factor);
 guint           tomo_volume_view_get_vertical_exaggeration (TomoVolumeView *self);
 const char     *tomo_volume_view_get_status   (TomoVolumeView *self);
+/* The 3D pane (the preview volume). */
+TomoVolume3d   *tomo_volume_view_get_3d       (TomoVolumeView *self);
 /* Planes computed so far (each completed update of all three counts 1). */
 guint           tomo_volume_view_get_n_updates (TomoVolumeView *self);
 

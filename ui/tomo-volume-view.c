@@ -151,9 +151,12 @@ update_thread (GTask        *task,
   {
     g_autofree char *desc = tomo_volume_describe (u->volume);
 
-    u->status = g_strdup_printf ("%s · last plane %.1f ms · vertical planes %s%u× · drag to move "
-                                 "the planes, Alt+drag to pan, wheel to zoom", desc,
-                                 tomo_volume_get_plane_ms (u->volume),
+    g_autofree char *preview = u->need_preview
+      ? g_strdup_printf (" · 3D preview %.0f ms", u->preview_ms) : g_strdup ("");
+
+    u->status = g_strdup_printf ("%s · last plane %.1f ms%s · vertical planes %s%u× · drag to "
+                                 "move the planes, Alt+drag to pan, wheel to zoom", desc,
+                                 tomo_volume_get_plane_ms (u->volume), preview,
                                  u->vex == 1 ? "true aspect, " : "exaggerated ", u->vex);
   }
   g_task_return_boolean (task, TRUE);

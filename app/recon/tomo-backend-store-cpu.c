@@ -16,7 +16,7 @@
 
 struct _TomoBackendStore
 {
-  TomoBackendStoreSetup setup;
+  TomoBackendStoreSetup setup;  /* first: see tomo_backend_store_preview_planes */
   double *angles;           /* a copy: the setup's may go before the store */
   float *filtered;          /* n_rows × n_proj × width */
   TomoCpuFbp *fbp;
@@ -140,29 +140,8 @@ cpu_store_describe (TomoBackendImpl *impl)
                           * store->setup.setup.width * 4 / (1 << 30));
 }
 
-static gboolean
-cpu_store_preview (TomoBackendImpl *impl,
-                   guint            nx,
-                   guint            ny,
-                   guint            nz,
-                   double           center,
-                   TomoInterp       interp,
-                   float           *out,
-                   double          *ms,
-                   GError         **error)
-{
-  TomoBackendStore *store = impl->store;
-
-  if (!tomo_backend_store_check_plane (impl, &(TomoPlane) { { 0 }, { 1 }, { 0, 1 }, 1, 1 },
-                                       center, error))
-    return FALSE;
-  return tomo_backend_store_preview_planes (impl, store->setup.setup.width,
-                                            store->setup.row_start, store->setup.n_rows, nx, ny,
-                                            nz, center, interp, out, ms, error);
-}
-
 const TomoBackendStoreOps tomo_backend_store_cpu_ops = {
-  .store_preview = cpu_store_preview,
+  .store_preview = tomo_backend_store_preview_planes,   /* no preview kernel yet */
   .store_new = cpu_store_new,
   .store_fill = cpu_store_fill,
   .store_plane = cpu_store_plane,

@@ -18,8 +18,8 @@
 
 struct _TomoBackendStore
 {
+  TomoBackendStoreSetup setup;  /* first: see tomo_backend_store_preview_planes */
   TomoGpuStore *gpu;
-  guint width;
   TomoScan *scan;           /* during a fill */
   TomoProgressFunc progress;
   gpointer user_data;
@@ -72,7 +72,8 @@ gpu_store_new (TomoBackendImpl             *impl,
     }
   impl->store = g_new0 (TomoBackendStore, 1);
   impl->store->gpu = gpu;
-  impl->store->width = geo->width;
+  impl->store->setup = *setup;
+  impl->store->setup.setup.angles = NULL;   /* the caller's; not kept */
   return TRUE;
 }
 
@@ -158,31 +159,8 @@ gpu_store_describe (TomoBackendImpl *impl)
                           tomo_gpu_store_get_bytes (store->gpu) / (double) (1 << 30));
 }
 
-/* No preview kernel yet: nz horizontal planes (the plane kernels are
- * another change's). */
-static gboolean
-gpu_store_preview (TomoBackendImpl *impl,
-                   guint            nx,
-                   guint            ny,
-                   guint            nz,
-                   double           center,
-                   TomoInterp       interp,
-                   float           *out,
-                   double          *ms,
-                   GError         **error)
-{
-  TomoBackendStore *store = impl->store;
-
-  if (!tomo_backend_store_check_plane (impl, &(TomoPlane) { { 0 }, { 1 }, { 0, 1 }, 1, 1 },
-                                       center, error))
-    return FALSE;
-  return tomo_backend_store_preview_planes (impl, store->width, tomo_gpu_store_get_row_start (store->gpu),
-                                            tomo_gpu_store_get_n_rows (store->gpu), nx, ny, nz,
-                                            center, interp, out, ms, error);
-}
-
 const TomoBackendStoreOps tomo_backend_store_gpu_ops = {
-  .store_preview = gpu_store_preview,
+  .store_preview = tomo_backend_store_preview_planes,   /* no preview kernel yet */
   .store_new = gpu_store_new,
   .store_fill = gpu_store_fill,
   .store_plane = gpu_store_plane,

@@ -268,12 +268,9 @@ extern const TomoBackendStoreOps tomo_backend_store_gpu_ops;
 /* Checks shared by the stores: the plane and the centre; FALSE and the
  * message otherwise, also when no store was made. */
 /* store_preview of a backend that has no kernel of its own for it: nz
- * horizontal planes through store_plane, each nx × ny over the W × W square
- * (W = setup width, rows from the store's range). */
+ * horizontal planes through store_plane, each nx × ny over the W × W square.
+ * Every backend's TomoBackendStore begins with its TomoBackendStoreSetup. */
 gboolean         tomo_backend_store_preview_planes (TomoBackendImpl *self,
-                                                    guint            width,
-                                                    guint            row_start,
-                                                    guint            n_rows,
                                                     guint            nx,
                                                     guint            ny,
                                                     guint            nz,

@@ -20,6 +20,7 @@
 #include <cufft.h>
 
 #include "tomo-gpu-private.h"
+#include "tomo-gpu-preprocess.cuh"
 
 #define ACC_BLOCK 16
 #define ACC_MAX_BATCH 256   /* projections per launch (shared memory) */
@@ -50,6 +51,7 @@ struct _TomoGpuAccumulator
   float        *d_raw;         /* ACC_MAX_BATCH × width, then flat and dark */
   int          *h_idx, *d_idx; /* slots of a batch */
   TomoGpuStatsWork *stats;
+  TomoGpuBufferPool *display;  /* the display copies, used again */
 };
 
 __global__ static void
@@ -149,6 +151,7 @@ tomo_gpu_accumulator_new (int      device,
   acc = g_new0 (TomoGpuAccumulator, 1);
   acc->device = device;
   acc->width = width;
+  acc->display = _tomo_gpu_buffer_pool_new ();
   if (!TOMO_CUDA_CHECK (cudaSetDevice (device), error) ||
       !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&acc->stream, cudaStreamNonBlocking), error) ||
       !TOMO_CUDA_CHECK (cudaEventCreate (&acc->start), error) ||
@@ -249,6 +252,7 @@ tomo_gpu_accumulator_get_last_ms (TomoGpuAccumulator *acc)
 }
 
 static void free_device_path (TomoGpuAccumulator *acc);
+static cufftHandle *live_plan (TomoGpuAccumulator *acc, guint pairs, GError **error);
 
 void
 tomo_gpu_accumulator_free (TomoGpuAccumulator *acc)
@@ -267,6 +271,7 @@ tomo_gpu_accumulator_free (TomoGpuAccumulator *acc)
   if (acc->h_trig != NULL)
     TOMO_CUDA_WARN (cudaFreeHost (acc->h_trig));
   free_device_path (acc);
+  _tomo_gpu_buffer_pool_close (acc->display);
   if (acc->start != NULL)
     cudaEventDestroy (acc->start);
   if (acc->stop != NULL)
@@ -294,27 +299,9 @@ live_preprocess (float v,
                  int   normalise,
                  int   apply_log)
 {
-  float num = v, den = 1.0f, r;
+  int flags;
 
-  if (!isfinite (v))
-    return 0.0f;
-  if (normalise)
-    {
-      float d = isfinite (dark) ? dark : 0.0f;
-
-      den = isfinite (flat) ? flat - d : 0.0f;
-      num = v - d;
-      if (!(den > 0.0f))
-        den = 1e-6f;
-    }
-  if ((normalise || apply_log) && !(num > 0.0f))
-    num = 1e-6f;
-  r = num / den;
-  if (apply_log)
-    r = -logf (r);
-  if (!isfinite (r) || fabsf (r) > 1e6f)
-    r = 0.0f;
-  return r;
+  return tomo_gpu_preprocess_value (v, flat, dark, normalise, apply_log, &flags);
 }
 
 /* Column of the padded row j: the data, the edge extension or nothing (−1). */
@@ -483,6 +470,14 @@ tomo_gpu_accumulator_set_filter (TomoGpuAccumulator *acc,
   acc->n_left = (padded_width - w) / 2;   /* as the CPU filter splits the tail */
   acc->edge = pad_mode;
   acc->n_slots = n_slots;
+  /* Every batch size's plan now: a plan made at a step (its work area a
+   * cudaMalloc) costs milliseconds and waits for the device. */
+  for (guint pairs = 1; pairs <= ACC_MAX_BATCH / 2; pairs *= 2)
+    if (live_plan (acc, pairs, error) == NULL)
+      {
+        free_device_path (acc);
+        return FALSE;
+      }
   return TRUE;
 }
 
@@ -723,6 +718,6 @@ TomoGpuBuffer *
 tomo_gpu_accumulator_copy_image (TomoGpuAccumulator *acc,
                                  GError            **error)
 {
-  return _tomo_gpu_buffer_new_copy (acc->device, acc->d_image, (size_t) acc->width * acc->width, acc->stream,
-                                    error);
+  return _tomo_gpu_buffer_pool_copy (acc->display, acc->device, acc->d_image, (size_t) acc->width * acc->width,
+                                     acc->stream, error);
 }

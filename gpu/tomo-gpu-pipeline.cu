@@ -56,6 +56,10 @@ struct _Worker
   double read_ms, upload_ms, compute_ms, download_ms;
   float *h_in[N_SLOTS], *h_out[N_SLOTS];
   float *d_in[N_SLOTS], *d_out[N_SLOTS];
+  /* Raw jobs: d_in holds the raw values, flats and darks; the kernel
+   * writes line integrals into d_sino and counts into d_counts. */
+  float *d_sino;
+  unsigned long long *d_counts[N_SLOTS], *h_counts[N_SLOTS];
 
   GMutex lock;
   GCond cond;
@@ -70,6 +74,9 @@ struct _Pipeline
   guint n_rows, n_groups;
   guint roi_w, roi_h;
   size_t in_floats, out_floats;   /* per slot */
+  size_t in_bytes;                /* per slot: in_floats floats, or the raw layout */
+  size_t raw_bytes;               /* raw jobs: offset of the flats in a slot */
+  gboolean raw;
   Worker *workers;
   guint n_workers;
   GAsyncQueue *queue;
@@ -93,6 +100,11 @@ worker_release (Worker *w)
         TOMO_CUDA_WARN (cudaFree (w->d_in[s]));
       if (w->d_out[s])
         TOMO_CUDA_WARN (cudaFree (w->d_out[s]));
+      if (w->d_counts[s])
+        TOMO_CUDA_WARN (cudaFree (w->d_counts[s]));
+      if (w->h_counts[s])
+        TOMO_CUDA_WARN (cudaFreeHost (w->h_counts[s]));
+      w->d_counts[s] = w->h_counts[s] = NULL;
       if (w->ev_up[s])
         TOMO_CUDA_WARN (cudaEventDestroy (w->ev_up[s]));
       if (w->ev_comp[s])
@@ -109,6 +121,9 @@ worker_release (Worker *w)
       w->h_in[s] = w->h_out[s] = w->d_in[s] = w->d_out[s] = NULL;
       w->ev_up[s] = w->ev_comp[s] = w->ev_down[s] = NULL;
     }
+  if (w->d_sino)
+    TOMO_CUDA_WARN (cudaFree (w->d_sino));
+  w->d_sino = NULL;
   if (w->up)
     TOMO_CUDA_WARN (cudaStreamDestroy (w->up));
   if (w->comp)
@@ -117,6 +132,38 @@ worker_release (Worker *w)
     TOMO_CUDA_WARN (cudaStreamDestroy (w->down));
   w->up = w->comp = w->down = NULL;
   g_clear_pointer (&w->ctx, tomo_gpu_context_free);
+}
+
+/* The line integrals the filter reads from slot s: the upload itself, or
+ * the preprocessed raw rows. */
+static const float *
+worker_sinograms (Worker *w,
+                  guint   s)
+{
+  return w->pl->raw ? w->d_sino : w->d_in[s];
+}
+
+/* Raw jobs, on the compute stream: the raw rows of slot s → d_sino, their
+ * counts → d_counts[s]. */
+static gboolean
+worker_preprocess (Worker  *w,
+                   guint    s,
+                   GError **error)
+{
+  Pipeline *pl = w->pl;
+  const TomoGpuVolumeJob *job = pl->job;
+  const char *base = (const char *) w->d_in[s];
+  const float *flat = (const float *) (base + pl->raw_bytes);
+
+  if (!pl->raw)
+    return TRUE;
+  return TOMO_CUDA_CHECK (cudaMemsetAsync (w->d_counts[s], 0,
+                                           2 * (size_t) pl->pack * sizeof (unsigned long long),
+                                           w->comp), error) &&
+         _tomo_gpu_preprocess_launch (job->raw_type, base, flat, flat + (size_t) pl->pack * job->width,
+                                      job->normalise, job->apply_log, pl->pack,
+                                      (size_t) job->n_proj * job->width, job->width,
+                                      w->d_sino, w->d_counts[s], w->comp, error);
 }
 
 /* Everything a worker needs, allocated up front (and one dry run of the
@@ -128,8 +175,9 @@ worker_prepare (Worker  *w,
 {
   Pipeline *pl = w->pl;
   const TomoGpuVolumeJob *job = pl->job;
-  size_t in_bytes = pl->in_floats * sizeof (float);
+  size_t in_bytes = pl->in_bytes;
   size_t out_bytes = pl->out_floats * sizeof (float);
+  size_t counts_bytes = 2 * (size_t) pl->pack * sizeof (unsigned long long);
 
   w->ctx = tomo_gpu_context_new (w->device, error);
   if (w->ctx == NULL ||
@@ -154,12 +202,21 @@ worker_prepare (Worker  *w,
           !TOMO_CUDA_CHECK (cudaMalloc ((void **) &w->d_in[s], in_bytes), error) ||
           !TOMO_CUDA_CHECK (cudaMalloc ((void **) &w->d_out[s], out_bytes), error))
         return FALSE;
+      if (pl->raw &&
+          (!TOMO_CUDA_CHECK (cudaMalloc ((void **) &w->d_counts[s], counts_bytes), error) ||
+           !TOMO_CUDA_CHECK (cudaHostAlloc ((void **) &w->h_counts[s], counts_bytes,
+                                            cudaHostAllocPortable), error)))
+        return FALSE;
       /* Recorded once so the first waits on them pass at once. */
       if (!TOMO_CUDA_CHECK (cudaEventRecord (w->ev_comp[s], w->comp), error))
         return FALSE;
     }
+  if (pl->raw &&
+      !TOMO_CUDA_CHECK (cudaMalloc ((void **) &w->d_sino, pl->in_floats * sizeof (float)), error))
+    return FALSE;
   if (!TOMO_CUDA_CHECK (cudaMemsetAsync (w->d_in[0], 0, in_bytes, w->comp), error) ||
-      !_tomo_gpu_context_filter_device (w->ctx, pl->pack, w->d_in[0], w->comp, error) ||
+      !worker_preprocess (w, 0, error) ||
+      !_tomo_gpu_context_filter_device (w->ctx, pl->pack, worker_sinograms (w, 0), w->comp, error) ||
       !_tomo_gpu_context_backproject_to (w->ctx, &pl->bp, w->d_out[0], w->comp, error) ||
       !TOMO_CUDA_CHECK (cudaStreamSynchronize (w->comp), error))
     return FALSE;
@@ -206,7 +263,27 @@ worker_read (Worker  *w,
     {
       guint row = first + i;
 
-      if (row < job->row_end)
+      if (pl->raw)
+        {
+          gsize elt = tomo_gpu_raw_type_size (job->raw_type);
+          char *raw = (char *) dst + i * plane * elt;
+          float *flat = (float *) ((char *) dst + pl->raw_bytes) + (size_t) i * job->width;
+          float *dark = flat + (size_t) pl->pack * job->width;
+
+          if (row < job->row_end)
+            ok = job->read_raw (row, raw, flat, dark, job->user_data, error);
+          else
+            {
+              /* Rows past the end: counted by nobody, reconstructed and dropped. */
+              memset (raw, 0, plane * elt);
+              for (guint x = 0; x < job->width; x++)
+                {
+                  flat[x] = 1.0f;
+                  dark[x] = 0.0f;
+                }
+            }
+        }
+      else if (row < job->row_end)
         ok = job->read (row, dst + i * plane, job->user_data, error);
       else
         memset (dst + i * plane, 0, plane * sizeof (float));
@@ -244,7 +321,7 @@ worker_run (gpointer data)
   Worker *w = (Worker *) data;
   Pipeline *pl = w->pl;
   GError *error = NULL;
-  size_t in_bytes = pl->in_floats * sizeof (float);
+  size_t in_bytes = pl->in_bytes;
   size_t out_bytes = pl->out_floats * sizeof (float);
   /* Groups queued on the GPU and not yet handed over, oldest first. */
   guint pend_group[N_SLOTS], pend_slot[N_SLOTS];
@@ -279,13 +356,19 @@ worker_run (gpointer data)
           !TOMO_CUDA_CHECK (cudaEventRecord (w->t_comp[s], w->comp), &error) ||
           /* d_out of this slot is free: its last download was waited for
            * before the slot was delivered. */
-          !_tomo_gpu_context_filter_device (w->ctx, pl->pack, w->d_in[s], w->comp, &error) ||
+          !worker_preprocess (w, s, &error) ||
+          !_tomo_gpu_context_filter_device (w->ctx, pl->pack, worker_sinograms (w, s), w->comp,
+                                            &error) ||
           !_tomo_gpu_context_backproject_to (w->ctx, &pl->bp, w->d_out[s], w->comp, &error) ||
           !TOMO_CUDA_CHECK (cudaEventRecord (w->ev_comp[s], w->comp), &error) ||
           !TOMO_CUDA_CHECK (cudaStreamWaitEvent (w->down, w->ev_comp[s], 0), &error) ||
           !TOMO_CUDA_CHECK (cudaEventRecord (w->t_down[s], w->down), &error) ||
           !TOMO_CUDA_CHECK (cudaMemcpyAsync (w->h_out[s], w->d_out[s], out_bytes,
                                              cudaMemcpyDeviceToHost, w->down), &error) ||
+          (pl->raw &&
+           !TOMO_CUDA_CHECK (cudaMemcpyAsync (w->h_counts[s], w->d_counts[s],
+                                              2 * (size_t) pl->pack * sizeof (unsigned long long),
+                                              cudaMemcpyDeviceToHost, w->down), &error)) ||
           !TOMO_CUDA_CHECK (cudaEventRecord (w->ev_down[s], w->down), &error))
         break;
 
@@ -357,6 +440,13 @@ pipeline_prepare (Pipeline *pl,
   pl->n_workers = MIN (n_devices, pl->n_groups);
   pl->in_floats = (size_t) pl->pack * job->n_proj * job->width;
   pl->out_floats = (size_t) pl->pack * pl->roi_w * pl->roi_h;
+  pl->in_bytes = pl->in_floats * sizeof (float);
+  if (pl->raw)
+    {
+      /* Raw values, then the pack's flats, then its darks (aligned). */
+      pl->raw_bytes = (pl->in_floats * tomo_gpu_raw_type_size (job->raw_type) + 255) & ~(size_t) 255;
+      pl->in_bytes = pl->raw_bytes + 2 * (size_t) pl->pack * job->width * sizeof (float);
+    }
   pl->workers = g_new0 (Worker, pl->n_workers);
   for (guint i = 0; i < pl->n_workers; i++)
     {
@@ -391,10 +481,16 @@ check_job (const TomoGpuVolumeJob *job,
                    "Empty row range [%u, %u)", job->row_start, job->row_end);
       return FALSE;
     }
-  if (job->read == NULL || job->write == NULL || job->response == NULL)
+  if ((job->read == NULL && job->read_raw == NULL) || job->write == NULL || job->response == NULL)
     {
       g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
                            "Volume job needs read and write callbacks and a filter response");
+      return FALSE;
+    }
+  if (job->read_raw != NULL && (job->raw_type < TOMO_GPU_RAW_FLOAT32 || job->raw_type > TOMO_GPU_RAW_UINT16))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Invalid raw input type %d", (int) job->raw_type);
       return FALSE;
     }
   if (job->bp.interp != 0 && job->bp.interp != 1)
@@ -408,6 +504,38 @@ check_job (const TomoGpuVolumeJob *job,
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
                    "Invalid back-projection kernel %d", (int) job->bp.kernel);
       return FALSE;
+    }
+  return TRUE;
+}
+
+/* The counts of a delivered raw group, added to `total`: a row mostly NaN
+ * or infinite is corrupt (the check of the CPU path's preprocessing). */
+static gboolean
+deliver_counts (Pipeline                *pl,
+                Worker                  *w,
+                guint                    slot,
+                guint                    first,
+                TomoGpuPreprocessCounts *total,
+                GError                 **error)
+{
+  const TomoGpuVolumeJob *job = pl->job;
+  guint64 n_values = (guint64) job->n_proj * job->width;
+
+  for (guint i = 0; i < pl->pack && first + i < job->row_end; i++)
+    {
+      guint64 n_clamped = w->h_counts[slot][2 * i], n_replaced = w->h_counts[slot][2 * i + 1];
+
+      if (n_replaced * 2 > n_values)
+        {
+          g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                       "%" G_GUINT64_FORMAT " of the %" G_GUINT64_FORMAT " values of row %u are "
+                       "NaN, infinite or absurdly large: the data are corrupt",
+                       n_replaced, n_values, first + i);
+          return FALSE;
+        }
+      total->n_values += n_values;
+      total->n_nonpositive += n_clamped;
+      total->n_nonfinite += n_replaced;
     }
   return TRUE;
 }
@@ -431,6 +559,7 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
   guint next = 0, exited = 0;
   gint64 t_start = g_get_monotonic_time ();
   double write_ms = 0, wait_ms = 0;
+  TomoGpuPreprocessCounts counts = { 0, 0, 0 };
 
   g_return_val_if_fail (job != NULL, FALSE);
 
@@ -451,6 +580,7 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
   pl.job = job;
   pl.bp = job->bp;
   pl.n_rows = job->row_end - job->row_start;
+  pl.raw = job->read_raw != NULL;
   if (!tomo_gpu_backproject_params_check (&job->bp, job->width, &roi, error))
     return FALSE;
   pl.roi_w = roi.width;
@@ -536,6 +666,12 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
           size_t plane = (size_t) pl.roi_w * pl.roi_h;
           gint64 t_write = g_get_monotonic_time ();
 
+          if (pl.raw && !deliver_counts (&pl, w, it->slot, first, &counts, &local))
+            {
+              first_error = local;
+              local = NULL;
+              g_atomic_int_set (&pl.stop, 1);
+            }
           for (guint i = 0; i < pl.pack && first + i < job->row_end; i++)
             {
               if (first_error != NULL || stopped (&pl))
@@ -588,6 +724,7 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
         }
       st->write_ms = write_ms;
       st->wait_ms = wait_ms;
+      st->preprocess = counts;
       st->pack = pl.pack;
       st->n_devices = pl.n_workers;
       st->wall_ms = (g_get_monotonic_time () - t_start) / 1e3;

@@ -93,8 +93,43 @@ TomoGpuBuffer *_tomo_gpu_buffer_new_copy (int           device,
                                           cudaStream_t  stream,
                                           GError      **error);
 
+/* Display copies that are used again: a buffer of the pool, once freed by
+ * its last holder (every reader of a buffer waits for its copy before it
+ * lets the buffer go), goes back to the pool instead of cudaFree, which
+ * would wait for the whole device.  A closed pool keeps nothing: buffers
+ * still out are freed when their holders let them go. */
+typedef struct _TomoGpuBufferPool TomoGpuBufferPool;
+TomoGpuBufferPool *_tomo_gpu_buffer_pool_new   (void);
+void               _tomo_gpu_buffer_pool_close (TomoGpuBufferPool *pool);
+/* As _tomo_gpu_buffer_new_copy, into a kept buffer of n floats when there is one. */
+TomoGpuBuffer     *_tomo_gpu_buffer_pool_copy  (TomoGpuBufferPool *pool,
+                                                int                device,
+                                                const float       *d_src,
+                                                size_t             n,
+                                                cudaStream_t       stream,
+                                                GError           **error);
+
 /* The kernel table lookup for `auto`; AUTO when the table has no entry. */
 TomoGpuKernel _tomo_gpu_context_resolve_kernel (TomoGpuContext *ctx,
                                                 guint           n_slices,
                                                 int             interp,
                                                 guint           roi_width);
+
+/* Raw rows → line integrals on `stream` (gpu/tomo-gpu-preprocess.cu):
+ * n_rows planes of `plane` values (rows of `width`) at d_raw, the rows'
+ * flats and darks (n_rows × width each; unused unless normalise), into
+ * d_out; the clamped and replaced counts of row r are added to
+ * d_counts[2r] and d_counts[2r + 1]. */
+gboolean _tomo_gpu_preprocess_launch (TomoGpuRawType      type,
+                                      const void         *d_raw,
+                                      const float        *d_flat,
+                                      const float        *d_dark,
+                                      gboolean            normalise,
+                                      gboolean            apply_log,
+                                      guint               n_rows,
+                                      size_t              plane,
+                                      guint               width,
+                                      float              *d_out,
+                                      unsigned long long *d_counts,
+                                      cudaStream_t        stream,
+                                      GError            **error);

@@ -234,3 +234,19 @@ tomo_gpu_accumulator_copy_image (TomoGpuAccumulator *acc, GError **error)
   set_not_built (error);
   return NULL;
 }
+
+gsize
+tomo_gpu_raw_type_size (TomoGpuRawType type)
+{
+  return type == TOMO_GPU_RAW_UINT16 ? 2 : 4;
+}
+
+gboolean
+tomo_gpu_preprocess_rows (int device, TomoGpuRawType type, const void *raw, guint n_rows,
+                          guint n_proj, guint width, const float *flat, const float *dark,
+                          gboolean apply_log, float *out, TomoGpuPreprocessCounts *counts,
+                          GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}

@@ -1115,7 +1115,76 @@ struct _TomoGpuBuffer
   int device;
   float *data;
   size_t n;
+  TomoGpuBufferPool *pool;   /* a reference while the buffer lives */
 };
+
+#define POOL_KEEP 4   /* the preview's, the window's, one being made, one spare */
+
+struct _TomoGpuBufferPool
+{
+  gint       ref_count;
+  GMutex     lock;
+  GPtrArray *kept;
+  gboolean   closed;
+};
+
+static void
+pool_unref (TomoGpuBufferPool *pool)
+{
+  if (!g_atomic_int_dec_and_test (&pool->ref_count))
+    return;
+  g_ptr_array_unref (pool->kept);
+  g_mutex_clear (&pool->lock);
+  g_free (pool);
+}
+
+TomoGpuBufferPool *
+_tomo_gpu_buffer_pool_new (void)
+{
+  TomoGpuBufferPool *pool = g_new0 (TomoGpuBufferPool, 1);
+
+  pool->ref_count = 1;
+  g_mutex_init (&pool->lock);
+  pool->kept = g_ptr_array_new ();
+  return pool;
+}
+
+void
+_tomo_gpu_buffer_pool_close (TomoGpuBufferPool *pool)
+{
+  GPtrArray *kept;
+
+  if (pool == NULL)
+    return;
+  g_mutex_lock (&pool->lock);
+  pool->closed = TRUE;
+  kept = g_steal_pointer (&pool->kept);
+  pool->kept = g_ptr_array_new ();
+  g_mutex_unlock (&pool->lock);
+  for (guint i = 0; i < kept->len; i++)
+    tomo_gpu_buffer_free ((TomoGpuBuffer *) g_ptr_array_index (kept, i));
+  g_ptr_array_unref (kept);
+  pool_unref (pool);
+}
+
+static TomoGpuBuffer *
+buffer_copy_into (TomoGpuBuffer *buffer,
+                  const float   *d_src,
+                  cudaStream_t   stream,
+                  GError       **error)
+{
+  size_t have = buffer->data != NULL ? buffer->n * sizeof (float) : 0;
+
+  if (!ensure_buffer ((void **) &buffer->data, &have, buffer->n * sizeof (float), "slice copy", error) ||
+      !TOMO_CUDA_CHECK (cudaMemcpyAsync (buffer->data, d_src, buffer->n * sizeof (float),
+                                         cudaMemcpyDeviceToDevice, stream), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (stream), error))
+    {
+      tomo_gpu_buffer_free (buffer);
+      return NULL;
+    }
+  return buffer;
+}
 
 TomoGpuBuffer *
 _tomo_gpu_buffer_new_copy (int           device,
@@ -1125,22 +1194,45 @@ _tomo_gpu_buffer_new_copy (int           device,
                            GError      **error)
 {
   TomoGpuBuffer *buffer;
-  size_t have = 0;
 
   if (!TOMO_CUDA_CHECK (cudaSetDevice (device), error))
     return NULL;
   buffer = g_new0 (TomoGpuBuffer, 1);
   buffer->device = device;
   buffer->n = n;
-  if (!ensure_buffer ((void **) &buffer->data, &have, n * sizeof (float), "slice copy", error) ||
-      !TOMO_CUDA_CHECK (cudaMemcpyAsync (buffer->data, d_src, n * sizeof (float),
-                                         cudaMemcpyDeviceToDevice, stream), error) ||
-      !TOMO_CUDA_CHECK (cudaStreamSynchronize (stream), error))
+  return buffer_copy_into (buffer, d_src, stream, error);
+}
+
+TomoGpuBuffer *
+_tomo_gpu_buffer_pool_copy (TomoGpuBufferPool *pool,
+                            int                device,
+                            const float       *d_src,
+                            size_t             n,
+                            cudaStream_t       stream,
+                            GError           **error)
+{
+  TomoGpuBuffer *buffer = NULL;
+
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (device), error))
+    return NULL;
+  g_mutex_lock (&pool->lock);
+  for (guint i = 0; i < pool->kept->len && buffer == NULL; i++)
     {
-      tomo_gpu_buffer_free (buffer);
-      return NULL;
+      TomoGpuBuffer *b = (TomoGpuBuffer *) g_ptr_array_index (pool->kept, i);
+
+      if (b->n == n && b->device == device)
+        buffer = (TomoGpuBuffer *) g_ptr_array_steal_index_fast (pool->kept, i);
     }
-  return buffer;
+  g_mutex_unlock (&pool->lock);
+  if (buffer == NULL)
+    {
+      buffer = g_new0 (TomoGpuBuffer, 1);
+      buffer->device = device;
+      buffer->n = n;
+      g_atomic_int_inc (&pool->ref_count);
+      buffer->pool = pool;
+    }
+  return buffer_copy_into (buffer, d_src, stream, error);
 }
 
 TomoGpuBuffer *
@@ -1207,6 +1299,21 @@ tomo_gpu_buffer_free (TomoGpuBuffer *buffer)
 {
   if (buffer == NULL)
     return;
+  if (buffer->pool != NULL)
+    {
+      TomoGpuBufferPool *pool = buffer->pool;
+      gboolean keep;
+
+      g_mutex_lock (&pool->lock);
+      keep = !pool->closed && buffer->data != NULL && pool->kept->len < POOL_KEEP;
+      if (keep)
+        g_ptr_array_add (pool->kept, buffer);
+      g_mutex_unlock (&pool->lock);
+      if (keep)
+        return;
+      buffer->pool = NULL;
+      pool_unref (pool);
+    }
   if (buffer->data != NULL)
     {
       TOMO_CUDA_WARN (cudaSetDevice (buffer->device));

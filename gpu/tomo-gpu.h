@@ -182,6 +182,48 @@ typedef gboolean (*TomoGpuWriteFunc) (guint        row,
                                       const float *slice,  /* roi_height × roi_width */
                                       gpointer     user_data,
                                       GError     **error);
+/* Raw counts in the file's own type, preprocessed on the device
+ * (gpu/tomo-gpu-preprocess.cu) with the arithmetic, clamping and counting
+ * of tomo_preprocess_row(). */
+typedef enum
+{
+  TOMO_GPU_RAW_FLOAT32 = 0,
+  TOMO_GPU_RAW_UINT16,
+} TomoGpuRawType;
+
+/* Per row: values processed, clamped (n_nonpositive), replaced (n_nonfinite). */
+typedef struct
+{
+  guint64 n_values, n_nonpositive, n_nonfinite;
+} TomoGpuPreprocessCounts;
+
+gsize    tomo_gpu_raw_type_size   (TomoGpuRawType type);
+/* n_rows sinograms of n_proj × width raw values → line integrals in `out`
+ * (n_rows × n_proj × width floats); flat/dark: n_rows × width each, or both
+ * NULL for data already normalised; counts: n_rows entries (may be NULL). */
+gboolean tomo_gpu_preprocess_rows (int                      device,
+                                   TomoGpuRawType           type,
+                                   const void              *raw,
+                                   guint                    n_rows,
+                                   guint                    n_proj,
+                                   guint                    width,
+                                   const float             *flat,
+                                   const float             *dark,
+                                   gboolean                 apply_log,
+                                   float                   *out,
+                                   TomoGpuPreprocessCounts *counts,
+                                   GError                 **error);
+
+/* The volume pipeline's raw input: row `row` as n_proj × width values of the
+ * job's raw_type into `raw`, and its averaged flat and dark (width floats
+ * each; not written when the job does not normalise). */
+typedef gboolean (*TomoGpuReadRawFunc) (guint        row,
+                                        void        *raw,
+                                        float       *flat,
+                                        float       *dark,
+                                        gpointer     user_data,
+                                        GError     **error);
+
 /* Where the time of a volume went: busy time of each stage summed over
  * groups and devices (GPU stages from CUDA events), and the wall time of
  * the whole call.  Stages overlap, so the busy times add up to more than
@@ -197,6 +239,7 @@ typedef struct
   double wait_ms;       /* calling thread waiting for the next group */
   guint pack;           /* slices per back projection */
   guint n_devices;
+  TomoGpuPreprocessCounts preprocess; /* read_raw jobs: the device's counts, summed */
 } TomoGpuVolumeStats;
 
 typedef struct
@@ -209,6 +252,11 @@ typedef struct
   TomoGpuBackprojectParams bp;
   guint row_start, row_end;
   TomoGpuReadFunc read;
+  /* Instead of `read` (which may then be NULL): raw rows uploaded as they
+   * are and preprocessed on the device; a row mostly NaN/Inf is an error. */
+  TomoGpuReadRawFunc read_raw;
+  TomoGpuRawType raw_type;
+  gboolean normalise, apply_log;
   TomoGpuWriteFunc write;
   void (*progress) (guint done, guint total, gpointer user_data);
   gpointer user_data;

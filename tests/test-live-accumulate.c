@@ -235,6 +235,30 @@ check_put (Fixture    *f,
   g_assert_cmpfloat (fabs (slice->values.lo - host.lo), <=, 1e-2 * fabs (host.max - host.min));
   g_assert_cmpfloat (fabs (slice->values.hi - host.hi), <=, 1e-2 * fabs (host.max - host.min));
 
+  if (device_only)
+    {
+      /* Display copies are device buffers used again: one held is not
+       * handed out twice, one let go is, and it then holds the new sum. */
+      g_autoptr(TomoSlice) second = tomo_live_accumulator_dup_slice (acc, 7, TRUE, &error);
+      g_autofree float *again = g_new (float, (gsize) w * w);
+      gpointer first_buffer = slice->device_buffer, second_buffer;
+
+      g_assert_no_error (error);
+      second_buffer = second->device_buffer;
+      g_assert_true (second_buffer != first_buffer);
+      g_assert_true (((const TomoDeviceBufferOps *) second->device_ops)->download (second_buffer, again));
+      g_assert_cmpmem (again, sizeof (float) * w * w, image, sizeof (float) * w * w);
+      g_clear_pointer (&slice, tomo_slice_unref);
+      g_clear_pointer (&second, tomo_slice_unref);
+      tomo_live_accumulator_clear (acc);
+      slice = tomo_live_accumulator_dup_slice (acc, 7, TRUE, &error);
+      g_assert_no_error (error);
+      g_assert_true (slice->device_buffer == first_buffer || slice->device_buffer == second_buffer);
+      g_assert_true (((const TomoDeviceBufferOps *) slice->device_ops)->download (slice->device_buffer, again));
+      for (gsize i = 0; i < (gsize) w * w; i++)
+        g_assert_cmpfloat (again[i], ==, 0.0f);
+    }
+
   /* Cleared: nothing in it. */
   tomo_live_accumulator_clear (acc);
   g_assert_cmpuint (tomo_live_accumulator_get_n (acc), ==, 0);

@@ -552,36 +552,26 @@ open_image_dataset (hid_t        file,
   return dset;
 }
 
+/* Row `row` of every frame of `kind` into `out` as `mem_type`; `counts`
+ * (uint16 files read as floats) converts after the read. */
 static gboolean
-hdf5_read_rows (TomoScanLoader *loader,
-                TomoFrameKind   kind,
-                guint           row,
-                float          *out,
-                GError        **error)
+hdf5_read_rows_as (TomoScanLoader *loader,
+                   TomoFrameKind   kind,
+                   guint           row,
+                   hid_t           mem_type,
+                   void           *out,
+                   GError        **error)
 {
   Hdf5Loader *self = (Hdf5Loader *) loader;
   Part *part = &self->parts[kind];
   guint n = loader->n_frames[kind];
-  hsize_t mdims[1] = { (hsize_t) n * loader->width };
-  hid_t fspace, mspace, ftype;
+  hid_t fspace, mspace;
   herr_t ret = 0;
   gboolean ok = TRUE;
-  g_autofree guint16 *counts = NULL;
 
   g_assert (part->dset >= 0);
 
   hdf5_lock_acquire ();
-
-  /* uint16 counts (most detectors) are read as they are stored and made
-   * floats here: HDF5's own conversion on a hyperslab costs ~45 ns a
-   * value, twenty times this loop. */
-  ftype = H5Dget_type (part->dset);
-  if (ftype >= 0 && H5Tget_class (ftype) == H5T_INTEGER && H5Tget_size (ftype) == 2 &&
-      H5Tget_sign (ftype) == H5T_SGN_NONE)
-    counts = g_try_new (guint16, mdims[0]);
-  if (ftype >= 0)
-    H5Tclose (ftype);
-
   fspace = H5Dget_space (part->dset);
   if (part->index == NULL)
     {
@@ -615,10 +605,7 @@ hdf5_read_rows (TomoScanLoader *loader,
 
     mspace = H5Screate_simple (3, mshape, NULL);
   }
-  if (ret < 0 ||
-      (counts != NULL
-         ? H5Dread (part->dset, H5T_NATIVE_UINT16, mspace, fspace, H5P_DEFAULT, counts)
-         : H5Dread (part->dset, H5T_NATIVE_FLOAT, mspace, fspace, H5P_DEFAULT, out)) < 0)
+  if (ret < 0 || H5Dread (part->dset, mem_type, mspace, fspace, H5P_DEFAULT, out) < 0)
     {
       g_autofree char *msg = hdf5_error_message ();
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
@@ -628,12 +615,73 @@ hdf5_read_rows (TomoScanLoader *loader,
     }
   H5Sclose (mspace);
   H5Sclose (fspace);
-
   hdf5_lock_release ();
-  if (ok && counts != NULL)
-    for (gsize i = 0; i < mdims[0]; i++)
-      out[i] = counts[i];
   return ok;
+}
+
+/* Is the dataset of `kind` unsigned 16-bit integers? */
+static gboolean
+hdf5_is_uint16 (Hdf5Loader   *self,
+                TomoFrameKind kind)
+{
+  hid_t ftype;
+  gboolean yes = FALSE;
+
+  hdf5_lock_acquire ();
+  ftype = H5Dget_type (self->parts[kind].dset);
+  if (ftype >= 0)
+    {
+      yes = H5Tget_class (ftype) == H5T_INTEGER && H5Tget_size (ftype) == 2 &&
+            H5Tget_sign (ftype) == H5T_SGN_NONE;
+      H5Tclose (ftype);
+    }
+  hdf5_lock_release ();
+  return yes;
+}
+
+static gboolean
+hdf5_read_rows (TomoScanLoader *loader,
+                TomoFrameKind   kind,
+                guint           row,
+                float          *out,
+                GError        **error)
+{
+  gsize n = (gsize) loader->n_frames[kind] * loader->width;
+  g_autofree guint16 *counts = NULL;
+
+  /* uint16 counts (most detectors) are read as they are stored and made
+   * floats here: HDF5's own conversion on a hyperslab costs ~45 ns a
+   * value, twenty times this loop. */
+  if (hdf5_is_uint16 ((Hdf5Loader *) loader, kind))
+    counts = g_try_new (guint16, n);
+  if (counts == NULL)
+    return hdf5_read_rows_as (loader, kind, row, H5T_NATIVE_FLOAT, out, error);
+  if (!hdf5_read_rows_as (loader, kind, row, H5T_NATIVE_UINT16, counts, error))
+    return FALSE;
+  for (gsize i = 0; i < n; i++)
+    out[i] = counts[i];
+  return TRUE;
+}
+
+/* In the file's type: the types the scan reports as uint16 or float32 are
+ * read without conversion. */
+static gboolean
+hdf5_read_rows_native (TomoScanLoader *loader,
+                       TomoFrameKind   kind,
+                       guint           row,
+                       void           *out,
+                       GError        **error)
+{
+  hid_t mem_type = loader->dtype == TOMO_DTYPE_UINT16 ? H5T_NATIVE_UINT16 : H5T_NATIVE_FLOAT;
+
+  if (loader->dtype != TOMO_DTYPE_UINT16 && loader->dtype != TOMO_DTYPE_FLOAT32)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                   "%s: rows of type %s cannot be read without conversion",
+                   loader->path, tomo_dtype_to_string (loader->dtype));
+      return FALSE;
+    }
+  return hdf5_read_rows_as (loader, kind, row, mem_type, out, error);
 }
 
 static void
@@ -659,12 +707,14 @@ hdf5_free (TomoScanLoader *loader)
 static const TomoScanLoaderClass dxchange_class = {
   .name = "Data Exchange (HDF5)",
   .read_rows = hdf5_read_rows,
+  .read_rows_native = hdf5_read_rows_native,
   .free = hdf5_free,
 };
 
 static const TomoScanLoaderClass nxtomo_class = {
   .name = "NeXus NXtomo (HDF5)",
   .read_rows = hdf5_read_rows,
+  .read_rows_native = hdf5_read_rows_native,
   .free = hdf5_free,
 };
 

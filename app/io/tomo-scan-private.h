@@ -29,6 +29,13 @@ typedef struct
                           float          *out,
                           GError        **error);
   void      (*free)      (TomoScanLoader *loader);
+  /* Optional: the same rows in the file's own type (loader->dtype, native
+   * byte order) into `out`, no conversion; NULL where the loader has none. */
+  gboolean  (*read_rows_native) (TomoScanLoader *loader,
+                                 TomoFrameKind   kind,
+                                 guint           row,
+                                 void           *out,
+                                 GError        **error);
 } TomoScanLoaderClass;
 
 /* What a loader learns from the header.  Loaders embed this first. */

@@ -905,6 +905,35 @@ read_row_locked (TomoScan            *self,
   return self->options.already_sinogram || read_flat_dark_locked (self, row, flat, dark, stats, error);
 }
 
+/* An isolated dead pixel is clamped and counted; a row where most of the
+ * flat is not above the dark means the flats are wrong. */
+static gboolean
+check_flat_dark (TomoScan    *self,
+                 guint        row,
+                 const float *flat,
+                 const float *dark,
+                 GError     **error)
+{
+  guint width = self->loader->width;
+  guint n_bad = 0;
+
+  for (guint x = 0; x < width; x++)
+    if (!(flat[x] - dark[x] > 0.0f))
+      n_bad++;
+  if (n_bad * 2 > width)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
+                   "Scan %s: flat field (%s) is not above the dark field (%s) "
+                   "in %u of %u pixels of row %u",
+                   self->loader->path,
+                   self->loader->source[TOMO_FRAME_FLAT],
+                   self->loader->source[TOMO_FRAME_DARK] ? self->loader->source[TOMO_FRAME_DARK] : "none",
+                   n_bad, width, row);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* The arithmetic part, on values read by read_row_locked(); needs no lock. */
 static gboolean
 preprocess_row (TomoScan            *self,
@@ -919,27 +948,8 @@ preprocess_row (TomoScan            *self,
   guint n_proj = self->loader->n_frames[TOMO_FRAME_PROJECTION];
   gboolean normalise = !self->options.already_sinogram;
 
-  if (normalise)
-    {
-      guint n_bad = 0;
-
-      /* An isolated dead pixel is clamped and counted; a row where most of
-       * the flat is not above the dark means the flats are wrong. */
-      for (guint x = 0; x < width; x++)
-        if (!(flat[x] - dark[x] > 0.0f))
-          n_bad++;
-      if (n_bad * 2 > width)
-        {
-          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
-                       "Scan %s: flat field (%s) is not above the dark field (%s) "
-                       "in %u of %u pixels of row %u",
-                       self->loader->path,
-                       self->loader->source[TOMO_FRAME_FLAT],
-                       self->loader->source[TOMO_FRAME_DARK] ? self->loader->source[TOMO_FRAME_DARK] : "none",
-                       n_bad, width, row);
-          return FALSE;
-        }
-    }
+  if (normalise && !check_flat_dark (self, row, flat, dark, error))
+    return FALSE;
 
   {
     TomoPreprocessStats local = { 0 };
@@ -1074,6 +1084,61 @@ tomo_scan_read_sinogram_direct (TomoScan            *self,
     }
   g_mutex_unlock (&self->lock);
   return preprocess_row (self, row, out, flat, dark, stats, error);
+}
+
+TomoDType
+tomo_scan_get_raw_dtype (TomoScan *self)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (self), TOMO_DTYPE_FLOAT32);
+
+  if (self->loader->klass->read_rows_native != NULL &&
+      (self->loader->dtype == TOMO_DTYPE_UINT16 || self->loader->dtype == TOMO_DTYPE_FLOAT32))
+    return self->loader->dtype;
+  return TOMO_DTYPE_FLOAT32;
+}
+
+void
+tomo_scan_get_preprocessing (TomoScan *self,
+                             gboolean *normalise,
+                             gboolean *apply_log)
+{
+  g_return_if_fail (TOMO_IS_SCAN (self));
+
+  if (normalise != NULL)
+    *normalise = !self->options.already_sinogram;
+  if (apply_log != NULL)
+    *apply_log = !self->options.already_linear;
+}
+
+gboolean
+tomo_scan_read_raw_row (TomoScan            *self,
+                        guint                row,
+                        void                *out,
+                        float               *flat,
+                        float               *dark,
+                        TomoPreprocessStats *stats,
+                        GError             **error)
+{
+  gboolean ok;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (self), FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+  g_return_val_if_fail (self->options.already_sinogram || (flat != NULL && dark != NULL), FALSE);
+
+  if (!check_row (self, row, error))
+    return FALSE;
+  g_mutex_lock (&self->lock);
+  self->n_row_reads++;
+  if (self->loader->klass->read_rows_native != NULL &&
+      tomo_scan_get_raw_dtype (self) == self->loader->dtype)
+    ok = self->loader->klass->read_rows_native (self->loader, TOMO_FRAME_PROJECTION, row, out,
+                                                error);
+  else
+    ok = read_frames_locked (self, TOMO_FRAME_PROJECTION, row, out, error);
+  ok = ok && (self->options.already_sinogram ||
+              read_flat_dark_locked (self, row, flat, dark, stats, error));
+  g_mutex_unlock (&self->lock);
+  return ok && (self->options.already_sinogram || check_flat_dark (self, row, flat, dark, error));
 }
 
 gboolean

@@ -116,6 +116,25 @@ gboolean       tomo_scan_read_raw_sinogram  (TomoScan *self,
                                              guint     row,
                                              float    *out,
                                              GError  **error);
+/* The device path's input.  The type tomo_scan_read_raw_row() hands rows
+ * out in: the file's own where the loader reads it unconverted (uint16 or
+ * float32 HDF5), float32 otherwise. */
+TomoDType      tomo_scan_get_raw_dtype      (TomoScan *self);
+/* How tomo_scan_read_sinogram() preprocesses: flat/dark normalisation, −log. */
+void           tomo_scan_get_preprocessing  (TomoScan *self,
+                                             gboolean *normalise,
+                                             gboolean *apply_log);
+/* Raw projections of row `row` (n_projections × width values of
+ * tomo_scan_get_raw_dtype(), no conversion) and, when the scan normalises,
+ * the row's averaged flat and dark (width floats each; checked as
+ * tomo_scan_read_sinogram() does).  No cache; thread-safe. */
+gboolean       tomo_scan_read_raw_row       (TomoScan            *self,
+                                             guint                row,
+                                             void                *out,
+                                             float               *flat,
+                                             float               *dark,
+                                             TomoPreprocessStats *stats,
+                                             GError             **error);
 /* Averaged flat and dark of row `row` (width floats each); zeros for a
  * missing dark, ones for a missing flat. */
 gboolean       tomo_scan_read_flat_dark     (TomoScan *self,

@@ -26,6 +26,12 @@ struct _TomoLivePreview
   TomoReconParams        params;      /* of the slice: the centre resolved */
   guint64                since, calibration;
   gint64                 rotation;    /* scan mode: the rotation shown */
+  /* A step's host buffers, kept from step to step: a step allocates nothing
+   * once they are as large as its batches. */
+  GArray                *slots, *ids, *arrivals, *add; /* guint, guint, gint64, guint */
+  GHashTable            *seen;
+  GArray                *raw;         /* float: add->len + 2 rows (flat, dark) */
+  GArray                *angles;      /* double */
 
   GMutex                 lock;        /* guards what follows */
   guint                  image_n;     /* projections in `slice` */
@@ -89,13 +95,10 @@ tomo_live_preview_step (TomoLivePreview *self,
                         GError         **error)
 {
   g_autoptr(TomoLiveScan) scan = tomo_live_receiver_dup_current (self->rx);
-  g_autoptr(GArray) slots = g_array_new (FALSE, FALSE, sizeof (guint));
-  g_autoptr(GArray) ids = g_array_new (FALSE, FALSE, sizeof (guint));
-  g_autoptr(GArray) arrivals = g_array_new (FALSE, FALSE, sizeof (gint64));
-  g_autoptr(GArray) add = g_array_new (FALSE, FALSE, sizeof (guint));
-  g_autoptr(GHashTable) seen = g_hash_table_new (NULL, NULL);
-  g_autofree float *raw = NULL, *flat = NULL, *dark = NULL;
-  g_autofree double *angles = NULL;
+  GArray *slots = self->slots, *ids = self->ids, *arrivals = self->arrivals, *add = self->add;
+  GHashTable *seen = self->seen;
+  float *raw, *flat, *dark;
+  double *angles;
   g_autoptr(TomoSlice) slice = NULL;
   guint64 now, calibration;
   gboolean normalise, apply_log;
@@ -104,6 +107,11 @@ tomo_live_preview_step (TomoLivePreview *self,
 
   if (scan == NULL)
     return TRUE;
+  g_array_set_size (slots, 0);
+  g_array_set_size (ids, 0);
+  g_array_set_size (arrivals, 0);
+  g_array_set_size (add, 0);
+  g_hash_table_remove_all (seen);
   if (scan != self->scan && !start_scan (self, scan, error))
     return FALSE;
 
@@ -146,10 +154,12 @@ tomo_live_preview_step (TomoLivePreview *self,
         g_array_append_val (add, s);
     }
 
-  raw = g_new (float, (gsize) MAX (add->len, 1) * w);
-  flat = g_new (float, w);
-  dark = g_new (float, w);
-  angles = g_new (double, MAX (add->len, 1));
+  g_array_set_size (self->raw, ((gsize) add->len + 2) * w);
+  g_array_set_size (self->angles, MAX (add->len, 1));
+  raw = (float *) self->raw->data;
+  flat = raw + (gsize) add->len * w;
+  dark = flat + w;
+  angles = (double *) self->angles->data;
   if (!tomo_live_scan_read_row (scan, self->row, (const guint *) add->data, add->len, raw, flat, dark,
                                 &normalise, &apply_log))
     {
@@ -194,9 +204,10 @@ tomo_live_preview_step (TomoLivePreview *self,
   return TRUE;
 }
 
-/* A step as soon as something has arrived (checked every millisecond), and
- * at most max_rate steps a second: a projection waits for the step after it,
- * not for the next tick of a fixed clock. */
+/* A step as soon as something has arrived (the scan's change wakes the
+ * thread; a new scan or a stop is seen within 2 ms), and at most max_rate
+ * steps a second: a projection waits for the step after it, not for the
+ * next tick of a fixed clock. */
 static gpointer
 preview_thread (gpointer data)
 {
@@ -231,9 +242,19 @@ preview_thread (gpointer data)
           continue;
         }
       g_mutex_lock (&self->lock);
-      /* Nothing new: look again in a millisecond. */
-      next = self->version != version ? now + period : now + MIN (period, 1000);
+      if (self->version != version)
+        next = now + period;
+      else
+        next = 0;
       g_mutex_unlock (&self->lock);
+      if (next == 0)
+        {
+          /* Nothing new: until the scan changes. */
+          if (self->scan != NULL && self->since != 0)
+            tomo_live_scan_wait_generation (self->scan, self->since, g_get_monotonic_time () + 2000);
+          else
+            g_usleep (1000);
+        }
     }
   return NULL;
 }
@@ -253,6 +274,13 @@ tomo_live_preview_new (TomoLiveReceiver             *receiver,
   self->func = func;
   self->user_data = user_data;
   self->delays = g_array_new (FALSE, FALSE, sizeof (double));
+  self->slots = g_array_new (FALSE, FALSE, sizeof (guint));
+  self->ids = g_array_new (FALSE, FALSE, sizeof (guint));
+  self->arrivals = g_array_new (FALSE, FALSE, sizeof (gint64));
+  self->add = g_array_new (FALSE, FALSE, sizeof (guint));
+  self->seen = g_hash_table_new (NULL, NULL);
+  self->raw = g_array_new (FALSE, FALSE, sizeof (float));
+  self->angles = g_array_new (FALSE, FALSE, sizeof (double));
   self->rotation = -1;
   g_mutex_init (&self->lock);
   if (self->options.max_rate > 0)
@@ -270,6 +298,13 @@ tomo_live_preview_free (TomoLivePreview *self)
     g_thread_join (self->thread);
   reset (self);
   g_array_unref (self->delays);
+  g_array_unref (self->slots);
+  g_array_unref (self->ids);
+  g_array_unref (self->arrivals);
+  g_array_unref (self->add);
+  g_hash_table_unref (self->seen);
+  g_array_unref (self->raw);
+  g_array_unref (self->angles);
   g_clear_pointer (&self->slice, tomo_slice_unref);
   g_free (self->error);
   g_mutex_clear (&self->lock);

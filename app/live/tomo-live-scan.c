@@ -23,6 +23,7 @@ struct _TomoLiveScan
 {
   gatomicrefcount  ref;
   GMutex           lock;
+  GCond            changed;         /* signalled when the generation moves */
 
   TomoLiveProtocol protocol;
   guint            rows;
@@ -33,6 +34,7 @@ struct _TomoLiveScan
   gsize            max_bytes;
 
   GPtrArray       *frames[3];       /* Frame* or NULL, by slot */
+  Frame           *spare;           /* the last frame replaced, filled next */
   GArray          *frame_angles;    /* double per projection slot, NAN = none */
   GArray          *slot_seq;        /* guint64 per projection slot: generation when written */
   GArray          *slot_id;         /* guint per projection slot: the id last written */
@@ -64,6 +66,7 @@ tomo_live_scan_new (TomoLiveProtocol  protocol,
 
   g_atomic_ref_count_init (&self->ref);
   g_mutex_init (&self->lock);
+  g_cond_init (&self->changed);
   self->protocol = protocol;
   self->rows = rows;
   self->cols = cols;
@@ -104,7 +107,9 @@ tomo_live_scan_unref (TomoLiveScan *self)
   g_array_unref (self->slot_seq);
   g_array_unref (self->slot_id);
   g_array_unref (self->slot_arrival);
+  g_free (self->spare);
   g_free (self->angles_deg);
+  g_cond_clear (&self->changed);
   g_mutex_clear (&self->lock);
   g_free (self);
 }
@@ -155,30 +160,26 @@ tomo_live_scan_set_settings (TomoLiveScan *self,
   self->n_expected[TOMO_FRAME_FLAT] = n_flats;
   self->already_linear = already_linear;
   self->calibration = ++self->generation;
+  g_cond_broadcast (&self->changed);
 }
 
-gboolean
-tomo_live_scan_add_frame (TomoLiveScan          *self,
-                          const TomoLiveMessage *m,
-                          GError               **error)
+/* The slot of message `m` and the frame it replaces (NULL), after checking
+ * the memory limit.  Called with the lock held. */
+static gboolean
+frame_slot_locked (TomoLiveScan          *self,
+                   const TomoLiveMessage *m,
+                   guint                 *slot,
+                   Frame                **old,
+                   GError               **error)
 {
-  g_autoptr(GMutexLocker) locker = NULL;
-  GPtrArray *slots;
-  Frame *frame, *old;
-  guint slot;
+  GPtrArray *slots = self->frames[m->kind];
 
-  g_return_val_if_fail (m->type == TOMO_LIVE_MSG_FRAME, FALSE);
-  g_return_val_if_fail (m->kind >= 0 && m->kind < 3, FALSE);
-
-  locker = g_mutex_locker_new (&self->lock);
-  slots = self->frames[m->kind];
-  slot = m->id;
+  *slot = m->id;
   /* Ids past the count are the next rotation: same angle, last one wins. */
   if (m->kind == TOMO_FRAME_PROJECTION && self->n_projections > 0)
-    slot = m->id % self->n_projections;
-
-  old = slot < slots->len ? g_ptr_array_index (slots, slot) : NULL;
-  if (self->bytes_held - (old ? old->n_bytes : 0) + m->n_bytes > self->max_bytes)
+    *slot = m->id % self->n_projections;
+  *old = *slot < slots->len ? g_ptr_array_index (slots, *slot) : NULL;
+  if (self->bytes_held - (*old ? (*old)->n_bytes : 0) + m->n_bytes > self->max_bytes)
     {
       g_autofree char *held = g_format_size (self->bytes_held);
       g_autofree char *size = g_format_size (m->n_bytes);
@@ -189,16 +190,45 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
                    "(--max-memory)", held, size, limit);
       return FALSE;
     }
+  return TRUE;
+}
 
-  /* A frame that replaces one of its size (the next rotation) reuses its
-   * memory: no allocation, no page faults in a steady stream. */
-  if (old != NULL && old->n_bytes == m->n_bytes)
-    frame = old;
-  else
+gboolean
+tomo_live_scan_add_frame (TomoLiveScan          *self,
+                          const TomoLiveMessage *m,
+                          GError               **error)
+{
+  g_autofree Frame *frame = NULL;
+  g_autofree Frame *dropped = NULL;
+  g_autoptr(GMutexLocker) locker = NULL;   /* released before the frees above */
+  GPtrArray *slots;
+  Frame *old;
+  guint slot;
+
+  g_return_val_if_fail (m->type == TOMO_LIVE_MSG_FRAME, FALSE);
+  g_return_val_if_fail (m->kind >= 0 && m->kind < 3, FALSE);
+
+  /* The pixels are copied outside the lock, into the frame that the last
+   * replacement let go when it has this size (a steady stream allocates
+   * nothing and faults no pages; the limit holds one frame more than it
+   * counts): a preview reading rows does not wait for megabytes to be
+   * copied.  The limit is checked before the copy and again after it. */
+  locker = g_mutex_locker_new (&self->lock);
+  if (!frame_slot_locked (self, m, &slot, &old, error))
+    return FALSE;
+  if (self->spare != NULL && self->spare->n_bytes == m->n_bytes)
+    frame = g_steal_pointer (&self->spare);
+  g_clear_pointer (&locker, g_mutex_locker_free);
+  if (frame == NULL)
     frame = g_malloc (sizeof (Frame) + m->n_bytes);
   frame->dtype = m->dtype;
   frame->n_bytes = m->n_bytes;
   memcpy (frame->data, m->pixels, m->n_bytes);
+
+  locker = g_mutex_locker_new (&self->lock);
+  if (!frame_slot_locked (self, m, &slot, &old, error))
+    return FALSE;
+  slots = self->frames[m->kind];
 
   if (slot >= slots->len)
     g_ptr_array_set_size (slots, slot + 1);
@@ -209,9 +239,12 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
     }
   else
     self->n_present[m->kind]++;
-  if (old != frame)
-    g_free (old);
-  slots->pdata[slot] = frame;
+  /* The replaced frame is the next one's memory, or freed after the lock. */
+  if (old != NULL && self->spare == NULL)
+    self->spare = old;
+  else
+    dropped = old;
+  slots->pdata[slot] = g_steal_pointer (&frame);
   self->bytes_held += m->n_bytes;
   self->bytes_received += m->n_bytes;
   self->n_frames_received++;
@@ -236,6 +269,7 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
     }
   else
     self->calibration = self->generation;
+  g_cond_broadcast (&self->changed);
   return TRUE;
 }
 
@@ -246,6 +280,20 @@ tomo_live_scan_mark_ended (TomoLiveScan *self)
 
   self->ended = TRUE;
   self->generation++;
+  g_cond_broadcast (&self->changed);
+}
+
+gboolean
+tomo_live_scan_wait_generation (TomoLiveScan *self,
+                                guint64       since,
+                                gint64        until)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  while (self->generation == since)
+    if (!g_cond_wait_until (&self->changed, &self->lock, until))
+      break;
+  return self->generation != since;
 }
 
 static gboolean

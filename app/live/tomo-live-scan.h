@@ -66,6 +66,11 @@ guint8       *tomo_live_scan_dup_present  (TomoLiveScan *self,
                                            guint        *n_projections);
 /* Bumped by every accepted frame. */
 guint64       tomo_live_scan_get_generation (TomoLiveScan *self);
+/* Waits until the generation is no longer `since` or the monotonic time
+ * `until` (µs) comes; TRUE when it moved. */
+gboolean      tomo_live_scan_wait_generation (TomoLiveScan *self,
+                                              guint64       since,
+                                              gint64        until);
 
 /* For the incremental preview: the projection slots written after
  * generation `since` (their slot, id and arrival time, appended to the

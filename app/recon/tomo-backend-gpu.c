@@ -308,15 +308,18 @@ typedef struct
   TomoRowPrefetch *prefetch;  /* rows read ahead on many threads */
 } VolumeRun;
 
+/* The device path: raw counts and the row's flat and dark, as read. */
 static gboolean
-volume_read_cb (guint     row,
-                float    *sino,
-                gpointer  user_data,
-                GError  **error)
+volume_read_raw_cb (guint     row,
+                    void     *raw,
+                    float    *flat,
+                    float    *dark,
+                    gpointer  user_data,
+                    GError  **error)
 {
   VolumeRun *run = user_data;
 
-  return tomo_row_prefetch_take (run->prefetch, row, sino, error);
+  return tomo_row_prefetch_take_raw (run->prefetch, row, raw, flat, dark, error);
 }
 
 static gboolean
@@ -381,7 +384,12 @@ gpu_volume (TomoBackendImpl         *impl,
   gjob.bp.roi_height = job->roi.height;
   gjob.row_start = job->row_start;
   gjob.row_end = job->row_end;
-  gjob.read = volume_read_cb;
+  /* Rows go up as the file holds them (uint16 stays two bytes) and are
+   * preprocessed on the device: the readers only read. */
+  gjob.read_raw = volume_read_raw_cb;
+  gjob.raw_type = tomo_scan_get_raw_dtype (job->scan) == TOMO_DTYPE_UINT16 ? TOMO_GPU_RAW_UINT16
+                                                                            : TOMO_GPU_RAW_FLOAT32;
+  tomo_scan_get_preprocessing (job->scan, &gjob.normalise, &gjob.apply_log);
   gjob.write = volume_write_cb;
   gjob.progress = job->progress != NULL ? volume_progress_cb : NULL;
   gjob.user_data = &run;
@@ -394,8 +402,8 @@ gpu_volume (TomoBackendImpl         *impl,
     gsize row_bytes = (gsize) n_proj * width * sizeof (float);
     guint depth = (guint) MIN ((gsize) 4 * n_threads, MAX ((gsize) 1 << 30, row_bytes) / row_bytes);
 
-    run.prefetch = tomo_row_prefetch_new (job->scan, job->row_start, job->row_end, n_threads,
-                                          MAX (depth, 2));
+    run.prefetch = tomo_row_prefetch_new_raw (job->scan, job->row_start, job->row_end, n_threads,
+                                              MAX (depth, 2));
   }
 
   if (job->cancellable != NULL)
@@ -419,6 +427,17 @@ gpu_volume (TomoBackendImpl         *impl,
       st->wait_ms = gstats.wait_ms;
       st->pack = gstats.pack;
       st->n_devices = gstats.n_devices;
+      st->gpu_preprocess = TRUE;
+      {
+        /* As tomo_scan_read_sinogram() counts: the averaging of the flat
+         * and dark frames (on the readers) and the values (on the device). */
+        TomoPreprocessStats frames;
+
+        tomo_row_prefetch_get_stats (run.prefetch, &frames);
+        st->n_values = gstats.preprocess.n_values + frames.n_values;
+        st->n_nonpositive = gstats.preprocess.n_nonpositive + frames.n_nonpositive;
+        st->n_nonfinite = gstats.preprocess.n_nonfinite + frames.n_nonfinite;
+      }
     }
   g_clear_pointer (&run.prefetch, tomo_row_prefetch_free);
   if (!ok)

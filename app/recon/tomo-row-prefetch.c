@@ -11,8 +11,9 @@ typedef struct
 {
   gint64 row;       /* the row this slot holds or is reading; −1 free */
   gboolean ready;
-  float *data;
+  float *data;      /* preprocessed row, or raw row then flat and dark */
   GError *error;
+  TomoPreprocessStats stats;  /* of this read (raw rows: the flat and dark averaging) */
 } Slot;
 
 struct _TomoRowPrefetch
@@ -20,14 +21,40 @@ struct _TomoRowPrefetch
   TomoScan *scan;
   guint row_start, row_end;
   gsize plane;
+  gboolean raw;     /* tomo_scan_read_raw_row() rows */
+  gsize elt;        /* raw: bytes per value */
+  gsize raw_bytes;  /* raw: bytes of the projections (aligned), then 2 × width floats */
+  guint width;
   guint depth;
   Slot *slots;
   GThreadPool *pool;
   GMutex lock;
   GCond cond;
   double busy_ms;
+  TomoPreprocessStats stats;  /* of the rows taken */
   gboolean stop;
 };
+
+/* The flat (then the dark) of a raw slot's buffer. */
+static float *
+raw_flat (TomoRowPrefetch *p,
+          float           *data)
+{
+  return (float *) ((char *) data + p->raw_bytes);
+}
+
+static gboolean
+read_row (TomoRowPrefetch     *p,
+          guint                row,
+          float               *data,
+          TomoPreprocessStats *stats,
+          GError             **error)
+{
+  if (p->raw)
+    return tomo_scan_read_raw_row (p->scan, row, data, raw_flat (p, data),
+                                   raw_flat (p, data) + p->width, stats, error);
+  return tomo_scan_read_sinogram_direct (p->scan, row, data, stats, error);
+}
 
 static void
 read_run (gpointer data,
@@ -37,6 +64,7 @@ read_run (gpointer data,
   guint row = GPOINTER_TO_UINT (data) - 1;
   Slot *slot = &p->slots[row % p->depth];
   GError *error = NULL;
+  TomoPreprocessStats stats = { 0 };
   gint64 t0 = g_get_monotonic_time ();
   gboolean stop;
 
@@ -44,10 +72,11 @@ read_run (gpointer data,
   stop = p->stop;
   g_mutex_unlock (&p->lock);
   if (!stop)
-    tomo_scan_read_sinogram_direct (p->scan, row, slot->data, NULL, &error);
+    read_row (p, row, slot->data, &stats, &error);
 
   g_mutex_lock (&p->lock);
   slot->error = error;
+  slot->stats = stats;
   slot->ready = TRUE;
   p->busy_ms += (g_get_monotonic_time () - t0) / 1e3;
   g_cond_broadcast (&p->cond);
@@ -68,14 +97,16 @@ schedule_locked (TomoRowPrefetch *p,
   g_thread_pool_push (p->pool, GUINT_TO_POINTER (row + 1), NULL);
 }
 
-TomoRowPrefetch *
-tomo_row_prefetch_new (TomoScan *scan,
-                       guint     row_start,
-                       guint     row_end,
-                       guint     n_threads,
-                       guint     depth)
+static TomoRowPrefetch *
+prefetch_new (TomoScan *scan,
+              guint     row_start,
+              guint     row_end,
+              guint     n_threads,
+              guint     depth,
+              gboolean  raw)
 {
   TomoRowPrefetch *p;
+  gsize slot_bytes;
 
   g_return_val_if_fail (TOMO_IS_SCAN (scan), NULL);
   g_return_val_if_fail (row_end > row_start, NULL);
@@ -84,13 +115,22 @@ tomo_row_prefetch_new (TomoScan *scan,
   p->scan = g_object_ref (scan);
   p->row_start = row_start;
   p->row_end = row_end;
-  p->plane = (gsize) tomo_scan_get_n_projections (scan) * tomo_scan_get_width (scan);
+  p->width = tomo_scan_get_width (scan);
+  p->plane = (gsize) tomo_scan_get_n_projections (scan) * p->width;
+  p->raw = raw;
+  slot_bytes = p->plane * sizeof (float);
+  if (raw)
+    {
+      p->elt = tomo_scan_get_raw_dtype (scan) == TOMO_DTYPE_UINT16 ? 2 : 4;
+      p->raw_bytes = (p->plane * p->elt + 15) & ~(gsize) 15;
+      slot_bytes = p->raw_bytes + 2 * (gsize) p->width * sizeof (float);
+    }
   p->depth = MAX (depth, 2);
   p->slots = g_new0 (Slot, p->depth);
   for (guint i = 0; i < p->depth; i++)
     {
       p->slots[i].row = -1;
-      p->slots[i].data = g_new (float, p->plane);
+      p->slots[i].data = g_malloc (slot_bytes);
     }
   g_mutex_init (&p->lock);
   g_cond_init (&p->cond);
@@ -102,33 +142,79 @@ tomo_row_prefetch_new (TomoScan *scan,
   return p;
 }
 
-gboolean
-tomo_row_prefetch_take (TomoRowPrefetch *p,
-                        guint            row,
-                        float           *out,
-                        GError         **error)
+TomoRowPrefetch *
+tomo_row_prefetch_new (TomoScan *scan,
+                       guint     row_start,
+                       guint     row_end,
+                       guint     n_threads,
+                       guint     depth)
+{
+  return prefetch_new (scan, row_start, row_end, n_threads, depth, FALSE);
+}
+
+TomoRowPrefetch *
+tomo_row_prefetch_new_raw (TomoScan *scan,
+                           guint     row_start,
+                           guint     row_end,
+                           guint     n_threads,
+                           guint     depth)
+{
+  return prefetch_new (scan, row_start, row_end, n_threads, depth, TRUE);
+}
+
+/* Waits for row `row` and copies it out: the preprocessed row to `out`, or
+ * the raw row to `out` and its flat and dark. */
+static gboolean
+take (TomoRowPrefetch *p,
+      guint            row,
+      void            *out,
+      float           *flat,
+      float           *dark,
+      GError         **error)
 {
   Slot *slot;
   GError *slot_error;
-
-  g_return_val_if_fail (p != NULL, FALSE);
 
   slot = &p->slots[row % p->depth];
   g_mutex_lock (&p->lock);
   if (slot->row != row)
     {
       /* Not in the window (taken far out of order): read it here. */
+      TomoPreprocessStats stats = { 0 };
+      gboolean ok;
+
       g_mutex_unlock (&p->lock);
-      return tomo_scan_read_sinogram_direct (p->scan, row, out, NULL, error);
+      if (p->raw)
+        ok = tomo_scan_read_raw_row (p->scan, row, out, flat, dark, &stats, error);
+      else
+        ok = tomo_scan_read_sinogram_direct (p->scan, row, out, &stats, error);
+      g_mutex_lock (&p->lock);
+      tomo_preprocess_stats_add (&p->stats, &stats);
+      g_mutex_unlock (&p->lock);
+      return ok;
     }
   while (!slot->ready)
     g_cond_wait (&p->cond, &p->lock);
   g_mutex_unlock (&p->lock);
 
-  memcpy (out, slot->data, p->plane * sizeof (float));
+  if (p->raw)
+    {
+      gboolean normalise;
+
+      memcpy (out, slot->data, p->plane * p->elt);
+      tomo_scan_get_preprocessing (p->scan, &normalise, NULL);
+      if (normalise)
+        {
+          memcpy (flat, raw_flat (p, slot->data), p->width * sizeof (float));
+          memcpy (dark, raw_flat (p, slot->data) + p->width, p->width * sizeof (float));
+        }
+    }
+  else
+    memcpy (out, slot->data, p->plane * sizeof (float));
 
   g_mutex_lock (&p->lock);
   slot_error = g_steal_pointer (&slot->error);
+  tomo_preprocess_stats_add (&p->stats, &slot->stats);
   slot->row = -1;
   schedule_locked (p, row + p->depth);
   g_mutex_unlock (&p->lock);
@@ -140,6 +226,28 @@ tomo_row_prefetch_take (TomoRowPrefetch *p,
   return TRUE;
 }
 
+gboolean
+tomo_row_prefetch_take (TomoRowPrefetch *p,
+                        guint            row,
+                        float           *out,
+                        GError         **error)
+{
+  g_return_val_if_fail (p != NULL && !p->raw, FALSE);
+  return take (p, row, out, NULL, NULL, error);
+}
+
+gboolean
+tomo_row_prefetch_take_raw (TomoRowPrefetch *p,
+                            guint            row,
+                            void            *raw,
+                            float           *flat,
+                            float           *dark,
+                            GError         **error)
+{
+  g_return_val_if_fail (p != NULL && p->raw, FALSE);
+  return take (p, row, raw, flat, dark, error);
+}
+
 double
 tomo_row_prefetch_get_busy_ms (TomoRowPrefetch *p)
 {
@@ -149,6 +257,15 @@ tomo_row_prefetch_get_busy_ms (TomoRowPrefetch *p)
   ms = p->busy_ms;
   g_mutex_unlock (&p->lock);
   return ms;
+}
+
+void
+tomo_row_prefetch_get_stats (TomoRowPrefetch     *p,
+                             TomoPreprocessStats *stats)
+{
+  g_mutex_lock (&p->lock);
+  *stats = p->stats;
+  g_mutex_unlock (&p->lock);
 }
 
 void

@@ -22,8 +22,26 @@ gboolean         tomo_row_prefetch_take (TomoRowPrefetch *prefetch,
                                          guint            row,
                                          float           *out,
                                          GError         **error);
+/* The same for the device path: raw rows (tomo_scan_read_raw_row(), in
+ * tomo_scan_get_raw_dtype()) with their flats and darks, no preprocessing. */
+TomoRowPrefetch *tomo_row_prefetch_new_raw  (TomoScan *scan,
+                                             guint     row_start,
+                                             guint     row_end,
+                                             guint     n_threads,
+                                             guint     depth);
+gboolean         tomo_row_prefetch_take_raw (TomoRowPrefetch *prefetch,
+                                             guint            row,
+                                             void            *raw,
+                                             float           *flat,
+                                             float           *dark,
+                                             GError         **error);
 /* Busy time of the reader threads, summed (ms). */
 double           tomo_row_prefetch_get_busy_ms (TomoRowPrefetch *prefetch);
+/* The counts of the reads of the rows taken so far: for raw rows those of
+ * averaging the flat and dark frames (the values' own come from the
+ * device), for preprocessed rows all of tomo_scan_read_sinogram()'s. */
+void             tomo_row_prefetch_get_stats   (TomoRowPrefetch     *prefetch,
+                                                TomoPreprocessStats *stats);
 void             tomo_row_prefetch_free (TomoRowPrefetch *prefetch);
 
 G_END_DECLS

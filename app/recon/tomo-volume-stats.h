@@ -13,7 +13,8 @@ G_BEGIN_DECLS
 typedef struct
 {
   double wall_ms;
-  double read_ms;       /* file, conversion, preprocessing (GPU: waiting for the readers) */
+  double read_ms;       /* file, conversion, preprocessing (GPU: waiting for the readers;
+                         * with gpu_preprocess, the file read only) */
   double reader_ms;     /* GPU: reader threads' busy time, summed */
   double upload_ms;
   double compute_ms;    /* filter + back projection */
@@ -23,6 +24,10 @@ typedef struct
   guint pack;           /* slices per back projection */
   guint n_devices;      /* GPUs used; 0 for the CPU backend */
   guint n_rows;
+  gboolean gpu_preprocess;  /* raw counts uploaded, preprocessed on the device */
+  /* Values preprocessed, clamped and replaced (as TomoPreprocessStats);
+   * filled where the backend counts them (the GPU path). */
+  guint64 n_values, n_nonpositive, n_nonfinite;
 } TomoVolumeStats;
 
 G_END_DECLS

@@ -21,6 +21,7 @@
 
 #include "tomo-cli.h"
 #include "tomo-bench-planes.h"
+#include "tomo-bench-row.h"
 #include "tomo-bench-scrub.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
@@ -353,7 +354,25 @@ typedef struct
   gsize sino_size, slice_size;
   guint written;
   gint64 read_us, write_us;   /* time inside the callbacks */
+  /* The raw path: uint16 counts with a flat and a dark row. */
+  const guint16 *counts;
+  const float *flat, *dark;
+  guint width;
 } VolumeBench;
+
+static gboolean
+volume_read_raw (guint row, void *raw, float *flat, float *dark, gpointer user_data,
+                 GError **error)
+{
+  VolumeBench *vb = user_data;
+  gint64 t0 = g_get_monotonic_time ();
+
+  memcpy (raw, vb->counts, vb->sino_size / 2);
+  memcpy (flat, vb->flat, vb->width * sizeof (float));
+  memcpy (dark, vb->dark, vb->width * sizeof (float));
+  vb->read_us += g_get_monotonic_time () - t0;
+  return TRUE;
+}
 
 static gboolean
 volume_read (guint row, float *sino, gpointer user_data, GError **error)
@@ -379,6 +398,29 @@ volume_write (guint row, const float *slice, gpointer user_data, GError **error)
   return TRUE;
 }
 
+/* The consumer reads the pipeline's pinned slice where it lies (no copy):
+ * one row of it is checked, as a writer that streams it out would touch it. */
+static gboolean
+volume_write_in_place (guint row, const float *slice, gpointer user_data, GError **error)
+{
+  VolumeBench *vb = user_data;
+  gint64 t0 = g_get_monotonic_time ();
+  const float *r = slice + (gsize) (row % vb->width) * vb->width;
+  float sum = 0;
+
+  for (guint x = 0; x < vb->width; x++)
+    sum += r[x];
+  if (!isfinite (sum))
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                   "Slice %u of the volume is not finite", row);
+      return FALSE;
+    }
+  vb->written++;
+  vb->write_us += g_get_monotonic_time () - t0;
+  return TRUE;
+}
+
 static gboolean
 bench_volume (const BenchOptions *opts,
               GError            **error)
@@ -391,9 +433,22 @@ bench_volume (const BenchOptions *opts,
   g_autofree float *slice = g_new (float, (gsize) V * V);
   TomoGpuVolumeJob job;
   TomoGpuVolumeStats st;
-  VolumeBench vb = { sino, slice, (gsize) V * V * sizeof (float), (gsize) V * V * sizeof (float), 0, 0, 0 };
+  g_autofree guint16 *counts = g_new (guint16, (gsize) V * V);
+  g_autofree float *flat = g_new (float, V);
+  g_autofree float *dark = g_new (float, V);
+  VolumeBench vb = { sino, slice, (gsize) V * V * sizeof (float), (gsize) V * V * sizeof (float), 0, 0, 0,
+                     counts, flat, dark, V };
   gint64 t0;
   double s;
+
+  /* Counts of a transmission between 2 % and 100 % of the flat. */
+  for (gsize i = 0; i < (gsize) V * V; i++)
+    counts[i] = (guint16) (100 + 40000 * (0.02 + 0.98 * fabs (sino[i] - floor (sino[i]))));
+  for (guint x = 0; x < V; x++)
+    {
+      flat[x] = 40100.0f;
+      dark[x] = 100.0f;
+    }
 
   memset (&job, 0, sizeof job);
   job.width = V;
@@ -411,18 +466,34 @@ bench_volume (const BenchOptions *opts,
   job.stats = &st;
 
   printf ("## Whole volume, host memory → host memory (read/write callbacks are memcpy)\n\n");
-  for (int interp = 1; interp >= 0; interp--)
+  /* Float sinograms (preprocessed on the host) as the baseline, then
+   * uint16 counts uploaded raw and preprocessed on the device. */
+  /* Last, the raw input once more with the write callback handed the
+   * pipeline's pinned slices to read in place instead of copying them out:
+   * the host copy no longer bounds the pipeline. */
+  for (int k = 0; k < 6; k++)
     {
+      int interp = k % 2 == 0 ? 1 : 0;
+      gboolean raw = k >= 2;
+      gboolean in_place = k >= 4;
+
       job.bp.interp = interp;
+      job.read = raw ? NULL : volume_read;
+      job.read_raw = raw ? volume_read_raw : NULL;
+      job.write = in_place ? volume_write_in_place : volume_write;
+      job.raw_type = TOMO_GPU_RAW_UINT16;
+      job.normalise = job.apply_log = raw;
       vb.written = 0;
       vb.read_us = vb.write_us = 0;
       t0 = g_get_monotonic_time ();
       if (!tomo_gpu_reconstruct_volume (&job, error))
         return FALSE;
       s = (g_get_monotonic_time () - t0) / 1e6;
-      printf ("- %u³ voxels from %u projections of %u×%u, %s, auto kernel, %d GPU(s): "
+      printf ("- %s: %u³ voxels from %u projections of %u×%u, %s, auto kernel, %d GPU(s): "
               "**%.2f s** (%.0f GU/s overall, %u slices written; inside read %.2f s, "
               "inside write %.2f s)\n",
+              in_place ? "uint16 raw, preprocessed on the GPU, slices read in place (write callback copies nothing)"
+              : raw ? "uint16 raw, preprocessed on the GPU" : "float32 input",
               V, V, V, V, interp ? "linear" : "nearest", tomo_gpu_get_n_devices (), s,
               (double) V * V * V * V / s / 1e9, vb.written, vb.read_us / 1e6, vb.write_us / 1e6);
       printf ("  - stages (busy, summed; they overlap): read %.2f s, upload %.2f s, "
@@ -1390,6 +1461,7 @@ tomo_bench_main (int    argc,
   int n_proj = 0, runs = 0, volume = 0, device = 0;
   gboolean tune_flag = FALSE, skip_bp = FALSE, skip_filter = FALSE;
   gboolean cpu_flag = FALSE, interop_flag = FALSE, center_flag = FALSE, planes_flag = FALSE;
+  gboolean row_flag = FALSE;
   int plane_rows = 0;
   BenchOptions opts = { 0 };
   TomoGpuContext *ctx = NULL;
@@ -1421,6 +1493,9 @@ tomo_bench_main (int    argc,
       "Kernels to measure besides standard (default standard,texture,alu,hybrid,auto)", "K,…" },
     { "volume", 'v', 0, G_OPTION_ARG_INT, &volume,
       "Also reconstruct an N³ volume from N projections of N×N, host to host (e.g. 2048)", "N" },
+    { "row-change", 0, 0, G_OPTION_ARG_NONE, &row_flag,
+      "Also measure the viewer engine's row change on a 2048-wide, 1800-projection file "
+      "(temporary, in $TMPDIR)", NULL },
     { "device", 'd', 0, G_OPTION_ARG_INT, &device, "CUDA device (default 0)", "N" },
     { "tune", 't', 0, G_OPTION_ARG_NONE, &tune_flag,
       "Store the fastest kernel per slices × interpolation × size class for the auto kernel", NULL },
@@ -1590,6 +1665,23 @@ tomo_bench_main (int    argc,
     {
       g_printerr ("tomolive bench: %s\n", error->message);
       status = 1;
+    }
+  if (status == 0 && row_flag)
+    {
+      g_autofree char *dir = g_dir_make_tmp ("tomolive-row-XXXXXX", &error);
+      g_autofree char *file = NULL;
+
+      if (dir == NULL || !tomo_bench_row_change (dir, TOMO_BACKEND_GPU, 20, &error))
+        {
+          g_printerr ("tomolive bench: %s\n", error->message);
+          status = 1;
+        }
+      if (dir != NULL)
+        {
+          file = g_build_filename (dir, "rowchange.h5", NULL);
+          g_remove (file);
+          g_rmdir (dir);
+        }
     }
 
 out:

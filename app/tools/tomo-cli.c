@@ -141,17 +141,23 @@ print_stages (const TomoVolumeStats *st,
 
   g_print ("stages (busy time, %% of wall %.1f ms; stages overlap):\n", st->wall_ms);
 #define STAGE(name, ms) g_print ("  %-26s %10.1f ms  %5.1f %%\n", name, ms, 100.0 * (ms) / wall)
-  STAGE ("read + preprocess (CPU)", st->reader_ms > 0 ? st->reader_ms : st->read_ms);
+  STAGE (st->gpu_preprocess ? "read (CPU; preprocess: GPU)" : "read + preprocess (CPU)",
+         st->reader_ms > 0 ? st->reader_ms : st->read_ms);
   if (st->reader_ms > 0)
     STAGE ("  pipeline waiting on it", st->read_ms);
   STAGE ("upload", st->upload_ms);
-  STAGE ("filter + back projection", st->compute_ms);
+  STAGE (st->gpu_preprocess ? "preprocess+filter+back proj." : "filter + back projection",
+         st->compute_ms);
   STAGE ("download", st->download_ms);
   STAGE ("write (writer threads)", st->write_ms);
   STAGE ("delivery thread idle", st->wait_ms);
 #undef STAGE
   g_print ("  %u rows, %u slice%s per pass, %u GPU%s; %.2f GU/s end to end\n", st->n_rows,
            st->pack, st->pack == 1 ? "" : "s", st->n_devices, st->n_devices == 1 ? "" : "s", gus);
+  if (st->n_nonpositive > 0 || st->n_nonfinite > 0)
+    g_print ("  preprocessing: %" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " values clamped "
+             "(non-positive), %" G_GUINT64_FORMAT " replaced (NaN/Inf)\n",
+             st->n_nonpositive, st->n_values, st->n_nonfinite);
 }
 
 /* A single slice goes through the same writer as volumes (temporary file,

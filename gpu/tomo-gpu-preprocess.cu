@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Preprocessing of raw sinogram rows on the device: the counts come up in
+ * the file's own type (uint16 stays two bytes on the bus) with the rows'
+ * averaged flats and darks, and one kernel turns them into line integrals
+ * with the arithmetic of tomo_preprocess_row() (tomo-gpu-preprocess.cuh),
+ * counting the clamped and replaced values per row as the CPU does.
+ */
+#define G_LOG_DOMAIN "tomo-gpu"
+#include "config.h"
+
+#include <cuda_runtime.h>
+
+#include "tomo-gpu.h"
+#include "tomo-gpu-private.h"
+#include "tomo-gpu-preprocess.cuh"
+
+#define PRE_BLOCK 256
+
+__device__ static inline double
+load_raw (const float *p, size_t i)
+{
+  return p[i];
+}
+
+__device__ static inline double
+load_raw (const unsigned short *p, size_t i)
+{
+  return p[i];
+}
+
+/* grid.y: the row (plane); grid.x strides over its values.  Each block sums
+ * its counts warp by warp, then adds them to the row's two counters. */
+template <typename T>
+__global__ static void
+preprocess_kernel (const T            *__restrict__ raw,
+                   const float        *__restrict__ flat,
+                   const float        *__restrict__ dark,
+                   int                               normalise,
+                   int                               apply_log,
+                   size_t                            plane,
+                   unsigned                          width,
+                   float              *__restrict__ out,
+                   unsigned long long *__restrict__ counts)
+{
+  __shared__ unsigned block_counts[2];
+  unsigned r = blockIdx.y;
+  const T *in = raw + (size_t) r * plane;
+  float *o = out + (size_t) r * plane;
+  const float *fl = flat + (size_t) r * width, *dk = dark + (size_t) r * width;
+  unsigned n_clamped = 0, n_replaced = 0;
+
+  if (threadIdx.x == 0)
+    block_counts[0] = block_counts[1] = 0;
+  __syncthreads ();
+  for (size_t i = (size_t) blockIdx.x * blockDim.x + threadIdx.x; i < plane;
+       i += (size_t) gridDim.x * blockDim.x)
+    {
+      unsigned x = (unsigned) (i % width);
+      int flags;
+
+      o[i] = tomo_gpu_preprocess_value (load_raw (in, i),
+                                        normalise ? fl[x] : 1.0f, normalise ? dk[x] : 0.0f,
+                                        normalise, apply_log, &flags);
+      n_clamped += flags & 1;
+      n_replaced += (flags >> 1) & 1;
+    }
+  n_clamped = __reduce_add_sync (0xffffffffu, n_clamped);
+  n_replaced = __reduce_add_sync (0xffffffffu, n_replaced);
+  if ((threadIdx.x & 31) == 0 && (n_clamped | n_replaced) != 0)
+    {
+      atomicAdd (&block_counts[0], n_clamped);
+      atomicAdd (&block_counts[1], n_replaced);
+    }
+  __syncthreads ();
+  if (threadIdx.x == 0 && (block_counts[0] | block_counts[1]) != 0)
+    {
+      atomicAdd (&counts[2 * r], (unsigned long long) block_counts[0]);
+      atomicAdd (&counts[2 * r + 1], (unsigned long long) block_counts[1]);
+    }
+}
+
+gsize
+tomo_gpu_raw_type_size (TomoGpuRawType type)
+{
+  return type == TOMO_GPU_RAW_UINT16 ? 2 : 4;
+}
+
+gboolean
+_tomo_gpu_preprocess_launch (TomoGpuRawType      type,
+                             const void         *d_raw,
+                             const float        *d_flat,
+                             const float        *d_dark,
+                             gboolean            normalise,
+                             gboolean            apply_log,
+                             guint               n_rows,
+                             size_t              plane,
+                             guint               width,
+                             float              *d_out,
+                             unsigned long long *d_counts,
+                             cudaStream_t        stream,
+                             GError            **error)
+{
+  /* Enough blocks per row to fill the device several times over at four
+   * rows; each thread then handles a handful of values. */
+  size_t blocks = (plane + PRE_BLOCK - 1) / PRE_BLOCK;
+  dim3 grid ((unsigned) MIN (blocks, (size_t) 2048), n_rows);
+
+  if (n_rows == 0 || plane == 0)
+    return TRUE;
+  if (normalise && (d_flat == NULL || d_dark == NULL))
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                           "Preprocessing: normalisation needs flat and dark rows");
+      return FALSE;
+    }
+  if (type == TOMO_GPU_RAW_UINT16)
+    preprocess_kernel<unsigned short><<<grid, PRE_BLOCK, 0, stream>>> (
+      (const unsigned short *) d_raw, d_flat, d_dark, normalise ? 1 : 0, apply_log ? 1 : 0,
+      plane, width, d_out, d_counts);
+  else
+    preprocess_kernel<float><<<grid, PRE_BLOCK, 0, stream>>> (
+      (const float *) d_raw, d_flat, d_dark, normalise ? 1 : 0, apply_log ? 1 : 0,
+      plane, width, d_out, d_counts);
+  return TOMO_CUDA_CHECK_LAUNCH ("preprocess_kernel", error);
+}
+
+gboolean
+tomo_gpu_preprocess_rows (int                      device,
+                          TomoGpuRawType           type,
+                          const void              *raw,
+                          guint                    n_rows,
+                          guint                    n_proj,
+                          guint                    width,
+                          const float             *flat,
+                          const float             *dark,
+                          gboolean                 apply_log,
+                          float                   *out,
+                          TomoGpuPreprocessCounts *counts,
+                          GError                 **error)
+{
+  size_t plane = (size_t) n_proj * width;
+  size_t raw_bytes = (size_t) n_rows * plane * tomo_gpu_raw_type_size (type);
+  size_t out_bytes = (size_t) n_rows * plane * sizeof (float);
+  size_t fd_bytes = (size_t) n_rows * width * sizeof (float);
+  gboolean normalise = flat != NULL && dark != NULL;
+  void *d_raw = NULL;
+  float *d_out = NULL, *d_flat = NULL, *d_dark = NULL;
+  unsigned long long *d_counts = NULL;
+  g_autofree unsigned long long *h_counts = NULL;
+  gboolean ok;
+
+  if (raw == NULL || out == NULL || (int) type < 0 || type > TOMO_GPU_RAW_UINT16 ||
+      (flat == NULL) != (dark == NULL))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Preprocessing: invalid arguments (raw type %d%s%s%s)", (int) type,
+                   raw == NULL ? ", no input" : "", out == NULL ? ", no output" : "",
+                   (flat == NULL) != (dark == NULL) ? ", a flat without a dark or back" : "");
+      return FALSE;
+    }
+  if (n_rows == 0 || plane == 0)
+    return TRUE;
+  h_counts = g_new0 (unsigned long long, 2 * (gsize) n_rows);
+  ok = TOMO_CUDA_CHECK (cudaSetDevice (device), error) &&
+       TOMO_CUDA_CHECK (cudaMalloc (&d_raw, raw_bytes), error) &&
+       TOMO_CUDA_CHECK (cudaMalloc ((void **) &d_out, out_bytes), error) &&
+       TOMO_CUDA_CHECK (cudaMalloc ((void **) &d_counts, 2 * n_rows * sizeof *d_counts), error) &&
+       TOMO_CUDA_CHECK (cudaMemset (d_counts, 0, 2 * n_rows * sizeof *d_counts), error) &&
+       TOMO_CUDA_CHECK (cudaMemcpy (d_raw, raw, raw_bytes, cudaMemcpyHostToDevice), error);
+  if (ok && normalise)
+    ok = TOMO_CUDA_CHECK (cudaMalloc ((void **) &d_flat, fd_bytes), error) &&
+         TOMO_CUDA_CHECK (cudaMalloc ((void **) &d_dark, fd_bytes), error) &&
+         TOMO_CUDA_CHECK (cudaMemcpy (d_flat, flat, fd_bytes, cudaMemcpyHostToDevice), error) &&
+         TOMO_CUDA_CHECK (cudaMemcpy (d_dark, dark, fd_bytes, cudaMemcpyHostToDevice), error);
+  ok = ok &&
+       _tomo_gpu_preprocess_launch (type, d_raw, d_flat, d_dark, normalise, apply_log, n_rows,
+                                    plane, width, d_out, d_counts, 0, error) &&
+       TOMO_CUDA_CHECK (cudaMemcpy (out, d_out, out_bytes, cudaMemcpyDeviceToHost), error) &&
+       TOMO_CUDA_CHECK (cudaMemcpy (h_counts, d_counts, 2 * n_rows * sizeof *d_counts,
+                                    cudaMemcpyDeviceToHost), error);
+  if (ok && counts != NULL)
+    for (guint r = 0; r < n_rows; r++)
+      {
+        counts[r].n_values = plane;
+        counts[r].n_nonpositive = h_counts[2 * r];
+        counts[r].n_nonfinite = h_counts[2 * r + 1];
+      }
+  if (d_raw)
+    TOMO_CUDA_WARN (cudaFree (d_raw));
+  if (d_out)
+    TOMO_CUDA_WARN (cudaFree (d_out));
+  if (d_flat)
+    TOMO_CUDA_WARN (cudaFree (d_flat));
+  if (d_dark)
+    TOMO_CUDA_WARN (cudaFree (d_dark));
+  if (d_counts)
+    TOMO_CUDA_WARN (cudaFree (d_counts));
+  return ok;
+}

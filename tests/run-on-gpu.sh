@@ -64,7 +64,7 @@ if [ "$QUICK" = "--faults" ]; then
   exit 0
 fi
 passed=0; failed=0; skipped=0
-for t in test-gpu test-gpu-bp test-gpu-plane test-gpu-center test-gpu-fault test-gpu-preprocess test-plane test-gpu-gl test-backend test-engine test-volume-export test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-center test-geometry test-hardening test-hdf5-faults test-live-accumulate test-live test-live-parse; do
+for t in test-gpu test-gpu-bp test-gpu-plane test-gpu-center test-gpu-fault test-gpu-preprocess test-plane test-gpu-gl test-backend test-backend-store test-engine test-volume-export test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-center test-geometry test-hardening test-hdf5-faults test-live-accumulate test-live test-live-parse; do
   [ -x "$B/tests/$t" ] || continue
   start=$(date +%s%N)
   "$B/tests/$t" --tap >"$OUT/$t.tap" 2>&1
@@ -100,6 +100,9 @@ if [ -x "$CS" ]; then
     "$CS" --tool racecheck "$B/tests/test-gpu-plane" -p /tomo/gpu/store/planes-half >"$OUT/racecheck-plane.log" 2>&1
     echo "racecheck test-gpu-plane: $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck-plane.log" | tail -1)"
   fi
+  "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-backend-store" \
+    -p /tomo/backend-store/gpu >"$OUT/memcheck-backend-store.log" 2>&1
+  echo "memcheck test-backend-store gpu: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-backend-store.log" | tail -1)"
   "$CS" --tool memcheck --report-api-errors no "$B/tests/test-live-accumulate" -p /tomo/live/accumulate/gpu \
     >"$OUT/memcheck-live-accumulate.log" 2>&1
   echo "memcheck live accumulate: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-live-accumulate.log" | tail -1)"

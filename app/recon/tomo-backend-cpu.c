@@ -343,6 +343,7 @@ static const TomoBackendOps cpu_ops = {
   .accumulate = cpu_accumulate,
   .accumulate_read = cpu_accumulate_read,
   .accumulate_slice = cpu_accumulate_slice,
+  .store = &tomo_backend_store_cpu_ops,
 };
 
 TomoBackendImpl *

@@ -664,6 +664,7 @@ static const TomoBackendOps gpu_ops = {
   .accumulate_slice = gpu_accumulate_slice,
   .backproject_centers = gpu_backproject_centers,
   .correlate = gpu_correlate,
+  .store = &tomo_backend_store_gpu_ops,
 };
 
 TomoBackendImpl *

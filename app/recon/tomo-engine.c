@@ -547,6 +547,34 @@ ensure_filtered_locked (TomoEngine             *self,
   return TRUE;
 }
 
+static void
+slice_init (TomoSlice              *slice,
+            const TomoSliceRequest *request,
+            const TomoRoi          *roi,
+            guint                   n_planes)
+{
+  slice->ref_count = 1;
+  slice->row = request->row;
+  slice->n_slices = n_planes;
+  slice->params = request->params;
+  slice->roi = *roi;
+  slice->width = roi->width;
+  slice->height = roi->height;
+}
+
+/* Request in → slice out, and the back projection's rate. */
+static void
+set_times_locked (TomoEngine *self,
+                  TomoSlice  *slice,
+                  gint64      start)
+{
+  double updates = (double) slice->width * slice->height * slice->n_slices
+                   * tomo_scan_get_n_projections (self->scan);
+
+  slice->total_ms = (g_get_monotonic_time () - start) / 1000.0;
+  slice->gups = slice->backproject_ms > 0 ? updates / (slice->backproject_ms * 1e6) : 0;
+}
+
 static TomoSlice *
 reconstruct_locked (TomoEngine             *self,
                     const TomoSliceRequest *request,
@@ -566,13 +594,7 @@ reconstruct_locked (TomoEngine             *self,
     .skip_download = request->skip_download,
   };
 
-  slice->ref_count = 1;
-  slice->row = request->row;
-  slice->n_slices = request->n_slices;
-  slice->params = request->params;
-  slice->roi = *roi;
-  slice->width = roi->width;
-  slice->height = roi->height;
+  slice_init (slice, request, roi, request->n_slices);
 
   if (!ensure_filtered_locked (self, request, slice, cancellable, error))
     return NULL;
@@ -607,13 +629,7 @@ tomo_engine_reconstruct (TomoEngine             *self,
     slice = reconstruct_locked (self, request, &roi, cancellable, &local_error);
   give_up_gpu_locked (self, local_error);
   if (slice != NULL)
-    {
-      double updates = (double) slice->width * slice->height * slice->n_slices
-                       * tomo_scan_get_n_projections (self->scan);
-
-      slice->total_ms = (g_get_monotonic_time () - start) / 1000.0;
-      slice->gups = slice->backproject_ms > 0 ? updates / (slice->backproject_ms * 1e6) : 0;
-    }
+    set_times_locked (self, slice, start);
   g_mutex_unlock (&self->lock);
   if (local_error != NULL)
     g_propagate_error (error, local_error);
@@ -842,13 +858,7 @@ reconstruct_centers_locked (TomoEngine             *self,
         return NULL;
     }
   plane.roi = roi;
-  slice->ref_count = 1;
-  slice->row = request->row;
-  slice->n_slices = n_centers;
-  slice->params = request->params;
-  slice->roi = roi;
-  slice->width = roi.width;
-  slice->height = roi.height;
+  slice_init (slice, request, &roi, n_centers);
   slice->backend = backend->ops->backend;
   slice->kernel = g_strdup ("centers");
 
@@ -888,13 +898,7 @@ tomo_engine_reconstruct_centers (TomoEngine             *self,
                                       &local_error);
   give_up_gpu_locked (self, local_error);
   if (slice != NULL)
-    {
-      double updates = (double) slice->width * slice->height * n_centers
-                       * tomo_scan_get_n_projections (self->scan);
-
-      slice->total_ms = (g_get_monotonic_time () - start) / 1000.0;
-      slice->gups = slice->backproject_ms > 0 ? updates / (slice->backproject_ms * 1e6) : 0;
-    }
+    set_times_locked (self, slice, start);
   g_mutex_unlock (&self->lock);
   if (local_error != NULL)
     g_propagate_error (error, local_error);

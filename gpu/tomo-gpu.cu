@@ -359,13 +359,19 @@ ensure_buffer (void      **ptr,
   res = cudaMalloc (ptr, need);
   if (res != cudaSuccess)
     {
+      guint64 limit = _tomo_gpu_fault_memory_limit ();
+      g_autofree char *cap = limit > 0 && res == cudaErrorMemoryAllocation
+                             ? g_strdup_printf (" (capped at %.1f MiB by TOMO_GPU_MEMORY_LIMIT)",
+                                                limit / 1048576.0)
+                             : g_strdup ("");
+
       *ptr = NULL;
       cudaGetLastError ();
       g_set_error (error, TOMO_GPU_ERROR,
                    res == cudaErrorMemoryAllocation ? TOMO_GPU_ERROR_OUT_OF_MEMORY
                                                     : TOMO_GPU_ERROR_CUDA,
-                   "Cannot allocate %.1f MiB of GPU memory for the %s: %s",
-                   need / 1048576.0, what, cudaGetErrorString (res));
+                   "Cannot allocate %.1f MiB of GPU memory for the %s: %s%s",
+                   need / 1048576.0, what, cudaGetErrorString (res), cap);
       return FALSE;
     }
   *have = need;

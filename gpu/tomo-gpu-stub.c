@@ -157,6 +157,33 @@ tomo_gpu_gl_texture_copy (TomoGpuGlTexture *texture, const float *device_src,
 
 void tomo_gpu_gl_texture_unregister (TomoGpuGlTexture *texture) { }
 
+TomoGpuGlHeadless *
+tomo_gpu_gl_headless_open (guint width, guint height, GError **error)
+{
+  set_not_built (error);
+  return NULL;
+}
+
+int tomo_gpu_gl_headless_get_device (TomoGpuGlHeadless *gl) { return -1; }
+const char *tomo_gpu_gl_headless_get_renderer (TomoGpuGlHeadless *gl) { return NULL; }
+
+gboolean
+tomo_gpu_gl_headless_show (TomoGpuGlHeadless *gl, const float *device_src,
+                           guint width, guint height, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+gboolean
+tomo_gpu_gl_headless_read (TomoGpuGlHeadless *gl, float *host, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+void tomo_gpu_gl_headless_close (TomoGpuGlHeadless *gl) { }
+
 TomoGpuAccumulator *
 tomo_gpu_accumulator_new (int device, guint width, GError **error)
 {

@@ -86,6 +86,24 @@ screenshot (const char *name)
   g_spawn_command_line_sync (cmd, NULL, NULL, NULL, NULL);
 }
 
+/* The spin button under `w` whose range starts at `lower`. */
+static GtkSpinButton *
+find_spin (GtkWidget *w,
+           double     lower)
+{
+  if (GTK_IS_SPIN_BUTTON (w) &&
+      gtk_adjustment_get_lower (gtk_spin_button_get_adjustment (GTK_SPIN_BUTTON (w))) == lower)
+    return GTK_SPIN_BUTTON (w);
+  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkSpinButton *found = find_spin (c, lower);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
 static void
 test_three_views (void)
 {
@@ -113,6 +131,14 @@ test_three_views (void)
   view = TOMO_VOLUME_VIEW (gtk_stack_get_child_by_name (stack, "volume"));
   g_assert_nonnull (view);
   g_assert_cmpstr (gtk_stack_get_visible_child_name (stack), ==, "slice");
+  /* The oblique plane's tilt field shows the tilt the plane is drawn with
+   * (0°), not its range's lower bound. */
+  {
+    GtkSpinButton *tilt = find_spin (GTK_WIDGET (view), -80);
+
+    g_assert_nonnull (tilt);
+    g_assert_cmpfloat (gtk_spin_button_get_value (tilt), ==, 0);
+  }
 
   g_assert_true (open_and_wait (sample));
   /* The centre moves to the background estimate (the sample's axis is at

@@ -620,6 +620,8 @@ tomo_volume_view_init (TomoVolumeView *self)
           self->tilt_spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (-80, 80, 1));
           gtk_spin_button_set_value (self->azimuth_spin, 30);
           self->azimuth = 30;
+          /* new_with_range() starts at the lower bound: show the tilt drawn. */
+          gtk_spin_button_set_value (self->tilt_spin, self->tilt);
           gtk_box_append (GTK_BOX (row), gtk_label_new ("Azimuth °"));
           gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->azimuth_spin));
           gtk_box_append (GTK_BOX (row), gtk_label_new ("Tilt °"));

@@ -25,6 +25,7 @@ typedef enum
   TOMO_RECON_ERROR_INVALID_PARAM, /* centre outside the detector, row out of range, bad ROI… */
   TOMO_RECON_ERROR_BACKEND,       /* backend not available */
   TOMO_RECON_ERROR_CANCELLED,
+  TOMO_RECON_ERROR_DEVICE_FAULT,  /* the GPU failed (launch failure, lost device): the engine went to the CPU */
 } TomoReconError;
 
 GQuark tomo_io_error_quark (void);

@@ -15,10 +15,11 @@ G_BEGIN_DECLS
  * around the warp by shuffles and used 32 times) and `fft` (cuFFT, every
  * shift at once); the overlap sums come from prefix sums either way.
  * `direct` is the one to use: faster for the ranges the centre estimate
- * asks for (H100: 0.010 vs 0.017 ms for 32 pairs × 19 shifts, 0.013 vs
- * 0.019 ms for every shift of 4×-binned rows), and exact over short
- * overlaps, where the FFT's rounding (relative to the whole rows) gives r
- * wrong by ~1e-3 — enough to pick a spurious peak at the detector's end.
+ * asks for (H100: 0.0104 vs 0.0193 ms for 32 pairs × 19 shifts, 0.0156 vs
+ * 0.0221 ms for every shift of 4×-binned rows), and exact over short
+ * overlaps (products summed in double), where the FFT's rounding (relative
+ * to the whole rows) gives r wrong by ~1e-3 — enough to pick a spurious
+ * peak at the detector's end.
  * cuFFT only wins for every shift of full-width rows, which nothing uses. */
 typedef enum
 {

@@ -9,6 +9,7 @@
 #include <cufft.h>
 
 #include "tomo-gpu.h"
+#include "tomo-gpu-fault.h"
 
 gboolean _tomo_gpu_check_cuda  (cudaError_t  res,
                                 const char  *call,
@@ -34,7 +35,16 @@ void     _tomo_gpu_warn_cuda   (cudaError_t  res,
   _tomo_gpu_warn_cuda ((call), #call, __FILE__, __LINE__)
 /* After every kernel launch. */
 #define TOMO_CUDA_CHECK_LAUNCH(what, error) \
-  _tomo_gpu_check_cuda (cudaGetLastError (), what, __FILE__, __LINE__, (error))
+  _tomo_gpu_check_cuda (_tomo_gpu_fault_launch (cudaGetLastError ()), what, __FILE__, __LINE__, (error))
+
+/* Injected launch failures and the device-memory cap (tomo-gpu-fault.h):
+ * every device allocation in gpu/ goes through these. */
+cudaError_t _tomo_gpu_fault_launch (cudaError_t res);
+cudaError_t _tomo_gpu_malloc       (void **ptr, size_t size);
+cudaError_t _tomo_gpu_malloc_pitch (void **ptr, size_t *pitch, size_t width, size_t height);
+#define cudaMalloc(ptr, size) _tomo_gpu_malloc ((void **) (ptr), (size))
+#define cudaMallocPitch(ptr, pitch, width, height) \
+  _tomo_gpu_malloc_pitch ((void **) (ptr), (pitch), (width), (height))
 
 /* Filters n_slices planes of n_proj × width floats already on the device
  * (d_sinos) on `stream`, leaves the result in the context's filtered buffer

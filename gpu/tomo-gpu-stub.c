@@ -93,6 +93,14 @@ tomo_gpu_context_backproject (TomoGpuContext *ctx,
 }
 
 gboolean
+tomo_gpu_context_backproject_centers (TomoGpuContext *ctx, const TomoGpuBackprojectParams *params,
+                                      const double *centers, guint n_centers, GError **error)
+{
+  set_not_built (error);
+  return FALSE;
+}
+
+gboolean
 tomo_gpu_context_stats (TomoGpuContext *ctx, TomoGpuStats *stats, GError **error)
 {
   set_not_built (error);
@@ -168,8 +176,8 @@ int tomo_gpu_gl_headless_get_device (TomoGpuGlHeadless *gl) { return -1; }
 const char *tomo_gpu_gl_headless_get_renderer (TomoGpuGlHeadless *gl) { return NULL; }
 
 gboolean
-tomo_gpu_gl_headless_show (TomoGpuGlHeadless *gl, const float *device_src,
-                           guint width, guint height, GError **error)
+tomo_gpu_gl_headless_show (TomoGpuGlHeadless *gl, const float *device_src, guint width,
+                           guint height, GError **error)
 {
   set_not_built (error);
   return FALSE;

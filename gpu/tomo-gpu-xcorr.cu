@@ -12,11 +12,16 @@
  *   (the window b[x0 + d0 … x0 + d0 + 63]); then for k = 0…31 every lane
  *   takes a[x0 + k] and b[x0 + k + d0 + l] from its neighbours' registers by
  *   __shfl_sync, so each value read from memory is used 32 times.  Values
- *   outside the row are zero, which restricts the sum to the overlap.
+ *   outside the row are zero, which restricts the sum to the overlap.  The
+ *   products (exact in double) are summed in double: over an overlap far
+ *   from the row's mean (air at the detector's end) Σab and Σa·Σb/m are
+ *   nearly equal, and a float sum's rounding there gave |r| ≫ 1, a false
+ *   coarse peak and a lost pair.
  * fft: rows zero-padded to P ≥ 2·width, batched R2C, conj(A)·B, C2R: every
  *   shift at once; the range asked for is then read out of it.
  * finish: one thread per (pair, shift): Pearson's r from the sum of
- *   products and the prefix sums over the overlap.
+ *   products and the prefix sums over the overlap; −2 where the overlap's
+ *   variance is below the prefix sums' rounding.
  */
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
@@ -34,7 +39,7 @@ struct _TomoGpuXcorr
   guint         max_width, max_pairs, max_fft;
   float        *d_rows;   /* 2·max_pairs × max_width: a rows, then b rows */
   double       *d_prefix; /* 2·max_pairs × 2 × (max_width + 1) */
-  float        *d_sab;    /* max_pairs × (2·max_width) */
+  double       *d_sab;    /* max_pairs × (2·max_width) */
   float        *d_out;
   float        *d_pad;    /* 2·max_pairs × max_fft */
   cufftComplex *d_spec;   /* 2·max_pairs × (max_fft/2 + 1) */
@@ -103,17 +108,17 @@ prepare_kernel (float  *rows,
 __global__ static void
 direct_kernel (const float *a_rows,
                const float *b_rows,
-               float       *sab,
+               double      *sab,
                int          width,
                int          d_lo,
                int          n_shifts)
 {
-  __shared__ float partial[XC_WARPS][32];
+  __shared__ double partial[XC_WARPS][32];
   const float *a = a_rows + (size_t) blockIdx.y * width;
   const float *b = b_rows + (size_t) blockIdx.y * width;
   int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   int d0 = d_lo + blockIdx.x * 32;
-  float acc = 0.0f;
+  double acc = 0.0;
 
   for (int x0 = warp * 32; x0 < width; x0 += 32 * XC_WARPS)
     {
@@ -129,14 +134,14 @@ direct_kernel (const float *a_rows,
           int src = (k + lane) & 31;
           float lo = __shfl_sync (0xffffffffu, b0, src);
           float hi = __shfl_sync (0xffffffffu, b1, src);
-          acc = fmaf (ak, k + lane < 32 ? lo : hi, acc);
+          acc += (double) ak * (double) (k + lane < 32 ? lo : hi);
         }
     }
   partial[warp][lane] = acc;
   __syncthreads ();
   if (warp == 0)
     {
-      float s = 0.0f;
+      double s = 0.0;
       for (int w = 0; w < XC_WARPS; w++)
         s += partial[w][lane];
       if (blockIdx.x * 32 + lane < n_shifts)
@@ -176,7 +181,7 @@ cross_kernel (cufftComplex *spec,
 
 __global__ static void
 gather_kernel (const float *corr,
-               float       *sab,
+               double      *sab,
                int          size,
                int          d_lo,
                int          n_shifts)
@@ -190,7 +195,7 @@ gather_kernel (const float *corr,
 
 __global__ static void
 finish_kernel (const double *prefix,
-               const float  *sab,
+               const double *sab,
                float        *out,
                int           n_pairs,
                int           width,
@@ -221,8 +226,11 @@ finish_kernel (const double *prefix,
   sbb = pb2[x1 + d] - pb2[x0 + d];
   va = saa - sa * sa / m;
   vb = sbb - sb * sb / m;
+  /* Flat: no variance above the prefix sums' rounding, which is relative
+   * to the whole row's energy (the CPU, summing each overlap afresh, finds
+   * exactly 0 for a constant stretch such as air). */
   out[(size_t) p * n_shifts + i] =
-    va <= 1e-20 || vb <= 1e-20 ? -2.0f
+    va <= 1e-20 || vb <= 1e-20 || va <= 1e-10 * pa2[width] || vb <= 1e-10 * pb2[width] ? -2.0f
                                : (float) ((sab[(size_t) p * n_shifts + i] - sa * sb / m) / sqrt (va * vb));
 }
 
@@ -294,7 +302,7 @@ tomo_gpu_xcorr_new (int      device,
       || !TOMO_CUDA_CHECK (cudaEventCreate (&xc->stop), error)
       || !TOMO_CUDA_CHECK (cudaMalloc (&xc->d_rows, rows * max_width * sizeof (float)), error)
       || !TOMO_CUDA_CHECK (cudaMalloc (&xc->d_prefix, rows * 2 * (max_width + 1) * sizeof (double)), error)
-      || !TOMO_CUDA_CHECK (cudaMalloc (&xc->d_sab, (gsize) max_pairs * 2 * max_width * sizeof (float)), error)
+      || !TOMO_CUDA_CHECK (cudaMalloc (&xc->d_sab, (gsize) max_pairs * 2 * max_width * sizeof (double)), error)
       || !TOMO_CUDA_CHECK (cudaMalloc (&xc->d_out, (gsize) max_pairs * 2 * max_width * sizeof (float)), error)
       || !TOMO_CUDA_CHECK (cudaMalloc (&xc->d_pad, rows * xc->max_fft * sizeof (float)), error)
       || !TOMO_CUDA_CHECK (cudaMalloc (&xc->d_spec, rows * (xc->max_fft / 2 + 1) * sizeof (cufftComplex)), error))

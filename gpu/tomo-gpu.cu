@@ -39,7 +39,10 @@ _tomo_gpu_check_cuda (cudaError_t  res,
                       GError     **error)
 {
   int code;
+  guint64 limit;
 
+  if (_tomo_gpu_fault_hit (TOMO_GPU_FAULT_POINT_CALL))
+    res = cudaErrorDevicesUnavailable;
   if (G_LIKELY (res == cudaSuccess))
     return TRUE;
 
@@ -47,6 +50,28 @@ _tomo_gpu_check_cuda (cudaError_t  res,
     {
     case cudaErrorMemoryAllocation:
       code = TOMO_GPU_ERROR_OUT_OF_MEMORY;
+      limit = _tomo_gpu_fault_memory_limit ();
+      if (limit > 0)
+        {
+          g_autofree char *cap = g_format_size_full (limit, G_FORMAT_SIZE_IEC_UNITS);
+
+          cudaGetLastError ();
+          g_set_error (error, TOMO_GPU_ERROR, code,
+                       "%s failed: out of device memory (capped at %s by TOMO_GPU_MEMORY_LIMIT) at %s:%d",
+                       call, cap, file, line);
+          return FALSE;
+        }
+      break;
+    /* Sticky errors: the context is gone until the process ends. */
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorLaunchFailure:
+    case cudaErrorIllegalAddress:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidPc:
+      code = TOMO_GPU_ERROR_DEVICE_FAULT;
       break;
     case cudaErrorNoDevice:
     case cudaErrorInsufficientDriver:
@@ -105,6 +130,68 @@ _tomo_gpu_check_cufft (cufftResult  res,
   return FALSE;
 }
 
+cudaError_t
+_tomo_gpu_fault_launch (cudaError_t res)
+{
+  return res == cudaSuccess && _tomo_gpu_fault_hit (TOMO_GPU_FAULT_POINT_LAUNCH)
+         ? cudaErrorLaunchFailure : res;
+}
+
+/* Device allocations pass here (tomo-gpu-private.h): an injected failure,
+ * or the cap of TOMO_GPU_MEMORY_LIMIT on what this process added to the
+ * device's use since its first allocation there. */
+static cudaError_t
+fault_check_alloc (size_t size)
+{
+  guint64 limit;
+  size_t free_b, total_b;
+  int device = 0;
+
+  if (_tomo_gpu_fault_hit (TOMO_GPU_FAULT_POINT_ALLOC))
+    return _tomo_gpu_fault_is_lost () ? cudaErrorDevicesUnavailable : cudaErrorMemoryAllocation;
+  limit = _tomo_gpu_fault_memory_limit ();
+  if (limit == 0)
+    return cudaSuccess;
+  if (cudaGetDevice (&device) != cudaSuccess || cudaMemGetInfo (&free_b, &total_b) != cudaSuccess)
+    {
+      cudaGetLastError ();
+      return cudaErrorMemoryAllocation;
+    }
+  if ((guint64) (total_b - free_b) - _tomo_gpu_fault_baseline (device, total_b - free_b) + size > limit)
+    return cudaErrorMemoryAllocation;
+  return cudaSuccess;
+}
+
+cudaError_t
+_tomo_gpu_malloc (void  **ptr,
+                  size_t  size)
+{
+  cudaError_t res = fault_check_alloc (size);
+
+  if (res != cudaSuccess)
+    {
+      *ptr = NULL;
+      return res;
+    }
+  return (cudaMalloc) (ptr, size);
+}
+
+cudaError_t
+_tomo_gpu_malloc_pitch (void  **ptr,
+                        size_t *pitch,
+                        size_t  width,
+                        size_t  height)
+{
+  cudaError_t res = fault_check_alloc (width * height);
+
+  if (res != cudaSuccess)
+    {
+      *ptr = NULL;
+      return res;
+    }
+  return (cudaMallocPitch) (ptr, pitch, width, height);
+}
+
 void
 _tomo_gpu_warn_cuda (cudaError_t  res,
                      const char  *call,
@@ -126,6 +213,8 @@ tomo_gpu_get_n_devices (void)
 {
   int n = 0;
 
+  if (_tomo_gpu_fault_is_lost ())
+    return 0;
   if (cudaGetDeviceCount (&n) != cudaSuccess)
     {
       cudaGetLastError ();
@@ -208,6 +297,7 @@ struct _TomoGpuContext
   TomoBp *bp;
 
   guint width, n_proj;
+  double *angles;           /* of the geometry, for the sweep's back projector */
 
   guint padded;
   int pad_mode;
@@ -233,6 +323,14 @@ struct _TomoGpuContext
   float *d_out;
   size_t d_out_size;
   guint out_slices, out_width, out_height;
+
+  /* backproject_centers: 4 shifted copies of the sinogram, their own back
+   * projector (the main one keeps the loaded sinograms) and its 4 planes. */
+  TomoBp *sweep_bp;
+  float *d_shifted;
+  size_t d_shifted_size;
+  float *d_lanes;
+  size_t d_lanes_size;
 
   TomoGpuKernel last_kernel;
   double filter_ms, bp_ms;
@@ -399,6 +497,10 @@ tomo_gpu_context_free (TomoGpuContext *ctx)
   if (ctx->stream)
     TOMO_CUDA_WARN (cudaStreamSynchronize (ctx->stream));
   g_clear_pointer (&ctx->bp, tomo_bp_free);
+  g_clear_pointer (&ctx->sweep_bp, tomo_bp_free);
+  free_buffer ((void **) &ctx->d_shifted, &ctx->d_shifted_size);
+  free_buffer ((void **) &ctx->d_lanes, &ctx->d_lanes_size);
+  g_clear_pointer (&ctx->angles, g_free);
   destroy_plans (ctx);
   free_buffer ((void **) &ctx->d_response, &ctx->d_response_size);
   free_buffer ((void **) &ctx->d_sino, &ctx->d_sino_size);
@@ -456,8 +558,11 @@ tomo_gpu_context_set_geometry (TomoGpuContext *ctx,
   ctx->loaded_slices = 0;
   ctx->width = 0;
   ctx->n_proj = 0;
+  g_clear_pointer (&ctx->sweep_bp, tomo_bp_free);
+  g_clear_pointer (&ctx->angles, g_free);
   if (!tomo_bp_set_geometry (ctx->bp, width, n_proj, angles, error))
     return FALSE;
+  ctx->angles = (double *) g_memdup2 (angles, sizeof (double) * n_proj);
   ctx->width = width;
   ctx->n_proj = n_proj;
   return TRUE;
@@ -1032,6 +1137,215 @@ tomo_gpu_context_backproject (TomoGpuContext                 *ctx,
   if (TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, ctx->ev_bp[0], ctx->ev_bp[1]), NULL))
     ctx->bp_ms = ms;
   ctx->out_slices = ctx->loaded_slices;
+  ctx->out_width = roi.width;
+  ctx->out_height = roi.height;
+  return TRUE;
+}
+
+/* ---- several centres -------------------------------------------------- */
+
+#define LANES 4
+
+/* out[k] = in shifted left by shift[k] columns (zero where it runs off the
+ * detector, as the textures' border reads), k < 4. */
+__global__ static void
+shift_lanes_kernel (const float *__restrict__ in,
+                    float *__restrict__       out,
+                    unsigned                  width,
+                    unsigned                  n_proj,
+                    int4                      shift)
+{
+  const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+  const size_t plane = (size_t) width * n_proj;
+  const int s[LANES] = { shift.x, shift.y, shift.z, shift.w };
+
+  if (x >= width)
+    return;
+  for (unsigned p = blockIdx.y; p < n_proj; p += gridDim.y)
+    {
+      const float *row = in + (size_t) p * width;
+
+#pragma unroll
+      for (int k = 0; k < LANES; k++)
+        {
+          int sx = (int) x + s[k];
+
+          out[k * plane + (size_t) p * width + x] = sx >= 0 && sx < (int) width ? row[sx] : 0.0f;
+        }
+    }
+}
+
+/* The candidates not yet taken, from `first` on, whose centres differ from
+ * centers[first] by whole pixels (at most 4, into members; their number):
+ * lane k back projects at centers[first] from the sinogram shifted by
+ * round(centers[k] − centers[first]). */
+static guint
+centers_group (const double *centers,
+               guint         n,
+               gboolean     *taken,
+               guint         first,
+               guint        *members)
+{
+  guint m = 0;
+
+  for (guint j = first; j < n && m < LANES; j++)
+    {
+      double d = centers[j] - centers[first];
+
+      if (!taken[j] && fabs (d - nearbyint (d)) < 1e-6)
+        members[m++] = j;
+    }
+  return m;
+}
+
+static gboolean
+ensure_sweep_bp (TomoGpuContext *ctx,
+                 GError        **error)
+{
+  if (ctx->sweep_bp != NULL)
+    return TRUE;
+  ctx->sweep_bp = tomo_bp_new (ctx->device, error);
+  if (ctx->sweep_bp == NULL)
+    return FALSE;
+  if (!tomo_bp_set_geometry (ctx->sweep_bp, ctx->width, ctx->n_proj, ctx->angles, error))
+    {
+      g_clear_pointer (&ctx->sweep_bp, tomo_bp_free);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* One group of 3 or 4 candidates in one 4-slice launch, each plane copied
+ * to its candidate's place in the output. */
+static gboolean
+backproject_lanes (TomoGpuContext                 *ctx,
+                   const TomoGpuBackprojectParams *params,
+                   const double                   *centers,
+                   const guint                    *members,
+                   guint                           m,
+                   size_t                          out_plane,
+                   TomoGpuKernel                  *used,
+                   GError                        **error)
+{
+  TomoGpuBackprojectParams p = *params;
+  int s[LANES];
+  const unsigned block = 256;
+  const size_t plane = (size_t) ctx->width * ctx->n_proj;
+
+  for (guint k = 0; k < LANES; k++)
+    s[k] = (int) nearbyint (centers[members[MIN (k, m - 1)]] - centers[members[0]]);
+  if (!ensure_buffer ((void **) &ctx->d_shifted, &ctx->d_shifted_size,
+                      LANES * plane * sizeof (float), "shifted sinograms", error) ||
+      !ensure_buffer ((void **) &ctx->d_lanes, &ctx->d_lanes_size,
+                      LANES * out_plane * sizeof (float), "candidate slices", error) ||
+      !ensure_sweep_bp (ctx, error))
+    return FALSE;
+  shift_lanes_kernel<<<rows_grid (ctx->width, ctx->n_proj, block), block, 0, ctx->stream>>> (
+    ctx->d_filtered, ctx->d_shifted, ctx->width, ctx->n_proj, make_int4 (s[0], s[1], s[2], s[3]));
+  if (!TOMO_CUDA_CHECK_LAUNCH ("shift_lanes_kernel", error) ||
+      !tomo_bp_set_sinograms (ctx->sweep_bp, ctx->d_shifted, LANES, ctx->stream, error))
+    return FALSE;
+  p.center = centers[members[0]];
+  if (!tomo_bp_run (ctx->sweep_bp, &p, ctx->d_lanes, ctx->stream, used, error))
+    return FALSE;
+  for (guint k = 0; k < m; k++)
+    if (!TOMO_CUDA_CHECK (cudaMemcpyAsync (ctx->d_out + members[k] * out_plane,
+                                           ctx->d_lanes + k * out_plane,
+                                           out_plane * sizeof (float), cudaMemcpyDeviceToDevice,
+                                           ctx->stream), error))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+tomo_gpu_context_backproject_centers (TomoGpuContext                 *ctx,
+                                      const TomoGpuBackprojectParams *params,
+                                      const double                   *centers,
+                                      guint                           n_centers,
+                                      GError                        **error)
+{
+  TomoGpuBackprojectParams p;
+  TomoGpuKernel lanes_kernel, used = TOMO_GPU_KERNEL_AUTO;
+  g_autofree gboolean *taken = NULL;
+  TomoGpuRoi roi;
+  size_t out_plane;
+  float ms = 0.0f;
+
+  g_return_val_if_fail (ctx != NULL, FALSE);
+  g_return_val_if_fail (params != NULL, FALSE);
+
+  if (ctx->loaded_slices != 1)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Back projection at several centres needs one loaded sinogram (%u loaded)",
+                   ctx->loaded_slices);
+      return FALSE;
+    }
+  if (centers == NULL || n_centers == 0 || n_centers > TOMO_GPU_MAX_CENTERS)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Back projection at %u centres: 1 to %u are possible", centers ? n_centers : 0,
+                   TOMO_GPU_MAX_CENTERS);
+      return FALSE;
+    }
+  p = *params;
+  for (guint i = 0; i < n_centers; i++)
+    {
+      p.center = centers[i];
+      if (!tomo_gpu_backproject_params_check (&p, ctx->width, &roi, error))
+        return FALSE;
+    }
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error))
+    return FALSE;
+  out_plane = (size_t) roi.width * roi.height;
+  ctx->out_slices = 0;
+  if (!ensure_buffer ((void **) &ctx->d_out, &ctx->d_out_size, n_centers * out_plane * sizeof (float),
+                      "candidate slices", error))
+    return FALSE;
+  lanes_kernel = params->kernel;
+  if (lanes_kernel == TOMO_GPU_KERNEL_AUTO)
+    lanes_kernel = _tomo_gpu_context_resolve_kernel (ctx, LANES, params->interp, roi.width);
+  p = *params;
+  p.kernel = lanes_kernel;
+
+  taken = g_new0 (gboolean, n_centers);
+  if (!TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_bp[0], ctx->stream), error))
+    return FALSE;
+  for (guint i = 0; i < n_centers; i++)
+    {
+      guint members[LANES];
+      guint m;
+
+      if (taken[i])
+        continue;
+      m = centers_group (centers, n_centers, taken, i, members);
+      /* Two alone cost less than one 4-slice launch. */
+      if (m >= 3 && tomo_bp_supports (lanes_kernel, LANES, params->interp))
+        {
+          if (!backproject_lanes (ctx, &p, centers, members, m, out_plane, &used, error))
+            return FALSE;
+          for (guint k = 0; k < m; k++)
+            taken[members[k]] = TRUE;
+        }
+      else
+        {
+          TomoGpuBackprojectParams one = *params;
+
+          one.center = centers[i];
+          if (!_tomo_gpu_context_backproject_to (ctx, &one, ctx->d_out + i * out_plane, ctx->stream,
+                                                 error))
+            return FALSE;
+          used = ctx->last_kernel;
+          taken[i] = TRUE;
+        }
+    }
+  if (!TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_bp[1], ctx->stream), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error))
+    return FALSE;
+  if (TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, ctx->ev_bp[0], ctx->ev_bp[1]), NULL))
+    ctx->bp_ms = ms;
+  ctx->last_kernel = used;
+  ctx->out_slices = n_centers;
   ctx->out_width = roi.width;
   ctx->out_height = roi.height;
   return TRUE;

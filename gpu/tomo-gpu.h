@@ -26,9 +26,23 @@ typedef enum
   TOMO_GPU_ERROR_OUT_OF_MEMORY, /* device or pinned memory exhausted */
   TOMO_GPU_ERROR_INVALID,       /* bad argument (size, mode, kernel for mode…) */
   TOMO_GPU_ERROR_INTEROP,       /* CUDA–OpenGL interop unavailable or failed */
+  TOMO_GPU_ERROR_DEVICE_FAULT,  /* a launch failed or the device was lost */
 } TomoGpuError;
 
 GQuark tomo_gpu_error_quark (void);
+
+/* Fault injection and a device-memory cap, to exercise the error paths.
+ * `spec`: NULL or "" (none), "alloc[:N]" (the N-th device allocation
+ * fails as out of memory, once), "launch[:N]" (the N-th kernel launch
+ * fails, once) or "lost[:N]" (from the N-th checked CUDA call on, every
+ * call fails as a lost device and no device is counted).  N defaults to 1.
+ * memory_limit: bytes of device memory tomolive may allocate per device
+ * beyond what was in use at its first allocation there; 0 for no cap.
+ * Read from TOMO_GPU_FAIL and TOMO_GPU_MEMORY_LIMIT on first use unless set
+ * here first; counters start again at each call. */
+gboolean tomo_gpu_fault_configure (const char *spec,
+                                   guint64     memory_limit,
+                                   GError    **error);
 
 /* Back-projection kernels (Chilingaryan et al.). */
 typedef enum
@@ -119,6 +133,18 @@ gboolean tomo_gpu_backproject_params_check (const TomoGpuBackprojectParams *para
 gboolean     tomo_gpu_context_backproject (TomoGpuContext                 *ctx,
                                            const TomoGpuBackprojectParams *params,
                                            GError                        **error);
+/* The one loaded sinogram back projected at each of `centers` (params->center
+ * is not used) into the output: n_centers planes, in the order of `centers`.
+ * Candidates whose centres differ by whole pixels share 4-slice launches on
+ * copies of the sinogram shifted by those pixels (linear: the 4-slice path's
+ * half-precision texture); inside the field of view of every candidate the
+ * planes equal one back projection per centre within that path's accuracy. */
+#define TOMO_GPU_MAX_CENTERS 256
+gboolean     tomo_gpu_context_backproject_centers (TomoGpuContext                 *ctx,
+                                                   const TomoGpuBackprojectParams *params,
+                                                   const double                   *centers,
+                                                   guint                           n_centers,
+                                                   GError                        **error);
 /* Device pointer of the output (valid until the next backproject). */
 const float *tomo_gpu_context_get_output  (TomoGpuContext *ctx);
 /* The kernel that actually ran in the last backproject (auto resolved). */

@@ -2,8 +2,11 @@
 # Runs everything that needs a CUDA device, directly from a build directory
 # (the GPU machine's meson may not read a build dir made elsewhere):
 # the gpu suite and the GPU paths of the unit tests, compute-sanitizer
-# memcheck and racecheck, and `tomolive bench`.  Logs go to OUT.
-#   tests/run-on-gpu.sh BUILD_DIR OUT_DIR [--quick]
+# memcheck, racecheck, initcheck and synccheck, and `tomolive bench`.
+# Logs go to OUT.
+#   tests/run-on-gpu.sh BUILD_DIR OUT_DIR [--quick | --faults]
+# --faults: only the device-fault tests and the initcheck / synccheck pass
+# (a few minutes).
 set -u
 B=${1:?build dir}
 OUT=${2:?output dir}
@@ -22,8 +25,46 @@ if [ ! -f "$TOMO_SAMPLE_SCAN" ]; then
 fi
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.draw,temperature.gpu --format=csv >"$OUT/gpu.csv" 2>&1
+CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+
+# initcheck (device memory read before it was written) and synccheck
+# (barriers in divergent code, bad __syncwarp masks) on each kernel family
+# and every other GPU test; the fault tests under memcheck too, since their
+# error paths free what the failed setup had allocated.
+# SAN_TIMEOUT: seconds per sanitizer run (default 120; rc 124 when cut).
+extra_sanitizers () {
+  local T=${SAN_TIMEOUT:-120}
+  [ -x "$CS" ] || { echo "compute-sanitizer: not found"; return; }
+  for tool in initcheck synccheck; do
+    for t in test-gpu test-gpu-plane test-gpu-fault; do
+      timeout "$T" "$CS" --tool $tool --report-api-errors no "$B/tests/$t" >"$OUT/$tool-$t.log" 2>&1
+      echo "$tool $t: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/$tool-$t.log" | tail -1)"
+    done
+    bp_cases=()
+    for k in standard texture alu hybrid; do
+      bp_cases+=(-p /tomo/gpu/bp/$k/linear-1slice/w1001-p37-roi -p /tomo/gpu/bp/$k/nearest-2slice/w257-p7
+                 -p /tomo/gpu/bp/$k/linear-2slice/phantom-w255-p90)
+    done
+    timeout "$T" "$CS" --tool $tool --report-api-errors no "$B/tests/test-gpu-bp" "${bp_cases[@]}" \
+      >"$OUT/$tool-bp.log" 2>&1
+    echo "$tool bp (4 kernels × 3 cases): rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/$tool-bp.log" | tail -1)"
+    timeout "$T" "$CS" --tool $tool --report-api-errors no "$B/tests/test-live-accumulate" -p /tomo/live/accumulate/gpu \
+      >"$OUT/$tool-live-accumulate.log" 2>&1
+    echo "$tool live accumulate: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/$tool-live-accumulate.log" | tail -1)"
+  done
+  timeout "$T" "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-gpu-fault" \
+    >"$OUT/memcheck-gpu-fault.log" 2>&1
+  echo "memcheck test-gpu-fault: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-gpu-fault.log" | tail -1)"
+}
+
+if [ "$QUICK" = "--faults" ]; then
+  "$B/tests/test-gpu-fault" --tap >"$OUT/test-gpu-fault.tap" 2>&1
+  echo "test-gpu-fault: rc=$? $(grep -c '^ok' "$OUT/test-gpu-fault.tap") ok, $(grep -c '^not ok' "$OUT/test-gpu-fault.tap") not ok, $(grep -c 'SKIP' "$OUT/test-gpu-fault.tap") skipped"
+  extra_sanitizers
+  exit 0
+fi
 passed=0; failed=0; skipped=0
-for t in test-gpu test-gpu-bp test-gpu-plane test-gpu-center test-plane test-gpu-gl test-backend test-engine test-volume-export test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-center test-hardening test-live-accumulate test-live test-live-parse; do
+for t in test-gpu test-gpu-bp test-gpu-plane test-gpu-center test-gpu-fault test-gpu-preprocess test-plane test-gpu-gl test-backend test-backend-store test-engine test-volume-export test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-center test-geometry test-hardening test-hdf5-faults test-live-accumulate test-live test-live-parse; do
   [ -x "$B/tests/$t" ] || continue
   start=$(date +%s%N)
   "$B/tests/$t" --tap >"$OUT/$t.tap" 2>&1
@@ -38,7 +79,6 @@ done
 echo "$passed passed, $failed failed, $skipped skipped"
 grep -h "GPU .* vs CPU\|rel L2" "$OUT"/test-engine.tap | head -20
 
-CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$CS" ]; then
   # The out-of-memory test fails cudaMalloc on purpose: API errors are not memory errors.
   "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-gpu" >"$OUT/memcheck-gpu.log" 2>&1
@@ -60,12 +100,16 @@ if [ -x "$CS" ]; then
     "$CS" --tool racecheck "$B/tests/test-gpu-plane" -p /tomo/gpu/store/planes-half >"$OUT/racecheck-plane.log" 2>&1
     echo "racecheck test-gpu-plane: $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck-plane.log" | tail -1)"
   fi
+  "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-backend-store" \
+    -p /tomo/backend-store/gpu >"$OUT/memcheck-backend-store.log" 2>&1
+  echo "memcheck test-backend-store gpu: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-backend-store.log" | tail -1)"
   "$CS" --tool memcheck --report-api-errors no "$B/tests/test-live-accumulate" -p /tomo/live/accumulate/gpu \
     >"$OUT/memcheck-live-accumulate.log" 2>&1
   echo "memcheck live accumulate: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-live-accumulate.log" | tail -1)"
   "$CS" --tool memcheck --report-api-errors no "$B/tests/test-engine" >"$OUT/memcheck-engine.log" 2>&1
   echo "memcheck test-engine: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-engine.log" | tail -1)"
 fi
+extra_sanitizers
 
 [ "$QUICK" = "--quick" ] && exit 0
 "$B/tomolive" bench --sizes 1024,2048,4096 --volume 2048 --tune --runs 20 \

@@ -14,6 +14,7 @@
 
 #include <glib/gstdio.h>
 
+#include "tomo-backend.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-fbp.h"
@@ -428,6 +429,86 @@ test_kernel_names (void)
   g_assert_nonnull (strstr (error->message, "“warp”"));
 }
 
+/* The centre sweep op against the CPU reference at each centre: candidates
+ * 0.5 px apart (two groups that differ by whole pixels, which the GPU packs
+ * four to a launch, the last one padded) and one alone.  Compared inside
+ * the disc every candidate's detector covers; the CPU loop exactly, the GPU
+ * within the 4-slice path's half-precision tolerance (test-gpu-bp: 1e-2). */
+static void
+test_centers (gconstpointer data)
+{
+  const TestData *td = data;
+  const double centers[] = { AXIS - 1.5, AXIS - 1.0, AXIS - 0.5, AXIS, AXIS + 0.5, AXIS + 1.0,
+                             AXIS + 1.5, AXIS + 0.3 };
+  const guint n = G_N_ELEMENTS (centers), row = 3;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) scan = NULL;
+  g_autofree float *images = NULL, *ref = NULL;
+  TomoBackendImpl *impl;
+  TomoBackendSetup setup = { 0 };
+  TomoBackendPlane plane = { 0 };
+  SliceCase c = { "centre", row, 1, AXIS, TOMO_INTERP_LINEAR, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE };
+  const gsize px = (gsize) WIDTH * WIDTH;
+  double filter_ms, ms = -1, radius = INFINITY;
+
+  if (td->backend == TOMO_BACKEND_GPU && !have_gpu)
+    {
+      g_test_skip ("no CUDA device: the GPU backend is tested on the GPU machine");
+      return;
+    }
+  scan = tomo_test_open_scan (scan_path);
+  impl = td->backend == TOMO_BACKEND_GPU ? tomo_backend_gpu_new (&error) : tomo_backend_cpu_new ();
+  g_assert_no_error (error);
+  g_assert_nonnull (impl->ops->backproject_centers);
+  setup.width = WIDTH;
+  setup.n_proj = N_PROJ;
+  setup.angles = tomo_scan_get_angles (scan);
+  setup.filter = c.filter;
+  setup.pad = c.pad;
+  setup.n_threads = 1;
+  g_assert_true (impl->ops->configure (impl, &setup, &error));
+  g_assert_true (impl->ops->load_rows (impl, scan, row, 1, NULL, NULL, &error));
+  g_assert_true (impl->ops->filter (impl, &filter_ms, &error));
+  g_assert_no_error (error);
+  plane.interp = TOMO_INTERP_LINEAR;
+  plane.roi = (TomoRoi) { 0, 0, WIDTH, WIDTH };
+  images = g_new (float, n * px);
+  g_assert_true (impl->ops->backproject_centers (impl, &plane, centers, n, images, &ms, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (ms, >=, 0);
+
+  for (guint i = 0; i < n; i++)
+    radius = MIN (radius, MIN (centers[i], WIDTH - 1 - centers[i]) - 1.0);
+  for (guint i = 0; i < n; i++)
+    {
+      double err2 = 0, ref2 = 0, max_diff = 0;
+
+      c.center = centers[i];
+      g_free (ref);
+      ref = reference (scan, &c);
+      for (guint y = 0; y < WIDTH; y++)
+        for (guint x = 0; x < WIDTH; x++)
+          {
+            double dx = x - (WIDTH - 1) / 2.0, dy = y - (WIDTH - 1) / 2.0;
+            double d = images[i * px + (gsize) y * WIDTH + x] - ref[(gsize) y * WIDTH + x];
+
+            if (dx * dx + dy * dy > radius * radius)
+              continue;
+            err2 += d * d;
+            ref2 += (double) ref[(gsize) y * WIDTH + x] * ref[(gsize) y * WIDTH + x];
+            max_diff = MAX (max_diff, fabs (d));
+          }
+      g_test_message ("centre %.2f: relative L2 error %.3g inside r = %.1f", centers[i],
+                      sqrt (err2 / ref2), radius);
+      g_assert_cmpfloat (ref2, >, 0);
+      if (td->backend == TOMO_BACKEND_CPU)
+        g_assert_cmpfloat (max_diff, ==, 0);
+      else
+        g_assert_cmpfloat (sqrt (err2 / ref2), <=, 1e-2);
+    }
+  tomo_backend_free (impl);
+}
+
 static void
 add_case (GPtrArray     *keep,
           TomoBackend    backend,
@@ -459,6 +540,7 @@ add_tests (GPtrArray *keep)
       for (guint i = 0; i < G_N_ELEMENTS (bad_cases); i++)
         add_case (keep, backends[b], &bad_cases[i], "bad", bad_cases[i].name, test_bad_case);
       add_case (keep, backends[b], NULL, "volume", NULL, test_volume);
+      add_case (keep, backends[b], NULL, "centers", NULL, test_centers);
     }
   g_test_add_func ("/tomo/backend/kernel-names", test_kernel_names);
 }

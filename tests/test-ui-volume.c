@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include <gtk/gtk.h>
+#include <gdk/x11/gdkx.h>
 
 #include "tomo-volume-view.h"
 #include "ui-test-common.h"
@@ -36,6 +37,19 @@ wait_updates (TomoVolumeView *view,
   for (guint i = 0; i < 20; i++)
     g_main_context_iteration (NULL, FALSE);
   return tomo_volume_view_get_n_updates (view) >= n;
+}
+
+/* Iterates the main context until the 3D pane has drawn `n` frames. */
+static gboolean
+wait_frames (TomoVolume3d *v3d,
+             guint         n,
+             guint         timeout_s)
+{
+  gint64 end = g_get_monotonic_time () + timeout_s * G_USEC_PER_SEC;
+
+  while (tomo_volume_3d_get_n_frames (v3d) < n && g_get_monotonic_time () < end)
+    g_main_context_iteration (NULL, FALSE) || (g_usleep (2000), TRUE);
+  return tomo_volume_3d_get_n_frames (v3d) >= n;
 }
 
 static float *
@@ -86,22 +100,96 @@ screenshot (const char *name)
   g_spawn_command_line_sync (cmd, NULL, NULL, NULL, NULL);
 }
 
-/* The spin button under `w` whose range starts at `lower`. */
-static GtkSpinButton *
-find_spin (GtkWidget *w,
-           double     lower)
+/* Real pointer events (xdotool under Xvfb): a drag in the XY pane moves
+ * the cross-hair along the way and XZ/YZ follow; the XY pane is not
+ * recomputed (its plane did not move). */
+static void
+drag_in_xy (TomoVolumeView *view)
 {
-  if (GTK_IS_SPIN_BUTTON (w) &&
-      gtk_adjustment_get_lower (gtk_spin_button_get_adjustment (GTK_SPIN_BUTTON (w))) == lower)
-    return GTK_SPIN_BUTTON (w);
-  for (GtkWidget *c = gtk_widget_get_first_child (w); c != NULL; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkSpinButton *found = find_spin (c, lower);
+  g_autofree char *xdotool = g_find_program_in_path ("xdotool");
+  GtkWidget *pane = GTK_WIDGET (tomo_volume_view_get_pane (view, TOMO_VOLUME_VIEW_XY));
+  GdkSurface *surface = gtk_native_get_surface (GTK_NATIVE (window));
+  g_autofree float *xz0 = NULL, *yz0 = NULL, *xz1 = NULL, *yz1 = NULL;
+  TomoSlice *xy_before;
+  double ix0, iy0, z0, ix, iy, z, nx, ny;
+  guint xw, xh, yw, yh, n;
+  graphene_point_t p;
 
-      if (found != NULL)
-        return found;
+  if (xdotool == NULL || !GDK_IS_X11_DISPLAY (gdk_display_get_default ()))
+    {
+      g_test_message ("drag not tested: needs xdotool and an X11 display");
+      return;
     }
-  return NULL;
+  xz0 = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+  yz0 = pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
+  xy_before = tomo_slice_view_get_slice (TOMO_SLICE_VIEW (pane));
+  tomo_volume_view_get_position (view, &ix0, &iy0, &z0);
+  n = tomo_volume_view_get_n_updates (view);
+  gtk_native_get_surface_transform (GTK_NATIVE (window), &nx, &ny);
+  /* From 30 % to 70 % of the pane, in 8 steps, button held. */
+  for (guint step = 0; step <= 8; step++)
+    {
+      double f = 0.3 + 0.05 * step;
+      g_autofree char *cmd = NULL;
+      int status = 1;
+
+      g_assert_true (gtk_widget_compute_point (pane, GTK_WIDGET (window),
+                                               &GRAPHENE_POINT_INIT (gtk_widget_get_width (pane) * f,
+                                                                     gtk_widget_get_height (pane) * f),
+                                               &p));
+      cmd = g_strdup_printf ("%s mousemove --window %lu --sync %d %d%s", xdotool,
+                             (gulong) gdk_x11_surface_get_xid (surface), (int) (p.x + nx),
+                             (int) (p.y + ny), step == 0 ? " mousedown 1"
+                             : step == 8 ? " mouseup 1" : "");
+      g_assert_true (g_spawn_command_line_sync (cmd, NULL, NULL, &status, NULL));
+      g_assert_cmpint (status, ==, 0);
+      for (guint i = 0; i < 50; i++)
+        g_main_context_iteration (NULL, FALSE);
+      g_usleep (20000);
+      if (step == 4)
+        {
+          /* Mid-drag: the cross-hair is already on its way. */
+          tomo_volume_view_get_position (view, &ix, &iy, &z);
+          g_test_message ("mid-drag at (%.0f, %.0f)", ix, iy);
+          g_assert_cmpfloat (fabs (ix - ix0) + fabs (iy - iy0), >, 10);
+        }
+    }
+  {
+    gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+
+    /* The last position's planes: busy ends with nothing dirty. */
+    while (g_get_monotonic_time () < end &&
+           tomo_volume_view_get_n_updates (view) < n + 2)
+      g_main_context_iteration (NULL, TRUE);
+    g_assert_true (wait_updates (view, n + 2, 30));
+    for (guint i = 0; i < 100; i++)
+      g_main_context_iteration (NULL, FALSE), g_usleep (10000);
+  }
+  tomo_volume_view_get_position (view, &ix, &iy, &z);
+  g_test_message ("drag: (%.0f, %.0f) → (%.0f, %.0f) in %u updates", ix0, iy0, ix, iy,
+                  tomo_volume_view_get_n_updates (view) - n);
+  /* The cross-hair is at the slice pixel under the pointer's last place. */
+  {
+    double x0, y0, x1, y1;
+
+    tomo_slice_view_image_to_widget (TOMO_SLICE_VIEW (pane), 0, 0, &x0, &y0);
+    tomo_slice_view_image_to_widget (TOMO_SLICE_VIEW (pane), 1, 1, &x1, &y1);
+    /* Within a screen pixel (the pointer lands on whole pixels) and one
+     * slice pixel. */
+    g_assert_cmpfloat (fabs (ix - (0.7 * gtk_widget_get_width (pane) - x0) / (x1 - x0)), <=,
+                       1 + 1.0 / (x1 - x0));
+    g_assert_cmpfloat (fabs (iy - (0.7 * gtk_widget_get_height (pane) - y0) / (y1 - y0)), <=,
+                       1 + 1.0 / (y1 - y0));
+  }
+  g_assert_cmpfloat (z, ==, z0);
+  g_assert_true (tomo_slice_view_get_slice (TOMO_SLICE_VIEW (pane)) == xy_before);
+  xz1 = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+  yz1 = pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
+  g_test_message ("after the drag XZ changed by %.3f, YZ by %.3f", rel_diff (xz1, xz0, xw * xh),
+                  rel_diff (yz1, yz0, yw * yh));
+  g_assert_cmpfloat (rel_diff (xz1, xz0, xw * xh), >, 0.05);
+  g_assert_cmpfloat (rel_diff (yz1, yz0, yw * yh), >, 0.05);
+  screenshot ("three-views-dragged.png");
 }
 
 static void
@@ -115,7 +203,7 @@ test_three_views (void)
   g_autofree float *xy1 = NULL;
   GtkStack *stack;
   TomoVolumeView *view;
-  guint w, h, xw, xh, yw, yh;
+  guint w, h, xw, xh, yw, yh, vex;
   double ix, iy, z;
 
   if (skip_without_display ())
@@ -131,14 +219,6 @@ test_three_views (void)
   view = TOMO_VOLUME_VIEW (gtk_stack_get_child_by_name (stack, "volume"));
   g_assert_nonnull (view);
   g_assert_cmpstr (gtk_stack_get_visible_child_name (stack), ==, "slice");
-  /* The oblique plane's tilt field shows the tilt the plane is drawn with
-   * (0°), not its range's lower bound. */
-  {
-    GtkSpinButton *tilt = find_spin (GTK_WIDGET (view), -80);
-
-    g_assert_nonnull (tilt);
-    g_assert_cmpfloat (gtk_spin_button_get_value (tilt), ==, 0);
-  }
 
   g_assert_true (open_and_wait (sample));
   /* The centre moves to the background estimate (the sample's axis is at
@@ -172,10 +252,51 @@ test_three_views (void)
   g_assert_cmpuint (h, ==, 512);
   xz0 = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
   yz0 = pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
+  /* 64 rows of 512 columns: the vertical planes are sampled vex times per
+   * row (automatic: about 1.6 : 1) and fill most of their pane's height. */
+  vex = tomo_volume_view_get_vertical_exaggeration (view);
+  g_test_message ("vertical exaggeration %u", vex);
+  g_assert_cmpuint (vex, ==, 5);
   g_assert_cmpuint (xw, ==, 512);
-  g_assert_cmpuint (xh, ==, 64);
-  g_assert_cmpuint (yh, ==, 64);
+  g_assert_cmpuint (xh, ==, 63 * vex + 1);
+  g_assert_cmpuint (yh, ==, 63 * vex + 1);
+  {
+    TomoSliceView *pane = tomo_volume_view_get_pane (view, TOMO_VOLUME_VIEW_XZ);
+    double x0, y0, x1, y1;
+    int ph = gtk_widget_get_height (GTK_WIDGET (pane));
+
+    tomo_slice_view_image_to_widget (pane, 0, 0, &x0, &y0);
+    tomo_slice_view_image_to_widget (pane, xw, xh, &x1, &y1);
+    g_test_message ("XZ drawn %.0f × %.0f in a pane of %d × %d", x1 - x0, y1 - y0,
+                    gtk_widget_get_width (GTK_WIDGET (pane)), ph);
+    g_assert_cmpfloat (y1 - y0, >=, 0.6 * ph);
+  }
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (gtk_widget_get_first_child (
+    gtk_widget_get_parent (gtk_widget_get_parent (GTK_WIDGET (tomo_volume_view_get_pane (
+      view, TOMO_VOLUME_VIEW_XZ))))))), "vertical ×5"));
   screenshot ("three-views.png");
+
+  /* The 3D pane: the preview volume drawn (more than the background's
+   * grey, 31), and a different picture once turned edge-on. */
+  {
+    TomoVolume3d *v3d = tomo_volume_view_get_3d (view);
+    double mean0, mean1;
+    guint f;
+
+    g_assert_true (wait_frames (v3d, 1, 30));
+    mean0 = tomo_volume_3d_get_mean (v3d);
+    f = tomo_volume_3d_get_n_frames (v3d);
+    tomo_volume_3d_set_rotation (v3d, 0.0, 0.0);
+    g_assert_true (wait_frames (v3d, f + 1, 30));
+    mean1 = tomo_volume_3d_get_mean (v3d);
+    g_test_message ("3D pane: mean grey %.2f, turned edge-on %.2f", mean0, mean1);
+    g_assert_cmpfloat (mean0, >, 33.0);
+    g_assert_cmpfloat (fabs (mean1 - mean0), >, 0.5);
+    screenshot ("three-views-3d-edge-on.png");
+    tomo_volume_3d_set_rotation (v3d, 0.6, 0.5);
+    g_assert_true (wait_frames (v3d, f + 2, 30));
+    g_assert_cmpfloat (fabs (tomo_volume_3d_get_mean (v3d) - mean0), <, 0.05);
+  }
 
   /* A click in XY at (150, 330) moves XZ to y = 330 and YZ to x = 150. */
   tomo_volume_view_click (view, TOMO_VOLUME_VIEW_XY, 150.0, 330.0);
@@ -197,14 +318,14 @@ test_three_views (void)
 
     for (guint x = 0; x < w; x++)
       line[x] = xy1[330 * w + x];
-    g_assert_cmpfloat (rel_diff (xz1 + (gsize) z * xw, line, w), <, 1e-5);
+    g_assert_cmpfloat (rel_diff (xz1 + (gsize) z * vex * xw, line, w), <, 1e-5);
     for (guint y = 0; y < w; y++)
       line[y] = xy1[y * w + 150];
-    g_assert_cmpfloat (rel_diff (yz1 + (gsize) z * yw, line, w), <, 1e-5);
+    g_assert_cmpfloat (rel_diff (yz1 + (gsize) z * vex * yw, line, w), <, 1e-5);
   }
 
   /* A click in XZ at (x 400, row 10) moves the XY plane to row 10. */
-  tomo_volume_view_click (view, TOMO_VOLUME_VIEW_XZ, 400.0, 10.0);
+  tomo_volume_view_click (view, TOMO_VOLUME_VIEW_XZ, 400.0, 10.0 * vex);
   g_assert_true (wait_updates (view, 3, 60));
   tomo_volume_view_get_position (view, &ix, &iy, &z);
   g_assert_cmpfloat (z, ==, 10.0);
@@ -258,6 +379,25 @@ test_three_views (void)
     g_test_message ("centre 258.87 → 255.5: XZ changed by %.3f", rel_diff (xz2, xz, xw * xh));
     g_assert_cmpfloat (rel_diff (xz2, xz, xw * xh), >, 0.01);
   }
+
+  /* True aspect on request: 64 rows, a band in its pane. */
+  {
+    guint n = tomo_volume_view_get_n_updates (view);
+    g_autofree float *xz = NULL;
+
+    tomo_volume_view_set_vertical_exaggeration (view, 1);
+    g_assert_true (wait_updates (view, n + 1, 60));
+    g_assert_cmpuint (tomo_volume_view_get_vertical_exaggeration (view), ==, 1);
+    g_assert_nonnull (strstr (tomo_volume_view_get_status (view), "true aspect"));
+    xz = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    g_assert_cmpuint (xh, ==, 64);
+    screenshot ("three-views-true-aspect.png");
+    tomo_volume_view_set_vertical_exaggeration (view, 0);
+    g_assert_true (wait_updates (view, n + 2, 60));
+    vex = tomo_volume_view_get_vertical_exaggeration (view);
+  }
+
+  drag_in_xy (view);
 
   /* Back to the single slice. */
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win-volume.three-views", NULL));

@@ -369,6 +369,50 @@ test_broken_file (void)
   g_unlink (path);
 }
 
+/* Files that crash or hang inside libhdf5 (tests/fuzz/libhdf5-faults/,
+ * one option byte then the file): the probe's helper takes the fault, the
+ * banner says so, and the window keeps its scan and renders. */
+static void
+test_libhdf5_fault_files (void)
+{
+  static const char *const names[][2] = {
+    { "global-heap-segv", "crashed (Segmentation fault)" },
+    { "vlen-string-hang", "hung reading" },
+  };
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+  g_setenv ("TOMO_PROBE_TIMEOUT", "2", TRUE);
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    {
+      g_autofree char *src = g_test_build_filename (G_TEST_DIST, "fuzz", "libhdf5-faults", names[i][0], NULL);
+      g_autofree char *base = g_strconcat (names[i][0], ".h5", NULL);
+      g_autofree char *path = g_build_filename (tmpdir, base, NULL);
+      g_autofree char *data = NULL;
+      g_autofree guint8 *pixels = NULL;
+      g_autoptr(GError) error = NULL;
+      const char *message;
+      gsize len;
+      guint w, h;
+
+      g_assert_true (g_file_get_contents (src, &data, &len, &error));
+      g_assert_true (g_file_set_contents (path, data + 1, len - 1, &error));
+      g_assert_false (open_and_wait (path));
+      message = tomo_window_get_error_message (window);
+      g_assert_nonnull (message);
+      g_test_message ("banner: %s", message);
+      g_assert_nonnull (strstr (message, base));
+      g_assert_nonnull (strstr (message, names[i][1]));
+      g_assert_nonnull (tomo_window_get_scan (window));
+      set_center_and_wait (257.0 + i);
+      pixels = read_pixels (&w, &h);
+      g_assert_cmpuint (w, ==, 512);
+      g_unlink (path);
+    }
+  g_unsetenv ("TOMO_PROBE_TIMEOUT");
+}
+
 static void
 test_actions_and_rows (void)
 {
@@ -421,6 +465,7 @@ main (int    argc,
   g_test_add_func ("/tomo/ui/export/png", test_export_png);
   g_test_add_func ("/tomo/ui/export/volume", test_export_volume);
   g_test_add_func ("/tomo/ui/window/broken-file", test_broken_file);
+  g_test_add_func ("/tomo/ui/window/libhdf5-fault-files", test_libhdf5_fault_files);
 
   return ui_test_run ();
 }

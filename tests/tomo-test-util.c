@@ -158,3 +158,24 @@ tomo_test_h5_write (hid_t          file,
   H5Pclose (dcpl);
   H5Pclose (lcpl);
 }
+
+double
+tomo_test_disc_mean (const float *img,
+                     guint        w,
+                     double       cx,
+                     double       cy,
+                     double       radius)
+{
+  double sum = 0;
+  guint n = 0;
+
+  for (guint y = 0; y < w; y++)
+    for (guint x = 0; x < w; x++)
+      if ((x - cx) * (x - cx) + (y - cy) * (y - cy) <= radius * radius)
+        {
+          sum += img[(gsize) y * w + x];
+          n++;
+        }
+  g_assert_cmpuint (n, >, 10);
+  return sum / n;
+}

@@ -60,6 +60,14 @@ double    tomo_test_rel_l2        (const float *a,
                                    const float *b,
                                    gsize        n);
 
+/* Mean of the w × w image `img` over the disc at (cx, cy) of `radius`
+ * pixels (more than 10 pixels, or the test fails). */
+double    tomo_test_disc_mean     (const float *img,
+                                   guint        w,
+                                   double       cx,
+                                   double       cy,
+                                   double       radius);
+
 G_END_DECLS
 
 #include <hdf5.h>

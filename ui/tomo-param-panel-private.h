@@ -28,6 +28,7 @@ struct _TomoParamPanel
   GtkSpinButton *export_first_spin;
   GtkSpinButton *export_last_spin;
   GtkComboBoxText *filter_combo;
+  GtkComboBoxText *geometry_combo;
   GtkComboBoxText *kernel_combo;
   GtkComboBoxText *colormap_combo;
   GtkToggleButton *gpu_button;

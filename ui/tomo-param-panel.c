@@ -180,6 +180,7 @@ tomo_param_panel_class_init (TomoParamPanelClass *klass)
   BIND (export_first_spin);
   BIND (export_last_spin);
   BIND (filter_combo);
+  BIND (geometry_combo);
   BIND (kernel_combo);
   BIND (colormap_combo);
   BIND (gpu_button);

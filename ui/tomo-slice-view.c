@@ -20,6 +20,7 @@ struct _TomoSliceView
 
   TomoSlice *slice;
   guint full_width;
+  gboolean tight;           /* the image is the slice, not the W × W frame around it */
   gboolean needs_upload;
   gint64 set_time_us;
   double display_ms;
@@ -94,7 +95,8 @@ get_image_size (TomoSliceView *self,
     }
 
   *width = (double) self->full_width * self->slice->n_slices;
-  *height = MAX (self->full_width, self->slice->roi.y + self->slice->height);
+  *height = self->tight ? self->slice->roi.y + self->slice->height
+    : MAX (self->full_width, self->slice->roi.y + self->slice->height);
 }
 
 static void
@@ -1209,4 +1211,15 @@ tomo_slice_view_image_to_widget (TomoSliceView *self,
 {
   g_return_if_fail (TOMO_IS_SLICE_VIEW (self));
   image_to_widget (self, ix, iy, wx, wy);
+}
+
+void
+tomo_slice_view_set_tight (TomoSliceView *self,
+                           gboolean       tight)
+{
+  g_return_if_fail (TOMO_IS_SLICE_VIEW (self));
+
+  self->tight = tight;
+  self->fit = TRUE;
+  gtk_widget_queue_draw (GTK_WIDGET (self));
 }

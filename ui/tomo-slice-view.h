@@ -33,6 +33,10 @@ void        tomo_slice_view_set_pixel_size  (TomoSliceView *self,
                                              double         pixel_size);
 
 void        tomo_slice_view_zoom_fit        (TomoSliceView *self);
+/* TRUE: the image is the slice alone (planes of any height, e.g. vertical
+ * planes of W × H) rather than a W × W frame around it (an XY ROI). */
+void        tomo_slice_view_set_tight       (TomoSliceView *self,
+                                             gboolean       tight);
 void        tomo_slice_view_zoom_one        (TomoSliceView *self);
 /* Screen pixels per slice pixel. */
 double      tomo_slice_view_get_zoom        (TomoSliceView *self);

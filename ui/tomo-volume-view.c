@@ -4,11 +4,14 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
+#include "tomo-volume-3d.h"
 #include "tomo-volume-view.h"
 #include "tomo-volume.h"
 
 #define N_PANES 4
+#define MAX_EXAGGERATION 16
 
 struct _TomoVolumeView
 {
@@ -34,6 +37,28 @@ struct _TomoVolumeView
   guint n_updates;
   gint fill_done, fill_total;   /* written by the worker, read by progress_tick */
   guint progress_id;
+
+  /* Vertical planes of a scan with few rows are sampled exaggeration times
+   * finer between rows (linear between rows), so that they fill a pane;
+   * 0 = chosen from the scan's shape, 1 = true aspect. */
+  guint exaggeration;
+  guint vex;                /* the factor in use: pane row = z · vex */
+  guint shown_vex;          /* the 3D box's */
+  GtkDropDown *exaggeration_drop;
+  /* What each pane shows, so an update computes only the planes that moved. */
+  TomoPlane shown[N_PANES];
+  gboolean shown_valid[N_PANES];
+  double shown_center;
+  TomoInterp shown_interp;
+  gboolean drag_ctrl;
+  /* The 3D pane: a binned preview volume, remade when the store or the
+   * centre or interpolation change. */
+  TomoVolume3d *view3d;
+  GtkLabel *title3d;
+  gboolean preview_valid;
+  double preview_center;
+  TomoInterp preview_interp;
+  double preview_ms;
 };
 
 G_DEFINE_FINAL_TYPE (TomoVolumeView, tomo_volume_view, GTK_TYPE_WIDGET)
@@ -48,7 +73,13 @@ typedef struct
   TomoVolume *volume;       /* NULL: make it (fill the store) first */
   TomoReconParams params;
   TomoPlane planes[N_PANES];
+  gboolean need[N_PANES];   /* FALSE: the pane already shows this plane */
   float *data[N_PANES];
+  guint vex;
+  gboolean need_preview;
+  float *preview;           /* pnz × pny × pnx */
+  guint pnx, pny, pnz;
+  double preview_ms;
   char *status;
 } Update;
 
@@ -59,6 +90,7 @@ update_free (Update *u)
   g_clear_pointer (&u->volume, tomo_volume_free);
   for (guint k = 0; k < N_PANES; k++)
     g_free (u->data[k]);
+  g_free (u->preview);
   g_free (u->status);
   g_free (u);
 }
@@ -96,6 +128,8 @@ update_thread (GTask        *task,
     }
   for (guint k = 0; k < N_PANES; k++)
     {
+      if (!u->need[k])
+        continue;
       u->data[k] = g_new (float, (gsize) u->planes[k].width * u->planes[k].height);
       if (!tomo_volume_plane (u->volume, &u->planes[k], u->params.center, u->params.interp,
                               u->data[k], &error))
@@ -104,11 +138,26 @@ update_thread (GTask        *task,
           return;
         }
     }
+  if (u->need_preview)
+    {
+      u->preview = g_new (float, (gsize) u->pnx * u->pny * u->pnz);
+      if (!tomo_volume_preview (u->volume, u->pnx, u->pny, u->pnz, u->params.center,
+                                u->params.interp, u->preview, &u->preview_ms, &error))
+        {
+          g_task_return_error (task, error);
+          return;
+        }
+    }
   {
     g_autofree char *desc = tomo_volume_describe (u->volume);
 
-    u->status = g_strdup_printf ("%s · last plane %.1f ms", desc,
-                                 tomo_volume_get_plane_ms (u->volume));
+    g_autofree char *preview = u->need_preview
+      ? g_strdup_printf (" · 3D preview %.0f ms", u->preview_ms) : g_strdup ("");
+
+    u->status = g_strdup_printf ("%s · last plane %.1f ms%s · vertical planes %s%u× · drag to "
+                                 "move the planes, Alt+drag to pan, wheel to zoom", desc,
+                                 tomo_volume_get_plane_ms (u->volume), preview,
+                                 u->vex == 1 ? "true aspect, " : "exaggerated ", u->vex);
   }
   g_task_return_boolean (task, TRUE);
 }
@@ -160,10 +209,10 @@ draw_hairs (GtkDrawingArea *area,
       vx = round (self->ix); hy = round (self->iy); vcol = 2; hcol = 1;
       break;
     case TOMO_VOLUME_VIEW_XZ:
-      vx = round (self->ix); hy = round (self->z); vcol = 2; hcol = 0;
+      vx = round (self->ix); hy = round (self->z) * self->vex; vcol = 2; hcol = 0;
       break;
     default:
-      vx = round (self->iy); hy = round (self->z); vcol = 1; hcol = 0;
+      vx = round (self->iy); hy = round (self->z) * self->vex; vcol = 1; hcol = 0;
       break;
     }
   tomo_slice_view_image_to_widget (self->panes[k], 0, 0, &x0, &y0);
@@ -222,15 +271,17 @@ static void
 update_titles (TomoVolumeView *self)
 {
   g_autofree char *xy = g_strdup_printf ("XY · row %.0f", self->z);
-  g_autofree char *xz = g_strdup_printf ("XZ · y = %.0f", self->iy);
-  g_autofree char *yz = g_strdup_printf ("YZ · x = %.0f", self->ix);
+  g_autofree char *ex = self->vex > 1 ? g_strdup_printf (" · vertical ×%u", self->vex)
+                                        : g_strdup ("");
+  g_autofree char *xz = g_strdup_printf ("XZ · y = %.0f%s", self->iy, ex);
+  g_autofree char *yz = g_strdup_printf ("YZ · x = %.0f%s", self->ix, ex);
 
   gtk_label_set_text (self->titles[0], xy);
   gtk_label_set_text (self->titles[1], xz);
   gtk_label_set_text (self->titles[2], yz);
   {
-    g_autofree char *ob = g_strdup_printf ("Oblique · %.0f°, tilt %.0f°", self->azimuth,
-                                           self->tilt);
+    g_autofree char *ob = g_strdup_printf ("Oblique · %.0f°, tilt %.0f°%s", self->azimuth,
+                                           self->tilt, ex);
 
     gtk_label_set_text (self->titles[3], ob);
   }
@@ -256,6 +307,8 @@ update_done (GObject      *source,
 
       set_status (self, msg);
       g_clear_pointer (&u->volume, tomo_volume_free);
+      memset (self->shown_valid, 0, sizeof self->shown_valid);
+      self->preview_valid = FALSE;
     }
   else
     {
@@ -263,9 +316,33 @@ update_done (GObject      *source,
 
       for (guint k = 0; k < N_PANES; k++)
         {
-          g_autoptr (TomoSlice) slice = make_slice (g_steal_pointer (&u->data[k]), &u->planes[k]);
+          g_autoptr (TomoSlice) slice = NULL;
 
+          if (!u->need[k])
+            continue;
+          slice = make_slice (g_steal_pointer (&u->data[k]), &u->planes[k]);
           tomo_slice_view_set_slice (self->panes[k], slice, W);
+          /* A new plane height (the vertical scale) fits the pane anew. */
+          if (self->shown_valid[k] && self->shown[k].height != u->planes[k].height)
+            tomo_slice_view_zoom_fit (self->panes[k]);
+          self->shown[k] = u->planes[k];
+          self->shown_valid[k] = TRUE;
+        }
+      self->shown_center = u->params.center;
+      self->shown_interp = u->params.interp;
+      if (u->need_preview)
+        {
+          g_autofree char *title = g_strdup_printf ("3D · %u × %u × %u, maximum intensity · "
+                                                    "%.0f ms · drag to turn", u->pnx, u->pny,
+                                                    u->pnz, u->preview_ms);
+
+          tomo_volume_3d_set_volume (self->view3d, u->preview, u->pnx, u->pny, u->pnz, W, W,
+                                     (double) tomo_scan_get_height (u->scan) * u->vex);
+          gtk_label_set_text (self->title3d, title);
+          self->preview_valid = TRUE;
+          self->preview_center = u->params.center;
+          self->preview_interp = u->params.interp;
+          self->preview_ms = u->preview_ms;
         }
       set_status (self, u->status);
       self->n_updates++;
@@ -332,6 +409,10 @@ start_update (TomoVolumeView *self)
   self->ix = CLAMP (self->ix, 0, W - 1);
   self->iy = CLAMP (self->iy, 0, W - 1);
   self->z = CLAMP (self->z, 0, H - 1);
+  /* Automatic: about 1.6 : 1 for the vertical planes, as the panes are. */
+  self->vex = self->exaggeration != 0 ? self->exaggeration
+    : (guint) CLAMP (round (W / (1.6 * H)), 1, MAX_EXAGGERATION);
+  u->vex = self->vex;
   tomo_plane_init_xz (&u->planes[0], 0, 0, W, 0, W);
   u->planes[0].v[1] = 1.0;    /* XY at row z */
   u->planes[0].v[2] = 0.0;
@@ -339,6 +420,13 @@ start_update (TomoVolumeView *self)
   u->planes[0].centre[2] = round (self->z);
   tomo_plane_init_xz (&u->planes[1], round (self->iy), 0, W, 0, H);
   tomo_plane_init_yz (&u->planes[2], round (self->ix), 0, W, 0, H);
+  for (guint k = 1; k < N_PANES; k++)
+    {
+      /* vex samples per row, the same middle: pane row r is at z = r / vex. */
+      u->planes[k].height = (H - 1) * self->vex + 1;
+      for (guint d = 0; d < 3; d++)
+        u->planes[k].v[d] /= self->vex;
+    }
   {
     /* Through the point, turned and tilted; slid within itself so that it
      * is centred on the slice's axis and the rows' middle (at 0° it is
@@ -347,12 +435,27 @@ start_update (TomoVolumeView *self)
     double c = (W - 1) / 2.0, su, sv;
     TomoPlane *ob = &u->planes[3];
 
-    tomo_plane_init_oblique (ob, point, self->azimuth, self->tilt, W, H, 1.0);
+    tomo_plane_init_oblique (ob, point, self->azimuth, self->tilt, W,
+                             (H - 1) * self->vex + 1, 1.0);
+    for (guint d = 0; d < 3; d++)
+      ob->v[d] /= self->vex;
     su = (c - point[0]) * ob->u[0] + (c - point[1]) * ob->u[1];
     sv = ob->v[2] != 0.0 ? ((H - 1) / 2.0 - point[2]) / ob->v[2] : 0.0;
     for (guint d = 0; d < 3; d++)
       ob->centre[d] = point[d] + su * ob->u[d] + sv * ob->v[d];
   }
+  for (guint k = 0; k < N_PANES; k++)
+    u->need[k] = u->volume == NULL || !self->shown_valid[k]
+      || memcmp (&self->shown[k], &u->planes[k], sizeof u->planes[k]) != 0
+      || self->shown_center != u->params.center || self->shown_interp != u->params.interp;
+  /* The preview: 128 binned pixels a side (fewer for a narrow scan) at up
+   * to 128 levels over the rows; its box is drawn with the vertical scale. */
+  u->pnx = u->pny = MIN (W, 128);
+  u->pnz = MIN (H, 128);
+  u->need_preview = u->volume == NULL || !self->preview_valid
+    || self->preview_center != u->params.center || self->preview_interp != u->params.interp
+    || self->vex != self->shown_vex;
+  self->shown_vex = self->vex;
   update_titles (self);
   queue_hairs (self);
 
@@ -435,6 +538,7 @@ on_look_notify (TomoWindow     *window,
       tomo_slice_view_set_colormap (self->panes[k], colormap);
       tomo_slice_view_set_window (self->panes[k], lo, hi);
     }
+  tomo_volume_3d_set_window (self->view3d, lo, hi);
 }
 
 void
@@ -455,10 +559,10 @@ tomo_volume_view_click (TomoVolumeView *self,
       tomo_volume_view_set_position (self, x, y, self->z);
       break;
     case TOMO_VOLUME_VIEW_XZ:
-      tomo_volume_view_set_position (self, x, self->iy, y);
+      tomo_volume_view_set_position (self, x, self->iy, y / self->vex);
       break;
     default:
-      tomo_volume_view_set_position (self, self->ix, x, y);
+      tomo_volume_view_set_position (self, self->ix, x, y / self->vex);
       break;
     }
 }
@@ -481,30 +585,97 @@ on_hover (TomoSliceView  *view,
   queue_hairs (self);
 }
 
-static void
-on_pressed (GtkGestureClick *gesture,
-            int              n_press,
-            double           x,
-            double           y,
-            TomoVolumeView  *self)
+static guint
+pane_of (TomoVolumeView *self,
+         GtkWidget      *widget)
 {
-  GtkWidget *view = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
-  GdkModifierType state =
-    gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (gesture));
+  for (guint k = 0; k < N_PANES; k++)
+    if (GTK_WIDGET (self->panes[k]) == widget)
+      return k;
+  return N_PANES;
+}
 
-  /* Ctrl+click in XY: the oblique plane turns towards the pointer. */
-  if ((state & GDK_CONTROL_MASK) != 0 && view == GTK_WIDGET (self->panes[0]))
+/* A pointer at (wx, wy) in pane k: the cross-hair moves to the pixel under
+ * it (Ctrl in XY: the oblique plane turns towards it). */
+static void
+drag_to (TomoVolumeView *self,
+         guint           k,
+         double          wx,
+         double          wy)
+{
+  double x0, y0, x1, y1, ix, iy;
+  TomoSlice *slice = tomo_slice_view_get_slice (self->panes[k]);
+
+  if (slice == NULL)
+    return;
+  /* image_to_widget is x ↦ x0 + x·(x1 − x0): invert it. */
+  tomo_slice_view_image_to_widget (self->panes[k], 0, 0, &x0, &y0);
+  tomo_slice_view_image_to_widget (self->panes[k], 1, 1, &x1, &y1);
+  if (x1 == x0 || y1 == y0)
+    return;
+  ix = CLAMP (floor ((wx - x0) / (x1 - x0)), 0, slice->width - 1);
+  iy = CLAMP (floor ((wy - y0) / (y1 - y0)), 0, slice->height - 1);
+  if (self->drag_ctrl && k == TOMO_VOLUME_VIEW_XY)
     {
-      double dx = self->hover[0][0] - round (self->ix), dy = self->hover[0][1] - round (self->iy);
+      double dx = ix - round (self->ix), dy = iy - round (self->iy);
 
-      if (self->hover[0][0] >= 0 && (dx != 0 || dy != 0))
+      if (dx != 0 || dy != 0)
         gtk_spin_button_set_value (self->azimuth_spin,
                                    fmod (atan2 (dy, dx) * 180.0 / G_PI + 360.0, 180.0));
       return;
     }
-  for (guint k = 0; k < N_PANES; k++)
-    if (GTK_WIDGET (self->panes[k]) == view)
-      tomo_volume_view_click (self, k, self->hover[k][0], self->hover[k][1]);
+  tomo_volume_view_click (self, k, ix, iy);
+}
+
+/* Primary drag in a pane moves the cross-hair, and the other planes follow
+ * as fast as they are made (one update at a time, the latest position
+ * wins).  Alt+drag and Shift+drag are left to the pane (pan, box). */
+static void
+on_drag_begin (GtkGestureDrag *gesture,
+               double          x,
+               double          y,
+               TomoVolumeView *self)
+{
+  GtkWidget *view = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
+  GdkModifierType state =
+    gtk_event_controller_get_current_event_state (GTK_EVENT_CONTROLLER (gesture));
+  guint k = pane_of (self, view);
+
+  if (k == N_PANES || k == TOMO_VOLUME_VIEW_OBLIQUE
+      || (state & (GDK_ALT_MASK | GDK_SHIFT_MASK)) != 0)
+    {
+      gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_DENIED);
+      return;
+    }
+  gtk_gesture_set_state (GTK_GESTURE (gesture), GTK_EVENT_SEQUENCE_CLAIMED);
+  self->drag_ctrl = (state & GDK_CONTROL_MASK) != 0;
+  drag_to (self, k, x, y);
+}
+
+static void
+on_drag_update (GtkGestureDrag *gesture,
+                double          dx,
+                double          dy,
+                TomoVolumeView *self)
+{
+  GtkWidget *view = gtk_event_controller_get_widget (GTK_EVENT_CONTROLLER (gesture));
+  double sx, sy;
+  guint k = pane_of (self, view);
+
+  if (k == N_PANES || !gtk_gesture_drag_get_start_point (gesture, &sx, &sy))
+    return;
+  drag_to (self, k, sx + dx, sy + dy);
+}
+
+static void
+on_exaggeration_changed (GtkDropDown    *drop,
+                         GParamSpec     *pspec,
+                         TomoVolumeView *self)
+{
+  static const guint factors[] = { 0, 1, 2, 4, 8 };
+  guint i = gtk_drop_down_get_selected (drop);
+
+  tomo_volume_view_set_vertical_exaggeration (self, i < G_N_ELEMENTS (factors) ? factors[i] : 0);
 }
 
 static void
@@ -573,7 +744,9 @@ tomo_volume_view_init (TomoVolumeView *self)
   gtk_grid_set_row_spacing (grid, 4);
   gtk_grid_set_column_spacing (grid, 4);
   gtk_grid_set_row_homogeneous (grid, FALSE);
-  gtk_grid_set_column_homogeneous (grid, TRUE);
+  /* Not homogeneous: the oblique pane's angle controls set its column's
+   * least width, the others may be narrower. */
+  gtk_grid_set_column_homogeneous (grid, FALSE);
   gtk_widget_set_parent (self->grid, GTK_WIDGET (self));
 
   /* XY top left, XZ top right, YZ bottom left, the oblique plane bottom
@@ -582,7 +755,7 @@ tomo_volume_view_init (TomoVolumeView *self)
     {
       GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
       GtkWidget *view = tomo_slice_view_new ();
-      GtkGesture *click = gtk_gesture_click_new ();
+      GtkGesture *drag = gtk_gesture_drag_new ();
 
       self->titles[k] = GTK_LABEL (gtk_label_new (pane_names[k]));
       gtk_widget_add_css_class (GTK_WIDGET (self->titles[k]), "caption");
@@ -606,11 +779,15 @@ tomo_volume_view_init (TomoVolumeView *self)
         g_signal_connect_swapped (view, "notify::zoom", G_CALLBACK (queue_hairs), self);
       }
       self->panes[k] = TOMO_SLICE_VIEW (view);
+      tomo_slice_view_set_tight (self->panes[k], TRUE);
       self->hover[k][0] = self->hover[k][1] = -1;
       g_signal_connect (view, "hover", G_CALLBACK (on_hover), self);
-      gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (click), GDK_BUTTON_PRIMARY);
-      g_signal_connect (click, "pressed", G_CALLBACK (on_pressed), self);
-      gtk_widget_add_controller (view, GTK_EVENT_CONTROLLER (click));
+      /* Before the pane's own drag (pan) sees the press. */
+      gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (drag), GDK_BUTTON_PRIMARY);
+      gtk_event_controller_set_propagation_phase (GTK_EVENT_CONTROLLER (drag), GTK_PHASE_CAPTURE);
+      g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
+      g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
+      gtk_widget_add_controller (view, GTK_EVENT_CONTROLLER (drag));
       gtk_grid_attach (grid, box, k % 2, k / 2, 1, 1);
       if (k == TOMO_VOLUME_VIEW_OBLIQUE)
         {
@@ -619,9 +796,8 @@ tomo_volume_view_init (TomoVolumeView *self)
           self->azimuth_spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (0, 180, 1));
           self->tilt_spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (-80, 80, 1));
           gtk_spin_button_set_value (self->azimuth_spin, 30);
+          gtk_spin_button_set_value (self->tilt_spin, 0);   /* not the range's −80 */
           self->azimuth = 30;
-          /* new_with_range() starts at the lower bound: show the tilt drawn. */
-          gtk_spin_button_set_value (self->tilt_spin, self->tilt);
           gtk_box_append (GTK_BOX (row), gtk_label_new ("Azimuth °"));
           gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->azimuth_spin));
           gtk_box_append (GTK_BOX (row), gtk_label_new ("Tilt °"));
@@ -633,11 +809,42 @@ tomo_volume_view_init (TomoVolumeView *self)
           gtk_box_append (GTK_BOX (box), row);
         }
     }
+  {
+    GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+
+    self->title3d = GTK_LABEL (gtk_label_new ("3D"));
+    gtk_widget_add_css_class (GTK_WIDGET (self->title3d), "caption");
+    gtk_label_set_ellipsize (self->title3d, PANGO_ELLIPSIZE_END);
+    self->view3d = TOMO_VOLUME_3D (tomo_volume_3d_new ());
+    gtk_widget_set_hexpand (GTK_WIDGET (self->view3d), TRUE);
+    gtk_widget_set_vexpand (GTK_WIDGET (self->view3d), TRUE);
+    gtk_widget_set_size_request (GTK_WIDGET (self->view3d), 160, 120);
+    gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->title3d));
+    gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->view3d));
+    gtk_grid_attach (grid, box, 2, 0, 1, 2);
+  }
   self->status_label = GTK_LABEL (gtk_label_new ("Open a scan to see its three views"));
   gtk_label_set_wrap (self->status_label, TRUE);
   gtk_label_set_xalign (self->status_label, 0.0f);
+  gtk_widget_set_hexpand (GTK_WIDGET (self->status_label), TRUE);
   gtk_widget_add_css_class (GTK_WIDGET (self->status_label), "dim-label");
-  gtk_grid_attach (grid, GTK_WIDGET (self->status_label), 0, 2, 2, 1);
+  {
+    static const char *const scales[] = { "Auto", "1× (true aspect)", "2×", "4×", "8×", NULL };
+    GtkWidget *row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+
+    self->vex = 1;
+    self->exaggeration_drop = GTK_DROP_DOWN (gtk_drop_down_new_from_strings (scales));
+    gtk_widget_set_tooltip_text (GTK_WIDGET (self->exaggeration_drop),
+                                 "Vertical exaggeration of the XZ, YZ and oblique planes: rows "
+                                 "are interpolated linearly so that a scan with few rows fills "
+                                 "its pane; 1× shows the true aspect");
+    g_signal_connect (self->exaggeration_drop, "notify::selected",
+                      G_CALLBACK (on_exaggeration_changed), self);
+    gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->status_label));
+    gtk_box_append (GTK_BOX (row), gtk_label_new ("Vertical scale"));
+    gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->exaggeration_drop));
+    gtk_grid_attach (grid, row, 0, 2, 3, 1);
+  }
   g_signal_connect (self, "map", G_CALLBACK (on_map), self);
 }
 
@@ -753,4 +960,33 @@ guint
 tomo_volume_view_get_n_updates (TomoVolumeView *self)
 {
   return self->n_updates;
+}
+
+void
+tomo_volume_view_set_vertical_exaggeration (TomoVolumeView *self,
+                                            guint           factor)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_VIEW (self));
+
+  self->exaggeration = MIN (factor, MAX_EXAGGERATION);
+  /* The drop-down shows the choice: Auto, 1×, 2×, 4×, 8× (other factors: none). */
+  g_signal_handlers_block_by_func (self->exaggeration_drop, on_exaggeration_changed, self);
+  gtk_drop_down_set_selected (self->exaggeration_drop,
+                              factor == 0 ? 0 : factor == 1 ? 1 : factor == 2 ? 2
+                              : factor == 4 ? 3 : factor == 8 ? 4 : GTK_INVALID_LIST_POSITION);
+  g_signal_handlers_unblock_by_func (self->exaggeration_drop, on_exaggeration_changed, self);
+  start_update (self);
+}
+
+guint
+tomo_volume_view_get_vertical_exaggeration (TomoVolumeView *self)
+{
+  return self->vex;
+}
+
+TomoVolume3d *
+tomo_volume_view_get_3d (TomoVolumeView *self)
+{
+  g_return_val_if_fail (TOMO_IS_VOLUME_VIEW (self), NULL);
+  return self->view3d;
 }

@@ -4,6 +4,7 @@
 #include <gtk/gtk.h>
 
 #include "tomo-slice-view.h"
+#include "tomo-volume-3d.h"
 #include "tomo-window.h"
 
 G_BEGIN_DECLS
@@ -53,7 +54,15 @@ void            tomo_volume_view_click        (TomoVolumeView *self,
                                                double          x,
                                                double          y);
 /* "GPU store, half, …" or the error that keeps the views empty. */
+/* Vertical planes sampled `factor` times per detector row (0: chosen from
+ * the scan's shape so they fill a pane; 1: true aspect); the factor in use.
+ * Pane rows of XZ, YZ and oblique are z · factor (click's y likewise). */
+void            tomo_volume_view_set_vertical_exaggeration (TomoVolumeView *self,
+                                                            guint           factor);
+guint           tomo_volume_view_get_vertical_exaggeration (TomoVolumeView *self);
 const char     *tomo_volume_view_get_status   (TomoVolumeView *self);
+/* The 3D pane (the preview volume). */
+TomoVolume3d   *tomo_volume_view_get_3d       (TomoVolumeView *self);
 /* Planes computed so far (each completed update of all three counts 1). */
 guint           tomo_volume_view_get_n_updates (TomoVolumeView *self);
 

@@ -3,6 +3,7 @@
 
 #include "tomo-param-panel-private.h"
 #include "tomo-sinogram-view.h"
+#include "tomo-geometry.h"
 #include "tomo-window.h"
 
 G_BEGIN_DECLS
@@ -57,7 +58,10 @@ struct _TomoWindow
   GSettings *settings;
   TomoEngine *engine;
   TomoWindowLink *link;
-  TomoScan *scan;
+  TomoScan *scan;              /* as reconstructed: base_scan in its geometry */
+  TomoScan *base_scan;         /* as opened */
+  char *geometry_id;           /* the panel's geometry choice now shown */
+  gboolean geometry_syncing;
   GCancellable *load_cancellable;
   GCancellable *export_cancellable;
   guint pulse_id;
@@ -98,6 +102,22 @@ void  _tomo_window_show_toast     (TomoWindow *self,
 char *_tomo_window_dup_folder     (TomoWindow *self);
 
 /* tomo-window-actions.c */
+/* Geometry (tomo-window-geometry.c). */
+TomoScan *_tomo_window_geometry_present (TomoScan         *base,
+                                         TomoGeometryKind  kind,
+                                         TomoGeometryPlan *plan,
+                                         GError          **error);
+/* A scan opened (plan: the Auto choice) or, plan NULL, a live scan. */
+void  _tomo_window_geometry_opened  (TomoWindow             *self,
+                                     TomoScan               *base,
+                                     const TomoGeometryPlan *plan);
+void  _tomo_window_geometry_setup   (TomoWindow *self);
+/* Shows `scan` (base_scan in another geometry); the offset geometry puts
+ * the centre on its axis. */
+void  _tomo_window_present_scan     (TomoWindow             *self,
+                                     TomoScan               *scan,
+                                     const TomoGeometryPlan *plan);
+
 void  _tomo_window_class_add_actions (GtkWidgetClass *widget_class);
 void  _tomo_window_add_view_shortcuts (TomoWindow *self);
 void  _tomo_window_update_actions (TomoWindow *self);

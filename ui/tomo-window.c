@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "tomo-colormap.h"
 #include "tomo-error.h"
@@ -254,6 +255,9 @@ apply_auto_contrast (TomoWindow *self,
   self->applying_auto = FALSE;
 }
 
+static void sync_backend (TomoWindow *self,
+                          const char *note);
+
 static void
 on_slice_ready (TomoEngine   *engine,
                 TomoSlice    *slice,
@@ -268,7 +272,19 @@ on_slice_ready (TomoEngine   *engine,
 
   if (error != NULL)
     {
-      if (!g_error_matches (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED))
+      if (g_error_matches (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_DEVICE_FAULT))
+        {
+          /* The engine went on with the CPU: say so, mark the GPU with
+           * the reason and redo the slice there. */
+          g_autofree char *message = g_strdup_printf ("The GPU failed; the CPU reconstructs now: %s",
+                                                      error->message);
+          g_autofree char *note = g_strdup_printf ("GPU unavailable: %s", error->message);
+
+          tomo_window_show_error (self, message);
+          sync_backend (self, note);
+          queue_request (self);
+        }
+      else if (!g_error_matches (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED))
         {
           g_autofree char *message = g_strdup_printf ("Reconstruction failed: %s", error->message);
           tomo_window_show_error (self, message);
@@ -528,11 +544,14 @@ typedef struct
   char *path;
   TomoOpenArgs args;
   gboolean remember;   /* options given explicitly: remember them for the folder */
+  TomoScan *base;      /* as opened; the task's scan is it in the Auto geometry */
+  TomoGeometryPlan plan;
 } OpenJob;
 
 static void
 open_job_free (OpenJob *job)
 {
+  g_clear_object (&job->base);
   g_free (job->path);
   tomo_open_args_clear (&job->args);
   g_free (job);
@@ -550,9 +569,21 @@ open_thread (GTask        *task,
 
   scan = tomo_open_args_open (job->path, &job->args, &error);
   if (scan == NULL)
-    g_task_return_error (task, error);
-  else
-    g_task_return_pointer (task, scan, g_object_unref);
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  /* 360° and offset-axis scans are shown in the geometry Auto picks (a
+   * scan it cannot arrange is shown as measured). */
+  job->base = scan;
+  scan = _tomo_window_geometry_present (job->base, TOMO_GEOMETRY_AUTO, &job->plan, NULL);
+  if (scan == NULL)
+    {
+      scan = g_object_ref (job->base);
+      memset (&job->plan, 0, sizeof job->plan);
+      job->plan.kind = TOMO_GEOMETRY_180;
+    }
+  g_task_return_pointer (task, scan, g_object_unref);
 }
 
 /* A new scan resets what depends on the data — window/level (auto contrast
@@ -609,6 +640,17 @@ set_scan (TomoWindow *self,
   queue_request (self);
 }
 
+void
+_tomo_window_present_scan (TomoWindow             *self,
+                           TomoScan               *scan,
+                           const TomoGeometryPlan *plan)
+{
+  set_scan (self, scan);
+  if (plan != NULL && plan->kind == TOMO_GEOMETRY_OFFSET)
+    _tomo_window_set_center (self, plan->recon_center);
+  tomo_center_finder_set_scan (self->panel->center_finder, scan);
+}
+
 static void
 open_done (GObject      *source,
            GAsyncResult *result,
@@ -642,11 +684,12 @@ open_done (GObject      *source,
     }
 
   hide_error (self);
-  set_scan (self, scan);
-  /* The control starts at the middle and moves to the estimate when the
-   * background finder answers (its note says so); not for live scans,
-   * which have too few projections when they start. */
-  tomo_center_finder_set_scan (self->panel->center_finder, scan);
+  _tomo_window_geometry_opened (self, job->base, &job->plan);
+  /* The control starts at the middle (the offset geometry: its axis) and
+   * moves to the estimate when the background finder answers (its note
+   * says so); not for live scans, which have too few projections when they
+   * start. */
+  _tomo_window_present_scan (self, scan, &job->plan);
   g_signal_emit (self, signals[SCAN_LOADED], 0, TRUE);
 }
 
@@ -731,6 +774,7 @@ tomo_window_show_live (TomoWindow *self,
       guint row = self->params.row;
 
       hide_error (self);
+      _tomo_window_geometry_opened (self, scan, NULL);
       set_scan (self, scan);
       if (same)
         {
@@ -1153,6 +1197,8 @@ tomo_window_dispose (GObject *object)
   g_clear_object (&self->settings);
   g_clear_object (&self->engine);
   g_clear_object (&self->scan);
+  g_clear_object (&self->base_scan);
+  g_clear_pointer (&self->geometry_id, g_free);
   g_clear_pointer (&self->error_message, g_free);
   g_clear_pointer (&self->backend_note, g_free);
   g_clear_pointer (&self->toast_folder, g_free);
@@ -1248,6 +1294,7 @@ tomo_window_init (TomoWindow *self)
 
   gtk_widget_init_template (GTK_WIDGET (self));
   tomo_volume_view_install (self);   /* the three-view layout, key V */
+  _tomo_window_geometry_setup (self);
 
   self->engine = tomo_engine_new (TOMO_BACKEND_AUTO);
   self->link = g_new0 (TomoWindowLink, 1);

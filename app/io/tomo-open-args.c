@@ -7,6 +7,7 @@
 
 #include "tomo-error.h"
 #include "tomo-memory.h"
+#include "tomo-probe.h"
 #include "tomo-open-args.h"
 
 
@@ -129,7 +130,7 @@ tomo_open_args_open (const char         *path,
 {
   TomoOpenOptions options;
 
-  if (!tomo_open_args_to_options (a, &options, error))
+  if (!tomo_open_args_to_options (a, &options, error) || !tomo_probe_hdf5 (path, &options, error))
     return NULL;
   return tomo_scan_open (path, &options, error);
 }

@@ -175,6 +175,28 @@ gboolean        _tomo_scan_read_frames    (TomoScan      *self,
 void            _tomo_hdf5_lock           (void);
 void            _tomo_hdf5_unlock         (void);
 
+/* A scan derived from `base`: its sinogram rows are the base's rows,
+ * preprocessed there (with the base's repair counts), then turned by
+ * `transform` into n_proj × width rows at `angles` (radians).  The geometry
+ * of 360° and offset-axis scans (tomo-geometry.h) lives here, so that every
+ * reader (row cache, backends, volume export) sees it.  The derived scan is
+ * already normalised and linear: no flats, no darks, float32. */
+typedef gboolean (*TomoScanRowTransform) (gpointer     user_data,
+                                          guint        row,
+                                          const float *in,
+                                          float       *out,
+                                          GError     **error);
+TomoScan       *_tomo_scan_new_derived    (TomoScan             *base,
+                                           guint                 width,
+                                           guint                 n_proj,
+                                           const double         *angles,
+                                           TomoScanRowTransform  transform,
+                                           gpointer              user_data,
+                                           GDestroyNotify        destroy,
+                                           GError              **error);
+/* The scan a derived scan reads from; NULL for a scan of a file. */
+TomoScan       *_tomo_scan_get_base       (TomoScan *self);
+
 /* For tests: what the row cache holds now. */
 /* Projection rows read from the file so far (cache misses and direct reads). */
 guint64         _tomo_scan_get_n_row_reads (TomoScan *self);

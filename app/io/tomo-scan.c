@@ -49,6 +49,11 @@ struct _TomoScan
   guint64         n_row_reads; /* projection rows read from the file */
 };
 
+typedef struct _DerivedLoader DerivedLoader;
+static const TomoScanLoaderClass derived_class;
+static gboolean derived_read (DerivedLoader *d, guint row, float *out,
+                              TomoPreprocessStats *stats, GError **error);
+
 G_DEFINE_FINAL_TYPE (TomoScan, tomo_scan, G_TYPE_OBJECT)
 
 static void
@@ -738,6 +743,8 @@ const char *
 tomo_scan_get_format_name (TomoScan *self)
 {
   g_return_val_if_fail (TOMO_IS_SCAN (self), NULL);
+  if (self->loader->klass == &derived_class)
+    return tomo_scan_get_format_name (_tomo_scan_get_base (self));
   return self->loader->klass->name;
 }
 
@@ -1074,6 +1081,10 @@ tomo_scan_read_sinogram_direct (TomoScan            *self,
 
   if (!check_row (self, row, error))
     return FALSE;
+  /* A derived scan reads its base without taking its own lock: the base
+   * has its own, and rows of the base preprocess in parallel. */
+  if (self->loader->klass == &derived_class)
+    return derived_read ((DerivedLoader *) self->loader, row, out, stats, error);
   flat = g_new (float, self->loader->width);
   dark = g_new (float, self->loader->width);
   g_mutex_lock (&self->lock);
@@ -1127,6 +1138,10 @@ tomo_scan_read_raw_row (TomoScan            *self,
 
   if (!check_row (self, row, error))
     return FALSE;
+  /* Derived rows are line integrals already (float32, no flat or dark),
+   * read without this scan's lock as in tomo_scan_read_sinogram_direct(). */
+  if (self->loader->klass == &derived_class)
+    return derived_read ((DerivedLoader *) self->loader, row, out, stats, error);
   g_mutex_lock (&self->lock);
   self->n_row_reads++;
   if (self->loader->klass->read_rows_native != NULL &&
@@ -1221,6 +1236,127 @@ _tomo_scan_get_cache_usage (TomoScan *self,
     *bytes = self->cache_bytes;
   if (limit)
     *limit = self->cache_limit;
+}
+
+/* --- derived scans --------------------------------------------------------- */
+
+struct _DerivedLoader
+{
+  TomoScanLoader        parent;
+  TomoScan             *base;
+  TomoScanRowTransform  transform;
+  gpointer              user_data;
+  GDestroyNotify        destroy;
+};
+
+static gboolean
+derived_read (DerivedLoader       *d,
+              guint                row,
+              float               *out,
+              TomoPreprocessStats *stats,
+              GError             **error)
+{
+  gsize n = (gsize) tomo_scan_get_n_projections (d->base) * tomo_scan_get_width (d->base);
+  g_autofree float *in = g_try_new (float, n);
+
+  if (in == NULL)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                   "Scan %s: out of memory reading row %u", d->parent.path, row);
+      return FALSE;
+    }
+  if (!tomo_scan_read_sinogram_direct (d->base, row, in, stats, error))
+    return FALSE;
+  return d->transform (d->user_data, row, in, out, error);
+}
+
+static gboolean
+derived_read_rows (TomoScanLoader *loader,
+                   TomoFrameKind   kind,
+                   guint           row,
+                   float          *out,
+                   GError        **error)
+{
+  /* Only projections exist: the rows are already line integrals. */
+  g_return_val_if_fail (kind == TOMO_FRAME_PROJECTION, FALSE);
+  return derived_read ((DerivedLoader *) loader, row, out, NULL, error);
+}
+
+static void
+derived_free (TomoScanLoader *loader)
+{
+  DerivedLoader *d = (DerivedLoader *) loader;
+
+  if (d->destroy != NULL)
+    d->destroy (d->user_data);
+  g_clear_object (&d->base);
+  g_free (d);
+}
+
+static const TomoScanLoaderClass derived_class = {
+  .name = "derived",
+  .read_rows = derived_read_rows,
+  .free = derived_free,
+};
+
+TomoScan *
+_tomo_scan_new_derived (TomoScan             *base,
+                        guint                 width,
+                        guint                 n_proj,
+                        const double         *angles,
+                        TomoScanRowTransform  transform,
+                        gpointer              user_data,
+                        GDestroyNotify        destroy,
+                        GError              **error)
+{
+  DerivedLoader *d;
+  TomoScanLoader *l;
+  TomoOpenOptions options;
+  const char * const *inputs;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (base), NULL);
+  g_return_val_if_fail (transform != NULL && angles != NULL, NULL);
+
+  d = g_new0 (DerivedLoader, 1);
+  d->base = g_object_ref (base);
+  d->transform = transform;
+  d->user_data = user_data;
+  d->destroy = destroy;
+  l = &d->parent;
+  l->klass = &derived_class;
+  l->format = base->loader->format;
+  l->path = g_strdup (base->loader->path);
+  l->width = width;
+  l->height = base->loader->height;
+  l->n_frames[TOMO_FRAME_PROJECTION] = n_proj;
+  l->dtype = TOMO_DTYPE_FLOAT32;
+  l->pixel_size = base->loader->pixel_size;
+  l->angles_deg = g_new (double, n_proj);
+  for (guint i = 0; i < n_proj; i++)
+    l->angles_deg[i] = angles[i] * 180.0 / G_PI;
+  for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
+    l->source[k] = g_strdup (base->loader->source[k]);
+  inputs = tomo_scan_get_input_files (base);
+  for (guint i = 0; inputs[i] != NULL; i++)
+    _tomo_scan_loader_add_input (l, inputs[i]);
+
+  options = base->options;
+  options.already_sinogram = TRUE;
+  options.already_linear = TRUE;
+  options.angles = NULL;
+  options.flats = NULL;
+  options.darks = NULL;
+  options.cache_bytes = base->cache_limit;
+  return _tomo_scan_new_from_loader (l, &options, error);
+}
+
+TomoScan *
+_tomo_scan_get_base (TomoScan *self)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (self), NULL);
+  if (self->loader->klass != &derived_class)
+    return NULL;
+  return ((DerivedLoader *) self->loader)->base;
 }
 
 char *

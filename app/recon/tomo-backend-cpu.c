@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tomo-backend.h"
+#include "tomo-center-private.h"
 #include "tomo-error.h"
 #include "tomo-fbp.h"
 
@@ -90,6 +91,48 @@ cpu_backproject (TomoBackendImpl *impl,
   slice->backend = TOMO_BACKEND_CPU;
   slice->kernel = g_strdup_printf ("cpu-%s", tomo_interp_to_string (plane->interp));
   return TRUE;
+}
+
+static gboolean
+cpu_backproject_centers (TomoBackendImpl        *impl,
+                         const TomoBackendPlane *plane,
+                         const double           *centers,
+                         guint                   n_centers,
+                         float                  *images,
+                         double                 *ms,
+                         GError                **error)
+{
+  CpuBackend *self = (CpuBackend *) impl;
+  gsize out_plane = (gsize) plane->roi.width * plane->roi.height;
+  gint64 t0 = g_get_monotonic_time ();
+
+  if (impl->rows == NULL)
+    {
+      g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                           "Centre sweep: no rows loaded");
+      return FALSE;
+    }
+  for (guint i = 0; i < n_centers; i++)
+    tomo_cpu_fbp_backproject (self->fbp, impl->rows, centers[i], plane->interp, &plane->roi,
+                              images + i * out_plane);
+  *ms = (g_get_monotonic_time () - t0) / 1000.0;
+  return TRUE;
+}
+
+static gboolean
+cpu_correlate (TomoBackendImpl *impl,
+               const float     *a,
+               const float     *b,
+               guint            n_pairs,
+               guint            width,
+               int              d_lo,
+               guint            n_shifts,
+               guint            min_overlap,
+               float           *out,
+               GError         **error)
+{
+  return _tomo_center_profile_cpu (a, b, n_pairs, width, d_lo, n_shifts, min_overlap, out, NULL,
+                                   error);
 }
 
 static gboolean
@@ -292,12 +335,15 @@ static const TomoBackendOps cpu_ops = {
   .load_rows = tomo_backend_load_rows_host,
   .filter = cpu_filter,
   .backproject = cpu_backproject,
+  .backproject_centers = cpu_backproject_centers,
+  .correlate = cpu_correlate,
   .stats = cpu_stats,
   .volume = cpu_volume,
   .accumulate_reset = cpu_accumulate_reset,
   .accumulate = cpu_accumulate,
   .accumulate_read = cpu_accumulate_read,
   .accumulate_slice = cpu_accumulate_slice,
+  .store = &tomo_backend_store_cpu_ops,
 };
 
 TomoBackendImpl *

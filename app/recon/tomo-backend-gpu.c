@@ -15,6 +15,7 @@
 #include "tomo-error.h"
 #include "tomo-filter.h"
 #include "tomo-gpu.h"
+#include "tomo-gpu-center.h"
 #include "tomo-row-prefetch.h"
 
 typedef struct
@@ -24,6 +25,8 @@ typedef struct
   TomoBackendSetup setup;
   TomoGpuAccumulator *acc;  /* the live slice, on the device */
   guint acc_width;
+  TomoGpuXcorr *xc;         /* correlate: made for xc_width × xc_pairs */
+  guint xc_width, xc_pairs;
 } GpuBackend;
 
 static TomoGpuKernel
@@ -72,8 +75,10 @@ propagate_gpu_error (GError    **error,
                      GError     *gpu_error,
                      const char *what)
 {
-  g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND, "%s: %s", what,
-               gpu_error->message);
+  g_set_error (error, TOMO_RECON_ERROR,
+               g_error_matches (gpu_error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_DEVICE_FAULT)
+               ? TOMO_RECON_ERROR_DEVICE_FAULT : TOMO_RECON_ERROR_BACKEND,
+               "%s: %s", what, gpu_error->message);
   g_error_free (gpu_error);
 }
 
@@ -127,6 +132,7 @@ gpu_free (TomoBackendImpl *impl)
   GpuBackend *self = (GpuBackend *) impl;
 
   g_clear_pointer (&self->acc, tomo_gpu_accumulator_free);
+  g_clear_pointer (&self->xc, tomo_gpu_xcorr_free);
   g_clear_pointer (&self->ctx, tomo_gpu_context_free);
 }
 
@@ -226,6 +232,20 @@ static const TomoDeviceBufferOps gpu_buffer_ops = {
   .free = buffer_free,
 };
 
+static void
+plane_to_gpu_params (const TomoBackendPlane   *plane,
+                     TomoGpuBackprojectParams *bp)
+{
+  tomo_gpu_backproject_params_init (bp);
+  bp->center = plane->center;
+  bp->interp = to_gpu_interp (plane->interp);
+  bp->kernel = to_gpu_kernel (plane->kernel);
+  bp->roi_x = plane->roi.x;
+  bp->roi_y = plane->roi.y;
+  bp->roi_width = plane->roi.width;
+  bp->roi_height = plane->roi.height;
+}
+
 static gboolean
 gpu_backproject (TomoBackendImpl *impl,
                  const TomoBackendPlane *plane,
@@ -236,14 +256,7 @@ gpu_backproject (TomoBackendImpl *impl,
   GpuBackend *self = (GpuBackend *) impl;
   TomoGpuBackprojectParams bp;
 
-  tomo_gpu_backproject_params_init (&bp);
-  bp.center = plane->center;
-  bp.interp = to_gpu_interp (plane->interp);
-  bp.kernel = to_gpu_kernel (plane->kernel);
-  bp.roi_x = plane->roi.x;
-  bp.roi_y = plane->roi.y;
-  bp.roi_width = plane->roi.width;
-  bp.roi_height = plane->roi.height;
+  plane_to_gpu_params (plane, &bp);
   if (!tomo_gpu_context_backproject (self->ctx, &bp, error))
     return gpu_failed (error, "GPU back projection");
   slice->backproject_ms = tomo_gpu_context_get_backproject_ms (self->ctx);
@@ -264,6 +277,58 @@ gpu_backproject (TomoBackendImpl *impl,
       if (!tomo_gpu_context_download (self->ctx, slice->data, error))
         return gpu_failed (error, "GPU download");
     }
+  return TRUE;
+}
+
+static gboolean
+gpu_backproject_centers (TomoBackendImpl        *impl,
+                         const TomoBackendPlane *plane,
+                         const double           *centers,
+                         guint                   n_centers,
+                         float                  *images,
+                         double                 *ms,
+                         GError                **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+  TomoGpuBackprojectParams bp;
+
+  plane_to_gpu_params (plane, &bp);
+  if (!tomo_gpu_context_backproject_centers (self->ctx, &bp, centers, n_centers, error))
+    return gpu_failed (error, "GPU centre sweep");
+  *ms = tomo_gpu_context_get_backproject_ms (self->ctx);
+  if (!tomo_gpu_context_download (self->ctx, images, error))
+    return gpu_failed (error, "GPU download");
+  return TRUE;
+}
+
+/* The direct (warp-shuffle) kernel: the faster for the estimate's ranges
+ * and exact over short overlaps (gpu/tomo-gpu-center.h). */
+static gboolean
+gpu_correlate (TomoBackendImpl *impl,
+               const float     *a,
+               const float     *b,
+               guint            n_pairs,
+               guint            width,
+               int              d_lo,
+               guint            n_shifts,
+               guint            min_overlap,
+               float           *out,
+               GError         **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+
+  if (self->xc == NULL || self->xc_width < width || self->xc_pairs < n_pairs)
+    {
+      g_clear_pointer (&self->xc, tomo_gpu_xcorr_free);
+      self->xc_width = MAX (width, self->xc_width);
+      self->xc_pairs = MAX (n_pairs, 32);
+      self->xc = tomo_gpu_xcorr_new (impl->device, self->xc_width, self->xc_pairs, error);
+      if (self->xc == NULL)
+        return gpu_failed (error, "GPU correlation");
+    }
+  if (!tomo_gpu_xcorr_run (self->xc, TOMO_GPU_XCORR_DIRECT, a, b, n_pairs, width, d_lo, n_shifts,
+                           min_overlap, out, error))
+    return gpu_failed (error, "GPU correlation");
   return TRUE;
 }
 
@@ -428,9 +493,16 @@ gpu_volume (TomoBackendImpl         *impl,
       st->pack = gstats.pack;
       st->n_devices = gstats.n_devices;
       st->gpu_preprocess = TRUE;
-      st->n_values = gstats.preprocess.n_values;
-      st->n_nonpositive = gstats.preprocess.n_nonpositive;
-      st->n_nonfinite = gstats.preprocess.n_nonfinite;
+      {
+        /* As tomo_scan_read_sinogram() counts: the averaging of the flat
+         * and dark frames (on the readers) and the values (on the device). */
+        TomoPreprocessStats frames;
+
+        tomo_row_prefetch_get_stats (run.prefetch, &frames);
+        st->n_values = gstats.preprocess.n_values + frames.n_values;
+        st->n_nonpositive = gstats.preprocess.n_nonpositive + frames.n_nonpositive;
+        st->n_nonfinite = gstats.preprocess.n_nonfinite + frames.n_nonfinite;
+      }
     }
   g_clear_pointer (&run.prefetch, tomo_row_prefetch_free);
   if (!ok)
@@ -590,6 +662,9 @@ static const TomoBackendOps gpu_ops = {
   .accumulate_filter = gpu_accumulate_filter,
   .accumulate_raw = gpu_accumulate_raw,
   .accumulate_slice = gpu_accumulate_slice,
+  .backproject_centers = gpu_backproject_centers,
+  .correlate = gpu_correlate,
+  .store = &tomo_backend_store_gpu_ops,
 };
 
 TomoBackendImpl *

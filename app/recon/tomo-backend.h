@@ -18,10 +18,13 @@
 #include <gio/gio.h>
 
 #include "tomo-engine.h"
+#include "tomo-plane.h"
 
 G_BEGIN_DECLS
 
 typedef struct _TomoBackendImpl TomoBackendImpl;
+typedef struct _TomoBackendStore TomoBackendStore;
+typedef struct _TomoBackendStoreOps TomoBackendStoreOps;
 typedef struct _TomoBackendOps TomoBackendOps;
 
 /* Geometry and filter of the rows to come. */
@@ -167,6 +170,84 @@ struct _TomoBackendOps
                                  TomoSlice       *slice,
                                  gboolean         device_only,
                                  GError         **error);
+  /* The centre sweep: `plane` (its roi, interpolation, kernel; its centre
+   * not used) of the first loaded row at each of `centers` (each checked by
+   * the caller), n_centers planes of roi.height × roi.width into `images`
+   * in the order of `centers`; *ms: the time of the back projections.  The
+   * CPU loops; the GPU packs candidates 4 to a launch where it can. */
+  gboolean  (*backproject_centers) (TomoBackendImpl        *self,
+                                    const TomoBackendPlane *plane,
+                                    const double           *centers,
+                                    guint                   n_centers,
+                                    float                  *images,
+                                    double                 *ms,
+                                    GError                **error);
+  /* The centre estimate's correlation profiles (TomoCenterProfile of
+   * tomo-center-private.h): Pearson's r of a[p][x] with b[p][x + d] over
+   * their overlap for n_pairs rows of `width` and d = d_lo … d_lo +
+   * n_shifts − 1 into out (n_pairs × n_shifts); −2 where the overlap is
+   * shorter than min_overlap or flat.  Needs no configure. */
+  gboolean  (*correlate)   (TomoBackendImpl *self,
+                            const float     *a,
+                            const float     *b,
+                            guint            n_pairs,
+                            guint            width,
+                            int              d_lo,
+                            guint            n_shifts,
+                            guint            min_overlap,
+                            float           *out,
+                            GError         **error);
+  const TomoBackendStoreOps *store; /* the volume store (below) */
+};
+
+/* The volume-resident store of TomoVolume: the filtered sinograms of rows
+ * [row_start, row_start + n_rows) kept where the backend computes (host
+ * memory for the CPU; the device, float or half, for the GPU). */
+typedef struct
+{
+  TomoBackendSetup setup;   /* geometry and filter (n_threads for the CPU) */
+  guint row_start, n_rows;
+  guint64 memory_limit;     /* bytes the rows may take (0: what is free) */
+} TomoBackendStoreSetup;
+
+/* The store's operations (NULL in a backend without one).  store_new
+ * replaces any store the backend held; store_fill reads and filters every
+ * row (progress may be NULL; cancel polled); store_plane back projects any
+ * plane of tomo-plane.h (XY at a row, XZ, YZ, oblique) into out
+ * (width × height floats, host) with *ms its time (CUDA events on the GPU);
+ * store_describe: "GPU store, float, 1.23 GiB". */
+struct _TomoBackendStoreOps
+{
+  gboolean (*store_new)      (TomoBackendImpl             *self,
+                              const TomoBackendStoreSetup *setup,
+                              GError                     **error);
+  gboolean (*store_fill)     (TomoBackendImpl  *self,
+                              TomoScan         *scan,
+                              TomoProgressFunc  progress,
+                              gpointer          user_data,
+                              volatile gint    *cancel,
+                              GError          **error);
+  gboolean (*store_plane)    (TomoBackendImpl *self,
+                              const TomoPlane *plane,
+                              double           center,
+                              TomoInterp       interp,
+                              float           *out,
+                              double          *ms,
+                              GError         **error);
+  char    *(*store_describe) (TomoBackendImpl *self);
+  /* A preview volume: nx × ny slice pixels (binned from W × W) at nz rows
+   * spread evenly over the rows held, into out (nz × ny × nx floats, z
+   * slowest); *ms its time. */
+  gboolean (*store_preview)  (TomoBackendImpl *self,
+                              guint            nx,
+                              guint            ny,
+                              guint            nz,
+                              double           center,
+                              TomoInterp       interp,
+                              float           *out,
+                              double          *ms,
+                              GError         **error);
+  void     (*store_free)     (TomoBackendStore *store);
 };
 
 /* What a slice needs from its backend after the engine has let it go: the
@@ -191,6 +272,7 @@ struct _TomoBackendImpl
   int device;               /* CUDA device, −1 for the CPU */
   float *rows;              /* host sinograms of the last load_rows (n_slices × n_proj × width) */
   guint n_slices;
+  TomoBackendStore *store;  /* the volume store (ops->store), NULL until store_new */
 };
 
 TomoBackendImpl *tomo_backend_cpu_new (void);
@@ -205,6 +287,29 @@ gboolean         tomo_backend_gpu_kernel_parse (const char *name,
                                                 GError    **error);
 
 void             tomo_backend_free     (TomoBackendImpl *self);
+
+/* The store operations of each backend (tomo-backend-store-cpu.c,
+ * tomo-backend-store-gpu.c). */
+extern const TomoBackendStoreOps tomo_backend_store_cpu_ops;
+extern const TomoBackendStoreOps tomo_backend_store_gpu_ops;
+/* Checks shared by the stores: the plane and the centre; FALSE and the
+ * message otherwise, also when no store was made. */
+/* store_preview of a backend that has no kernel of its own for it: nz
+ * horizontal planes through store_plane, each nx × ny over the W × W square.
+ * Every backend's TomoBackendStore begins with its TomoBackendStoreSetup. */
+gboolean         tomo_backend_store_preview_planes (TomoBackendImpl *self,
+                                                    guint            nx,
+                                                    guint            ny,
+                                                    guint            nz,
+                                                    double           center,
+                                                    TomoInterp       interp,
+                                                    float           *out,
+                                                    double          *ms,
+                                                    GError         **error);
+gboolean         tomo_backend_store_check_plane (TomoBackendImpl *self,
+                                                 const TomoPlane *plane,
+                                                 double           center,
+                                                 GError         **error);
 
 /* load_rows of the backends that read on the host: self->rows and
  * self->n_slices hold the preprocessed sinograms, one after another. */

@@ -1,4 +1,9 @@
-/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The correlation estimate with its profiles computed by a backend (the
+ * GPU's correlation kernels, or the CPU's loop): app/ reaches gpu/ only
+ * through the backend interface.
+ */
 #define G_LOG_DOMAIN "tomo-center"
 
 #include "config.h"
@@ -6,42 +11,34 @@
 #include "tomo-center-gpu.h"
 #include "tomo-center-private.h"
 
-typedef struct
-{
-  TomoGpuXcorr *xc;
-  TomoGpuXcorrMethod method;
-} GpuProfile;
-
 static gboolean
-gpu_profile (const float *a,
-             const float *b,
-             guint        n_pairs,
-             guint        width,
-             int          d_lo,
-             guint        n_shifts,
-             guint        min_overlap,
-             float       *out,
-             gpointer     user_data,
-             GError     **error)
+backend_profile (const float *a,
+                 const float *b,
+                 guint        n_pairs,
+                 guint        width,
+                 int          d_lo,
+                 guint        n_shifts,
+                 guint        min_overlap,
+                 float       *out,
+                 gpointer     user_data,
+                 GError     **error)
 {
-  GpuProfile *g = user_data;
+  TomoBackendImpl *backend = user_data;
 
-  return tomo_gpu_xcorr_run (g->xc, g->method, a, b, n_pairs, width, d_lo, n_shifts, min_overlap,
-                             out, error);
+  return backend->ops->correlate (backend, a, b, n_pairs, width, d_lo, n_shifts, min_overlap, out,
+                                  error);
 }
 
 gboolean
-tomo_center_correlation_gpu (TomoGpuXcorr      *xc,
-                             TomoGpuXcorrMethod method,
-                             const float       *sino,
-                             guint              n_proj,
-                             guint              width,
-                             const double      *angles,
-                             TomoCenterResult  *result,
-                             GError           **error)
+tomo_center_correlation_backend (TomoBackendImpl  *backend,
+                                 const float      *sino,
+                                 guint             n_proj,
+                                 guint             width,
+                                 const double     *angles,
+                                 TomoCenterResult *result,
+                                 GError          **error)
 {
-  GpuProfile g = { xc, method };
-
-  g_return_val_if_fail (xc != NULL, FALSE);
-  return _tomo_center_correlation_with (sino, n_proj, width, angles, gpu_profile, &g, result, error);
+  g_return_val_if_fail (backend != NULL && backend->ops->correlate != NULL, FALSE);
+  return _tomo_center_correlation_with (sino, n_proj, width, angles, backend_profile, backend,
+                                        result, error);
 }

@@ -19,6 +19,7 @@
 
 #include "tomo-center-private.h"
 #include "tomo-fbp.h"
+#include "tomo-geometry.h"
 #include "tomo-types.h"
 
 G_DEFINE_QUARK (tomo-center-error-quark, tomo_center_error)
@@ -65,19 +66,18 @@ result_init (TomoCenterResult *result,
 
 /* --- input checks -------------------------------------------------------- */
 
-/* A copy with non-finite values set to 0; an error when nothing is finite,
- * or when the sinogram has no contrast (every value the same). */
-static float *
-clean_copy (const float *sino,
-            guint        n_proj,
-            guint        width,
-            guint        min_proj,
-            GError     **error)
+/* An error when there are too few projections, nothing is finite, or the
+ * sinogram has no contrast (every value the same). */
+static gboolean
+check_contents (const float *sino,
+                guint        n_proj,
+                guint        width,
+                guint        min_proj,
+                GError     **error)
 {
   gsize n = (gsize) n_proj * width;
-  g_autofree float *copy = NULL;
   gsize n_finite = 0;
-  double lo = INFINITY, hi = -INFINITY;
+  float lo = INFINITY, hi = -INFINITY;
 
   if (sino == NULL || width < 8 || n_proj < min_proj)
     {
@@ -85,9 +85,8 @@ clean_copy (const float *sino,
                    "Cannot find the centre from %u projection%s of %u columns "
                    "(need at least %u projections of 8 columns)",
                    n_proj, n_proj == 1 ? "" : "s", width, min_proj);
-      return NULL;
+      return FALSE;
     }
-  copy = g_new (float, n);
   for (gsize i = 0; i < n; i++)
     {
       float v = sino[i];
@@ -98,24 +97,47 @@ clean_copy (const float *sino,
           lo = MIN (lo, v);
           hi = MAX (hi, v);
         }
-      else
-        v = 0.0f;
-      copy[i] = v;
     }
   if (n_finite == 0)
     {
       g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_DEGENERATE,
                    "Cannot find the centre: no finite value in the sinogram (%u × %u)",
                    n_proj, width);
-      return NULL;
+      return FALSE;
     }
-  if (!(hi - lo > 1e-6 * MAX (fabs (hi), 1e-30)))
+  if (!((double) hi - lo > 1e-6 * MAX (fabs ((double) hi), 1e-30)))
     {
       g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_DEGENERATE,
                    "Cannot find the centre: the sinogram has no contrast (every value is %g)", lo);
-      return NULL;
+      return FALSE;
     }
-  return g_steal_pointer (&copy);
+  return TRUE;
+}
+
+/* Non-finite values count as 0. */
+static inline float
+finite_or_zero (float v)
+{
+  return isfinite (v) ? v : 0.0f;
+}
+
+/* A copy with non-finite values set to 0, after check_contents(). */
+static float *
+clean_copy (const float *sino,
+            guint        n_proj,
+            guint        width,
+            guint        min_proj,
+            GError     **error)
+{
+  gsize n = (gsize) n_proj * width;
+  float *copy;
+
+  if (!check_contents (sino, n_proj, width, min_proj, error))
+    return NULL;
+  copy = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    copy[i] = finite_or_zero (sino[i]);
+  return copy;
 }
 
 static gboolean
@@ -259,6 +281,29 @@ tomo_angles_fbp_weights (const double *angles,
     }
 }
 
+void
+_tomo_angles_nearest (const double *angles,
+                      guint         n_proj,
+                      double        target,
+                      int          *below,
+                      double       *d_below,
+                      int          *above,
+                      double       *d_above)
+{
+  *below = *above = -1;
+  *d_below = *d_above = INFINITY;
+  for (guint i = 0; i < n_proj; i++)
+    {
+      /* Angles are compared modulo a full turn. */
+      double d = remainder (angles[i] - target, 2.0 * G_PI);
+
+      if (d <= 0 && -d < *d_below)
+        *below = i, *d_below = -d;
+      if (d >= 0 && d < *d_above)
+        *above = i, *d_above = d;
+    }
+}
+
 /* The projection at angle `target` from the two projections bracketing it
  * (linear in angle), or extrapolated from the nearest two within one step.
  * `exclude_near` ± π/2 keeps the search on one side of the turn.  FALSE when
@@ -272,19 +317,10 @@ projection_at (const float  *sino,
                double        target,
                float        *out)
 {
-  int below = -1, above = -1;
-  double d_below = INFINITY, d_above = INFINITY;
+  int below, above;
+  double d_below, d_above;
 
-  for (guint i = 0; i < n_proj; i++)
-    {
-      /* Angles are compared modulo a full turn. */
-      double d = remainder (angles[i] - target, 2.0 * G_PI);
-
-      if (d <= 0 && -d < d_below)
-        below = i, d_below = -d;
-      if (d >= 0 && d < d_above)
-        above = i, d_above = d;
-    }
+  _tomo_angles_nearest (angles, n_proj, target, &below, &d_below, &above, &d_above);
   if (below >= 0 && d_below < 1e-9 * MAX (step, 1e-9))
     above = below, d_above = d_below;
   if (above >= 0 && d_above < 1e-9 * MAX (step, 1e-9))
@@ -295,12 +331,15 @@ projection_at (const float  *sino,
       const float *a = sino + (gsize) below * width, *b = sino + (gsize) above * width;
 
       for (guint x = 0; x < width; x++)
-        out[x] = (float) ((1.0 - t) * a[x] + t * b[x]);
+        out[x] = (float) ((1.0 - t) * finite_or_zero (a[x]) + t * finite_or_zero (b[x]));
       return TRUE;
     }
   if (below >= 0 && below == above)
     {
-      memcpy (out, sino + (gsize) below * width, sizeof (float) * width);
+      const float *a = sino + (gsize) below * width;
+
+      for (guint x = 0; x < width; x++)
+        out[x] = finite_or_zero (a[x]);
       return TRUE;
     }
   /* Only one side: extrapolate from the nearest and its neighbour. */
@@ -327,7 +366,7 @@ projection_at (const float  *sino,
       const float *a = sino + (gsize) near * width, *b = sino + (gsize) second * width;
 
       for (guint x = 0; x < width; x++)
-        out[x] = (float) ((1.0 - t) * a[x] + t * b[x]);
+        out[x] = (float) ((1.0 - t) * finite_or_zero (a[x]) + t * finite_or_zero (b[x]));
     }
     return TRUE;
   }
@@ -368,17 +407,17 @@ ncc_at (const float *a,
 }
 
 /* The CPU profile: ncc_at for every shift and pair. */
-static gboolean
-cpu_profile (const float *a,
-             const float *b,
-             guint        n_pairs,
-             guint        width,
-             int          d_lo,
-             guint        n_shifts,
-             guint        min_overlap,
-             float       *out,
-             gpointer     user_data,
-             GError     **error)
+gboolean
+_tomo_center_profile_cpu (const float *a,
+                          const float *b,
+                          guint        n_pairs,
+                          guint        width,
+                          int          d_lo,
+                          guint        n_shifts,
+                          guint        min_overlap,
+                          float       *out,
+                          gpointer     user_data,
+                          GError     **error)
 {
   for (guint p = 0; p < n_pairs; p++)
     for (guint i = 0; i < n_shifts; i++)
@@ -508,7 +547,7 @@ _tomo_center_correlation_with (const float      *sino,
                                TomoCenterResult *result,
                                GError          **error)
 {
-  g_autofree float *clean = NULL, *pa = NULL, *pb = NULL, *partner = NULL;
+  g_autofree float *pa = NULL, *pb = NULL, *partner = NULL;
   g_autofree double *centers = NULL, *shifts = NULL;
   g_autofree guint *cand = NULL;
   double step;
@@ -518,8 +557,8 @@ _tomo_center_correlation_with (const float      *sino,
   result_init (result, TOMO_CENTER_METHOD_CORRELATION);
   if (!check_angles (angles, n_proj, error))
     return FALSE;
-  clean = clean_copy (sino, n_proj, width, 2, error);
-  if (clean == NULL)
+  /* Checked, not copied: only the pairs' rows are read (non-finite as 0). */
+  if (!check_contents (sino, n_proj, width, 2, error))
     return FALSE;
   step = angle_step (angles, n_proj);
 
@@ -571,9 +610,10 @@ _tomo_center_correlation_with (const float      *sino,
     {
       guint i = cand[(gsize) k * n_cand / MIN (n_cand, MAX_PAIRS)];
 
-      if (!projection_at (clean, n_proj, width, angles, step, angles[i] + G_PI, partner))
+      if (!projection_at (sino, n_proj, width, angles, step, angles[i] + G_PI, partner))
         continue;
-      memcpy (pa + (gsize) n_pairs * width, clean + (gsize) i * width, sizeof (float) * width);
+      for (guint x = 0; x < width; x++)
+        pa[(gsize) n_pairs * width + x] = finite_or_zero (sino[(gsize) i * width + x]);
       for (guint x = 0; x < width; x++)
         pb[(gsize) n_pairs * width + x] = partner[width - 1 - x];
       n_pairs++;
@@ -609,7 +649,7 @@ tomo_center_correlation (const float      *sino,
                          TomoCenterResult *result,
                          GError          **error)
 {
-  return _tomo_center_correlation_with (sino, n_proj, width, angles, cpu_profile, NULL,
+  return _tomo_center_correlation_with (sino, n_proj, width, angles, _tomo_center_profile_cpu, NULL,
                                         result, error);
 }
 
@@ -1122,11 +1162,7 @@ tomo_sinogram_stitch_360 (const float  *sino,
                           double       *center_out,
                           GError      **error)
 {
-  g_autofree float *clean = NULL, *opp = NULL, *out = NULL;
-  g_autofree double *theta = NULL;
-  double lo = INFINITY, step, mid = (width - 1) / 2.0, olo, ohi;
-  int off, extra;
-  guint wo, n = 0;
+  g_autofree float *clean = NULL;
 
   g_return_val_if_fail (n_out != NULL && width_out != NULL && angles_out != NULL
                         && center_out != NULL, NULL);
@@ -1148,73 +1184,7 @@ tomo_sinogram_stitch_360 (const float  *sino,
   clean = clean_copy (sino, n_proj, width, 4, error);
   if (clean == NULL)
     return NULL;
-  step = angle_step (angles, n_proj);
-  for (guint i = 0; i < n_proj; i++)
-    lo = MIN (lo, angles[i]);
-
-  /* Output column u holds detector column u − off of the direct projection
-   * and 2c − (u − off) of the mirrored opposite one. */
-  off = center < mid ? (int) lround (width - 1 - 2.0 * center) : 0;
-  extra = center > mid ? (int) lround (2.0 * center - (width - 1)) : 0;
-  wo = width + off + extra;
-  /* The columns both see, in direct coordinates. */
-  olo = MAX (0.0, 2.0 * center - (width - 1));
-  ohi = MIN (width - 1.0, 2.0 * center);
-
-  out = g_new0 (float, (gsize) n_proj * wo);
-  theta = g_new (double, n_proj);
-  opp = g_new (float, width);
-  for (guint p = 0; p < n_proj; p++)
-    {
-      const float *row = clean + (gsize) p * width;
-      float *dst = out + (gsize) n * wo;
-
-      if (angles[p] - lo >= G_PI - 0.5 * step)
-        continue;
-      if (!projection_at (clean, n_proj, width, angles, step, angles[p] + G_PI, opp))
-        continue;
-      for (guint u = 0; u < wo; u++)
-        {
-          double i = (double) u - off, im = 2.0 * center - i;
-          gboolean has_d = i >= 0 && i <= width - 1.0;
-          gboolean has_m = im >= 0 && im <= width - 1.0;
-          double vd = 0, vm = 0, wd;
-
-          if (has_d)
-            vd = row[(guint) i];
-          if (has_m)
-            {
-              guint i0 = (guint) floor (im);
-              double t = im - i0;
-
-              vm = i0 + 1 < width ? (1 - t) * opp[i0] + t * opp[i0 + 1] : opp[i0];
-            }
-          if (has_d && has_m)
-            {
-              /* sin² ramp: the direct side counts fully where the mirrored
-               * one ends, and not at all at its own edge. */
-              double t = ohi > olo ? (i - olo) / (ohi - olo) : 0.5;
-
-              if (center > mid)
-                t = 1.0 - t;
-              wd = sin (0.5 * G_PI * CLAMP (t, 0.0, 1.0));
-              wd *= wd;
-              dst[u] = (float) (wd * vd + (1 - wd) * vm);
-            }
-          else
-            dst[u] = (float) (has_d ? vd : vm);
-        }
-      theta[n++] = angles[p];
-    }
-  if (n < 2)
-    {
-      g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_NO_PAIR,
-                   "Too few projections with an opposite one to stitch (%u)", n);
-      return NULL;
-    }
-  *n_out = n;
-  *width_out = wo;
-  *center_out = center + off;
-  *angles_out = g_steal_pointer (&theta);
-  return g_steal_pointer (&out);
+  /* The same rows as the offset geometry of a scan (tomo-geometry.c). */
+  return tomo_geometry_stitch (clean, n_proj, width, angles, center, "Sinogram", n_out,
+                               width_out, angles_out, center_out, error);
 }

@@ -279,6 +279,20 @@ use_gpu_locked (TomoEngine *self,
   return TRUE;
 }
 
+/* A device fault leaves the CUDA context unusable: the engine goes on with
+ * the CPU backend (a later tomo_engine_set_backend() may try the GPU
+ * again) and its caller sees the fault's error. */
+static void
+give_up_gpu_locked (TomoEngine   *self,
+                    const GError *error)
+{
+  if (error == NULL || !g_error_matches (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_DEVICE_FAULT)
+      || self->backend->ops->backend != TOMO_BACKEND_GPU)
+    return;
+  g_message ("%s; going on with the CPU backend", error->message);
+  use_cpu_locked (self);
+}
+
 TomoEngine *
 tomo_engine_new (TomoBackend backend)
 {
@@ -572,6 +586,7 @@ tomo_engine_reconstruct (TomoEngine             *self,
                          GError                **error)
 {
   TomoSlice *slice = NULL;
+  GError *local_error = NULL;
   TomoRoi roi;
   gint64 start;
 
@@ -580,8 +595,9 @@ tomo_engine_reconstruct (TomoEngine             *self,
 
   start = g_get_monotonic_time ();
   g_mutex_lock (&self->lock);
-  if (check_request_locked (self, request, &roi, error))
-    slice = reconstruct_locked (self, request, &roi, cancellable, error);
+  if (check_request_locked (self, request, &roi, &local_error))
+    slice = reconstruct_locked (self, request, &roi, cancellable, &local_error);
+  give_up_gpu_locked (self, local_error);
   if (slice != NULL)
     {
       double updates = (double) slice->width * slice->height * slice->n_slices
@@ -591,6 +607,8 @@ tomo_engine_reconstruct (TomoEngine             *self,
       slice->gups = slice->backproject_ms > 0 ? updates / (slice->backproject_ms * 1e6) : 0;
     }
   g_mutex_unlock (&self->lock);
+  if (local_error != NULL)
+    g_propagate_error (error, local_error);
   return slice;
 }
 
@@ -765,6 +783,7 @@ tomo_engine_reconstruct_volume (TomoEngine            *self,
       memset (&self->volume_stats, 0, sizeof self->volume_stats);
       self->volume_stats.n_rows = row_end - row_start;
       ok = self->backend->ops->volume (self->backend, &job, error);
+      give_up_gpu_locked (self, ok || error == NULL ? NULL : *error);
       g_object_unref (job.scan);
     }
   g_mutex_unlock (&self->lock);

@@ -13,6 +13,7 @@ typedef struct
   gboolean ready;
   float *data;      /* preprocessed row, or raw row then flat and dark */
   GError *error;
+  TomoPreprocessStats stats;  /* of this read (raw rows: the flat and dark averaging) */
 } Slot;
 
 struct _TomoRowPrefetch
@@ -30,6 +31,7 @@ struct _TomoRowPrefetch
   GMutex lock;
   GCond cond;
   double busy_ms;
+  TomoPreprocessStats stats;  /* of the rows taken */
   gboolean stop;
 };
 
@@ -42,15 +44,16 @@ raw_flat (TomoRowPrefetch *p,
 }
 
 static gboolean
-read_row (TomoRowPrefetch *p,
-          guint            row,
-          float           *data,
-          GError         **error)
+read_row (TomoRowPrefetch     *p,
+          guint                row,
+          float               *data,
+          TomoPreprocessStats *stats,
+          GError             **error)
 {
   if (p->raw)
     return tomo_scan_read_raw_row (p->scan, row, data, raw_flat (p, data),
-                                   raw_flat (p, data) + p->width, NULL, error);
-  return tomo_scan_read_sinogram_direct (p->scan, row, data, NULL, error);
+                                   raw_flat (p, data) + p->width, stats, error);
+  return tomo_scan_read_sinogram_direct (p->scan, row, data, stats, error);
 }
 
 static void
@@ -61,6 +64,7 @@ read_run (gpointer data,
   guint row = GPOINTER_TO_UINT (data) - 1;
   Slot *slot = &p->slots[row % p->depth];
   GError *error = NULL;
+  TomoPreprocessStats stats = { 0 };
   gint64 t0 = g_get_monotonic_time ();
   gboolean stop;
 
@@ -68,10 +72,11 @@ read_run (gpointer data,
   stop = p->stop;
   g_mutex_unlock (&p->lock);
   if (!stop)
-    read_row (p, row, slot->data, &error);
+    read_row (p, row, slot->data, &stats, &error);
 
   g_mutex_lock (&p->lock);
   slot->error = error;
+  slot->stats = stats;
   slot->ready = TRUE;
   p->busy_ms += (g_get_monotonic_time () - t0) / 1e3;
   g_cond_broadcast (&p->cond);
@@ -175,10 +180,18 @@ take (TomoRowPrefetch *p,
   if (slot->row != row)
     {
       /* Not in the window (taken far out of order): read it here. */
+      TomoPreprocessStats stats = { 0 };
+      gboolean ok;
+
       g_mutex_unlock (&p->lock);
       if (p->raw)
-        return tomo_scan_read_raw_row (p->scan, row, out, flat, dark, NULL, error);
-      return tomo_scan_read_sinogram_direct (p->scan, row, out, NULL, error);
+        ok = tomo_scan_read_raw_row (p->scan, row, out, flat, dark, &stats, error);
+      else
+        ok = tomo_scan_read_sinogram_direct (p->scan, row, out, &stats, error);
+      g_mutex_lock (&p->lock);
+      tomo_preprocess_stats_add (&p->stats, &stats);
+      g_mutex_unlock (&p->lock);
+      return ok;
     }
   while (!slot->ready)
     g_cond_wait (&p->cond, &p->lock);
@@ -201,6 +214,7 @@ take (TomoRowPrefetch *p,
 
   g_mutex_lock (&p->lock);
   slot_error = g_steal_pointer (&slot->error);
+  tomo_preprocess_stats_add (&p->stats, &slot->stats);
   slot->row = -1;
   schedule_locked (p, row + p->depth);
   g_mutex_unlock (&p->lock);
@@ -243,6 +257,15 @@ tomo_row_prefetch_get_busy_ms (TomoRowPrefetch *p)
   ms = p->busy_ms;
   g_mutex_unlock (&p->lock);
   return ms;
+}
+
+void
+tomo_row_prefetch_get_stats (TomoRowPrefetch     *p,
+                             TomoPreprocessStats *stats)
+{
+  g_mutex_lock (&p->lock);
+  *stats = p->stats;
+  g_mutex_unlock (&p->lock);
 }
 
 void

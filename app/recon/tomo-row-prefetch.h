@@ -37,6 +37,11 @@ gboolean         tomo_row_prefetch_take_raw (TomoRowPrefetch *prefetch,
                                              GError         **error);
 /* Busy time of the reader threads, summed (ms). */
 double           tomo_row_prefetch_get_busy_ms (TomoRowPrefetch *prefetch);
+/* The counts of the reads of the rows taken so far: for raw rows those of
+ * averaging the flat and dark frames (the values' own come from the
+ * device), for preprocessed rows all of tomo_scan_read_sinogram()'s. */
+void             tomo_row_prefetch_get_stats   (TomoRowPrefetch     *prefetch,
+                                                TomoPreprocessStats *stats);
 void             tomo_row_prefetch_free (TomoRowPrefetch *prefetch);
 
 G_END_DECLS

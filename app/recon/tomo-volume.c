@@ -3,14 +3,8 @@
 
 #include "config.h"
 
-#include <math.h>
-#include <string.h>
-#include <unistd.h>
-
+#include "tomo-backend.h"
 #include "tomo-error.h"
-#include "tomo-fbp.h"
-#include "tomo-filter.h"
-#include "tomo-gpu-store.h"
 #include "tomo-volume.h"
 
 struct _TomoVolume
@@ -18,14 +12,33 @@ struct _TomoVolume
   TomoScan *scan;
   guint width, n_proj, row_start, n_rows;
   TomoReconParams params;
-  TomoBackend backend;
-
-  TomoGpuStore *gpu;       /* GPU backend */
-  float *filtered;         /* CPU backend: n_rows × n_proj × width */
-  TomoCpuFbp *fbp;
+  TomoBackendImpl *impl;   /* holds the store (ops->store) */
   char *fallback_note;     /* why the GPU was not used, when AUTO fell back */
   double plane_ms;
 };
+
+/* A backend with its store made, or NULL and the error. */
+static TomoBackendImpl *
+make_store (TomoBackendImpl             *impl,
+            const TomoBackendStoreSetup *setup,
+            GError                     **error)
+{
+  if (impl == NULL)
+    return NULL;
+  if (impl->ops->store == NULL)
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                   "The %s backend has no volume store", impl->ops->name);
+      tomo_backend_free (impl);
+      return NULL;
+    }
+  if (!impl->ops->store->store_new (impl, setup, error))
+    {
+      tomo_backend_free (impl);
+      return NULL;
+    }
+  return impl;
+}
 
 TomoVolume *
 tomo_volume_new (TomoScan              *scan,
@@ -38,6 +51,7 @@ tomo_volume_new (TomoScan              *scan,
 {
   g_autoptr (TomoVolume) vol = NULL;
   g_autoptr (GError) gpu_error = NULL;
+  TomoBackendStoreSetup setup = { 0 };
   guint height;
 
   g_return_val_if_fail (scan != NULL && params != NULL, NULL);
@@ -58,56 +72,30 @@ tomo_volume_new (TomoScan              *scan,
   vol->n_rows = row_end - row_start;
   vol->params = *params;
 
+  setup.setup = (TomoBackendSetup) { vol->width, vol->n_proj, tomo_scan_get_angles (scan),
+                                     params->filter, params->pad, params->n_threads };
+  setup.row_start = row_start;
+  setup.n_rows = vol->n_rows;
   if (backend != TOMO_BACKEND_CPU)
     {
-      /* Says "built without CUDA" or "no CUDA device" itself. */
-      vol->gpu = tomo_gpu_store_new (0, vol->width, vol->n_proj, tomo_scan_get_angles (scan),
-                                     row_start, vol->n_rows, TOMO_GPU_STORE_AUTO,
-                                     gpu_memory_limit, &gpu_error);
-      if (vol->gpu == NULL && backend == TOMO_BACKEND_GPU)
+      /* Says "built without CUDA", "no CUDA device" or what does not fit. */
+      setup.memory_limit = gpu_memory_limit;
+      vol->impl = make_store (tomo_backend_gpu_new (&gpu_error), &setup, &gpu_error);
+      if (vol->impl == NULL && backend == TOMO_BACKEND_GPU)
         {
           g_propagate_error (error, g_steal_pointer (&gpu_error));
           return NULL;
         }
     }
-  if (vol->gpu != NULL)
+  if (vol->impl == NULL)
     {
-      guint padded;
-      g_autofree double *response =
-        tomo_filter_fbp_response (params->filter, vol->width, vol->n_proj, &padded);
-
-      vol->backend = TOMO_BACKEND_GPU;
-      if (!tomo_gpu_store_set_filter (vol->gpu, padded, response, params->pad, error))
+      if (gpu_error != NULL)
+        vol->fallback_note = g_strdup (gpu_error->message);
+      setup.memory_limit = 0;
+      vol->impl = make_store (tomo_backend_cpu_new (), &setup, error);
+      if (vol->impl == NULL)
         return NULL;
-      return g_steal_pointer (&vol);
     }
-
-  /* CPU: host memory, asked for politely so a huge range is an error, not
-   * an abort. */
-  if (gpu_error != NULL)
-    vol->fallback_note = g_strdup (gpu_error->message);
-  vol->backend = TOMO_BACKEND_CPU;
-  {
-    /* Allocation may succeed lazily far beyond the memory there is: refuse
-     * more than half of it here rather than let the fill swap or be killed. */
-    guint64 bytes = (guint64) vol->n_rows * vol->n_proj * vol->width * sizeof (float);
-    long pages = sysconf (_SC_PHYS_PAGES), page = sysconf (_SC_PAGE_SIZE);
-    guint64 ram = pages > 0 && page > 0 ? (guint64) pages * (guint64) page : G_MAXUINT64;
-
-    if (bytes <= ram / 2)
-      vol->filtered = g_try_malloc (bytes);
-  }
-  if (vol->filtered == NULL)
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
-                   "Cannot hold the filtered sinograms of rows %u:%u of %s in host memory "
-                   "(%.2f GiB, at most half the RAM); choose a smaller row range", row_start, row_end,
-                   tomo_scan_get_path (scan),
-                   (double) vol->n_rows * vol->n_proj * vol->width * 4 / (1 << 30));
-      return NULL;
-    }
-  vol->fbp = tomo_cpu_fbp_new (vol->width, vol->n_proj, tomo_scan_get_angles (scan),
-                               params->filter, params->pad, params->n_threads);
   return g_steal_pointer (&vol);
 }
 
@@ -116,52 +104,10 @@ tomo_volume_free (TomoVolume *vol)
 {
   if (vol == NULL)
     return;
-  g_clear_pointer (&vol->gpu, tomo_gpu_store_free);
-  g_clear_pointer (&vol->fbp, tomo_cpu_fbp_free);
-  g_free (vol->filtered);
+  g_clear_pointer (&vol->impl, tomo_backend_free);
   g_free (vol->fallback_note);
   g_clear_object (&vol->scan);
   g_free (vol);
-}
-
-static gboolean
-read_row_cb (guint    row,
-             float   *sino,
-             gpointer data,
-             GError **error)
-{
-  TomoVolume *vol = data;
-
-  return tomo_scan_read_sinogram (vol->scan, row, sino, NULL, error);
-}
-
-typedef struct
-{
-  TomoVolume *vol;
-  void (*progress) (guint done, guint total, gpointer data);
-  gpointer data;
-} FillData;
-
-static gboolean
-fill_read_cb (guint    row,
-              float   *sino,
-              gpointer data,
-              GError **error)
-{
-  FillData *fd = data;
-
-  return read_row_cb (row, sino, fd->vol, error);
-}
-
-static void
-fill_progress_cb (guint    done,
-                  guint    total,
-                  gpointer data)
-{
-  FillData *fd = data;
-
-  if (fd->progress != NULL)
-    fd->progress (done, total, fd->data);
 }
 
 gboolean
@@ -171,31 +117,9 @@ tomo_volume_fill (TomoVolume    *vol,
                   volatile gint *cancel,
                   GError       **error)
 {
-  FillData fd = { vol, progress, data };
-  gsize ns;
-  g_autofree float *sino = NULL;
-
   g_return_val_if_fail (vol != NULL, FALSE);
 
-  if (vol->gpu != NULL)
-    return tomo_gpu_store_fill (vol->gpu, fill_read_cb, fill_progress_cb, &fd, cancel, error);
-
-  ns = (gsize) vol->n_proj * vol->width;
-  sino = g_new (float, ns);
-  for (guint r = 0; r < vol->n_rows; r++)
-    {
-      if (cancel != NULL && g_atomic_int_get (cancel))
-        {
-          g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED, "Cancelled");
-          return FALSE;
-        }
-      if (!read_row_cb (vol->row_start + r, sino, vol, error))
-        return FALSE;
-      tomo_cpu_fbp_filter (vol->fbp, sino, vol->filtered + r * ns);
-      if (progress != NULL)
-        progress (r + 1, vol->n_rows, data);
-    }
-  return TRUE;
+  return vol->impl->ops->store->store_fill (vol->impl, vol->scan, progress, data, cancel, error);
 }
 
 gboolean
@@ -208,41 +132,31 @@ tomo_volume_plane (TomoVolume      *vol,
 {
   g_return_val_if_fail (vol != NULL && plane != NULL && out != NULL, FALSE);
 
-  if (!tomo_plane_validate (plane, error))
-    return FALSE;
-  if (!isfinite (center))
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                   "Centre %g is not a finite number", center);
-      return FALSE;
-    }
-  if (vol->gpu != NULL)
-    {
-      TomoGpuPlane gp;
+  return vol->impl->ops->store->store_plane (vol->impl, plane, center, interp, out,
+                                             &vol->plane_ms, error);
+}
 
-      G_STATIC_ASSERT (sizeof gp == sizeof *plane);
-      memcpy (&gp, plane, sizeof gp);
-      if (!tomo_gpu_store_plane (vol->gpu, &gp, center, interp, TOMO_GPU_PLANE_AUTO, error) ||
-          !tomo_gpu_store_download (vol->gpu, out, error))
-        return FALSE;
-      vol->plane_ms = tomo_gpu_store_get_plane_ms (vol->gpu);
-    }
-  else
-    {
-      TomoPlaneSource src = { vol->width, vol->n_proj, tomo_scan_get_angles (vol->scan),
-                              vol->row_start, vol->n_rows, vol->filtered };
-      gint64 t0 = g_get_monotonic_time ();
+gboolean
+tomo_volume_preview (TomoVolume *vol,
+                     guint       nx,
+                     guint       ny,
+                     guint       nz,
+                     double      center,
+                     TomoInterp  interp,
+                     float      *out,
+                     double     *ms,
+                     GError    **error)
+{
+  g_return_val_if_fail (vol != NULL && out != NULL, FALSE);
 
-      tomo_plane_backproject (&src, center, interp, plane, vol->params.n_threads, out);
-      vol->plane_ms = (g_get_monotonic_time () - t0) / 1000.0;
-    }
-  return TRUE;
+  return vol->impl->ops->store->store_preview (vol->impl, nx, ny, nz, center, interp, out, ms,
+                                               error);
 }
 
 TomoBackend
 tomo_volume_get_backend (TomoVolume *vol)
 {
-  return vol->backend;
+  return vol->impl->ops->backend;
 }
 
 double
@@ -254,13 +168,9 @@ tomo_volume_get_plane_ms (TomoVolume *vol)
 char *
 tomo_volume_describe (TomoVolume *vol)
 {
-  if (vol->gpu != NULL)
-    return g_strdup_printf ("GPU store, %s, %.2f GiB",
-                            tomo_gpu_store_precision_to_string (tomo_gpu_store_get_precision (vol->gpu)),
-                            tomo_gpu_store_get_bytes (vol->gpu) / (double) (1 << 30));
-  return g_strdup_printf ("CPU store, %.2f GiB%s%s%s",
-                          (double) vol->n_rows * vol->n_proj * vol->width * 4 / (1 << 30),
-                          vol->fallback_note ? " (GPU not used: " : "",
-                          vol->fallback_note ? vol->fallback_note : "",
-                          vol->fallback_note ? ")" : "");
+  g_autofree char *desc = vol->impl->ops->store->store_describe (vol->impl);
+
+  if (vol->fallback_note == NULL)
+    return g_steal_pointer (&desc);
+  return g_strdup_printf ("%s (GPU not used: %s)", desc, vol->fallback_note);
 }

@@ -12,7 +12,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "tomo-center-gpu.h"
+#include "tomo-center-private.h"
+#include "tomo-gpu-center.h"
 #include "tomo-cli.h"
 #include "tomo-gpu.h"
 #include "tomo-gpu-tune.h"
@@ -29,6 +30,32 @@ typedef struct
   float *sino;
   double center;
 } Scan;
+
+/* A profile by one xcorr method, to compare the two on the whole estimate
+ * (the backend's correlate always runs the direct kernel). */
+typedef struct
+{
+  TomoGpuXcorr *xc;
+  TomoGpuXcorrMethod method;
+} GpuProfile;
+
+static gboolean
+gpu_profile (const float *a,
+             const float *b,
+             guint        n_pairs,
+             guint        width,
+             int          d_lo,
+             guint        n_shifts,
+             guint        min_overlap,
+             float       *out,
+             gpointer     user_data,
+             GError     **error)
+{
+  GpuProfile *g = user_data;
+
+  return tomo_gpu_xcorr_run (g->xc, g->method, a, b, n_pairs, width, d_lo, n_shifts, min_overlap,
+                             out, error);
+}
 
 static void
 scan_make (Scan       *s,
@@ -127,9 +154,12 @@ tomo_center_bench (guint  width,
             if (path == 0)
               ok = tomo_center_correlation (scans[k].sino, scans[k].n_proj, width, scans[k].angles, &r, &error);
             else
-              ok = tomo_center_correlation_gpu (xc, path == 1 ? TOMO_GPU_XCORR_DIRECT : TOMO_GPU_XCORR_FFT,
-                                                scans[k].sino, scans[k].n_proj, width, scans[k].angles,
-                                                &r, &error);
+              {
+                GpuProfile g = { xc, path == 1 ? TOMO_GPU_XCORR_DIRECT : TOMO_GPU_XCORR_FFT };
+
+                ok = _tomo_center_correlation_with (scans[k].sino, scans[k].n_proj, width, scans[k].angles,
+                                                    gpu_profile, &g, &r, &error);
+              }
             if (i > 0)
               t[i - 1] = (g_get_monotonic_time () - t0) / 1e3;
           }
@@ -216,46 +246,58 @@ tomo_center_bench (guint  width,
         }
       else
         {
-          printf ("\n## GPU centre sweep: 16 candidates, %u projections, one back projection each "
-                  "(wall time of the 16)\n\n", n_proj);
-          printf ("| candidates | median ms | sweeps per second |\n|---|---:|---:|\n");
-          for (int zoom = 0; zoom < 2; zoom++)
-            {
-              tomo_gpu_backproject_params_init (&bp);
-              bp.interp = 1;
-              if (zoom)
-                {
-                  bp.roi_width = bp.roi_height = MIN (512u, width);
-                  bp.roi_x = bp.roi_y = (width - bp.roi_width) / 2;
-                }
-              for (guint i = 0; i <= runs; i++)
-                {
-                  gint64 t0 = g_get_monotonic_time ();
-
-                  for (guint c = 0; c < 16; c++)
-                    {
-                      bp.center = (width - 1) / 2.0 - 4.0 + 0.5 * c + 0.01 * i;
-                      if (!tomo_gpu_context_backproject (ctx, &bp, &error))
-                        break;
-                    }
-                  if (error != NULL)
-                    break;
-                  if (i > 0)
-                    t[i - 1] = (g_get_monotonic_time () - t0) / 1e3;
-                }
-              if (error != NULL)
-                {
-                  g_printerr ("tomolive bench: %s\n", error->message);
-                  g_clear_error (&error);
-                  status = 1;
-                  break;
-                }
+          printf ("\n## GPU centre sweep: 16 candidates, %u projections (wall time of the 16)\n\n"
+                  "One back projection per candidate (kernel auto, linear), and "
+                  "tomo_gpu_context_backproject_centers (candidates whole pixels apart four to "
+                  "a 4-slice launch, on shifted copies of the sinogram).\n\n", n_proj);
+          printf ("| candidates | path | median ms | sweeps per second |\n|---|---|---:|---:|\n");
+          for (int zoom = 0; zoom < 2 && error == NULL; zoom++)
+            for (int packed = 0; packed < 2 && error == NULL; packed++)
               {
-                double ms = _tomo_median (t, runs);
+                double centers[16];
+                double ms;
 
-                printf ("| 16 × %u² %s | %.2f | %.1f |\n", zoom ? bp.roi_width : width,
-                        zoom ? "(zoomed region)" : "(whole slices)", ms, 1e3 / ms);
+                tomo_gpu_backproject_params_init (&bp);
+                bp.interp = 1;
+                if (zoom)
+                  {
+                    bp.roi_width = bp.roi_height = MIN (512u, width);
+                    bp.roi_x = bp.roi_y = (width - bp.roi_width) / 2;
+                  }
+                for (guint i = 0; i <= runs; i++)
+                  {
+                    gint64 t0;
+
+                    /* 0.5 px apart, moved by 0.01 px every run. */
+                    for (guint c = 0; c < 16; c++)
+                      centers[c] = (width - 1) / 2.0 - 4.0 + 0.5 * c + 0.01 * i;
+                    t0 = g_get_monotonic_time ();
+                    if (packed)
+                      tomo_gpu_context_backproject_centers (ctx, &bp, centers, 16, &error);
+                    else
+                      for (guint c = 0; c < 16 && error == NULL; c++)
+                        {
+                          bp.center = centers[c];
+                          tomo_gpu_context_backproject (ctx, &bp, &error);
+                        }
+                    if (error != NULL)
+                      break;
+                    if (i > 0)
+                      t[i - 1] = (g_get_monotonic_time () - t0) / 1e3;
+                  }
+                if (error != NULL)
+                  break;
+                ms = _tomo_median (t, runs);
+                printf ("| 16 × %u² %s | %s | %.2f | %.1f |\n", zoom ? bp.roi_width : width,
+                        zoom ? "(zoomed region)" : "(whole slices)",
+                        packed ? "4 per launch" : "one per launch", ms, 1e3 / ms);
+                fflush (stdout);
               }
+          if (error != NULL)
+            {
+              g_printerr ("tomolive bench: %s\n", error->message);
+              g_clear_error (&error);
+              status = 1;
             }
         }
       if (ctx != NULL)

@@ -15,10 +15,12 @@
 
 #include <glib/gstdio.h>
 
+#include "tomo-probe.h"
 #include "tomo-center.h"
 #include "tomo-cli.h"
 #include "tomo-plane-cli.h"
 #include "tomo-engine.h"
+#include "tomo-geometry.h"
 #include "tomo-error.h"
 #include "tomo-live-cli.h"
 #include "tomo-open-args.h"
@@ -57,6 +59,26 @@ parse_options (GOptionContext *context,
 
 /* --- info ---------------------------------------------------------------- */
 
+#define GEOMETRY_HELP \
+  "auto (default), 180, 360 (both halves, weighted) or offset[:left|right] (a full turn " \
+  "with the axis near an edge: opposite projections stitched, doubled field of view)"
+
+static gboolean
+print_geometry (TomoScan           *scan,
+                const TomoGeometry *geometry,
+                double              center,
+                GError            **error)
+{
+  TomoGeometryPlan plan;
+  g_autofree char *text = NULL;
+
+  if (!tomo_geometry_resolve (scan, geometry, center, &plan, error))
+    return FALSE;
+  text = tomo_geometry_plan_describe (&plan);
+  g_print ("Geometry:    %s\n", text);
+  return TRUE;
+}
+
 static int
 cmd_info (int    argc,
           char **argv)
@@ -66,11 +88,28 @@ cmd_info (int    argc,
   g_autoptr(TomoScan) scan = NULL;
   g_autofree char *text = NULL;
   TomoOpenArgs a = { 0 };
+  g_autofree char *geometry = NULL;
+  TomoGeometry geom = { 0 };
+  double center = NAN;
+  GOptionEntry entries[] = {
+    { "geometry", 0, 0, G_OPTION_ARG_STRING, &geometry, GEOMETRY_HELP, "G" },
+    { "center", 'c', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
+      "Rotation axis column (for the geometry; default: estimated from the middle row)", "C" },
+    G_OPTION_ENTRY_NULL
+  };
+  TomoNumberOption numbers[] = {
+    { "center", 'c', -1e9, 1e9, FALSE, &center },
+    { NULL },
+  };
   int status = 1;
 
   g_option_context_set_summary (context,
     "Prints what is in a scan: format, detector size, projections, flats,\n"
-    "darks, data type, angles and pixel size.  Only the header is read.");
+    "darks, data type, angles and pixel size, and the geometry it will be\n"
+    "reconstructed in (a full turn reads the middle row to find the axis).");
+  g_option_context_set_main_group (context,
+                                   tomo_number_option_group ("info", "Info options:",
+                                                             entries, numbers));
   g_option_context_add_group (context, tomo_open_args_group (&a));
   if (!parse_options (context, &argc, &argv, &error))
     goto out;
@@ -79,6 +118,8 @@ cmd_info (int    argc,
       g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "info needs exactly one FILE");
       goto out;
     }
+  if (geometry != NULL && !tomo_geometry_parse (geometry, &geom, &error))
+    goto out;
   scan = tomo_open_args_open (argv[1], &a, &error);
   if (scan == NULL)
     goto out;
@@ -88,6 +129,8 @@ cmd_info (int    argc,
     g_print ("\n");
   if (tomo_angles_is_full_turn (tomo_scan_get_angles (scan), tomo_scan_get_n_projections (scan)))
     g_print ("Coverage:    360° (a full turn: each direction seen twice, or an offset axis)\n");
+  if (!print_geometry (scan, &geom, center, &error))
+    goto out;
   status = 0;
 out:
   tomo_open_args_clear (&a);
@@ -210,6 +253,9 @@ cmd_reconstruct (int    argc,
   g_autoptr(TomoEngine) engine = NULL;
   g_autofree char *rows = NULL, *filter = NULL, *interp = NULL, *backend = NULL;
   g_autofree char *roi = NULL, *kernel = NULL, *output = NULL, *plane = NULL;
+  g_autofree char *geometry = NULL;
+  TomoGeometry geom = { 0 };
+  TomoGeometryPlan plan = { 0 };
   double row = -1;
   double center = NAN;
   gboolean progress = FALSE, quiet = FALSE, verbose = FALSE;
@@ -231,6 +277,7 @@ cmd_reconstruct (int    argc,
     { "kernel", 'k', 0, G_OPTION_ARG_STRING, &kernel,
       "GPU back projector: auto (default), standard, texture, alu, hybrid", "K" },
     { "roi", 0, 0, G_OPTION_ARG_STRING, &roi, "Only the region x,y,width,height of the slice", "X,Y,W,H" },
+    { "geometry", 0, 0, G_OPTION_ARG_STRING, &geometry, GEOMETRY_HELP, "G" },
     { "plane", 0, 0, G_OPTION_ARG_STRING, &plane,
       "A vertical or oblique plane through rows --rows (default all) instead of slices: "
       "xz:Y, yz:X or oblique:AZIMUTH[,TILT[,X,Y,Z]]", "SPEC" },
@@ -296,12 +343,40 @@ cmd_reconstruct (int    argc,
     goto out;
   if (kernel != NULL && !tomo_kernel_from_string (kernel, &gpu_kernel, &error))
     goto out;
+  if (geometry != NULL && !tomo_geometry_parse (geometry, &geom, &error))
+    goto out;
+  if (live.url && geom.kind != TOMO_GEOMETRY_AUTO && geom.kind != TOMO_GEOMETRY_180)
+    {
+      g_set_error (&error, ERROR_DOMAIN_CLI, 0,
+                   "--geometry %s needs a scan file: a live scan is reconstructed as it arrives",
+                   geometry);
+      goto out;
+    }
 
   tomo_open_args_take_parsed (&a);
   scan = live.url ? tomo_live_cli_receive (&live, a.angles, a.angle_range, &error)
                    : tomo_open_args_open (argv[1], &a, &error);
   if (scan == NULL)
     goto out;
+  if (!live.url)
+    {
+      /* 360° and offset-axis scans: the scan as it will be reconstructed
+       * (stitched rows are wider; --center stays a detector column). */
+      TomoScan *presented = tomo_geometry_present (scan, &geom, center, &plan, &error);
+
+      if (presented == NULL)
+        goto out;
+      g_object_unref (scan);
+      scan = presented;
+      if (plan.kind == TOMO_GEOMETRY_OFFSET)
+        center = plan.recon_center;
+      if (!quiet && plan.kind != TOMO_GEOMETRY_180)
+        {
+          g_autofree char *text = tomo_geometry_plan_describe (&plan);
+
+          g_print ("Geometry: %s\n", text);
+        }
+    }
   width = tomo_scan_get_width (scan);
   height = tomo_scan_get_height (scan);
 
@@ -473,6 +548,7 @@ cmd_phantom (int    argc,
   TomoPhantomParams p;
   double width, height, n_proj, n_flats, n_darks, seed, threads = 0;
   double center = NAN, offset = NAN, range, flat, dark, scale = NAN, tilt = 0.0;
+  double object_width = 0;
   gboolean noise = FALSE, no_noise = FALSE;
 
   tomo_phantom_params_init (&p);
@@ -497,6 +573,9 @@ cmd_phantom (int    argc,
         "Rotation axis relative to the detector middle (default +3.37)", "PX" },
       { "tilt", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
         "Axis tilt in degrees (positive: the axis moves right going down)", "DEG" },
+      { "object-width", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
+        "Pixels across the field of view the object fills (default: the width; about "
+        "2·width for an offset-axis scan: --angle-range 360 --center near an edge)", "N" },
       { "kind", 0, 0, G_OPTION_ARG_STRING, &kind, "shepp-logan (default), disks, points", "KIND" },
       { "attenuation", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
         "Attenuation per pixel of a unit-value region (default 4/width)", "MU" },
@@ -520,6 +599,7 @@ cmd_phantom (int    argc,
       { "center", 0, -1e9, 1e9, FALSE, &center },
       { "center-offset", 0, -1e9, 1e9, FALSE, &offset },
       { "tilt", 0, -45, 45, FALSE, &tilt },
+      { "object-width", 0, 0, 1 << 17, TRUE, &object_width },
       { "attenuation", 0, 0, 1e6, FALSE, &scale },
       { "flat-level", 0, 0, 1e12, FALSE, &flat },
       { "dark-level", 0, 0, 1e12, FALSE, &dark },
@@ -558,11 +638,12 @@ cmd_phantom (int    argc,
   p.flat_level = flat;
   p.dark_level = dark;
   p.tilt_deg = tilt;
+  p.object_width = (guint) object_width;
   p.noise = no_noise ? FALSE : TRUE;
   if (!isnan (scale))
     p.max_attenuation = scale;
   else
-    p.max_attenuation = 4.0 / width;
+    p.max_attenuation = 4.0 / (object_width > 0 ? object_width : width);
   if (!isnan (center))
     p.center = center;
   else
@@ -631,6 +712,10 @@ tomo_cli_run (int    argc,
                HAVE_CUDA ? "built" : "not built", n, n == 1 ? "" : "s", HAVE_UI ? "built" : "not built");
       return 0;
     }
+  /* The HDF5 probe's helper (tomo-probe.c): default signals, so a fault
+   * inside libhdf5 is seen by the parent as what it is. */
+  if (g_str_equal (cmd, "probe-hdf5"))
+    return tomo_probe_hdf5_main (argc - 1, argv + 1);
   /* Ctrl+C or SIGTERM: incomplete outputs are removed, exit status 1. */
   tomo_output_install_signal_handlers ();
   if (g_str_equal (cmd, "info"))

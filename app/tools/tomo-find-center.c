@@ -9,6 +9,8 @@
 
 #include <math.h>
 
+#include "tomo-probe.h"
+#include "tomo-options.h"
 #include "tomo-center-scan.h"
 #include "tomo-cli.h"
 
@@ -35,19 +37,24 @@ tomo_find_center_main (int    argc,
   TomoOpenOptions options;
   TomoCenterMethod method = TOMO_CENTER_METHOD_AUTO;
   TomoCenterResult r;
-  int row = -1;
-  double angle_range = 0;
+  int row;
+  double row_v = -1, angle_range = 0;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
-    { "row", 'r', 0, G_OPTION_ARG_INT, &row, "Detector row (default: the middle)", "N" },
+    { "row", 'r', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Detector row (default: the middle)", "N" },
     { "method", 'm', 0, G_OPTION_ARG_STRING, &method_name,
       "auto (default), correlation, sinogram or sweep", "METHOD" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
     { "format", 0, 0, G_OPTION_ARG_STRING, &format,
       "Input format: auto (default), dxchange, nxtomo, tiff, raw", "FORMAT" },
-    { "angle-range", 0, 0, G_OPTION_ARG_DOUBLE, &angle_range,
+    { "angle-range", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
       "Range in degrees of evenly spaced angles when the file has none (default 180)", "DEG" },
     G_OPTION_ENTRY_NULL
+  };
+  TomoNumberOption numbers[] = {
+    { "row", 'r', 0, G_MAXUINT32 / 2, TRUE, &row_v },
+    { "angle-range", 0, 1e-6, 360000, FALSE, &angle_range },
+    { NULL },
   };
 
   g_option_context_set_summary (context,
@@ -59,9 +66,11 @@ tomo_find_center_main (int    argc,
     "  auto         correlation when the scan has a 180° pair, else sinogram\n"
     "The tilt is fitted to the centres of up to 16 rows (degrees; positive\n"
     "when the axis column grows towards the bottom rows).");
-  g_option_context_add_main_entries (context, entries, NULL);
+  g_option_context_set_main_group (context, tomo_number_option_group ("find-center", "Options:",
+                                                                       entries, numbers));
   if (!g_option_context_parse (context, &argc, &argv, &error))
     goto out;
+  row = (int) row_v;
   if (argc != 2)
     {
       g_printerr ("tomolive: find-center needs exactly one FILE\n");
@@ -74,6 +83,8 @@ tomo_find_center_main (int    argc,
     goto out;
   if (angle_range != 0)
     options.angle_range_deg = angle_range;
+  if (!tomo_probe_hdf5 (argv[1], &options, &error))
+    goto out;
   scan = tomo_scan_open (argv[1], &options, &error);
   if (scan == NULL)
     goto out;

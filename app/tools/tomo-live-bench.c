@@ -15,6 +15,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tomo-options.h"
 #include "tomo-gpu.h"
 #include "tomo-gpu-gl.h"
 #include "tomo-live-cli.h"
@@ -128,6 +129,7 @@ display_cb (TomoLivePreview *preview,
   src = tomo_slice_get_device_data (slice, NULL);
   if (src == NULL || d->why_not != NULL)
     return;
+#if HAVE_CUDA
   if (d->gl == NULL)
     {
       d->gl = tomo_gpu_gl_headless_open (slice->width, slice->height, &error);
@@ -150,6 +152,20 @@ display_cb (TomoLivePreview *preview,
     g_array_append_val (d->show_ms, ms);
   }
   d->n_shown++;
+#else
+  (void) error;
+  d->why_not = g_strdup ("built without CUDA");
+#endif
+}
+
+static const char *
+renderer_of (TomoGpuGlHeadless *gl)
+{
+#if HAVE_CUDA
+  return tomo_gpu_gl_headless_get_renderer (gl);
+#else
+  return "none";
+#endif
 }
 
 /* One thread copying frames into slots, as the receiver does after ZeroMQ. */
@@ -185,20 +201,30 @@ tomo_live_bench_main (int    argc,
   g_autofree char *date = g_date_time_format (now, "%Y-%m-%d %H:%M %Z");
   g_autofree char *pace = NULL;
   gboolean live = FALSE, no_preview = FALSE;
-  int size = 2048, streams = 1, slots = 128, rate = 60;
+  double size_v = 2048, streams_v = 1, slots_v = 128, rate_v = 60;
+  int size, streams, slots, rate;
   double seconds = 10, frame_rate = 0;
   GOptionEntry entries[] = {
     { "live", 0, 0, G_OPTION_ARG_NONE, &live, "Measure live ingest", NULL },
-    { "size", 0, 0, G_OPTION_ARG_INT, &size, "Frames of N×N uint16 (default 2048)", "N" },
-    { "seconds", 0, 0, G_OPTION_ARG_DOUBLE, &seconds, "Measured time after 1 s of warm-up (default 10)", "S" },
-    { "streams", 0, 0, G_OPTION_ARG_INT, &streams, "Sender/receiver socket pairs (default 1)", "K" },
-    { "slots", 0, 0, G_OPTION_ARG_INT, &slots, "Projections per rotation (memory per stream; default 128)", "N" },
-    { "rate", 0, 0, G_OPTION_ARG_INT, &rate, "Preview steps per second (default 60)", "HZ" },
+    { "size", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Frames of N×N uint16 (default 2048)", "N" },
+    { "seconds", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Measured time after 1 s of warm-up (default 10)", "S" },
+    { "streams", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Sender/receiver socket pairs (default 1)", "K" },
+    { "slots", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Projections per rotation (memory per stream; default 128)", "N" },
+    { "rate", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Preview steps per second (default 60)", "HZ" },
     { "backend", 'b', 0, G_OPTION_ARG_STRING, &backend_name, "Preview backend: auto, cpu or gpu", "B" },
     { "no-preview", 0, 0, G_OPTION_ARG_NONE, &no_preview, "Ingest only", NULL },
-    { "frame-rate", 0, 0, G_OPTION_ARG_DOUBLE, &frame_rate,
+    { "frame-rate", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
       "Projections per second per stream (default 0: as fast as possible)", "N" },
     G_OPTION_ENTRY_NULL
+  };
+  TomoNumberOption numbers[] = {
+    { "size", 0, 16, 16384, TRUE, &size_v },
+    { "seconds", 0, 0.001, 3600, FALSE, &seconds },
+    { "streams", 0, 1, 64, TRUE, &streams_v },
+    { "slots", 0, 1, 65536, TRUE, &slots_v },
+    { "rate", 0, 1, 1000, TRUE, &rate_v },
+    { "frame-rate", 0, 0, 1e6, FALSE, &frame_rate },
+    { NULL },
   };
   TomoBackend backend = TOMO_BACKEND_AUTO;
   g_autoptr(GPtrArray) receivers = g_ptr_array_new_with_free_func ((GDestroyNotify) tomo_live_receiver_free);
@@ -218,9 +244,14 @@ tomo_live_bench_main (int    argc,
   Display display = { NULL, NULL, 0, 0, g_array_new (FALSE, FALSE, sizeof (double)),
                       g_array_new (FALSE, FALSE, sizeof (double)), g_array_new (FALSE, FALSE, sizeof (double)) };
 
-  g_option_context_add_main_entries (octx, entries, NULL);
+  g_option_context_set_main_group (octx, tomo_number_option_group ("bench-live", "Live bench options:",
+                                                                    entries, numbers));
   if (!g_option_context_parse (octx, &argc, &argv, &error))
     goto out;
+  size = (int) size_v;
+  streams = (int) streams_v;
+  slots = (int) slots_v;
+  rate = (int) rate_v;
   if (size < 16 || size > 16384 || streams < 1 || streams > 64 || slots < 1 || !(seconds > 0) ||
       seconds > 3600 || rate < 1 || !(frame_rate >= 0) || frame_rate > 1e6)
     {
@@ -345,7 +376,7 @@ tomo_live_bench_main (int    argc,
                median_of (display.step_ms), median_of (display.device_ms), display.step_ms->len);
       if (display.n_shown > 0)
         g_print ("%-28s %u slices into the GL texture through interop (%s), median %.3f ms each, %u downloaded\n",
-                 "display", display.n_shown, tomo_gpu_gl_headless_get_renderer (display.gl),
+                 "display", display.n_shown, renderer_of (display.gl),
                  median_of (display.show_ms), display.n_host);
       else
         g_print ("%-28s none in a texture (%s), %u slices downloaded\n", "display",

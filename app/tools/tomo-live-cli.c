@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tomo-options.h"
 #include "tomo-error.h"
 #include "tomo-live-cli.h"
 #include "tomo-live-receiver.h"
@@ -133,10 +134,19 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
     }
   if (l->max_memory != NULL && !tomo_live_parse_size (l->max_memory, &options.max_memory, error))
     return NULL;
-  if (l->n_projections < 0)
+  if (l->n_projections < 0 || l->n_projections > 10000000)
     {
       g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
-                   "--projections %d must not be negative", l->n_projections);
+                   "--projections %d is out of range (0 to 10000000)", l->n_projections);
+      return NULL;
+    }
+  /* GOption takes "nan" and "inf" for a double: a NaN timeout would wait
+   * for ever and an infinite one overflows the deadline. */
+  if (!isfinite (l->timeout) || l->timeout < 0 || l->timeout > 86400)
+    {
+      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
+                   "--timeout %g is out of range (a finite number of seconds, 0 to 86400)",
+                   l->timeout);
       return NULL;
     }
   if (angles_file != NULL)
@@ -246,13 +256,18 @@ tomo_live_cli_stream (GOptionContext  *context,
   g_autofree char *to = NULL, *protocol = NULL, *socket = NULL;
   double rate = 0, timeout = 0;
   gboolean loop = FALSE;
+  TomoNumberOption numbers[] = {
+    { "rate", 0, 0, 1e6, FALSE, &rate },
+    { "timeout", 0, 0, 86400, FALSE, &timeout },
+    { NULL },
+  };
   GOptionEntry entries[] = {
     { "to", 't', 0, G_OPTION_ARG_STRING, &to, "Receiver's ZeroMQ address (tcp://host:5558)", "URL" },
     { "protocol", 0, 0, G_OPTION_ARG_STRING, &protocol, "tomop (default) or json", "P" },
-    { "rate", 0, 0, G_OPTION_ARG_DOUBLE, &rate, "Projections per second (default: as fast as possible)", "N" },
+    { "rate", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Projections per second (default: as fast as possible)", "N" },
     { "loop", 0, 0, G_OPTION_ARG_NONE, &loop, "Send the scan again and again", NULL },
     { "socket", 0, 0, G_OPTION_ARG_STRING, &socket, "push (default) or req (wait for each reply)", "S" },
-    { "timeout", 0, 0, G_OPTION_ARG_DOUBLE, &timeout,
+    { "timeout", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
       "Fail when the receiver takes no message for S seconds (default 30)", "S" },
     G_OPTION_ENTRY_NULL
   };
@@ -261,7 +276,8 @@ tomo_live_cli_stream (GOptionContext  *context,
   g_option_context_set_summary (context,
     "Replays a scan as a live sender (TomoPackets or JSON header + raw frame):\n"
     "darks, flats, then projections.");
-  g_option_context_add_main_entries (context, entries, NULL);
+  g_option_context_set_main_group (context, tomo_number_option_group ("stream", "Stream options:",
+                                                                       entries, numbers));
   if (!g_option_context_parse (context, &argc, &argv, &error))
     goto out;
   if (argc != 2 || to == NULL)

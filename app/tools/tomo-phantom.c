@@ -115,10 +115,17 @@ tomo_phantom_row_center (const TomoPhantomParams *params,
 
 /* Half-width of the field of view in pixels: the object stays inside the
  * detector even with the axis a few pixels off the middle. */
-static double
-fov_radius (guint width)
+guint
+tomo_phantom_slice_width (const TomoPhantomParams *params)
 {
-  return 0.45 * width;
+  g_return_val_if_fail (params != NULL, 0);
+  return params->object_width > 0 ? params->object_width : params->width;
+}
+
+static double
+fov_radius (const TomoPhantomParams *params)
+{
+  return 0.45 * tomo_phantom_slice_width (params);
 }
 
 /* z of a detector row in phantom units: row 0 at the top (z = +1 side), the
@@ -147,7 +154,7 @@ cut_ellipses (const TomoPhantomParams *params,
 {
   const TomoEllipsoid *e;
   guint n, n_out = 0;
-  double R = fov_radius (params->width);
+  double R = fov_radius (params);
   double z = row_z (params->height, row);
 
   e = tomo_phantom_get_ellipsoids (params->kind, &n);
@@ -260,7 +267,7 @@ tomo_phantom_slice (const TomoPhantomParams *params,
   g_return_if_fail (params->width > 0 && params->height > 0);
   g_return_if_fail (row < params->height);
 
-  w = params->width;
+  w = tomo_phantom_slice_width (params);
   c = (w - 1) / 2.0;
   n_cut = cut_ellipses (params, row, cut);
 
@@ -484,6 +491,8 @@ check_params (const TomoPhantomParams *params,
     what = "angle range", value = params->angle_range_deg;
   else if (!isfinite (params->center) || params->center < 0 || params->center > params->width - 1.0)
     what = "centre", value = params->center;
+  else if (params->object_width > 4 * params->width)
+    what = "object width (pixels, at most 4 × the detector width)", value = params->object_width;
   else if (!isfinite (params->tilt_deg) || fabs (params->tilt_deg) > 10.0)
     what = "axis tilt (degrees, at most ±10)", value = params->tilt_deg;
   else if (!isfinite (params->max_attenuation) || params->max_attenuation < 0)
@@ -601,6 +610,12 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
   angles_or_default (params, NULL, theta);
   for (guint p = 0; p < n; p++)
     theta_deg[p] = params->angle_range_deg * p / n;
+  if (params->angles_deg != NULL)
+    for (guint p = 0; p < n; p++)
+      {
+        theta_deg[p] = params->angles_deg[p];
+        theta[p] = theta_deg[p] * G_PI / 180.0;
+      }
 
   buf_len = (gsize) MAX (n, MAX (params->n_flats, params->n_darks)) * w;
   buf = g_new (guint16, buf_len);

@@ -44,6 +44,11 @@ typedef struct
   gboolean noise;         /* Poisson noise on projections, flats, darks */
   guint32 seed;
   guint n_threads;        /* rows computed in parallel; 0 = one per processor */
+  guint object_width;     /* pixels across the field of view the object fills
+                           * (0: the detector width); up to ~2·width for an
+                           * offset-axis 360° scan, whose axis sits near an edge */
+  const double *angles_deg; /* n_proj angles of the written scan, in degrees;
+                             * NULL: evenly spaced over angle_range_deg */
 } TomoPhantomParams;
 
 void     tomo_phantom_params_init      (TomoPhantomParams *params);
@@ -65,8 +70,11 @@ void     tomo_phantom_sinogram         (const TomoPhantomParams *params,
                                         const double            *angles,
                                         guint                    row,
                                         double                  *out);
-/* The true slice at detector row `row`: width × width, same orientation and
- * pixel grid as the reconstruction. */
+/* The side of the true slice: object_width, or width when that is 0. */
+guint    tomo_phantom_slice_width      (const TomoPhantomParams *params);
+/* The true slice at detector row `row`: tomo_phantom_slice_width() squared,
+ * centred on the axis, same orientation and pixel grid as the
+ * reconstruction. */
 void     tomo_phantom_slice            (const TomoPhantomParams *params,
                                         guint                    row,
                                         float                   *out);

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The GPU backend's volume store: gpu/tomo-gpu-store (float, or half when
+ * float does not fit) behind the backend interface.  Part of the GPU
+ * backend, so it may include gpu/ headers; nothing else of app/ or ui/
+ * reaches the store but through these operations.
+ */
+#define G_LOG_DOMAIN "tomo-backend"
+
+#include "config.h"
+
+#include <string.h>
+
+#include "tomo-backend.h"
+#include "tomo-error.h"
+#include "tomo-filter.h"
+#include "tomo-gpu-store.h"
+
+struct _TomoBackendStore
+{
+  TomoBackendStoreSetup setup;  /* first: see tomo_backend_store_preview_planes */
+  TomoGpuStore *gpu;
+  TomoScan *scan;           /* during a fill */
+  TomoProgressFunc progress;
+  gpointer user_data;
+};
+
+/* A store error in the engine's domain, prefixed; always FALSE. */
+static gboolean
+store_failed (GError    **error,
+              const char *what)
+{
+  if (error != NULL && *error != NULL)
+    {
+      GError *e = g_steal_pointer (error);
+
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND, "%s: %s", what, e->message);
+      g_error_free (e);
+    }
+  return FALSE;
+}
+
+static void
+gpu_store_free (TomoBackendStore *store)
+{
+  g_clear_pointer (&store->gpu, tomo_gpu_store_free);
+  g_free (store);
+}
+
+static gboolean
+gpu_store_new (TomoBackendImpl             *impl,
+               const TomoBackendStoreSetup *setup,
+               GError                     **error)
+{
+  const TomoBackendSetup *geo = &setup->setup;
+  g_autoptr (GError) local = NULL;
+  g_autofree double *response = NULL;
+  TomoGpuStore *gpu;
+  guint padded;
+
+  g_clear_pointer (&impl->store, gpu_store_free);
+  gpu = tomo_gpu_store_new (impl->device, geo->width, geo->n_proj, geo->angles, setup->row_start,
+                            setup->n_rows, TOMO_GPU_STORE_AUTO, setup->memory_limit, error);
+  if (gpu == NULL)
+    return store_failed (error, "GPU store");
+  response = tomo_filter_fbp_response (geo->filter, geo->width, geo->n_proj, &padded);
+  if (!tomo_gpu_store_set_filter (gpu, padded, response, geo->pad == TOMO_PAD_ZERO ? 0 : 1,
+                                  error))
+    {
+      tomo_gpu_store_free (gpu);
+      return store_failed (error, "GPU store filter");
+    }
+  impl->store = g_new0 (TomoBackendStore, 1);
+  impl->store->gpu = gpu;
+  impl->store->setup = *setup;
+  impl->store->setup.setup.angles = NULL;   /* the caller's; not kept */
+  return TRUE;
+}
+
+static gboolean
+fill_read_cb (guint    row,
+              float   *sino,
+              gpointer data,
+              GError **error)
+{
+  TomoBackendStore *store = data;
+
+  return tomo_scan_read_sinogram (store->scan, row, sino, NULL, error);
+}
+
+static void
+fill_progress_cb (guint    done,
+                  guint    total,
+                  gpointer data)
+{
+  TomoBackendStore *store = data;
+
+  if (store->progress != NULL)
+    store->progress (done, total, store->user_data);
+}
+
+static gboolean
+gpu_store_fill (TomoBackendImpl  *impl,
+                TomoScan         *scan,
+                TomoProgressFunc  progress,
+                gpointer          user_data,
+                volatile gint    *cancel,
+                GError          **error)
+{
+  TomoBackendStore *store = impl->store;
+  gboolean ok;
+
+  g_return_val_if_fail (store != NULL, FALSE);
+  store->scan = scan;
+  store->progress = progress;
+  store->user_data = user_data;
+  ok = tomo_gpu_store_fill (store->gpu, fill_read_cb, fill_progress_cb, store, cancel, error);
+  store->scan = NULL;
+  /* Cancellation and read errors keep their own domain and code. */
+  if (!ok && error != NULL && *error != NULL && (*error)->domain == TOMO_GPU_ERROR)
+    return store_failed (error, "GPU store fill");
+  return ok;
+}
+
+static gboolean
+gpu_store_plane (TomoBackendImpl *impl,
+                 const TomoPlane *plane,
+                 double           center,
+                 TomoInterp       interp,
+                 float           *out,
+                 double          *ms,
+                 GError         **error)
+{
+  TomoBackendStore *store = impl->store;
+  TomoGpuPlane gp;
+
+  if (!tomo_backend_store_check_plane (impl, plane, center, error))
+    return FALSE;
+  G_STATIC_ASSERT (sizeof gp == sizeof *plane);
+  memcpy (&gp, plane, sizeof gp);
+  if (!tomo_gpu_store_plane (store->gpu, &gp, center, interp == TOMO_INTERP_NEAREST ? 0 : 1,
+                             TOMO_GPU_PLANE_AUTO, error) ||
+      !tomo_gpu_store_download (store->gpu, out, error))
+    return store_failed (error, "GPU plane");
+  if (ms != NULL)
+    *ms = tomo_gpu_store_get_plane_ms (store->gpu);
+  return TRUE;
+}
+
+static char *
+gpu_store_describe (TomoBackendImpl *impl)
+{
+  TomoBackendStore *store = impl->store;
+
+  if (store == NULL)
+    return g_strdup ("no store");
+  return g_strdup_printf ("GPU store, %s, %.2f GiB",
+                          tomo_gpu_store_precision_to_string (tomo_gpu_store_get_precision (store->gpu)),
+                          tomo_gpu_store_get_bytes (store->gpu) / (double) (1 << 30));
+}
+
+const TomoBackendStoreOps tomo_backend_store_gpu_ops = {
+  .store_preview = tomo_backend_store_preview_planes,   /* no preview kernel yet */
+  .store_new = gpu_store_new,
+  .store_fill = gpu_store_fill,
+  .store_plane = gpu_store_plane,
+  .store_describe = gpu_store_describe,
+  .store_free = gpu_store_free,
+};

@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#define G_LOG_DOMAIN "tomo-geometry"
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "tomo-center-private.h"
+#include "tomo-geometry.h"
+#include "tomo-scan-private.h"
+
+G_DEFINE_QUARK (tomo-geometry-error-quark, tomo_geometry_error)
+
+static const char *kind_names[] = {
+  [TOMO_GEOMETRY_AUTO] = "auto",
+  [TOMO_GEOMETRY_180] = "180",
+  [TOMO_GEOMETRY_360] = "360",
+  [TOMO_GEOMETRY_OFFSET] = "offset",
+};
+
+const char *
+tomo_geometry_kind_to_string (TomoGeometryKind kind)
+{
+  if ((guint) kind < G_N_ELEMENTS (kind_names))
+    return kind_names[kind];
+  return "unknown";
+}
+
+gboolean
+tomo_geometry_parse (const char    *text,
+                     TomoGeometry  *geometry,
+                     GError       **error)
+{
+  g_autofree char *copy = NULL;
+  char *colon;
+  gboolean found = FALSE;
+
+  g_return_val_if_fail (geometry != NULL, FALSE);
+
+  memset (geometry, 0, sizeof *geometry);
+  if (text == NULL)
+    goto bad;
+  copy = g_strstrip (g_ascii_strdown (text, -1));
+  colon = strchr (copy, ':');
+  if (colon != NULL)
+    *colon++ = '\0';
+  for (guint k = 0; k < G_N_ELEMENTS (kind_names); k++)
+    if (strcmp (copy, kind_names[k]) == 0)
+      {
+        geometry->kind = k;
+        found = TRUE;
+      }
+  if (!found)
+    goto bad;
+  if (colon == NULL)
+    return TRUE;
+  if (geometry->kind == TOMO_GEOMETRY_OFFSET && strcmp (colon, "left") == 0)
+    geometry->side = TOMO_AXIS_SIDE_LEFT;
+  else if (geometry->kind == TOMO_GEOMETRY_OFFSET && strcmp (colon, "right") == 0)
+    geometry->side = TOMO_AXIS_SIDE_RIGHT;
+  else
+    goto bad;
+  return TRUE;
+
+bad:
+  g_set_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_PARSE,
+               "Unknown geometry “%s” (expected auto, 180, 360, offset, offset:left "
+               "or offset:right)", text ? text : "(null)");
+  return FALSE;
+}
+
+static double
+angle_span_deg (const double *angles,
+                guint         n)
+{
+  double lo = INFINITY, hi = -INFINITY;
+
+  for (guint i = 0; i < n; i++)
+    {
+      lo = MIN (lo, angles[i]);
+      hi = MAX (hi, angles[i]);
+    }
+  return (hi - lo) * 180.0 / G_PI;
+}
+
+/* The axis from the middle row, for the choices that need one. */
+static gboolean
+estimate_center (TomoScan *scan,
+                 double   *center,
+                 GError  **error)
+{
+  guint w = tomo_scan_get_width (scan), n = tomo_scan_get_n_projections (scan);
+  g_autofree float *sino = g_try_new (float, (gsize) n * w);
+  TomoCenterResult r;
+
+  if (sino == NULL)
+    {
+      g_set_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_MISMATCH,
+                   "%s: out of memory reading a row to find the axis", tomo_scan_get_path (scan));
+      return FALSE;
+    }
+  if (!tomo_scan_read_sinogram (scan, tomo_scan_get_height (scan) / 2, sino, NULL, error)
+      || !tomo_center_estimate (sino, n, w, tomo_scan_get_angles (scan),
+                                TOMO_CENTER_METHOD_AUTO, &r, error))
+    return FALSE;
+  *center = r.center;
+  return TRUE;
+}
+
+/* Column layout of the stitched rows: output column u holds detector column
+ * u − off of the direct projection and 2c − (u − off) of the mirrored
+ * opposite one. */
+static void
+stitch_layout (double center,
+               guint  width,
+               int   *off,
+               guint *width_out,
+               guint *overlap)
+{
+  double mid = (width - 1) / 2.0;
+  int extra;
+
+  *off = center < mid ? (int) lround (width - 1 - 2.0 * center) : 0;
+  extra = center > mid ? (int) lround (2.0 * center - (width - 1)) : 0;
+  *width_out = width + *off + extra;
+  *overlap = width - *off - extra;
+}
+
+gboolean
+tomo_geometry_resolve (TomoScan           *scan,
+                       const TomoGeometry *requested,
+                       double              center,
+                       TomoGeometryPlan   *plan,
+                       GError            **error)
+{
+  const double *angles;
+  guint n, w;
+  double mid, span;
+  gboolean beyond_half;
+  TomoGeometryKind kind;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (scan), FALSE);
+  g_return_val_if_fail (requested != NULL && plan != NULL, FALSE);
+
+  memset (plan, 0, sizeof *plan);
+  angles = tomo_scan_get_angles (scan);
+  n = tomo_scan_get_n_projections (scan);
+  w = tomo_scan_get_width (scan);
+  mid = (w - 1) / 2.0;
+  span = angle_span_deg (angles, n);
+  plan->full_turn = tomo_angles_is_full_turn (angles, n);
+  plan->center = center;
+  plan->recon_center = center;
+  plan->width = w;
+  plan->n_proj = n;
+  kind = requested->kind;
+
+  /* More than a half-turn (by 1.5 mean steps): some directions are seen
+   * twice, and the weights make each count once. */
+  beyond_half = n > 1 && span > 180.0 + 1.5 * span / (n - 1);
+  if ((kind == TOMO_GEOMETRY_OFFSET && !plan->full_turn)
+      || (kind == TOMO_GEOMETRY_360 && !beyond_half))
+    {
+      g_set_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_MISMATCH,
+                   "%s: geometry %s needs %s, but its %u angles span %.4g°%s",
+                   tomo_scan_get_path (scan), tomo_geometry_kind_to_string (kind),
+                   kind == TOMO_GEOMETRY_OFFSET ? "a full turn" : "more than a half-turn",
+                   n, span,
+                   kind == TOMO_GEOMETRY_OFFSET
+                     ? " (an offset axis needs the opposite projection, θ+180°, of each one)"
+                     : " (a half-turn sees every direction once: use 180)");
+      return FALSE;
+    }
+  if (kind == TOMO_GEOMETRY_180 || (kind == TOMO_GEOMETRY_AUTO && !beyond_half))
+    {
+      plan->kind = TOMO_GEOMETRY_180;
+      g_snprintf (plan->reason, sizeof plan->reason, "%s",
+                  kind == TOMO_GEOMETRY_AUTO ? "the angles cover a half-turn" : "as requested");
+      return TRUE;
+    }
+  if (kind == TOMO_GEOMETRY_AUTO && !plan->full_turn)
+    {
+      /* Between a half and a full turn: weighted, no offset possible. */
+      plan->kind = TOMO_GEOMETRY_360;
+      g_snprintf (plan->reason, sizeof plan->reason,
+                  "the angles span %.4g°, more than a half-turn", span);
+      kind = TOMO_GEOMETRY_360;
+    }
+
+  /* A full turn: the offset geometry needs the axis, AUTO too to choose. */
+  if (isnan (center) && (kind == TOMO_GEOMETRY_OFFSET || kind == TOMO_GEOMETRY_AUTO))
+    {
+      g_autoptr(GError) local = NULL;
+
+      if (!estimate_center (scan, &center, &local))
+        {
+          if (kind == TOMO_GEOMETRY_OFFSET)
+            {
+              g_set_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_MISMATCH,
+                           "%s: the offset geometry needs the rotation axis, and it could not be "
+                           "found (%s): pass --center", tomo_scan_get_path (scan), local->message);
+              return FALSE;
+            }
+          center = NAN;
+        }
+      else
+        plan->center_estimated = TRUE;
+      plan->center = center;
+    }
+  if (!isnan (center) && (!isfinite (center) || center < 0 || center > w - 1.0)
+      && kind != TOMO_GEOMETRY_360)
+    {
+      g_set_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_MISMATCH,
+                   "%s: the rotation axis (column %g) is not on the detector (columns 0…%u): "
+                   "no projection can be stitched with its opposite",
+                   tomo_scan_get_path (scan), center, w - 1);
+      return FALSE;
+    }
+
+  if (kind == TOMO_GEOMETRY_AUTO)
+    {
+      if (!isnan (center) && fabs (center - mid) > TOMO_GEOMETRY_OFFSET_THRESHOLD * w)
+        {
+          kind = TOMO_GEOMETRY_OFFSET;
+          g_snprintf (plan->reason, sizeof plan->reason,
+                      "a full turn with the axis (column %.2f%s) %.0f px from the detector middle",
+                      center, plan->center_estimated ? ", estimated" : "", fabs (center - mid));
+        }
+      else
+        {
+          kind = TOMO_GEOMETRY_360;
+          g_snprintf (plan->reason, sizeof plan->reason,
+                      isnan (center) ? "a full turn (axis unknown: taken inside the detector)"
+                      : "a full turn with the axis near the detector middle");
+        }
+    }
+  else if (plan->reason[0] == '\0')
+    g_snprintf (plan->reason, sizeof plan->reason, "as requested");
+  plan->kind = kind;
+
+  if (kind == TOMO_GEOMETRY_360)
+    {
+      g_autofree double *weights = g_new (double, n);
+
+      tomo_angles_fbp_weights (angles, n, weights);
+      for (guint i = 0; i < n; i++)
+        if (fabs (weights[i] - 1.0) > 1e-6)
+          plan->weighted = TRUE;
+      return TRUE;
+    }
+
+  /* Offset axis. */
+  plan->side = center < mid ? TOMO_AXIS_SIDE_LEFT : TOMO_AXIS_SIDE_RIGHT;
+  if (requested->side != TOMO_AXIS_SIDE_ANY && requested->side != plan->side)
+    {
+      g_set_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_MISMATCH,
+                   "%s: geometry offset:%s, but the rotation axis (column %.2f%s) is %s of "
+                   "the detector middle (%.1f)", tomo_scan_get_path (scan),
+                   requested->side == TOMO_AXIS_SIDE_LEFT ? "left" : "right", center,
+                   plan->center_estimated ? ", estimated" : "",
+                   plan->side == TOMO_AXIS_SIDE_LEFT ? "left" : "right", mid);
+      return FALSE;
+    }
+  {
+    int off;
+
+    stitch_layout (center, w, &off, &plan->width, &plan->overlap);
+    plan->recon_center = center + off;
+  }
+  /* The number of pairs comes from the angles only: count them here. */
+  {
+    double lo = INFINITY, step = 2.0 * G_PI / n;
+    guint n_pairs = 0;
+
+    for (guint i = 0; i < n; i++)
+      lo = MIN (lo, angles[i]);
+    for (guint i = 0; i < n; i++)
+      if (angles[i] - lo < G_PI - 0.5 * step)
+        n_pairs++;
+    plan->n_proj = n_pairs;
+  }
+  return TRUE;
+}
+
+/* --- the presented rows ---------------------------------------------------- */
+
+typedef struct
+{
+  guint width, n_in, width_out, n_out;
+  /* 360: weight of each projection. */
+  float *weights;
+  /* offset: per output projection the direct one and the two the opposite
+   * is interpolated from; per output column the direct column (−1: none),
+   * the mirrored one (i0 + t, i0 −1: none) and the direct side's share. */
+  guint *direct, *below, *above;
+  float *t_angle;
+  int *col_direct, *col_mirror;
+  float *t_col, *w_direct;
+} Transform;
+
+static void
+transform_free (gpointer data)
+{
+  Transform *t = data;
+
+  g_free (t->weights);
+  g_free (t->direct);
+  g_free (t->below);
+  g_free (t->above);
+  g_free (t->t_angle);
+  g_free (t->col_direct);
+  g_free (t->col_mirror);
+  g_free (t->t_col);
+  g_free (t->w_direct);
+  g_free (t);
+}
+
+static gboolean
+weight_row (gpointer     user_data,
+            guint        row,
+            const float *in,
+            float       *out,
+            GError     **error)
+{
+  Transform *t = user_data;
+
+  for (guint p = 0; p < t->n_in; p++)
+    for (guint x = 0; x < t->width; x++)
+      out[(gsize) p * t->width + x] = in[(gsize) p * t->width + x] * t->weights[p];
+  return TRUE;
+}
+
+static gboolean
+stitch_row (gpointer     user_data,
+            guint        row,
+            const float *in,
+            float       *out,
+            GError     **error)
+{
+  Transform *t = user_data;
+  guint w = t->width;
+
+  for (guint k = 0; k < t->n_out; k++)
+    {
+      const float *d = in + (gsize) t->direct[k] * w;
+      const float *b = in + (gsize) t->below[k] * w;
+      const float *a = in + (gsize) t->above[k] * w;
+      float ta = t->t_angle[k];
+      float *dst = out + (gsize) k * t->width_out;
+
+      for (guint u = 0; u < t->width_out; u++)
+        {
+          float vd = 0.0f, vm = 0.0f, wd = t->w_direct[u];
+          int i0 = t->col_mirror[u];
+
+          if (t->col_direct[u] >= 0)
+            vd = d[t->col_direct[u]];
+          if (i0 >= 0)
+            {
+              guint i1 = MIN ((guint) i0 + 1, w - 1);
+              float tc = t->t_col[u];
+              float m0 = (1.0f - ta) * b[i0] + ta * a[i0];
+              float m1 = (1.0f - ta) * b[i1] + ta * a[i1];
+
+              vm = (1.0f - tc) * m0 + tc * m1;
+            }
+          dst[u] = wd * vd + (1.0f - wd) * vm;
+        }
+    }
+  return TRUE;
+}
+
+/* The two projections the direction `target` lies between (modulo a turn),
+ * within 1.5 steps; an exact match is both. */
+static gboolean
+bracket (const double *angles,
+         guint         n,
+         double        step,
+         double        target,
+         guint        *below,
+         guint        *above,
+         float        *t)
+{
+  int b, a;
+  double db, da;
+
+  _tomo_angles_nearest (angles, n, target, &b, &db, &a, &da);
+  if (b >= 0 && db < 1e-9)
+    a = b, da = 0;
+  else if (a >= 0 && da < 1e-9)
+    b = a, db = 0;
+  if (a < 0 || b < 0 || db + da > 1.5 * step)
+    return FALSE;
+  *below = b;
+  *above = a;
+  *t = a == b ? 0.0f : (float) (db / (db + da));
+  return TRUE;
+}
+
+/* The maps of the offset geometry for `n` projections of `w` columns at
+ * `angles` about the axis column `c`; `name` for messages. */
+static Transform *
+stitch_transform_new (const char    *name,
+                      const double  *angles,
+                      guint          n,
+                      guint          w,
+                      double         c,
+                      double       **angles_out,
+                      GError       **error)
+{
+  double mid = (w - 1) / 2.0, lo = INFINITY, step = 2.0 * G_PI / n;
+  double olo = MAX (0.0, 2.0 * c - (w - 1)), ohi = MIN (w - 1.0, 2.0 * c);
+  Transform *t = g_new0 (Transform, 1);
+  g_autofree double *theta = g_new (double, n);
+  guint overlap;
+  int off;
+
+  t->width = w;
+  t->n_in = n;
+  stitch_layout (c, w, &off, &t->width_out, &overlap);
+  t->direct = g_new (guint, n);
+  t->below = g_new (guint, n);
+  t->above = g_new (guint, n);
+  t->t_angle = g_new (float, n);
+  for (guint i = 0; i < n; i++)
+    lo = MIN (lo, angles[i]);
+  for (guint p = 0; p < n; p++)
+    {
+      if (angles[p] - lo >= G_PI - 0.5 * step)
+        continue;
+      if (!bracket (angles, n, step, angles[p] + G_PI, &t->below[t->n_out],
+                    &t->above[t->n_out], &t->t_angle[t->n_out]))
+        {
+          g_set_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_MISMATCH,
+                       "%s: projection %u (%.4g°) has no opposite projection near %.4g°: "
+                       "an offset axis needs a full turn without gaps",
+                       name, p, angles[p] * 180 / G_PI,
+                       (angles[p] + G_PI) * 180 / G_PI);
+          transform_free (t);
+          return NULL;
+        }
+      t->direct[t->n_out] = p;
+      theta[t->n_out++] = angles[p];
+    }
+  if (t->n_out < 2)
+    {
+      g_set_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_MISMATCH,
+                   "%s: only %u projection%s of the first half-turn: too few to stitch",
+                   name, t->n_out, t->n_out == 1 ? "" : "s");
+      transform_free (t);
+      return NULL;
+    }
+
+  t->col_direct = g_new (int, t->width_out);
+  t->col_mirror = g_new (int, t->width_out);
+  t->t_col = g_new (float, t->width_out);
+  t->w_direct = g_new (float, t->width_out);
+  for (guint u = 0; u < t->width_out; u++)
+    {
+      int i = (int) u - off;
+      double im = 2.0 * c - i;
+      gboolean has_d = i >= 0 && i <= (int) w - 1;
+      gboolean has_m;
+
+      /* Rounding the layout can leave the outermost column half a pixel
+       * beyond the mirrored detector: it takes the edge value. */
+      if (im < 0 && im > -0.5)
+        im = 0;
+      if (im > w - 1.0 && im < w - 0.5)
+        im = w - 1.0;
+      has_m = im >= 0 && im <= w - 1.0;
+      t->col_direct[u] = has_d ? i : -1;
+      t->col_mirror[u] = has_m ? (int) floor (im) : -1;
+      t->t_col[u] = has_m ? (float) (im - floor (im)) : 0.0f;
+      if (has_d && has_m)
+        {
+          /* sin² ramp: the direct side counts fully where the mirrored one
+           * ends, and not at all at its own edge. */
+          double s = ohi > olo ? (i - olo) / (ohi - olo) : 0.5;
+
+          if (c > mid)
+            s = 1.0 - s;
+          s = sin (0.5 * G_PI * CLAMP (s, 0.0, 1.0));
+          t->w_direct[u] = (float) (s * s);
+        }
+      else
+        t->w_direct[u] = has_d ? 1.0f : 0.0f;
+    }
+  *angles_out = g_steal_pointer (&theta);
+  return t;
+}
+
+float *
+tomo_geometry_stitch (const float   *sino,
+                      guint          n_proj,
+                      guint          width,
+                      const double  *angles,
+                      double         center,
+                      const char    *name,
+                      guint         *n_out,
+                      guint         *width_out,
+                      double       **angles_out,
+                      double        *center_out,
+                      GError       **error)
+{
+  g_autofree double *theta = NULL;
+  Transform *t;
+  float *out;
+  guint overlap;
+  int off;
+
+  g_return_val_if_fail (sino != NULL && angles != NULL && n_out != NULL && width_out != NULL
+                        && angles_out != NULL && center_out != NULL, NULL);
+
+  t = stitch_transform_new (name, angles, n_proj, width, center, &theta, error);
+  if (t == NULL)
+    return NULL;
+  out = g_new (float, (gsize) t->n_out * t->width_out);
+  stitch_row (t, 0, sino, out, NULL);
+  stitch_layout (center, width, &off, width_out, &overlap);
+  *n_out = t->n_out;
+  *center_out = center + off;
+  *angles_out = g_steal_pointer (&theta);
+  transform_free (t);
+  return out;
+}
+
+TomoScan *
+tomo_geometry_apply (TomoScan               *scan,
+                     const TomoGeometryPlan *plan,
+                     GError                **error)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (scan), NULL);
+  g_return_val_if_fail (plan != NULL, NULL);
+
+  if (plan->kind == TOMO_GEOMETRY_360 && plan->weighted)
+    {
+      guint n = tomo_scan_get_n_projections (scan);
+      g_autofree double *weights = g_new (double, n);
+      Transform *t = g_new0 (Transform, 1);
+
+      t->width = t->width_out = tomo_scan_get_width (scan);
+      t->n_in = t->n_out = n;
+      t->weights = g_new (float, n);
+      tomo_angles_fbp_weights (tomo_scan_get_angles (scan), n, weights);
+      for (guint i = 0; i < n; i++)
+        t->weights[i] = (float) weights[i];
+      return _tomo_scan_new_derived (scan, t->width, n, tomo_scan_get_angles (scan),
+                                     weight_row, t, transform_free, error);
+    }
+  if (plan->kind == TOMO_GEOMETRY_OFFSET)
+    {
+      g_autofree double *theta = NULL;
+      Transform *t = stitch_transform_new (tomo_scan_get_path (scan), tomo_scan_get_angles (scan),
+                                           tomo_scan_get_n_projections (scan),
+                                           tomo_scan_get_width (scan), plan->center, &theta, error);
+
+      if (t == NULL)
+        return NULL;
+      return _tomo_scan_new_derived (scan, t->width_out, t->n_out, theta,
+                                     stitch_row, t, transform_free, error);
+    }
+  return g_object_ref (scan);
+}
+
+TomoScan *
+tomo_geometry_present (TomoScan           *scan,
+                       const TomoGeometry *requested,
+                       double              center,
+                       TomoGeometryPlan   *plan,
+                       GError            **error)
+{
+  if (!tomo_geometry_resolve (scan, requested, center, plan, error))
+    return NULL;
+  return tomo_geometry_apply (scan, plan, error);
+}
+
+char *
+tomo_geometry_plan_describe (const TomoGeometryPlan *plan)
+{
+  g_return_val_if_fail (plan != NULL, NULL);
+
+  switch (plan->kind)
+    {
+    case TOMO_GEOMETRY_OFFSET:
+      return g_strdup_printf ("offset axis (%s): each projection of the first half-turn "
+                              "stitched with its opposite into %u projections × %u columns "
+                              "(overlap %u, sin² blend), axis at column %.2f of the stitched "
+                              "rows (%.2f on the detector%s) — %s",
+                              plan->side == TOMO_AXIS_SIDE_LEFT ? "left" : "right",
+                              plan->n_proj, plan->width, plan->overlap, plan->recon_center,
+                              plan->center, plan->center_estimated ? ", estimated" : "",
+                              plan->reason);
+    case TOMO_GEOMETRY_360:
+      return g_strdup_printf ("360°: all %u projections, %s — %s", plan->n_proj,
+                              plan->weighted ? "each weighted by the angle it covers"
+                              : "both halves equally weighted", plan->reason);
+    case TOMO_GEOMETRY_180:
+    case TOMO_GEOMETRY_AUTO:
+    default:
+      return g_strdup_printf ("180°: the %u projections as measured — %s", plan->n_proj,
+                              plan->reason);
+    }
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+#pragma once
+
+#include "tomo-scan.h"
+
+G_BEGIN_DECLS
+
+/* The acquisition geometry a scan is reconstructed in.
+ *
+ *   180     the projections as measured, unweighted (any range);
+ *   360     a full turn with the axis inside the detector: every projection,
+ *           each weighted by the angle it stands for (tomo_angles_fbp_weights:
+ *           1 for an even turn), so both halves count and the values match a
+ *           180° scan;
+ *   offset  a full turn with the axis near one edge ("half acquisition"):
+ *           each projection θ of the first half-turn joined with its mirrored
+ *           opposite θ+180° into one row of 2·W − overlap columns, with a sin²
+ *           blend over the overlap; the slice covers the doubled field of view.
+ *
+ * tomo_geometry_apply() presents the scan in that geometry as another
+ * TomoScan (preprocessing first, in the base scan), so every reader — the
+ * engine, both backends, volume export, the viewer — reconstructs it
+ * unchanged: width, projections and angles are the stitched ones. */
+
+#define TOMO_GEOMETRY_ERROR (tomo_geometry_error_quark ())
+typedef enum
+{
+  TOMO_GEOMETRY_ERROR_PARSE,     /* a --geometry value that is not one */
+  TOMO_GEOMETRY_ERROR_MISMATCH,  /* the scan cannot be taken in that geometry */
+} TomoGeometryError;
+
+GQuark tomo_geometry_error_quark (void);
+
+typedef enum
+{
+  TOMO_GEOMETRY_AUTO = 0,
+  TOMO_GEOMETRY_180,
+  TOMO_GEOMETRY_360,
+  TOMO_GEOMETRY_OFFSET,
+} TomoGeometryKind;
+
+typedef enum
+{
+  TOMO_AXIS_SIDE_ANY = 0,  /* wherever the centre says */
+  TOMO_AXIS_SIDE_LEFT,     /* the axis left of the detector middle */
+  TOMO_AXIS_SIDE_RIGHT,
+} TomoAxisSide;
+
+typedef struct
+{
+  TomoGeometryKind kind;
+  TomoAxisSide side;       /* offset only */
+} TomoGeometry;
+
+/* "auto", "180", "360", "offset", "offset:left", "offset:right". */
+gboolean    tomo_geometry_parse           (const char    *text,
+                                           TomoGeometry  *geometry,
+                                           GError       **error);
+const char *tomo_geometry_kind_to_string  (TomoGeometryKind kind);
+
+/* AUTO takes the offset geometry for a full turn whose axis lies farther
+ * than this fraction of the width from the detector middle. */
+#define TOMO_GEOMETRY_OFFSET_THRESHOLD 0.25
+
+typedef struct
+{
+  TomoGeometryKind kind;   /* never AUTO */
+  TomoAxisSide side;       /* offset: where the axis is */
+  gboolean full_turn;      /* the angles cover 360° */
+  double center;           /* axis column on the detector (NAN: not needed) */
+  gboolean center_estimated; /* found from the data, not given */
+  double recon_center;     /* axis column in the presented rows */
+  guint width, n_proj;     /* of the presented rows */
+  guint overlap;           /* offset: columns both halves see */
+  gboolean weighted;       /* 360: weights other than 1 applied */
+  char reason[160];        /* why AUTO chose it, or "as requested" */
+} TomoGeometryPlan;
+
+/* Decides the geometry of `scan` for `requested` and an axis at `center`
+ * (detector column; NAN: unknown — estimated from the middle row when the
+ * choice needs it).  A clear error when the scan cannot be taken so: 360°
+ * or offset asked of a scan that is no full turn, an axis off the detector,
+ * an offset side that contradicts the centre. */
+gboolean    tomo_geometry_resolve         (TomoScan           *scan,
+                                           const TomoGeometry *requested,
+                                           double              center,
+                                           TomoGeometryPlan   *plan,
+                                           GError            **error);
+
+/* The scan as `plan` presents it (a new reference; the scan itself when
+ * nothing changes). */
+TomoScan   *tomo_geometry_apply           (TomoScan               *scan,
+                                           const TomoGeometryPlan *plan,
+                                           GError                **error);
+
+/* resolve() and apply() in one: the scan as it will be reconstructed (a
+ * new reference), `plan` says how; plan->recon_center is the axis column in
+ * its rows when known (the offset geometry always knows it). */
+TomoScan   *tomo_geometry_present         (TomoScan           *scan,
+                                           const TomoGeometry *requested,
+                                           double              center,
+                                           TomoGeometryPlan   *plan,
+                                           GError            **error);
+
+/* The offset geometry of one sinogram (n_proj × width at `angles`, finite
+ * values) about the axis column `center` on the detector: n_out × width_out
+ * stitched rows (g_free), their angles (g_free) and the axis column in them;
+ * `name` for messages.  What tomo_geometry_apply() does to each row. */
+float      *tomo_geometry_stitch          (const float   *sino,
+                                           guint          n_proj,
+                                           guint          width,
+                                           const double  *angles,
+                                           double         center,
+                                           const char    *name,
+                                           guint         *n_out,
+                                           guint         *width_out,
+                                           double       **angles_out,
+                                           double        *center_out,
+                                           GError       **error);
+
+/* One line: what will be done ("offset axis (left): 1800 projections
+ * stitched into 900 × 1843 columns, overlap 253, axis at 921.5"). */
+char       *tomo_geometry_plan_describe   (const TomoGeometryPlan *plan);
+
+G_END_DECLS

@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The volume store behind the backend interface: one table of planes (XY at
+ * a row, XZ, YZ, oblique; odd sizes, a row range, nearest and linear) run
+ * through each backend's store_new → store_fill → store_plane and compared
+ * with the CPU reference tomo_plane_backproject_reference() on sinograms
+ * filtered here with tomo_cpu_fbp_filter().  Bad planes and a store that does
+ * not fit are answered with one message; TomoVolume falls back from the GPU
+ * to the CPU and says why.  GPU cases skip without a CUDA device.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "tomo-backend.h"
+#include "tomo-error.h"
+#include "tomo-fbp.h"
+#include "tomo-volume.h"
+#include "tomo-test-util.h"
+
+#define WIDTH 64
+#define HEIGHT 12
+#define N_PROJ 60
+#define OFFSET 1.5
+#define AXIS ((WIDTH - 1) / 2.0 + OFFSET)
+
+static char *tmp_dir;
+static char *scan_path;
+static gboolean have_gpu;
+
+typedef enum { XY, XZ, YZ, OBLIQUE } Kind;
+
+typedef struct
+{
+  const char *name;
+  Kind kind;
+  double at;               /* XY: row; XZ: iy; YZ: ix; oblique: azimuth (°) */
+  guint a0, width, z0, height;
+  double tilt, spacing;    /* oblique */
+  guint row_start, n_rows; /* the store's rows */
+  TomoInterp interp;
+  double center;
+} PlaneCase;
+
+static const PlaneCase plane_cases[] = {
+  { "xy-row", XY, 5, 0, WIDTH, 0, WIDTH, 0, 0, 0, HEIGHT, TOMO_INTERP_LINEAR, AXIS },
+  { "xz", XZ, 20, 0, WIDTH, 0, HEIGHT, 0, 0, 0, HEIGHT, TOMO_INTERP_LINEAR, AXIS },
+  { "xz-nearest-off-axis", XZ, 40, 0, WIDTH, 0, HEIGHT, 0, 0, 0, HEIGHT, TOMO_INTERP_NEAREST,
+    AXIS - 0.6 },
+  { "yz-odd", YZ, 33, 5, 37, 1, 9, 0, 0, 0, HEIGHT, TOMO_INTERP_LINEAR, AXIS },
+  { "yz-row-range", YZ, 30, 0, WIDTH, 0, HEIGHT, 0, 0, 3, 6, TOMO_INTERP_LINEAR, AXIS },
+  { "oblique", OBLIQUE, 30, 0, 51, 0, 17, 10, 0.8, 0, HEIGHT, TOMO_INTERP_LINEAR, AXIS + 0.3 },
+  { "oblique-range", OBLIQUE, 120, 0, 45, 0, 11, 0, 1.2, 2, 8, TOMO_INTERP_LINEAR, AXIS },
+};
+
+typedef struct
+{
+  TomoBackend backend;
+  gconstpointer item;
+} TestData;
+
+static void
+plane_of_case (TomoPlane       *plane,
+               const PlaneCase *c)
+{
+  double mid = (WIDTH - 1) / 2.0;
+
+  switch (c->kind)
+    {
+    case XY:
+      *plane = (TomoPlane) { { mid, mid, c->at }, { 1, 0, 0 }, { 0, 1, 0 }, c->width, c->height };
+      break;
+    case XZ:
+      tomo_plane_init_xz (plane, c->at, c->a0, c->width, c->z0, c->height);
+      break;
+    case YZ:
+      tomo_plane_init_yz (plane, c->at, c->a0, c->width, c->z0, c->height);
+      break;
+    case OBLIQUE:
+      {
+        double centre[3] = { mid + 2, mid - 3, (HEIGHT - 1) / 2.0 };
+
+        tomo_plane_init_oblique (plane, centre, c->at, c->tilt, c->width, c->height, c->spacing);
+      }
+      break;
+    }
+}
+
+/* NULL (and the test skipped) when the backend is not here. */
+static TomoBackendImpl *
+backend_new (TomoBackend backend)
+{
+  g_autoptr (GError) error = NULL;
+  TomoBackendImpl *impl;
+
+  if (backend == TOMO_BACKEND_CPU)
+    return tomo_backend_cpu_new ();
+  if (!have_gpu)
+    {
+      g_test_skip ("no CUDA device: the GPU store is tested on the GPU machine");
+      return NULL;
+    }
+  impl = tomo_backend_gpu_new (&error);
+  g_assert_no_error (error);
+  return impl;
+}
+
+static void
+store_setup (TomoBackendStoreSetup *setup,
+             TomoScan              *scan,
+             guint                  row_start,
+             guint                  n_rows)
+{
+  memset (setup, 0, sizeof *setup);
+  setup->setup = (TomoBackendSetup) { WIDTH, N_PROJ, tomo_scan_get_angles (scan),
+                                      TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE, 2 };
+  setup->row_start = row_start;
+  setup->n_rows = n_rows;
+}
+
+static void
+progress_cb (guint    done,
+             guint    total,
+             gpointer data)
+{
+  guint *last = data;
+
+  g_assert_cmpuint (done, >, *last);
+  g_assert_cmpuint (done, <=, total);
+  *last = done;
+}
+
+static void
+test_plane (gconstpointer data)
+{
+  const TestData *td = data;
+  const PlaneCase *c = td->item;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TomoScan) scan = NULL;
+  g_autofree float *filtered = NULL, *sino = NULL, *got = NULL, *ref = NULL;
+  g_autofree char *desc = NULL;
+  TomoBackendImpl *impl = backend_new (td->backend);
+  TomoBackendStoreSetup setup;
+  TomoCpuFbp *fbp;
+  TomoPlane plane;
+  gsize ns = (gsize) N_PROJ * WIDTH, n;
+  guint last = 0;
+  double ms = -1, e, tol;
+  gboolean half;
+
+  if (impl == NULL)
+    return;
+  scan = tomo_test_open_scan (scan_path);
+  store_setup (&setup, scan, c->row_start, c->n_rows);
+  g_assert_true (impl->ops->store->store_new (impl, &setup, &error));
+  g_assert_no_error (error);
+  g_assert_true (impl->ops->store->store_fill (impl, scan, progress_cb, &last, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (last, ==, c->n_rows);
+
+  /* The reference: the same rows filtered on the CPU, planes in double. */
+  fbp = tomo_cpu_fbp_new (WIDTH, N_PROJ, tomo_scan_get_angles (scan), TOMO_FILTER_RAMLAK,
+                          TOMO_PAD_EDGE, 2);
+  filtered = g_new (float, ns * c->n_rows);
+  sino = g_new (float, ns);
+  for (guint r = 0; r < c->n_rows; r++)
+    {
+      g_assert_true (tomo_scan_read_sinogram (scan, c->row_start + r, sino, NULL, &error));
+      tomo_cpu_fbp_filter (fbp, sino, filtered + r * ns);
+    }
+  tomo_cpu_fbp_free (fbp);
+
+  plane_of_case (&plane, c);
+  n = (gsize) plane.width * plane.height;
+  got = g_new (float, n);
+  ref = g_new (float, n);
+  {
+    TomoPlaneSource src = { WIDTH, N_PROJ, tomo_scan_get_angles (scan), c->row_start, c->n_rows,
+                            filtered };
+
+    tomo_plane_backproject_reference (&src, c->center, c->interp, &plane, 2, ref);
+  }
+  g_assert_true (impl->ops->store->store_plane (impl, &plane, c->center, c->interp, got, &ms,
+                                                &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (ms, >=, 0.0);
+
+  desc = impl->ops->store->store_describe (impl);
+  half = strstr (desc, "half") != NULL;
+  e = tomo_test_rel_l2 (got, ref, n);
+  tol = half || c->interp == TOMO_INTERP_NEAREST ? 2e-3 : 2e-5;
+  g_test_message ("%s, %s: relative L2 %.3g (tolerance %g), %.3f ms", desc, c->name, e, tol, ms);
+  g_assert_cmpfloat (e, <=, tol);
+  /* Samples outside the rows held (row range cases) are exactly 0. */
+  for (gsize i = 0; i < n; i++)
+    if (ref[i] == 0.0f)
+      g_assert_cmpfloat (fabsf (got[i]), <=, 1e-6f);
+  tomo_backend_free (impl);
+}
+
+static void
+test_bad_planes (gconstpointer data)
+{
+  const TestData *td = data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TomoScan) scan = NULL;
+  TomoBackendImpl *impl = backend_new (td->backend);
+  TomoBackendStoreSetup setup;
+  TomoPlane plane;
+  float out[16];
+
+  if (impl == NULL)
+    return;
+  scan = tomo_test_open_scan (scan_path);
+  tomo_plane_init_xz (&plane, 3, 0, 4, 0, 4);
+
+  /* No store yet. */
+  g_assert_false (impl->ops->store->store_plane (impl, &plane, AXIS, TOMO_INTERP_LINEAR, out, NULL,
+                                                 &error));
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND);
+  g_assert_nonnull (strstr (error->message, "store is not made"));
+  g_clear_error (&error);
+
+  store_setup (&setup, scan, 0, HEIGHT);
+  g_assert_true (impl->ops->store->store_new (impl, &setup, &error));
+  g_assert_no_error (error);
+  g_assert_false (impl->ops->store->store_plane (impl, &plane, NAN, TOMO_INTERP_LINEAR, out, NULL,
+                                                 &error));
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+  g_assert_nonnull (strstr (error->message, "Centre nan"));
+  g_clear_error (&error);
+  plane.u[0] = INFINITY;
+  g_assert_false (impl->ops->store->store_plane (impl, &plane, AXIS, TOMO_INTERP_LINEAR, out, NULL,
+                                                 &error));
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+  g_clear_error (&error);
+
+  /* A store that does not fit in its memory limit: one message, no store. */
+  setup.memory_limit = 1024;
+  g_assert_false (impl->ops->store->store_new (impl, &setup, &error));
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND);
+  g_test_message ("%s: %s", impl->ops->name, error->message);
+  g_assert_null (impl->store);
+  tomo_backend_free (impl);
+}
+
+/* The preview volume: 32 × 32 binned pixels at 6 levels between the 12 rows
+ * (z = 2k + 0.5, between two rows), each level against the reference plane
+ * of the same geometry; a bad size is refused. */
+static void
+test_preview (gconstpointer data)
+{
+  const TestData *td = data;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TomoScan) scan = NULL;
+  g_autofree float *filtered = NULL, *vol = NULL, *ref = NULL;
+  TomoBackendImpl *impl = backend_new (td->backend);
+  TomoBackendStoreSetup setup;
+  TomoCpuFbp *fbp;
+  gsize ns = (gsize) N_PROJ * WIDTH;
+  double ms = -1, mid = (WIDTH - 1) / 2.0, worst = 0;
+  enum { NX = 32, NZ = 6 };
+
+  if (impl == NULL)
+    return;
+  scan = tomo_test_open_scan (scan_path);
+  store_setup (&setup, scan, 0, HEIGHT);
+  g_assert_true (impl->ops->store->store_new (impl, &setup, &error));
+  g_assert_true (impl->ops->store->store_fill (impl, scan, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  vol = g_new (float, NX * NX * NZ);
+  g_assert_true (impl->ops->store->store_preview (impl, NX, NX, NZ, AXIS, TOMO_INTERP_LINEAR, vol,
+                                                  &ms, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (ms, >=, 0.0);
+
+  fbp = tomo_cpu_fbp_new (WIDTH, N_PROJ, tomo_scan_get_angles (scan), TOMO_FILTER_RAMLAK,
+                          TOMO_PAD_EDGE, 2);
+  filtered = g_new (float, ns * HEIGHT);
+  for (guint r = 0; r < HEIGHT; r++)
+    {
+      g_autofree float *sino = g_new (float, ns);
+
+      g_assert_true (tomo_scan_read_sinogram (scan, r, sino, NULL, &error));
+      tomo_cpu_fbp_filter (fbp, sino, filtered + r * ns);
+    }
+  tomo_cpu_fbp_free (fbp);
+  ref = g_new (float, NX * NX);
+  for (guint k = 0; k < NZ; k++)
+    {
+      TomoPlaneSource src = { WIDTH, N_PROJ, tomo_scan_get_angles (scan), 0, HEIGHT, filtered };
+      TomoPlane plane = { { mid, mid, 2.0 * k + 0.5 }, { 2, 0, 0 }, { 0, 2, 0 }, NX, NX };
+      double e;
+
+      tomo_plane_backproject_reference (&src, AXIS, TOMO_INTERP_LINEAR, &plane, 2, ref);
+      e = tomo_test_rel_l2 (vol + (gsize) k * NX * NX, ref, NX * NX);
+      worst = MAX (worst, e);
+    }
+  g_test_message ("%s preview %u × %u × %u in %.3f ms: worst level relative L2 %.3g",
+                  impl->ops->name, NX, NX, NZ, ms, worst);
+  g_assert_cmpfloat (worst, <=, 2e-5);
+
+  g_assert_false (impl->ops->store->store_preview (impl, 0, NX, NZ, AXIS, TOMO_INTERP_LINEAR, vol,
+                                                   NULL, &error));
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+  tomo_backend_free (impl);
+}
+
+/* AUTO with a GPU limit too small for even half precision falls back to
+ * the CPU store and says why; GPU asked explicitly gives the error. */
+static void
+test_volume_fallback (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TomoScan) scan = tomo_test_open_scan (scan_path);
+  g_autoptr (TomoVolume) vol = NULL;
+  g_autofree char *desc = NULL;
+  g_autofree float *xz = g_new (float, WIDTH * HEIGHT);
+  TomoReconParams params;
+  TomoPlane plane;
+
+  tomo_recon_params_init (&params, WIDTH);
+  params.center = AXIS;
+  vol = tomo_volume_new (scan, 0, HEIGHT, &params, TOMO_BACKEND_AUTO, 1024, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (tomo_volume_get_backend (vol), ==, TOMO_BACKEND_CPU);
+  desc = tomo_volume_describe (vol);
+  g_test_message ("%s", desc);
+  g_assert_true (g_str_has_prefix (desc, "CPU store"));
+  g_assert_nonnull (strstr (desc, "GPU not used"));
+  g_assert_true (tomo_volume_fill (vol, NULL, NULL, NULL, &error));
+  tomo_plane_init_xz (&plane, WIDTH / 2, 0, WIDTH, 0, HEIGHT);
+  g_assert_true (tomo_volume_plane (vol, &plane, AXIS, TOMO_INTERP_LINEAR, xz, &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (tomo_test_rel_l2 (xz, xz, WIDTH * HEIGHT), ==, 0.0); /* all finite */
+  g_clear_pointer (&vol, tomo_volume_free);
+
+  vol = tomo_volume_new (scan, 0, HEIGHT, &params, TOMO_BACKEND_GPU, 1024, &error);
+  g_assert_null (vol);
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND);
+  g_test_message ("GPU asked: %s", error->message);
+}
+
+static void
+add_cases (const char    *group,
+           gconstpointer  items,
+           gsize          item_size,
+           gsize          n_items,
+           GTestDataFunc  func)
+{
+  static const TomoBackend backends[] = { TOMO_BACKEND_CPU, TOMO_BACKEND_GPU };
+
+  for (guint b = 0; b < G_N_ELEMENTS (backends); b++)
+    for (gsize i = 0; i < n_items; i++)
+      {
+        const char *const *name = (const char *const *) ((const char *) items + i * item_size);
+        TestData *td = g_new0 (TestData, 1);
+        g_autofree char *path = NULL;
+
+        td->backend = backends[b];
+        td->item = (const char *) items + i * item_size;
+        path = g_strdup_printf ("/tomo/backend-store/%s/%s/%s",
+                                backends[b] == TOMO_BACKEND_CPU ? "cpu" : "gpu", group, *name);
+        g_test_add_data_func_full (path, td, func, g_free);
+      }
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  static const char *const bad[] = { "bad" };
+  int ret;
+
+  g_test_init (&argc, &argv, NULL);
+  have_gpu = tomo_backend_gpu_count_devices () > 0;
+  scan_path = tomo_test_write_phantom (WIDTH, HEIGHT, N_PROJ, OFFSET, &tmp_dir);
+  add_cases ("plane", plane_cases, sizeof plane_cases[0], G_N_ELEMENTS (plane_cases), test_plane);
+  add_cases ("errors", bad, sizeof bad[0], 1, test_bad_planes);
+  {
+    static const char *const preview[] = { "preview" };
+
+    add_cases ("volume", preview, sizeof preview[0], 1, test_preview);
+  }
+  g_test_add_func ("/tomo/backend-store/volume-fallback", test_volume_fallback);
+  ret = g_test_run ();
+  tomo_test_remove_scan (scan_path, tmp_dir);
+  return ret;
+}

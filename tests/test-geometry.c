@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * 360° and offset-axis scans (tomo-geometry.h), from a phantom file through
+ * preprocessing, the presented scan and the engine: an offset axis near
+ * either edge reconstructed over the doubled field of view against the
+ * phantom's truth; a centred 360° scan against the 180° one; bad geometry
+ * requests.  Every reconstruction runs on the CPU backend and on the GPU
+ * backend where a CUDA device exists (skipped otherwise).
+ */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <glib/gstdio.h>
+
+#include "tomo-engine.h"
+#include "tomo-geometry.h"
+#include "tomo-phantom.h"
+#include "tomo-scan.h"
+#include "tomo-test-util.h"
+
+static gboolean have_gpu;
+
+typedef struct
+{
+  char *dir;
+  char *path;
+} TempScan;
+
+static void
+temp_scan_clear (TempScan *t)
+{
+  g_autoptr(GDir) d = t->dir ? g_dir_open (t->dir, 0, NULL) : NULL;
+  const char *name;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *p = g_build_filename (t->dir, name, NULL);
+      g_unlink (p);
+    }
+  if (t->dir)
+    g_rmdir (t->dir);
+  g_clear_pointer (&t->dir, g_free);
+  g_clear_pointer (&t->path, g_free);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (TempScan, temp_scan_clear)
+
+static void
+write_scan (TempScan                *t,
+            const TomoPhantomParams *p)
+{
+  g_autoptr(GError) error = NULL;
+
+  t->dir = g_dir_make_tmp ("tomo-geometry-XXXXXX", &error);
+  g_assert_no_error (error);
+  t->path = g_build_filename (t->dir, "scan.h5", NULL);
+  g_assert_true (tomo_phantom_write_dxchange (p, t->path, &error));
+  g_assert_no_error (error);
+}
+
+/* A noiseless disks phantom over `range_deg`. */
+static void
+phantom_params (TomoPhantomParams *p,
+                guint              width,
+                guint              n_proj,
+                double             range_deg,
+                double             center,
+                guint              object_width)
+{
+  tomo_phantom_params_init (p);
+  tomo_phantom_params_set_size (p, width, 4, n_proj);
+  p->kind = TOMO_PHANTOM_DISKS;
+  p->angle_range_deg = range_deg;
+  p->center = center;
+  p->object_width = object_width;
+  p->max_attenuation = 4.0 / MAX (width, object_width);
+  p->noise = FALSE;
+}
+
+static TomoEngine *
+engine_for (TomoBackend backend)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoEngine) engine = NULL;
+
+  if (backend == TOMO_BACKEND_GPU && !have_gpu)
+    {
+      g_test_skip ("no CUDA device: the GPU backend is tested on the GPU machine");
+      return NULL;
+    }
+  engine = tomo_engine_new (TOMO_BACKEND_CPU);
+  g_assert_true (tomo_engine_set_backend (engine, backend, &error));
+  g_assert_no_error (error);
+  return g_steal_pointer (&engine);
+}
+
+/* The slice of `row` at `center`, full size. */
+static TomoSlice *
+reconstruct (TomoEngine *engine,
+             TomoScan   *scan,
+             guint       row,
+             double      center)
+{
+  g_autoptr(GError) error = NULL;
+  TomoSliceRequest request;
+  TomoSlice *slice;
+
+  tomo_engine_set_scan (engine, scan);
+  tomo_slice_request_init (&request, scan);
+  request.row = row;
+  request.params.center = center;
+  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (slice);
+  g_assert_nonnull (slice->data);
+  return slice;
+}
+
+typedef struct
+{
+  guint row;
+  guint width;
+  float *slice;   /* of `row` */
+  guint n_rows;
+} VolumeSink;
+
+static gboolean
+volume_sink (guint        row,
+             const float *slice,
+             guint        width,
+             guint        height,
+             gpointer     user_data,
+             GError     **error)
+{
+  VolumeSink *v = user_data;
+
+  v->n_rows++;
+  g_assert_cmpuint (width, ==, v->width);
+  g_assert_cmpuint (height, ==, v->width);
+  if (row == v->row)
+    v->slice = g_memdup2 (slice, sizeof (float) * width * height);
+  return TRUE;
+}
+
+/* --- parsing -------------------------------------------------------------- */
+
+static void
+test_parse (void)
+{
+  static const struct { const char *text; TomoGeometryKind kind; TomoAxisSide side; } good[] = {
+    { "auto", TOMO_GEOMETRY_AUTO, TOMO_AXIS_SIDE_ANY },
+    { "180", TOMO_GEOMETRY_180, TOMO_AXIS_SIDE_ANY },
+    { "360", TOMO_GEOMETRY_360, TOMO_AXIS_SIDE_ANY },
+    { "offset", TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY },
+    { "Offset:Left", TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_LEFT },
+    { " offset:right ", TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_RIGHT },
+  };
+  static const char *bad[] = { "", "bogus", "270", "offset:up", "360:left", "offset:", "auto:left" };
+
+  for (guint i = 0; i < G_N_ELEMENTS (good); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      TomoGeometry g;
+
+      g_assert_true (tomo_geometry_parse (good[i].text, &g, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (g.kind, ==, good[i].kind);
+      g_assert_cmpint (g.side, ==, good[i].side);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      TomoGeometry g;
+
+      g_assert_false (tomo_geometry_parse (bad[i], &g, &error));
+      g_assert_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_PARSE);
+      g_assert_nonnull (strstr (error->message, bad[i]));
+      g_assert_nonnull (strstr (error->message, "offset:left"));
+    }
+}
+
+/* --- offset axis ------------------------------------------------------------ */
+
+typedef struct
+{
+  TomoBackend backend;
+  double edge;          /* axis column; right of the middle: near the right edge */
+  gboolean given;       /* the centre passed, not estimated */
+} OffsetCase;
+
+static void
+test_offset (gconstpointer data)
+{
+  const OffsetCase *c = data;
+  const guint w = 128, n = 720, object = 236;
+  g_autoptr(TomoEngine) engine = engine_for (c->backend);
+  g_auto(TempScan) t = { 0 };
+  g_autoptr(TomoScan) scan = NULL, presented = NULL;
+  g_autoptr(TomoSlice) slice = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree float *truth = NULL;
+  TomoGeometry g = { TOMO_GEOMETRY_AUTO, TOMO_AXIS_SIDE_ANY };
+  TomoGeometryPlan plan;
+  TomoPhantomParams p;
+  const TomoEllipsoid *e;
+  guint n_e, ws;
+  double R, shift;
+
+  if (engine == NULL)
+    return;
+  phantom_params (&p, w, n, 360.0, c->edge, object);
+  write_scan (&t, &p);
+  scan = tomo_test_open_scan (t.path);
+
+  presented = tomo_geometry_present (scan, &g, c->given ? c->edge : NAN, &plan, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (presented);
+  g_assert_cmpint (plan.kind, ==, TOMO_GEOMETRY_OFFSET);
+  g_assert_cmpint (plan.side, ==, c->edge < w / 2.0 ? TOMO_AXIS_SIDE_LEFT : TOMO_AXIS_SIDE_RIGHT);
+  g_assert_true (plan.center_estimated == !c->given);
+  g_assert_cmpfloat (fabs (plan.center - c->edge), <, 0.2);
+  /* The presented scan: half the projections, 2·W − overlap columns. */
+  ws = tomo_scan_get_width (presented);
+  g_assert_cmpuint (ws, ==, plan.width);
+  g_assert_cmpuint (tomo_scan_get_n_projections (presented), ==, n / 2);
+  g_assert_cmpuint (tomo_scan_get_height (presented), ==, tomo_scan_get_height (scan));
+  g_assert_cmpuint (ws, ==, 2 * w - plan.overlap);
+  g_assert_cmpuint (ws, >=, 2 * w - 2 * (guint) MIN (c->edge, w - 1 - c->edge) - 2);
+  g_test_message ("axis %.2f (%s %.3f): %u × %u stitched, overlap %u, axis at %.2f",
+                  c->edge, c->given ? "given" : "found", plan.center, n / 2, ws, plan.overlap,
+                  plan.recon_center);
+
+  slice = reconstruct (engine, presented, 2, plan.recon_center);
+  g_assert_cmpuint (slice->width, ==, ws);
+  g_assert_cmpuint (slice->height, ==, ws);
+
+  /* Region means of every disk against the truth (object × object, centred
+   * on the axis); the slice's middle is (ws − 1)/2, the axis recon_center. */
+  truth = g_new (float, (gsize) object * object);
+  tomo_phantom_slice (&p, 2, truth);
+  e = tomo_phantom_get_ellipsoids (TOMO_PHANTOM_DISKS, &n_e);
+  R = 0.45 * object;
+  shift = plan.recon_center - (ws - 1) / 2.0;
+  for (guint k = 0; k < n_e; k++)
+    {
+      double x = e[k].x0 * R, y = -e[k].y0 * R, rad = 0.5 * MIN (e[k].a, 0.5) * R;
+      double want = tomo_test_disc_mean (truth, object, (object - 1) / 2.0 + x, (object - 1) / 2.0 + y, rad);
+      double got = tomo_test_disc_mean (slice->data, ws, (ws - 1) / 2.0 + x + shift,
+                              (ws - 1) / 2.0 + y, rad);
+
+      g_test_message ("disk %u at (%.0f, %.0f) r %.0f: %.6f, truth %.6f (%+.2f %%)", k, x, y, rad,
+                      got, want, 100.0 * (got - want) / want);
+      g_assert_cmpfloat (fabs (got - want), <, 0.02 * fabs (want));
+    }
+
+  /* Whole volumes read the same rows (the GPU's pipeline through its own
+   * readers): the slice of row 2 is the same. */
+  {
+    VolumeSink v = { 2, ws, NULL, 0 };
+    TomoReconParams params;
+
+    tomo_recon_params_init (&params, ws);
+    params.center = plan.recon_center;
+    g_assert_true (tomo_engine_reconstruct_volume (engine, 1, 4, &params, TOMO_KERNEL_AUTO,
+                                                   volume_sink, NULL, &v, NULL, &error));
+    g_assert_no_error (error);
+    g_assert_cmpuint (v.n_rows, ==, 3);
+    g_assert_nonnull (v.slice);
+    g_assert_cmpfloat (tomo_test_rel_l2 (v.slice, slice->data, (gsize) ws * ws), <, 1e-4);
+    g_free (v.slice);
+  }
+}
+
+/* --- centred 360° --------------------------------------------------------- */
+
+static void
+test_centred_360 (gconstpointer data)
+{
+  TomoBackend backend = GPOINTER_TO_INT (data);
+  const guint w = 128, n = 360;
+  const double axis = (w - 1) / 2.0 + 1.5;
+  g_autoptr(TomoEngine) engine = engine_for (backend);
+  g_auto(TempScan) t180 = { 0 };
+  g_auto(TempScan) t360 = { 0 };
+  g_autoptr(TomoScan) s180 = NULL, s360 = NULL, p360 = NULL;
+  g_autoptr(TomoSlice) a = NULL, b = NULL;
+  g_autoptr(GError) error = NULL;
+  TomoGeometry g = { TOMO_GEOMETRY_AUTO, TOMO_AXIS_SIDE_ANY };
+  TomoGeometryPlan plan;
+  TomoPhantomParams p;
+  double rel;
+
+  if (engine == NULL)
+    return;
+  /* The same angular step: 360 projections over 180°, 720 over 360°. */
+  phantom_params (&p, w, n, 180.0, axis, 0);
+  write_scan (&t180, &p);
+  phantom_params (&p, w, 2 * n, 360.0, axis, 0);
+  write_scan (&t360, &p);
+  s180 = tomo_test_open_scan (t180.path);
+  s360 = tomo_test_open_scan (t360.path);
+
+  p360 = tomo_geometry_present (s360, &g, axis, &plan, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (plan.kind, ==, TOMO_GEOMETRY_360);
+  g_assert_false (plan.weighted); /* an even turn: every weight 1 */
+  g_assert_cmpuint (tomo_scan_get_n_projections (p360), ==, 2 * n);
+  g_assert_cmpuint (tomo_scan_get_width (p360), ==, w);
+
+  a = reconstruct (engine, s180, 2, axis);
+  b = reconstruct (engine, p360, 2, axis);
+  rel = tomo_test_rel_l2 (b->data, a->data, (gsize) w * w);
+  g_test_message ("360° against 180°: relative L2 %.4f", rel);
+  /* Both halves count: the values match the 180° slice, not twice it
+   * (what differs is the interpolation of the half-pixel axis). */
+  g_assert_cmpfloat (rel, <, 0.025);
+}
+
+/* Three quarters of a turn: directions 0…90° are seen twice, the rest once.
+ * Weighted, every direction counts once and the slice matches the 180° one;
+ * as measured, a quarter of the directions counts double. */
+static void
+test_weighted_360 (void)
+{
+  const guint w = 96, n = 180;
+  const double axis = (w - 1) / 2.0;
+  g_autoptr(TomoEngine) engine = engine_for (TOMO_BACKEND_CPU);
+  g_auto(TempScan) t = { 0 };
+  g_auto(TempScan) t180 = { 0 };
+  g_autoptr(TomoScan) scan = NULL, s180 = NULL, weighted = NULL, as_measured = NULL;
+  g_autoptr(TomoSlice) a = NULL, b = NULL, c = NULL;
+  g_autoptr(GError) error = NULL;
+  TomoGeometry g360 = { TOMO_GEOMETRY_360, TOMO_AXIS_SIDE_ANY };
+  TomoGeometry g180 = { TOMO_GEOMETRY_180, TOMO_AXIS_SIDE_ANY };
+  TomoGeometry gauto = { TOMO_GEOMETRY_AUTO, TOMO_AXIS_SIDE_ANY };
+  TomoGeometryPlan plan;
+  TomoPhantomParams p;
+  double rel_w, rel_u;
+
+  /* The same step: 180 projections over 180°, 270 over 270°. */
+  phantom_params (&p, w, n, 180.0, axis, 0);
+  write_scan (&t180, &p);
+  s180 = tomo_test_open_scan (t180.path);
+  phantom_params (&p, w, n + n / 2, 270.0, axis, 0);
+  write_scan (&t, &p);
+  scan = tomo_test_open_scan (t.path);
+
+  /* AUTO weighs a scan of more than a half-turn. */
+  g_clear_object (&weighted);
+  weighted = tomo_geometry_present (scan, &gauto, NAN, &plan, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (plan.kind, ==, TOMO_GEOMETRY_360);
+  g_assert_false (plan.full_turn);
+  g_clear_object (&weighted);
+  weighted = tomo_geometry_present (scan, &g360, axis, &plan, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (plan.kind, ==, TOMO_GEOMETRY_360);
+  g_assert_true (plan.weighted);
+  as_measured = tomo_geometry_present (scan, &g180, axis, &plan, &error);
+  g_assert_no_error (error);
+  g_assert_true (as_measured == scan);
+
+  a = reconstruct (engine, s180, 2, axis);
+  b = reconstruct (engine, weighted, 2, axis);
+  c = reconstruct (engine, as_measured, 2, axis);
+  rel_w = tomo_test_rel_l2 (b->data, a->data, (gsize) w * w);
+  rel_u = tomo_test_rel_l2 (c->data, a->data, (gsize) w * w);
+  g_test_message ("uneven turn against 180°: weighted %.4f, unweighted %.4f", rel_w, rel_u);
+  g_assert_cmpfloat (rel_w, <, 0.02);
+  g_assert_cmpfloat (rel_w, <, 0.5 * rel_u);
+}
+
+/* --- bad requests ------------------------------------------------------------ */
+
+static void
+assert_mismatch (TomoScan           *scan,
+                 TomoGeometryKind    kind,
+                 TomoAxisSide        side,
+                 double              center,
+                 const char         *words)
+{
+  g_autoptr(GError) error = NULL;
+  TomoGeometry g = { kind, side };
+  TomoGeometryPlan plan;
+  g_autoptr(TomoScan) presented = tomo_geometry_present (scan, &g, center, &plan, &error);
+
+  g_assert_null (presented);
+  g_assert_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_MISMATCH);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, words));
+  g_assert_nonnull (strstr (error->message, tomo_scan_get_path (scan)));
+}
+
+static void
+test_errors (void)
+{
+  const guint w = 64, n = 180;
+  g_auto(TempScan) t180 = { 0 };
+  g_auto(TempScan) t360 = { 0 };
+  g_autoptr(TomoScan) s180 = NULL, s360 = NULL, gap = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = NULL;
+  g_autofree double *deg = g_new (double, 2 * n);
+  guint n_gap = 0;
+  TomoPhantomParams p;
+
+  phantom_params (&p, w, n, 180.0, 10.0, 0);
+  write_scan (&t180, &p);
+  s180 = tomo_test_open_scan (t180.path);
+  /* 360° or offset asked of a half-turn scan. */
+  assert_mismatch (s180, TOMO_GEOMETRY_360, TOMO_AXIS_SIDE_ANY, NAN, "needs more than a half-turn");
+  assert_mismatch (s180, TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY, 10.0, "opposite projection");
+
+  phantom_params (&p, w, 2 * n, 360.0, 10.0, 120);
+  write_scan (&t360, &p);
+  s360 = tomo_test_open_scan (t360.path);
+  /* An axis off the detector, or on the other side than said. */
+  assert_mismatch (s360, TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY, -3.0, "not on the detector");
+  assert_mismatch (s360, TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY, w + 2.0, "not on the detector");
+  assert_mismatch (s360, TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_RIGHT, 10.0, "left of the detector middle");
+
+  /* A full turn with a gap: projections whose opposite was not measured. */
+  for (guint i = 0; i < 2 * n; i++)
+    {
+      double a = 360.0 * i / (2 * n);
+
+      if (a < 200.0 || a > 260.0)
+        deg[n_gap++] = a;
+    }
+  phantom_params (&p, w, n_gap, 360.0, 10.0, 120);
+  p.angles_deg = deg;
+  path = g_build_filename (t360.dir, "gap.h5", NULL);
+  g_assert_true (tomo_phantom_write_dxchange (&p, path, &error));
+  g_assert_no_error (error);
+  gap = tomo_test_open_scan (path);
+  assert_mismatch (gap, TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY, 10.0, "has no opposite projection");
+}
+
+/* --- the command line ----------------------------------------------------- */
+
+static void
+test_cli (void)
+{
+  g_auto(TempScan) t180 = { 0 };
+  g_auto(TempScan) toff = { 0 };
+  g_auto(TomoTestResult) r = { 0 };
+  g_autofree char *out = NULL;
+  TomoPhantomParams p;
+
+  if (g_getenv ("TOMOLIVE") == NULL)
+    {
+      g_test_skip ("TOMOLIVE is not set (meson test sets it)");
+      return;
+    }
+  phantom_params (&p, 64, 90, 180.0, 33.0, 0);
+  write_scan (&t180, &p);
+  phantom_params (&p, 64, 360, 360.0, 6.5, 112);
+  write_scan (&toff, &p);
+  out = g_build_filename (toff.dir, "slice.tif", NULL);
+
+  /* info says what will be done, with the axis found or given. */
+  TOMO_TEST_RUN (&r, "info", toff.path);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "Geometry:    offset axis (left)"));
+  g_assert_nonnull (strstr (r.out, "estimated"));
+  tomo_test_result_clear (&r);
+  TOMO_TEST_RUN (&r, "info", toff.path, "--geometry", "360");
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "Geometry:    360°: all 360 projections"));
+  tomo_test_result_clear (&r);
+  TOMO_TEST_RUN (&r, "info", t180.path);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "Geometry:    180°"));
+  tomo_test_result_clear (&r);
+
+  /* The offset scan reconstructs over the stitched width: 64 + (63 − 2·6.5). */
+  TOMO_TEST_RUN (&r, "reconstruct", toff.path, "--center", "6.5", "-o", out);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.out, "1 slice of 114×114 from 180 projections"));
+  tomo_test_result_clear (&r);
+
+  /* Bad requests: clear errors, exit status 1, nothing written. */
+  TOMO_TEST_RUN (&r, "reconstruct", t180.path, "--geometry", "360", "-o", out);
+  tomo_test_assert_fails_with (&r, "needs more than a half-turn");
+  tomo_test_result_clear (&r);
+  TOMO_TEST_RUN (&r, "reconstruct", t180.path, "--geometry", "offset", "-o", out);
+  tomo_test_assert_fails_with (&r, "needs a full turn");
+  tomo_test_result_clear (&r);
+  TOMO_TEST_RUN (&r, "reconstruct", toff.path, "--geometry", "offset:right", "-o", out);
+  tomo_test_assert_fails_with (&r, "left of the detector middle");
+  tomo_test_result_clear (&r);
+  TOMO_TEST_RUN (&r, "phantom", "--width", "64", "--object-width", "300", "-o", out);
+  tomo_test_assert_fails_with (&r, "object width");
+  g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS) && g_str_has_suffix (out, ".h5"));
+  tomo_test_result_clear (&r);
+  TOMO_TEST_RUN (&r, "info", toff.path, "--geometry", "half");
+  tomo_test_assert_fails_with (&r, "Unknown geometry “half”");
+  g_assert_null (strstr (r.out, "Path:"));
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  static const OffsetCase offset_cases[] = {
+    { TOMO_BACKEND_CPU, 12.5, FALSE },
+    { TOMO_BACKEND_CPU, 127 - 18.0, TRUE },
+    { TOMO_BACKEND_GPU, 12.5, FALSE },
+    { TOMO_BACKEND_GPU, 127 - 18.0, TRUE },
+  };
+
+  g_test_init (&argc, &argv, NULL);
+  have_gpu = tomo_engine_count_gpus () > 0;
+
+  g_test_add_func ("/tomo/geometry/parse", test_parse);
+  g_test_add_data_func ("/tomo/geometry/cpu/offset-left", &offset_cases[0], test_offset);
+  g_test_add_data_func ("/tomo/geometry/cpu/offset-right", &offset_cases[1], test_offset);
+  g_test_add_data_func ("/tomo/geometry/gpu/offset-left", &offset_cases[2], test_offset);
+  g_test_add_data_func ("/tomo/geometry/gpu/offset-right", &offset_cases[3], test_offset);
+  g_test_add_data_func ("/tomo/geometry/cpu/centred-360", GINT_TO_POINTER (TOMO_BACKEND_CPU),
+                        test_centred_360);
+  g_test_add_data_func ("/tomo/geometry/gpu/centred-360", GINT_TO_POINTER (TOMO_BACKEND_GPU),
+                        test_centred_360);
+  g_test_add_func ("/tomo/geometry/weighted-360", test_weighted_360);
+  g_test_add_func ("/tomo/geometry/errors", test_errors);
+  g_test_add_func ("/tomo/geometry/cli", test_cli);
+  return g_test_run ();
+}

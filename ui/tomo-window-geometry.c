@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The scan geometry in the window: the scan as opened is shown in the
+ * geometry of the panel's Geometry choice (tomo-geometry.h).  On open the
+ * choice is Auto, and its label says what Auto chose; another choice
+ * presents the scan again in the background.  Live scans are shown as they
+ * arrive (the choice is off).
+ */
+#define G_LOG_DOMAIN "tomo-window"
+
+#include "config.h"
+
+#include <math.h>
+
+#include "tomo-window-private.h"
+
+TomoScan *
+_tomo_window_geometry_present (TomoScan         *base,
+                               TomoGeometryKind  kind,
+                               TomoGeometryPlan *plan,
+                               GError          **error)
+{
+  TomoGeometry g = { kind, TOMO_AXIS_SIDE_ANY };
+
+  return tomo_geometry_present (base, &g, NAN, plan, error);
+}
+
+static const char *
+short_name (const TomoGeometryPlan *plan)
+{
+  switch (plan->kind)
+    {
+    case TOMO_GEOMETRY_OFFSET:
+      return plan->side == TOMO_AXIS_SIDE_LEFT ? "offset axis, left" : "offset axis, right";
+    case TOMO_GEOMETRY_360:
+      return "360°";
+    case TOMO_GEOMETRY_180:
+    case TOMO_GEOMETRY_AUTO:
+    default:
+      return "180°";
+    }
+}
+
+static void
+show_plan (TomoWindow             *self,
+           const TomoGeometryPlan *plan)
+{
+  GtkComboBoxText *combo = self->panel->geometry_combo;
+  g_autofree char *tip = plan != NULL ? tomo_geometry_plan_describe (plan) : NULL;
+
+  gtk_widget_set_tooltip_text (GTK_WIDGET (combo),
+                               tip != NULL ? tip : "A live scan is reconstructed as it arrives");
+}
+
+void
+_tomo_window_geometry_opened (TomoWindow             *self,
+                              TomoScan               *base,
+                              const TomoGeometryPlan *plan)
+{
+  GtkComboBoxText *combo = self->panel->geometry_combo;
+  g_autofree char *label = NULL;
+
+  g_set_object (&self->base_scan, base);
+  self->geometry_syncing = TRUE;
+  label = g_strdup_printf ("Auto (%s)", plan != NULL ? short_name (plan) : "180°");
+  gtk_combo_box_text_remove (combo, 0);
+  gtk_combo_box_text_insert (combo, 0, "auto", label);
+  gtk_combo_box_set_active_id (GTK_COMBO_BOX (combo), "auto");
+  gtk_widget_set_sensitive (GTK_WIDGET (combo), plan != NULL);
+  self->geometry_syncing = FALSE;
+  show_plan (self, plan);
+}
+
+typedef struct
+{
+  TomoScan *base;
+  TomoGeometryKind kind;
+  TomoGeometryPlan plan;
+} PresentJob;
+
+static void
+present_job_free (PresentJob *job)
+{
+  g_clear_object (&job->base);
+  g_free (job);
+}
+
+static void
+present_thread (GTask        *task,
+                gpointer      source_object,
+                gpointer      task_data,
+                GCancellable *cancellable)
+{
+  PresentJob *job = task_data;
+  GError *error = NULL;
+  TomoScan *scan = _tomo_window_geometry_present (job->base, job->kind, &job->plan, &error);
+
+  if (scan == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, scan, g_object_unref);
+}
+
+static void
+present_done (GObject      *source,
+              GAsyncResult *result,
+              gpointer      user_data)
+{
+  TomoWindow *self = TOMO_WINDOW (source);
+  PresentJob *job = g_task_get_task_data (G_TASK (result));
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(GError) error = NULL;
+
+  _tomo_window_set_busy (self, NULL, FALSE);
+  scan = g_task_propagate_pointer (G_TASK (result), &error);
+  if (job->base != self->base_scan)
+    return; /* another scan was opened meanwhile */
+  if (scan == NULL)
+    {
+      g_autofree char *message = g_strdup_printf ("Cannot show the scan so: %s", error->message);
+
+      tomo_window_show_error (self, message);
+      self->geometry_syncing = TRUE;
+      gtk_combo_box_set_active_id (GTK_COMBO_BOX (self->panel->geometry_combo),
+                                   self->geometry_id);
+      self->geometry_syncing = FALSE;
+      return;
+    }
+  g_free (self->geometry_id);
+  self->geometry_id = g_strdup (gtk_combo_box_get_active_id (GTK_COMBO_BOX (self->panel->geometry_combo)));
+  _tomo_window_present_scan (self, scan, &job->plan);
+  show_plan (self, &job->plan);
+}
+
+static void
+on_geometry_changed (GtkComboBox *combo,
+                     TomoWindow  *self)
+{
+  const char *id = gtk_combo_box_get_active_id (combo);
+  g_autoptr(GTask) task = NULL;
+  PresentJob *job;
+  TomoGeometry g;
+
+  if (self->geometry_syncing || id == NULL || self->base_scan == NULL)
+    return;
+  if (!tomo_geometry_parse (id, &g, NULL))
+    return;
+  job = g_new0 (PresentJob, 1);
+  job->base = g_object_ref (self->base_scan);
+  job->kind = g.kind;
+  _tomo_window_set_busy (self, "Arranging the projections…", TRUE);
+  task = g_task_new (self, NULL, present_done, NULL);
+  g_task_set_task_data (task, job, (GDestroyNotify) present_job_free);
+  g_task_run_in_thread (task, present_thread);
+}
+
+void
+_tomo_window_geometry_setup (TomoWindow *self)
+{
+  self->geometry_id = g_strdup ("auto");
+  g_signal_connect (self->panel->geometry_combo, "changed",
+                    G_CALLBACK (on_geometry_changed), self);
+}

@@ -1528,7 +1528,9 @@ tomo_bench_main (int    argc,
     "memory to host memory.  Random input, fresh per size.\n"
     "\n"
     "--cpu measures the CPU backend (works without a GPU); --interop the window's display\n"
-    "path without a window.  Either replaces the GPU tables; both may be given.");
+    "path without a window.  Either replaces the GPU tables; both may be given.\n"
+    "--live measures live ingest over loopback ZeroMQ (`bench --live --help` lists its\n"
+    "options).");
   g_option_context_set_main_group (octx, tomo_number_option_group ("bench", "Bench options:",
                                                                     entries, numbers));
   if (!g_option_context_parse (octx, &argc, &argv, &error))

@@ -63,17 +63,17 @@ run_tests() {
     f=1   # a test program crashed or timed out before reporting
   fi
 
-  # SANITIZE=1 (CI): the unit suite again, built with AddressSanitizer and
-  # UndefinedBehaviorSanitizer; any report fails the test that caused it.
+  # SANITIZE=1 (CI): the unit and live suites again, built with AddressSanitizer
+  # and UndefinedBehaviorSanitizer; any report fails the test that caused it.
   if [ "${SANITIZE:-0}" = 1 ]; then
     local asan_dir=${ASAN_BUILD_DIR:-_build-asan}
-    log "Running the unit suite under AddressSanitizer + UndefinedBehaviorSanitizer ($asan_dir)"
+    log "Running the unit and live suites under AddressSanitizer + UndefinedBehaviorSanitizer ($asan_dir)"
     if [ ! -f "$asan_dir/build.ninja" ]; then
       meson setup "$asan_dir" -Db_sanitize=address,undefined -Dcuda=disabled -Dui=disabled >/dev/null
     fi
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
     UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1 \
-      meson test -C "$asan_dir" --suite unit --print-errorlogs || sanitize_status=$?
+      meson test -C "$asan_dir" --suite unit --suite live --print-errorlogs || sanitize_status=$?
     read -r p2 f2 s2 < <(count_results "$asan_dir/meson-logs/testlog.txt")
     if [ "$sanitize_status" -ne 0 ] && [ "$f2" -eq 0 ]; then
       f2=1

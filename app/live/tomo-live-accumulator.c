@@ -126,7 +126,7 @@ tomo_live_accumulator_clear (TomoLiveAccumulator *self)
   if (!self->impl->ops->accumulate_reset (self->impl, self->width, &error))
     g_message ("Live slice: %s", error->message);
   self->image_stale = FALSE;
-  if (self->in_slice != NULL)
+  if (self->in_slice != NULL && self->in_slice->len > 0)
     memset (self->in_slice->data, 0, self->in_slice->len);
   self->n_in_slice = 0;
 }

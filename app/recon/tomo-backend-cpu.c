@@ -120,19 +120,12 @@ cpu_backproject_centers (TomoBackendImpl        *impl,
 }
 
 static gboolean
-cpu_correlate (TomoBackendImpl *impl,
-               const float     *a,
-               const float     *b,
-               guint            n_pairs,
-               guint            width,
-               int              d_lo,
-               guint            n_shifts,
-               guint            min_overlap,
-               float           *out,
-               GError         **error)
+cpu_correlate (TomoBackendImpl       *impl,
+               const TomoCenterPairs *pairs,
+               float                 *out,
+               GError               **error)
 {
-  return _tomo_center_profile_cpu (a, b, n_pairs, width, d_lo, n_shifts, min_overlap, out, NULL,
-                                   error);
+  return _tomo_center_profile_cpu (pairs, out, NULL, error);
 }
 
 static gboolean

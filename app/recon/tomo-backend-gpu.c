@@ -304,30 +304,24 @@ gpu_backproject_centers (TomoBackendImpl        *impl,
 /* The direct (warp-shuffle) kernel: the faster for the estimate's ranges
  * and exact over short overlaps (gpu/tomo-gpu-center.h). */
 static gboolean
-gpu_correlate (TomoBackendImpl *impl,
-               const float     *a,
-               const float     *b,
-               guint            n_pairs,
-               guint            width,
-               int              d_lo,
-               guint            n_shifts,
-               guint            min_overlap,
-               float           *out,
-               GError         **error)
+gpu_correlate (TomoBackendImpl       *impl,
+               const TomoCenterPairs *pairs,
+               float                 *out,
+               GError               **error)
 {
   GpuBackend *self = (GpuBackend *) impl;
 
-  if (self->xc == NULL || self->xc_width < width || self->xc_pairs < n_pairs)
+  if (self->xc == NULL || self->xc_width < pairs->width || self->xc_pairs < pairs->n_pairs)
     {
       g_clear_pointer (&self->xc, tomo_gpu_xcorr_free);
-      self->xc_width = MAX (width, self->xc_width);
-      self->xc_pairs = MAX (n_pairs, 32);
+      self->xc_width = MAX (pairs->width, self->xc_width);
+      self->xc_pairs = MAX (pairs->n_pairs, 32);
       self->xc = tomo_gpu_xcorr_new (impl->device, self->xc_width, self->xc_pairs, error);
       if (self->xc == NULL)
         return gpu_failed (error, "GPU correlation");
     }
-  if (!tomo_gpu_xcorr_run (self->xc, TOMO_GPU_XCORR_DIRECT, a, b, n_pairs, width, d_lo, n_shifts,
-                           min_overlap, out, error))
+  if (!tomo_gpu_xcorr_run (self->xc, TOMO_GPU_XCORR_DIRECT, pairs->a, pairs->b, pairs->n_pairs,
+                           pairs->width, pairs->d_lo, pairs->n_shifts, pairs->min_overlap, out, error))
     return gpu_failed (error, "GPU correlation");
   return TRUE;
 }

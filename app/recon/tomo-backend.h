@@ -17,6 +17,7 @@
 
 #include <gio/gio.h>
 
+#include "tomo-center.h"
 #include "tomo-engine.h"
 #include "tomo-plane.h"
 
@@ -182,21 +183,12 @@ struct _TomoBackendOps
                                     float                  *images,
                                     double                 *ms,
                                     GError                **error);
-  /* The centre estimate's correlation profiles (TomoCenterProfile of
-   * tomo-center-private.h): Pearson's r of a[p][x] with b[p][x + d] over
-   * their overlap for n_pairs rows of `width` and d = d_lo … d_lo +
-   * n_shifts − 1 into out (n_pairs × n_shifts); −2 where the overlap is
-   * shorter than min_overlap or flat.  Needs no configure. */
-  gboolean  (*correlate)   (TomoBackendImpl *self,
-                            const float     *a,
-                            const float     *b,
-                            guint            n_pairs,
-                            guint            width,
-                            int              d_lo,
-                            guint            n_shifts,
-                            guint            min_overlap,
-                            float           *out,
-                            GError         **error);
+  /* The centre estimate's correlation profile of `pairs` (tomo-center.h)
+   * into out (n_pairs × n_shifts).  Needs no configure. */
+  gboolean  (*correlate)   (TomoBackendImpl       *self,
+                            const TomoCenterPairs *pairs,
+                            float                 *out,
+                            GError               **error);
   const TomoBackendStoreOps *store; /* the volume store (below) */
 };
 

@@ -12,21 +12,14 @@
 #include "tomo-center-private.h"
 
 static gboolean
-backend_profile (const float *a,
-                 const float *b,
-                 guint        n_pairs,
-                 guint        width,
-                 int          d_lo,
-                 guint        n_shifts,
-                 guint        min_overlap,
-                 float       *out,
-                 gpointer     user_data,
-                 GError     **error)
+backend_profile (const TomoCenterPairs *pairs,
+                 float                 *out,
+                 gpointer               user_data,
+                 GError               **error)
 {
   TomoBackendImpl *backend = user_data;
 
-  return backend->ops->correlate (backend, a, b, n_pairs, width, d_lo, n_shifts, min_overlap, out,
-                                  error);
+  return backend->ops->correlate (backend, pairs, out, error);
 }
 
 gboolean

@@ -408,21 +408,18 @@ ncc_at (const float *a,
 
 /* The CPU profile: ncc_at for every shift and pair. */
 gboolean
-_tomo_center_profile_cpu (const float *a,
-                          const float *b,
-                          guint        n_pairs,
-                          guint        width,
-                          int          d_lo,
-                          guint        n_shifts,
-                          guint        min_overlap,
-                          float       *out,
-                          gpointer     user_data,
-                          GError     **error)
+_tomo_center_profile_cpu (const TomoCenterPairs *pairs,
+                          float                 *out,
+                          gpointer               user_data,
+                          GError               **error)
 {
-  for (guint p = 0; p < n_pairs; p++)
-    for (guint i = 0; i < n_shifts; i++)
-      out[(gsize) p * n_shifts + i] = (float) ncc_at (a + (gsize) p * width, b + (gsize) p * width,
-                                                      width, d_lo + (int) i, min_overlap);
+  const TomoCenterPairs *q = pairs;
+
+  for (guint p = 0; p < q->n_pairs; p++)
+    for (guint i = 0; i < q->n_shifts; i++)
+      out[(gsize) p * q->n_shifts + i] = (float) ncc_at (q->a + (gsize) p * q->width,
+                                                         q->b + (gsize) p * q->width, q->width,
+                                                         q->d_lo + (int) i, q->min_overlap);
   return TRUE;
 }
 
@@ -445,6 +442,7 @@ best_shifts (const float      *a,
   g_autofree float *ab = g_new0 (float, (gsize) n * nb), *bb = g_new0 (float, (gsize) n * nb);
   g_autofree float *prof = g_new (float, (gsize) n * n_coarse);
   g_autofree int *best = g_new (int, n);
+  TomoCenterPairs coarse, fine;
 
   for (guint p = 0; p < n; p++)
     for (int i = 0; i < nb * bin; i++)
@@ -452,7 +450,8 @@ best_shifts (const float      *a,
         ab[(gsize) p * nb + i / bin] += a[(gsize) p * width + i];
         bb[(gsize) p * nb + i / bin] += b[(gsize) p * width + i];
       }
-  if (!profile (ab, bb, n, nb, -nb + 1, n_coarse, MAX (4, min_overlap / bin), prof, user_data, error))
+  coarse = (TomoCenterPairs) { ab, bb, n, nb, -nb + 1, n_coarse, MAX (4, min_overlap / bin) };
+  if (!profile (&coarse, prof, user_data, error))
     return FALSE;
   for (guint p = 0; p < n; p++)
     {
@@ -482,7 +481,8 @@ best_shifts (const float      *a,
   n_fine = hi - lo + 1;
   g_free (prof);
   prof = g_new (float, (gsize) n * n_fine);
-  if (!profile (a, b, n, width, lo, n_fine, min_overlap, prof, user_data, error))
+  fine = (TomoCenterPairs) { a, b, n, width, lo, n_fine, min_overlap };
+  if (!profile (&fine, prof, user_data, error))
     return FALSE;
   for (guint p = 0; p < n; p++)
     {

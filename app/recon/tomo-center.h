@@ -7,6 +7,21 @@
 
 G_BEGIN_DECLS
 
+/* The rows a correlation profile runs over: Pearson's r of a[p][x] with
+ * b[p][x + d] over their overlap, for n_pairs rows of `width` and
+ * d = d_lo … d_lo + n_shifts − 1; −2 where the overlap is shorter than
+ * min_overlap or flat.  The profile is n_pairs × n_shifts. */
+typedef struct
+{
+  const float *a;
+  const float *b;
+  guint n_pairs;
+  guint width;
+  int d_lo;
+  guint n_shifts;
+  guint min_overlap;
+} TomoCenterPairs;
+
 /* Finding the rotation axis from the data, and the 360° geometries.
  *
  * Everything here is a pure function over sinograms (n_proj × width floats,

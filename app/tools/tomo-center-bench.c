@@ -40,21 +40,15 @@ typedef struct
 } GpuProfile;
 
 static gboolean
-gpu_profile (const float *a,
-             const float *b,
-             guint        n_pairs,
-             guint        width,
-             int          d_lo,
-             guint        n_shifts,
-             guint        min_overlap,
-             float       *out,
-             gpointer     user_data,
-             GError     **error)
+gpu_profile (const TomoCenterPairs *pairs,
+             float                 *out,
+             gpointer               user_data,
+             GError               **error)
 {
   GpuProfile *g = user_data;
 
-  return tomo_gpu_xcorr_run (g->xc, g->method, a, b, n_pairs, width, d_lo, n_shifts, min_overlap,
-                             out, error);
+  return tomo_gpu_xcorr_run (g->xc, g->method, pairs->a, pairs->b, pairs->n_pairs, pairs->width,
+                             pairs->d_lo, pairs->n_shifts, pairs->min_overlap, out, error);
 }
 
 static void

@@ -28,6 +28,37 @@
 
 static guint bp_serial_counter;
 
+/* Variant of the 4-slice half-precision kernels (BP_V_* bits): the default
+ * below, TOMO_BP_VARIANT in the environment, or tomo_bp_set_variant(). */
+#define BP_DEFAULT_VARIANT (BP_V_HSRC | BP_V_TEXH)
+static gint bp_variant = -1;
+
+int
+tomo_bp_get_variant (void)
+{
+  int v = g_atomic_int_get (&bp_variant);
+
+  if (v < 0)
+    {
+      const char *env = g_getenv ("TOMO_BP_VARIANT");
+      guint64 n;
+
+      v = BP_DEFAULT_VARIANT;
+      if (env != NULL && g_ascii_string_to_unsigned (env, 10, 0, BP_N_VARIANTS - 1, &n, NULL))
+        v = (int) n;
+      else if (env != NULL)
+        g_warning ("TOMO_BP_VARIANT=%s is not a variant (0 to %d), using %d", env, BP_N_VARIANTS - 1, v);
+      g_atomic_int_set (&bp_variant, v);
+    }
+  return v;
+}
+
+void
+tomo_bp_set_variant (int variant)
+{
+  g_atomic_int_set (&bp_variant, variant < 0 ? -1 : MIN (variant, BP_N_VARIANTS - 1));
+}
+
 /* ---------------------------------------------------------------------- */
 /* Packing                                                                */
 
@@ -410,6 +441,7 @@ tomo_bp_run (TomoBp                         *bp,
   g.center = params->center;
   g.center_f = (float) params->center;
   g.plane = (size_t) rw * rh;
+  g.variant = tomo_bp_get_variant ();
 
   lin = params->interp == 1;
   /* 4 slices linear on the hybrid: its texture blocks read halves, so its
@@ -440,10 +472,12 @@ tomo_bp_run (TomoBp                         *bp,
          * best measured on the H100 at 2048² × 2048 (GU/s, linear: 1 slice
          * 13/16 3226 vs 12/16 3129, 2 slices 12/16 4040 vs 8/16 3874,
          * 4 slices (half4 texture, half cache) 12/16 5805 vs 10/16 5726,
-         * 13/16 5718 and 6/16 5382; nearest 14/16: 4478 vs 3523 at 12/16, 7087 vs 3863 at
+         * 13/16 5718 and 6/16 5382 — with the texture blocks' packed-half
+         * results and the ALU cache filled from halves (variant 5), 8/16
+         * 6714 vs 11/16 6558 (run of 2026-11-23 09:40); nearest 14/16: 4478 vs 3523 at 12/16, 7087 vs 3863 at
          * 8/16). */
         float r = params->hybrid_ratio > 0.f ? params->hybrid_ratio
-                : S == 4 ? (lin ? 0.75f : 0.625f)
+                : S == 4 ? (lin ? ((g.variant & BP_V_TEXH) ? 0.5f : 0.75f) : 0.625f)
                 : lin ? (S == 1 ? 0.8125f : 0.75f) : 0.875f;
         int alu16 = (int) lrintf (CLAMP (r, 0.f, 1.f) * 16.f);
 

@@ -194,14 +194,16 @@ struct BpGeom
   int variant;    /* 4 slices from halves: BP_V_* bits (host side only) */
 };
 
-/* Variants of the 4-slice half-precision paths (bits; 0 = the original).
+/* Variants of the 4-slice half-precision paths (bits; 0 = the original,
+ * HSRC the default: tomo-gpu-bp.cu has the measurements).
  * HSRC: the ALU blocks fill their cache from the half4 bins (8 bytes per bin
- * and load, differences in half2) instead of the float4 ones.  G24: 24
- * projections per caching pass instead of 16 (32 would pass the 48 KiB of
- * static shared memory).  TEXH: the texture blocks take
- * the texture unit's interpolated result as packed halves (tex.v2.f16x2, 8
- * bytes per fetch instead of 16) and sum each run of 16 projections in half2
- * before adding it to the float sums. */
+ * and load, differences in half2) instead of the float4 ones: half the
+ * global-load traffic through L1TEX, which the texture blocks share, and no
+ * spills (64 registers).  G24: 24 projections per caching pass instead of
+ * 16 (32 would pass the 48 KiB of static shared memory).  TEXH: the texture
+ * blocks take the texture unit's interpolated result as packed halves
+ * (tex.v2.f16x2, 8 bytes per fetch instead of 16) and sum each run of 16
+ * projections in half2 before adding it to the float sums. */
 #define BP_V_HSRC 1
 #define BP_V_G24 2
 #define BP_V_TEXH 4

@@ -460,6 +460,29 @@ median20 (float *ms)
   return (ms[9] + ms[10]) / 2;
 }
 
+/* Median of 20 timed back projections after one warm-up. */
+static double
+time_run (TomoBp                         *bp,
+          const TomoGpuBackprojectParams *params,
+          float                          *d_out,
+          cudaEvent_t                     e0,
+          cudaEvent_t                     e1)
+{
+  g_autoptr (GError) error = NULL;
+  float ms[20];
+
+  g_assert_true (tomo_bp_run (bp, params, d_out, 0, NULL, &error));
+  for (int r = 0; r < 20; r++)
+    {
+      CUDA_OK (cudaEventRecord (e0, 0));
+      g_assert_true (tomo_bp_run (bp, params, d_out, 0, NULL, &error));
+      CUDA_OK (cudaEventRecord (e1, 0));
+      CUDA_OK (cudaEventSynchronize (e1));
+      CUDA_OK (cudaEventElapsedTime (&ms[r], e0, e1));
+    }
+  return median20 (ms);
+}
+
 /* --timing: GU/s at 2048² × 2048 projections, median of 20 launches. */
 static int
 run_timing (void)
@@ -505,7 +528,6 @@ run_timing (void)
             for (guint ri = 0; ri < G_N_ELEMENTS (ratios); ri++)
               {
                 TomoGpuBackprojectParams params;
-                float ms[20];
 
                 if (!tomo_bp_supports (k, S, interp))
                   continue;
@@ -519,17 +541,7 @@ run_timing (void)
                 params.kernel = k;
                 params.half_cache = half;
                 params.hybrid_ratio = ratios[ri];
-                /* warm-up */
-                g_assert_true (tomo_bp_run (bp, &params, d_out, 0, NULL, &error));
-                for (int r = 0; r < 20; r++)
-                  {
-                    CUDA_OK (cudaEventRecord (e0, 0));
-                    g_assert_true (tomo_bp_run (bp, &params, d_out, 0, NULL, &error));
-                    CUDA_OK (cudaEventRecord (e1, 0));
-                    CUDA_OK (cudaEventSynchronize (e1));
-                    CUDA_OK (cudaEventElapsedTime (&ms[r], e0, e1));
-                  }
-                double med = median20 (ms);
+                double med = time_run (bp, &params, d_out, e0, e1);
                 g_print ("%-8s %u-slice %-7s %-5s ratio %.3f: %8.3f ms %8.1f GU/s\n",
                          kernel_name (k), S, interp ? "linear" : "nearest", half ? "half" : "float",
                          ratios[ri], med, (double) W * W * P * S / (med * 1e-3) / 1e9);
@@ -592,7 +604,6 @@ run_timing4 (void)
     for (int ri = -1; ri < (int) G_N_ELEMENTS (ratios); ri++)
       {
         TomoGpuBackprojectParams params;
-        float ms[20];
 
         /* the ALU kernel alone has no texture side */
         if (ri < 0 && (v & 4))
@@ -604,16 +615,7 @@ run_timing4 (void)
         params.kernel = ri < 0 ? TOMO_GPU_KERNEL_ALU : TOMO_GPU_KERNEL_HYBRID;
         params.half_cache = TRUE;
         params.hybrid_ratio = ri < 0 ? 0.f : ratios[ri];
-        g_assert_true (tomo_bp_run (bp, &params, d_out, 0, NULL, &error));
-        for (int r = 0; r < 20; r++)
-          {
-            CUDA_OK (cudaEventRecord (e0, 0));
-            g_assert_true (tomo_bp_run (bp, &params, d_out, 0, NULL, &error));
-            CUDA_OK (cudaEventRecord (e1, 0));
-            CUDA_OK (cudaEventSynchronize (e1));
-            CUDA_OK (cudaEventElapsedTime (&ms[r], e0, e1));
-          }
-        double med = median20 (ms);
+        double med = time_run (bp, &params, d_out, e0, e1);
         g_print ("variant %d %-6s alu16 %2d: %7.3f ms %7.1f GU/s %6.3f ms per slice\n", v,
                  ri < 0 ? "alu" : "hybrid", ri < 0 ? 16 : (int) lrintf (ratios[ri] * 16), med,
                  (double) W * W * P * S / (med * 1e-3) / 1e9, med / S);

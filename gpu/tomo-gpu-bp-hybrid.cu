@@ -16,9 +16,6 @@ static __device__ unsigned int g_sm_blocks[BP_MAX_SM];
 /* ---------------------------------------------------------------------- */
 /* Hybrid kernel                                                          */
 
-/* Texture path of the hybrid: the same TILE×TILE square and thread mapping
- * as the ALU path (each thread PPT pixels in a loop), per-projection tile
- * bases staged in shared memory, interpolation by the texture unit. */
 /* TEXH: the half4 texture's interpolated texel as 4 packed halves. */
 static __device__ __forceinline__ uint2
 tex_h4 (cudaTextureObject_t t, float u, float v)
@@ -29,6 +26,9 @@ tex_h4 (cudaTextureObject_t t, float u, float v)
   return r;
 }
 
+/* Texture path of the hybrid: the same TILE×TILE square and thread mapping
+ * as the ALU path (each thread PPT pixels in a loop), per-projection tile
+ * bases staged in shared memory, interpolation by the texture unit. */
 template <int S, bool HALF4, int TILE, bool TEXH = false>
 static __device__ __forceinline__ void
 tex_tile (cudaTextureObject_t tex, const double2 *__restrict__ cs,

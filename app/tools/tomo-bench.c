@@ -1555,7 +1555,8 @@ tomo_bench_main (int    argc,
   g_option_context_set_summary (octx,
     "Prints Markdown tables: back projection in GU/s per kernel, slices packed (1, 2, 4),\n"
     "interpolation and size, each beside the standard kernel of the same run; filtering\n"
-    "time with C2C-pair and R2C transforms; the latency of a centre change (only back\n"
+    "time with C2C-pair and R2C transforms; the volume path's time per slice (4 slices\n"
+    "linear, auto, filter included); the latency of a centre change (only back\n"
     "projection, the filtered sinogram is cached); with --volume, a whole volume from host\n"
     "memory to host memory.  Random input, fresh per size.\n"
     "\n"

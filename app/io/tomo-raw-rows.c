@@ -10,6 +10,11 @@
 
 #include "config.h"
 
+#include <errno.h>
+#include <sys/stat.h>
+
+#include <glib/gstdio.h>
+
 #include "tomo-error.h"
 #include "tomo-raw-rows.h"
 #include "tomo-scan-private.h"
@@ -32,6 +37,10 @@ struct _TomoRawRows
   gsize bytes, limit, row_bytes;
   guint slab_rows;
   guint64 n_hits, n_rows_read, n_slabs;
+  /* The file as it was when the cache was made: a file cut short reads as
+   * zeros past its end, and would make slices of nothing, silently. */
+  gboolean have_stat;
+  gint64 file_size;
 };
 
 TomoRawRow *
@@ -88,6 +97,15 @@ tomo_raw_rows_new (TomoScan *scan,
   chunk = _tomo_scan_get_chunk_rows (scan);
   height = tomo_scan_get_height (scan);
   self->slab_rows = CLAMP (MIN (chunk, limit / 4 / MAX (self->row_bytes, 1)), 1, MAX (height, 1));
+  {
+    GStatBuf st;
+
+    if (g_stat (tomo_scan_get_path (scan), &st) == 0 && S_ISREG (st.st_mode))
+      {
+        self->have_stat = TRUE;
+        self->file_size = st.st_size;
+      }
+  }
   return self;
 }
 
@@ -146,6 +164,36 @@ insert_locked (TomoRawRows *self,
     }
 }
 
+/* Before a read: the scan's file is still there, no shorter than it was. */
+static gboolean
+check_file (TomoRawRows *self,
+            GError     **error)
+{
+  const char *path = tomo_scan_get_path (self->scan);
+  GStatBuf st;
+
+  if (!self->have_stat)
+    return TRUE;
+  if (g_stat (path, &st) != 0)
+    {
+      int saved = errno;
+
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                   "Scan %s is gone (%s): open it again to read more rows", path,
+                   g_strerror (saved));
+      return FALSE;
+    }
+  if (st.st_size < self->file_size)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                   "Scan %s is now %" G_GINT64_FORMAT " bytes, %" G_GINT64_FORMAT
+                   " when it was opened: it was cut short or replaced; open it again",
+                   path, (gint64) st.st_size, self->file_size);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Rows [first, first + n) from the file, outside the lock; the slab's own
  * buffers become the rows' (one allocation per row). */
 static gboolean
@@ -174,7 +222,8 @@ read_slab (TomoRawRows *self,
       flat = g_new (float, (gsize) n * width);
       dark = g_new (float, (gsize) n * width);
     }
-  if (!_tomo_scan_read_raw_rows (self->scan, first, n, data, flat, dark, stats, error))
+  if (!check_file (self, error)
+      || !_tomo_scan_read_raw_rows (self->scan, first, n, data, flat, dark, stats, error))
     return FALSE;
   for (guint r = 0; r < n; r++)
     {

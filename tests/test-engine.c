@@ -164,42 +164,16 @@ test_submit_latest_wins (void)
 
 /* --- row prefetch while scrubbing --------------------------------------- */
 
-typedef struct
-{
-  TomoSlice *slice;
-  gboolean   done;
-} RowState;
-
-static void
-row_cb (TomoEngine   *engine,
-        TomoSlice    *slice,
-        const GError *error,
-        gpointer      user_data)
-{
-  RowState *state = user_data;
-
-  g_assert_no_error ((GError *) error);
-  g_clear_pointer (&state->slice, tomo_slice_unref);
-  state->slice = tomo_slice_ref (slice);
-  state->done = TRUE;
-}
-
 /* Submits row `row` and waits for its slice (owned by the caller). */
 static TomoSlice *
 submit_row (TomoEngine *engine,
             guint       row)
 {
-  RowState state = { NULL, FALSE };
   TomoSliceRequest request;
-  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
 
   tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
   request.row = row;
-  tomo_engine_submit (engine, &request, row_cb, &state);
-  while (!state.done && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_true (state.done);
-  return state.slice;
+  return tomo_test_submit (engine, &request);
 }
 
 /* After a slice of row 1, the rows around it are read in the background;

@@ -198,41 +198,16 @@ test_cached_equals_cold (void)
   g_assert_cmpmem (reference->data, bytes, cold->data, bytes);
 }
 
-typedef struct
-{
-  TomoSlice *slice;
-  gboolean done;
-} Submitted;
-
-static void
-row_cb (TomoEngine   *engine,
-        TomoSlice    *slice,
-        const GError *error,
-        gpointer      user_data)
-{
-  Submitted *state = user_data;
-
-  g_assert_no_error (error);
-  state->slice = tomo_slice_ref (slice);
-  state->done = TRUE;
-}
-
 static TomoSlice *
 submit_row (TomoEngine *engine,
             guint       row)
 {
-  Submitted state = { NULL, FALSE };
-  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
   TomoSliceRequest request;
 
   tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
   request.row = row;
   request.params.center = (W - 1) / 2.0 + 3.37;
-  tomo_engine_submit (engine, &request, row_cb, &state);
-  while (!state.done && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_true (state.done);
-  return state.slice;
+  return tomo_test_submit (engine, &request);
 }
 
 /* Scrubbing from row 1 up: the rows ahead are in the raw cache before the

@@ -237,6 +237,13 @@ test_prefetch (Fixture       *f,
     g_assert_true (tomo_raw_rows_contains (rows, r));
   g_assert_false (tomo_raw_rows_contains (rows, 6));
   g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, 6);
+  /* One row further: rows held are passed over, not a reason to stop;
+   * only row 6 is new. */
+  tomo_scrub_prefetch_aim_raw (prefetch, rows, 2, +1, 4, 2);
+  tomo_scrub_prefetch_wait_idle (prefetch);
+  g_assert_cmpuint (tomo_scrub_prefetch_get_n_read (prefetch), ==, 6);
+  g_assert_true (tomo_raw_rows_contains (rows, 6));
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, 7);
   tomo_scrub_prefetch_free (prefetch);
 }
 

@@ -138,15 +138,19 @@ aim (TomoScrubPrefetch *self,
         r = (gint64) row + dir * (gint64) ++n_ahead;
       else
         r = (gint64) row - dir * (gint64) ++n_behind;
-      if (r >= 0 && r < height && (raw == NULL || !tomo_raw_rows_contains (raw, (guint) r)))
+      if (r < 0 || r >= height)
+        {
+          /* Past the edge: nothing more that way. */
+          if (take_ahead)
+            ahead = n_ahead;
+          else
+            behind = n_behind;
+        }
+      else if (raw == NULL || !tomo_raw_rows_contains (raw, (guint) r))
         {
           guint u = (guint) r;
           g_array_append_val (self->pending, u);
         }
-      else if (take_ahead)
-        ahead = n_ahead;   /* past the edge: nothing more that way */
-      else
-        behind = n_behind;
     }
   g_cond_broadcast (&self->cond);
   g_mutex_unlock (&self->lock);

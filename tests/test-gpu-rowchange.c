@@ -2,9 +2,10 @@
  *
  * The viewer engine's row change on the device path: raw uint16 rows from
  * the raw row cache, preprocessed on the GPU.  Against the host path of the
- * same engine (rows read as floats and preprocessed on the CPU) and the CPU
- * backend: the slice within 1e-5 relative (L2) and the clamp and
- * replacement counts equal, for 1, 2 and 4 slices; a row served from the
+ * same engine (rows read as floats and preprocessed on the CPU): the slice
+ * within 1e-5 relative (L2); against the CPU backend within its usual 3e-3
+ * (1e-2 with 4 slices, half precision); the clamp and replacement counts
+ * equal to both, for 1, 2 and 4 slices; a row served from the
  * raw cache gives the slice of a cold read bit for bit; scrubbing prefetches
  * the next rows into the raw cache; a row out of range and a file cut short
  * give clear errors.  Skips without a CUDA device.
@@ -157,7 +158,9 @@ test_equals_host (gconstpointer data)
                   tomo_test_rel_l2 (a->data, c->data, n), a->stats.n_values,
                   a->stats.n_nonpositive, a->stats.n_nonfinite);
   g_assert_cmpfloat (tomo_test_rel_l2 (a->data, b->data, n), <, 1e-5);
-  g_assert_cmpfloat (tomo_test_rel_l2 (a->data, c->data, n), <, 1e-4);
+  /* The GPU against the CPU's double-precision FBP: float rounding, and
+   * half precision in the 4-slice path (test-backend's tolerances). */
+  g_assert_cmpfloat (tomo_test_rel_l2 (a->data, c->data, n), <=, n_slices == 4 ? 1e-2 : 3e-3);
   /* The dead pixels were there to be counted, and were, the same way. */
   g_assert_cmpuint (a->stats.n_nonpositive, >, (guint64) N * n_slices);
   g_assert_cmpuint (a->stats.n_values, ==, b->stats.n_values);

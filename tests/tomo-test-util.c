@@ -213,3 +213,23 @@ tomo_test_submit (TomoEngine             *engine,
   g_assert_true (state.done);
   return state.slice;
 }
+
+TomoSlice *
+tomo_test_reconstruct (TomoEngine *engine,
+                       guint       row,
+                       guint       n_slices,
+                       double      center)
+{
+  g_autoptr(GError) error = NULL;
+  TomoSliceRequest request;
+  TomoSlice *slice;
+
+  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
+  request.row = row;
+  request.n_slices = n_slices;
+  request.params.center = center;
+  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (slice);
+  return slice;
+}

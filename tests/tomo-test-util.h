@@ -61,6 +61,13 @@ double    tomo_test_rel_l2        (const float *a,
                                    const float *b,
                                    gsize        n);
 
+/* A blocking reconstruction of rows [row, row + n_slices) at `center`,
+ * default parameters otherwise; an error fails the test. */
+TomoSlice *tomo_test_reconstruct (TomoEngine *engine,
+                                  guint       row,
+                                  guint       n_slices,
+                                  double      center);
+
 /* Submits `request` to the engine's worker and runs the thread-default
  * main context until its slice arrives (30 s at most; an error fails the
  * test); the slice is the caller's. */

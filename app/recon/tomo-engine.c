@@ -207,6 +207,8 @@ set_backend_locked (TomoEngine      *self,
   g_clear_pointer (&self->backend, tomo_backend_free);
   self->backend = backend;
   invalidate_cache_locked (self);
+  /* Raw rows serve only a backend with a device path. */
+  g_clear_pointer (&self->raw_rows, tomo_raw_rows_unref);
 }
 
 static void

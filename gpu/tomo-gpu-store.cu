@@ -42,6 +42,7 @@
 
 #include "tomo-gpu-private.h"
 #include "tomo-gpu-store.h"
+#include "tomo-gpu-store-private.h"
 
 #define STORE_GROUP 4            /* rows filtered per cuFFT batch while filling */
 #define STORE_RESERVE (512ull << 20) /* device bytes left for filtering and output */
@@ -1066,4 +1067,40 @@ tomo_gpu_store_download (TomoGpuStore *store,
          TOMO_CUDA_CHECK (cudaMemcpy (host, store->d_out,
                                       (size_t) store->out_width * store->out_height * sizeof (float),
                                       cudaMemcpyDeviceToHost), error);
+}
+
+/* ------------------------------------------------------------------------ */
+/* What the raw fill (tomo-gpu-store-fill.cu) needs of the store. */
+
+void
+_tomo_gpu_store_get_fill (TomoGpuStore     *store,
+                          TomoGpuStoreFill *fill)
+{
+  fill->device = store->device;
+  fill->width = store->width;
+  fill->n_proj = store->n_proj;
+  fill->row_start = store->row_start;
+  fill->n_rows = store->n_rows;
+  fill->have_filter = store->have_filter;
+  fill->ctx = store->ctx;
+  fill->stream = store->stream;
+}
+
+gboolean
+_tomo_gpu_store_put_device (TomoGpuStore *store,
+                            guint         row,
+                            guint         n,
+                            const float  *d_filtered,
+                            GError      **error)
+{
+  return store_rows (store, row, n, d_filtered, error);
+}
+
+void
+_tomo_gpu_store_set_filled (TomoGpuStore *store,
+                            guint         n_filled,
+                            double        fill_ms)
+{
+  store->n_filled = n_filled;
+  store->fill_ms = fill_ms;
 }

@@ -64,7 +64,7 @@ if [ "$QUICK" = "--faults" ]; then
   exit 0
 fi
 passed=0; failed=0; skipped=0
-for t in test-gpu test-gpu-bp test-gpu-plane test-gpu-center test-gpu-rowchange test-raw-rows test-engine-centers test-gpu-fault test-gpu-preprocess test-plane test-gpu-gl test-backend test-backend-store test-engine test-volume-export test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-center test-geometry test-hardening test-hdf5-faults test-live-accumulate test-live test-live-parse; do
+for t in test-gpu test-gpu-bp test-gpu-plane test-gpu-center test-gpu-rowchange test-gpu-storefill test-raw-rows test-engine-centers test-gpu-fault test-gpu-preprocess test-plane test-gpu-gl test-backend test-backend-store test-engine test-volume-export test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-center test-geometry test-hardening test-hdf5-faults test-live-accumulate test-live test-live-parse; do
   [ -x "$B/tests/$t" ] || continue
   start=$(date +%s%N)
   "$B/tests/$t" --tap >"$OUT/$t.tap" 2>&1
@@ -86,6 +86,10 @@ if [ -x "$CS" ]; then
   if [ -x "$B/tests/test-gpu-rowchange" ]; then
     "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-gpu-rowchange" >"$OUT/memcheck-rowchange.log" 2>&1
     echo "memcheck test-gpu-rowchange: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-rowchange.log" | tail -1)"
+  fi
+  if [ -x "$B/tests/test-gpu-storefill" ]; then
+    "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-gpu-storefill" >"$OUT/memcheck-storefill.log" 2>&1
+    echo "memcheck test-gpu-storefill: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-storefill.log" | tail -1)"
   fi
   for k in standard texture alu hybrid; do
     "$CS" --tool memcheck --report-api-errors no "$B/tests/test-gpu-bp" \

@@ -8,6 +8,7 @@
 
 #include "config.h"
 
+#include <string.h>
 #include <unistd.h>
 
 #include "tomo-backend.h"
@@ -20,6 +21,7 @@ struct _TomoBackendStore
   double *angles;           /* a copy: the setup's may go before the store */
   float *filtered;          /* n_rows × n_proj × width */
   TomoCpuFbp *fbp;
+  TomoPreprocessStats stats; /* of the last fill */
 };
 
 static void
@@ -85,6 +87,7 @@ cpu_store_fill (TomoBackendImpl  *impl,
   g_return_val_if_fail (store != NULL, FALSE);
   ns = (gsize) store->setup.setup.n_proj * store->setup.setup.width;
   sino = g_new (float, ns);
+  memset (&store->stats, 0, sizeof store->stats);
   for (guint r = 0; r < store->setup.n_rows; r++)
     {
       if (cancel != NULL && g_atomic_int_get (cancel))
@@ -92,7 +95,8 @@ cpu_store_fill (TomoBackendImpl  *impl,
           g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED, "Cancelled");
           return FALSE;
         }
-      if (!tomo_scan_read_sinogram (scan, store->setup.row_start + r, sino, NULL, error))
+      if (!tomo_scan_read_sinogram (scan, store->setup.row_start + r, sino, &store->stats,
+                                    error))
         return FALSE;
       tomo_cpu_fbp_filter (store->fbp, sino, store->filtered + r * ns);
       if (progress != NULL)
@@ -140,6 +144,17 @@ cpu_store_describe (TomoBackendImpl *impl)
                           * store->setup.setup.width * 4 / (1 << 30));
 }
 
+static void
+cpu_store_stats (TomoBackendImpl     *impl,
+                 TomoPreprocessStats *stats)
+{
+  TomoBackendStore *store = impl->store;
+
+  memset (stats, 0, sizeof *stats);
+  if (store != NULL)
+    *stats = store->stats;
+}
+
 const TomoBackendStoreOps tomo_backend_store_cpu_ops = {
   .store_preview = tomo_backend_store_preview_planes,   /* no preview kernel yet */
   .store_new = cpu_store_new,
@@ -147,4 +162,5 @@ const TomoBackendStoreOps tomo_backend_store_cpu_ops = {
   .store_plane = cpu_store_plane,
   .store_describe = cpu_store_describe,
   .store_free = cpu_store_free,
+  .store_stats = cpu_store_stats,
 };

@@ -15,6 +15,11 @@
 #include "tomo-error.h"
 #include "tomo-filter.h"
 #include "tomo-gpu-store.h"
+#include "tomo-gpu-store-fill.h"
+#include "tomo-scan-private.h"
+
+/* Bytes of raw rows one slab read may take (two slabs are in flight). */
+#define SLAB_BYTES (64u << 20)
 
 struct _TomoBackendStore
 {
@@ -23,6 +28,7 @@ struct _TomoBackendStore
   TomoScan *scan;           /* during a fill */
   TomoProgressFunc progress;
   gpointer user_data;
+  TomoPreprocessStats stats; /* of the last fill */
 };
 
 /* A store error in the engine's domain, prefixed; always FALSE. */
@@ -85,7 +91,7 @@ fill_read_cb (guint    row,
 {
   TomoBackendStore *store = data;
 
-  return tomo_scan_read_sinogram (store->scan, row, sino, NULL, error);
+  return tomo_scan_read_sinogram (store->scan, row, sino, &store->stats, error);
 }
 
 static void
@@ -97,6 +103,79 @@ fill_progress_cb (guint    done,
 
   if (store->progress != NULL)
     store->progress (done, total, store->user_data);
+}
+
+/* A slab of raw rows, one file read where the loader can; the counts of
+ * averaging its flats and darks added to the fill's. */
+static gboolean
+fill_read_slab_cb (guint     row,
+                   guint     n,
+                   void     *raw,
+                   float    *flat,
+                   float    *dark,
+                   gpointer  data,
+                   GError  **error)
+{
+  TomoBackendStore *store = data;
+  g_autofree TomoPreprocessStats *stats = g_new0 (TomoPreprocessStats, n);
+
+  if (!_tomo_scan_read_raw_rows (store->scan, row, n, raw, flat, dark, stats, error))
+    return FALSE;
+  for (guint r = 0; r < n; r++)
+    tomo_preprocess_stats_add (&store->stats, &stats[r]);
+  return TRUE;
+}
+
+/* Raw rows up in slabs (as many rows as a chunk of the file spans, within
+ * SLAB_BYTES), preprocessed and filtered on the device.  A row the device
+ * finds mostly NaN is refused as tomo_scan_read_sinogram() refuses it. */
+static gboolean
+fill_raw (TomoBackendStore *store,
+          volatile gint    *cancel,
+          GError          **error)
+{
+  TomoScan *scan = store->scan;
+  guint n_rows = store->setup.n_rows;
+  TomoGpuStoreRawFill fill = { 0 };
+  gsize row_bytes;
+  guint chunk;
+  g_autofree TomoGpuPreprocessCounts *counts = g_new0 (TomoGpuPreprocessCounts, n_rows);
+
+  fill.type = tomo_scan_get_raw_dtype (scan) == TOMO_DTYPE_UINT16 ? TOMO_GPU_RAW_UINT16
+                                                                   : TOMO_GPU_RAW_FLOAT32;
+  tomo_scan_get_preprocessing (scan, &fill.normalise, &fill.apply_log);
+  row_bytes = (gsize) tomo_scan_get_n_projections (scan) * tomo_scan_get_width (scan)
+              * tomo_gpu_raw_type_size (fill.type);
+  chunk = _tomo_scan_get_chunk_rows (scan);
+  fill.slab_rows = CLAMP (chunk > 0 ? chunk : 8, 1, MAX (SLAB_BYTES / MAX (row_bytes, 1), 1));
+  fill.read = fill_read_slab_cb;
+  fill.progress = fill_progress_cb;
+  fill.user_data = store;
+  fill.cancel = cancel;
+  fill.counts = counts;
+  if (tomo_gpu_store_fill_raw (store->gpu, &fill, error))
+    {
+      for (guint r = 0; r < n_rows; r++)
+        {
+          TomoPreprocessStats row = { counts[r].n_values, counts[r].n_nonpositive,
+                                      counts[r].n_nonfinite };
+
+          tomo_preprocess_stats_add (&store->stats, &row);
+        }
+      return TRUE;
+    }
+  for (guint r = 0; r < n_rows; r++)
+    if (counts[r].n_nonfinite * 2 > counts[r].n_values)
+      {
+        g_clear_error (error);
+        g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
+                     "Scan %s: %" G_GUINT64_FORMAT " of the %" G_GUINT64_FORMAT
+                     " values of row %u are NaN, infinite or absurdly large: the data are corrupt",
+                     tomo_scan_get_path (scan), counts[r].n_nonfinite, counts[r].n_values,
+                     store->setup.row_start + r);
+        break;
+      }
+  return FALSE;
 }
 
 static gboolean
@@ -114,8 +193,18 @@ gpu_store_fill (TomoBackendImpl  *impl,
   store->scan = scan;
   store->progress = progress;
   store->user_data = user_data;
-  ok = tomo_gpu_store_fill (store->gpu, fill_read_cb, fill_progress_cb, store, cancel, error);
+  memset (&store->stats, 0, sizeof store->stats);
+  if (store->setup.host_preprocess)
+    ok = tomo_gpu_store_fill (store->gpu, fill_read_cb, fill_progress_cb, store, cancel, error);
+  else
+    ok = fill_raw (store, cancel, error);
   store->scan = NULL;
+  if (!ok && cancel != NULL && g_atomic_int_get (cancel))
+    {
+      g_clear_error (error);
+      g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED, "Cancelled");
+      return FALSE;
+    }
   /* Cancellation and read errors keep their own domain and code. */
   if (!ok && error != NULL && *error != NULL && (*error)->domain == TOMO_GPU_ERROR)
     return store_failed (error, "GPU store fill");
@@ -159,6 +248,17 @@ gpu_store_describe (TomoBackendImpl *impl)
                           tomo_gpu_store_get_bytes (store->gpu) / (double) (1 << 30));
 }
 
+static void
+gpu_store_stats (TomoBackendImpl     *impl,
+                 TomoPreprocessStats *stats)
+{
+  TomoBackendStore *store = impl->store;
+
+  memset (stats, 0, sizeof *stats);
+  if (store != NULL)
+    *stats = store->stats;
+}
+
 const TomoBackendStoreOps tomo_backend_store_gpu_ops = {
   .store_preview = tomo_backend_store_preview_planes,   /* no preview kernel yet */
   .store_new = gpu_store_new,
@@ -166,4 +266,5 @@ const TomoBackendStoreOps tomo_backend_store_gpu_ops = {
   .store_plane = gpu_store_plane,
   .store_describe = gpu_store_describe,
   .store_free = gpu_store_free,
+  .store_stats = gpu_store_stats,
 };

@@ -216,6 +216,8 @@ typedef struct
   TomoBackendSetup setup;   /* geometry and filter (n_threads for the CPU) */
   guint row_start, n_rows;
   guint64 memory_limit;     /* bytes the rows may take (0: what is free) */
+  gboolean host_preprocess; /* GPU: rows read as floats and preprocessed on the
+                             * host, not raw on the device (for comparisons) */
 } TomoBackendStoreSetup;
 
 /* The store's operations (NULL in a backend without one).  store_new
@@ -256,6 +258,10 @@ struct _TomoBackendStoreOps
                               double          *ms,
                               GError         **error);
   void     (*store_free)     (TomoBackendStore *store);
+  /* The counts of the last fill's preprocessing, as tomo_scan_read_sinogram()
+   * gives them (flat/dark averaging and values; zeros before a fill). */
+  void     (*store_stats)    (TomoBackendImpl     *self,
+                              TomoPreprocessStats *stats);
 };
 
 /* What a slice needs from its backend after the engine has let it go: the

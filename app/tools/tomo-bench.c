@@ -22,6 +22,7 @@
 #include "tomo-options.h"
 #include "tomo-cli.h"
 #include "tomo-bench-planes.h"
+#include "tomo-bench-store-fill.h"
 #include "tomo-bench-row.h"
 #include "tomo-bench-scrub.h"
 #include "tomo-engine.h"
@@ -1494,7 +1495,7 @@ tomo_bench_main (int    argc,
   int n_proj = 0, runs = 0, volume = 0, device = 0;
   gboolean tune_flag = FALSE, skip_bp = FALSE, skip_filter = FALSE;
   gboolean cpu_flag = FALSE, interop_flag = FALSE, center_flag = FALSE, planes_flag = FALSE;
-  gboolean row_flag = FALSE;
+  gboolean row_flag = FALSE, fill_flag = FALSE;
   int plane_rows = 0;
   BenchOptions opts = { 0 };
   TomoGpuContext *ctx = NULL;
@@ -1520,8 +1521,13 @@ tomo_bench_main (int    argc,
     { "planes", 0, 0, G_OPTION_ARG_NONE, &planes_flag,
       "Measure the volume store instead: fill from host memory, XZ/YZ/XY/oblique planes, "
       "global, cached and rows kernels, float and half, a 256³ preview", NULL },
+    { "store-fill", 0, 0, G_OPTION_ARG_NONE, &fill_flag,
+      "Measure filling the GPU volume store from a 2048-wide, 1800-projection uint16 file "
+      "instead: raw rows preprocessed on the device against rows preprocessed on the host "
+      "(temporary file in $TMPDIR)", NULL },
     { "rows", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
-      "--planes: detector rows in the store (default: the size)", "N" },
+      "--planes: detector rows in the store (default: the size); --store-fill: rows of the "
+      "file (default 64)", "N" },
     { "kernels", 'k', 0, G_OPTION_ARG_STRING, &kernels,
       "Kernels to measure besides standard (default standard,texture,alu,hybrid,auto)", "K,…" },
     { "volume", 'v', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
@@ -1595,6 +1601,21 @@ tomo_bench_main (int    argc,
 
       g_free (opts.sizes);
       return tomo_center_bench (width, runs ? runs : 20, device);
+    }
+  if (fill_flag)
+    {
+      g_autofree char *dir = g_dir_make_tmp ("tomolive-fill-XXXXXX", &error);
+
+      if (dir == NULL || !tomo_bench_store_fill (dir, plane_rows > 0 ? (guint) plane_rows : 64,
+                                                 runs ? (guint) runs : 5, &error))
+        {
+          g_printerr ("tomolive bench: %s\n", error->message);
+          status = 1;
+        }
+      if (dir != NULL)
+        g_rmdir (dir);
+      g_free (opts.sizes);
+      return status;
     }
   if (planes_flag)
     {

@@ -1,0 +1,258 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The volume store filled from raw rows (tomo-gpu-store-fill.h).
+ *
+ * Slab s (buffer b = s % 2): the calling thread reads it into pinned host
+ * buffer b once the upload of slab s − 2 has left it; the `up` stream
+ * uploads it (raw values, flats, darks) once the store's stream is done
+ * with device buffer b; the store's stream preprocesses it four rows at a
+ * time into one float buffer, filters those (the store's filter context)
+ * and stores them.  Reading overlaps the upload and everything on the
+ * device; the clamp counts of all rows stay on the device until the end.
+ */
+#define G_LOG_DOMAIN "tomo-gpu"
+#include "config.h"
+
+#include "tomo-gpu-private.h"
+#include "tomo-gpu-store-fill.h"
+#include "tomo-gpu-store-private.h"
+
+#define FILL_GROUP 4   /* rows preprocessed and filtered per cuFFT batch */
+
+typedef struct
+{
+  void *h_raw[2], *d_raw[2];
+  float *h_fd[2], *d_fd[2];          /* flats then darks, slab × width each */
+  float *d_pre;                      /* FILL_GROUP preprocessed rows */
+  unsigned long long *d_counts;      /* 2 per store row */
+  cudaStream_t up;
+  cudaEvent_t ev_up[2], ev_done[2];
+} FillBuffers;
+
+static gboolean
+alloc_pinned (void      **ptr,
+              size_t      size,
+              const char *what,
+              GError    **error)
+{
+  cudaError_t res = cudaHostAlloc (ptr, size, cudaHostAllocDefault);
+
+  if (res == cudaSuccess)
+    return TRUE;
+  *ptr = NULL;
+  cudaGetLastError ();
+  g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY,
+               "Cannot allocate %.1f MiB of pinned host memory for %s: %s",
+               size / 1048576.0, what, cudaGetErrorString (res));
+  return FALSE;
+}
+
+static gboolean
+alloc_device (void      **ptr,
+              size_t      size,
+              const char *what,
+              GError    **error)
+{
+  size_t have = 0;
+
+  *ptr = NULL;
+  return _tomo_gpu_ensure_buffer (ptr, &have, size, what, error);
+}
+
+/* Waits for everything, then frees what was allocated. */
+static void
+buffers_clear (FillBuffers  *fb,
+               cudaStream_t  stream)
+{
+  if (stream != NULL)
+    TOMO_CUDA_WARN (cudaStreamSynchronize (stream));
+  if (fb->up != NULL)
+    {
+      TOMO_CUDA_WARN (cudaStreamSynchronize (fb->up));
+      TOMO_CUDA_WARN (cudaStreamDestroy (fb->up));
+    }
+  for (int k = 0; k < 2; k++)
+    {
+      if (fb->h_raw[k] != NULL)
+        TOMO_CUDA_WARN (cudaFreeHost (fb->h_raw[k]));
+      if (fb->h_fd[k] != NULL)
+        TOMO_CUDA_WARN (cudaFreeHost (fb->h_fd[k]));
+      if (fb->d_raw[k] != NULL)
+        TOMO_CUDA_WARN (cudaFree (fb->d_raw[k]));
+      if (fb->d_fd[k] != NULL)
+        TOMO_CUDA_WARN (cudaFree (fb->d_fd[k]));
+      if (fb->ev_up[k] != NULL)
+        TOMO_CUDA_WARN (cudaEventDestroy (fb->ev_up[k]));
+      if (fb->ev_done[k] != NULL)
+        TOMO_CUDA_WARN (cudaEventDestroy (fb->ev_done[k]));
+    }
+  if (fb->d_pre != NULL)
+    TOMO_CUDA_WARN (cudaFree (fb->d_pre));
+  if (fb->d_counts != NULL)
+    TOMO_CUDA_WARN (cudaFree (fb->d_counts));
+}
+
+/* Slab `s` of `n` rows from store row `row` (buffer b): upload on `up`,
+ * then preprocess, filter and store on the store's stream. */
+static gboolean
+process_slab (TomoGpuStore           *store,
+              const TomoGpuStoreFill *sf,
+              const TomoGpuStoreRawFill *fill,
+              FillBuffers            *fb,
+              guint                   s,
+              guint                   row,
+              guint                   n,
+              guint                   slab,
+              GError                **error)
+{
+  int b = s % 2;
+  size_t plane = (size_t) sf->n_proj * sf->width;
+  size_t elt = tomo_gpu_raw_type_size (fill->type);
+  size_t fd = (size_t) slab * sf->width;
+
+  if ((s >= 2 && !TOMO_CUDA_CHECK (cudaStreamWaitEvent (fb->up, fb->ev_done[b], 0), error)) ||
+      !TOMO_CUDA_CHECK (cudaMemcpyAsync (fb->d_raw[b], fb->h_raw[b], n * plane * elt,
+                                         cudaMemcpyHostToDevice, fb->up), error))
+    return FALSE;
+  if (fill->normalise &&
+      !TOMO_CUDA_CHECK (cudaMemcpyAsync (fb->d_fd[b], fb->h_fd[b], 2 * fd * sizeof (float),
+                                         cudaMemcpyHostToDevice, fb->up), error))
+    return FALSE;
+  if (!TOMO_CUDA_CHECK (cudaEventRecord (fb->ev_up[b], fb->up), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamWaitEvent (sf->stream, fb->ev_up[b], 0), error))
+    return FALSE;
+  for (guint k = 0; k < n;)
+    {
+      guint left = n - k;
+      guint g = left >= 4 ? 4 : left >= 2 ? 2 : 1;
+
+      if (!_tomo_gpu_preprocess_launch (fill->type, (const char *) fb->d_raw[b] + k * plane * elt,
+                                        fb->d_fd[b] + (size_t) k * sf->width,
+                                        fb->d_fd[b] + fd + (size_t) k * sf->width,
+                                        fill->normalise, fill->apply_log, g, plane, sf->width,
+                                        fb->d_pre, fb->d_counts + 2 * (size_t) (row + k),
+                                        sf->stream, error) ||
+          !_tomo_gpu_context_filter_device (sf->ctx, g, fb->d_pre, sf->stream, error) ||
+          !_tomo_gpu_store_put_device (store, row + k, g,
+                                       _tomo_gpu_context_get_filtered_device (sf->ctx), error))
+        return FALSE;
+      k += g;
+    }
+  return TOMO_CUDA_CHECK (cudaEventRecord (fb->ev_done[b], sf->stream), error);
+}
+
+/* The counts to the caller; a row mostly replaced is refused. */
+static gboolean
+finish_counts (const TomoGpuStoreFill    *sf,
+               const TomoGpuStoreRawFill *fill,
+               const unsigned long long  *h_counts,
+               GError                   **error)
+{
+  guint64 plane = (guint64) sf->n_proj * sf->width;
+
+  for (guint r = 0; r < sf->n_rows; r++)
+    if (fill->counts != NULL)
+      {
+        fill->counts[r].n_values = plane;
+        fill->counts[r].n_nonpositive = h_counts[2 * r];
+        fill->counts[r].n_nonfinite = h_counts[2 * r + 1];
+      }
+  for (guint r = 0; r < sf->n_rows; r++)
+    if (h_counts[2 * r + 1] * 2 > plane)
+      {
+        g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                     "Row %u: %llu of the %" G_GUINT64_FORMAT " values are NaN, infinite or "
+                     "absurdly large: the data are corrupt",
+                     sf->row_start + r, h_counts[2 * r + 1], plane);
+        return FALSE;
+      }
+  return TRUE;
+}
+
+gboolean
+tomo_gpu_store_fill_raw (TomoGpuStore              *store,
+                         const TomoGpuStoreRawFill *fill,
+                         GError                   **error)
+{
+  TomoGpuStoreFill sf;
+  FillBuffers fb = {};
+  g_autofree unsigned long long *h_counts = NULL;
+  gint64 t0 = g_get_monotonic_time ();
+  size_t plane, elt, counts_bytes;
+  guint slab;
+  gboolean ok = FALSE;
+
+  g_return_val_if_fail (store != NULL && fill != NULL, FALSE);
+
+  _tomo_gpu_store_get_fill (store, &sf);
+  if (fill->read == NULL || (int) fill->type < 0 || fill->type > TOMO_GPU_RAW_UINT16)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Volume store: invalid raw fill (raw type %d%s)", (int) fill->type,
+                   fill->read == NULL ? ", no reader" : "");
+      return FALSE;
+    }
+  if (!sf.have_filter)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Volume store: no filter set before filling");
+      return FALSE;
+    }
+  _tomo_gpu_store_set_filled (store, 0, 0.0);
+  plane = (size_t) sf.n_proj * sf.width;
+  elt = tomo_gpu_raw_type_size (fill->type);
+  slab = MIN (fill->slab_rows > 0 ? fill->slab_rows : 8, sf.n_rows);
+  counts_bytes = (size_t) sf.n_rows * 2 * sizeof (unsigned long long);
+  h_counts = g_new0 (unsigned long long, (size_t) sf.n_rows * 2);
+
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (sf.device), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&fb.up, cudaStreamNonBlocking), error) ||
+      !alloc_device ((void **) &fb.d_pre, FILL_GROUP * plane * sizeof (float),
+                     "preprocessed rows", error) ||
+      !alloc_device ((void **) &fb.d_counts, counts_bytes, "preprocessing counts", error) ||
+      !TOMO_CUDA_CHECK (cudaMemsetAsync (fb.d_counts, 0, counts_bytes, sf.stream), error))
+    goto out;
+  for (int k = 0; k < 2; k++)
+    if (!alloc_pinned (&fb.h_raw[k], slab * plane * elt, "raw rows in flight", error) ||
+        !alloc_pinned ((void **) &fb.h_fd[k], 2 * (size_t) slab * sf.width * sizeof (float),
+                       "flats and darks in flight", error) ||
+        !alloc_device (&fb.d_raw[k], slab * plane * elt, "raw rows in flight", error) ||
+        !alloc_device ((void **) &fb.d_fd[k], 2 * (size_t) slab * sf.width * sizeof (float),
+                       "flats and darks in flight", error) ||
+        !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&fb.ev_up[k], cudaEventDisableTiming), error) ||
+        !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&fb.ev_done[k], cudaEventDisableTiming), error))
+      goto out;
+
+  for (guint row = 0, s = 0; row < sf.n_rows; s++)
+    {
+      guint n = MIN (slab, sf.n_rows - row);
+      int b = s % 2;
+
+      if (fill->cancel != NULL && g_atomic_int_get (fill->cancel))
+        {
+          g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "cancelled");
+          goto out;
+        }
+      if (s >= 2 && !TOMO_CUDA_CHECK (cudaEventSynchronize (fb.ev_up[b]), error))
+        goto out;
+      if (!fill->read (sf.row_start + row, n, fb.h_raw[b], fill->normalise ? fb.h_fd[b] : NULL,
+                       fill->normalise ? fb.h_fd[b] + (size_t) slab * sf.width : NULL,
+                       fill->user_data, error) ||
+          !process_slab (store, &sf, fill, &fb, s, row, n, slab, error))
+        goto out;
+      row += n;
+      if (fill->progress != NULL)
+        fill->progress (row, sf.n_rows, fill->user_data);
+    }
+  if (!TOMO_CUDA_CHECK (cudaMemcpyAsync (h_counts, fb.d_counts, counts_bytes,
+                                         cudaMemcpyDeviceToHost, sf.stream), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (sf.stream), error) ||
+      !finish_counts (&sf, fill, h_counts, error))
+    goto out;
+  _tomo_gpu_store_set_filled (store, sf.n_rows, (g_get_monotonic_time () - t0) / 1000.0);
+  ok = TRUE;
+
+out:
+  buffers_clear (&fb, sf.stream);
+  return ok;
+}

@@ -126,8 +126,8 @@ fill_read_slab_cb (guint     row,
   return TRUE;
 }
 
-/* Raw rows up in slabs (as many rows as a chunk of the file spans, within
- * SLAB_BYTES), preprocessed and filtered on the device.  A row the device
+/* Raw rows up in slabs (as many rows as a chunk of the file spans, at
+ * least 8, within SLAB_BYTES), preprocessed and filtered on the device.  A row the device
  * finds mostly NaN is refused as tomo_scan_read_sinogram() refuses it. */
 static gboolean
 fill_raw (TomoBackendStore *store,
@@ -147,7 +147,7 @@ fill_raw (TomoBackendStore *store,
   row_bytes = (gsize) tomo_scan_get_n_projections (scan) * tomo_scan_get_width (scan)
               * tomo_gpu_raw_type_size (fill.type);
   chunk = _tomo_scan_get_chunk_rows (scan);
-  fill.slab_rows = CLAMP (chunk > 0 ? chunk : 8, 1, MAX (SLAB_BYTES / MAX (row_bytes, 1), 1));
+  fill.slab_rows = CLAMP (MAX (chunk, 8), 1, MAX (SLAB_BYTES / MAX (row_bytes, 1), 1));
   fill.read = fill_read_slab_cb;
   fill.progress = fill_progress_cb;
   fill.user_data = store;

@@ -263,6 +263,27 @@ test_write_dxchange (void)
   g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
 
+/* Reads a whole uint16 dataset. */
+static guint16 *
+read_u16 (const char *path,
+          const char *name,
+          gsize      *n)
+{
+  hid_t file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t dset = H5Dopen2 (file, name, H5P_DEFAULT);
+  hid_t space = H5Dget_space (dset);
+  guint16 *out;
+
+  g_assert_cmpint (dset, >=, 0);
+  *n = H5Sget_simple_extent_npoints (space);
+  out = g_new (guint16, *n);
+  g_assert_cmpint (H5Dread (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), >=, 0);
+  H5Sclose (space);
+  H5Dclose (dset);
+  H5Fclose (file);
+  return out;
+}
+
 static void
 test_noise_is_seeded (void)
 {
@@ -270,6 +291,7 @@ test_noise_is_seeded (void)
   g_autofree char *dir = make_tmp_dir ();
   g_autofree char *a = g_build_filename (dir, "a.h5", NULL);
   g_autofree char *b = g_build_filename (dir, "b.h5", NULL);
+  g_autofree char *c = g_build_filename (dir, "c.h5", NULL);
   TomoPhantomParams params;
 
   tomo_phantom_params_init (&params);
@@ -282,6 +304,21 @@ test_noise_is_seeded (void)
   g_assert_no_error (error);
   g_assert_true (tomo_phantom_write_dxchange (&params, b, &error));
   g_assert_no_error (error);
+  params.seed = 2;
+  g_assert_true (tomo_phantom_write_dxchange (&params, c, &error));
+  g_assert_no_error (error);
+
+  /* Another seed, other noise: most projection values differ. */
+  {
+    gsize n1, n2, n_same = 0;
+    g_autofree guint16 *d1 = read_u16 (a, "/exchange/data", &n1);
+    g_autofree guint16 *d2 = read_u16 (c, "/exchange/data", &n2);
+
+    g_assert_cmpuint (n1, ==, n2);
+    for (gsize i = 0; i < n1; i++)
+      n_same += d1[i] == d2[i];
+    g_assert_cmpuint (n_same, <, n1 / 10);
+  }
 
   /* Read the flats of both: identical with one seed, and noisy. */
   {
@@ -313,33 +350,14 @@ test_noise_is_seeded (void)
 
   g_remove (a);
   g_remove (b);
+  g_remove (c);
   g_rmdir (dir);
 }
 
-/* Reads a whole uint16 dataset. */
-static guint16 *
-read_u16 (const char *path,
-          const char *name,
-          gsize      *n)
-{
-  hid_t file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  hid_t dset = H5Dopen2 (file, name, H5P_DEFAULT);
-  hid_t space = H5Dget_space (dset);
-  guint16 *out;
-
-  g_assert_cmpint (dset, >=, 0);
-  *n = H5Sget_simple_extent_npoints (space);
-  out = g_new (guint16, *n);
-  g_assert_cmpint (H5Dread (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), >=, 0);
-  H5Sclose (space);
-  H5Dclose (dset);
-  H5Fclose (file);
-  return out;
-}
-
-/* Rows computed by many threads give the single-threaded file value for
- * value, noise included (one generator, drawn in the same order); without
- * noise every count is the rounded exact mean of the line integral. */
+/* Rows made by many threads give the single-threaded file value for value,
+ * noise included (counter-based: each value's draws depend on the seed and
+ * its place, not on the thread or the order); without noise every count is
+ * the rounded exact mean of the line integral. */
 static void
 test_parallel_same_counts (void)
 {

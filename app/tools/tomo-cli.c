@@ -193,6 +193,8 @@ print_stages (const TomoVolumeStats *st,
          st->compute_ms);
   STAGE ("download", st->download_ms);
   STAGE ("write (writer threads)", st->write_ms);
+  if (st->sink_ms > 0)
+    STAGE ("  delivery thread in it", st->sink_ms);
   STAGE ("delivery thread idle", st->wait_ms);
 #undef STAGE
   g_print ("  %u rows, %u slice%s per pass, %u GPU%s; %.2f GU/s end to end\n", st->n_rows,

@@ -20,7 +20,6 @@
 #include "tomo-output.h"
 #include "tomo-scan-private.h"
 #include "tomo-tiff-stack.h"
-#include "tomo-tiff-writer.h"
 #include "tomo-volume-writer.h"
 
 /* The one-file formats have their layout fixed before the first slice, so
@@ -155,6 +154,29 @@ write_piece (TomoVolumeWriter *w,
   return TRUE;
 }
 
+/* Never with O_TRUNC (the temporary file is new and empty, or the output
+ * is not a regular file): on ext4 a truncation to zero marks the file, and
+ * its close() then starts writing every dirty page to the disk and waits
+ * for them to be submitted — 9 s for a 34 GB volume on the H100 machine. */
+static int
+open_no_trunc (const char *path,
+               GError    **error)
+{
+  int fd = g_open (path, O_RDWR | O_CLOEXEC, 0);
+
+  if (fd < 0)
+    {
+      int saved = errno;
+
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Cannot open %s for writing: %s",
+                   path, g_strerror (saved));
+    }
+  return fd;
+}
+
+/* One page of the fixed layout, with pwrite() into a temporary file renamed
+ * into place when complete (libtiff truncates the file it creates: see
+ * open_no_trunc()). */
 static gboolean
 write_folder_slice (TomoVolumeWriter *w,
                     guint             row,
@@ -163,9 +185,37 @@ write_folder_slice (TomoVolumeWriter *w,
 {
   g_autofree char *name = slice_name (row);
   g_autofree char *final = g_build_filename (w->path, name, NULL);
+  g_autoptr(TomoOutput) output = tomo_output_open (final, NULL, error);
+  TomoTiffStack page;
+  int fd;
+  gboolean ok;
 
-  /* Complete or not at all (a temporary file renamed into place). */
-  if (!tomo_tiff_write_float (final, data, w->info.width, w->info.height, 1, error))
+  if (output == NULL)
+    return FALSE;
+  tomo_tiff_stack_init (&page, w->info.width, w->info.height, 1);
+  fd = open_no_trunc (tomo_output_get_write_path (output), error);
+  if (fd < 0)
+    return FALSE;
+  ok = tomo_pwrite_all (fd, data, w->slice_floats * sizeof (float),
+                        tomo_tiff_stack_page_offset (&page, 0));
+  if (!ok)
+    {
+      int saved = errno;
+
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Cannot write slice %u to %s: %s",
+                   row, final, g_strerror (saved));
+    }
+  ok = ok && tomo_tiff_stack_write_directories (&page, fd, final, error);
+  if (close (fd) != 0 && ok)
+    {
+      int saved = errno;
+
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Cannot write %s: %s", final,
+                   g_strerror (saved));
+      ok = FALSE;
+    }
+  /* Complete or not at all. */
+  if (!ok || !tomo_output_commit (output, error))
     return FALSE;
   g_mutex_lock (&w->lock);
   g_ptr_array_add (w->done_files, g_steal_pointer (&final));
@@ -246,19 +296,10 @@ attr_double (hid_t       loc,
 
 static gboolean
 open_for_pwrite (TomoVolumeWriter *w,
-                 int               flags,
                  GError          **error)
 {
-  w->fd = g_open (w->tmp_path, O_RDWR | O_CLOEXEC | flags, 0);
-  if (w->fd < 0)
-    {
-      int saved = errno;
-
-      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Cannot open %s for writing: %s",
-                   w->tmp_path, g_strerror (saved));
-      return FALSE;
-    }
-  return TRUE;
+  w->fd = open_no_trunc (w->tmp_path, error);
+  return w->fd >= 0;
 }
 
 /* Creates the HDF5 file at w->tmp_path with every chunk allocated, and
@@ -350,7 +391,7 @@ out:
                    w->tmp_path);
       return FALSE;
     }
-  return open_for_pwrite (w, 0, error);
+  return open_for_pwrite (w, error);
 }
 
 /* The multi-page TIFF: pages at fixed offsets, directories at finish. */
@@ -361,7 +402,7 @@ create_tiff_stack (TomoVolumeWriter *w,
   tomo_tiff_stack_init (&w->stack, w->info.width, w->info.height, w->info.n_rows);
   for (guint i = 0; i < w->info.n_rows; i++)
     w->slice_offset[i] = (goffset) tomo_tiff_stack_page_offset (&w->stack, i);
-  return open_for_pwrite (w, O_TRUNC, error);
+  return open_for_pwrite (w, error);
 }
 
 /* TOMO_VOLUME_WRITE=mmap (an alternative to measure against pwrite()):

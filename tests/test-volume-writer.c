@@ -184,7 +184,7 @@ fill_info (TomoVolumeInfo *info,
 }
 
 /* Slices in a shuffled order, by 1, 3 and 8 threads, into every format,
- * through pwrite() and through the mapped file (TOMO_VOLUME_WRITE=mmap):
+ * through pwrite() and through the mapped file (info.mmap):
  * the file holds each slice's bytes exactly.  A slice of 700 × 500 floats
  * is 1.4 MB: pieces of 1 MiB, the second short. */
 static void
@@ -223,10 +223,7 @@ test_bit_equal (void)
         TomoVolumeWriter *w;
 
         /* Both ways of writing one file: pwrite() and the mapping. */
-        if (m == 1)
-          g_setenv ("TOMO_VOLUME_WRITE", "mmap", TRUE);
-        else
-          g_unsetenv ("TOMO_VOLUME_WRITE");
+        info.mmap = m == 1;
         if (formats[f] == TOMO_VOLUME_FORMAT_TIFF_FOLDER)
           g_assert_cmpint (g_mkdir (path, 0700), ==, 0);
         w = tomo_volume_writer_new (path, formats[f], &info, threads[t], &error);
@@ -266,7 +263,6 @@ test_bit_equal (void)
         else
           g_assert_cmpint (g_remove (path), ==, 0);
       }
-  g_unsetenv ("TOMO_VOLUME_WRITE");
 }
 
 /* The multi-page layout on its own, classic and BigTIFF, one strip per

@@ -405,7 +405,8 @@ create_tiff_stack (TomoVolumeWriter *w,
   return open_for_pwrite (w, error);
 }
 
-/* TOMO_VOLUME_WRITE=mmap (an alternative to measure against pwrite()):
+/* info->mmap or TOMO_VOLUME_WRITE=mmap (an alternative to measure against
+ * pwrite()):
  * the file's blocks reserved with fallocate() — so that no page fault can
  * meet a full disk (SIGBUS) — and mapped; the pieces are copied into the
  * mapping, whose page faults run in parallel where buffered writes to one
@@ -417,7 +418,7 @@ map_output (TomoVolumeWriter *w)
   struct stat st;
   void *p;
 
-  if (g_strcmp0 (g_getenv ("TOMO_VOLUME_WRITE"), "mmap") != 0)
+  if (!w->info.mmap && g_strcmp0 (g_getenv ("TOMO_VOLUME_WRITE"), "mmap") != 0)
     return;
   for (guint i = 0; i < w->info.n_rows; i++)
     end = MAX (end, (guint64) w->slice_offset[i] + w->slice_floats * sizeof (float));

@@ -32,6 +32,8 @@ typedef struct
   const char *source;     /* the scan's path */
   double pixel_size;      /* metres, 0 = unknown */
   const char * const *inputs; /* files the output must not be (NULL-terminated), or NULL */
+  gboolean mmap;          /* HDF5 and multi-page TIFF through a shared mapping instead of
+                           * pwrite() (also set by TOMO_VOLUME_WRITE=mmap in the environment) */
 } TomoVolumeInfo;
 
 /* Writes a volume as slices arrive, on a pool of threads, never holding

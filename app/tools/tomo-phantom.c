@@ -356,18 +356,13 @@ draw_uniform (Draws *d)
   return (mix64 (d->key + ++d->k * GOLDEN) >> 11) * 0x1.0p-53;
 }
 
-static double
-gaussian (Draws *d)
-{
-  double u1 = draw_uniform (d), u2 = draw_uniform (d);
-
-  return sqrt (-2.0 * log (1.0 - u1)) * cos (2.0 * G_PI * u2);
-}
-
-/* Rounded `mean`, or a Poisson draw around it when `d` is given. */
+/* Rounded `mean`, or a Poisson draw around it when `d` is given: Knuth's
+ * exact method below 30 counts (from `d`'s draws), else the normal
+ * approximation mean + √mean · z with the standard normal `z`. */
 static guint16
 counts (double  mean,
-        Draws  *d)
+        Draws  *d,
+        double  z)
 {
   double v = mean;
 
@@ -375,7 +370,6 @@ counts (double  mean,
     {
       if (mean < 30.0)
         {
-          /* Knuth's method: exact Poisson for the few dim pixels. */
           double l = exp (-mean), prod = draw_uniform (d);
           guint k = 0;
 
@@ -387,13 +381,16 @@ counts (double  mean,
           v = k;
         }
       else
-        v = mean + sqrt (mean) * gaussian (d);
+        v = mean + sqrt (mean) * z;
     }
   return (guint16) CLAMP (floor (v + 0.5), 0.0, 65535.0);
 }
 
 /* n values of the row block of `set` at `row`, each of mean means[i] (or
- * `level` for all when means is NULL), rounded or drawn. */
+ * `level` for all when means is NULL), rounded or drawn.  Values go in
+ * pairs (2k, 2k + 1) that share one Box–Muller draw (its cosine and sine
+ * half), so that the logarithm and the trigonometry are paid once per two
+ * values. */
 static void
 make_counts (const TomoPhantomParams *params,
              NoiseSet                 set,
@@ -404,20 +401,42 @@ make_counts (const TomoPhantomParams *params,
              guint16                 *out)
 {
   guint64 row_key = noise_row_key (params->seed, set, row);
+  guint64 pair_key = mix64 (row_key ^ G_GUINT64_CONSTANT (0x5851f42d4c957f2d));
 
-  for (gsize i = 0; i < n; i++)
+  for (gsize i = 0; i < n; i += 2)
     {
-      double mean = means != NULL ? means[i] : level;
+      guint m = MIN (2, n - i);
+      double mean[2], z[2] = { 0, 0 };
 
-      if (params->noise)
+      for (guint j = 0; j < m; j++)
+        mean[j] = means != NULL ? means[i + j] : level;
+      if (!params->noise)
+        {
+          for (guint j = 0; j < m; j++)
+            out[i + j] = counts (mean[j], NULL, 0);
+          continue;
+        }
+      if (mean[0] >= 30.0 || (m == 2 && mean[1] >= 30.0))
         {
           Draws d;
+          double u1, u2, r;
 
-          draws_init (&d, row_key, i);
-          out[i] = counts (mean, &d);
+          draws_init (&d, pair_key, i / 2);
+          u1 = draw_uniform (&d);
+          u2 = draw_uniform (&d);
+          r = sqrt (-2.0 * log (1.0 - u1));
+          z[0] = r * cos (2.0 * G_PI * u2);
+          z[1] = r * sin (2.0 * G_PI * u2);
         }
-      else
-        out[i] = counts (mean, NULL);
+      for (guint j = 0; j < m; j++)
+        {
+          Draws d = { 0, 0 };
+
+          /* Dim values draw their own uniforms. */
+          if (mean[j] < 30.0)
+            draws_init (&d, row_key, i + j);
+          out[i + j] = counts (mean[j], &d, z[j]);
+        }
     }
 }
 

@@ -16,6 +16,7 @@
 
 #include "tomo-scan.h"
 #include "tomo-scan-private.h"
+#include "tomo-test-util.h"
 
 #define N_PROJ 37
 #define HEIGHT 9
@@ -44,7 +45,6 @@ write_scan (const char   *path,
   hid_t file = H5Fcreate (path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
   hid_t group = H5Gcreate2 (file, "/exchange", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   hid_t space = H5Screate_simple (3, dims, NULL);
-  hid_t fspace = H5Screate_simple (3, fdims, NULL);
   hid_t dcpl = H5Pcreate (H5P_DATASET_CREATE);
   hid_t type = l->float32 ? H5T_IEEE_F32LE : H5T_STD_U16LE;
   hid_t mem = l->float32 ? H5T_NATIVE_FLOAT : H5T_NATIVE_UINT16;
@@ -76,20 +76,15 @@ write_scan (const char   *path,
   else
     g_assert_cmpint (H5Dwrite (dset, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, values), >=, 0);
   H5Dclose (dset);
-  for (guint i = 0; i < 2 * HEIGHT * WIDTH; i++)
-    frames[i] = 1000 + i % 7;
-  dset = H5Dcreate2 (file, "/exchange/data_white", H5T_STD_U16LE, fspace, H5P_DEFAULT,
-                     H5P_DEFAULT, H5P_DEFAULT);
-  H5Dwrite (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, frames);
-  H5Dclose (dset);
-  for (guint i = 0; i < 2 * HEIGHT * WIDTH; i++)
-    frames[i] = 10 + i % 3;
-  dset = H5Dcreate2 (file, "/exchange/data_dark", H5T_STD_U16LE, fspace, H5P_DEFAULT,
-                     H5P_DEFAULT, H5P_DEFAULT);
-  H5Dwrite (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, frames);
-  H5Dclose (dset);
+  /* Two flats and two darks. */
+  for (guint k = 0; k < 2; k++)
+    {
+      for (guint i = 0; i < 2 * HEIGHT * WIDTH; i++)
+        frames[i] = k == 0 ? 1000 + i % 7 : 10 + i % 3;
+      tomo_test_h5_write (file, k == 0 ? "/exchange/data_white" : "/exchange/data_dark",
+                          H5T_STD_U16LE, 3, fdims, NULL, H5T_NATIVE_UINT16, frames);
+    }
   H5Pclose (dcpl);
-  H5Sclose (fspace);
   H5Sclose (space);
   H5Gclose (group);
   H5Fclose (file);

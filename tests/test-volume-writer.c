@@ -16,6 +16,7 @@
 #include <tiffio.h>
 
 #include "tomo-error.h"
+#include "tomo-test-util.h"
 #include "tomo-tiff-stack.h"
 #include "tomo-tiff-writer.h"
 #include "tomo-volume-writer.h"
@@ -41,17 +42,6 @@ make_volume (guint  width,
       memcpy (&v[i], &bits, sizeof bits);
     }
   return v;
-}
-
-static guint
-count_entries (const char *dir)
-{
-  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
-  guint n = 0;
-
-  while (d != NULL && g_dir_read_name (d) != NULL)
-    n++;
-  return n;
 }
 
 static char *
@@ -247,7 +237,7 @@ test_bit_equal (void)
         g_assert_cmpmem (got, plane * info.n_rows * sizeof (float), volume,
                          plane * info.n_rows * sizeof (float));
         /* Only the output: no temporary left beside it. */
-        g_assert_cmpuint (count_entries (tmp_dir), ==, 1);
+        g_assert_cmpuint (tomo_test_count_entries (tmp_dir), ==, 1);
         if (formats[f] == TOMO_VOLUME_FORMAT_TIFF_FOLDER)
           {
             g_autoptr(GDir) d = g_dir_open (path, 0, NULL);
@@ -378,7 +368,7 @@ test_broken (void)
       }
       g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
       g_assert_cmpstr (contents, ==, "older");
-      g_assert_cmpuint (count_entries (tmp_dir), ==, 1);
+      g_assert_cmpuint (tomo_test_count_entries (tmp_dir), ==, 1);
       g_assert_cmpint (g_remove (path), ==, 0);
     }
 }

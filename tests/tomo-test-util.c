@@ -179,3 +179,14 @@ tomo_test_disc_mean (const float *img,
   g_assert_cmpuint (n, >, 10);
   return sum / n;
 }
+
+guint
+tomo_test_count_entries (const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  guint n = 0;
+
+  while (d != NULL && g_dir_read_name (d) != NULL)
+    n++;
+  return n;
+}

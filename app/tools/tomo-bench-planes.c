@@ -129,16 +129,18 @@ bench_store (guint                 W,
       TomoGpuPlane *pl = &planes[k].plane;
       double gu = (double) pl->width * pl->height * P;
       double ms_global = 0, ms_k = 0;
-      static const TomoGpuPlaneKernel others[] = { TOMO_GPU_PLANE_CACHED, TOMO_GPU_PLANE_ROWS };
+      static const TomoGpuPlaneKernel others[] = { TOMO_GPU_PLANE_TEXTURE, TOMO_GPU_PLANE_CACHED,
+                                                   TOMO_GPU_PLANE_ROWS, TOMO_GPU_PLANE_TILE };
 
       if (!time_plane (store, pl, center, TOMO_GPU_PLANE_GLOBAL, runs, &ms_global, error))
         goto out;
       printf ("| %s | %u × %u | global | %.2f | %.0f | 1.00 |\n", planes[k].name, pl->width,
               pl->height, ms_global, gu / (ms_global * 1e6));
-      if (pl->u[2] != 0.0)
-        continue;
       for (guint o = 0; o < G_N_ELEMENTS (others); o++)
         {
+          /* All but the texture kernel need horizontal plane rows. */
+          if (others[o] != TOMO_GPU_PLANE_TEXTURE && pl->u[2] != 0.0)
+            continue;
           if (!time_plane (store, pl, center, others[o], runs, &ms_k, error))
             goto out;
           printf ("| %s | %u × %u | %s | %.2f | %.0f | %.2f |\n", planes[k].name, pl->width,
@@ -148,31 +150,47 @@ bench_store (guint                 W,
     }
   fflush (stdout);
 
-  /* A 256³ preview volume: 256 planes of 256² samples spaced W/256 apart,
-   * back projected from the full store by the global and the rows kernel
-   * (the cached one needs a step of at most one pixel). */
-  for (TomoGpuPlaneKernel kern = TOMO_GPU_PLANE_GLOBAL; kern <= TOMO_GPU_PLANE_ROWS;
-       kern += TOMO_GPU_PLANE_ROWS - TOMO_GPU_PLANE_GLOBAL)
-    {
-      guint N = 256;
-      double step = (double) W / N, zstep = (double) R / N, total = 0;
-      TomoGpuPlane pl;
+  /* A 256³ preview volume: the dedicated kernel from the store's reduced
+   * copy (bins of W/256 columns, every P/512-th projection, slabs of R/256
+   * rows), timed as the planes; beside it the sum of 256 plane kernels of
+   * 256² samples W/256 apart on the full store (global kernel, one pass). */
+  {
+    guint N = 256;
+    TomoGpuPreview pv = { N, N, N, MAX (W / N, 1), MAX (P / (2 * N), 1) };
+    double step = (double) W / N, zstep = (double) R / N, total = 0, ms_dl;
+    g_autofree double *t = g_new (double, runs);
+    g_autofree float *host = g_new (float, (gsize) N * N * N);
+    TomoGpuPlane pl;
+    gint64 t0;
 
-      for (guint r = 0; r < 2; r++)
-        {
-          total = 0;
-          for (guint k = 0; k < N; k++)
-            {
-              plane_init (&pl, c, c, (k + 0.5) * zstep - 0.5, step, 0, 0, 0, step, 0, N, N);
-              if (!tomo_gpu_store_plane (store, &pl, center, 1, kern, error))
-                goto out;
-              total += tomo_gpu_store_get_plane_ms (store);
-            }
-        }
-      printf ("\nPreview volume %u³ from the store, %s kernel: %.1f ms per refresh (%.1f Hz), "
-              "sum of %u plane kernels.\n", N, tomo_gpu_plane_kernel_to_string (kern), total,
-              1000.0 / total, N);
-    }
+    for (guint r = 0; r < runs + 2; r++)
+      {
+        if (!tomo_gpu_store_preview (store, &pv, center + 0.01 * r, 1, error))
+          goto out;
+        if (r >= 2)
+          t[r - 2] = tomo_gpu_store_get_plane_ms (store);
+      }
+    t0 = g_get_monotonic_time ();
+    if (!tomo_gpu_store_download (store, host, error))
+      goto out;
+    ms_dl = (g_get_monotonic_time () - t0) / 1000.0;
+    printf ("\nPreview volume %u³ (bins of %u columns, every %u-th projection, %u projections): "
+            "kernel %.3f ms (median of %u, %.0f Hz; %.0f GU/s), reduced copy made once in "
+            "%.1f ms, download of the %.0f MiB volume to pageable host memory %.1f ms.\n",
+            N, pv.bin, pv.step, (P + pv.step - 1) / pv.step, _tomo_median (t, runs), runs,
+            1000.0 / _tomo_median (t, runs),
+            (double) N * N * N * ((P + pv.step - 1) / pv.step) / (_tomo_median (t, runs) * 1e6),
+            tomo_gpu_store_get_preview_prep_ms (store), (double) N * N * N * 4 / 1048576.0, ms_dl);
+    for (guint k = 0; k < N; k++)
+      {
+        plane_init (&pl, c, c, (k + 0.5) * zstep - 0.5, step, 0, 0, 0, step, 0, N, N);
+        if (!tomo_gpu_store_plane (store, &pl, center, 1, TOMO_GPU_PLANE_GLOBAL, error))
+          goto out;
+        total += tomo_gpu_store_get_plane_ms (store);
+      }
+    printf ("Before it: the sum of %u plane kernels (global) on the full store, %.1f ms "
+            "(%.1f Hz).\n", N, total, 1000.0 / total);
+  }
   ok = TRUE;
 
 out:

@@ -31,13 +31,16 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include <cuda_fp16.h>
 
 #include "tomo-gpu-store-private.h"
 
 #define TILE_X 256
-#define TILE_K 8
+/* TILE_K, plane rows per block: 8 (TOMO_PLANE_TILE_ROWS=4 or 16 pick the
+ * variants the bench compares, for XZ/YZ on the whole-row copy). */
 
 template <typename T> struct PairOf;
 template <> struct PairOf<float>  { typedef float2 type; };
@@ -99,7 +102,7 @@ typedef struct
  * + 1 for the pair of the last, + VEC − 1 for an aligned start. */
 #define TILE_WV(VEC) ((TILE_X + 2 + 2 * ((VEC) - 1)) / (VEC))
 
-template <typename T, int VEC, int G, bool VERT, bool TWO, int LINEAR>
+template <typename T, int VEC, int G, int TILE_K, bool VERT, bool TWO, int LINEAR>
 __global__ static void __launch_bounds__ (TILE_X, 2)
 plane_tile_kernel (const T      *rows,
                    const float2 *trig,
@@ -332,7 +335,186 @@ plane_tile_kernel (const T      *rows,
       out[(size_t) (jA + q) * a.w + iA + tid] = inside & (1u << q) ? acc[q] * a.inv_scale : 0.0f;
 }
 
-template <typename T, int VEC, int G, bool VERT, bool TWO>
+/* The vertical planes' fast path (VERT, every plane row on a detector row,
+ * 16-byte aligned rows): the same tiles, but the bins are copied raw with
+ * cp.async into a ring of NS stages in shared memory — no registers, two
+ * stages in flight while one is summed — and read as two neighbours.  The
+ * bin position and weights of a sample serve its K rows. */
+#define TILE_NS 3
+
+__device__ static inline void
+tile_cp16 (void       *dst,
+           const void *src,
+           int         bytes)
+{
+  const unsigned int d = (unsigned int) __cvta_generic_to_shared (dst);
+
+  asm volatile ("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r" (d), "l" (src), "r" (bytes));
+}
+
+template <typename T, int G, int K, int LINEAR>
+__global__ static void __launch_bounds__ (TILE_X)
+plane_tile_async_kernel (const T      *rows,
+                         const float2 *trig,
+                         PlaneArgs     a,
+                         float        *out)
+{
+  constexpr int VEC = 16 / (int) sizeof (T);
+  constexpr int WV = TILE_WV (VEC);
+  constexpr int WP = WV * VEC;
+  constexpr int EU = G * K * WV;
+  constexpr int STAGE = G * K * WP;            /* bins per stage */
+  extern __shared__ __align__ (16) unsigned char tile_smem[];
+  T *ring = (T *) tile_smem;                   /* [TILE_NS][G][K][WP] */
+  __shared__ TileMeta meta[TILE_NS + 1][G];
+  __shared__ int r0_s[K];
+  const int tid = threadIdx.x;
+  const int iA = blockIdx.x * TILE_X;
+  const int jA = blockIdx.y * K;
+  const int nA = min (TILE_X, a.w - iA);
+  const int n_stages = (a.P + G - 1) / G;
+  const float W = (float) a.W;
+  float acc[K];
+  bool inside;
+
+  if (tid < K)
+    {
+      const float z = a.z0 + (jA + tid) * a.vz;
+      const int r = (int) rintf (z);
+
+      /* Integer z here (the launcher checked): a row or nothing. */
+      r0_s[tid] = jA + tid < a.h && r >= 0 && r < a.n_rows ? r : -1;
+    }
+  {
+    const float x = a.x0 + (iA + tid) * a.ux + jA * a.vx;
+    const float y = a.y0 + (iA + tid) * a.uy + jA * a.vy;
+
+    inside = tid < nA && fabsf (x) <= a.lim && fabsf (y) <= a.lim;
+  }
+#pragma unroll
+  for (int q = 0; q < K; q++)
+    acc[q] = 0.0f;
+
+  auto plan = [&] (int stage) {
+    const int p = stage * G + tid;
+
+    if (tid < G && stage < n_stages && p < a.P)
+      {
+        const float2 cs = __ldg (trig + p);
+        const float d = fmaf (a.ux, cs.x, -a.uy * cs.y);
+        const float tA = fmaf (a.x0 + iA * a.ux, cs.x, fmaf (-(a.y0 + iA * a.uy), cs.y, a.center));
+        const float tB = fmaf ((float) (nA - 1), d, tA);
+        const float tmin = fminf (fmaxf (fminf (tA, tB), -1.0f), W);
+        const float tmax = fminf (fmaxf (fmaxf (tA, tB), -1.0f), W);
+        int lo = (int) floorf (tmin);
+        TileMeta m;
+
+        lo = lo >= 0 ? lo / VEC * VEC : -((-lo + VEC - 1) / VEC) * VEC;
+        m.lo = lo;
+        m.nb = (int) floorf (tmax) + 2 - lo;
+        m.t0 = tA - lo;
+        m.d = d;
+        m.cmin = tmin - lo;
+        m.cmax = tmax - lo;
+        meta[stage % (TILE_NS + 1)][tid] = m;
+      }
+  };
+  /* The needed units of a stage; off the detector, zeros. */
+  auto issue = [&] (int stage) {
+    if (stage < n_stages)
+      {
+        T *buf = ring + (size_t) (stage % TILE_NS) * STAGE;
+        const int p0 = stage * G;
+
+        for (int e = tid; e < EU; e += TILE_X)
+          {
+            const int v = e % WV, q = (e / WV) % K, g = e / (WV * K);
+            const int r = r0_s[q];
+
+            if (p0 + g < a.P && r >= 0)
+              {
+                const TileMeta &w = meta[stage % (TILE_NS + 1)][g];
+                const int col = w.lo + v * VEC;
+
+                if (v * VEC < w.nb)
+                  {
+                    const bool on = col >= 0 && col + VEC <= a.W;
+                    const T *src = rows + (size_t) r * a.row_elems + (size_t) (p0 + g) * a.W
+                                   + (on ? col : 0);
+
+                    tile_cp16 (buf + ((size_t) g * K + q) * WP + v * VEC, src, on ? 16 : 0);
+                  }
+              }
+          }
+      }
+    asm volatile ("cp.async.commit_group;\n" ::);
+  };
+
+  for (int s = 0; s < TILE_NS; s++)
+    plan (s);
+  __syncthreads ();
+  for (int s = 0; s < TILE_NS - 1; s++)
+    issue (s);
+  for (int s = 0; s < n_stages; s++)
+    {
+      asm volatile ("cp.async.wait_group %0;\n" :: "n" (TILE_NS - 2));
+      __syncthreads ();   /* stage s is in; stage s − 1's sums are done */
+      issue (s + TILE_NS - 1);
+      plan (s + TILE_NS);
+
+      const T *buf = ring + (size_t) (s % TILE_NS) * STAGE;
+      const int ng = min (G, a.P - s * G);
+
+      for (int g = 0; g < ng; g++)
+        {
+          const TileMeta w = meta[s % (TILE_NS + 1)][g];
+          const float t = fminf (fmaxf (fmaf ((float) tid, w.d, w.t0), w.cmin), w.cmax);
+          const float f = floorf (LINEAR ? t : t + 0.5f);
+          const float fr = t - f;
+          const int k = min ((int) f, WP - 2);
+          const T *b = buf + (size_t) g * K * WP + k;
+
+#pragma unroll
+          for (int q = 0; q < K; q++)
+            {
+              const float v0 = to_float (b[q * WP]);
+
+              if (LINEAR)
+                acc[q] = fmaf (fr, to_float (b[q * WP + 1]), fmaf (1.0f - fr, v0, acc[q]));
+              else
+                acc[q] += v0;
+            }
+        }
+    }
+  asm volatile ("cp.async.wait_group 0;\n" ::);
+#pragma unroll
+  for (int q = 0; q < K; q++)
+    if (tid < nA && jA + q < a.h)
+      out[(size_t) (jA + q) * a.w + iA + tid] = inside && r0_s[q] >= 0 ? acc[q] * a.inv_scale : 0.0f;
+}
+
+template <typename T, int G, int K>
+static gboolean
+launch_tile_async (const T         *rows,
+                   const float2    *trig,
+                   const PlaneArgs &a,
+                   int              interp,
+                   float           *out,
+                   cudaStream_t     stream,
+                   GError         **error)
+{
+  const size_t smem = (size_t) TILE_NS * G * K * TILE_WV (16 / sizeof (T)) * (16 / sizeof (T)) * sizeof (T);
+  dim3 grid ((a.w + TILE_X - 1) / TILE_X, (a.h + K - 1) / K);
+  auto kern = interp ? plane_tile_async_kernel<T, G, K, 1> : plane_tile_async_kernel<T, G, K, 0>;
+
+  if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int) smem), error))
+    return FALSE;
+  kern<<<grid, TILE_X, smem, stream>>> (rows, trig, a, out);
+  return TOMO_CUDA_CHECK_LAUNCH ("plane tile kernel (async)", error);
+}
+
+template <typename T, int VEC, int G, int K, bool VERT, bool TWO>
 static gboolean
 launch_tile (const T         *rows,
              const float2    *trig,
@@ -343,10 +525,10 @@ launch_tile (const T         *rows,
              GError         **error)
 {
   typedef typename PairOf<T>::type Pair;
-  const size_t smem = (size_t) G * TILE_K * TILE_WV (VEC) * VEC * sizeof (Pair);
-  dim3 grid ((a.w + TILE_X - 1) / TILE_X, (a.h + TILE_K - 1) / TILE_K);
-  auto kern = interp ? plane_tile_kernel<T, VEC, G, VERT, TWO, 1>
-                     : plane_tile_kernel<T, VEC, G, VERT, TWO, 0>;
+  const size_t smem = (size_t) G * K * TILE_WV (VEC) * VEC * sizeof (Pair);
+  dim3 grid ((a.w + TILE_X - 1) / TILE_X, (a.h + K - 1) / K);
+  auto kern = interp ? plane_tile_kernel<T, VEC, G, K, VERT, TWO, 1>
+                     : plane_tile_kernel<T, VEC, G, K, VERT, TWO, 0>;
 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
@@ -373,11 +555,38 @@ launch_tile_kind (const T         *rows,
   const bool two = !(a.z0 == rintf (a.z0) && a.vz == rintf (a.vz));
   const bool vert = a.vx == 0.0f && a.vy == 0.0f;
 
+  if constexpr (VEC > 1)
+    if (vert && !two)
+      {
+        /* TOMO_PLANE_TILE_PATH=pairs: the register-staged pair copy
+         * instead of the ring (for the bench); TOMO_PLANE_TILE_ROWS=4, 8
+         * or 16 plane rows per block, the same shared memory. */
+        const char *path = g_getenv ("TOMO_PLANE_TILE_PATH");
+        const char *rows_env = g_getenv ("TOMO_PLANE_TILE_ROWS");
+        const int k = rows_env != NULL ? atoi (rows_env) : 8;
+
+        if (path != NULL && strcmp (path, "pairs") == 0)
+          {
+            if (k == 16)
+              return launch_tile<T, VEC, G / 2, 16, true, false> (rows, trig, a, interp, out,
+                                                                  stream, error);
+            if (k == 4)
+              return launch_tile<T, VEC, G * 2, 4, true, false> (rows, trig, a, interp, out,
+                                                                 stream, error);
+            return launch_tile<T, VEC, G, 8, true, false> (rows, trig, a, interp, out, stream,
+                                                           error);
+          }
+        if (k == 16)
+          return launch_tile_async<T, G / 2, 16> (rows, trig, a, interp, out, stream, error);
+        if (k == 4)
+          return launch_tile_async<T, G * 2, 4> (rows, trig, a, interp, out, stream, error);
+        return launch_tile_async<T, G, 8> (rows, trig, a, interp, out, stream, error);
+      }
   if (vert)
-    return two ? launch_tile<T, VEC, G2, true, true> (rows, trig, a, interp, out, stream, error)
-               : launch_tile<T, VEC, G, true, false> (rows, trig, a, interp, out, stream, error);
-  return two ? launch_tile<T, VEC, G2, false, true> (rows, trig, a, interp, out, stream, error)
-             : launch_tile<T, VEC, G, false, false> (rows, trig, a, interp, out, stream, error);
+    return two ? launch_tile<T, VEC, G2, 8, true, true> (rows, trig, a, interp, out, stream, error)
+               : launch_tile<T, VEC, G, 8, true, false> (rows, trig, a, interp, out, stream, error);
+  return two ? launch_tile<T, VEC, G2, 8, false, true> (rows, trig, a, interp, out, stream, error)
+             : launch_tile<T, VEC, G, 8, false, false> (rows, trig, a, interp, out, stream, error);
 }
 
 gboolean

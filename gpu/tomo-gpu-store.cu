@@ -932,6 +932,19 @@ plane_is_cacheable (const TomoGpuPlane *pl)
   return pl->u[2] == 0.0 && pl->u[0] * pl->u[0] + pl->u[1] * pl->u[1] <= 1.0 + 1e-9;
 }
 
+/* Plane columns vertical, every plane row on a stored row, rows of a
+ * multiple of 16 bytes: the tile kernel's fastest path. */
+static gboolean
+plane_is_vertical_on_rows (const TomoGpuPlane *pl,
+                           TomoGpuStore       *store)
+{
+  const double z0 = pl->centre[2] - (pl->height - 1) / 2.0 * pl->v[2] - store->row_start;
+  const guint vec = store->precision == TOMO_GPU_STORE_FLOAT ? 4 : 8;
+
+  return pl->v[0] == 0.0 && pl->v[1] == 0.0 && z0 == rint (z0) && pl->v[2] == rint (pl->v[2]) &&
+         store->width % vec == 0;
+}
+
 template <typename T, int LINEAR, bool TWO, bool ASYNC>
 static void
 launch_rows (TomoGpuStore    *store,
@@ -1049,8 +1062,16 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
    * bins) of two detector rows in two buffers in shared memory. */
   const gboolean rows_fit = (store->width + 8) * sizeof (float) * 4 <= ROWS_MAX_BYTES;
 
+  /* auto: vertical planes on whole detector rows (XZ, YZ, turned about the
+   * vertical axis) with 16-byte aligned rows take the tile kernel's ring
+   * path; other planes with horizontal rows and a step ≤ 1 pixel the rows
+   * kernel (the fastest of the others on the H100, docs/PERFORMANCE.md);
+   * the rest the global one. */
   if (kernel == TOMO_GPU_PLANE_AUTO)
-    kernel = plane_is_cacheable (plane) ? TOMO_GPU_PLANE_TILE : TOMO_GPU_PLANE_GLOBAL;
+    kernel = plane_is_cacheable (plane) && plane_is_vertical_on_rows (plane, store)
+             ? TOMO_GPU_PLANE_TILE
+             : plane_is_cacheable (plane) && rows_fit ? TOMO_GPU_PLANE_ROWS
+                                                      : TOMO_GPU_PLANE_GLOBAL;
   else if (kernel == TOMO_GPU_PLANE_TILE && !plane_is_cacheable (plane))
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,

@@ -147,6 +147,26 @@ bench_store (guint                 W,
                   pl->height, tomo_gpu_plane_kernel_to_string (others[o]), ms_k,
                   gu / (ms_k * 1e6), ms_global / ms_k);
         }
+      /* The tile kernel's variants on vertical planes (above: the ring
+       * path, 8 plane rows per block): 4 or 16 rows, the same shared
+       * memory; the register-staged pair path. */
+      for (guint v = 0; k < 2 && v < 3; v++)
+        {
+          const char *rows = v == 0 ? "4" : v == 1 ? "16" : "8";
+
+          g_setenv ("TOMO_PLANE_TILE_ROWS", rows, TRUE);
+          if (v == 2)
+            g_setenv ("TOMO_PLANE_TILE_PATH", "pairs", TRUE);
+          ok = time_plane (store, pl, center, TOMO_GPU_PLANE_TILE, runs, &ms_k, error);
+          g_unsetenv ("TOMO_PLANE_TILE_ROWS");
+          g_unsetenv ("TOMO_PLANE_TILE_PATH");
+          if (!ok)
+            goto out;
+          printf ("| %s | %u × %u | tile, %s rows per block, %s | %.2f | %.0f | %.2f |\n",
+                  planes[k].name, pl->width, pl->height, rows, v == 2 ? "pairs" : "ring", ms_k,
+                  gu / (ms_k * 1e6), ms_global / ms_k);
+          ok = FALSE;
+        }
     }
   fflush (stdout);
 
@@ -157,7 +177,7 @@ bench_store (guint                 W,
   {
     guint N = 256;
     TomoGpuPreview pv = { N, N, N, MAX (W / N, 1), MAX (P / (2 * N), 1) };
-    double step = (double) W / N, zstep = (double) R / N, total = 0, ms_dl;
+    double step = (double) W / N, zstep = (double) R / N, total = 0, ms_dl, ms_dl2;
     g_autofree double *t = g_new (double, runs);
     g_autofree float *host = g_new (float, (gsize) N * N * N);
     TomoGpuPlane pl;
@@ -174,13 +194,20 @@ bench_store (guint                 W,
     if (!tomo_gpu_store_download (store, host, error))
       goto out;
     ms_dl = (g_get_monotonic_time () - t0) / 1000.0;
+    /* Again into the same, now resident, pages: the viewer's case. */
+    t0 = g_get_monotonic_time ();
+    if (!tomo_gpu_store_download (store, host, error))
+      goto out;
+    ms_dl2 = (g_get_monotonic_time () - t0) / 1000.0;
     printf ("\nPreview volume %u³ (bins of %u columns, every %u-th projection, %u projections): "
             "kernel %.3f ms (median of %u, %.0f Hz; %.0f GU/s), reduced copy made once in "
-            "%.1f ms, download of the %.0f MiB volume to pageable host memory %.1f ms.\n",
+            "%.1f ms, download of the %.0f MiB volume to pageable host memory %.1f ms (fresh "
+            "pages), %.1f ms (the same buffer again).\n",
             N, pv.bin, pv.step, (P + pv.step - 1) / pv.step, _tomo_median (t, runs), runs,
             1000.0 / _tomo_median (t, runs),
             (double) N * N * N * ((P + pv.step - 1) / pv.step) / (_tomo_median (t, runs) * 1e6),
-            tomo_gpu_store_get_preview_prep_ms (store), (double) N * N * N * 4 / 1048576.0, ms_dl);
+            tomo_gpu_store_get_preview_prep_ms (store), (double) N * N * N * 4 / 1048576.0, ms_dl,
+            ms_dl2);
     for (guint k = 0; k < N; k++)
       {
         plane_init (&pl, c, c, (k + 0.5) * zstep - 0.5, step, 0, 0, 0, step, 0, N, N);

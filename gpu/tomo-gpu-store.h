@@ -23,17 +23,19 @@ const char *tomo_gpu_store_precision_to_string (TomoGpuStorePrecision precision)
 
 typedef enum
 {
-  TOMO_GPU_PLANE_AUTO = 0, /* tile for horizontal plane rows with a step ≤ 1 pixel, else global */
+  TOMO_GPU_PLANE_AUTO = 0, /* tile for vertical planes on whole rows of 16-byte rows, rows for
+                            * other horizontal plane rows with a step ≤ 1 pixel, else global */
   TOMO_GPU_PLANE_GLOBAL,   /* one thread per sample, loads from global memory: the baseline */
   TOMO_GPU_PLANE_CACHED,   /* a block per plane-row segment, its bins cached in shared memory */
   TOMO_GPU_PLANE_ROWS,     /* horizontal plane rows (any step): a block per plane-row segment of
                             * 2048 samples, each projection's whole run of bins in shared memory */
-  TOMO_GPU_PLANE_TILE,     /* horizontal plane rows, step ≤ 1 pixel: a block per 256 × 8 tile,
-                            * bins staged as interpolation pairs; on vertical planes (XZ, YZ)
-                            * each bin position serves 8 plane rows (tomo-gpu-store-tile.cu) */
+  TOMO_GPU_PLANE_TILE,     /* horizontal plane rows, step ≤ 1 pixel: a block per 256 × 8 tile;
+                            * on vertical planes on whole rows (XZ, YZ) raw bins through a
+                            * cp.async ring and each bin position serving 8 plane rows, else
+                            * bins staged as interpolation pairs (tomo-gpu-store-tile.cu) */
   TOMO_GPU_PLANE_TEXTURE,  /* one thread per sample through texture objects of the stored rows
-                            * (hardware linear filtering, 9-bit weights): the texture baseline;
-                            * needs rows of a multiple of 32 bytes */
+                            * (hardware linear filtering, 8-bit fractional weights): the
+                            * texture baseline; needs rows of a multiple of 32 bytes */
 } TomoGpuPlaneKernel;
 
 const char *tomo_gpu_plane_kernel_to_string   (TomoGpuPlaneKernel kernel);

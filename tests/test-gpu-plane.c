@@ -359,7 +359,8 @@ test_tile (gconstpointer data)
 }
 
 /* The preview volume of the store against tomo_preview_backproject() on the
- * same filtered rows: float store ≤ 1e-4, half ≤ 3e-3 (relative L2); 161
+ * same filtered rows: float store ≤ 1e-4, half ≤ 3e-3 (relative L2; the
+ * H100 gave ≤ 7.7e-7 and ≤ 7.3e-5, nearest and linear); 161
  * columns, 181 projections, 11 rows: 40 × 30 × 4 voxels (bins of 4,
  * every 2nd projection, slabs of 2 or 3 rows) and 16³ (bins of 10, every
  * 5th, rows shared by slabs); a new centre and a refill both change it. */
@@ -404,9 +405,9 @@ test_preview (gconstpointer data)
                           "relative L2 %.3g (tolerance %g), kernel %.3f ms, copy %.3f ms",
                           tomo_gpu_store_precision_to_string (precision), nx, ny, nz, geo.bin,
                           geo.step, interp ? "linear" : "nearest", center, e,
-                          interp ? tol : 10 * tol, tomo_gpu_store_get_plane_ms (store),
+                          tol, tomo_gpu_store_get_plane_ms (store),
                           tomo_gpu_store_get_preview_prep_ms (store));
-          g_assert_cmpfloat (e, <=, interp ? tol : 10 * tol);
+          g_assert_cmpfloat (e, <=, tol);
         }
 
   /* Rows put again (here: row 5 zeroed) invalidate the copy. */

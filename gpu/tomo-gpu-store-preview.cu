@@ -26,18 +26,6 @@
 
 #define PREVIEW_ZC 8   /* slabs per thread: one t, bin and weight serve 8 voxels */
 
-__device__ static inline float
-preview_load (const float *p)
-{
-  return __ldg (p);
-}
-
-__device__ static inline float
-preview_load (const __half *p)
-{
-  return __half2float (__ldg (p));
-}
-
 /* One thread per (cb, pb, k) of the copy, padding included. */
 template <typename T>
 __global__ static void
@@ -67,7 +55,7 @@ preview_bin_kernel (const T      *rows,
           const T *src = rows + (size_t) r * a.row_elems + p * a.W;
 
           for (int col = c0; col < c1; col++)
-            sum += preview_load (src + col);
+            sum += load_value (src + col);
         }
       sum *= a.inv_scale / ((float) a.bin * (r1 - r0));
     }

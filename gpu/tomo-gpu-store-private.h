@@ -6,9 +6,39 @@
  */
 #pragma once
 
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "tomo-gpu-private.h"
+
+/* A stored bin as float, through the read-only path. */
+__device__ static inline float
+load_value (const float *p)
+{
+  return __ldg (p);
+}
+
+__device__ static inline float
+load_value (const __half *p)
+{
+  return __half2float (__ldg (p));
+}
+
+/* An asynchronous copy of N bytes (4, or 16 bypassing L1) from global to
+ * shared memory; bytes 0 fills zeros. */
+template <int N>
+__device__ static inline void
+copy_async (void       *dst,
+            const void *src,
+            int         bytes)
+{
+  const unsigned int d = (unsigned int) __cvta_generic_to_shared (dst);
+
+  if constexpr (N == 16)
+    asm volatile ("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r" (d), "l" (src), "r" (bytes));
+  else
+    asm volatile ("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r" (d), "l" (src), "n" (N), "r" (bytes));
+}
 
 /* A plane as the kernels see it: sample (i, j) at (x0, y0, z0) + i·u + j·v,
  * x and y centred on the slice, z relative to the store's first row. */

@@ -352,16 +352,6 @@ plane_tile_kernel (const T      *rows,
  * bin position and weights of a sample serve its K rows. */
 #define TILE_NS 3
 
-__device__ static inline void
-tile_cp16 (void       *dst,
-           const void *src,
-           int         bytes)
-{
-  const unsigned int d = (unsigned int) __cvta_generic_to_shared (dst);
-
-  asm volatile ("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r" (d), "l" (src), "r" (bytes));
-}
-
 template <typename T, int G, int K, int LINEAR>
 __global__ static void __launch_bounds__ (TILE_X)
 plane_tile_async_kernel (const T      *rows,
@@ -452,7 +442,7 @@ plane_tile_async_kernel (const T      *rows,
                     const T *src = rows + (size_t) r * a.row_elems + (size_t) (p0 + g) * a.W
                                    + (on ? col : 0);
 
-                    tile_cp16 (buf + ((size_t) g * K + q) * WP + v * VEC, src, on ? 16 : 0);
+                    copy_async<16> (buf + ((size_t) g * K + q) * WP + v * VEC, src, on ? 16 : 0);
                   }
               }
           }

@@ -95,18 +95,6 @@ struct _TomoGpuStore
 };
 
 
-__device__ static inline float
-load_value (const float *p)
-{
-  return __ldg (p);
-}
-
-__device__ static inline float
-load_value (const __half *p)
-{
-  return __half2float (__ldg (p));
-}
-
 /* Detector rows r0 (and r0 + 1 with weight fz) for relative z; FALSE
  * outside the rows held.  A sample on the last row takes it alone. */
 __device__ static inline bool
@@ -304,16 +292,6 @@ typedef struct
   float cmin, cmax;  /* the clamp: detector and window */
 } RowsProj;
 
-__device__ static inline void
-rows_cp4 (void       *dst,
-          const void *src,
-          int         bytes)
-{
-  const unsigned int d = (unsigned int) __cvta_generic_to_shared (dst);
-
-  asm volatile ("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" :: "r" (d), "l" (src), "r" (bytes));
-}
-
 __device__ static inline float
 bin_value (const float *b)
 {
@@ -423,7 +401,7 @@ plane_rows_kernel (const T      *rows,
                 const bool on = col >= 0 && col < a.W;
 
                 if (ASYNC)
-                  rows_cp4 (dst + UNIT * e, src + (on ? col : 0), on ? 4 : 0);
+                  copy_async<4> (dst + UNIT * e, src + (on ? col : 0), on ? 4 : 0);
                 else
                   dst[e] = on ? src[col] : (T) 0.0f;
               }
@@ -875,6 +853,20 @@ out:
   return ok;
 }
 
+static gboolean
+check_filled (TomoGpuStore *store,
+              GError      **error)
+{
+  if (store->n_filled < store->n_rows)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "The volume store holds %u of its %u rows: fill it first",
+                   store->n_filled, store->n_rows);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Texture objects over the stored rows (made once, on first use): W × P,
  * linear filtering, zero border, read as float. */
 static gboolean
@@ -1100,13 +1092,8 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
                    "at most one pixel; u = (%g, %g, %g)", plane->u[0], plane->u[1], plane->u[2]);
       return FALSE;
     }
-  if (store->n_filled < store->n_rows)
-    {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "The volume store holds %u of its %u rows: fill it first",
-                   store->n_filled, store->n_rows);
-      return FALSE;
-    }
+  if (!check_filled (store, error))
+    return FALSE;
 
   c = (store->width - 1) / 2.0;
   di = (plane->width - 1) / 2.0;
@@ -1209,13 +1196,8 @@ tomo_gpu_store_preview (TomoGpuStore         *store,
                    "Preview: bad centre %g or interpolation %d", center, interp);
       return FALSE;
     }
-  if (store->n_filled < store->n_rows)
-    {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "The volume store holds %u of its %u rows: fill it first",
-                   store->n_filled, store->n_rows);
-      return FALSE;
-    }
+  if (!check_filled (store, error))
+    return FALSE;
 
   a.W = store->width;
   a.P = store->n_proj;

@@ -9,6 +9,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "tomo-error.h"
 #include "tomo-preview.h"
@@ -62,7 +63,8 @@ typedef struct
 static void
 preview_slab (PreviewJob *job,
               guint       k,
-              double     *binned)
+              double     *binned,
+              double     *acc)
 {
   const TomoPlaneSource *src = job->src;
   const TomoPreviewGeometry *g = job->g;
@@ -93,23 +95,41 @@ preview_slab (PreviewJob *job,
           row[cb + 1] = sum / ((double) g->bin * (r1 - r0));
         }
     }
-  for (guint iy = 0; iy < g->ny; iy++)
-    for (guint ix = 0; ix < g->nx; ix++)
-      {
-        double x = (ix + 0.5) * sx - 0.5 - c, y = (iy + 0.5) * sy - 0.5 - c, acc = 0.0;
+  /* Projection by projection over the slab's voxels: along a voxel row
+   * the binned position is linear in ix. */
+  memset (acc, 0, (gsize) g->nx * g->ny * sizeof *acc);
+  for (guint pb = 0; pb < job->Pb; pb++)
+    {
+      const double *row = binned + (gsize) pb * wp + 1;   /* bin −1 at row[−1] */
+      const double cs = job->cos_a[pb], sn = job->sin_a[pb];
+      const double dtb = sx * cs / g->bin, hi = job->Wb;
+      const double x0 = 0.5 * sx - 0.5 - c;
 
-        for (guint pb = 0; pb < job->Pb; pb++)
-          {
-            double t = x * job->cos_a[pb] - y * job->sin_a[pb] + job->center;
-            double tb = CLAMP ((t - off) / g->bin, -1.0, (double) job->Wb);
-            double f = floor (job->interp == TOMO_INTERP_LINEAR ? tb : tb + 0.5);
-            const double *row = binned + (gsize) pb * wp + (gsize) ((gssize) f + 1);
+      for (guint iy = 0; iy < g->ny; iy++)
+        {
+          const double y = (iy + 0.5) * sy - 0.5 - c;
+          const double base = (x0 * cs - y * sn + job->center - off) / g->bin;
+          double *a = acc + (gsize) iy * g->nx;
 
-            acc += job->interp == TOMO_INTERP_LINEAR ? row[0] + (tb - f) * (row[1] - row[0])
-                                                     : row[0];
-          }
-        job->out[((gsize) k * g->ny + iy) * g->nx + ix] = (float) (acc * weight);
-      }
+          if (job->interp == TOMO_INTERP_LINEAR)
+            for (guint ix = 0; ix < g->nx; ix++)
+              {
+                double tb = CLAMP (base + ix * dtb, -1.0, hi), f = floor (tb);
+                const double *r = row + (gssize) f;
+
+                a[ix] += r[0] + (tb - f) * (r[1] - r[0]);
+              }
+          else
+            for (guint ix = 0; ix < g->nx; ix++)
+              {
+                double tb = CLAMP (base + ix * dtb, -1.0, hi);
+
+                a[ix] += row[(gssize) floor (tb + 0.5)];
+              }
+        }
+    }
+  for (gsize i = 0; i < (gsize) g->nx * g->ny; i++)
+    job->out[(gsize) k * g->nx * g->ny + i] = (float) (acc[i] * weight);
 }
 
 static gpointer
@@ -117,6 +137,7 @@ preview_worker (gpointer data)
 {
   PreviewJob *job = data;
   g_autofree double *binned = g_new (double, (gsize) job->Pb * (job->Wb + 3));
+  g_autofree double *acc = g_new (double, (gsize) job->g->nx * job->g->ny);
 
   for (;;)
     {
@@ -124,7 +145,7 @@ preview_worker (gpointer data)
 
       if (k < 0 || (guint) k >= job->g->nz)
         break;
-      preview_slab (job, (guint) k, binned);
+      preview_slab (job, (guint) k, binned, acc);
     }
   return NULL;
 }

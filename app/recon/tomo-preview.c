@@ -111,20 +111,22 @@ preview_slab (PreviewJob *job,
           const double base = (x0 * cs - y * sn + job->center - off) / g->bin;
           double *a = acc + (gsize) iy * g->nx;
 
+          /* tb ≥ −1: truncating tb + 1 is the floor, without a libm call. */
           if (job->interp == TOMO_INTERP_LINEAR)
             for (guint ix = 0; ix < g->nx; ix++)
               {
-                double tb = CLAMP (base + ix * dtb, -1.0, hi), f = floor (tb);
-                const double *r = row + (gssize) f;
+                double tb = CLAMP (base + ix * dtb, -1.0, hi);
+                gssize k = (gssize) (tb + 1.0) - 1;
+                const double *r = row + k;
 
-                a[ix] += r[0] + (tb - f) * (r[1] - r[0]);
+                a[ix] += r[0] + (tb - k) * (r[1] - r[0]);
               }
           else
             for (guint ix = 0; ix < g->nx; ix++)
               {
                 double tb = CLAMP (base + ix * dtb, -1.0, hi);
 
-                a[ix] += row[(gssize) floor (tb + 0.5)];
+                a[ix] += row[(gssize) (tb + 1.5) - 1];
               }
         }
     }

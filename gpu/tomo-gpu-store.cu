@@ -907,14 +907,25 @@ ensure_textures (TomoGpuStore *store,
       td.readMode = cudaReadModeElementType;
       td.normalizedCoords = 0;
       if (!TOMO_CUDA_CHECK (cudaCreateTextureObject (&store->h_tex[r], &res, &td, NULL), error))
-        return FALSE;
+        goto fail;
     }
-  if (!alloc_device ((void **) &store->d_tex, store->n_rows * sizeof (cudaTextureObject_t),
-                     "texture objects", error))
-    return FALSE;
-  return TOMO_CUDA_CHECK (cudaMemcpy (store->d_tex, store->h_tex,
-                                      store->n_rows * sizeof (cudaTextureObject_t),
-                                      cudaMemcpyHostToDevice), error);
+  if (alloc_device ((void **) &store->d_tex, store->n_rows * sizeof (cudaTextureObject_t),
+                    "texture objects", error) &&
+      TOMO_CUDA_CHECK (cudaMemcpy (store->d_tex, store->h_tex,
+                                   store->n_rows * sizeof (cudaTextureObject_t),
+                                   cudaMemcpyHostToDevice), error))
+    return TRUE;
+
+fail:
+  /* Nothing half made stays: the next call starts again. */
+  for (guint r = 0; r < store->n_rows; r++)
+    if (store->h_tex[r] != 0)
+      TOMO_CUDA_WARN (cudaDestroyTextureObject (store->h_tex[r]));
+  g_clear_pointer (&store->h_tex, g_free);
+  if (store->d_tex != NULL)
+    TOMO_CUDA_WARN (cudaFree (store->d_tex));
+  store->d_tex = NULL;
+  return FALSE;
 }
 
 static gboolean

@@ -177,13 +177,16 @@ bench_store (guint                 W,
    * 256² samples W/256 apart on the full store (global kernel, one pass). */
   {
     guint N = 256;
-    TomoGpuPreview pv = { N, N, N, MAX (W / N, 1), MAX (P / (2 * N), 1) };
+    TomoPreviewGeometry geo;
+    TomoGpuPreview pv;
     double step = (double) W / N, zstep = (double) R / N, total = 0, ms_dl, ms_dl2;
     g_autofree double *t = g_new (double, runs);
     g_autofree float *host = g_new (float, (gsize) N * N * N);
     TomoGpuPlane pl;
     gint64 t0;
 
+    tomo_preview_geometry_init (&geo, W, P, N, N, N);
+    pv = (TomoGpuPreview) { geo.nx, geo.ny, geo.nz, geo.bin, geo.step };
     for (guint r = 0; r < runs + 2; r++)
       {
         if (!tomo_gpu_store_preview (store, &pv, center + 0.01 * r, 1, error))

@@ -15,7 +15,7 @@
 
 #include "tomo-gpu-private.h"
 #include "tomo-gpu-store-fill.h"
-#include "tomo-gpu-store-private.h"
+#include "tomo-gpu-store-fill-private.h"
 
 #define FILL_GROUP 4   /* rows preprocessed and filtered per cuFFT batch */
 

@@ -39,62 +39,6 @@ need_gpu (void)
   return FALSE;
 }
 
-/* The tests' phantom in a Data Exchange file whose counts have dead pixels:
- * every 53rd value 2 (below the dark: clamped) and one column whose flat is
- * its dark (clamped in every projection). */
-static void
-write_scan (void)
-{
-  g_autoptr(GError) error = NULL;
-  TomoPhantomParams p;
-  hid_t file, dset, space;
-  g_autofree guint16 *counts = g_new (guint16, (gsize) N * H * W);
-  g_autofree guint16 *flat = NULL;
-  hsize_t fdims[3];
-
-  scan_dir = g_dir_make_tmp ("tomo-rowchange-XXXXXX", &error);
-  g_assert_no_error (error);
-  scan_path = g_build_filename (scan_dir, "phantom.h5", NULL);
-  tomo_test_phantom_params (&p, W, H, N);
-  p.center = (W - 1) / 2.0 + 3.37;
-  g_assert_true (tomo_phantom_write_dxchange (&p, scan_path, &error));
-  g_assert_no_error (error);
-
-  file = H5Fopen (scan_path, H5F_ACC_RDWR, H5P_DEFAULT);
-  g_assert_cmpint (file, >=, 0);
-  dset = H5Dopen2 (file, "/exchange/data", H5P_DEFAULT);
-  g_assert_cmpint (H5Dread (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, counts), >=, 0);
-  for (gsize i = 0; i < (gsize) N * H * W; i += 53)
-    counts[i] = 2;
-  g_assert_cmpint (H5Dwrite (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, counts), >=, 0);
-  H5Dclose (dset);
-  dset = H5Dopen2 (file, "/exchange/data_white", H5P_DEFAULT);
-  space = H5Dget_space (dset);
-  H5Sget_simple_extent_dims (space, fdims, NULL);
-  H5Sclose (space);
-  flat = g_new (guint16, fdims[0] * fdims[1] * fdims[2]);
-  g_assert_cmpint (H5Dread (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat), >=, 0);
-  {
-    g_autofree guint16 *dark = g_new (guint16, fdims[1] * fdims[2] * 64);
-    hid_t ddset = H5Dopen2 (file, "/exchange/data_dark", H5P_DEFAULT);
-    hid_t dspace = H5Dget_space (ddset);
-    hsize_t ddims[3];
-
-    H5Sget_simple_extent_dims (dspace, ddims, NULL);
-    g_assert_cmpuint (ddims[0], <=, 64);
-    g_assert_cmpint (H5Dread (ddset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, dark), >=, 0);
-    /* Column 17: flat = dark of the first dark frame, in every flat frame. */
-    for (hsize_t f = 0; f < fdims[0]; f++)
-      for (hsize_t y = 0; y < fdims[1]; y++)
-        flat[(f * fdims[1] + y) * fdims[2] + 17] = dark[y * fdims[2] + 17];
-    H5Sclose (dspace);
-    H5Dclose (ddset);
-  }
-  g_assert_cmpint (H5Dwrite (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat), >=, 0);
-  H5Dclose (dset);
-  H5Fclose (file);
-}
-
 static TomoEngine *
 engine_for (TomoScan    *scan,
             TomoBackend  backend,
@@ -300,7 +244,7 @@ main (int    argc,
   int status;
 
   g_test_init (&argc, &argv, NULL);
-  write_scan ();
+  scan_path = tomo_test_write_dead_pixel_scan (W, H, N, 3.37, &scan_dir);
 
   g_test_add_data_func ("/tomo/gpu/rowchange/equals-host/1", GUINT_TO_POINTER (1),
                         test_equals_host);

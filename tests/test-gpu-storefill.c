@@ -9,7 +9,8 @@
  * row range; the slab size (1, 3, all rows) changes a plane by at most
  * 1e-6 relative; a corrupt row, a failing read, a fill without a filter, a
  * cancelled fill and a bad raw type give clear errors and an empty store.
- * Skips without a CUDA device.
+ * The device cases skip without a CUDA device; the scan's clamps are
+ * checked on the host everywhere.
  */
 #include "config.h"
 
@@ -40,58 +41,6 @@ need_gpu (void)
     return TRUE;
   g_test_skip ("no CUDA device: the raw store fill is tested on the GPU machine");
   return FALSE;
-}
-
-/* The phantom in a Data Exchange file whose counts have dead pixels: every
- * 53rd value 2 (below the dark: clamped) and column 17's flat equal to its
- * dark (clamped in every projection). */
-static void
-write_scan (void)
-{
-  g_autoptr(GError) error = NULL;
-  TomoPhantomParams p;
-  hid_t file, dset;
-  g_autofree guint16 *counts = g_new (guint16, (gsize) N * H * W);
-
-  scan_dir = g_dir_make_tmp ("tomo-storefill-XXXXXX", &error);
-  g_assert_no_error (error);
-  scan_path = g_build_filename (scan_dir, "phantom.h5", NULL);
-  tomo_test_phantom_params (&p, W, H, N);
-  p.center = AXIS;
-  g_assert_true (tomo_phantom_write_dxchange (&p, scan_path, &error));
-  g_assert_no_error (error);
-
-  file = H5Fopen (scan_path, H5F_ACC_RDWR, H5P_DEFAULT);
-  g_assert_cmpint (file, >=, 0);
-  dset = H5Dopen2 (file, "/exchange/data", H5P_DEFAULT);
-  g_assert_cmpint (H5Dread (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, counts), >=, 0);
-  for (gsize i = 0; i < (gsize) N * H * W; i += 53)
-    counts[i] = 2;
-  g_assert_cmpint (H5Dwrite (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, counts), >=, 0);
-  H5Dclose (dset);
-  {
-    hid_t fdset = H5Dopen2 (file, "/exchange/data_white", H5P_DEFAULT);
-    hid_t ddset = H5Dopen2 (file, "/exchange/data_dark", H5P_DEFAULT);
-    hid_t fspace = H5Dget_space (fdset), dspace = H5Dget_space (ddset);
-    hsize_t fdims[3], ddims[3];
-    g_autofree guint16 *flat = NULL, *dark = NULL;
-
-    H5Sget_simple_extent_dims (fspace, fdims, NULL);
-    H5Sget_simple_extent_dims (dspace, ddims, NULL);
-    flat = g_new (guint16, fdims[0] * fdims[1] * fdims[2]);
-    dark = g_new (guint16, ddims[0] * ddims[1] * ddims[2]);
-    g_assert_cmpint (H5Dread (fdset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat), >=, 0);
-    g_assert_cmpint (H5Dread (ddset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, dark), >=, 0);
-    for (hsize_t f = 0; f < fdims[0]; f++)
-      for (hsize_t y = 0; y < fdims[1]; y++)
-        flat[(f * fdims[1] + y) * fdims[2] + 17] = dark[y * fdims[2] + 17];
-    g_assert_cmpint (H5Dwrite (fdset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat), >=, 0);
-    H5Sclose (fspace);
-    H5Sclose (dspace);
-    H5Dclose (fdset);
-    H5Dclose (ddset);
-  }
-  H5Fclose (file);
 }
 
 /* A backend with its store of rows [row_start, row_start + n_rows) filled. */
@@ -212,6 +161,27 @@ static void
 test_row_range (void)
 {
   check_fill (2, 5);
+}
+
+/* Without a device too: the scan's dead pixels are clamped on the host,
+ * column 17 in every projection and about every 53rd value besides. */
+static void
+test_scan_clamps (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
+  g_autofree float *sino = g_new (float, (gsize) N * W);
+  TomoPreprocessStats stats = { 0 };
+
+  for (guint r = 0; r < H; r++)
+    {
+      g_assert_true (tomo_scan_read_sinogram (scan, r, sino, &stats, &error));
+      g_assert_no_error (error);
+    }
+  g_test_message ("%" G_GUINT64_FORMAT " of %" G_GUINT64_FORMAT " values clamped",
+                  stats.n_nonpositive, stats.n_values);
+  g_assert_cmpuint (stats.n_nonpositive, >=, (guint64) H * (N + N * W / 53 / 2));
+  g_assert_cmpuint (stats.n_nonpositive, <=, (guint64) H * (N + N * W / 53 * 2));
 }
 
 /* The device API with a reader of our own: rows of float32 counts. */
@@ -389,7 +359,8 @@ main (int    argc,
   int status;
 
   g_test_init (&argc, &argv, NULL);
-  write_scan ();
+  scan_path = tomo_test_write_dead_pixel_scan (W, H, N, 3.37, &scan_dir);
+  g_test_add_func ("/gpu-storefill/scan-clamps", test_scan_clamps);
   g_test_add_func ("/gpu-storefill/whole-scan", test_whole_scan);
   g_test_add_func ("/gpu-storefill/row-range", test_row_range);
   g_test_add_func ("/gpu-storefill/slabs", test_slabs);

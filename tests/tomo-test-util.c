@@ -52,6 +52,60 @@ tomo_test_write_phantom (guint   width,
   return path;
 }
 
+/* A whole 3-D uint16 dataset of `file`, open in *dset, its sizes in dims. */
+static guint16 *
+read_u16 (hid_t       file,
+          const char *name,
+          hid_t      *dset,
+          hsize_t     dims[3])
+{
+  hid_t space;
+  guint16 *v;
+
+  *dset = H5Dopen2 (file, name, H5P_DEFAULT);
+  g_assert_cmpint (*dset, >=, 0);
+  space = H5Dget_space (*dset);
+  g_assert_cmpint (H5Sget_simple_extent_ndims (space), ==, 3);
+  H5Sget_simple_extent_dims (space, dims, NULL);
+  H5Sclose (space);
+  v = g_new (guint16, dims[0] * dims[1] * dims[2]);
+  g_assert_cmpint (H5Dread (*dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, v), >=, 0);
+  return v;
+}
+
+char *
+tomo_test_write_dead_pixel_scan (guint   width,
+                                 guint   height,
+                                 guint   n_proj,
+                                 double  center_offset,
+                                 char  **dir)
+{
+  char *path = tomo_test_write_phantom (width, height, n_proj, center_offset, dir);
+  hid_t file, data, white, dark;
+  hsize_t ddims[3], fdims[3], kdims[3];
+  g_autofree guint16 *counts = NULL, *flat = NULL, *dk = NULL;
+
+  g_assert_cmpuint (width, >, 17);
+  file = H5Fopen (path, H5F_ACC_RDWR, H5P_DEFAULT);
+  g_assert_cmpint (file, >=, 0);
+  counts = read_u16 (file, "/exchange/data", &data, ddims);
+  for (gsize i = 0; i < ddims[0] * ddims[1] * ddims[2]; i += 53)
+    counts[i] = 2;
+  g_assert_cmpint (H5Dwrite (data, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, counts), >=, 0);
+  flat = read_u16 (file, "/exchange/data_white", &white, fdims);
+  dk = read_u16 (file, "/exchange/data_dark", &dark, kdims);
+  /* Column 17: flat = dark of the first dark frame, in every flat frame. */
+  for (hsize_t f = 0; f < fdims[0]; f++)
+    for (hsize_t y = 0; y < fdims[1]; y++)
+      flat[(f * fdims[1] + y) * fdims[2] + 17] = dk[y * kdims[2] + 17];
+  g_assert_cmpint (H5Dwrite (white, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat), >=, 0);
+  H5Dclose (data);
+  H5Dclose (white);
+  H5Dclose (dark);
+  H5Fclose (file);
+  return path;
+}
+
 void
 tomo_test_remove_scan (char *path,
                        char *dir)

@@ -51,6 +51,14 @@ char     *tomo_test_write_phantom (guint   width,
                                    guint   n_proj,
                                    double  center_offset,
                                    char  **dir);
+/* The same with dead pixels in its uint16 counts: every 53rd value 2
+ * (below the dark: clamped) and column 17's flat equal to its dark (clamped
+ * in every projection) — for comparing clamp counts. */
+char     *tomo_test_write_dead_pixel_scan (guint   width,
+                                           guint   height,
+                                           guint   n_proj,
+                                           double  center_offset,
+                                           char  **dir);
 void      tomo_test_remove_scan   (char   *path,
                                    char   *dir);
 /* Opens a scan with the default options; the test fails if it cannot. */

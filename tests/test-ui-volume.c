@@ -192,6 +192,101 @@ drag_in_xy (TomoVolumeView *view)
   screenshot ("three-views-dragged.png");
 }
 
+/* The next frame of the 3D pane, read back. */
+static void
+next_3d_frame (TomoVolume3d      *v3d,
+               TomoVolume3dStats *stats)
+{
+  guint f = tomo_volume_3d_get_n_frames (v3d);
+
+  gtk_widget_queue_draw (GTK_WIDGET (v3d));
+  g_assert_true (wait_frames (v3d, f + 1, 30));
+  tomo_volume_3d_get_stats (v3d, stats);
+}
+
+static void
+log_3d (const char              *what,
+        const TomoVolume3dStats *s)
+{
+  g_test_message ("3D pane %s: mean RGB %.1f %.1f %.1f, grey σ %.1f, chroma %.1f, "
+                  "outline pixels XY %u XZ %u YZ %u of %u", what, s->mean[0], s->mean[1],
+                  s->mean[2], s->stddev_grey, s->chroma, s->n_plane_pixels[0],
+                  s->n_plane_pixels[1], s->n_plane_pixels[2], s->n_pixels);
+}
+
+/* The 3D pane by its pixels: the preview drawn (more than the background's
+ * grey, 31) with the three planes' outlines in it; turned edge-on it is
+ * another picture; composite differs from maximum intensity; the window
+ * and the colour map shared with the slice views change it; a new preview
+ * size remakes the volume. */
+static void
+check_3d_pane (TomoVolumeView *view)
+{
+  TomoVolume3d *v3d = tomo_volume_view_get_3d (view);
+  TomoVolume3dStats mip, edge, comp, narrow, viridis, back;
+  double lo, hi;
+  guint n;
+
+  tomo_volume_3d_set_probe (v3d, TRUE);
+  g_assert_true (wait_frames (v3d, 1, 30));
+  next_3d_frame (v3d, &mip);
+  log_3d ("maximum intensity", &mip);
+  g_assert_cmpfloat (mip.mean_grey, >, 33.0);
+  g_assert_cmpuint (mip.n_plane_pixels[0], >, 50);
+  g_assert_cmpuint (mip.n_plane_pixels[1], >, 50);
+  g_assert_cmpuint (mip.n_plane_pixels[2], >, 50);
+  /* Grey colour map: the only colour is the outlines'. */
+  g_assert_cmpfloat (mip.chroma, <, 10.0);
+
+  tomo_volume_3d_set_rotation (v3d, 0.0, 0.0);
+  next_3d_frame (v3d, &edge);
+  log_3d ("edge-on", &edge);
+  g_assert_cmpfloat (fabs (edge.mean_grey - mip.mean_grey), >, 0.5);
+  screenshot ("three-views-3d-edge-on.png");
+  tomo_volume_3d_set_rotation (v3d, 0.6, 0.5);
+  next_3d_frame (v3d, &back);
+  g_assert_cmpfloat (fabs (back.mean_grey - mip.mean_grey), <, 0.05);
+
+  tomo_volume_view_set_render (view, TOMO_VOLUME_3D_COMPOSITE);
+  next_3d_frame (v3d, &comp);
+  log_3d ("composite", &comp);
+  g_assert_cmpfloat (fabs (comp.mean_grey - mip.mean_grey), >, 3.0);
+  g_assert_cmpuint (comp.n_plane_pixels[2], >, 50);
+  screenshot ("three-views-3d-composite.png");
+
+  /* A narrower window (the upper half of the range): the picture changes
+   * and so do the slice panes' windows. */
+  g_object_get (window, "window-min", &lo, "window-max", &hi, NULL);
+  g_object_set (window, "auto-contrast", FALSE, NULL);
+  g_object_set (window, "window-min", (lo + hi) / 2, "window-max", hi, NULL);
+  next_3d_frame (v3d, &narrow);
+  log_3d ("composite, window narrowed", &narrow);
+  g_assert_cmpfloat (fabs (narrow.mean_grey - comp.mean_grey), >, 1.0);
+  g_object_set (window, "window-min", lo, "window-max", hi, NULL);
+
+  tomo_volume_view_set_render (view, TOMO_VOLUME_3D_MIP);
+  next_3d_frame (v3d, &back);
+  g_assert_cmpfloat (fabs (back.mean_grey - mip.mean_grey), <, 0.05);
+  g_object_set (window, "colormap", "viridis", NULL);
+  next_3d_frame (v3d, &viridis);
+  log_3d ("maximum intensity, viridis", &viridis);
+  g_assert_cmpfloat (viridis.chroma, >, mip.chroma + 20.0);
+  screenshot ("three-views-3d-viridis.png");
+  g_object_set (window, "colormap", "gray", NULL);
+
+  /* 64³: the preview is made again (the title says its size). */
+  n = tomo_volume_view_get_n_updates (view);
+  tomo_volume_view_set_preview_size (view, 64);
+  g_assert_true (wait_updates (view, n + 1, 60));
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (gtk_widget_get_first_child (
+    gtk_widget_get_parent (GTK_WIDGET (v3d))))), "64 × 64 × 64"));
+  next_3d_frame (v3d, &back);
+  log_3d ("64³", &back);
+  g_assert_cmpfloat (fabs (back.mean_grey - mip.mean_grey), >, 0.05);
+  tomo_volume_view_set_preview_size (view, 128);
+  g_assert_true (wait_updates (view, n + 2, 60));
+}
+
 static void
 test_three_views (void)
 {
@@ -203,7 +298,7 @@ test_three_views (void)
   g_autofree float *xy1 = NULL;
   GtkStack *stack;
   TomoVolumeView *view;
-  guint w, h, xw, xh, yw, yh, vex;
+  guint w, h, xw, xh, yw, yh, vex, n0;
   double ix, iy, z;
 
   if (skip_without_display ())
@@ -276,31 +371,12 @@ test_three_views (void)
       view, TOMO_VOLUME_VIEW_XZ))))))), "vertical ×5"));
   screenshot ("three-views.png");
 
-  /* The 3D pane: the preview volume drawn (more than the background's
-   * grey, 31), and a different picture once turned edge-on. */
-  {
-    TomoVolume3d *v3d = tomo_volume_view_get_3d (view);
-    double mean0, mean1;
-    guint f;
-
-    g_assert_true (wait_frames (v3d, 1, 30));
-    mean0 = tomo_volume_3d_get_mean (v3d);
-    f = tomo_volume_3d_get_n_frames (v3d);
-    tomo_volume_3d_set_rotation (v3d, 0.0, 0.0);
-    g_assert_true (wait_frames (v3d, f + 1, 30));
-    mean1 = tomo_volume_3d_get_mean (v3d);
-    g_test_message ("3D pane: mean grey %.2f, turned edge-on %.2f", mean0, mean1);
-    g_assert_cmpfloat (mean0, >, 33.0);
-    g_assert_cmpfloat (fabs (mean1 - mean0), >, 0.5);
-    screenshot ("three-views-3d-edge-on.png");
-    tomo_volume_3d_set_rotation (v3d, 0.6, 0.5);
-    g_assert_true (wait_frames (v3d, f + 2, 30));
-    g_assert_cmpfloat (fabs (tomo_volume_3d_get_mean (v3d) - mean0), <, 0.05);
-  }
+  check_3d_pane (view);
+  n0 = tomo_volume_view_get_n_updates (view);
 
   /* A click in XY at (150, 330) moves XZ to y = 330 and YZ to x = 150. */
   tomo_volume_view_click (view, TOMO_VOLUME_VIEW_XY, 150.0, 330.0);
-  g_assert_true (wait_updates (view, 2, 60));
+  g_assert_true (wait_updates (view, n0 + 1, 60));
   tomo_volume_view_get_position (view, &ix, &iy, &z);
   g_assert_cmpfloat (ix, ==, 150.0);
   g_assert_cmpfloat (iy, ==, 330.0);
@@ -326,7 +402,7 @@ test_three_views (void)
 
   /* A click in XZ at (x 400, row 10) moves the XY plane to row 10. */
   tomo_volume_view_click (view, TOMO_VOLUME_VIEW_XZ, 400.0, 10.0 * vex);
-  g_assert_true (wait_updates (view, 3, 60));
+  g_assert_true (wait_updates (view, n0 + 2, 60));
   tomo_volume_view_get_position (view, &ix, &iy, &z);
   g_assert_cmpfloat (z, ==, 10.0);
   g_assert_cmpfloat (ix, ==, 400.0);

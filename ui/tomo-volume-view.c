@@ -59,6 +59,9 @@ struct _TomoVolumeView
   double preview_center;
   TomoInterp preview_interp;
   double preview_ms;
+  guint preview_size;       /* binned pixels a side (fewer for a narrow scan) */
+  guint preview_shown_size;
+  GtkDropDown *render_drop, *size_drop;
 };
 
 G_DEFINE_FINAL_TYPE (TomoVolumeView, tomo_volume_view, GTK_TYPE_WIDGET)
@@ -78,6 +81,7 @@ typedef struct
   guint vex;
   gboolean need_preview;
   float *preview;           /* pnz × pny × pnx */
+  guint16 *preview_half;    /* the same as half floats, for the texture */
   guint pnx, pny, pnz;
   double preview_ms;
   char *status;
@@ -91,6 +95,7 @@ update_free (Update *u)
   for (guint k = 0; k < N_PANES; k++)
     g_free (u->data[k]);
   g_free (u->preview);
+  g_free (u->preview_half);
   g_free (u->status);
   g_free (u);
 }
@@ -147,6 +152,9 @@ update_thread (GTask        *task,
           g_task_return_error (task, error);
           return;
         }
+      /* The texture's half floats made here, not on the UI thread. */
+      u->preview_half = tomo_volume_3d_pack_half (u->preview, (gsize) u->pnx * u->pny * u->pnz);
+      g_clear_pointer (&u->preview, g_free);
     }
   {
     g_autofree char *desc = tomo_volume_describe (u->volume);
@@ -285,6 +293,29 @@ update_titles (TomoVolumeView *self)
 
     gtk_label_set_text (self->titles[3], ob);
   }
+  if (self->scan != NULL)
+    {
+      /* The planes inside the 3D box: through the pixels' centres. */
+      double W = tomo_scan_get_width (self->scan), H = tomo_scan_get_height (self->scan);
+
+      tomo_volume_3d_set_planes (self->view3d, (round (self->ix) + 0.5) / W,
+                                 (round (self->iy) + 0.5) / W, (round (self->z) + 0.5) / H);
+    }
+}
+
+/* "3D · 128 × 128 × 64, maximum intensity · 40 ms · drag to turn" */
+static void
+update_title3d (TomoVolumeView *self,
+                guint           nx,
+                guint           ny,
+                guint           nz)
+{
+  g_autofree char *title = NULL;
+
+  title = g_strdup_printf ("3D · %u × %u × %u, %s · %.0f ms · drag to turn", nx, ny, nz,
+                           tomo_volume_3d_get_mode (self->view3d) == TOMO_VOLUME_3D_MIP
+                           ? "maximum intensity" : "composite", self->preview_ms);
+  gtk_label_set_text (self->title3d, title);
 }
 
 static void on_look_notify (TomoWindow *window, GParamSpec *pspec, TomoVolumeView *self);
@@ -332,17 +363,15 @@ update_done (GObject      *source,
       self->shown_interp = u->params.interp;
       if (u->need_preview)
         {
-          g_autofree char *title = g_strdup_printf ("3D · %u × %u × %u, maximum intensity · "
-                                                    "%.0f ms · drag to turn", u->pnx, u->pny,
-                                                    u->pnz, u->preview_ms);
-
-          tomo_volume_3d_set_volume (self->view3d, u->preview, u->pnx, u->pny, u->pnz, W, W,
-                                     (double) tomo_scan_get_height (u->scan) * u->vex);
-          gtk_label_set_text (self->title3d, title);
+          tomo_volume_3d_take_half (self->view3d, g_steal_pointer (&u->preview_half), u->pnx,
+                                    u->pny, u->pnz, W, W,
+                                    (double) tomo_scan_get_height (u->scan) * u->vex);
+          self->preview_shown_size = MAX (u->pnx, u->pnz);
           self->preview_valid = TRUE;
           self->preview_center = u->params.center;
           self->preview_interp = u->params.interp;
           self->preview_ms = u->preview_ms;
+          update_title3d (self, u->pnx, u->pny, u->pnz);
         }
       set_status (self, u->status);
       self->n_updates++;
@@ -448,13 +477,14 @@ start_update (TomoVolumeView *self)
     u->need[k] = u->volume == NULL || !self->shown_valid[k]
       || memcmp (&self->shown[k], &u->planes[k], sizeof u->planes[k]) != 0
       || self->shown_center != u->params.center || self->shown_interp != u->params.interp;
-  /* The preview: 128 binned pixels a side (fewer for a narrow scan) at up
-   * to 128 levels over the rows; its box is drawn with the vertical scale. */
-  u->pnx = u->pny = MIN (W, 128);
-  u->pnz = MIN (H, 128);
+  /* The preview: preview_size binned pixels a side (fewer for a narrow
+   * scan) at up to as many levels over the rows; its box is drawn with the
+   * vertical scale. */
+  u->pnx = u->pny = MIN (W, self->preview_size);
+  u->pnz = MIN (H, self->preview_size);
   u->need_preview = u->volume == NULL || !self->preview_valid
     || self->preview_center != u->params.center || self->preview_interp != u->params.interp
-    || self->vex != self->shown_vex;
+    || self->vex != self->shown_vex || MAX (u->pnx, u->pnz) != self->preview_shown_size;
   self->shown_vex = self->vex;
   update_titles (self);
   queue_hairs (self);
@@ -539,6 +569,12 @@ on_look_notify (TomoWindow     *window,
       tomo_slice_view_set_window (self->panes[k], lo, hi);
     }
   tomo_volume_3d_set_window (self->view3d, lo, hi);
+  {
+    TomoColormap map;
+
+    if (tomo_colormap_from_string (colormap, &map))
+      tomo_volume_3d_set_colormap (self->view3d, map);
+  }
 }
 
 void
@@ -676,6 +712,26 @@ on_exaggeration_changed (GtkDropDown    *drop,
   guint i = gtk_drop_down_get_selected (drop);
 
   tomo_volume_view_set_vertical_exaggeration (self, i < G_N_ELEMENTS (factors) ? factors[i] : 0);
+}
+
+static void
+on_render_changed (GtkDropDown    *drop,
+                   GParamSpec     *pspec,
+                   TomoVolumeView *self)
+{
+  tomo_volume_view_set_render (self, gtk_drop_down_get_selected (drop) == 1
+                                     ? TOMO_VOLUME_3D_COMPOSITE : TOMO_VOLUME_3D_MIP);
+}
+
+static void
+on_size_changed (GtkDropDown    *drop,
+                 GParamSpec     *pspec,
+                 TomoVolumeView *self)
+{
+  static const guint sizes[] = { 64, 128, 256 };
+  guint i = gtk_drop_down_get_selected (drop);
+
+  tomo_volume_view_set_preview_size (self, i < G_N_ELEMENTS (sizes) ? sizes[i] : 128);
 }
 
 static void
@@ -821,6 +877,30 @@ tomo_volume_view_init (TomoVolumeView *self)
     gtk_widget_set_size_request (GTK_WIDGET (self->view3d), 160, 120);
     gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->title3d));
     gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->view3d));
+    {
+      static const char *const renders[] = { "MIP", "Composite", NULL };
+      static const char *const sizes[] = { "64³", "128³", "256³", NULL };
+      GtkWidget *row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+
+      self->render_drop = GTK_DROP_DOWN (gtk_drop_down_new_from_strings (renders));
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->render_drop),
+                                   "Maximum intensity projection (MIP) along each ray, or the rays composited "
+                                   "front to back: transparent at the window's minimum, "
+                                   "opaque in the colour map's top colour at its maximum");
+      self->size_drop = GTK_DROP_DOWN (gtk_drop_down_new_from_strings (sizes));
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->size_drop),
+                                   "Preview volume: binned pixels a side and levels over the "
+                                   "rows (at most the scan's own)");
+      self->preview_size = 128;
+      gtk_drop_down_set_selected (self->size_drop, 1);
+      g_signal_connect (self->render_drop, "notify::selected", G_CALLBACK (on_render_changed), self);
+      g_signal_connect (self->size_drop, "notify::selected", G_CALLBACK (on_size_changed), self);
+      gtk_box_append (GTK_BOX (row), gtk_label_new ("Render"));
+      gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->render_drop));
+      gtk_box_append (GTK_BOX (row), gtk_label_new ("Size"));
+      gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->size_drop));
+      gtk_box_append (GTK_BOX (box), row);
+    }
     gtk_grid_attach (grid, box, 2, 0, 1, 2);
   }
   self->status_label = GTK_LABEL (gtk_label_new ("Open a scan to see its three views"));
@@ -989,4 +1069,41 @@ tomo_volume_view_get_3d (TomoVolumeView *self)
 {
   g_return_val_if_fail (TOMO_IS_VOLUME_VIEW (self), NULL);
   return self->view3d;
+}
+
+void
+tomo_volume_view_set_render (TomoVolumeView  *self,
+                             TomoVolume3dMode mode)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_VIEW (self));
+
+  g_signal_handlers_block_by_func (self->render_drop, on_render_changed, self);
+  gtk_drop_down_set_selected (self->render_drop, mode == TOMO_VOLUME_3D_COMPOSITE ? 1 : 0);
+  g_signal_handlers_unblock_by_func (self->render_drop, on_render_changed, self);
+  tomo_volume_3d_set_mode (self->view3d, mode);
+  if (self->preview_valid)
+    update_title3d (self, MIN (tomo_scan_get_width (self->scan), self->preview_size),
+                    MIN (tomo_scan_get_width (self->scan), self->preview_size),
+                    MIN (tomo_scan_get_height (self->scan), self->preview_size));
+}
+
+void
+tomo_volume_view_set_preview_size (TomoVolumeView *self,
+                                   guint           size)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_VIEW (self));
+
+  self->preview_size = CLAMP (size, 8, 512);
+  g_signal_handlers_block_by_func (self->size_drop, on_size_changed, self);
+  gtk_drop_down_set_selected (self->size_drop, size == 64 ? 0 : size == 128 ? 1 : size == 256 ? 2
+                              : GTK_INVALID_LIST_POSITION);
+  g_signal_handlers_unblock_by_func (self->size_drop, on_size_changed, self);
+  start_update (self);
+}
+
+guint
+tomo_volume_view_get_preview_size (TomoVolumeView *self)
+{
+  g_return_val_if_fail (TOMO_IS_VOLUME_VIEW (self), 0);
+  return self->preview_size;
 }

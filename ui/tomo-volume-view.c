@@ -6,12 +6,16 @@
 #include <math.h>
 #include <string.h>
 
+#include "tomo-live-link.h"
+#include "tomo-scan-private.h"
 #include "tomo-volume-3d.h"
 #include "tomo-volume-view.h"
 #include "tomo-volume.h"
 
 #define N_PANES 4
 #define MAX_EXAGGERATION 16
+#define LIVE_POLL_MS 100
+#define LIVE_MIN_INTERVAL_US (500 * 1000)
 
 struct _TomoVolumeView
 {
@@ -62,6 +66,22 @@ struct _TomoVolumeView
   guint preview_size;       /* binned pixels a side (fewer for a narrow scan) */
   guint preview_shown_size;
   GtkDropDown *render_drop, *size_drop;
+  gint64 preview_time;      /* monotonic µs when the preview was made */
+
+  /* Following a live scan: the store is filled again from what has
+   * arrived, one update at a time, and no sooner than the last update took
+   * after it ended (at least LIVE_MIN_INTERVAL_US): the views never take
+   * more than half the machine from the receiver. */
+  guint live_id;
+  gboolean live;            /* the scan is the window's live scan */
+  gboolean refill;          /* fill the store again in the next update */
+  guint64 live_generation;  /* of the live scan when the store was last filled */
+  guint64 preview_generation;
+  gint64 live_next;         /* monotonic µs: no refill before */
+  double live_interval_s;
+  guint live_n_present, live_n_expected;
+  guint n_refills;
+  gboolean refilling;
 };
 
 G_DEFINE_FINAL_TYPE (TomoVolumeView, tomo_volume_view, GTK_TYPE_WIDGET)
@@ -85,6 +105,12 @@ typedef struct
   guint pnx, pny, pnz;
   double preview_ms;
   char *status;
+  gboolean refill;          /* fill the store (made earlier) again: a live scan */
+  gboolean filled;          /* the store was (re)filled */
+  gboolean live;
+  guint64 generation;       /* the live scan's before anything was read */
+  guint n_present, n_expected;
+  gint64 t_start;
 } Update;
 
 static void
@@ -120,6 +146,12 @@ update_thread (GTask        *task,
   Update *u = task_data;
   GError *error = NULL;
 
+  if (u->refill && !tomo_volume_fill (u->volume, fill_progress, u->view, NULL, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  u->filled = u->refill || u->volume == NULL;
   if (u->volume == NULL)
     {
       u->volume = tomo_volume_new (u->scan, 0, tomo_scan_get_height (u->scan), &u->params,
@@ -371,9 +403,35 @@ update_done (GObject      *source,
           self->preview_center = u->params.center;
           self->preview_interp = u->params.interp;
           self->preview_ms = u->preview_ms;
+          self->preview_time = g_get_monotonic_time ();
+          self->preview_generation = u->generation;
           update_title3d (self, u->pnx, u->pny, u->pnz);
         }
-      set_status (self, u->status);
+      if (u->live && u->filled)
+        {
+          /* The next refill waits as long as this update took. */
+          gint64 took = g_get_monotonic_time () - u->t_start;
+
+          if (u->refill)
+            self->n_refills++;
+          self->live_generation = u->generation;
+          self->live_n_present = u->n_present;
+          self->live_n_expected = u->n_expected;
+          self->live_interval_s = MAX (took, LIVE_MIN_INTERVAL_US) / 1e6;
+          self->live_next = g_get_monotonic_time () + MAX (took, LIVE_MIN_INTERVAL_US);
+        }
+      if (self->live)
+        {
+          g_autofree char *live = g_strdup_printf ("Live: the views hold %u of %u projections "
+                                                   "(store refilled %u× as they arrive, at most "
+                                                   "every %.1f s) · %s", self->live_n_present,
+                                                   self->live_n_expected, self->n_refills,
+                                                   self->live_interval_s, u->status);
+
+          set_status (self, live);
+        }
+      else
+        set_status (self, u->status);
       self->n_updates++;
       on_look_notify (self->window, NULL, self);
     }
@@ -395,9 +453,41 @@ progress_tick (gpointer data)
 
   if (total > 0)
     {
-      text = g_strdup_printf ("Filling the volume store: %d of %d rows read and filtered",
-                              done, total);
+      text = g_strdup_printf ("%s the volume store: %d of %d rows read and filtered",
+                              self->refilling ? "Live: refilling"
+                              : "Filling", done, total);
       set_status (self, text);
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+/* While the window shows a live scan: a refill when frames have arrived
+ * since the last one and its interval is over; the last preview when the
+ * refills left it behind. */
+static gboolean
+live_poll (gpointer data)
+{
+  TomoVolumeView *self = data;
+  g_autoptr (TomoLiveScan) live = NULL;
+  guint64 generation;
+
+  if (self->window == NULL || self->scan == NULL || self->busy || self->volume == NULL
+      || !gtk_widget_get_mapped (GTK_WIDGET (self))
+      || g_get_monotonic_time () < self->live_next)
+    return G_SOURCE_CONTINUE;
+  live = tomo_live_link_dup_live_scan (self->window, self->scan);
+  if (live == NULL)
+    return G_SOURCE_CONTINUE;
+  generation = tomo_live_scan_get_generation (live);
+  if (generation != self->live_generation)
+    {
+      self->refill = TRUE;
+      start_update (self);
+    }
+  else if (self->preview_generation != self->live_generation)
+    {
+      self->preview_valid = FALSE;
+      start_update (self);
     }
   return G_SOURCE_CONTINUE;
 }
@@ -428,6 +518,31 @@ start_update (TomoVolumeView *self)
   u->view = self;
   u->scan = g_object_ref (self->scan);
   u->volume = g_steal_pointer (&self->volume);
+  u->t_start = g_get_monotonic_time ();
+  {
+    /* A live scan: what has arrived is read afresh (the scan's cached rows
+     * dropped), its generation taken before, so that frames arriving
+     * meanwhile make another refill. */
+    g_autoptr (TomoLiveScan) live = self->window != NULL
+      ? tomo_live_link_dup_live_scan (self->window, self->scan) : NULL;
+
+    self->live = live != NULL;
+    u->live = live != NULL;
+    u->generation = self->live_generation;
+    u->refill = self->refill && u->volume != NULL;
+    self->refill = FALSE;
+    self->refilling = u->refill;
+    if (live != NULL && (u->refill || u->volume == NULL))
+      {
+        TomoLiveScanInfo info;
+
+        u->generation = tomo_live_scan_get_generation (live);
+        tomo_live_scan_get_info (live, &info);
+        u->n_present = info.n_present[TOMO_FRAME_PROJECTION];
+        u->n_expected = tomo_live_scan_get_n_projections (live);
+        tomo_live_scan_refresh (live, u->scan);
+      }
+  }
   tomo_recon_params_init (&u->params, W);
   u->params.center = self->center;
   if (self->filter != NULL)
@@ -474,7 +589,7 @@ start_update (TomoVolumeView *self)
       ob->centre[d] = point[d] + su * ob->u[d] + sv * ob->v[d];
   }
   for (guint k = 0; k < N_PANES; k++)
-    u->need[k] = u->volume == NULL || !self->shown_valid[k]
+    u->need[k] = u->volume == NULL || u->refill || !self->shown_valid[k]
       || memcmp (&self->shown[k], &u->planes[k], sizeof u->planes[k]) != 0
       || self->shown_center != u->params.center || self->shown_interp != u->params.interp;
   /* The preview: preview_size binned pixels a side (fewer for a narrow
@@ -484,16 +599,20 @@ start_update (TomoVolumeView *self)
   u->pnz = MIN (H, self->preview_size);
   u->need_preview = u->volume == NULL || !self->preview_valid
     || self->preview_center != u->params.center || self->preview_interp != u->params.interp
-    || self->vex != self->shown_vex || MAX (u->pnx, u->pnz) != self->preview_shown_size;
+    || self->vex != self->shown_vex || MAX (u->pnx, u->pnz) != self->preview_shown_size
+    /* Live: the preview (the slowest part on the CPU) at most a third of
+     * the time; live_poll asks for the last one. */
+    || (u->refill && g_get_monotonic_time () - self->preview_time >= 2000 * self->preview_ms);
   self->shown_vex = self->vex;
   update_titles (self);
   queue_hairs (self);
 
-  if (u->volume == NULL)
+  if (u->volume == NULL || u->refill)
     {
       g_atomic_int_set (&self->fill_done, 0);
       g_atomic_int_set (&self->fill_total, 0);
-      set_status (self, "Filling the volume store…");
+      if (!u->refill)
+        set_status (self, "Filling the volume store…");
       self->progress_id = g_timeout_add (100, progress_tick, self);
     }
   task = g_task_new (self, NULL, update_done, NULL);
@@ -762,6 +881,7 @@ tomo_volume_view_dispose (GObject *object)
     }
   self->window = NULL;
   g_clear_handle_id (&self->progress_id, g_source_remove);
+  g_clear_handle_id (&self->live_id, g_source_remove);
   g_clear_pointer (&self->grid, gtk_widget_unparent);
   g_clear_object (&self->scan);
   g_clear_pointer (&self->volume, tomo_volume_free);
@@ -969,6 +1089,7 @@ tomo_volume_view_install (TomoWindow *window)
   g_signal_connect (window, "notify::window-min", G_CALLBACK (on_look_notify), self);
   g_signal_connect (window, "notify::window-max", G_CALLBACK (on_look_notify), self);
   on_params_notify (window, NULL, self);
+  self->live_id = g_timeout_add (LIVE_POLL_MS, live_poll, self);
 
   g_signal_connect (action, "activate", G_CALLBACK (toggle_action), stack);
   g_action_map_add_action (G_ACTION_MAP (group), G_ACTION (action));

@@ -20,10 +20,9 @@
 #include "tomo-volume-view.h"
 #include "tomo-window.h"
 #include "test-live-util.h"
+#include "ui-test-common.h"
 
 #define WAIT_S 120
-
-static gboolean have_display;
 
 /* "Live: the views hold 90 of 360 projections (store refilled 2× …": the
  * count held, and the refills; FALSE before the first live update. */
@@ -152,28 +151,14 @@ file_xz (TomoScan   *file,
 }
 
 static void
-screenshot (const char *name)
-{
-  const char *dir = g_getenv ("TOMO_SCREENSHOT_DIR");
-  g_autofree char *cmd = NULL;
-
-  if (dir == NULL)
-    return;
-  cmd = g_strdup_printf ("import -window root %s/%s", dir, name);
-  g_spawn_command_line_sync (cmd, NULL, NULL, NULL, NULL);
-}
-
-static void
 test_follow (void)
 {
   const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) file = NULL;
   g_autoptr(TomoLiveSender) tx = NULL;
-  g_autoptr(TomoApplication) app = NULL;
   g_autofree float *proj = NULL, *xz[3] = { NULL }, *want = NULL;
   TomoLiveReceiverOptions options;
-  TomoWindow *window;
   TomoVolumeView *view;
   GtkStack *stack;
   guint n, w, h, held = 0, refills = 0;
@@ -236,7 +221,7 @@ test_follow (void)
   xz[1] = pane_copy (view, TOMO_VOLUME_VIEW_XZ, &w, &h);
   mean[1] = preview_mean (tomo_volume_view_get_3d (view));
   g_test_message ("half: %s", tomo_volume_view_get_status (view));
-  screenshot ("live-three-views-half.png");
+  ui_test_screenshot ("live-three-views-half.png");
 
   send_projections (tx, file, proj, n / 2, n, 0);
   g_assert_true (tomo_live_sender_send_end (tx, &error));
@@ -266,6 +251,7 @@ test_follow (void)
   g_assert_cmpfloat (refills, <=, (g_get_monotonic_time () - t0) / 0.5e6 + 1);
 
   gtk_window_destroy (GTK_WINDOW (window));
+  window = NULL;
   while (g_main_context_iteration (NULL, FALSE))
     ;
 }
@@ -274,8 +260,7 @@ int
 main (int    argc,
       char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
-  have_display = gtk_init_check ();
+  ui_test_init (&argc, &argv);
   g_test_add_func ("/tomo/live/ui/three-views-follow", test_follow);
-  return g_test_run ();
+  return ui_test_run ();
 }

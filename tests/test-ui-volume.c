@@ -82,24 +82,6 @@ rel_diff (const float *a,
   return sqrt (e / t);
 }
 
-static void
-screenshot (const char *name)
-{
-  const char *dir = g_getenv ("TOMO_SCREENSHOT_DIR");
-  g_autofree char *cmd = NULL;
-
-  gboolean done = FALSE;
-
-  if (dir == NULL)
-    return;
-  /* Let the frames be drawn first. */
-  g_timeout_add (1000, timeout_cb, &done);
-  while (!done)
-    g_main_context_iteration (NULL, TRUE);
-  cmd = g_strdup_printf ("import -window root %s/%s", dir, name);
-  g_spawn_command_line_sync (cmd, NULL, NULL, NULL, NULL);
-}
-
 /* Real pointer events (xdotool under Xvfb): a drag in the XY pane moves
  * the cross-hair along the way and XZ/YZ follow; the XY pane is not
  * recomputed (its plane did not move). */
@@ -189,7 +171,7 @@ drag_in_xy (TomoVolumeView *view)
                   rel_diff (yz1, yz0, yw * yh));
   g_assert_cmpfloat (rel_diff (xz1, xz0, xw * xh), >, 0.05);
   g_assert_cmpfloat (rel_diff (yz1, yz0, yw * yh), >, 0.05);
-  screenshot ("three-views-dragged.png");
+  ui_test_screenshot ("three-views-dragged.png");
 }
 
 /* The next frame of the 3D pane, read back. */
@@ -242,7 +224,7 @@ check_3d_pane (TomoVolumeView *view)
   next_3d_frame (v3d, &edge);
   log_3d ("edge-on", &edge);
   g_assert_cmpfloat (fabs (edge.mean_grey - mip.mean_grey), >, 0.5);
-  screenshot ("three-views-3d-edge-on.png");
+  ui_test_screenshot ("three-views-3d-edge-on.png");
   tomo_volume_3d_set_rotation (v3d, 0.6, 0.5);
   next_3d_frame (v3d, &back);
   g_assert_cmpfloat (fabs (back.mean_grey - mip.mean_grey), <, 0.05);
@@ -252,7 +234,7 @@ check_3d_pane (TomoVolumeView *view)
   log_3d ("composite", &comp);
   g_assert_cmpfloat (fabs (comp.mean_grey - mip.mean_grey), >, 3.0);
   g_assert_cmpuint (comp.n_plane_pixels[2], >, 50);
-  screenshot ("three-views-3d-composite.png");
+  ui_test_screenshot ("three-views-3d-composite.png");
 
   /* A narrower window (the upper half of the range): the picture changes
    * and so do the slice panes' windows. */
@@ -271,7 +253,7 @@ check_3d_pane (TomoVolumeView *view)
   next_3d_frame (v3d, &viridis);
   log_3d ("maximum intensity, viridis", &viridis);
   g_assert_cmpfloat (viridis.chroma, >, mip.chroma + 20.0);
-  screenshot ("three-views-3d-viridis.png");
+  ui_test_screenshot ("three-views-3d-viridis.png");
   g_object_set (window, "colormap", "gray", NULL);
 
   /* 64³: the preview is made again (the title says its size). */
@@ -369,7 +351,7 @@ test_three_views (void)
   g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (gtk_widget_get_first_child (
     gtk_widget_get_parent (gtk_widget_get_parent (GTK_WIDGET (tomo_volume_view_get_pane (
       view, TOMO_VOLUME_VIEW_XZ))))))), "vertical ×5"));
-  screenshot ("three-views.png");
+  ui_test_screenshot ("three-views.png");
 
   check_3d_pane (view);
   n0 = tomo_volume_view_get_n_updates (view);
@@ -406,7 +388,7 @@ test_three_views (void)
   tomo_volume_view_get_position (view, &ix, &iy, &z);
   g_assert_cmpfloat (z, ==, 10.0);
   g_assert_cmpfloat (ix, ==, 400.0);
-  screenshot ("three-views-moved.png");
+  ui_test_screenshot ("three-views-moved.png");
 
   /* The oblique pane: at 0° it is the XZ plane through the point, at 90°
    * the YZ plane; turned and tilted it is neither. */
@@ -439,7 +421,7 @@ test_three_views (void)
     g_assert_cmpfloat (rel_diff (ob, yz, ow * oh), >, 0.05);
     for (guint i = 0; i < ow * oh; i++)
       g_assert_true (isfinite (ob[i]));
-    screenshot ("four-views-oblique.png");
+    ui_test_screenshot ("four-views-oblique.png");
   }
 
   /* The centre control of the window reaches every view. */
@@ -467,7 +449,7 @@ test_three_views (void)
     g_assert_nonnull (strstr (tomo_volume_view_get_status (view), "true aspect"));
     xz = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
     g_assert_cmpuint (xh, ==, 64);
-    screenshot ("three-views-true-aspect.png");
+    ui_test_screenshot ("three-views-true-aspect.png");
     tomo_volume_view_set_vertical_exaggeration (view, 0);
     g_assert_true (wait_updates (view, n + 2, 60));
     vex = tomo_volume_view_get_vertical_exaggeration (view);

@@ -43,6 +43,24 @@ timeout_cb (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+void
+ui_test_screenshot (const char *name)
+{
+  const char *dir = g_getenv ("TOMO_SCREENSHOT_DIR");
+  const char *tool = g_getenv ("TOMO_SCREENSHOT_CMD");
+  g_autofree char *cmd = NULL;
+  gboolean done = FALSE;
+
+  if (dir == NULL)
+    return;
+  /* Let the frames be drawn first. */
+  g_timeout_add (1000, timeout_cb, &done);
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+  cmd = g_strdup_printf ("%s %s/%s", tool != NULL ? tool : "import -window root", dir, name);
+  g_spawn_command_line_sync (cmd, NULL, NULL, NULL, NULL);
+}
+
 /* Iterates the main context until *flag is set; FALSE after timeout_s. */
 gboolean
 wait_for (gboolean *flag,

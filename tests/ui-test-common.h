@@ -32,6 +32,10 @@ void      set_center_and_wait  (double      center);
 guint8   *read_pixels          (guint      *w,
                                 guint      *h);
 gboolean  skip_without_display (void);
+/* With $TOMO_SCREENSHOT_DIR set: after a second of frames, the screen into
+ * that folder as `name`, by $TOMO_SCREENSHOT_CMD FILE (default ImageMagick's
+ * `import -window root`; the GPU window's bundle has `xshot`). */
+void      ui_test_screenshot   (const char *name);
 /* Opens `path` and waits for "scan-loaded"; returns its outcome. */
 gboolean  open_and_wait        (const char *path);
 /* Opens the window on $TOMO_SAMPLE_SCAN once and waits for its first slice. */

@@ -74,35 +74,6 @@ wait_held (TomoVolumeView *view,
   return FALSE;
 }
 
-static float *
-pane_copy (TomoVolumeView *view,
-           guint           pane,
-           guint          *w,
-           guint          *h)
-{
-  TomoSlice *slice = tomo_slice_view_get_slice (tomo_volume_view_get_pane (view, pane));
-
-  g_assert_nonnull (slice);
-  *w = slice->width;
-  *h = slice->height;
-  return g_memdup2 (slice->data, sizeof (float) * slice->width * slice->height);
-}
-
-static double
-rel_l2 (const float *a,
-        const float *b,
-        gsize        n)
-{
-  double e = 0, t = 0;
-
-  for (gsize i = 0; i < n; i++)
-    {
-      e += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
-      t += (double) b[i] * b[i];
-    }
-  return sqrt (e / MAX (t, 1e-300));
-}
-
 static double
 preview_mean (TomoVolume3d *v3d)
 {
@@ -211,14 +182,14 @@ test_follow (void)
   send_scan_header (tx, file);
   send_projections (tx, file, proj, 0, n / 4, 0);
   g_assert_true (wait_held (view, n / 4));
-  xz[0] = pane_copy (view, TOMO_VOLUME_VIEW_XZ, &w, &h);
+  xz[0] = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &w, &h);
   mean[0] = preview_mean (tomo_volume_view_get_3d (view));
   g_test_message ("a quarter: %s", tomo_volume_view_get_status (view));
   g_assert_nonnull (strstr (tomo_volume_view_get_status (view), "Live: the views hold"));
 
   send_projections (tx, file, proj, n / 4, n / 2, 0);
   g_assert_true (wait_held (view, n / 2));
-  xz[1] = pane_copy (view, TOMO_VOLUME_VIEW_XZ, &w, &h);
+  xz[1] = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &w, &h);
   mean[1] = preview_mean (tomo_volume_view_get_3d (view));
   g_test_message ("half: %s", tomo_volume_view_get_status (view));
   ui_test_screenshot ("live-three-views-half.png");
@@ -226,7 +197,7 @@ test_follow (void)
   send_projections (tx, file, proj, n / 2, n, 0);
   g_assert_true (tomo_live_sender_send_end (tx, &error));
   g_assert_true (wait_held (view, n));
-  xz[2] = pane_copy (view, TOMO_VOLUME_VIEW_XZ, &w, &h);
+  xz[2] = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &w, &h);
   mean[2] = preview_mean (tomo_volume_view_get_3d (view));
   g_assert_true (live_state (view, &held, &refills));
   g_test_message ("all: %s", tomo_volume_view_get_status (view));
@@ -235,14 +206,14 @@ test_follow (void)
   want = file_xz (file, window, iy, tomo_volume_view_get_vertical_exaggeration (view));
   g_test_message ("XZ (%u × %u): quarter → half changed by %.3f, half → all by %.3f; all vs "
                   "the file's XZ %.2g (relative L2); 3D preview mean grey %.2f, %.2f, %.2f; "
-                  "%u refills in %.1f s", w, h, rel_l2 (xz[1], xz[0], (gsize) w * h),
-                  rel_l2 (xz[2], xz[1], (gsize) w * h), rel_l2 (xz[2], want, (gsize) w * h),
+                  "%u refills in %.1f s", w, h, rel_l2_diff (xz[1], xz[0], (gsize) w * h),
+                  rel_l2_diff (xz[2], xz[1], (gsize) w * h), rel_l2_diff (xz[2], want, (gsize) w * h),
                   mean[0], mean[1], mean[2], refills, (g_get_monotonic_time () - t0) / 1e6);
   g_assert_cmpuint (held, ==, n);
-  g_assert_cmpfloat (rel_l2 (xz[1], xz[0], (gsize) w * h), >, 0.05);
-  g_assert_cmpfloat (rel_l2 (xz[2], xz[1], (gsize) w * h), >, 0.05);
+  g_assert_cmpfloat (rel_l2_diff (xz[1], xz[0], (gsize) w * h), >, 0.05);
+  g_assert_cmpfloat (rel_l2_diff (xz[2], xz[1], (gsize) w * h), >, 0.05);
   /* TomoPackets carries the angles as float32. */
-  g_assert_cmpfloat (rel_l2 (xz[2], want, (gsize) w * h), <, 1e-3);
+  g_assert_cmpfloat (rel_l2_diff (xz[2], want, (gsize) w * h), <, 1e-3);
   g_assert_cmpfloat (fabs (mean[1] - mean[0]), >, 0.2);
   g_assert_cmpfloat (fabs (mean[2] - mean[1]), >, 0.2);
   /* At least one refill per quarter that came after the first fill, and no

@@ -52,36 +52,6 @@ wait_frames (TomoVolume3d *v3d,
   return tomo_volume_3d_get_n_frames (v3d) >= n;
 }
 
-static float *
-pane_data (TomoVolumeView *view,
-           guint           pane,
-           guint          *w,
-           guint          *h)
-{
-  TomoSlice *slice = tomo_slice_view_get_slice (tomo_volume_view_get_pane (view, pane));
-
-  g_assert_nonnull (slice);
-  g_assert_nonnull (slice->data);
-  *w = slice->width;
-  *h = slice->height;
-  return g_memdup2 (slice->data, sizeof (float) * slice->width * slice->height);
-}
-
-static double
-rel_diff (const float *a,
-          const float *b,
-          gsize        n)
-{
-  double e = 0, t = 0;
-
-  for (gsize i = 0; i < n; i++)
-    {
-      e += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
-      t += (double) b[i] * b[i];
-    }
-  return sqrt (e / t);
-}
-
 /* Real pointer events (xdotool under Xvfb): a drag in the XY pane moves
  * the cross-hair along the way and XZ/YZ follow; the XY pane is not
  * recomputed (its plane did not move). */
@@ -102,8 +72,8 @@ drag_in_xy (TomoVolumeView *view)
       g_test_message ("drag not tested: needs xdotool and an X11 display");
       return;
     }
-  xz0 = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
-  yz0 = pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
+  xz0 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+  yz0 = volume_pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
   xy_before = tomo_slice_view_get_slice (TOMO_SLICE_VIEW (pane));
   tomo_volume_view_get_position (view, &ix0, &iy0, &z0);
   n = tomo_volume_view_get_n_updates (view);
@@ -165,12 +135,12 @@ drag_in_xy (TomoVolumeView *view)
   }
   g_assert_cmpfloat (z, ==, z0);
   g_assert_true (tomo_slice_view_get_slice (TOMO_SLICE_VIEW (pane)) == xy_before);
-  xz1 = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
-  yz1 = pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
-  g_test_message ("after the drag XZ changed by %.3f, YZ by %.3f", rel_diff (xz1, xz0, xw * xh),
-                  rel_diff (yz1, yz0, yw * yh));
-  g_assert_cmpfloat (rel_diff (xz1, xz0, xw * xh), >, 0.05);
-  g_assert_cmpfloat (rel_diff (yz1, yz0, yw * yh), >, 0.05);
+  xz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+  yz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
+  g_test_message ("after the drag XZ changed by %.3f, YZ by %.3f", rel_l2_diff (xz1, xz0, xw * xh),
+                  rel_l2_diff (yz1, yz0, yw * yh));
+  g_assert_cmpfloat (rel_l2_diff (xz1, xz0, xw * xh), >, 0.05);
+  g_assert_cmpfloat (rel_l2_diff (yz1, yz0, yw * yh), >, 0.05);
   ui_test_screenshot ("three-views-dragged.png");
 }
 
@@ -324,11 +294,11 @@ test_three_views (void)
   g_assert_nonnull (strstr (tomo_volume_view_get_status (view), "store"));
   for (guint k = 0; k < 4; k++)
     g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (tomo_volume_view_get_pane (view, k))));
-  g_free (pane_data (view, TOMO_VOLUME_VIEW_XY, &w, &h));
+  g_free (volume_pane_data (view, TOMO_VOLUME_VIEW_XY, &w, &h));
   g_assert_cmpuint (w, ==, 512);
   g_assert_cmpuint (h, ==, 512);
-  xz0 = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
-  yz0 = pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
+  xz0 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+  yz0 = volume_pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
   /* 64 rows of 512 columns: the vertical planes are sampled vex times per
    * row (automatic: about 1.6 : 1) and fill most of their pane's height. */
   vex = tomo_volume_view_get_vertical_exaggeration (view);
@@ -362,13 +332,13 @@ test_three_views (void)
   tomo_volume_view_get_position (view, &ix, &iy, &z);
   g_assert_cmpfloat (ix, ==, 150.0);
   g_assert_cmpfloat (iy, ==, 330.0);
-  xz1 = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
-  yz1 = pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
-  xy1 = pane_data (view, TOMO_VOLUME_VIEW_XY, &w, &h);
-  g_test_message ("XZ changed by %.3f, YZ by %.3f (relative L2)", rel_diff (xz1, xz0, xw * xh),
-                  rel_diff (yz1, yz0, yw * yh));
-  g_assert_cmpfloat (rel_diff (xz1, xz0, xw * xh), >, 0.05);
-  g_assert_cmpfloat (rel_diff (yz1, yz0, yw * yh), >, 0.05);
+  xz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+  yz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
+  xy1 = volume_pane_data (view, TOMO_VOLUME_VIEW_XY, &w, &h);
+  g_test_message ("XZ changed by %.3f, YZ by %.3f (relative L2)", rel_l2_diff (xz1, xz0, xw * xh),
+                  rel_l2_diff (yz1, yz0, yw * yh));
+  g_assert_cmpfloat (rel_l2_diff (xz1, xz0, xw * xh), >, 0.05);
+  g_assert_cmpfloat (rel_l2_diff (yz1, yz0, yw * yh), >, 0.05);
   /* …and they show that point's lines of the XY plane: row z of XZ is line
    * y = 330 of XY, row z of YZ is column x = 150. */
   {
@@ -376,10 +346,10 @@ test_three_views (void)
 
     for (guint x = 0; x < w; x++)
       line[x] = xy1[330 * w + x];
-    g_assert_cmpfloat (rel_diff (xz1 + (gsize) z * vex * xw, line, w), <, 1e-5);
+    g_assert_cmpfloat (rel_l2_diff (xz1 + (gsize) z * vex * xw, line, w), <, 1e-5);
     for (guint y = 0; y < w; y++)
       line[y] = xy1[y * w + 150];
-    g_assert_cmpfloat (rel_diff (yz1 + (gsize) z * vex * yw, line, w), <, 1e-5);
+    g_assert_cmpfloat (rel_l2_diff (yz1 + (gsize) z * vex * yw, line, w), <, 1e-5);
   }
 
   /* A click in XZ at (x 400, row 10) moves the XY plane to row 10. */
@@ -393,32 +363,32 @@ test_three_views (void)
   /* The oblique pane: at 0° it is the XZ plane through the point, at 90°
    * the YZ plane; turned and tilted it is neither. */
   {
-    g_autofree float *xz = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
-    g_autofree float *yz = pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
+    g_autofree float *xz = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    g_autofree float *yz = volume_pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
     g_autofree float *ob = NULL;
     guint ow, oh, n = tomo_volume_view_get_n_updates (view);
 
     tomo_volume_view_set_oblique (view, 0.0, 0.0);
     g_assert_true (wait_updates (view, n + 1, 60));
-    ob = pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
+    ob = volume_pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
     g_assert_cmpuint (ow, ==, xw);
     g_assert_cmpuint (oh, ==, xh);
-    g_assert_cmpfloat (rel_diff (ob, xz, ow * oh), <, 1e-6);
+    g_assert_cmpfloat (rel_l2_diff (ob, xz, ow * oh), <, 1e-6);
     g_free (ob);
 
     tomo_volume_view_set_oblique (view, 90.0, 0.0);
     g_assert_true (wait_updates (view, n + 2, 60));
-    ob = pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
-    g_assert_cmpfloat (rel_diff (ob, yz, ow * oh), <, 1e-6);
+    ob = volume_pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
+    g_assert_cmpfloat (rel_l2_diff (ob, yz, ow * oh), <, 1e-6);
     g_free (ob);
 
     tomo_volume_view_set_oblique (view, 35.0, 20.0);
     g_assert_true (wait_updates (view, n + 3, 60));
-    ob = pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
+    ob = volume_pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
     g_test_message ("oblique 35°/20° differs from XZ by %.3f, from YZ by %.3f",
-                    rel_diff (ob, xz, ow * oh), rel_diff (ob, yz, ow * oh));
-    g_assert_cmpfloat (rel_diff (ob, xz, ow * oh), >, 0.05);
-    g_assert_cmpfloat (rel_diff (ob, yz, ow * oh), >, 0.05);
+                    rel_l2_diff (ob, xz, ow * oh), rel_l2_diff (ob, yz, ow * oh));
+    g_assert_cmpfloat (rel_l2_diff (ob, xz, ow * oh), >, 0.05);
+    g_assert_cmpfloat (rel_l2_diff (ob, yz, ow * oh), >, 0.05);
     for (guint i = 0; i < ow * oh; i++)
       g_assert_true (isfinite (ob[i]));
     ui_test_screenshot ("four-views-oblique.png");
@@ -426,16 +396,16 @@ test_three_views (void)
 
   /* The centre control of the window reaches every view. */
   {
-    g_autofree float *xz = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    g_autofree float *xz = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
     g_autofree float *xz2 = NULL;
     guint n = tomo_volume_view_get_n_updates (view);
 
     /* From the estimate (≈ 258.87) back to the detector middle. */
     g_object_set (window, "center", 255.5, NULL);
     g_assert_true (wait_updates (view, n + 1, 60));
-    xz2 = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
-    g_test_message ("centre 258.87 → 255.5: XZ changed by %.3f", rel_diff (xz2, xz, xw * xh));
-    g_assert_cmpfloat (rel_diff (xz2, xz, xw * xh), >, 0.01);
+    xz2 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    g_test_message ("centre 258.87 → 255.5: XZ changed by %.3f", rel_l2_diff (xz2, xz, xw * xh));
+    g_assert_cmpfloat (rel_l2_diff (xz2, xz, xw * xh), >, 0.01);
   }
 
   /* True aspect on request: 64 rows, a band in its pane. */
@@ -447,7 +417,7 @@ test_three_views (void)
     g_assert_true (wait_updates (view, n + 1, 60));
     g_assert_cmpuint (tomo_volume_view_get_vertical_exaggeration (view), ==, 1);
     g_assert_nonnull (strstr (tomo_volume_view_get_status (view), "true aspect"));
-    xz = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    xz = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
     g_assert_cmpuint (xh, ==, 64);
     ui_test_screenshot ("three-views-true-aspect.png");
     tomo_volume_view_set_vertical_exaggeration (view, 0);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #include "config.h"
 
+#include <math.h>
+
 #include <glib/gstdio.h>
 
 #include "ui-test-common.h"
@@ -199,3 +201,33 @@ ensure_window (void)
   g_signal_handler_disconnect (tomo_window_get_slice_view (window), id);
 }
 
+
+float *
+volume_pane_data (TomoVolumeView *view,
+                  guint           pane,
+                  guint          *w,
+                  guint          *h)
+{
+  TomoSlice *slice = tomo_slice_view_get_slice (tomo_volume_view_get_pane (view, pane));
+
+  g_assert_nonnull (slice);
+  g_assert_nonnull (slice->data);
+  *w = slice->width;
+  *h = slice->height;
+  return g_memdup2 (slice->data, sizeof (float) * slice->width * slice->height);
+}
+
+double
+rel_l2_diff (const float *a,
+             const float *b,
+             gsize        n)
+{
+  double e = 0, t = 0;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      e += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
+      t += (double) b[i] * b[i];
+    }
+  return sqrt (e / MAX (t, 1e-300));
+}

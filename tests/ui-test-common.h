@@ -4,6 +4,7 @@
 #include <gtk/gtk.h>
 
 #include "tomo-application.h"
+#include "tomo-volume-view.h"
 #include "tomo-window.h"
 
 /* The sample scan's rotation axis: (512 − 1)/2 + 3.37. */
@@ -40,5 +41,14 @@ void      ui_test_screenshot   (const char *name);
 gboolean  open_and_wait        (const char *path);
 /* Opens the window on $TOMO_SAMPLE_SCAN once and waits for its first slice. */
 void      ensure_window        (void);
+/* A copy of what a pane of the three views shows (w × h floats). */
+float    *volume_pane_data     (TomoVolumeView *view,
+                                guint           pane,
+                                guint          *w,
+                                guint          *h);
+/* ‖a − b‖ / ‖b‖ over n values. */
+double    rel_l2_diff          (const float *a,
+                                const float *b,
+                                gsize        n);
 void      on_shown             (TomoSliceView *view,
                                 gpointer       data);

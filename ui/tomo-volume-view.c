@@ -640,6 +640,10 @@ on_scan_loaded (TomoWindow     *window,
     return;
   g_set_object (&self->scan, scan);
   invalidate_store (self);
+  /* A live scan's refills count from its first fill. */
+  self->n_refills = 0;
+  self->live_generation = self->preview_generation = 0;
+  self->live_next = 0;
   if (scan != NULL)
     {
       self->ix = self->iy = (tomo_scan_get_width (scan) - 1) / 2.0;

@@ -352,9 +352,19 @@ test_three_views (void)
     g_assert_cmpfloat (rel_l2_diff (yz1 + (gsize) z * vex * yw, line, w), <, 1e-5);
   }
 
-  /* A click in XZ at (x 400, row 10) moves the XY plane to row 10. */
-  tomo_volume_view_click (view, TOMO_VOLUME_VIEW_XZ, 400.0, 10.0 * vex);
-  g_assert_true (wait_updates (view, n0 + 2, 60));
+  /* A click in XZ at (x 400, row 10) moves the XY plane to row 10: in the
+   * 3D pane its outline (magenta) moves up, towards row 0 at the top. */
+  {
+    TomoVolume3dStats before, after;
+
+    next_3d_frame (tomo_volume_view_get_3d (view), &before);
+    tomo_volume_view_click (view, TOMO_VOLUME_VIEW_XZ, 400.0, 10.0 * vex);
+    g_assert_true (wait_updates (view, n0 + 2, 60));
+    next_3d_frame (tomo_volume_view_get_3d (view), &after);
+    g_test_message ("3D pane: the XY plane's outline from %.3f to %.3f of the height (row %g → 10)",
+                    before.plane_y[0], after.plane_y[0], z);
+    g_assert_cmpfloat (after.plane_y[0], <, before.plane_y[0] - 0.03);
+  }
   tomo_volume_view_get_position (view, &ix, &iy, &z);
   g_assert_cmpfloat (z, ==, 10.0);
   g_assert_cmpfloat (ix, ==, 400.0);

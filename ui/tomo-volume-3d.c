@@ -118,7 +118,6 @@ static const char fragment_src[] =
   "    for (int k = 0; k < 3; k++)\n"
   "      if (pa[k] > 0.0 && th[k] >= ta && th[k] < ta + dt) blend (acc, pcol[k], pa[k]);\n"
   "    vec3 s = (o + (ta + 0.5 * dt) * d) / (2.0 * box) + 0.5;\n"
-  "    s.z = 1.0 - s.z;\n"
   "    float v = texture (volume, s).r;\n"
   "    if (mode == 0) { m = max (m, v); continue; }\n"
   "    float g = norm (v);\n"
@@ -278,8 +277,15 @@ probe_frame (TomoVolume3d *self,
       for (guint k = 0; k < 3; k++)
         if (ABS (c[0] - outline[k][0]) <= 30 && ABS (c[1] - outline[k][1]) <= 30
             && ABS (c[2] - outline[k][2]) <= 30)
-          self->stats.n_plane_pixels[k]++;
+          {
+            self->stats.n_plane_pixels[k]++;
+            /* GL's rows are bottom first. */
+            self->stats.plane_y[k] += 1.0 - (i / w + 0.5) / h;
+          }
     }
+  for (guint k = 0; k < 3; k++)
+    if (self->stats.n_plane_pixels[k] > 0)
+      self->stats.plane_y[k] /= self->stats.n_plane_pixels[k];
   for (guint k = 0; k < 3; k++)
     self->stats.mean[k] = sum[k] / n;
   self->stats.mean_grey = (sum[0] + sum[1] + sum[2]) / (3.0 * n);
@@ -339,8 +345,8 @@ tomo_volume_3d_render (GtkGLArea    *area,
   if (!self->have_volume || big <= 0 || w <= 0 || h <= 0)
     return TRUE;
   /* Texture s, t, r = x, y, row of the volume; on screen x right, rows
-   * down, y into the screen before turning: the screen's (x, up, depth)
-   * are the box's (x, −z, y) — swap y and z. */
+   * down (row 0 at the top), y into the screen before turning: the
+   * screen's (x, up, depth) are the box's (x, −z, y). */
   for (int c = 0; c < 3; c++)
     {
       box[c] = 0.5 * self->extent[c] / big;
@@ -350,8 +356,6 @@ tomo_volume_3d_render (GtkGLArea    *area,
       swap[c * 3 + 1] = rot[c * 3 + 2];
       swap[c * 3 + 2] = -rot[c * 3 + 1];
     }
-  /* The shader's z is up: row 0 (fraction 0) at the top. */
-  planes[2] = -planes[2];
   glUseProgram (self->program);
   glUniformMatrix3fv (self->u_rot, 1, GL_FALSE, swap);
   glUniform3fv (self->u_box, 1, box);

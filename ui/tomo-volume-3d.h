@@ -32,6 +32,7 @@ typedef struct
   double stddev_grey;
   double chroma;              /* mean of max(R,G,B) − min(R,G,B): 0 for grey */
   guint  n_plane_pixels[3];   /* pixels in the outline colour of the XY, XZ, YZ plane */
+  double plane_y[3];          /* their mean height from the top, a fraction of the pane's */
   guint  n_pixels;
 } TomoVolume3dStats;
 

@@ -207,7 +207,8 @@ test_follow (void)
   g_test_message ("XZ (%u × %u): quarter → half changed by %.3f, half → all by %.3f; all vs "
                   "the file's XZ %.2g (relative L2); 3D preview mean grey %.2f, %.2f, %.2f; "
                   "%u refills in %.1f s", w, h, rel_l2_diff (xz[1], xz[0], (gsize) w * h),
-                  rel_l2_diff (xz[2], xz[1], (gsize) w * h), rel_l2_diff (xz[2], want, (gsize) w * h),
+                  rel_l2_diff (xz[2], xz[1], (gsize) w * h),
+                  rel_l2_diff (xz[2], want, (gsize) w * h),
                   mean[0], mean[1], mean[2], refills, (g_get_monotonic_time () - t0) / 1e6);
   g_assert_cmpuint (held, ==, n);
   g_assert_cmpfloat (rel_l2_diff (xz[1], xz[0], (gsize) w * h), >, 0.05);

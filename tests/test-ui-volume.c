@@ -361,7 +361,8 @@ test_three_views (void)
     tomo_volume_view_click (view, TOMO_VOLUME_VIEW_XZ, 400.0, 10.0 * vex);
     g_assert_true (wait_updates (view, n0 + 2, 60));
     next_3d_frame (tomo_volume_view_get_3d (view), &after);
-    g_test_message ("3D pane: the XY plane's outline from %.3f to %.3f of the height (row %g → 10)",
+    g_test_message ("3D pane: the XY plane's outline from %.3f to %.3f of the height "
+                    "(row %g → 10)",
                     before.plane_y[0], after.plane_y[0], z);
     g_assert_cmpfloat (after.plane_y[0], <, before.plane_y[0] - 0.03);
   }

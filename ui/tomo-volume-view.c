@@ -1008,16 +1008,18 @@ tomo_volume_view_init (TomoVolumeView *self)
 
       self->render_drop = GTK_DROP_DOWN (gtk_drop_down_new_from_strings (renders));
       gtk_widget_set_tooltip_text (GTK_WIDGET (self->render_drop),
-                                   "Maximum intensity projection (MIP) along each ray, or the rays composited "
-                                   "front to back: transparent at the window's minimum, "
-                                   "opaque in the colour map's top colour at its maximum");
+                                   "Maximum intensity projection (MIP) along each ray, or "
+                                   "the rays composited front to back: transparent at the "
+                                   "window's minimum, opaque in the colour map's top colour "
+                                   "at its maximum");
       self->size_drop = GTK_DROP_DOWN (gtk_drop_down_new_from_strings (sizes));
       gtk_widget_set_tooltip_text (GTK_WIDGET (self->size_drop),
                                    "Preview volume: binned pixels a side and levels over the "
                                    "rows (at most the scan's own)");
       self->preview_size = 128;
       gtk_drop_down_set_selected (self->size_drop, 1);
-      g_signal_connect (self->render_drop, "notify::selected", G_CALLBACK (on_render_changed), self);
+      g_signal_connect (self->render_drop, "notify::selected", G_CALLBACK (on_render_changed),
+                        self);
       g_signal_connect (self->size_drop, "notify::selected", G_CALLBACK (on_size_changed), self);
       gtk_box_append (GTK_BOX (row), gtk_label_new ("Render"));
       gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->render_drop));

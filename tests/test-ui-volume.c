@@ -457,11 +457,32 @@ test_three_views (void)
   g_object_unref (view);
 }
 
+/* The 3D texture's half floats (rounded to nearest even), against
+ * Python's struct 'e' format. */
+static void
+test_half (void)
+{
+  static const float in[] = { 1.0f, -2.0f, 65504.0f, 0.1f, 6.1e-5f, 5.96e-8f, 2.9e-8f, 1e-9f,
+                              3.14159f, -0.0f, 65520.0f, 1e6f, -INFINITY };
+  static const guint16 want[] = { 0x3c00, 0xc000, 0x7bff, 0x2e66, 0x03ff, 0x0001, 0x0000, 0x0000,
+                                  0x4248, 0x8000, 0x7c00, 0x7c00, 0xfc00 };
+  g_autofree guint16 *out = tomo_volume_3d_pack_half (in, G_N_ELEMENTS (in));
+  float nan = NAN;
+  g_autofree guint16 *h_nan = tomo_volume_3d_pack_half (&nan, 1);
+
+  for (guint i = 0; i < G_N_ELEMENTS (in); i++)
+    g_assert_cmphex (out[i], ==, want[i]);
+  /* NaN stays NaN (exponent all ones, a fraction bit set). */
+  g_assert_cmphex (h_nan[0] & 0x7c00, ==, 0x7c00);
+  g_assert_cmphex (h_nan[0] & 0x03ff, !=, 0);
+}
+
 int
 main (int    argc,
       char **argv)
 {
   ui_test_init (&argc, &argv);
+  g_test_add_func ("/tomo/ui/volume/half", test_half);
   g_test_add_func ("/tomo/ui/volume/three-views", test_three_views);
   return ui_test_run ();
 }

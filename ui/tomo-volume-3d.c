@@ -36,7 +36,7 @@ struct _TomoVolume3d
   TomoVolume3dStats stats;
 
   GLuint program, vao, texture, lut_texture;
-  GLint u_rot, u_box, u_window, u_aspect, u_pixel, u_radius, u_mode, u_planes, u_volume, u_lut;
+  GLint u_rot, u_box, u_window, u_aspect, u_pixel, u_radius, u_steps, u_mode, u_planes, u_volume, u_lut;
 };
 
 G_DEFINE_FINAL_TYPE (TomoVolume3d, tomo_volume_3d, GTK_TYPE_GL_AREA)
@@ -49,8 +49,9 @@ static const char vertex_src[] =
   "  gl_Position = vec4 (p, 0.0, 1.0);\n"
   "}\n";
 
-/* Rays along the view's z through the box [−box, box] turned by rot, 384
- * steps between the faces they cross; the box's diagonal spans the pane's
+/* Rays along the view's z through the box [−box, box] turned by rot,
+ * `steps` samples between the faces they cross (two per voxel along the
+ * volume's diagonal); the box's diagonal spans the pane's
  * shorter side, whichever way it is turned.  Texture s, t, r = x, y and the
  * detector row (row 0 at the top of the box).  mode 0: the largest value
  * along the ray through the window and the colour map; mode 1: front to
@@ -73,6 +74,7 @@ static const char fragment_src[] =
   "uniform float radius;\n"
   "uniform int mode;\n"
   "uniform vec3 planes;\n"
+  "uniform int steps;\n"
   "const vec3 bg = vec3 (0.12, 0.12, 0.13);\n"
   "const float density = 10.0;\n"
   "float norm (float v) {\n"
@@ -113,8 +115,8 @@ static const char fragment_src[] =
   "  }\n"
   "  vec4 acc = vec4 (0.0);\n"
   "  if (on_edge (o + a * d, w)) blend (acc, vec3 (0.8), 0.7);\n"
-  "  float dt = (b - a) / 384.0, m = -1e30;\n"
-  "  for (int i = 0; i < 384; i++) {\n"
+  "  float dt = (b - a) / float (steps), m = -1e30;\n"
+  "  for (int i = 0; i < steps; i++) {\n"
   "    float ta = a + dt * float (i);\n"
   "    for (int k = 0; k < 3; k++)\n"
   "      if (pa[k] > 0.0 && th[k] >= ta && th[k] < ta + dt) blend (acc, pcol[k], pa[k]);\n"
@@ -206,6 +208,7 @@ tomo_volume_3d_realize (GtkWidget *widget)
   self->u_aspect = glGetUniformLocation (self->program, "aspect");
   self->u_pixel = glGetUniformLocation (self->program, "pixel");
   self->u_radius = glGetUniformLocation (self->program, "radius");
+  self->u_steps = glGetUniformLocation (self->program, "steps");
   self->u_mode = glGetUniformLocation (self->program, "mode");
   self->u_planes = glGetUniformLocation (self->program, "planes");
   self->u_volume = glGetUniformLocation (self->program, "volume");
@@ -371,6 +374,14 @@ tomo_volume_3d_render (GtkGLArea    *area,
     glUniform1f (self->u_pixel, 2.0f * radius / MIN (w, h));
   }
   glUniform1i (self->u_mode, self->mode);
+  {
+    /* Two samples per voxel along the volume's diagonal, the longest ray:
+     * 384 for 128 × 128 × 64, 887 for 256³. */
+    double diag = sqrt ((double) self->tex_nx * self->tex_nx + (double) self->tex_ny * self->tex_ny
+                        + (double) self->tex_nz * self->tex_nz);
+
+    glUniform1i (self->u_steps, (int) CLAMP (ceil (2 * diag), 32, 1024));
+  }
   glUniform1i (self->u_volume, 0);
   glUniform1i (self->u_lut, 1);
   glBindVertexArray (self->vao);
@@ -510,22 +521,6 @@ tomo_volume_3d_take_half (TomoVolume3d *self,
   self->extent[1] = sy;
   self->extent[2] = sz;
   gtk_gl_area_queue_render (GTK_GL_AREA (self));
-}
-
-void
-tomo_volume_3d_set_volume (TomoVolume3d *self,
-                           const float  *data,
-                           guint         nx,
-                           guint         ny,
-                           guint         nz,
-                           double        sx,
-                           double        sy,
-                           double        sz)
-{
-  g_return_if_fail (TOMO_IS_VOLUME_3D (self) && data != NULL && nx > 0 && ny > 0 && nz > 0);
-
-  tomo_volume_3d_take_half (self, tomo_volume_3d_pack_half (data, (gsize) nx * ny * nz),
-                            nx, ny, nz, sx, sy, sz);
 }
 
 void

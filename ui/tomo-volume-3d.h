@@ -37,19 +37,9 @@ typedef struct
 } TomoVolume3dStats;
 
 GtkWidget *tomo_volume_3d_new          (void);
-/* nx × ny × nz floats (x fastest, z the detector rows from the top), as
- * half floats; the box's extents (sx, sy, sz) in any unit (its proportions
- * are drawn). */
-void       tomo_volume_3d_set_volume   (TomoVolume3d *self,
-                                        const float  *data,
-                                        guint         nx,
-                                        guint         ny,
-                                        guint         nz,
-                                        double        sx,
-                                        double        sy,
-                                        double        sz);
-/* The same from half floats made off the UI thread (tomo_volume_3d_pack_half);
- * takes `half`. */
+/* nx × ny × nz half floats (x fastest, z the detector rows from the top;
+ * tomo_volume_3d_pack_half() makes them, off the UI thread), taken; the
+ * box's extents (sx, sy, sz) in any unit (its proportions are drawn). */
 void       tomo_volume_3d_take_half    (TomoVolume3d *self,
                                         guint16      *half,
                                         guint         nx,

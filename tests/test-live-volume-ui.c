@@ -147,14 +147,7 @@ test_follow (void)
   n = tomo_scan_get_n_projections (file);
   proj = read_frames (file, TOMO_FRAME_PROJECTION);
 
-  app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
-  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
-  window = tomo_window_new (GTK_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1200, 780);
-  gtk_window_present (GTK_WINDOW (window));
-  stack = GTK_STACK (gtk_widget_get_parent (GTK_WIDGET (tomo_window_get_slice_view (window))));
-  view = TOMO_VOLUME_VIEW (gtk_stack_get_child_by_name (stack, "volume"));
-  g_assert_nonnull (view);
+  view = volume_window_new (&stack);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win-volume.three-views", NULL));
   tomo_volume_3d_set_probe (tomo_volume_view_get_3d (view), TRUE);
   /* The stream starts once the window is on screen (the views appear with

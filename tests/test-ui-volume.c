@@ -256,15 +256,7 @@ test_three_views (void)
   if (skip_without_display ())
     return;
   g_assert_nonnull (sample);
-  app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
-  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
-  window = tomo_window_new (GTK_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1200, 780);
-  gtk_window_present (GTK_WINDOW (window));
-
-  stack = GTK_STACK (gtk_widget_get_parent (GTK_WIDGET (tomo_window_get_slice_view (window))));
-  view = TOMO_VOLUME_VIEW (gtk_stack_get_child_by_name (stack, "volume"));
-  g_assert_nonnull (view);
+  view = volume_window_new (&stack);
   g_assert_cmpstr (gtk_stack_get_visible_child_name (stack), ==, "slice");
 
   g_assert_true (open_and_wait (sample));

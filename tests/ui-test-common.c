@@ -202,6 +202,22 @@ ensure_window (void)
 }
 
 
+TomoVolumeView *
+volume_window_new (GtkStack **stack)
+{
+  TomoVolumeView *view;
+
+  app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+  window = tomo_window_new (GTK_APPLICATION (app));
+  gtk_window_set_default_size (GTK_WINDOW (window), 1200, 780);
+  gtk_window_present (GTK_WINDOW (window));
+  *stack = GTK_STACK (gtk_widget_get_parent (GTK_WIDGET (tomo_window_get_slice_view (window))));
+  view = TOMO_VOLUME_VIEW (gtk_stack_get_child_by_name (*stack, "volume"));
+  g_assert_nonnull (view);
+  return view;
+}
+
 float *
 volume_pane_data (TomoVolumeView *view,
                   guint           pane,

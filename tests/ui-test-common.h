@@ -41,6 +41,9 @@ void      ui_test_screenshot   (const char *name);
 gboolean  open_and_wait        (const char *path);
 /* Opens the window on $TOMO_SAMPLE_SCAN once and waits for its first slice. */
 void      ensure_window        (void);
+/* The window (1200 × 780, presented) as `window`, and its three views and
+ * the stack they share with the slice view. */
+TomoVolumeView *volume_window_new (GtkStack **stack);
 /* A copy of what a pane of the three views shows (w × h floats). */
 float    *volume_pane_data     (TomoVolumeView *view,
                                 guint           pane,

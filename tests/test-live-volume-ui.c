@@ -199,15 +199,15 @@ test_follow (void)
   want = file_xz (file, window, iy, tomo_volume_view_get_vertical_exaggeration (view));
   g_test_message ("XZ (%u × %u): quarter → half changed by %.3f, half → all by %.3f; all vs "
                   "the file's XZ %.2g (relative L2); 3D preview mean grey %.2f, %.2f, %.2f; "
-                  "%u refills in %.1f s", w, h, rel_l2_diff (xz[1], xz[0], (gsize) w * h),
-                  rel_l2_diff (xz[2], xz[1], (gsize) w * h),
-                  rel_l2_diff (xz[2], want, (gsize) w * h),
+                  "%u refills in %.1f s", w, h, tomo_test_rel_l2 (xz[1], xz[0], (gsize) w * h),
+                  tomo_test_rel_l2 (xz[2], xz[1], (gsize) w * h),
+                  tomo_test_rel_l2 (xz[2], want, (gsize) w * h),
                   mean[0], mean[1], mean[2], refills, (g_get_monotonic_time () - t0) / 1e6);
   g_assert_cmpuint (held, ==, n);
-  g_assert_cmpfloat (rel_l2_diff (xz[1], xz[0], (gsize) w * h), >, 0.05);
-  g_assert_cmpfloat (rel_l2_diff (xz[2], xz[1], (gsize) w * h), >, 0.05);
+  g_assert_cmpfloat (tomo_test_rel_l2 (xz[1], xz[0], (gsize) w * h), >, 0.05);
+  g_assert_cmpfloat (tomo_test_rel_l2 (xz[2], xz[1], (gsize) w * h), >, 0.05);
   /* TomoPackets carries the angles as float32. */
-  g_assert_cmpfloat (rel_l2_diff (xz[2], want, (gsize) w * h), <, 1e-3);
+  g_assert_cmpfloat (tomo_test_rel_l2 (xz[2], want, (gsize) w * h), <, 1e-3);
   g_assert_cmpfloat (fabs (mean[1] - mean[0]), >, 0.2);
   g_assert_cmpfloat (fabs (mean[2] - mean[1]), >, 0.2);
   /* At least one refill per quarter that came after the first fill, and no

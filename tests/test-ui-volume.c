@@ -137,10 +137,11 @@ drag_in_xy (TomoVolumeView *view)
   g_assert_true (tomo_slice_view_get_slice (TOMO_SLICE_VIEW (pane)) == xy_before);
   xz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
   yz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
-  g_test_message ("after the drag XZ changed by %.3f, YZ by %.3f", rel_l2_diff (xz1, xz0, xw * xh),
-                  rel_l2_diff (yz1, yz0, yw * yh));
-  g_assert_cmpfloat (rel_l2_diff (xz1, xz0, xw * xh), >, 0.05);
-  g_assert_cmpfloat (rel_l2_diff (yz1, yz0, yw * yh), >, 0.05);
+  g_test_message ("after the drag XZ changed by %.3f, YZ by %.3f",
+                  tomo_test_rel_l2 (xz1, xz0, xw * xh),
+                  tomo_test_rel_l2 (yz1, yz0, yw * yh));
+  g_assert_cmpfloat (tomo_test_rel_l2 (xz1, xz0, xw * xh), >, 0.05);
+  g_assert_cmpfloat (tomo_test_rel_l2 (yz1, yz0, yw * yh), >, 0.05);
   ui_test_screenshot ("three-views-dragged.png");
 }
 
@@ -327,10 +328,11 @@ test_three_views (void)
   xz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
   yz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
   xy1 = volume_pane_data (view, TOMO_VOLUME_VIEW_XY, &w, &h);
-  g_test_message ("XZ changed by %.3f, YZ by %.3f (relative L2)", rel_l2_diff (xz1, xz0, xw * xh),
-                  rel_l2_diff (yz1, yz0, yw * yh));
-  g_assert_cmpfloat (rel_l2_diff (xz1, xz0, xw * xh), >, 0.05);
-  g_assert_cmpfloat (rel_l2_diff (yz1, yz0, yw * yh), >, 0.05);
+  g_test_message ("XZ changed by %.3f, YZ by %.3f (relative L2)",
+                  tomo_test_rel_l2 (xz1, xz0, xw * xh),
+                  tomo_test_rel_l2 (yz1, yz0, yw * yh));
+  g_assert_cmpfloat (tomo_test_rel_l2 (xz1, xz0, xw * xh), >, 0.05);
+  g_assert_cmpfloat (tomo_test_rel_l2 (yz1, yz0, yw * yh), >, 0.05);
   /* …and they show that point's lines of the XY plane: row z of XZ is line
    * y = 330 of XY, row z of YZ is column x = 150. */
   {
@@ -338,10 +340,10 @@ test_three_views (void)
 
     for (guint x = 0; x < w; x++)
       line[x] = xy1[330 * w + x];
-    g_assert_cmpfloat (rel_l2_diff (xz1 + (gsize) z * vex * xw, line, w), <, 1e-5);
+    g_assert_cmpfloat (tomo_test_rel_l2 (xz1 + (gsize) z * vex * xw, line, w), <, 1e-5);
     for (guint y = 0; y < w; y++)
       line[y] = xy1[y * w + 150];
-    g_assert_cmpfloat (rel_l2_diff (yz1 + (gsize) z * vex * yw, line, w), <, 1e-5);
+    g_assert_cmpfloat (tomo_test_rel_l2 (yz1 + (gsize) z * vex * yw, line, w), <, 1e-5);
   }
 
   /* A click in XZ at (x 400, row 10) moves the XY plane to row 10: in the
@@ -376,22 +378,22 @@ test_three_views (void)
     ob = volume_pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
     g_assert_cmpuint (ow, ==, xw);
     g_assert_cmpuint (oh, ==, xh);
-    g_assert_cmpfloat (rel_l2_diff (ob, xz, ow * oh), <, 1e-6);
+    g_assert_cmpfloat (tomo_test_rel_l2 (ob, xz, ow * oh), <, 1e-6);
     g_free (ob);
 
     tomo_volume_view_set_oblique (view, 90.0, 0.0);
     g_assert_true (wait_updates (view, n + 2, 60));
     ob = volume_pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
-    g_assert_cmpfloat (rel_l2_diff (ob, yz, ow * oh), <, 1e-6);
+    g_assert_cmpfloat (tomo_test_rel_l2 (ob, yz, ow * oh), <, 1e-6);
     g_free (ob);
 
     tomo_volume_view_set_oblique (view, 35.0, 20.0);
     g_assert_true (wait_updates (view, n + 3, 60));
     ob = volume_pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
     g_test_message ("oblique 35°/20° differs from XZ by %.3f, from YZ by %.3f",
-                    rel_l2_diff (ob, xz, ow * oh), rel_l2_diff (ob, yz, ow * oh));
-    g_assert_cmpfloat (rel_l2_diff (ob, xz, ow * oh), >, 0.05);
-    g_assert_cmpfloat (rel_l2_diff (ob, yz, ow * oh), >, 0.05);
+                    tomo_test_rel_l2 (ob, xz, ow * oh), tomo_test_rel_l2 (ob, yz, ow * oh));
+    g_assert_cmpfloat (tomo_test_rel_l2 (ob, xz, ow * oh), >, 0.05);
+    g_assert_cmpfloat (tomo_test_rel_l2 (ob, yz, ow * oh), >, 0.05);
     for (guint i = 0; i < ow * oh; i++)
       g_assert_true (isfinite (ob[i]));
     ui_test_screenshot ("four-views-oblique.png");
@@ -407,8 +409,9 @@ test_three_views (void)
     g_object_set (window, "center", 255.5, NULL);
     g_assert_true (wait_updates (view, n + 1, 60));
     xz2 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
-    g_test_message ("centre 258.87 → 255.5: XZ changed by %.3f", rel_l2_diff (xz2, xz, xw * xh));
-    g_assert_cmpfloat (rel_l2_diff (xz2, xz, xw * xh), >, 0.01);
+    g_test_message ("centre 258.87 → 255.5: XZ changed by %.3f",
+                    tomo_test_rel_l2 (xz2, xz, xw * xh));
+    g_assert_cmpfloat (tomo_test_rel_l2 (xz2, xz, xw * xh), >, 0.01);
   }
 
   /* True aspect on request: 64 rows, a band in its pane. */

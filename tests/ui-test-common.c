@@ -1,8 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #include "config.h"
 
-#include <math.h>
-
 #include <glib/gstdio.h>
 
 #include "ui-test-common.h"
@@ -231,19 +229,4 @@ volume_pane_data (TomoVolumeView *view,
   *w = slice->width;
   *h = slice->height;
   return g_memdup2 (slice->data, sizeof (float) * slice->width * slice->height);
-}
-
-double
-rel_l2_diff (const float *a,
-             const float *b,
-             gsize        n)
-{
-  double e = 0, t = 0;
-
-  for (gsize i = 0; i < n; i++)
-    {
-      e += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
-      t += (double) b[i] * b[i];
-    }
-  return sqrt (e / MAX (t, 1e-300));
 }

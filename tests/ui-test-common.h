@@ -4,6 +4,7 @@
 #include <gtk/gtk.h>
 
 #include "tomo-application.h"
+#include "tomo-test-util.h"
 #include "tomo-volume-view.h"
 #include "tomo-window.h"
 
@@ -49,9 +50,5 @@ float    *volume_pane_data     (TomoVolumeView *view,
                                 guint           pane,
                                 guint          *w,
                                 guint          *h);
-/* ‖a − b‖ / ‖b‖ over n values. */
-double    rel_l2_diff          (const float *a,
-                                const float *b,
-                                gsize        n);
 void      on_shown             (TomoSliceView *view,
                                 gpointer       data);

@@ -35,6 +35,10 @@ struct _TomoVolume3d
   guint n_frames;
   TomoVolume3dStats stats;
 
+  gboolean interactive;     /* turning: rays cast at half resolution, scaled up */
+  GLuint fbo, fbo_texture;
+  int fbo_w, fbo_h;
+
   GLuint program, vao, texture, lut_texture;
   GLint u_rot, u_box, u_window, u_aspect, u_pixel, u_radius, u_steps, u_mode, u_planes, u_volume, u_lut;
 };
@@ -243,12 +247,18 @@ tomo_volume_3d_unrealize (GtkWidget *widget)
         glDeleteTextures (1, &self->texture);
       if (self->lut_texture != 0)
         glDeleteTextures (1, &self->lut_texture);
+      if (self->fbo_texture != 0)
+        glDeleteTextures (1, &self->fbo_texture);
+      if (self->fbo != 0)
+        glDeleteFramebuffers (1, &self->fbo);
       if (self->vao != 0)
         glDeleteVertexArrays (1, &self->vao);
       if (self->program != 0)
         glDeleteProgram (self->program);
     }
   self->texture = self->lut_texture = self->vao = self->program = 0;
+  self->fbo = self->fbo_texture = 0;
+  self->fbo_w = self->fbo_h = 0;
   /* A new realize uploads the volume again. */
   self->have_volume = FALSE;
   self->upload = self->half != NULL;
@@ -311,6 +321,8 @@ tomo_volume_3d_render (GtkGLArea    *area,
   /* Columns of R = Ry(yaw) · Rx(pitch). */
   float rot[9] = { cy, 0, -sy, sy * sp, cp, cy * sp, sy * cp, -sp, cy * cp };
   float box[3], planes[3], swap[9];
+  int rw = w, rh = h;
+  GLint target = 0;
 
   glClearColor (0.12f, 0.12f, 0.13f, 1.0f);
   glClear (GL_COLOR_BUFFER_BIT);
@@ -360,6 +372,33 @@ tomo_volume_3d_render (GtkGLArea    *area,
       swap[c * 3 + 1] = rot[c * 3 + 2];
       swap[c * 3 + 2] = -rot[c * 3 + 1];
     }
+  if (self->interactive && w >= 4 && h >= 4)
+    {
+      /* A quarter of the rays into a texture of our own, then scaled up
+       * into the area's framebuffer: 4× fewer rays while the pane turns,
+       * where the rays are cast on the CPU (llvmpipe) that counts. */
+      rw = w / 2;
+      rh = h / 2;
+      glGetIntegerv (GL_DRAW_FRAMEBUFFER_BINDING, &target);
+      if (self->fbo == 0)
+        {
+          glGenFramebuffers (1, &self->fbo);
+          glGenTextures (1, &self->fbo_texture);
+        }
+      glBindTexture (GL_TEXTURE_2D, self->fbo_texture);
+      if (self->fbo_w != rw || self->fbo_h != rh)
+        {
+          glTexImage2D (GL_TEXTURE_2D, 0, GL_RGBA8, rw, rh, 0, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
+          glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+          glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+          self->fbo_w = rw;
+          self->fbo_h = rh;
+        }
+      glBindFramebuffer (GL_FRAMEBUFFER, self->fbo);
+      glFramebufferTexture2D (GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D,
+                              self->fbo_texture, 0);
+      glViewport (0, 0, rw, rh);
+    }
   glUseProgram (self->program);
   glUniformMatrix3fv (self->u_rot, 1, GL_FALSE, swap);
   glUniform3fv (self->u_box, 1, box);
@@ -371,7 +410,7 @@ tomo_volume_3d_render (GtkGLArea    *area,
     float radius = 1.03f * sqrtf (box[0] * box[0] + box[1] * box[1] + box[2] * box[2]);
 
     glUniform1f (self->u_radius, radius);
-    glUniform1f (self->u_pixel, 2.0f * radius / MIN (w, h));
+    glUniform1f (self->u_pixel, 2.0f * radius / MIN (rw, rh));
   }
   glUniform1i (self->u_mode, self->mode);
   {
@@ -388,6 +427,14 @@ tomo_volume_3d_render (GtkGLArea    *area,
   glDrawArrays (GL_TRIANGLES, 0, 3);
   glBindVertexArray (0);
   glUseProgram (0);
+  if (rw != w)
+    {
+      glBindFramebuffer (GL_READ_FRAMEBUFFER, self->fbo);
+      glBindFramebuffer (GL_DRAW_FRAMEBUFFER, target);
+      glBlitFramebuffer (0, 0, rw, rh, 0, 0, w, h, GL_COLOR_BUFFER_BIT, GL_LINEAR);
+      glBindFramebuffer (GL_FRAMEBUFFER, target);
+      glViewport (0, 0, w, h);
+    }
   if (self->probe)
     probe_frame (self, w, h);
   self->n_frames++;
@@ -402,6 +449,16 @@ on_drag_begin (GtkGestureDrag *gesture,
 {
   self->drag_yaw = self->yaw;
   self->drag_pitch = self->pitch;
+  tomo_volume_3d_set_interactive (self, TRUE);
+}
+
+static void
+on_drag_end (GtkGestureDrag *gesture,
+             double          dx,
+             double          dy,
+             TomoVolume3d   *self)
+{
+  tomo_volume_3d_set_interactive (self, FALSE);
 }
 
 static void
@@ -443,6 +500,7 @@ tomo_volume_3d_init (TomoVolume3d *self)
   gtk_gl_area_set_has_depth_buffer (GTK_GL_AREA (self), FALSE);
   g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
   g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
+  g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
 }
 
@@ -628,4 +686,16 @@ tomo_volume_3d_get_stats (TomoVolume3d      *self,
 {
   g_return_if_fail (TOMO_IS_VOLUME_3D (self) && stats != NULL);
   *stats = self->stats;
+}
+
+void
+tomo_volume_3d_set_interactive (TomoVolume3d *self,
+                                gboolean      interactive)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_3D (self));
+  if (self->interactive == interactive)
+    return;
+  self->interactive = interactive;
+  /* The last frame of a turn is drawn in full. */
+  gtk_gl_area_queue_render (GTK_GL_AREA (self));
 }

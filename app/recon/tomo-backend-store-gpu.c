@@ -194,7 +194,8 @@ gpu_store_fill (TomoBackendImpl  *impl,
   store->progress = progress;
   store->user_data = user_data;
   memset (&store->stats, 0, sizeof store->stats);
-  if (store->setup.host_preprocess)
+  /* A derived scan's rows are line integrals made on the host already. */
+  if (store->setup.host_preprocess || _tomo_scan_get_base (scan) != NULL)
     ok = tomo_gpu_store_fill (store->gpu, fill_read_cb, fill_progress_cb, store, cancel, error);
   else
     ok = fill_raw (store, cancel, error);

@@ -264,68 +264,22 @@ test_prefetch_scan_change_and_dispose (void)
 
 /* --- volumes ----------------------------------------------------------- */
 
-typedef struct
-{
-  GPtrArray *slices;
-  guint n_rows;
-  guint next_row;
-  guint progress_calls;
-  guint progress_total;
-  guint cancel_after;
-  GCancellable *cancellable;
-} VolumeState;
-
-static gboolean
-volume_sink (guint        row,
-             const float *slice,
-             guint        width,
-             guint        height,
-             gpointer     user_data,
-             GError     **error)
-{
-  VolumeState *state = user_data;
-
-  g_assert_cmpuint (row, ==, state->next_row);
-  if (state->slices != NULL)
-    g_ptr_array_add (state->slices, g_memdup2 (slice, (gsize) width * height * sizeof (float)));
-  state->next_row++;
-  state->n_rows++;
-  if (state->cancel_after > 0 && state->n_rows == state->cancel_after)
-    g_cancellable_cancel (state->cancellable);
-  g_assert_cmpuint (width, ==, WIDTH);
-  g_assert_cmpuint (height, ==, WIDTH);
-  return TRUE;
-}
-
-static void
-volume_progress (guint    done,
-                 guint    total,
-                 gpointer user_data)
-{
-  VolumeState *state = user_data;
-
-  state->progress_calls++;
-  state->progress_total = total;
-  g_assert_cmpuint (done, <=, total);
-}
-
 static void
 test_volume (void)
 {
   g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
   g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
   g_autoptr(GError) error = NULL;
-  VolumeState state = { 0 };
+  g_auto(TomoTestVolume) state = { 0 };
   TomoReconParams params;
 
   tomo_recon_params_init (&params, WIDTH);
-  state.next_row = 1;
-  state.slices = g_ptr_array_new_with_free_func (g_free);
+  tomo_test_volume_init (&state, 1, WIDTH, WIDTH);
   g_assert_true (tomo_engine_reconstruct_volume (engine, 1, 5, &params, TOMO_KERNEL_AUTO,
-                                                 volume_sink, volume_progress, &state, NULL,
-                                                 &error));
+                                                 tomo_test_volume_sink, tomo_test_volume_progress,
+                                                 &state, NULL, &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (state.n_rows, ==, 4);
+  g_assert_cmpuint (state.planes->len, ==, 4);
   g_assert_cmpuint (state.progress_total, ==, 4);
   g_assert_cmpuint (state.progress_calls, >=, 1);
   /* Each slice of the volume is the single-slice reconstruction of its row. */
@@ -333,26 +287,27 @@ test_volume (void)
     {
       g_autoptr(TomoSlice) one = reconstruct (engine, 1 + i, 1, params.center);
 
-      g_assert_cmpmem (state.slices->pdata[i], WIDTH * WIDTH * sizeof (float),
+      g_assert_cmpmem (state.planes->pdata[i], WIDTH * WIDTH * sizeof (float),
                        one->data, WIDTH * WIDTH * sizeof (float));
     }
-  g_ptr_array_unref (state.slices);
 
   /* Out of range. */
   g_assert_false (tomo_engine_reconstruct_volume (engine, 4, HEIGHT + 1, &params, 0,
-                                                  volume_sink, NULL, &state, NULL, &error));
+                                                  tomo_test_volume_sink, NULL, &state, NULL,
+                                                  &error));
   g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
   g_clear_error (&error);
 
   /* Cancelled after two rows: stops with G_IO_ERROR_CANCELLED. */
-  memset (&state, 0, sizeof state);
+  tomo_test_volume_clear (&state);
+  tomo_test_volume_init (&state, 0, WIDTH, WIDTH);
   state.cancellable = g_cancellable_new ();
   state.cancel_after = 2;
-  g_assert_false (tomo_engine_reconstruct_volume (engine, 0, HEIGHT, &params, 0, volume_sink,
-                                                  NULL, &state, state.cancellable, &error));
+  g_assert_false (tomo_engine_reconstruct_volume (engine, 0, HEIGHT, &params, 0,
+                                                  tomo_test_volume_sink, NULL, &state,
+                                                  state.cancellable, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
-  g_assert_cmpuint (state.n_rows, ==, 2);
-  g_object_unref (state.cancellable);
+  g_assert_cmpuint (state.planes->len, ==, 2);
 }
 
 /* --- backends ---------------------------------------------------------- */

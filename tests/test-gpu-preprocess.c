@@ -268,24 +268,6 @@ test_raw_rows (void)
 
 typedef struct
 {
-  GPtrArray *planes;
-  guint next_row;
-} Collected;
-
-static gboolean
-collect_cb (guint row, const float *slice, guint width, guint height, gpointer user_data,
-            GError **error)
-{
-  Collected *c = user_data;
-
-  g_assert_cmpuint (row, ==, c->next_row);
-  c->next_row++;
-  g_ptr_array_add (c->planes, g_memdup2 (slice, (gsize) width * height * sizeof (float)));
-  return TRUE;
-}
-
-typedef struct
-{
   TomoInterp interp;
   TomoKernel kernel;
   double tol;   /* against GPU slices of the same kernel */
@@ -301,8 +283,7 @@ test_volume_raw (gconstpointer data)
   g_autoptr(TomoEngine) gpu = tomo_engine_new (TOMO_BACKEND_CPU);
   g_autoptr(TomoEngine) cpu = tomo_engine_new (TOMO_BACKEND_CPU);
   g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) planes = g_ptr_array_new_with_free_func (g_free);
-  Collected collected = { planes, 2 };
+  g_auto(TomoTestVolume) collected = { 0 };
   TomoPreprocessStats cpu_counts = { 0 };
   g_autofree float *sino = g_new (float, (gsize) VP * VW);
   TomoVolumeStats st;
@@ -326,10 +307,12 @@ test_volume_raw (gconstpointer data)
   params.center = (VW - 1) / 2.0 + 3.37;
   params.interp = vc->interp;
   /* Rows 2..8: two packs of four, the second one short by one. */
-  g_assert_true (tomo_engine_reconstruct_volume (gpu, 2, VH, &params, vc->kernel, collect_cb,
-                                                 NULL, &collected, NULL, &error));
+  tomo_test_volume_init (&collected, 2, 0, 0);
+  g_assert_true (tomo_engine_reconstruct_volume (gpu, 2, VH, &params, vc->kernel,
+                                                 tomo_test_volume_sink, NULL, &collected, NULL,
+                                                 &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (planes->len, ==, VH - 2);
+  g_assert_cmpuint (collected.planes->len, ==, VH - 2);
   tomo_engine_get_volume_stats (gpu, &st);
   g_assert_true (st.gpu_preprocess);
 
@@ -338,6 +321,7 @@ test_volume_raw (gconstpointer data)
       TomoSliceRequest request;
       g_autoptr(TomoSlice) gs = NULL;
       g_autoptr(TomoSlice) cs = NULL;
+      const float *plane = collected.planes->pdata[r - 2];
 
       g_assert_true (tomo_scan_read_sinogram (scan, r, sino, &cpu_counts, &error));
       g_assert_no_error (error);
@@ -349,8 +333,8 @@ test_volume_raw (gconstpointer data)
       g_assert_no_error (error);
       cs = tomo_engine_reconstruct (cpu, &request, NULL, &error);
       g_assert_no_error (error);
-      worst_gpu = MAX (worst_gpu, tomo_test_rel_l2 (planes->pdata[r - 2], gs->data, (gsize) VW * VW));
-      worst_cpu = MAX (worst_cpu, tomo_test_rel_l2 (planes->pdata[r - 2], cs->data, (gsize) VW * VW));
+      worst_gpu = MAX (worst_gpu, tomo_test_rel_l2 (plane, gs->data, (gsize) VW * VW));
+      worst_cpu = MAX (worst_cpu, tomo_test_rel_l2 (plane, cs->data, (gsize) VW * VW));
     }
   /* The dead column is clamped in every projection of every row, and the
    * device counted exactly what the CPU counts. */

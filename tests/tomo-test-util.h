@@ -5,7 +5,7 @@
  */
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
@@ -67,6 +67,36 @@ double    tomo_test_disc_mean     (const float *img,
                                    double       cx,
                                    double       cy,
                                    double       radius);
+
+/* A TomoVolumeSink (and its progress callback, on the same user_data) that
+ * keeps every slice it is given, asserting that they come in row order from
+ * next_row and, where width/height are set, at that size.  After
+ * cancel_after rows (when set) it cancels `cancellable`. */
+typedef struct
+{
+  guint next_row;
+  guint width, height;      /* expected size (0: any) */
+  GPtrArray *planes;        /* the slices, in row order (g_free) */
+  guint cancel_after;
+  GCancellable *cancellable;
+  guint progress_calls, progress_total;
+} TomoTestVolume;
+
+void     tomo_test_volume_init     (TomoTestVolume *v,
+                                    guint           first_row,
+                                    guint           width,
+                                    guint           height);
+void     tomo_test_volume_clear    (TomoTestVolume *v);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (TomoTestVolume, tomo_test_volume_clear)
+gboolean tomo_test_volume_sink     (guint        row,
+                                    const float *slice,
+                                    guint        width,
+                                    guint        height,
+                                    gpointer     user_data,
+                                    GError     **error);
+void     tomo_test_volume_progress (guint    done,
+                                    guint    total,
+                                    gpointer user_data);
 
 G_END_DECLS
 

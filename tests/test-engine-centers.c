@@ -282,8 +282,9 @@ sweep_on_engine (TomoBackend backend)
 
   sino = g_new (float, (gsize) tomo_scan_get_n_projections (scan) * tomo_scan_get_width (scan));
   g_assert_true (tomo_scan_read_sinogram (scan, row, sino, NULL, &error));
-  g_assert_true (tomo_center_sweep (sino, tomo_scan_get_n_projections (scan),
-                                    tomo_scan_get_width (scan), tomo_scan_get_angles (scan),
+  g_assert_true (tomo_center_sweep (&(TomoSinogram) { sino, tomo_scan_get_n_projections (scan),
+                                                      tomo_scan_get_width (scan),
+                                                      tomo_scan_get_angles (scan) },
                                     255.5 + 2.0, 4.0, &own, &error));
   g_assert_no_error (error);
   g_test_message ("the estimate's own CPU sweep: %.3f", own.center);

@@ -538,15 +538,15 @@ robust_sigma (const double *v,
 }
 
 gboolean
-_tomo_center_correlation_with (const float      *sino,
-                               guint             n_proj,
-                               guint             width,
-                               const double     *angles,
-                               TomoCenterProfile profile,
-                               gpointer          user_data,
-                               TomoCenterResult *result,
-                               GError          **error)
+_tomo_center_correlation_with (const TomoSinogram *s,
+                               TomoCenterProfile   profile,
+                               gpointer            user_data,
+                               TomoCenterResult   *result,
+                               GError            **error)
 {
+  const float *sino = s->data;
+  const double *angles = s->angles;
+  guint n_proj = s->n_proj, width = s->width;
   g_autofree float *pa = NULL, *pb = NULL, *partner = NULL;
   g_autofree double *centers = NULL, *shifts = NULL;
   g_autofree guint *cand = NULL;
@@ -642,27 +642,23 @@ _tomo_center_correlation_with (const float      *sino,
 }
 
 gboolean
-tomo_center_correlation (const float      *sino,
-                         guint             n_proj,
-                         guint             width,
-                         const double     *angles,
-                         TomoCenterResult *result,
-                         GError          **error)
+tomo_center_correlation (const TomoSinogram *sino,
+                         TomoCenterResult   *result,
+                         GError            **error)
 {
-  return _tomo_center_correlation_with (sino, n_proj, width, angles, _tomo_center_profile_cpu, NULL,
-                                        result, error);
+  return _tomo_center_correlation_with (sino, _tomo_center_profile_cpu, NULL, result, error);
 }
 
 /* --- sinogram: centre of mass -------------------------------------------- */
 
 gboolean
-tomo_center_sinogram (const float      *sino,
-                      guint             n_proj,
-                      guint             width,
-                      const double     *angles,
-                      TomoCenterResult *result,
-                      GError          **error)
+tomo_center_sinogram (const TomoSinogram *s,
+                      TomoCenterResult   *result,
+                      GError            **error)
 {
+  const float *sino = s->data;
+  const double *angles = s->angles;
+  guint n_proj = s->n_proj, width = s->width;
   g_autofree float *clean = NULL;
   g_autofree double *com = NULL, *mass = NULL;
   g_autofree gboolean *use = NULL;
@@ -855,35 +851,17 @@ score_slice (const float    *img,
 }
 
 gboolean
-tomo_center_sweep_scores (const float     *sino,
-                          guint            n_proj,
-                          guint            width,
-                          const double    *angles,
-                          const double    *centers,
-                          guint            n_centers,
-                          TomoCenterScore  score,
-                          guint            n_threads,
-                          double          *scores,
-                          GError         **error)
+tomo_center_sweep_scores (const TomoSinogram         *s,
+                          const TomoCenterCandidates *sweep,
+                          double                     *scores,
+                          GError                    **error)
 {
-  return tomo_center_sweep_images (sino, n_proj, width, angles, centers, n_centers, score,
-                                   n_threads, NULL, NULL, scores, error);
-}
-
-gboolean
-tomo_center_sweep_images (const float     *sino,
-                          guint            n_proj,
-                          guint            width,
-                          const double    *angles,
-                          const double    *centers,
-                          guint            n_centers,
-                          TomoCenterScore  score,
-                          guint            n_threads,
-                          const TomoRoi   *view,
-                          float           *images,
-                          double          *scores,
-                          GError         **error)
-{
+  const float *sino = s->data;
+  const double *angles = s->angles, *centers = sweep->centers;
+  guint n_proj = s->n_proj, width = s->width, n_centers = sweep->n_centers;
+  TomoCenterScore score = sweep->score;
+  const TomoRoi *view = sweep->view;
+  float *images = sweep->images;
   g_autofree float *clean = NULL, *filtered = NULL, *img = NULL;
   g_autoptr(TomoCpuFbp) fbp = NULL;
   TomoRoi roi = { 0, 0, width, width };
@@ -912,7 +890,8 @@ tomo_center_sweep_images (const float     *sino,
                      centers[i], width - 1);
         return FALSE;
       }
-  fbp = tomo_cpu_fbp_new (width, n_proj, angles, 0 /* Ram-Lak */, 0 /* zero pad */, n_threads);
+  fbp = tomo_cpu_fbp_new (width, n_proj, angles, 0 /* Ram-Lak */, 0 /* zero pad */,
+                          sweep->n_threads);
   filtered = g_new (float, (gsize) n_proj * width);
   img = g_new (float, (gsize) width * width);
   tomo_cpu_fbp_filter (fbp, clean, filtered);
@@ -977,13 +956,6 @@ _tomo_center_score_negativity (const float *img,
   return score_slice (img, width, TOMO_CENTER_SCORE_NEGATIVITY, 0, 0);
 }
 
-typedef struct
-{
-  const float *sino;
-  guint n_proj, width;
-  const double *angles;
-} CpuScores;
-
 static gboolean
 cpu_scores (const double *centers,
             guint         n_centers,
@@ -991,25 +963,21 @@ cpu_scores (const double *centers,
             gpointer      user_data,
             GError      **error)
 {
-  CpuScores *c = user_data;
+  TomoCenterCandidates candidates = { centers, n_centers, TOMO_CENTER_SCORE_NEGATIVITY, 0, NULL,
+                                      NULL };
 
-  return tomo_center_sweep_scores (c->sino, c->n_proj, c->width, c->angles, centers, n_centers,
-                                   TOMO_CENTER_SCORE_NEGATIVITY, 0, scores, error);
+  return tomo_center_sweep_scores (user_data, &candidates, scores, error);
 }
 
 gboolean
-tomo_center_sweep (const float      *sino,
-                   guint             n_proj,
-                   guint             width,
-                   const double     *angles,
-                   double            guess,
-                   double            half_range,
-                   TomoCenterResult *result,
-                   GError          **error)
+tomo_center_sweep (const TomoSinogram *sino,
+                   double              guess,
+                   double              half_range,
+                   TomoCenterResult   *result,
+                   GError            **error)
 {
-  CpuScores c = { sino, n_proj, width, angles };
-
-  return _tomo_center_sweep_with (width, guess, half_range, cpu_scores, &c, result, error);
+  return _tomo_center_sweep_with (sino->width, guess, half_range, cpu_scores, (gpointer) sino,
+                                  result, error);
 }
 
 gboolean
@@ -1065,13 +1033,10 @@ _tomo_center_sweep_with (guint               width,
 /* --- dispatch ------------------------------------------------------------ */
 
 gboolean
-tomo_center_estimate (const float      *sino,
-                      guint             n_proj,
-                      guint             width,
-                      const double     *angles,
-                      TomoCenterMethod  method,
-                      TomoCenterResult *result,
-                      GError          **error)
+tomo_center_estimate (const TomoSinogram *sino,
+                      TomoCenterMethod    method,
+                      TomoCenterResult   *result,
+                      GError            **error)
 {
   g_autoptr(GError) local = NULL;
   TomoCenterResult first;
@@ -1080,24 +1045,24 @@ tomo_center_estimate (const float      *sino,
   switch (method)
     {
     case TOMO_CENTER_METHOD_CORRELATION:
-      return tomo_center_correlation (sino, n_proj, width, angles, result, error);
+      return tomo_center_correlation (sino, result, error);
     case TOMO_CENTER_METHOD_SINOGRAM:
-      return tomo_center_sinogram (sino, n_proj, width, angles, result, error);
+      return tomo_center_sinogram (sino, result, error);
     case TOMO_CENTER_METHOD_SWEEP:
-      if (!tomo_center_estimate (sino, n_proj, width, angles, TOMO_CENTER_METHOD_AUTO, &first, error))
+      if (!tomo_center_estimate (sino, TOMO_CENTER_METHOD_AUTO, &first, error))
         return FALSE;
-      return tomo_center_sweep (sino, n_proj, width, angles, first.center,
+      return tomo_center_sweep (sino, first.center,
                                 MAX (3.0, ceil (4.0 * first.uncertainty)), result, error);
     case TOMO_CENTER_METHOD_AUTO:
     default:
-      if (tomo_center_correlation (sino, n_proj, width, angles, result, &local))
+      if (tomo_center_correlation (sino, result, &local))
         return TRUE;
       if (!g_error_matches (local, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_NO_PAIR))
         {
           g_propagate_error (error, g_steal_pointer (&local));
           return FALSE;
         }
-      return tomo_center_sinogram (sino, n_proj, width, angles, result, error);
+      return tomo_center_sinogram (sino, result, error);
     }
 }
 

@@ -7,6 +7,16 @@
 
 G_BEGIN_DECLS
 
+/* One sinogram: n_proj rows of `width` detector values, one per angle
+ * (radians). */
+typedef struct
+{
+  const float *data;
+  guint n_proj;
+  guint width;
+  const double *angles;
+} TomoSinogram;
+
 /* The rows a correlation profile runs over: Pearson's r of a[p][x] with
  * b[p][x + d] over their overlap, for n_pairs rows of `width` and
  * d = d_lo … d_lo + n_shifts − 1; −2 where the overlap is shorter than
@@ -66,22 +76,16 @@ typedef struct
  * match exactly), correlated over every shift with sub-pixel refinement; the
  * median over up to 32 pairs.  Needs a projection within one angular step of
  * θ+180° for some θ. */
-gboolean tomo_center_correlation (const float      *sino,
-                                  guint             n_proj,
-                                  guint             width,
-                                  const double     *angles,
-                                  TomoCenterResult *result,
-                                  GError          **error);
+gboolean tomo_center_correlation (const TomoSinogram *sino,
+                                  TomoCenterResult   *result,
+                                  GError            **error);
 
 /* The centre of mass of each projection follows c + a·cos θ + b·sin θ for an
  * object inside the field of view; the fitted c is the axis.  Needs ≥ 3
  * projections spread over at least ~60°; no 180° pair needed. */
-gboolean tomo_center_sinogram    (const float      *sino,
-                                  guint             n_proj,
-                                  guint             width,
-                                  const double     *angles,
-                                  TomoCenterResult *result,
-                                  GError          **error);
+gboolean tomo_center_sinogram    (const TomoSinogram *sino,
+                                  TomoCenterResult   *result,
+                                  GError            **error);
 
 typedef enum
 {
@@ -90,54 +94,41 @@ typedef enum
   TOMO_CENTER_SCORE_NEGATIVITY,  /* energy of the negative values */
 } TomoCenterScore;
 
-/* Reconstructs the row (CPU FBP, Ram-Lak) at each of `centers` and scores the
- * disc inside the field of view: lower is better.  `scores` has n_centers. */
-gboolean tomo_center_sweep_scores (const float     *sino,
-                                   guint            n_proj,
-                                   guint            width,
-                                   const double    *angles,
-                                   const double    *centers,
-                                   guint            n_centers,
-                                   TomoCenterScore  score,
-                                   guint            n_threads,
-                                   double          *scores,
-                                   GError         **error);
+/* The candidates of a sweep and what to keep of them: each of `centers`
+ * scored by `score` (n_threads for the CPU FBP, 0: all); with a `view`, that
+ * region of each candidate's slice in images (n_centers × view->height ×
+ * view->width floats). */
+typedef struct
+{
+  const double *centers;
+  guint n_centers;
+  TomoCenterScore score;
+  guint n_threads;
+  const TomoRoi *view;
+  float *images;
+} TomoCenterCandidates;
 
-/* The same, also keeping a `view` region of each candidate's slice:
- * images is n_centers × view->height × view->width floats. */
-gboolean tomo_center_sweep_images (const float     *sino,
-                                   guint            n_proj,
-                                   guint            width,
-                                   const double    *angles,
-                                   const double    *centers,
-                                   guint            n_centers,
-                                   TomoCenterScore  score,
-                                   guint            n_threads,
-                                   const TomoRoi   *view,
-                                   float           *images,
-                                   double          *scores,
-                                   GError         **error);
+/* Reconstructs the row (CPU FBP, Ram-Lak) at each candidate and scores the
+ * disc inside the field of view: lower is better.  `scores` has n_centers. */
+gboolean tomo_center_sweep_scores (const TomoSinogram         *sino,
+                                   const TomoCenterCandidates *candidates,
+                                   double                     *scores,
+                                   GError                    **error);
 
 /* A coarse sweep (1 px) of guess ± half_range, then a fine one (0.1 px)
  * around the best, and a parabola through the minimum. */
-gboolean tomo_center_sweep       (const float      *sino,
-                                  guint             n_proj,
-                                  guint             width,
-                                  const double     *angles,
-                                  double            guess,
-                                  double            half_range,
-                                  TomoCenterResult *result,
-                                  GError          **error);
+gboolean tomo_center_sweep       (const TomoSinogram *sino,
+                                  double              guess,
+                                  double              half_range,
+                                  TomoCenterResult   *result,
+                                  GError            **error);
 
 /* One row by `method` (AUTO: correlation if a pair exists, else sinogram;
  * SWEEP starts around the AUTO estimate). */
-gboolean tomo_center_estimate    (const float      *sino,
-                                  guint             n_proj,
-                                  guint             width,
-                                  const double     *angles,
-                                  TomoCenterMethod  method,
-                                  TomoCenterResult *result,
-                                  GError          **error);
+gboolean tomo_center_estimate    (const TomoSinogram *sino,
+                                  TomoCenterMethod    method,
+                                  TomoCenterResult   *result,
+                                  GError            **error);
 
 /* The axis tilt from the centres found on several rows (rows[i] with
  * centers[i] and their uncertainties, NAN entries skipped): a weighted line

@@ -92,6 +92,7 @@ estimate_center (TomoScan *scan,
 {
   guint w = tomo_scan_get_width (scan), n = tomo_scan_get_n_projections (scan);
   g_autofree float *sino = g_try_new (float, (gsize) n * w);
+  TomoSinogram s = { sino, n, w, tomo_scan_get_angles (scan) };
   TomoCenterResult r;
 
   if (sino == NULL)
@@ -101,8 +102,7 @@ estimate_center (TomoScan *scan,
       return FALSE;
     }
   if (!tomo_scan_read_sinogram (scan, tomo_scan_get_height (scan) / 2, sino, NULL, error)
-      || !tomo_center_estimate (sino, n, w, tomo_scan_get_angles (scan),
-                                TOMO_CENTER_METHOD_AUTO, &r, error))
+      || !tomo_center_estimate (&s, TOMO_CENTER_METHOD_AUTO, &r, error))
     return FALSE;
   *center = r.center;
   return TRUE;

@@ -113,11 +113,10 @@ test_preprocess_case (gconstpointer data)
     {
       gsize off = (gsize) r * n_proj * width;
       TomoPreprocessStats st = { 0 };
+      TomoFlatField ff = { c->normalise ? flat + r * width : NULL,
+                           c->normalise ? dark + r * width : NULL, c->apply_log };
 
-      tomo_preprocess_row (raw_f + off, n_proj, width,
-                           c->normalise ? flat + r * width : NULL,
-                           c->normalise ? dark + r * width : NULL,
-                           c->apply_log, ref + off, &st);
+      tomo_preprocess_row (raw_f + off, n_proj, width, &ff, ref + off, &st);
       g_assert_cmpuint (counts[r].n_values, ==, st.n_values);
       g_assert_cmpuint (counts[r].n_nonpositive, ==, st.n_nonpositive);
       g_assert_cmpuint (counts[r].n_nonfinite, ==, st.n_nonfinite);
@@ -253,7 +252,7 @@ test_raw_rows (void)
       g_assert_cmpuint (raw[17], ==, 0);
       g_assert_cmpfloat (flat[5], ==, 40000 + 37 * 5 + 5.5f);
       g_assert_cmpfloat (dark[5], ==, 90 + 5 + 0.5f);
-      tomo_preprocess_row (conv, VP, VW, flat, dark, TRUE, conv, &a);
+      tomo_preprocess_row (conv, VP, VW, &(TomoFlatField) { flat, dark, TRUE }, conv, &a);
       g_assert_true (tomo_scan_read_sinogram (scan, r, ref, &b, &error));
       g_assert_no_error (error);
       g_assert_cmpmem (conv, (gsize) VP * VW * sizeof (float), ref, (gsize) VP * VW * sizeof (float));

@@ -293,7 +293,7 @@ tomo_live_accumulator_put (TomoLiveAccumulator *self,
   if (!add_stored (self, remove, remove_angles, -1.0f, error))
     return FALSE;
   for (guint i = 0; i < n; i++)
-    tomo_preprocess_row (raw + (gsize) i * w, 1, w, flat, dark, apply_log,
+    tomo_preprocess_row (raw + (gsize) i * w, 1, w, &(TomoFlatField) { flat, dark, apply_log },
                          &g_array_index (self->stored, float, (gsize) slots[i] * w), NULL);
   return add_stored (self, add, add_angles, 1.0f, error);
 }

@@ -359,8 +359,8 @@ test_offset_axis (void)
   g_autofree double *full = g_new (double, (gsize) n * wb);
   g_autofree float *sino = g_new (float, (gsize) n * w);
   g_autofree float *truth = g_new (float, (gsize) wb * wb);
-  g_autofree float *stitched = NULL, *slice = NULL;
-  g_autofree double *angles_s = NULL;
+  g_autofree float *slice = NULL;
+  g_auto(TomoStitched) stitched = { 0 };
   g_autoptr(TomoCpuFbp) fbp = NULL;
   g_autoptr(GError) error = NULL;
   TomoReconParams params;
@@ -392,18 +392,22 @@ test_offset_axis (void)
   g_test_message ("offset axis: found %.3f for %.3f", r.center, edge);
   g_assert_cmpfloat (fabs (r.center - edge), <, 0.2);
 
-  stitched = tomo_sinogram_stitch_360 (sino, n, w, angles, edge, &ns, &ws, &angles_s, &cs, &error);
+  g_assert_true (tomo_sinogram_stitch_360 (&(TomoSinogram) { sino, n, w, angles }, edge, &stitched,
+                                           &error));
   g_assert_no_error (error);
-  g_assert_nonnull (stitched);
+  g_assert_nonnull (stitched.data);
+  ns = stitched.n_proj;
+  ws = stitched.width;
+  cs = stitched.center;
   g_assert_cmpuint (ns, ==, n / 2);
   g_assert_cmpuint (ws, >=, 2 * w - 2 * (guint) edge - 2);
   g_assert_cmpfloat (fabs (cs - (ws - 1) / 2.0), <=, 0.5);
 
-  fbp = tomo_cpu_fbp_new (ws, ns, angles_s, TOMO_FILTER_RAMLAK, TOMO_PAD_ZERO, 0);
+  fbp = tomo_cpu_fbp_new (ws, ns, stitched.angles, TOMO_FILTER_RAMLAK, TOMO_PAD_ZERO, 0);
   tomo_recon_params_init (&params, ws);
   params.center = cs;
   slice = g_new (float, (gsize) ws * ws);
-  tomo_cpu_fbp_reconstruct (fbp, stitched, &params, slice);
+  tomo_cpu_fbp_reconstruct (fbp, stitched.data, &params, slice);
 
   /* Region means of every disk against the truth, in the same frame
    * (the axis at each slice's middle). */
@@ -428,14 +432,14 @@ test_stitch_errors (void)
   const guint w = 64, n = 90;
   g_autofree double *angles = make_angles (n, 180.0, FALSE);
   g_autofree float *sino = g_new0 (float, n * w);
-  g_autofree double *a_out = NULL;
+  g_auto(TomoStitched) stitched = { 0 };
   g_autoptr(GError) error = NULL;
-  guint ns, ws;
-  double cs;
 
   for (guint i = 0; i < n * w; i++)
     sino[i] = (i % w) * 0.1f;
-  g_assert_null (tomo_sinogram_stitch_360 (sino, n, w, angles, 10.0, &ns, &ws, &a_out, &cs, &error));
+  g_assert_false (tomo_sinogram_stitch_360 (&(TomoSinogram) { sino, n, w, angles }, 10.0,
+                                            &stitched, &error));
+  g_assert_null (stitched.data);
   g_assert_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_NO_PAIR);
 }
 

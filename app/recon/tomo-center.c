@@ -1155,41 +1155,42 @@ tomo_center_fit_tilt (const double *rows,
 
 /* --- offset-axis stitching ----------------------------------------------- */
 
-float *
-tomo_sinogram_stitch_360 (const float  *sino,
-                          guint         n_proj,
-                          guint         width,
-                          const double *angles,
-                          double        center,
-                          guint        *n_out,
-                          guint        *width_out,
-                          double      **angles_out,
-                          double       *center_out,
-                          GError      **error)
+void
+tomo_stitched_clear (TomoStitched *stitched)
+{
+  g_clear_pointer (&stitched->data, g_free);
+  g_clear_pointer (&stitched->angles, g_free);
+}
+
+gboolean
+tomo_sinogram_stitch_360 (const TomoSinogram *sino,
+                          double              center,
+                          TomoStitched       *out,
+                          GError            **error)
 {
   g_autofree float *clean = NULL;
+  guint n_proj = sino->n_proj, width = sino->width;
 
-  g_return_val_if_fail (n_out != NULL && width_out != NULL && angles_out != NULL
-                        && center_out != NULL, NULL);
-  if (!check_angles (angles, n_proj, error))
-    return NULL;
+  g_return_val_if_fail (out != NULL, FALSE);
+  if (!check_angles (sino->angles, n_proj, error))
+    return FALSE;
   if (!isfinite (center) || center < 0 || center > width - 1.0)
     {
       g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_INVALID,
                    "Stitching needs the axis on the detector (centre %g, columns 0…%u)",
                    center, width - 1);
-      return NULL;
+      return FALSE;
     }
-  if (!tomo_angles_is_full_turn (angles, n_proj))
+  if (!tomo_angles_is_full_turn (sino->angles, n_proj))
     {
       g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_NO_PAIR,
                    "Stitching opposite projections needs a 360° scan (%u projections)", n_proj);
-      return NULL;
+      return FALSE;
     }
-  clean = clean_copy (sino, n_proj, width, 4, error);
+  clean = clean_copy (sino->data, n_proj, width, 4, error);
   if (clean == NULL)
-    return NULL;
+    return FALSE;
   /* The same rows as the offset geometry of a scan (tomo-geometry.c). */
-  return tomo_geometry_stitch (clean, n_proj, width, angles, center, "Sinogram", n_out,
-                               width_out, angles_out, center_out, error);
+  return tomo_geometry_stitch (&(TomoSinogram) { clean, n_proj, width, sino->angles }, center,
+                               "Sinogram", out, error);
 }

@@ -157,20 +157,27 @@ void     tomo_angles_fbp_weights  (const double *angles,
                                    guint         n_proj,
                                    double       *weights);
 
+/* A stitched sinogram: n_proj rows of `width` (g_free), their angles
+ * (g_free) and the axis column in them. */
+typedef struct
+{
+  float *data;
+  guint n_proj;
+  guint width;
+  double *angles;
+  double center;
+} TomoStitched;
+
+void     tomo_stitched_clear      (TomoStitched *stitched);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (TomoStitched, tomo_stitched_clear)
+
 /* Offset-axis ("half acquisition") 360° scans: each projection θ of the
  * first half-turn is joined with its opposite θ+180° (mirrored, interpolated
  * in angle) into one row about twice as wide, with a smooth sin² blend over
- * the columns both see.  Returns the stitched n_out × width_out sinogram
- * (g_free), its angles (g_free) and the axis column in it. */
-float   *tomo_sinogram_stitch_360 (const float  *sino,
-                                   guint         n_proj,
-                                   guint         width,
-                                   const double *angles,
-                                   double        center,
-                                   guint        *n_out,
-                                   guint        *width_out,
-                                   double      **angles_out,
-                                   double       *center_out,
-                                   GError      **error);
+ * the columns both see; the axis at `center` of the detector. */
+gboolean tomo_sinogram_stitch_360 (const TomoSinogram *sino,
+                                   double              center,
+                                   TomoStitched       *out,
+                                   GError            **error);
 
 G_END_DECLS

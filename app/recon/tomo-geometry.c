@@ -491,39 +491,31 @@ stitch_transform_new (const char    *name,
   return t;
 }
 
-float *
-tomo_geometry_stitch (const float   *sino,
-                      guint          n_proj,
-                      guint          width,
-                      const double  *angles,
-                      double         center,
-                      const char    *name,
-                      guint         *n_out,
-                      guint         *width_out,
-                      double       **angles_out,
-                      double        *center_out,
-                      GError       **error)
+gboolean
+tomo_geometry_stitch (const TomoSinogram *sino,
+                      double              center,
+                      const char         *name,
+                      TomoStitched       *out,
+                      GError            **error)
 {
-  g_autofree double *theta = NULL;
   Transform *t;
-  float *out;
   guint overlap;
   int off;
 
-  g_return_val_if_fail (sino != NULL && angles != NULL && n_out != NULL && width_out != NULL
-                        && angles_out != NULL && center_out != NULL, NULL);
+  g_return_val_if_fail (sino != NULL && sino->data != NULL && sino->angles != NULL && out != NULL,
+                        FALSE);
 
-  t = stitch_transform_new (name, angles, n_proj, width, center, &theta, error);
+  t = stitch_transform_new (name, sino->angles, sino->n_proj, sino->width, center, &out->angles,
+                            error);
   if (t == NULL)
-    return NULL;
-  out = g_new (float, (gsize) t->n_out * t->width_out);
-  stitch_row (t, 0, sino, out, NULL);
-  stitch_layout (center, width, &off, width_out, &overlap);
-  *n_out = t->n_out;
-  *center_out = center + off;
-  *angles_out = g_steal_pointer (&theta);
+    return FALSE;
+  out->data = g_new (float, (gsize) t->n_out * t->width_out);
+  stitch_row (t, 0, sino->data, out->data, NULL);
+  stitch_layout (center, sino->width, &off, &out->width, &overlap);
+  out->n_proj = t->n_out;
+  out->center = center + off;
   transform_free (t);
-  return out;
+  return TRUE;
 }
 
 TomoScan *

@@ -96,7 +96,6 @@ tomo_center_find_in_scan_with (TomoScan         *scan,
       sigmas[n_rows] = one.uncertainty;
       n_rows++;
     }
-  tomo_center_fit_tilt (rows, centers, sigmas, n_rows, row, NULL,
-                        &result->tilt_deg, &result->tilt_uncertainty_deg, NULL);
+  tomo_center_fit_tilt (rows, centers, sigmas, n_rows, result, NULL);
   return TRUE;
 }

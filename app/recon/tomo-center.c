@@ -1066,91 +1066,71 @@ tomo_center_estimate (const TomoSinogram *sino,
     }
 }
 
-static gboolean
-fit_line (const double *rows,
-                      const double *centers,
-                      const double *uncertainties,
-                      guint         n,
-                      double        at_row,
-                      double       *center_at_row,
-                      double       *tilt_deg,
-                      double       *tilt_uncertainty_deg,
-                      GError      **error)
-{
-  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, det, a, b;
-  guint m = 0;
-
-  for (guint i = 0; i < n; i++)
-    {
-      double s = uncertainties != NULL && isfinite (uncertainties[i]) ? MAX (uncertainties[i], 1e-3) : 1.0;
-      double w = 1.0 / (s * s);
-
-      if (!isfinite (centers[i]) || !isfinite (rows[i]))
-        continue;
-      m++;
-      sw += w;
-      sx += w * rows[i];
-      sy += w * centers[i];
-      sxx += w * rows[i] * rows[i];
-      sxy += w * rows[i] * centers[i];
-    }
-  det = sw * sxx - sx * sx;
-  if (m < 2 || !(det > 1e-12 * sw * sw))
-    {
-      g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_DEGENERATE,
-                   "The tilt needs centres on at least two different rows (%u usable)", m);
-      return FALSE;
-    }
-  b = (sw * sxy - sx * sy) / det; /* px per row */
-  a = (sy - b * sx) / sw;
-  if (center_at_row != NULL)
-    *center_at_row = a + b * at_row;
-  if (tilt_deg != NULL)
-    *tilt_deg = atan (b) * 180.0 / G_PI;
-  if (tilt_uncertainty_deg != NULL)
-    *tilt_uncertainty_deg = sqrt (sw / det) * 180.0 / G_PI;
-  return TRUE;
-}
-
 gboolean
-tomo_center_fit_tilt (const double *rows,
-                      const double *centers,
-                      const double *uncertainties,
-                      guint         n,
-                      double        at_row,
-                      double       *center_at_row,
-                      double       *tilt_deg,
-                      double       *tilt_uncertainty_deg,
-                      GError      **error)
+tomo_center_fit_tilt (const double     *rows,
+                      const double     *centers,
+                      const double     *uncertainties,
+                      guint             n,
+                      TomoCenterResult *result,
+                      GError          **error)
 {
   g_autofree double *kept = g_memdup2 (centers, sizeof (double) * MAX (n, 1));
   g_autofree double *res = g_new (double, MAX (n, 1));
 
-  /* A row whose centre is far off the others' line (a row with little of
-   * the sample in it) is dropped, and the line fitted again. */
-  for (int pass = 0; pass < 3; pass++)
+  /* A weighted line fit; a row whose centre is far off the others' line (a
+   * row with little of the sample in it) is dropped, and the line fitted
+   * again, up to three times. */
+  for (int pass = 0;; pass++)
     {
-      double c0, tilt, sigma;
+      double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, det, a, b, tilt, sigma;
       guint m = 0, n_drop = 0;
 
-      if (!fit_line (rows, kept, uncertainties, n, 0.0, &c0, &tilt, NULL, error))
-        return FALSE;
+      for (guint i = 0; i < n; i++)
+        {
+          double s = uncertainties != NULL && isfinite (uncertainties[i])
+                     ? MAX (uncertainties[i], 1e-3) : 1.0;
+          double w = 1.0 / (s * s);
+
+          if (!isfinite (kept[i]) || !isfinite (rows[i]))
+            continue;
+          m++;
+          sw += w;
+          sx += w * rows[i];
+          sy += w * kept[i];
+          sxx += w * rows[i] * rows[i];
+          sxy += w * rows[i] * kept[i];
+        }
+      det = sw * sxx - sx * sx;
+      if (m < 2 || !(det > 1e-12 * sw * sw))
+        {
+          g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_DEGENERATE,
+                       "The tilt needs centres on at least two different rows (%u usable)", m);
+          return FALSE;
+        }
+      b = (sw * sxy - sx * sy) / det; /* px per row */
+      a = (sy - b * sx) / sw;
+      tilt = atan (b) * 180.0 / G_PI;
+      if (pass == 3)
+        {
+          result->tilt_deg = tilt;
+          result->tilt_uncertainty_deg = sqrt (sw / det) * 180.0 / G_PI;
+          return TRUE;
+        }
+      m = 0;
       for (guint i = 0; i < n; i++)
         if (isfinite (kept[i]))
-          res[m++] = fabs (kept[i] - (c0 + tan (tilt * G_PI / 180.0) * rows[i]));
+          res[m++] = fabs (kept[i] - (a + tan (tilt * G_PI / 180.0) * rows[i]));
       sigma = MAX (1.4826 * median_of (res, m), 0.05);
       for (guint i = 0; i < n; i++)
         if (isfinite (kept[i])
-            && fabs (kept[i] - (c0 + tan (tilt * G_PI / 180.0) * rows[i])) > 4.0 * sigma)
+            && fabs (kept[i] - (a + tan (tilt * G_PI / 180.0) * rows[i])) > 4.0 * sigma)
           {
             kept[i] = NAN;
             n_drop++;
           }
       if (n_drop == 0)
-        break;
+        pass = 2;   /* nothing dropped: this line is the answer */
     }
-  return fit_line (rows, kept, uncertainties, n, at_row, center_at_row, tilt_deg,
-                   tilt_uncertainty_deg, error);
 }
 
 /* --- offset-axis stitching ----------------------------------------------- */

@@ -132,16 +132,14 @@ gboolean tomo_center_estimate    (const TomoSinogram *sino,
 
 /* The axis tilt from the centres found on several rows (rows[i] with
  * centers[i] and their uncertainties, NAN entries skipped): a weighted line
- * fit; degrees, positive when the axis column grows with the row. */
-gboolean tomo_center_fit_tilt    (const double *rows,
-                                  const double *centers,
-                                  const double *uncertainties,
-                                  guint         n,
-                                  double        at_row,
-                                  double       *center_at_row,
-                                  double       *tilt_deg,
-                                  double       *tilt_uncertainty_deg,
-                                  GError      **error);
+ * fit, into result->tilt_deg and result->tilt_uncertainty_deg; degrees,
+ * positive when the axis column grows with the row. */
+gboolean tomo_center_fit_tilt    (const double     *rows,
+                                  const double     *centers,
+                                  const double     *uncertainties,
+                                  guint             n,
+                                  TomoCenterResult *result,
+                                  GError          **error);
 
 /* --- 360° scans ---------------------------------------------------------- */
 

@@ -101,35 +101,14 @@ test_slice_parallel (void)
 
 /* --- latest wins ------------------------------------------------------- */
 
-typedef struct
-{
-  guint n_callbacks;
-  double last_center;
-  gboolean error_seen;
-} SubmitState;
-
-static void
-submit_cb (TomoEngine   *engine,
-           TomoSlice    *slice,
-           const GError *error,
-           gpointer      user_data)
-{
-  SubmitState *state = user_data;
-
-  state->n_callbacks++;
-  if (error != NULL)
-    state->error_seen = TRUE;
-  else
-    state->last_center = slice->params.center;
-}
-
 static void
 test_submit_latest_wins (void)
 {
   g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
   g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
-  SubmitState state = { 0 };
+  g_auto(TomoTestAnswers) answers = { 0 };
   const guint n = 40;
+  const double last = 40.0 + (n - 1) * 0.25;
   gint64 deadline;
 
   /* A burst of slider events, faster than they can be reconstructed. */
@@ -139,67 +118,50 @@ test_submit_latest_wins (void)
 
       tomo_slice_request_init (&request, scan);
       request.params.center = 40.0 + i * 0.25;
-      tomo_engine_submit (engine, &request, submit_cb, &state);
+      tomo_engine_submit (engine, &request, tomo_test_answers_cb, &answers);
     }
   deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
-  while (state.last_center != 40.0 + (n - 1) * 0.25 && g_get_monotonic_time () < deadline)
+  while ((answers.slice == NULL || answers.slice->params.center != last)
+         && g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
 
-  g_assert_false (state.error_seen);
-  g_assert_cmpfloat (state.last_center, ==, 40.0 + (n - 1) * 0.25);
+  g_assert_cmpuint (answers.n_errors, ==, 0);
+  g_assert_nonnull (answers.slice);
+  g_assert_cmpfloat (answers.slice->params.center, ==, last);
   /* Superseded requests were dropped, not queued. */
-  g_assert_cmpuint (state.n_callbacks, <, n);
-  g_assert_cmpuint (state.n_callbacks, >=, 1);
+  g_assert_cmpuint (answers.n_answers, <, n);
+  g_assert_cmpuint (answers.n_answers, >=, 1);
 
   /* Nothing more arrives afterwards. */
   {
-    guint seen = state.n_callbacks;
+    guint seen = answers.n_answers;
     gint64 until = g_get_monotonic_time () + G_USEC_PER_SEC / 5;
 
     while (g_get_monotonic_time () < until)
       g_main_context_iteration (NULL, FALSE);
-    g_assert_cmpuint (state.n_callbacks, ==, seen);
+    g_assert_cmpuint (answers.n_answers, ==, seen);
   }
 }
 
 /* --- row prefetch while scrubbing --------------------------------------- */
-
-typedef struct
-{
-  TomoSlice *slice;
-  gboolean   done;
-} RowState;
-
-static void
-row_cb (TomoEngine   *engine,
-        TomoSlice    *slice,
-        const GError *error,
-        gpointer      user_data)
-{
-  RowState *state = user_data;
-
-  g_assert_no_error ((GError *) error);
-  g_clear_pointer (&state->slice, tomo_slice_unref);
-  state->slice = tomo_slice_ref (slice);
-  state->done = TRUE;
-}
 
 /* Submits row `row` and waits for its slice (owned by the caller). */
 static TomoSlice *
 submit_row (TomoEngine *engine,
             guint       row)
 {
-  RowState state = { NULL, FALSE };
+  g_auto(TomoTestAnswers) answers = { 0 };
   TomoSliceRequest request;
   gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
 
   tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
   request.row = row;
-  tomo_engine_submit (engine, &request, row_cb, &state);
-  while (!state.done && g_get_monotonic_time () < deadline)
+  tomo_engine_submit (engine, &request, tomo_test_answers_cb, &answers);
+  while (answers.n_answers == 0 && g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
-  g_assert_true (state.done);
-  return state.slice;
+  g_assert_cmpuint (answers.n_answers, ==, 1);
+  g_assert_cmpuint (answers.n_errors, ==, 0);
+  return g_steal_pointer (&answers.slice);
 }
 
 /* After a slice of row 1, the rows around it are read in the background;

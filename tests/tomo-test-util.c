@@ -233,3 +233,34 @@ tomo_test_volume_progress (guint    done,
   v->progress_total = total;
   g_assert_cmpuint (done, <=, total);
 }
+
+void
+tomo_test_answers_clear (TomoTestAnswers *a)
+{
+  g_clear_pointer (&a->slice, tomo_slice_unref);
+}
+
+void
+tomo_test_answers_cb (TomoEngine   *engine,
+                      TomoSlice    *slice,
+                      const GError *error,
+                      gpointer      user_data)
+{
+  TomoTestAnswers *a = user_data;
+
+  a->n_answers++;
+  if (error != NULL)
+    {
+      g_test_message ("engine answered with an error: %s", error->message);
+      a->n_errors++;
+      return;
+    }
+  g_clear_pointer (&a->slice, tomo_slice_unref);
+  a->slice = tomo_slice_ref (slice);
+}
+
+void
+tomo_test_answers_freed (gpointer user_data)
+{
+  ((TomoTestAnswers *) user_data)->n_freed++;
+}

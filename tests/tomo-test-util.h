@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 
 #include "tomo-phantom.h"
+#include "tomo-engine.h"
 #include "tomo-scan.h"
 
 G_BEGIN_DECLS
@@ -97,6 +98,25 @@ gboolean tomo_test_volume_sink     (guint        row,
 void     tomo_test_volume_progress (guint    done,
                                     guint    total,
                                     gpointer user_data);
+
+/* A TomoEngineCallback (tomo_test_answers_cb) that counts the answers and
+ * the errors and keeps the last slice; tomo_test_answers_freed, as the
+ * user data's destroy notify, counts the times it was freed. */
+typedef struct
+{
+  guint n_answers;
+  guint n_errors;
+  TomoSlice *slice;
+  guint n_freed;
+} TomoTestAnswers;
+
+void     tomo_test_answers_clear   (TomoTestAnswers *a);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (TomoTestAnswers, tomo_test_answers_clear)
+void     tomo_test_answers_cb      (TomoEngine   *engine,
+                                    TomoSlice    *slice,
+                                    const GError *error,
+                                    gpointer      user_data);
+void     tomo_test_answers_freed   (gpointer user_data);
 
 G_END_DECLS
 

@@ -295,13 +295,10 @@ test_gpu_unavailable (void)
   g_assert_cmpint (tomo_engine_get_backend (engine), ==, TOMO_BACKEND_CPU);
 }
 
-/* GPU engine path against the CPU engine path on the same scan (texture
- * interpolation tolerance: 3e-3 relative L2). */
 int
 main (int    argc,
       char **argv)
 {
-  g_autoptr(GError) error = NULL;
   int status;
 
   g_test_init (&argc, &argv, NULL);

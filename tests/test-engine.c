@@ -36,6 +36,26 @@ cpu_engine_with_scan (TomoScan *scan)
   return engine;
 }
 
+static TomoSlice *
+reconstruct (TomoEngine *engine,
+             guint       row,
+             guint       n_slices,
+             double      center)
+{
+  g_autoptr(GError) error = NULL;
+  TomoSliceRequest request;
+  TomoSlice *slice;
+
+  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
+  request.row = row;
+  request.n_slices = n_slices;
+  request.params.center = center;
+  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (slice);
+  return slice;
+}
+
 /* A new centre re-uses the filtered sinogram (no filtering time) and gives
  * the same slice as a fresh engine would. */
 static void
@@ -44,9 +64,9 @@ test_cache_reuses_filtered (void)
   g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
   g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
   g_autoptr(TomoEngine) fresh = cpu_engine_with_scan (scan);
-  g_autoptr(TomoSlice) first = tomo_test_reconstruct (engine, 2, 1, 47.0);
-  g_autoptr(TomoSlice) second = tomo_test_reconstruct (engine, 2, 1, 49.25);
-  g_autoptr(TomoSlice) expect = tomo_test_reconstruct (fresh, 2, 1, 49.25);
+  g_autoptr(TomoSlice) first = reconstruct (engine, 2, 1, 47.0);
+  g_autoptr(TomoSlice) second = reconstruct (engine, 2, 1, 49.25);
+  g_autoptr(TomoSlice) expect = reconstruct (fresh, 2, 1, 49.25);
 
   g_assert_cmpfloat (first->filter_ms, >, 0.0);
   g_assert_cmpfloat (second->filter_ms, ==, 0.0);
@@ -66,12 +86,12 @@ test_slice_parallel (void)
 
   for (guint n = 2; n <= 4; n *= 2)
     {
-      g_autoptr(TomoSlice) group = tomo_test_reconstruct (engine, 1, n, 48.0);
+      g_autoptr(TomoSlice) group = reconstruct (engine, 1, n, 48.0);
 
       g_assert_cmpuint (group->n_slices, ==, n);
       for (guint s = 0; s < n; s++)
         {
-          g_autoptr(TomoSlice) one = tomo_test_reconstruct (engine, 1 + s, 1, 48.0);
+          g_autoptr(TomoSlice) one = reconstruct (engine, 1 + s, 1, 48.0);
 
           g_assert_cmpmem (group->data + s * plane, plane * sizeof (float),
                            one->data, plane * sizeof (float));
@@ -227,7 +247,7 @@ test_volume (void)
   /* Each slice of the volume is the single-slice reconstruction of its row. */
   for (guint i = 0; i < 4; i++)
     {
-      g_autoptr(TomoSlice) one = tomo_test_reconstruct (engine, 1 + i, 1, params.center);
+      g_autoptr(TomoSlice) one = reconstruct (engine, 1 + i, 1, params.center);
 
       g_assert_cmpmem (state.planes->pdata[i], WIDTH * WIDTH * sizeof (float),
                        one->data, WIDTH * WIDTH * sizeof (float));

@@ -264,24 +264,3 @@ tomo_test_answers_freed (gpointer user_data)
 {
   ((TomoTestAnswers *) user_data)->n_freed++;
 }
-
-TomoSlice *
-tomo_test_reconstruct (TomoEngine *engine,
-                       guint       row,
-                       guint       n_slices,
-                       double      center)
-{
-  g_autoptr(GError) error = NULL;
-  TomoSliceRequest request;
-  TomoSlice *slice;
-
-  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
-  request.row = row;
-  request.n_slices = n_slices;
-  request.params.center = center;
-  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (slice);
-  g_assert_nonnull (slice->data);
-  return slice;
-}

@@ -99,13 +99,6 @@ void     tomo_test_volume_progress (guint    done,
                                     guint    total,
                                     gpointer user_data);
 
-/* The slice of n_slices rows from `row` at `center` of the engine's scan,
- * asserted to have come, with its data. */
-TomoSlice *tomo_test_reconstruct   (TomoEngine *engine,
-                                    guint       row,
-                                    guint       n_slices,
-                                    double      center);
-
 /* A TomoEngineCallback (tomo_test_answers_cb) that counts the answers and
  * the errors and keeps the last slice; tomo_test_answers_freed, as the
  * user data's destroy notify, counts the times it was freed. */

@@ -140,16 +140,13 @@ update_thread (GTask        *task,
     }
   if (u->need_preview)
     {
-      TomoVolumePreview preview = { u->pnx, u->pny, u->pnz, u->params.center, u->params.interp,
-                                    g_new (float, (gsize) u->pnx * u->pny * u->pnz) };
-
-      u->preview = preview.out;
-      if (!tomo_volume_preview (u->volume, &preview, &error))
+      u->preview = g_new (float, (gsize) u->pnx * u->pny * u->pnz);
+      if (!tomo_volume_preview (u->volume, u->pnx, u->pny, u->pnz, u->params.center,
+                                u->params.interp, u->preview, &u->preview_ms, &error))
         {
           g_task_return_error (task, error);
           return;
         }
-      u->preview_ms = preview.ms;
     }
   {
     g_autofree char *desc = tomo_volume_describe (u->volume);

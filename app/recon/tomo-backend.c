@@ -104,17 +104,22 @@ tomo_backend_store_check_plane (TomoBackendImpl *self,
 }
 
 gboolean
-tomo_backend_store_preview_planes (TomoBackendImpl   *self,
-                                   TomoVolumePreview *p,
-                                   GError           **error)
+tomo_backend_store_preview_planes (TomoBackendImpl *self,
+                                   guint            nx,
+                                   guint            ny,
+                                   guint            nz,
+                                   double           center,
+                                   TomoInterp       interp,
+                                   float           *out,
+                                   double          *ms,
+                                   GError         **error)
 {
   const TomoBackendStoreSetup *setup = (const TomoBackendStoreSetup *) self->store;
   TomoPlane probe = { { 0 }, { 1, 0, 0 }, { 0, 1, 0 }, 1, 1 };
-  guint nx = p->nx, ny = p->ny, nz = p->nz;
-  double mid;
+  double mid, total = 0.0;
   guint width;
 
-  if (!tomo_backend_store_check_plane (self, &probe, p->center, error))
+  if (!tomo_backend_store_check_plane (self, &probe, center, error))
     return FALSE;
   if (nx == 0 || ny == 0 || nz == 0 || nx > 4096 || ny > 4096 || nz > 4096)
     {
@@ -124,7 +129,6 @@ tomo_backend_store_preview_planes (TomoBackendImpl   *self,
     }
   width = setup->setup.width;
   mid = (width - 1) / 2.0;
-  p->ms = 0.0;
   for (guint k = 0; k < nz; k++)
     {
       /* Voxel centres of nz equal bins over the rows, of nx (ny) bins over W. */
@@ -132,10 +136,12 @@ tomo_backend_store_preview_planes (TomoBackendImpl   *self,
       TomoPlane plane = { { mid, mid, z }, { (double) width / nx, 0, 0 },
                           { 0, (double) width / ny, 0 }, nx, ny };
 
-      if (!self->ops->store->store_plane (self, &plane, p->center, p->interp,
-                                          p->out + (gsize) k * nx * ny, &plane_ms, error))
+      if (!self->ops->store->store_plane (self, &plane, center, interp,
+                                          out + (gsize) k * nx * ny, &plane_ms, error))
         return FALSE;
-      p->ms += plane_ms;
+      total += plane_ms;
     }
+  if (ms != NULL)
+    *ms = total;
   return TRUE;
 }

@@ -20,7 +20,6 @@
 #include "tomo-center.h"
 #include "tomo-engine.h"
 #include "tomo-plane.h"
-#include "tomo-volume.h"
 
 G_BEGIN_DECLS
 
@@ -228,10 +227,18 @@ struct _TomoBackendStoreOps
                               double          *ms,
                               GError         **error);
   char    *(*store_describe) (TomoBackendImpl *self);
-  /* A preview volume (tomo-volume.h). */
-  gboolean (*store_preview)  (TomoBackendImpl   *self,
-                              TomoVolumePreview *preview,
-                              GError           **error);
+  /* A preview volume: nx × ny slice pixels (binned from W × W) at nz rows
+   * spread evenly over the rows held, into out (nz × ny × nx floats, z
+   * slowest); *ms its time. */
+  gboolean (*store_preview)  (TomoBackendImpl *self,
+                              guint            nx,
+                              guint            ny,
+                              guint            nz,
+                              double           center,
+                              TomoInterp       interp,
+                              float           *out,
+                              double          *ms,
+                              GError         **error);
   void     (*store_free)     (TomoBackendStore *store);
 };
 
@@ -277,14 +284,20 @@ void             tomo_backend_free     (TomoBackendImpl *self);
  * tomo-backend-store-gpu.c). */
 extern const TomoBackendStoreOps tomo_backend_store_cpu_ops;
 extern const TomoBackendStoreOps tomo_backend_store_gpu_ops;
+/* Checks shared by the stores: the plane and the centre; FALSE and the
+ * message otherwise, also when no store was made. */
 /* store_preview of a backend that has no kernel of its own for it: nz
  * horizontal planes through store_plane, each nx × ny over the W × W square.
  * Every backend's TomoBackendStore begins with its TomoBackendStoreSetup. */
-gboolean         tomo_backend_store_preview_planes (TomoBackendImpl   *self,
-                                                    TomoVolumePreview *preview,
-                                                    GError           **error);
-/* Checks shared by the stores: the plane and the centre; FALSE and the
- * message otherwise, also when no store was made. */
+gboolean         tomo_backend_store_preview_planes (TomoBackendImpl *self,
+                                                    guint            nx,
+                                                    guint            ny,
+                                                    guint            nz,
+                                                    double           center,
+                                                    TomoInterp       interp,
+                                                    float           *out,
+                                                    double          *ms,
+                                                    GError         **error);
 gboolean         tomo_backend_store_check_plane (TomoBackendImpl *self,
                                                  const TomoPlane *plane,
                                                  double           center,

@@ -137,13 +137,20 @@ tomo_volume_plane (TomoVolume      *vol,
 }
 
 gboolean
-tomo_volume_preview (TomoVolume        *vol,
-                     TomoVolumePreview *preview,
-                     GError           **error)
+tomo_volume_preview (TomoVolume *vol,
+                     guint       nx,
+                     guint       ny,
+                     guint       nz,
+                     double      center,
+                     TomoInterp  interp,
+                     float      *out,
+                     double     *ms,
+                     GError    **error)
 {
-  g_return_val_if_fail (vol != NULL && preview != NULL && preview->out != NULL, FALSE);
+  g_return_val_if_fail (vol != NULL && out != NULL, FALSE);
 
-  return vol->impl->ops->store->store_preview (vol->impl, preview, error);
+  return vol->impl->ops->store->store_preview (vol->impl, nx, ny, nz, center, interp, out, ms,
+                                               error);
 }
 
 TomoBackend

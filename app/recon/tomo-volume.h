@@ -42,21 +42,17 @@ gboolean    tomo_volume_plane     (TomoVolume       *volume,
                                    float            *out,
                                    GError          **error);
 
-/* A preview volume: nx × ny slice pixels (binned from W × W) at nz rows
- * spread evenly over the store's rows, at `center` with `interp`, into out
- * (nz × ny × nx floats, z slowest); ms: the time it took. */
-typedef struct
-{
-  guint nx, ny, nz;
-  double center;
-  TomoInterp interp;
-  float *out;
-  double ms;
-} TomoVolumePreview;
-
-gboolean    tomo_volume_preview   (TomoVolume        *volume,
-                                   TomoVolumePreview *preview,
-                                   GError           **error);
+/* A preview volume of nx × ny binned slice pixels at nz rows spread over
+ * the store's rows: nz × ny × nx floats into out; *ms its time. */
+gboolean    tomo_volume_preview   (TomoVolume *volume,
+                                   guint       nx,
+                                   guint       ny,
+                                   guint       nz,
+                                   double      center,
+                                   TomoInterp  interp,
+                                   float      *out,
+                                   double     *ms,
+                                   GError    **error);
 
 TomoBackend tomo_volume_get_backend (TomoVolume *volume);
 /* "GPU store, float, 1.23 GiB" / "CPU store, 0.10 GiB (GPU: …)" */

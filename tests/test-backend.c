@@ -317,8 +317,8 @@ test_volume (gconstpointer data)
                                                  tomo_test_volume_sink, NULL, &collected, NULL,
                                                  &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (collected.planes->len, ==, 4);
-  for (guint i = 0; i < collected.planes->len; i++)
+  g_assert_cmpuint (collected.slices->len, ==, 4);
+  for (guint i = 0; i < collected.slices->len; i++)
     {
       TomoSliceRequest request;
       g_autoptr(TomoSlice) slice = NULL;
@@ -331,19 +331,19 @@ test_volume (gconstpointer data)
       /* The GPU volume back-projects these four rows as one 4-slice pack,
        * whose bins travel as halves (1.1e-4 measured on the H100); the
        * single slices stay in float. */
-      g_assert_cmpfloat (tomo_test_rel_l2 (collected.planes->pdata[i], slice->data, 72 * 48), <=,
+      g_assert_cmpfloat (tomo_test_rel_l2 (collected.slices->pdata[i], slice->data, 72 * 48), <=,
                          td->backend == TOMO_BACKEND_CPU ? 0 : 1e-3);
     }
 
   /* Rows past the end: the engine's message, nothing delivered. */
-  g_ptr_array_set_size (collected.planes, 0);
+  g_ptr_array_set_size (collected.slices, 0);
   collected.next_row = 2;
   g_assert_false (tomo_engine_reconstruct_volume (engine, 2, HEIGHT + 3, &params,
                                                   TOMO_KERNEL_AUTO, tomo_test_volume_sink, NULL,
                                                   &collected, NULL, &error));
   g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
   g_assert_nonnull (strstr (error->message, "Rows 2:9 are out of range"));
-  g_assert_cmpuint (collected.planes->len, ==, 0);
+  g_assert_cmpuint (collected.slices->len, ==, 0);
 }
 
 static void

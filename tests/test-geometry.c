@@ -240,8 +240,8 @@ test_offset (gconstpointer data)
     g_assert_true (tomo_engine_reconstruct_volume (engine, 1, 4, &params, TOMO_KERNEL_AUTO,
                                                    tomo_test_volume_sink, NULL, &v, NULL, &error));
     g_assert_no_error (error);
-    g_assert_cmpuint (v.planes->len, ==, 3);
-    g_assert_cmpfloat (tomo_test_rel_l2 (v.planes->pdata[1], slice->data, (gsize) ws * ws), <,
+    g_assert_cmpuint (v.slices->len, ==, 3);
+    g_assert_cmpfloat (tomo_test_rel_l2 (v.slices->pdata[1], slice->data, (gsize) ws * ws), <,
                        1e-4);
   }
 }

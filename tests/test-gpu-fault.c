@@ -93,8 +93,8 @@ volume (TomoEngine *engine,
   if (!tomo_engine_reconstruct_volume (engine, 0, HEIGHT, &params, TOMO_KERNEL_AUTO,
                                        tomo_test_volume_sink, NULL, &v, NULL, error))
     return FALSE;
-  for (guint row = 0; row < v.planes->len; row++)
-    memcpy (out + row * plane, v.planes->pdata[row], plane * sizeof (float));
+  for (guint row = 0; row < v.slices->len; row++)
+    memcpy (out + row * plane, v.slices->pdata[row], plane * sizeof (float));
   return TRUE;
 }
 

@@ -311,7 +311,7 @@ test_volume_raw (gconstpointer data)
                                                  tomo_test_volume_sink, NULL, &collected, NULL,
                                                  &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (collected.planes->len, ==, VH - 2);
+  g_assert_cmpuint (collected.slices->len, ==, VH - 2);
   tomo_engine_get_volume_stats (gpu, &st);
   g_assert_true (st.gpu_preprocess);
 
@@ -320,7 +320,7 @@ test_volume_raw (gconstpointer data)
       TomoSliceRequest request;
       g_autoptr(TomoSlice) gs = NULL;
       g_autoptr(TomoSlice) cs = NULL;
-      const float *plane = collected.planes->pdata[r - 2];
+      const float *plane = collected.slices->pdata[r - 2];
 
       g_assert_true (tomo_scan_read_sinogram (scan, r, sino, &cpu_counts, &error));
       g_assert_no_error (error);

@@ -76,6 +76,91 @@ tomo_test_open_scan (const char *path)
   return scan;
 }
 
+void
+tomo_test_volume_init (TomoTestVolume *v,
+                       guint           first_row,
+                       guint           width,
+                       guint           height)
+{
+  memset (v, 0, sizeof *v);
+  v->next_row = first_row;
+  v->width = width;
+  v->height = height;
+  v->slices = g_ptr_array_new_with_free_func (g_free);
+}
+
+void
+tomo_test_volume_clear (TomoTestVolume *v)
+{
+  g_clear_pointer (&v->slices, g_ptr_array_unref);
+  g_clear_object (&v->cancellable);
+}
+
+gboolean
+tomo_test_volume_sink (guint        row,
+                       const float *slice,
+                       guint        width,
+                       guint        height,
+                       gpointer     user_data,
+                       GError     **error)
+{
+  TomoTestVolume *v = user_data;
+
+  g_assert_cmpuint (row, ==, v->next_row);
+  if (v->width > 0)
+    g_assert_cmpuint (width, ==, v->width);
+  if (v->height > 0)
+    g_assert_cmpuint (height, ==, v->height);
+  g_ptr_array_add (v->slices, g_memdup2 (slice, (gsize) width * height * sizeof (float)));
+  v->next_row++;
+  if (v->cancel_after > 0 && v->slices->len == v->cancel_after)
+    g_cancellable_cancel (v->cancellable);
+  return TRUE;
+}
+
+void
+tomo_test_volume_progress (guint    done,
+                           guint    total,
+                           gpointer user_data)
+{
+  TomoTestVolume *v = user_data;
+
+  v->progress_calls++;
+  v->progress_total = total;
+  g_assert_cmpuint (done, <=, total);
+}
+
+void
+tomo_test_answers_clear (TomoTestAnswers *a)
+{
+  g_clear_pointer (&a->slice, tomo_slice_unref);
+}
+
+void
+tomo_test_answers_cb (TomoEngine   *engine,
+                      TomoSlice    *slice,
+                      const GError *error,
+                      gpointer      user_data)
+{
+  TomoTestAnswers *a = user_data;
+
+  a->n_answers++;
+  if (error != NULL)
+    {
+      g_test_message ("engine answered with an error: %s", error->message);
+      a->n_errors++;
+      return;
+    }
+  g_clear_pointer (&a->slice, tomo_slice_unref);
+  a->slice = tomo_slice_ref (slice);
+}
+
+void
+tomo_test_answers_freed (gpointer user_data)
+{
+  ((TomoTestAnswers *) user_data)->n_freed++;
+}
+
 double
 tomo_test_rel_l2 (const float *a,
                   const float *b,
@@ -178,89 +263,4 @@ tomo_test_disc_mean (const float *img,
         }
   g_assert_cmpuint (n, >, 10);
   return sum / n;
-}
-
-void
-tomo_test_volume_init (TomoTestVolume *v,
-                       guint           first_row,
-                       guint           width,
-                       guint           height)
-{
-  memset (v, 0, sizeof *v);
-  v->next_row = first_row;
-  v->width = width;
-  v->height = height;
-  v->planes = g_ptr_array_new_with_free_func (g_free);
-}
-
-void
-tomo_test_volume_clear (TomoTestVolume *v)
-{
-  g_clear_pointer (&v->planes, g_ptr_array_unref);
-  g_clear_object (&v->cancellable);
-}
-
-gboolean
-tomo_test_volume_sink (guint        row,
-                       const float *slice,
-                       guint        width,
-                       guint        height,
-                       gpointer     user_data,
-                       GError     **error)
-{
-  TomoTestVolume *v = user_data;
-
-  g_assert_cmpuint (row, ==, v->next_row);
-  if (v->width > 0)
-    g_assert_cmpuint (width, ==, v->width);
-  if (v->height > 0)
-    g_assert_cmpuint (height, ==, v->height);
-  g_ptr_array_add (v->planes, g_memdup2 (slice, (gsize) width * height * sizeof (float)));
-  v->next_row++;
-  if (v->cancel_after > 0 && v->planes->len == v->cancel_after)
-    g_cancellable_cancel (v->cancellable);
-  return TRUE;
-}
-
-void
-tomo_test_volume_progress (guint    done,
-                           guint    total,
-                           gpointer user_data)
-{
-  TomoTestVolume *v = user_data;
-
-  v->progress_calls++;
-  v->progress_total = total;
-  g_assert_cmpuint (done, <=, total);
-}
-
-void
-tomo_test_answers_clear (TomoTestAnswers *a)
-{
-  g_clear_pointer (&a->slice, tomo_slice_unref);
-}
-
-void
-tomo_test_answers_cb (TomoEngine   *engine,
-                      TomoSlice    *slice,
-                      const GError *error,
-                      gpointer      user_data)
-{
-  TomoTestAnswers *a = user_data;
-
-  a->n_answers++;
-  if (error != NULL)
-    {
-      g_test_message ("engine answered with an error: %s", error->message);
-      a->n_errors++;
-      return;
-    }
-  g_clear_pointer (&a->slice, tomo_slice_unref);
-  a->slice = tomo_slice_ref (slice);
-}
-
-void
-tomo_test_answers_freed (gpointer user_data)
-{
-  ((TomoTestAnswers *) user_data)->n_freed++;
 }

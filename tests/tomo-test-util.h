@@ -5,7 +5,7 @@
  */
 #pragma once
 
-#include <gio/gio.h>
+#include <glib.h>
 
 #include "tomo-phantom.h"
 #include "tomo-engine.h"
@@ -34,41 +34,6 @@ void tomo_test_assert_fails_with (TomoTestResult *r,
 #define TOMO_TEST_RUN(r, ...) \
   G_STMT_START { const char *a_[] = { __VA_ARGS__, NULL }; tomo_test_run_argv (r, a_); } G_STMT_END
 
-/* The tests' phantom: Shepp-Logan, width × height × n_proj over 180°, axis
- * at (width − 1)/2 + 3.37, attenuation up to 4/width, noiseless. */
-void      tomo_test_phantom_params (TomoPhantomParams *p,
-                                    guint              width,
-                                    guint              height,
-                                    guint              n_proj);
-/* n angles evenly spaced over [0, π), endpoint excluded. */
-double   *tomo_test_half_turn     (guint   n);
-/* A noiseless phantom scan of width × height × n_proj (axis at
- * (width − 1)/2 + center_offset, attenuation up to 4/width) written to a new
- * temporary folder, *dir; returns the file's path.  tomo_test_remove_scan()
- * deletes both. */
-char     *tomo_test_write_phantom (guint   width,
-                                   guint   height,
-                                   guint   n_proj,
-                                   double  center_offset,
-                                   char  **dir);
-void      tomo_test_remove_scan   (char   *path,
-                                   char   *dir);
-/* Opens a scan with the default options; the test fails if it cannot. */
-TomoScan *tomo_test_open_scan     (const char *path);
-/* ‖a − b‖₂ / ‖b‖₂ over n values (‖a − b‖₂ when b is all zero); every value
- * must be finite. */
-double    tomo_test_rel_l2        (const float *a,
-                                   const float *b,
-                                   gsize        n);
-
-/* Mean of the w × w image `img` over the disc at (cx, cy) of `radius`
- * pixels (more than 10 pixels, or the test fails). */
-double    tomo_test_disc_mean     (const float *img,
-                                   guint        w,
-                                   double       cx,
-                                   double       cy,
-                                   double       radius);
-
 /* A TomoVolumeSink (and its progress callback, on the same user_data) that
  * keeps every slice it is given, asserting that they come in row order from
  * next_row and, where width/height are set, at that size.  After
@@ -77,7 +42,7 @@ typedef struct
 {
   guint next_row;
   guint width, height;      /* expected size (0: any) */
-  GPtrArray *planes;        /* the slices, in row order (g_free) */
+  GPtrArray *slices;        /* in row order (g_free) */
   guint cancel_after;
   GCancellable *cancellable;
   guint progress_calls, progress_total;
@@ -117,6 +82,41 @@ void     tomo_test_answers_cb      (TomoEngine   *engine,
                                     const GError *error,
                                     gpointer      user_data);
 void     tomo_test_answers_freed   (gpointer user_data);
+
+/* The tests' phantom: Shepp-Logan, width × height × n_proj over 180°, axis
+ * at (width − 1)/2 + 3.37, attenuation up to 4/width, noiseless. */
+void      tomo_test_phantom_params (TomoPhantomParams *p,
+                                    guint              width,
+                                    guint              height,
+                                    guint              n_proj);
+/* n angles evenly spaced over [0, π), endpoint excluded. */
+double   *tomo_test_half_turn     (guint   n);
+/* A noiseless phantom scan of width × height × n_proj (axis at
+ * (width − 1)/2 + center_offset, attenuation up to 4/width) written to a new
+ * temporary folder, *dir; returns the file's path.  tomo_test_remove_scan()
+ * deletes both. */
+char     *tomo_test_write_phantom (guint   width,
+                                   guint   height,
+                                   guint   n_proj,
+                                   double  center_offset,
+                                   char  **dir);
+void      tomo_test_remove_scan   (char   *path,
+                                   char   *dir);
+/* Opens a scan with the default options; the test fails if it cannot. */
+TomoScan *tomo_test_open_scan     (const char *path);
+/* ‖a − b‖₂ / ‖b‖₂ over n values (‖a − b‖₂ when b is all zero); every value
+ * must be finite. */
+double    tomo_test_rel_l2        (const float *a,
+                                   const float *b,
+                                   gsize        n);
+
+/* Mean of the w × w image `img` over the disc at (cx, cy) of `radius`
+ * pixels (more than 10 pixels, or the test fails). */
+double    tomo_test_disc_mean     (const float *img,
+                                   guint        w,
+                                   double       cx,
+                                   double       cy,
+                                   double       radius);
 
 G_END_DECLS
 

@@ -110,6 +110,19 @@ double    tomo_test_rel_l2        (const float *a,
                                    const float *b,
                                    gsize        n);
 
+/* A blocking reconstruction of rows [row, row + n_slices) at `center`,
+ * default parameters otherwise; an error fails the test. */
+TomoSlice *tomo_test_reconstruct (TomoEngine *engine,
+                                  guint       row,
+                                  guint       n_slices,
+                                  double      center);
+
+/* Submits `request` to the engine's worker and runs the thread-default
+ * main context until its slice arrives (30 s at most; an error fails the
+ * test); the slice is the caller's. */
+TomoSlice *tomo_test_submit (TomoEngine             *engine,
+                             const TomoSliceRequest *request);
+
 /* Mean of the w × w image `img` over the disc at (cx, cy) of `radius`
  * pixels (more than 10 pixels, or the test fails). */
 double    tomo_test_disc_mean     (const float *img,

@@ -102,19 +102,8 @@ reconstruct (TomoEngine *engine,
              guint       row,
              double      center)
 {
-  g_autoptr(GError) error = NULL;
-  TomoSliceRequest request;
-  TomoSlice *slice;
-
   tomo_engine_set_scan (engine, scan);
-  tomo_slice_request_init (&request, scan);
-  request.row = row;
-  request.params.center = center;
-  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (slice);
-  g_assert_nonnull (slice->data);
-  return slice;
+  return tomo_test_reconstruct (engine, row, 1, center);
 }
 
 /* --- parsing -------------------------------------------------------------- */

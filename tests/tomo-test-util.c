@@ -265,38 +265,19 @@ tomo_test_disc_mean (const float *img,
   return sum / n;
 }
 
-typedef struct
-{
-  TomoSlice *slice;
-  gboolean   done;
-} SubmitState;
-
-static void
-submit_cb (TomoEngine   *engine,
-           TomoSlice    *slice,
-           const GError *error,
-           gpointer      user_data)
-{
-  SubmitState *state = user_data;
-
-  g_assert_no_error ((GError *) error);
-  g_clear_pointer (&state->slice, tomo_slice_unref);
-  state->slice = tomo_slice_ref (slice);
-  state->done = TRUE;
-}
-
 TomoSlice *
 tomo_test_submit (TomoEngine             *engine,
                   const TomoSliceRequest *request)
 {
-  SubmitState state = { NULL, FALSE };
+  g_auto(TomoTestAnswers) answers = { 0 };
   gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
 
-  tomo_engine_submit (engine, request, submit_cb, &state);
-  while (!state.done && g_get_monotonic_time () < deadline)
+  tomo_engine_submit (engine, request, tomo_test_answers_cb, &answers);
+  while (answers.n_answers == 0 && g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
-  g_assert_true (state.done);
-  return state.slice;
+  g_assert_cmpuint (answers.n_answers, ==, 1);
+  g_assert_cmpuint (answers.n_errors, ==, 0);
+  return g_steal_pointer (&answers.slice);
 }
 
 TomoSlice *

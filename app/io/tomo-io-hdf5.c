@@ -742,23 +742,18 @@ hdf5_free (TomoScanLoader *loader)
   g_free (self);
 }
 
-static const TomoScanLoaderClass dxchange_class = {
-  .name = "Data Exchange (HDF5)",
-  .read_rows = hdf5_read_rows,
-  .read_rows_native = hdf5_read_rows_native,
-  .read_slab_native = hdf5_read_slab_native,
-  .chunk_rows = hdf5_chunk_rows,
-  .free = hdf5_free,
-};
+/* Both layouts read the same way; only the name differs. */
+#define HDF5_LOADER_CLASS(label) {              \
+    .name = label,                              \
+    .read_rows = hdf5_read_rows,                \
+    .read_rows_native = hdf5_read_rows_native,  \
+    .read_slab_native = hdf5_read_slab_native,  \
+    .chunk_rows = hdf5_chunk_rows,              \
+    .free = hdf5_free,                          \
+  }
 
-static const TomoScanLoaderClass nxtomo_class = {
-  .name = "NeXus NXtomo (HDF5)",
-  .read_rows = hdf5_read_rows,
-  .read_rows_native = hdf5_read_rows_native,
-  .read_slab_native = hdf5_read_slab_native,
-  .chunk_rows = hdf5_chunk_rows,
-  .free = hdf5_free,
-};
+static const TomoScanLoaderClass dxchange_class = HDF5_LOADER_CLASS ("Data Exchange (HDF5)");
+static const TomoScanLoaderClass nxtomo_class = HDF5_LOADER_CLASS ("NeXus NXtomo (HDF5)");
 
 static gboolean
 open_dxchange (Hdf5Loader  *self,

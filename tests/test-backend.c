@@ -429,10 +429,10 @@ test_centers (gconstpointer data)
   g_autofree float *images = NULL, *ref = NULL;
   TomoBackendImpl *impl;
   TomoBackendSetup setup = { 0 };
-  TomoBackendPlane plane = { 0 };
+  TomoBackendCenters sweep = { .centers = centers, .n_centers = n, .ms = -1 };
   SliceCase c = { "centre", row, 1, AXIS, TOMO_INTERP_LINEAR, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE };
   const gsize px = (gsize) WIDTH * WIDTH;
-  double filter_ms, ms = -1, radius = INFINITY;
+  double filter_ms, radius = INFINITY;
 
   if (td->backend == TOMO_BACKEND_GPU && !have_gpu)
     {
@@ -453,12 +453,12 @@ test_centers (gconstpointer data)
   g_assert_true (impl->ops->load_rows (impl, scan, row, 1, NULL, NULL, &error));
   g_assert_true (impl->ops->filter (impl, &filter_ms, &error));
   g_assert_no_error (error);
-  plane.interp = TOMO_INTERP_LINEAR;
-  plane.roi = (TomoRoi) { 0, 0, WIDTH, WIDTH };
-  images = g_new (float, n * px);
-  g_assert_true (impl->ops->backproject_centers (impl, &plane, centers, n, images, &ms, &error));
+  sweep.plane.interp = TOMO_INTERP_LINEAR;
+  sweep.plane.roi = (TomoRoi) { 0, 0, WIDTH, WIDTH };
+  images = sweep.images = g_new (float, n * px);
+  g_assert_true (impl->ops->backproject_centers (impl, &sweep, &error));
   g_assert_no_error (error);
-  g_assert_cmpfloat (ms, >=, 0);
+  g_assert_cmpfloat (sweep.ms, >=, 0);
 
   for (guint i = 0; i < n; i++)
     radius = MIN (radius, MIN (centers[i], WIDTH - 1 - centers[i]) - 1.0);

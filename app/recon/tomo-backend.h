@@ -71,6 +71,19 @@ typedef struct
   TomoVolumeStats *stats;   /* zeroed by the engine, n_rows set; the backend fills the rest */
 } TomoBackendVolume;
 
+/* A centre sweep: `plane` (its roi, interpolation, kernel; its centre not
+ * used) at each of `centers` (each checked by the caller), n_centers planes
+ * of roi.height × roi.width into `images` in the order of `centers`; ms: the
+ * time of the back projections. */
+typedef struct
+{
+  TomoBackendPlane plane;
+  const double *centers;
+  guint n_centers;
+  float *images;
+  double ms;
+} TomoBackendCenters;
+
 /* One step of a live slice built incrementally: n filtered detector rows
  * (n × width, the FBP scale already applied) at `angles` (radians), added to
  * the backend's accumulated slice with `weight` (+1 adds new projections,
@@ -187,18 +200,11 @@ struct _TomoBackendOps
                                  TomoSlice       *slice,
                                  gboolean         device_only,
                                  GError         **error);
-  /* The centre sweep: `plane` (its roi, interpolation, kernel; its centre
-   * not used) of the first loaded row at each of `centers` (each checked by
-   * the caller), n_centers planes of roi.height × roi.width into `images`
-   * in the order of `centers`; *ms: the time of the back projections.  The
+  /* The centre sweep (TomoBackendCenters) of the first loaded row.  The
    * CPU loops; the GPU packs candidates 4 to a launch where it can. */
-  gboolean  (*backproject_centers) (TomoBackendImpl        *self,
-                                    const TomoBackendPlane *plane,
-                                    const double           *centers,
-                                    guint                   n_centers,
-                                    float                  *images,
-                                    double                 *ms,
-                                    GError                **error);
+  gboolean  (*backproject_centers) (TomoBackendImpl    *self,
+                                    TomoBackendCenters *sweep,
+                                    GError            **error);
   /* The centre estimate's correlation profile of `pairs` (tomo-center.h)
    * into out (n_pairs × n_shifts).  Needs no configure. */
   gboolean  (*correlate)   (TomoBackendImpl       *self,

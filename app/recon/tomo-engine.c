@@ -916,7 +916,7 @@ reconstruct_centers_locked (TomoEngine             *self,
 {
   TomoBackendImpl *backend = self->backend;
   g_autoptr(TomoSlice) slice = g_new0 (TomoSlice, 1);
-  TomoBackendPlane plane;
+  TomoBackendCenters sweep = { .centers = centers, .n_centers = n_centers };
   TomoRoi roi;
 
   if (request->n_slices != 1)
@@ -942,7 +942,7 @@ reconstruct_centers_locked (TomoEngine             *self,
       if (!check_locked (self, request->row, request->row + 1, &params, NULL, error))
         return NULL;
     }
-  plane = plane_of_request (request, &roi);
+  sweep.plane = plane_of_request (request, &roi);
   slice_init (slice, request, &roi, n_centers);
   slice->backend = backend->ops->backend;
   slice->kernel = g_strdup ("centers");
@@ -950,12 +950,13 @@ reconstruct_centers_locked (TomoEngine             *self,
   if (!ensure_filtered_locked (self, request, slice, cancellable, error)
       || !tomo_backend_alloc_slice_data (slice, error))
     return NULL;
-  if (!backend->ops->backproject_centers (backend, &plane, centers, n_centers, slice->data,
-                                          &slice->backproject_ms, error))
+  sweep.images = slice->data;
+  if (!backend->ops->backproject_centers (backend, &sweep, error))
     {
       invalidate_cache_locked (self);
       return NULL;
     }
+  slice->backproject_ms = sweep.ms;
   tomo_slice_stats_compute (slice->data, (gsize) roi.width * roi.height * n_centers,
                             &slice->values);
   return g_steal_pointer (&slice);

@@ -95,3 +95,16 @@ tomo_gpu_store_download (TomoGpuStore *store,
   not_built (error);
   return FALSE;
 }
+
+gboolean
+tomo_gpu_store_preview (TomoGpuStore         *store,
+                        const TomoGpuPreview *preview,
+                        double                center,
+                        int                   interp,
+                        GError              **error)
+{
+  not_built (error);
+  return FALSE;
+}
+
+double tomo_gpu_store_get_preview_prep_ms (TomoGpuStore *store) { return 0.0; }

@@ -255,15 +255,9 @@ struct _TomoBackendStoreOps
    * reconstruction as tomo_preview_backproject() defines it, into out
    * (nz × ny × nx floats, z slowest); *ms its time (on the GPU the
    * kernel's, CUDA events, without the download). */
-  gboolean (*store_preview)  (TomoBackendImpl *self,
-                              guint            nx,
-                              guint            ny,
-                              guint            nz,
-                              double           center,
-                              TomoInterp       interp,
-                              float           *out,
-                              double          *ms,
-                              GError         **error);
+  gboolean (*store_preview)  (TomoBackendImpl    *self,
+                              TomoPreviewRequest *request,
+                              GError            **error);
   void     (*store_free)     (TomoBackendStore *store);
 };
 
@@ -313,13 +307,10 @@ extern const TomoBackendStoreOps tomo_backend_store_gpu_ops;
  * store makes: a store is there, the centre is finite, the sides are
  * 1 … 4096.  Every backend's TomoBackendStore begins with its
  * TomoBackendStoreSetup. */
-gboolean         tomo_backend_store_preview_geometry (TomoBackendImpl     *self,
-                                                      guint                nx,
-                                                      guint                ny,
-                                                      guint                nz,
-                                                      double               center,
-                                                      TomoPreviewGeometry *geometry,
-                                                      GError             **error);
+gboolean         tomo_backend_store_preview_geometry (TomoBackendImpl          *self,
+                                                      const TomoPreviewRequest *request,
+                                                      TomoPreviewGeometry      *geometry,
+                                                      GError                  **error);
 /* Checks shared by the stores: the plane and the centre; FALSE and the
  * message otherwise, also when no store was made. */
 gboolean         tomo_backend_store_check_plane (TomoBackendImpl *self,

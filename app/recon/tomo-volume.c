@@ -147,10 +147,15 @@ tomo_volume_preview (TomoVolume *vol,
                      double     *ms,
                      GError    **error)
 {
+  TomoPreviewRequest request = { nx, ny, nz, center, interp, out };
+
   g_return_val_if_fail (vol != NULL && out != NULL, FALSE);
 
-  return vol->impl->ops->store->store_preview (vol->impl, nx, ny, nz, center, interp, out, ms,
-                                               error);
+  if (!vol->impl->ops->store->store_preview (vol->impl, &request, error))
+    return FALSE;
+  if (ms != NULL)
+    *ms = request.ms;
+  return TRUE;
 }
 
 TomoBackend

@@ -125,18 +125,6 @@ test_submit_latest_wins (void)
 
 /* --- row prefetch while scrubbing --------------------------------------- */
 
-/* Submits row `row` and waits for its slice (owned by the caller). */
-static TomoSlice *
-submit_row (TomoEngine *engine,
-            guint       row)
-{
-  TomoSliceRequest request;
-
-  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
-  request.row = row;
-  return tomo_test_submit (engine, &request);
-}
-
 /* After a slice of row 1, the rows around it are read in the background;
  * the next row is then served without touching the file, and its slice is
  * bit for bit the one an engine without prefetch makes. */
@@ -151,17 +139,17 @@ test_prefetch_serves_from_cache (void)
   guint64 reads;
 
   tomo_engine_set_prefetch (plain, 0, 0);
-  first = submit_row (engine, 1);
+  first = tomo_test_submit_row (engine, 1, (WIDTH - 1) / 2.0);
   /* 4 ahead (2..5), and of 2 behind only row 0 exists. */
   g_assert_cmpuint (tomo_engine_wait_prefetch (engine), ==, 5);
   reads = _tomo_scan_get_n_row_reads (scan);
   g_assert_cmpuint (reads, ==, 6);
 
-  second = submit_row (engine, 2);
+  second = tomo_test_submit_row (engine, 2, (WIDTH - 1) / 2.0);
   tomo_engine_wait_prefetch (engine);
   g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, reads);
 
-  reference = submit_row (plain, 2);
+  reference = tomo_test_submit_row (plain, 2, (WIDTH - 1) / 2.0);
   g_assert_cmpuint (tomo_engine_wait_prefetch (plain), ==, 0);
   g_assert_cmpuint (_tomo_scan_get_n_row_reads (plain_scan), ==, 1);
   g_assert_cmpuint (second->width * second->height, ==, reference->width * reference->height);
@@ -181,7 +169,7 @@ test_prefetch_scan_change_and_dispose (void)
   TomoEngine *engine = cpu_engine_with_scan (scan);
   guint64 at_change, at_dispose;
 
-  slice = submit_row (engine, 0);
+  slice = tomo_test_submit_row (engine, 0, (WIDTH - 1) / 2.0);
   tomo_engine_set_scan (engine, other);
   at_change = _tomo_scan_get_n_row_reads (scan);
   tomo_engine_wait_prefetch (engine);
@@ -189,7 +177,7 @@ test_prefetch_scan_change_and_dispose (void)
   g_assert_cmpuint (_tomo_scan_get_n_row_reads (other), ==, 0);
 
   g_clear_pointer (&slice, tomo_slice_unref);
-  slice = submit_row (engine, 3);
+  slice = tomo_test_submit_row (engine, 3, (WIDTH - 1) / 2.0);
   g_object_unref (engine);   /* while rows around 3 are being read */
   at_dispose = _tomo_scan_get_n_row_reads (other);
   g_usleep (G_USEC_PER_SEC / 10);

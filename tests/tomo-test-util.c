@@ -281,6 +281,19 @@ tomo_test_submit (TomoEngine             *engine,
 }
 
 TomoSlice *
+tomo_test_submit_row (TomoEngine *engine,
+                      guint       row,
+                      double      center)
+{
+  TomoSliceRequest request;
+
+  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
+  request.row = row;
+  request.params.center = center;
+  return tomo_test_submit (engine, &request);
+}
+
+TomoSlice *
 tomo_test_reconstruct (TomoEngine *engine,
                        guint       row,
                        guint       n_slices,

@@ -122,6 +122,10 @@ TomoSlice *tomo_test_reconstruct (TomoEngine *engine,
  * test); the slice is the caller's. */
 TomoSlice *tomo_test_submit (TomoEngine             *engine,
                              const TomoSliceRequest *request);
+/* tomo_test_submit of row `row` at `center`, default parameters otherwise. */
+TomoSlice *tomo_test_submit_row (TomoEngine *engine,
+                                 guint       row,
+                                 double      center);
 
 /* Mean of the w × w image `img` over the disc at (cx, cy) of `radius`
  * pixels (more than 10 pixels, or the test fails). */

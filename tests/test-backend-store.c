@@ -269,7 +269,8 @@ test_preview (gconstpointer data)
   TomoBackendStoreSetup setup;
   TomoCpuFbp *fbp;
   gsize ns = (gsize) N_PROJ * WIDTH;
-  double ms = -1, mid = (WIDTH - 1) / 2.0, e, mean_v = 0, mean_s = 0;
+  double mid = (WIDTH - 1) / 2.0, e, mean_v = 0, mean_s = 0;
+  TomoPreviewRequest request;
   const double tol = td->backend == TOMO_BACKEND_CPU ? 1e-6 : 1e-4;
   static const guint sizes[2][3] = { { 32, 32, 6 }, { 8, 8, 5 } };
   enum { NX = 32, NZ = 6 };
@@ -304,22 +305,22 @@ test_preview (gconstpointer data)
       tomo_preview_geometry_init (&geometry, WIDTH, N_PROJ, nx, ny, nz);
       vol = g_renew (float, vol, nx * ny * nz);
       ref = g_renew (float, ref, nx * ny * nz);
-      g_assert_true (impl->ops->store->store_preview (impl, nx, ny, nz, AXIS, TOMO_INTERP_LINEAR,
-                                                      vol, &ms, &error));
+      request = (TomoPreviewRequest) { nx, ny, nz, AXIS, TOMO_INTERP_LINEAR, vol, -1 };
+      g_assert_true (impl->ops->store->store_preview (impl, &request, &error));
       g_assert_no_error (error);
-      g_assert_cmpfloat (ms, >=, 0.0);
+      g_assert_cmpfloat (request.ms, >=, 0.0);
       tomo_preview_backproject (&src, &geometry, AXIS, TOMO_INTERP_LINEAR, 2, ref);
       e = tomo_test_rel_l2 (vol, ref, nx * ny * nz);
       g_test_message ("%s preview %u × %u × %u (bin %u, step %u) in %.3f ms: relative L2 %.3g "
                       "against tomo_preview_backproject (tolerance %g)", impl->ops->name, nx, ny,
-                      nz, geometry.bin, geometry.step, ms, e, tol);
+                      nz, geometry.bin, geometry.step, request.ms, e, tol);
       g_assert_cmpfloat (e, <=, tol);
     }
 
   /* The 32 × 32 × 6 volume against averaged full slices. */
   vol = g_renew (float, vol, NX * NX * NZ);
-  g_assert_true (impl->ops->store->store_preview (impl, NX, NX, NZ, AXIS, TOMO_INTERP_LINEAR, vol,
-                                                  &ms, &error));
+  request = (TomoPreviewRequest) { NX, NX, NZ, AXIS, TOMO_INTERP_LINEAR, vol, -1 };
+  g_assert_true (impl->ops->store->store_preview (impl, &request, &error));
   xy = g_new (float, WIDTH * WIDTH);
   stack = g_new0 (float, NX * NX * NZ);
   for (guint r = 0; r < HEIGHT; r++)
@@ -342,8 +343,8 @@ test_preview (gconstpointer data)
   g_assert_cmpfloat (e, <=, 0.25);
   g_assert_cmpfloat (fabs (mean_v - mean_s), <=, 0.02 * fabs (mean_s));
 
-  g_assert_false (impl->ops->store->store_preview (impl, 0, NX, NZ, AXIS, TOMO_INTERP_LINEAR, vol,
-                                                   NULL, &error));
+  request.nx = 0;
+  g_assert_false (impl->ops->store->store_preview (impl, &request, &error));
   g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
   tomo_backend_free (impl);
 }

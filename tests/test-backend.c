@@ -296,23 +296,6 @@ test_slice_case (gconstpointer data)
   g_assert_cmpfloat (again->params.center, ==, c->center + 0.5);
 }
 
-typedef struct
-{
-  GArray *rows;
-  GPtrArray *planes;
-} Collected;
-
-static gboolean
-collect_cb (guint row, const float *slice, guint width, guint height, gpointer user_data,
-            GError **error)
-{
-  Collected *c = user_data;
-
-  g_array_append_val (c->rows, row);
-  g_ptr_array_add (c->planes, g_memdup2 (slice, (gsize) width * height * sizeof (float)));
-  return TRUE;
-}
-
 /* A volume gives, row by row, what slices of those rows give. */
 static void
 test_volume (gconstpointer data)
@@ -321,9 +304,7 @@ test_volume (gconstpointer data)
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoEngine) engine = engine_for (td->backend, TRUE, &scan);
   g_autoptr(GError) error = NULL;
-  g_autoptr(GArray) rows = g_array_new (FALSE, FALSE, sizeof (guint));
-  g_autoptr(GPtrArray) planes = g_ptr_array_new_with_free_func (g_free);
-  Collected collected = { rows, planes };
+  g_auto(TomoTestVolume) collected = { 0 };
   TomoReconParams params;
 
   if (engine == NULL)
@@ -331,16 +312,17 @@ test_volume (gconstpointer data)
   tomo_recon_params_init (&params, WIDTH);
   params.center = AXIS - 0.3;
   params.roi = (TomoRoi) { 8, 16, 72, 48 };
+  tomo_test_volume_init (&collected, 1, 72, 48);
   g_assert_true (tomo_engine_reconstruct_volume (engine, 1, 5, &params, TOMO_KERNEL_AUTO,
-                                                 collect_cb, NULL, &collected, NULL, &error));
+                                                 tomo_test_volume_sink, NULL, &collected, NULL,
+                                                 &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (rows->len, ==, 4);
-  for (guint i = 0; i < rows->len; i++)
+  g_assert_cmpuint (collected.slices->len, ==, 4);
+  for (guint i = 0; i < collected.slices->len; i++)
     {
       TomoSliceRequest request;
       g_autoptr(TomoSlice) slice = NULL;
 
-      g_assert_cmpuint (g_array_index (rows, guint, i), ==, 1 + i);
       tomo_slice_request_init (&request, scan);
       request.row = 1 + i;
       request.params = params;
@@ -349,18 +331,19 @@ test_volume (gconstpointer data)
       /* The GPU volume back-projects these four rows as one 4-slice pack,
        * whose bins travel as halves (1.1e-4 measured on the H100); the
        * single slices stay in float. */
-      g_assert_cmpfloat (tomo_test_rel_l2 (planes->pdata[i], slice->data, 72 * 48), <=,
+      g_assert_cmpfloat (tomo_test_rel_l2 (collected.slices->pdata[i], slice->data, 72 * 48), <=,
                          td->backend == TOMO_BACKEND_CPU ? 0 : 1e-3);
     }
 
   /* Rows past the end: the engine's message, nothing delivered. */
-  g_ptr_array_set_size (planes, 0);
+  g_ptr_array_set_size (collected.slices, 0);
+  collected.next_row = 2;
   g_assert_false (tomo_engine_reconstruct_volume (engine, 2, HEIGHT + 3, &params,
-                                                  TOMO_KERNEL_AUTO, collect_cb, NULL,
+                                                  TOMO_KERNEL_AUTO, tomo_test_volume_sink, NULL,
                                                   &collected, NULL, &error));
   g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
   g_assert_nonnull (strstr (error->message, "Rows 2:9 are out of range"));
-  g_assert_cmpuint (planes->len, ==, 0);
+  g_assert_cmpuint (collected.slices->len, ==, 0);
 }
 
 static void
@@ -393,8 +376,8 @@ test_bad_case (gconstpointer data)
     {
       g_clear_error (&error);
       g_assert_false (tomo_engine_reconstruct_volume (engine, c->row, c->row + 1, &request.params,
-                                                      c->kernel, collect_cb, NULL, NULL, NULL,
-                                                      &error));
+                                                      c->kernel, tomo_test_volume_sink, NULL,
+                                                      NULL, NULL, &error));
       g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
       g_assert_nonnull (strstr (error->message, c->words));
     }
@@ -446,10 +429,10 @@ test_centers (gconstpointer data)
   g_autofree float *images = NULL, *ref = NULL;
   TomoBackendImpl *impl;
   TomoBackendSetup setup = { 0 };
-  TomoBackendPlane plane = { 0 };
+  TomoBackendCenters sweep = { .centers = centers, .n_centers = n, .ms = -1 };
   SliceCase c = { "centre", row, 1, AXIS, TOMO_INTERP_LINEAR, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE };
   const gsize px = (gsize) WIDTH * WIDTH;
-  double filter_ms, ms = -1, radius = INFINITY;
+  double filter_ms, radius = INFINITY;
 
   if (td->backend == TOMO_BACKEND_GPU && !have_gpu)
     {
@@ -470,12 +453,12 @@ test_centers (gconstpointer data)
   g_assert_true (impl->ops->load_rows (impl, scan, row, 1, NULL, NULL, &error));
   g_assert_true (impl->ops->filter (impl, &filter_ms, &error));
   g_assert_no_error (error);
-  plane.interp = TOMO_INTERP_LINEAR;
-  plane.roi = (TomoRoi) { 0, 0, WIDTH, WIDTH };
-  images = g_new (float, n * px);
-  g_assert_true (impl->ops->backproject_centers (impl, &plane, centers, n, images, &ms, &error));
+  sweep.plane.interp = TOMO_INTERP_LINEAR;
+  sweep.plane.roi = (TomoRoi) { 0, 0, WIDTH, WIDTH };
+  images = sweep.images = g_new (float, n * px);
+  g_assert_true (impl->ops->backproject_centers (impl, &sweep, &error));
   g_assert_no_error (error);
-  g_assert_cmpfloat (ms, >=, 0);
+  g_assert_cmpfloat (sweep.ms, >=, 0);
 
   for (guint i = 0; i < n; i++)
     radius = MIN (radius, MIN (centers[i], WIDTH - 1 - centers[i]) - 1.0);

@@ -90,7 +90,7 @@ check_correlation (double          offset,
   g_autoptr(GError) error = NULL;
   TomoCenterResult r;
 
-  g_assert_true (tomo_center_correlation (sino, n, w, angles, &r, &error));
+  g_assert_true (tomo_center_correlation (&(TomoSinogram) { sino, n, w, angles }, &r, &error));
   g_assert_no_error (error);
   g_test_message ("offset %+.2f, %u proj over %g° (%s), noise %g, rings %g: "
                   "found %.3f for %.3f (±%.3f, %u pairs)",
@@ -105,7 +105,8 @@ check_correlation (double          offset,
     TomoBackendImpl *cpu = tomo_backend_cpu_new ();
     TomoCenterResult rb;
 
-    g_assert_true (tomo_center_correlation_backend (cpu, sino, n, w, angles, &rb, &error));
+    g_assert_true (tomo_center_correlation_backend (cpu, &(TomoSinogram) { sino, n, w, angles },
+                                                         &rb, &error));
     g_assert_no_error (error);
     g_assert_cmpfloat (rb.center, ==, r.center);
     g_assert_cmpuint (rb.n_used, ==, r.n_used);
@@ -156,7 +157,7 @@ test_correlation_360 (void)
   for (guint i = 0; i < n; i++)
     g_assert_cmpfloat_with_epsilon (weights[i], 1.0, 1e-9);
   /* The pairs come from the same scan: θ and θ+180°. */
-  g_assert_true (tomo_center_correlation (sino, n, w, angles, &r, NULL));
+  g_assert_true (tomo_center_correlation (&(TomoSinogram) { sino, n, w, angles }, &r, NULL));
   g_assert_cmpuint (r.n_used, >=, 16);
   g_assert_cmpfloat (fabs (r.center - 131.25), <, 0.2);
 
@@ -176,8 +177,8 @@ test_correlation_360 (void)
     bad[190 * w + 40] = INFINITY;
     bad[3 * w + 100] = NAN;
     zero[190 * w + 40] = zero[3 * w + 100] = 0.0f;
-    g_assert_true (tomo_center_correlation (bad, n, w, angles, &rb, NULL));
-    g_assert_true (tomo_center_correlation (zero, n, w, angles, &rz, NULL));
+    g_assert_true (tomo_center_correlation (&(TomoSinogram) { bad, n, w, angles }, &rb, NULL));
+    g_assert_true (tomo_center_correlation (&(TomoSinogram) { zero, n, w, angles }, &rz, NULL));
     g_assert_cmpfloat (rb.center, ==, rz.center);
     g_assert_cmpuint (rb.n_used, ==, rz.n_used);
     g_assert_cmpfloat (fabs (rb.center - 131.25), <, 0.2);
@@ -222,9 +223,10 @@ test_sinogram_method (void)
       TomoCenterResult r;
 
       /* Correlation has nothing to pair with; auto falls back. */
-      g_assert_false (tomo_center_correlation (sino, n, w, angles, &r, &error));
+      g_assert_false (tomo_center_correlation (&(TomoSinogram) { sino, n, w, angles }, &r, &error));
       g_assert_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_NO_PAIR);
-      g_assert_true (tomo_center_estimate (sino, n, w, angles, TOMO_CENTER_METHOD_AUTO, &r, NULL));
+      g_assert_true (tomo_center_estimate (&(TomoSinogram) { sino, n, w, angles },
+                                           TOMO_CENTER_METHOD_AUTO, &r, NULL));
       g_test_message ("sinogram: found %.3f for %.3f (±%.3f)", r.center, center, r.uncertainty);
       g_assert_cmpint (r.method, ==, TOMO_CENTER_METHOD_SINOGRAM);
       g_assert_cmpfloat (fabs (r.center - center), <, 0.2);
@@ -249,7 +251,8 @@ test_sweep (void)
       TomoCenterResult r;
 
       /* Start 3 px off: the sweep must walk to the right place itself. */
-      g_assert_true (tomo_center_sweep (sino, n, w, angles, center + 3.0, 6.0, &r, &error));
+      g_assert_true (tomo_center_sweep (&(TomoSinogram) { sino, n, w, angles },
+                                        center + 3.0, 6.0, &r, &error));
       g_assert_no_error (error);
       g_test_message ("sweep: found %.3f for %.3f", r.center, center);
       g_assert_cmpint (r.method, ==, TOMO_CENTER_METHOD_SWEEP);
@@ -317,7 +320,8 @@ test_degenerate (void)
         sino[i] = 1.5f;
       {
         g_autoptr(GError) error = NULL;
-        g_assert_false (tomo_center_estimate (sino, n, w, angles, methods[m], &r, &error));
+        g_assert_false (tomo_center_estimate (&(TomoSinogram) { sino, n, w, angles },
+                                              methods[m], &r, &error));
         g_assert_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_DEGENERATE);
         g_assert_nonnull (strstr (error->message, "contrast"));
       }
@@ -325,14 +329,16 @@ test_degenerate (void)
         sino[i] = NAN;
       {
         g_autoptr(GError) error = NULL;
-        g_assert_false (tomo_center_estimate (sino, n, w, angles, methods[m], &r, &error));
+        g_assert_false (tomo_center_estimate (&(TomoSinogram) { sino, n, w, angles },
+                                              methods[m], &r, &error));
         g_assert_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_DEGENERATE);
       }
       for (guint i = 0; i < w; i++)
         sino[i] = i % 7;
       {
         g_autoptr(GError) error = NULL;
-        g_assert_false (tomo_center_estimate (sino, 1, w, angles, methods[m], &r, &error));
+        g_assert_false (tomo_center_estimate (&(TomoSinogram) { sino, 1, w, angles },
+                                              methods[m], &r, &error));
         g_assert_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_DEGENERATE);
         g_assert_true (isnan (r.center));
       }
@@ -353,8 +359,8 @@ test_offset_axis (void)
   g_autofree double *full = g_new (double, (gsize) n * wb);
   g_autofree float *sino = g_new (float, (gsize) n * w);
   g_autofree float *truth = g_new (float, (gsize) wb * wb);
-  g_autofree float *stitched = NULL, *slice = NULL;
-  g_autofree double *angles_s = NULL;
+  g_autofree float *slice = NULL;
+  g_auto(TomoStitched) stitched = { 0 };
   g_autoptr(TomoCpuFbp) fbp = NULL;
   g_autoptr(GError) error = NULL;
   TomoReconParams params;
@@ -381,23 +387,27 @@ test_offset_axis (void)
   g_assert_cmpfloat_with_epsilon ((wb - 1) / 2.0 - crop, edge, 1e-9);
 
   /* The centre from θ against θ+180° of the same scan, near the edge. */
-  g_assert_true (tomo_center_correlation (sino, n, w, angles, &r, &error));
+  g_assert_true (tomo_center_correlation (&(TomoSinogram) { sino, n, w, angles }, &r, &error));
   g_assert_no_error (error);
   g_test_message ("offset axis: found %.3f for %.3f", r.center, edge);
   g_assert_cmpfloat (fabs (r.center - edge), <, 0.2);
 
-  stitched = tomo_sinogram_stitch_360 (sino, n, w, angles, edge, &ns, &ws, &angles_s, &cs, &error);
+  g_assert_true (tomo_sinogram_stitch_360 (&(TomoSinogram) { sino, n, w, angles }, edge, &stitched,
+                                           &error));
   g_assert_no_error (error);
-  g_assert_nonnull (stitched);
+  g_assert_nonnull (stitched.data);
+  ns = stitched.n_proj;
+  ws = stitched.width;
+  cs = stitched.center;
   g_assert_cmpuint (ns, ==, n / 2);
   g_assert_cmpuint (ws, >=, 2 * w - 2 * (guint) edge - 2);
   g_assert_cmpfloat (fabs (cs - (ws - 1) / 2.0), <=, 0.5);
 
-  fbp = tomo_cpu_fbp_new (ws, ns, angles_s, TOMO_FILTER_RAMLAK, TOMO_PAD_ZERO, 0);
+  fbp = tomo_cpu_fbp_new (ws, ns, stitched.angles, TOMO_FILTER_RAMLAK, TOMO_PAD_ZERO, 0);
   tomo_recon_params_init (&params, ws);
   params.center = cs;
   slice = g_new (float, (gsize) ws * ws);
-  tomo_cpu_fbp_reconstruct (fbp, stitched, &params, slice);
+  tomo_cpu_fbp_reconstruct (fbp, stitched.data, &params, slice);
 
   /* Region means of every disk against the truth, in the same frame
    * (the axis at each slice's middle). */
@@ -422,14 +432,14 @@ test_stitch_errors (void)
   const guint w = 64, n = 90;
   g_autofree double *angles = make_angles (n, 180.0, FALSE);
   g_autofree float *sino = g_new0 (float, n * w);
-  g_autofree double *a_out = NULL;
+  g_auto(TomoStitched) stitched = { 0 };
   g_autoptr(GError) error = NULL;
-  guint ns, ws;
-  double cs;
 
   for (guint i = 0; i < n * w; i++)
     sino[i] = (i % w) * 0.1f;
-  g_assert_null (tomo_sinogram_stitch_360 (sino, n, w, angles, 10.0, &ns, &ws, &a_out, &cs, &error));
+  g_assert_false (tomo_sinogram_stitch_360 (&(TomoSinogram) { sino, n, w, angles }, 10.0,
+                                            &stitched, &error));
+  g_assert_null (stitched.data);
   g_assert_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_NO_PAIR);
 }
 

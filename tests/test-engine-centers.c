@@ -180,44 +180,6 @@ test_bad_requests (void)
   g_clear_error (&error);
 }
 
-typedef struct
-{
-  guint n_slices, n_sweeps, n_freed;
-  TomoSlice *sweep;
-} Got;
-
-static void
-on_freed (gpointer user_data)
-{
-  ((Got *) user_data)->n_freed++;
-}
-
-static void
-on_slice (TomoEngine   *engine,
-          TomoSlice    *slice,
-          const GError *error,
-          gpointer      user_data)
-{
-  Got *got = user_data;
-
-  g_assert_no_error ((GError *) error);
-  got->n_slices++;
-}
-
-static void
-on_sweep (TomoEngine   *engine,
-          TomoSlice    *slice,
-          const GError *error,
-          gpointer      user_data)
-{
-  Got *got = user_data;
-
-  g_assert_no_error ((GError *) error);
-  got->n_sweeps++;
-  g_clear_pointer (&got->sweep, tomo_slice_unref);
-  got->sweep = tomo_slice_ref (slice);
-}
-
 /* A sweep submitted next to a slice request replaces neither: both are
  * answered; of several sweeps, the last always is, and each one's user
  * data is freed. */
@@ -227,26 +189,29 @@ test_submit_beside_slices (void)
   g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
   g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
   TomoSliceRequest request;
-  Got got = { 0 };
+  g_auto(TomoTestAnswers) slices = { 0 };
+  g_auto(TomoTestAnswers) sweeps = { 0 };
   const double last[] = { 44.0, 48.5 };
 
   tomo_engine_set_scan (engine, scan);
   init_request (&request, scan);
-  tomo_engine_submit (engine, &request, on_slice, &got);
-  tomo_engine_submit_centers (engine, &request, whole_px, G_N_ELEMENTS (whole_px), on_sweep, &got, on_freed);
-  tomo_engine_submit_centers (engine, &request, last, G_N_ELEMENTS (last), on_sweep, &got, on_freed);
+  tomo_engine_submit (engine, &request, tomo_test_answers_cb, &slices);
+  tomo_engine_submit_centers (engine, &request, whole_px, G_N_ELEMENTS (whole_px),
+                              tomo_test_answers_cb, &sweeps, tomo_test_answers_freed);
+  tomo_engine_submit_centers (engine, &request, last, G_N_ELEMENTS (last),
+                              tomo_test_answers_cb, &sweeps, tomo_test_answers_freed);
   for (gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
-       (got.n_slices < 1 || got.sweep == NULL || got.sweep->n_slices != 2)
+       (slices.n_answers < 1 || sweeps.slice == NULL || sweeps.slice->n_slices != 2)
        && g_get_monotonic_time () < end;)
     g_main_context_iteration (NULL, TRUE);
-  g_assert_cmpuint (got.n_slices, ==, 1);
-  g_assert_nonnull (got.sweep);
-  g_assert_cmpuint (got.sweep->n_slices, ==, 2);
-  g_assert_cmpuint (got.n_sweeps, >=, 1);
-  g_assert_cmpuint (got.n_sweeps, <=, 2);
+  g_assert_cmpuint (slices.n_errors + sweeps.n_errors, ==, 0);
+  g_assert_cmpuint (slices.n_answers, ==, 1);
+  g_assert_nonnull (sweeps.slice);
+  g_assert_cmpuint (sweeps.slice->n_slices, ==, 2);
+  g_assert_cmpuint (sweeps.n_answers, >=, 1);
+  g_assert_cmpuint (sweeps.n_answers, <=, 2);
   /* Each sweep's user data freed once: after its answer or when dropped. */
-  g_assert_cmpuint (got.n_freed, ==, 2);
-  g_clear_pointer (&got.sweep, tomo_slice_unref);
+  g_assert_cmpuint (sweeps.n_freed, ==, 2);
 }
 
 /* find-center's sweep with the candidates on an engine: on the sample
@@ -282,8 +247,9 @@ sweep_on_engine (TomoBackend backend)
 
   sino = g_new (float, (gsize) tomo_scan_get_n_projections (scan) * tomo_scan_get_width (scan));
   g_assert_true (tomo_scan_read_sinogram (scan, row, sino, NULL, &error));
-  g_assert_true (tomo_center_sweep (sino, tomo_scan_get_n_projections (scan),
-                                    tomo_scan_get_width (scan), tomo_scan_get_angles (scan),
+  g_assert_true (tomo_center_sweep (&(TomoSinogram) { sino, tomo_scan_get_n_projections (scan),
+                                                      tomo_scan_get_width (scan),
+                                                      tomo_scan_get_angles (scan) },
                                     255.5 + 2.0, 4.0, &own, &error));
   g_assert_no_error (error);
   g_test_message ("the estimate's own CPU sweep: %.3f", own.center);

@@ -81,35 +81,14 @@ test_slice_parallel (void)
 
 /* --- latest wins ------------------------------------------------------- */
 
-typedef struct
-{
-  guint n_callbacks;
-  double last_center;
-  gboolean error_seen;
-} SubmitState;
-
-static void
-submit_cb (TomoEngine   *engine,
-           TomoSlice    *slice,
-           const GError *error,
-           gpointer      user_data)
-{
-  SubmitState *state = user_data;
-
-  state->n_callbacks++;
-  if (error != NULL)
-    state->error_seen = TRUE;
-  else
-    state->last_center = slice->params.center;
-}
-
 static void
 test_submit_latest_wins (void)
 {
   g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
   g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
-  SubmitState state = { 0 };
+  g_auto(TomoTestAnswers) answers = { 0 };
   const guint n = 40;
+  const double last = 40.0 + (n - 1) * 0.25;
   gint64 deadline;
 
   /* A burst of slider events, faster than they can be reconstructed. */
@@ -119,42 +98,32 @@ test_submit_latest_wins (void)
 
       tomo_slice_request_init (&request, scan);
       request.params.center = 40.0 + i * 0.25;
-      tomo_engine_submit (engine, &request, submit_cb, &state);
+      tomo_engine_submit (engine, &request, tomo_test_answers_cb, &answers);
     }
   deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
-  while (state.last_center != 40.0 + (n - 1) * 0.25 && g_get_monotonic_time () < deadline)
+  while ((answers.slice == NULL || answers.slice->params.center != last)
+         && g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
 
-  g_assert_false (state.error_seen);
-  g_assert_cmpfloat (state.last_center, ==, 40.0 + (n - 1) * 0.25);
+  g_assert_cmpuint (answers.n_errors, ==, 0);
+  g_assert_nonnull (answers.slice);
+  g_assert_cmpfloat (answers.slice->params.center, ==, last);
   /* Superseded requests were dropped, not queued. */
-  g_assert_cmpuint (state.n_callbacks, <, n);
-  g_assert_cmpuint (state.n_callbacks, >=, 1);
+  g_assert_cmpuint (answers.n_answers, <, n);
+  g_assert_cmpuint (answers.n_answers, >=, 1);
 
   /* Nothing more arrives afterwards. */
   {
-    guint seen = state.n_callbacks;
+    guint seen = answers.n_answers;
     gint64 until = g_get_monotonic_time () + G_USEC_PER_SEC / 5;
 
     while (g_get_monotonic_time () < until)
       g_main_context_iteration (NULL, FALSE);
-    g_assert_cmpuint (state.n_callbacks, ==, seen);
+    g_assert_cmpuint (answers.n_answers, ==, seen);
   }
 }
 
 /* --- row prefetch while scrubbing --------------------------------------- */
-
-/* Submits row `row` and waits for its slice (owned by the caller). */
-static TomoSlice *
-submit_row (TomoEngine *engine,
-            guint       row)
-{
-  TomoSliceRequest request;
-
-  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
-  request.row = row;
-  return tomo_test_submit (engine, &request);
-}
 
 /* After a slice of row 1, the rows around it are read in the background;
  * the next row is then served without touching the file, and its slice is
@@ -170,17 +139,17 @@ test_prefetch_serves_from_cache (void)
   guint64 reads;
 
   tomo_engine_set_prefetch (plain, 0, 0);
-  first = submit_row (engine, 1);
+  first = tomo_test_submit_row (engine, 1, (WIDTH - 1) / 2.0);
   /* 4 ahead (2..5), and of 2 behind only row 0 exists. */
   g_assert_cmpuint (tomo_engine_wait_prefetch (engine), ==, 5);
   reads = _tomo_scan_get_n_row_reads (scan);
   g_assert_cmpuint (reads, ==, 6);
 
-  second = submit_row (engine, 2);
+  second = tomo_test_submit_row (engine, 2, (WIDTH - 1) / 2.0);
   tomo_engine_wait_prefetch (engine);
   g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, reads);
 
-  reference = submit_row (plain, 2);
+  reference = tomo_test_submit_row (plain, 2, (WIDTH - 1) / 2.0);
   g_assert_cmpuint (tomo_engine_wait_prefetch (plain), ==, 0);
   g_assert_cmpuint (_tomo_scan_get_n_row_reads (plain_scan), ==, 1);
   g_assert_cmpuint (second->width * second->height, ==, reference->width * reference->height);
@@ -200,7 +169,7 @@ test_prefetch_scan_change_and_dispose (void)
   TomoEngine *engine = cpu_engine_with_scan (scan);
   guint64 at_change, at_dispose;
 
-  slice = submit_row (engine, 0);
+  slice = tomo_test_submit_row (engine, 0, (WIDTH - 1) / 2.0);
   tomo_engine_set_scan (engine, other);
   at_change = _tomo_scan_get_n_row_reads (scan);
   tomo_engine_wait_prefetch (engine);
@@ -208,7 +177,7 @@ test_prefetch_scan_change_and_dispose (void)
   g_assert_cmpuint (_tomo_scan_get_n_row_reads (other), ==, 0);
 
   g_clear_pointer (&slice, tomo_slice_unref);
-  slice = submit_row (engine, 3);
+  slice = tomo_test_submit_row (engine, 3, (WIDTH - 1) / 2.0);
   g_object_unref (engine);   /* while rows around 3 are being read */
   at_dispose = _tomo_scan_get_n_row_reads (other);
   g_usleep (G_USEC_PER_SEC / 10);
@@ -218,68 +187,22 @@ test_prefetch_scan_change_and_dispose (void)
 
 /* --- volumes ----------------------------------------------------------- */
 
-typedef struct
-{
-  GPtrArray *slices;
-  guint n_rows;
-  guint next_row;
-  guint progress_calls;
-  guint progress_total;
-  guint cancel_after;
-  GCancellable *cancellable;
-} VolumeState;
-
-static gboolean
-volume_sink (guint        row,
-             const float *slice,
-             guint        width,
-             guint        height,
-             gpointer     user_data,
-             GError     **error)
-{
-  VolumeState *state = user_data;
-
-  g_assert_cmpuint (row, ==, state->next_row);
-  if (state->slices != NULL)
-    g_ptr_array_add (state->slices, g_memdup2 (slice, (gsize) width * height * sizeof (float)));
-  state->next_row++;
-  state->n_rows++;
-  if (state->cancel_after > 0 && state->n_rows == state->cancel_after)
-    g_cancellable_cancel (state->cancellable);
-  g_assert_cmpuint (width, ==, WIDTH);
-  g_assert_cmpuint (height, ==, WIDTH);
-  return TRUE;
-}
-
-static void
-volume_progress (guint    done,
-                 guint    total,
-                 gpointer user_data)
-{
-  VolumeState *state = user_data;
-
-  state->progress_calls++;
-  state->progress_total = total;
-  g_assert_cmpuint (done, <=, total);
-}
-
 static void
 test_volume (void)
 {
   g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
   g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
   g_autoptr(GError) error = NULL;
-  VolumeState state = { 0 };
+  g_auto(TomoTestVolume) state = { 0 };
   TomoReconParams params;
 
   tomo_recon_params_init (&params, WIDTH);
-  state.next_row = 1;
-  state.slices = g_ptr_array_new_with_free_func (g_free);
+  tomo_test_volume_init (&state, 1, WIDTH, WIDTH);
   g_assert_true (tomo_engine_reconstruct_volume (engine, 1, 5, &params, TOMO_KERNEL_AUTO,
-                                                 volume_sink, volume_progress, &state, NULL,
-                                                 &error));
+                                                 tomo_test_volume_sink, tomo_test_volume_progress,
+                                                 &state, NULL, &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (state.n_rows, ==, 4);
+  g_assert_cmpuint (state.slices->len, ==, 4);
   g_assert_cmpuint (state.progress_total, ==, 4);
   g_assert_cmpuint (state.progress_calls, >=, 1);
   /* Each slice of the volume is the single-slice reconstruction of its row. */
@@ -290,23 +213,24 @@ test_volume (void)
       g_assert_cmpmem (state.slices->pdata[i], WIDTH * WIDTH * sizeof (float),
                        one->data, WIDTH * WIDTH * sizeof (float));
     }
-  g_ptr_array_unref (state.slices);
 
   /* Out of range. */
   g_assert_false (tomo_engine_reconstruct_volume (engine, 4, HEIGHT + 1, &params, 0,
-                                                  volume_sink, NULL, &state, NULL, &error));
+                                                  tomo_test_volume_sink, NULL, &state, NULL,
+                                                  &error));
   g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
   g_clear_error (&error);
 
   /* Cancelled after two rows: stops with G_IO_ERROR_CANCELLED. */
-  memset (&state, 0, sizeof state);
+  tomo_test_volume_clear (&state);
+  tomo_test_volume_init (&state, 0, WIDTH, WIDTH);
   state.cancellable = g_cancellable_new ();
   state.cancel_after = 2;
-  g_assert_false (tomo_engine_reconstruct_volume (engine, 0, HEIGHT, &params, 0, volume_sink,
-                                                  NULL, &state, state.cancellable, &error));
+  g_assert_false (tomo_engine_reconstruct_volume (engine, 0, HEIGHT, &params, 0,
+                                                  tomo_test_volume_sink, NULL, &state,
+                                                  state.cancellable, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
-  g_assert_cmpuint (state.n_rows, ==, 2);
-  g_object_unref (state.cancellable);
+  g_assert_cmpuint (state.slices->len, ==, 2);
 }
 
 /* --- backends ---------------------------------------------------------- */
@@ -332,13 +256,10 @@ test_gpu_unavailable (void)
   g_assert_cmpint (tomo_engine_get_backend (engine), ==, TOMO_BACKEND_CPU);
 }
 
-/* GPU engine path against the CPU engine path on the same scan (texture
- * interpolation tolerance: 3e-3 relative L2). */
 int
 main (int    argc,
       char **argv)
 {
-  g_autoptr(GError) error = NULL;
   int status;
 
   g_test_init (&argc, &argv, NULL);

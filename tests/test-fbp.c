@@ -19,6 +19,12 @@ typedef struct
   double *angles;
   float *sino;
   float *truth;
+  /* After fixture_filter: its FBP, the filtered sinogram (in double too
+   * when asked), room for a whole slice of each and that slice's ROI. */
+  TomoCpuFbp *fbp;
+  float *filtered, *img;
+  double *filtered_d, *img_d;
+  TomoRoi whole;
 } Fixture;
 
 static void
@@ -29,6 +35,7 @@ fixture_init (Fixture        *fx,
 {
   g_autofree double *sino_d = NULL;
 
+  memset (fx, 0, sizeof *fx);
   fx->w = width;
   fx->n = n_proj;
   tomo_test_phantom_params (&fx->params, width, 1, n_proj);
@@ -46,33 +53,45 @@ fixture_init (Fixture        *fx,
 }
 
 static void
+fixture_clear_filtered (Fixture *fx)
+{
+  g_clear_pointer (&fx->fbp, tomo_cpu_fbp_free);
+  g_clear_pointer (&fx->filtered, g_free);
+  g_clear_pointer (&fx->filtered_d, g_free);
+  g_clear_pointer (&fx->img, g_free);
+  g_clear_pointer (&fx->img_d, g_free);
+}
+
+static void
 fixture_clear (Fixture *fx)
 {
+  fixture_clear_filtered (fx);
   g_free (fx->angles);
   g_free (fx->sino);
   g_free (fx->truth);
 }
 
 /* A new FBP over the fixture, and the fixture's sinogram filtered by it in
- * float and, where `filtered_d` is given, in double. */
-static TomoCpuFbp *
+ * float and, `with_double`, in double. */
+static void
 fixture_filter (Fixture        *fx,
                 TomoFilterType  filter,
                 TomoPadMode     pad,
                 guint           n_threads,
-                float         **filtered,
-                double        **filtered_d)
+                gboolean        with_double)
 {
-  TomoCpuFbp *fbp = tomo_cpu_fbp_new (fx->w, fx->n, fx->angles, filter, pad, n_threads);
-
-  *filtered = g_new (float, (gsize) fx->n * fx->w);
-  tomo_cpu_fbp_filter (fbp, fx->sino, *filtered);
-  if (filtered_d != NULL)
+  fixture_clear_filtered (fx);
+  fx->fbp = tomo_cpu_fbp_new (fx->w, fx->n, fx->angles, filter, pad, n_threads);
+  fx->filtered = g_new (float, (gsize) fx->n * fx->w);
+  tomo_cpu_fbp_filter (fx->fbp, fx->sino, fx->filtered);
+  fx->img = g_new (float, (gsize) fx->w * fx->w);
+  if (with_double)
     {
-      *filtered_d = g_new (double, (gsize) fx->n * fx->w);
-      tomo_cpu_fbp_filter_double (fbp, fx->sino, *filtered_d);
+      fx->filtered_d = g_new (double, (gsize) fx->n * fx->w);
+      tomo_cpu_fbp_filter_double (fx->fbp, fx->sino, fx->filtered_d);
+      fx->img_d = g_new (double, (gsize) fx->w * fx->w);
     }
-  return fbp;
+  fx->whole = (TomoRoi) { 0, 0, fx->w, fx->w };
 }
 
 static float *
@@ -83,13 +102,9 @@ reconstruct (Fixture       *fx,
              double         center,
              guint          n_threads)
 {
-  g_autofree float *filtered = NULL;
-  g_autoptr (TomoCpuFbp) fbp = fixture_filter (fx, filter, pad, n_threads, &filtered, NULL);
-  float *out = g_new (float, (gsize) fx->w * fx->w);
-  TomoRoi roi = { 0, 0, fx->w, fx->w };
-
-  tomo_cpu_fbp_backproject (fbp, filtered, center, interp, &roi, out);
-  return out;
+  fixture_filter (fx, filter, pad, n_threads, FALSE);
+  tomo_cpu_fbp_backproject (fx->fbp, fx->filtered, center, interp, &fx->whole, fx->img);
+  return g_steal_pointer (&fx->img);
 }
 
 /* Mean of `img` over the pixels whose truth is `value` everywhere within
@@ -141,21 +156,6 @@ error_vs_truth (const Fixture *fx,
           e += d * d;
           t += (double) fx->truth[iy * fx->w + ix] * fx->truth[iy * fx->w + ix];
         }
-  return sqrt (e / t);
-}
-
-static double
-rel_l2_f (const float *a,
-          const float *b,
-          gsize        n)
-{
-  double e = 0.0, t = 0.0;
-
-  for (gsize i = 0; i < n; i++)
-    {
-      e += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
-      t += (double) b[i] * b[i];
-    }
   return sqrt (e / t);
 }
 
@@ -229,24 +229,21 @@ static void
 test_centre_scan (void)
 {
   Fixture fx;
-  g_autoptr (TomoCpuFbp) fbp = NULL;
-  g_autofree float *filtered = NULL;
-  g_autofree float *img = NULL;
   double best_err = G_MAXDOUBLE, best_err_c = 0, best_sharp = 0, best_sharp_c = 0;
   double best_tv = G_MAXDOUBLE, best_tv_c = 0;
-  TomoRoi roi;
+  const float *img;
 
   fixture_init (&fx, TOMO_PHANTOM_SHEPP_LOGAN, 128, 180);
-  fbp = fixture_filter (&fx, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE, 0, &filtered, NULL);
-  img = g_new (float, fx.w * fx.w);
-  roi = (TomoRoi) { 0, 0, fx.w, fx.w };
+  fixture_filter (&fx, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE, 0, FALSE);
+  img = fx.img;
 
   for (int k = -40; k <= 40; k++)
     {
       double centre = (fx.w - 1) / 2.0 + 3.37 + 0.05 * k;
       double err, sharp = 0.0, tv = 0.0;
 
-      tomo_cpu_fbp_backproject (fbp, filtered, centre, TOMO_INTERP_LINEAR, &roi, img);
+      tomo_cpu_fbp_backproject (fx.fbp, fx.filtered, centre, TOMO_INTERP_LINEAR, &fx.whole,
+                                fx.img);
       err = error_vs_truth (&fx, img);
       for (guint iy = 1; iy < fx.w; iy++)
         for (guint ix = 1; ix < fx.w; ix++)
@@ -335,40 +332,32 @@ static void
 test_roi_is_crop (void)
 {
   Fixture fx;
-  g_autoptr (TomoCpuFbp) fbp = NULL;
-  g_autofree float *filtered = NULL;
-  g_autofree double *filtered_d = NULL;
-  g_autofree float *full = NULL;
-  g_autofree double *full_d = NULL;
   const TomoRoi rois[] = { { 17, 30, 45, 37 }, { 0, 0, 1, 1 }, { 95, 3, 1, 90 }, { 5, 90, 91, 6 } };
+  double c;
 
   fixture_init (&fx, TOMO_PHANTOM_SHEPP_LOGAN, 96, 120);
-  fbp = fixture_filter (&fx, TOMO_FILTER_HANN, TOMO_PAD_EDGE, 2, &filtered, &filtered_d);
-  full = g_new (float, fx.w * fx.w);
-  full_d = g_new (double, fx.w * fx.w);
+  fixture_filter (&fx, TOMO_FILTER_HANN, TOMO_PAD_EDGE, 2, TRUE);
+  c = fx.params.center - 0.3;
 
   for (TomoInterp interp = TOMO_INTERP_NEAREST; interp <= TOMO_INTERP_LINEAR; interp++)
     {
-      TomoRoi whole = { 0, 0, fx.w, fx.w };
-
-      tomo_cpu_fbp_backproject (fbp, filtered, fx.params.center - 0.3, interp, &whole, full);
-      tomo_cpu_fbp_backproject_double (fbp, filtered_d, fx.params.center - 0.3, interp, &whole,
-                                       full_d);
+      tomo_cpu_fbp_backproject (fx.fbp, fx.filtered, c, interp, &fx.whole, fx.img);
+      tomo_cpu_fbp_backproject_double (fx.fbp, fx.filtered_d, c, interp, &fx.whole, fx.img_d);
       for (guint r = 0; r < G_N_ELEMENTS (rois); r++)
         {
           const TomoRoi *roi = &rois[r];
           g_autofree float *part = g_new (float, roi->width * roi->height);
           g_autofree double *part_d = g_new (double, roi->width * roi->height);
 
-          tomo_cpu_fbp_backproject (fbp, filtered, fx.params.center - 0.3, interp, roi, part);
-          tomo_cpu_fbp_backproject_double (fbp, filtered_d, fx.params.center - 0.3, interp, roi,
-                                           part_d);
+          tomo_cpu_fbp_backproject (fx.fbp, fx.filtered, c, interp, roi, part);
+          tomo_cpu_fbp_backproject_double (fx.fbp, fx.filtered_d, c, interp, roi, part_d);
           for (guint y = 0; y < roi->height; y++)
             {
               g_assert_cmpmem (part + y * roi->width, roi->width * sizeof (float),
-                               full + (roi->y + y) * fx.w + roi->x, roi->width * sizeof (float));
+                               fx.img + (roi->y + y) * fx.w + roi->x, roi->width * sizeof (float));
               g_assert_cmpmem (part_d + y * roi->width, roi->width * sizeof (double),
-                               full_d + (roi->y + y) * fx.w + roi->x, roi->width * sizeof (double));
+                               fx.img_d + (roi->y + y) * fx.w + roi->x,
+                               roi->width * sizeof (double));
             }
         }
     }
@@ -408,25 +397,21 @@ static void
 test_float_vs_double (void)
 {
   Fixture fx;
-  g_autoptr (TomoCpuFbp) fbp = NULL;
-  g_autofree float *filtered = NULL;
-  g_autofree double *filtered_d = NULL;
-  g_autofree float *img = NULL;
-  g_autofree double *img_d = NULL;
-  TomoRoi roi;
+  const float *img;
+  const double *img_d;
 
   fixture_init (&fx, TOMO_PHANTOM_SHEPP_LOGAN, 200, 211);
-  fbp = fixture_filter (&fx, TOMO_FILTER_SHEPP_LOGAN, TOMO_PAD_EDGE, 0, &filtered, &filtered_d);
-  img = g_new (float, fx.w * fx.w);
-  img_d = g_new (double, fx.w * fx.w);
-  roi = (TomoRoi) { 0, 0, fx.w, fx.w };
+  fixture_filter (&fx, TOMO_FILTER_SHEPP_LOGAN, TOMO_PAD_EDGE, 0, TRUE);
+  img = fx.img;
+  img_d = fx.img_d;
 
   for (TomoInterp interp = TOMO_INTERP_NEAREST; interp <= TOMO_INTERP_LINEAR; interp++)
     {
       double e = 0.0, t = 0.0;
 
-      tomo_cpu_fbp_backproject (fbp, filtered, fx.params.center, interp, &roi, img);
-      tomo_cpu_fbp_backproject_double (fbp, filtered_d, fx.params.center, interp, &roi, img_d);
+      tomo_cpu_fbp_backproject (fx.fbp, fx.filtered, fx.params.center, interp, &fx.whole, fx.img);
+      tomo_cpu_fbp_backproject_double (fx.fbp, fx.filtered_d, fx.params.center, interp, &fx.whole,
+                                       fx.img_d);
       for (guint i = 0; i < fx.w * fx.w; i++)
         {
           e += (img[i] - img_d[i]) * (img[i] - img_d[i]);
@@ -558,7 +543,7 @@ test_reconstruct_convenience (void)
   direct = reconstruct (&fx, TOMO_FILTER_PARZEN, TOMO_PAD_EDGE, TOMO_INTERP_LINEAR,
                         fx.params.center, 0);
   g_assert_cmpmem (via, fx.w * fx.w * sizeof (float), direct, fx.w * fx.w * sizeof (float));
-  g_assert_cmpfloat (rel_l2_f (via, fx.truth, fx.w * fx.w), <, 0.5);
+  g_assert_cmpfloat (tomo_test_rel_l2 (via, fx.truth, fx.w * fx.w), <, 0.5);
   fixture_clear (&fx);
 }
 

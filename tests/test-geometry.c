@@ -102,45 +102,8 @@ reconstruct (TomoEngine *engine,
              guint       row,
              double      center)
 {
-  g_autoptr(GError) error = NULL;
-  TomoSliceRequest request;
-  TomoSlice *slice;
-
   tomo_engine_set_scan (engine, scan);
-  tomo_slice_request_init (&request, scan);
-  request.row = row;
-  request.params.center = center;
-  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (slice);
-  g_assert_nonnull (slice->data);
-  return slice;
-}
-
-typedef struct
-{
-  guint row;
-  guint width;
-  float *slice;   /* of `row` */
-  guint n_rows;
-} VolumeSink;
-
-static gboolean
-volume_sink (guint        row,
-             const float *slice,
-             guint        width,
-             guint        height,
-             gpointer     user_data,
-             GError     **error)
-{
-  VolumeSink *v = user_data;
-
-  v->n_rows++;
-  g_assert_cmpuint (width, ==, v->width);
-  g_assert_cmpuint (height, ==, v->width);
-  if (row == v->row)
-    v->slice = g_memdup2 (slice, sizeof (float) * width * height);
-  return TRUE;
+  return tomo_test_reconstruct (engine, row, 1, center);
 }
 
 /* --- parsing -------------------------------------------------------------- */
@@ -257,18 +220,18 @@ test_offset (gconstpointer data)
   /* Whole volumes read the same rows (the GPU's pipeline through its own
    * readers): the slice of row 2 is the same. */
   {
-    VolumeSink v = { 2, ws, NULL, 0 };
+    g_auto(TomoTestVolume) v = { 0 };
     TomoReconParams params;
 
+    tomo_test_volume_init (&v, 1, ws, ws);
     tomo_recon_params_init (&params, ws);
     params.center = plan.recon_center;
     g_assert_true (tomo_engine_reconstruct_volume (engine, 1, 4, &params, TOMO_KERNEL_AUTO,
-                                                   volume_sink, NULL, &v, NULL, &error));
+                                                   tomo_test_volume_sink, NULL, &v, NULL, &error));
     g_assert_no_error (error);
-    g_assert_cmpuint (v.n_rows, ==, 3);
-    g_assert_nonnull (v.slice);
-    g_assert_cmpfloat (tomo_test_rel_l2 (v.slice, slice->data, (gsize) ws * ws), <, 1e-4);
-    g_free (v.slice);
+    g_assert_cmpuint (v.slices->len, ==, 3);
+    g_assert_cmpfloat (tomo_test_rel_l2 (v.slices->pdata[1], slice->data, (gsize) ws * ws), <,
+                       1e-4);
   }
 }
 

@@ -124,6 +124,7 @@ test_estimate (void)
       TomoPhantomParams p;
       g_autofree double *angles = g_new (double, n), *line = g_new (double, n * w);
       g_autofree float *sino = g_new (float, n * w);
+      TomoSinogram s = { sino, n, w, angles };
       TomoCenterResult cpu, gpu;
 
       tomo_phantom_params_init (&p);
@@ -136,13 +137,13 @@ test_estimate (void)
       tomo_phantom_sinogram (&p, angles, 4, line);
       for (guint i = 0; i < n * w; i++)
         sino[i] = (float) line[i];
-      g_assert_true (tomo_center_correlation (sino, n, w, angles, &cpu, &error));
+      g_assert_true (tomo_center_correlation (&s, &cpu, &error));
       /* Through the GPU backend, which runs the direct kernel (the faster
        * one for its ranges, and exact over short overlaps; see the profile
        * test). */
       for (int m = 0; m < 1; m++)
         {
-          g_assert_true (tomo_center_correlation_backend (gpu_backend, sino, n, w, angles, &gpu, &error));
+          g_assert_true (tomo_center_correlation_backend (gpu_backend, &s, &gpu, &error));
           g_assert_no_error (error);
           g_test_message ("%g°, %s: GPU %.4f, CPU %.4f, true %.4f", ranges[k], m ? "cuFFT" : "direct",
                           gpu.center, cpu.center, p.center);

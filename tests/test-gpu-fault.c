@@ -78,42 +78,24 @@ reconstruct (TomoEngine *engine,
   return tomo_engine_reconstruct (engine, &request, NULL, error);
 }
 
-typedef struct
-{
-  float *volume;
-  guint next_row;
-} VolumeState;
-
-static gboolean
-volume_sink (guint        row,
-             const float *slice,
-             guint        width,
-             guint        height,
-             gpointer     user_data,
-             GError     **error)
-{
-  VolumeState *state = user_data;
-
-  g_assert_cmpuint (row, ==, state->next_row);
-  g_assert_cmpuint (width, ==, WIDTH);
-  g_assert_cmpuint (height, ==, WIDTH);
-  memcpy (state->volume + (gsize) row * WIDTH * WIDTH, slice, sizeof (float) * WIDTH * WIDTH);
-  state->next_row++;
-  return TRUE;
-}
-
 static gboolean
 volume (TomoEngine *engine,
         float      *out,
         GError    **error)
 {
-  VolumeState state = { out, 0 };
+  g_auto(TomoTestVolume) v = { 0 };
   TomoReconParams params;
+  gsize plane = (gsize) WIDTH * WIDTH;
 
+  tomo_test_volume_init (&v, 0, WIDTH, WIDTH);
   tomo_recon_params_init (&params, WIDTH);
   params.center = CENTER;
-  return tomo_engine_reconstruct_volume (engine, 0, HEIGHT, &params, TOMO_KERNEL_AUTO,
-                                         volume_sink, NULL, &state, NULL, error);
+  if (!tomo_engine_reconstruct_volume (engine, 0, HEIGHT, &params, TOMO_KERNEL_AUTO,
+                                       tomo_test_volume_sink, NULL, &v, NULL, error))
+    return FALSE;
+  for (guint row = 0; row < v.slices->len; row++)
+    memcpy (out + row * plane, v.slices->pdata[row], plane * sizeof (float));
+  return TRUE;
 }
 
 /* Bad settings are refused with the value named, on any build. */

@@ -113,11 +113,10 @@ test_preprocess_case (gconstpointer data)
     {
       gsize off = (gsize) r * n_proj * width;
       TomoPreprocessStats st = { 0 };
+      TomoFlatField ff = { c->normalise ? flat + r * width : NULL,
+                           c->normalise ? dark + r * width : NULL, c->apply_log };
 
-      tomo_preprocess_row (raw_f + off, n_proj, width,
-                           c->normalise ? flat + r * width : NULL,
-                           c->normalise ? dark + r * width : NULL,
-                           c->apply_log, ref + off, &st);
+      tomo_preprocess_row (raw_f + off, n_proj, width, &ff, ref + off, &st);
       g_assert_cmpuint (counts[r].n_values, ==, st.n_values);
       g_assert_cmpuint (counts[r].n_nonpositive, ==, st.n_nonpositive);
       g_assert_cmpuint (counts[r].n_nonfinite, ==, st.n_nonfinite);
@@ -253,7 +252,7 @@ test_raw_rows (void)
       g_assert_cmpuint (raw[17], ==, 0);
       g_assert_cmpfloat (flat[5], ==, 40000 + 37 * 5 + 5.5f);
       g_assert_cmpfloat (dark[5], ==, 90 + 5 + 0.5f);
-      tomo_preprocess_row (conv, VP, VW, flat, dark, TRUE, conv, &a);
+      tomo_preprocess_row (conv, VP, VW, &(TomoFlatField) { flat, dark, TRUE }, conv, &a);
       g_assert_true (tomo_scan_read_sinogram (scan, r, ref, &b, &error));
       g_assert_no_error (error);
       g_assert_cmpmem (conv, (gsize) VP * VW * sizeof (float), ref, (gsize) VP * VW * sizeof (float));
@@ -264,24 +263,6 @@ test_raw_rows (void)
   g_clear_object (&scan);
   g_assert_cmpint (g_remove (path), ==, 0);
   g_assert_cmpint (g_rmdir (dir), ==, 0);
-}
-
-typedef struct
-{
-  GPtrArray *planes;
-  guint next_row;
-} Collected;
-
-static gboolean
-collect_cb (guint row, const float *slice, guint width, guint height, gpointer user_data,
-            GError **error)
-{
-  Collected *c = user_data;
-
-  g_assert_cmpuint (row, ==, c->next_row);
-  c->next_row++;
-  g_ptr_array_add (c->planes, g_memdup2 (slice, (gsize) width * height * sizeof (float)));
-  return TRUE;
 }
 
 typedef struct
@@ -301,8 +282,7 @@ test_volume_raw (gconstpointer data)
   g_autoptr(TomoEngine) gpu = tomo_engine_new (TOMO_BACKEND_CPU);
   g_autoptr(TomoEngine) cpu = tomo_engine_new (TOMO_BACKEND_CPU);
   g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) planes = g_ptr_array_new_with_free_func (g_free);
-  Collected collected = { planes, 2 };
+  g_auto(TomoTestVolume) collected = { 0 };
   TomoPreprocessStats cpu_counts = { 0 };
   g_autofree float *sino = g_new (float, (gsize) VP * VW);
   TomoVolumeStats st;
@@ -326,10 +306,12 @@ test_volume_raw (gconstpointer data)
   params.center = (VW - 1) / 2.0 + 3.37;
   params.interp = vc->interp;
   /* Rows 2..8: two packs of four, the second one short by one. */
-  g_assert_true (tomo_engine_reconstruct_volume (gpu, 2, VH, &params, vc->kernel, collect_cb,
-                                                 NULL, &collected, NULL, &error));
+  tomo_test_volume_init (&collected, 2, 0, 0);
+  g_assert_true (tomo_engine_reconstruct_volume (gpu, 2, VH, &params, vc->kernel,
+                                                 tomo_test_volume_sink, NULL, &collected, NULL,
+                                                 &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (planes->len, ==, VH - 2);
+  g_assert_cmpuint (collected.slices->len, ==, VH - 2);
   tomo_engine_get_volume_stats (gpu, &st);
   g_assert_true (st.gpu_preprocess);
 
@@ -338,6 +320,7 @@ test_volume_raw (gconstpointer data)
       TomoSliceRequest request;
       g_autoptr(TomoSlice) gs = NULL;
       g_autoptr(TomoSlice) cs = NULL;
+      const float *plane = collected.slices->pdata[r - 2];
 
       g_assert_true (tomo_scan_read_sinogram (scan, r, sino, &cpu_counts, &error));
       g_assert_no_error (error);
@@ -349,8 +332,8 @@ test_volume_raw (gconstpointer data)
       g_assert_no_error (error);
       cs = tomo_engine_reconstruct (cpu, &request, NULL, &error);
       g_assert_no_error (error);
-      worst_gpu = MAX (worst_gpu, tomo_test_rel_l2 (planes->pdata[r - 2], gs->data, (gsize) VW * VW));
-      worst_cpu = MAX (worst_cpu, tomo_test_rel_l2 (planes->pdata[r - 2], cs->data, (gsize) VW * VW));
+      worst_gpu = MAX (worst_gpu, tomo_test_rel_l2 (plane, gs->data, (gsize) VW * VW));
+      worst_cpu = MAX (worst_cpu, tomo_test_rel_l2 (plane, cs->data, (gsize) VW * VW));
     }
   /* The dead column is clamped in every projection of every row, and the
    * device counted exactly what the CPU counts. */

@@ -137,18 +137,6 @@ test_cached_equals_cold (void)
   g_assert_cmpmem (reference->data, bytes, cold->data, bytes);
 }
 
-static TomoSlice *
-submit_row (TomoEngine *engine,
-            guint       row)
-{
-  TomoSliceRequest request;
-
-  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
-  request.row = row;
-  request.params.center = (W - 1) / 2.0 + 3.37;
-  return tomo_test_submit (engine, &request);
-}
-
 /* Scrubbing from row 1 up: the rows ahead are in the raw cache before the
  * slider gets there, and the next row change reads nothing from the file. */
 static void
@@ -164,13 +152,13 @@ test_prefetch (void)
   scan = tomo_test_open_scan (scan_path);
   engine = engine_for (scan, TOMO_BACKEND_GPU, TRUE);
   tomo_engine_set_prefetch (engine, 4, 2);
-  first = submit_row (engine, 1);
+  first = tomo_test_submit_row (engine, 1, (W - 1) / 2.0 + 3.37);
   g_assert_true (first->device_preprocess);
   /* 4 ahead (2..5), of 2 behind only row 0 exists. */
   g_assert_cmpuint (tomo_engine_wait_prefetch (engine), ==, 5);
   reads = _tomo_scan_get_n_row_reads (scan);
   g_assert_cmpuint (reads, ==, 6);
-  second = submit_row (engine, 2);
+  second = tomo_test_submit_row (engine, 2, (W - 1) / 2.0 + 3.37);
   g_assert_true (second->device_preprocess);
   tomo_engine_wait_prefetch (engine);
   /* Row 2 came from memory; the new aim read only row 6. */

@@ -187,6 +187,7 @@ check_put (Fixture    *f,
     for (guint b = 0, i0 = 0; i0 < f->n; b++)
       {
         guint k = MIN (1 + (b * 29) % 70, f->n - i0);
+        TomoLiveRows put = { rows, { flat, dark, TRUE }, slots, angles, k };
 
         for (guint j = 0; j < k; j++)
           {
@@ -198,7 +199,7 @@ check_put (Fixture    *f,
             angles[j] = f->angles[i];
             memcpy (rows + (gsize) j * w, raw + (gsize) src * w, sizeof (float) * w);
           }
-        g_assert_true (tomo_live_accumulator_put (acc, rows, flat, dark, TRUE, slots, angles, k, &error));
+        g_assert_true (tomo_live_accumulator_put (acc, &put, &error));
         g_assert_no_error (error);
         i0 += k;
         done += k;

@@ -20,6 +20,7 @@
 #include "tomo-live-sender.h"
 #include "tomo-scan-private.h"
 #include "test-live-util.h"
+#include "tomo-test-util.h"
 
 #define WAIT_US (60 * G_USEC_PER_SEC)
 
@@ -91,16 +92,9 @@ reconstruct_row (TomoScan *scan,
                  guint     row)
 {
   g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
-  g_autoptr(GError) error = NULL;
-  TomoSliceRequest request;
-  TomoSlice *slice;
 
   tomo_engine_set_scan (engine, scan);
-  tomo_slice_request_init (&request, scan);
-  request.row = row;
-  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
-  g_assert_no_error (error);
-  return slice;
+  return tomo_test_reconstruct (engine, row, 1, (tomo_scan_get_width (scan) - 1) / 2.0);
 }
 
 

@@ -138,6 +138,21 @@ test_slice_matches_projection (void)
   }
 }
 
+/* The default phantom at width × height × n_proj with the axis in the
+ * middle of the detector. */
+static void
+centred_params (TomoPhantomParams *params,
+                guint              width,
+                guint              height,
+                guint              n_proj)
+{
+  tomo_phantom_params_init (params);
+  params->width = width;
+  params->height = height;
+  params->n_proj = n_proj;
+  params->center = (width - 1) / 2.0;
+}
+
 static char *
 make_tmp_dir (void)
 {
@@ -294,11 +309,7 @@ test_noise_is_seeded (void)
   g_autofree char *c = g_build_filename (dir, "c.h5", NULL);
   TomoPhantomParams params;
 
-  tomo_phantom_params_init (&params);
-  params.width = 32;
-  params.height = 2;
-  params.n_proj = 8;
-  params.center = 15.5;
+  centred_params (&params, 32, 2, 8);
   params.noise = TRUE;
   g_assert_true (tomo_phantom_write_dxchange (&params, a, &error));
   g_assert_no_error (error);
@@ -432,11 +443,7 @@ test_write_errors (void)
   g_autofree char *path = g_build_filename (dir, "x.h5", NULL);
   TomoPhantomParams params;
 
-  tomo_phantom_params_init (&params);
-  params.width = 16;
-  params.height = 1;
-  params.n_proj = 4;
-  params.center = 7.5;
+  centred_params (&params, 16, 1, 4);
 
   g_assert_false (tomo_phantom_write_dxchange (&params, bad_path, &error));
   g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
@@ -495,11 +502,7 @@ test_noise_statistics (void)
       double mean = 0, var = 0, pair = 0, rows = 0;
       guint n_pairs = 0, n_rows = 0;
 
-      tomo_phantom_params_init (&params);
-      params.width = 64;
-      params.height = 4;
-      params.n_proj = 100;
-      params.center = 31.5;
+      centred_params (&params, 64, 4, 100);
       params.max_attenuation = 0;   /* an empty beam */
       params.dark_level = 0;
       params.flat_level = levels[k];

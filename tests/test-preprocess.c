@@ -26,7 +26,7 @@ test_formula (void)
   float out[6];
   TomoPreprocessStats stats = { 0, };
 
-  tomo_preprocess_row (raw, 2, 3, flat, dark, TRUE, out, &stats);
+  tomo_preprocess_row (raw, 2, 3, &(TomoFlatField) { flat, dark, TRUE }, out, &stats);
 
   for (guint p = 0; p < 2; p++)
     for (guint x = 0; x < 3; x++)
@@ -61,7 +61,7 @@ test_no_log (void)
   const float dark[] = { 100.f, 100.f };
   float out[2];
 
-  tomo_preprocess_row (raw, 1, 2, flat, dark, FALSE, out, NULL);
+  tomo_preprocess_row (raw, 1, 2, &(TomoFlatField) { flat, dark, FALSE }, out, NULL);
   g_assert_cmpfloat_with_epsilon (out[0], 0.5, 1e-7);
   g_assert_cmpfloat_with_epsilon (out[1], 0.2, 1e-7);
 }
@@ -75,7 +75,7 @@ test_normalised (void)
   float lin[4];
   TomoPreprocessStats stats = { 0, };
 
-  tomo_preprocess_row (raw, 2, 2, NULL, NULL, TRUE, out, &stats);
+  tomo_preprocess_row (raw, 2, 2, &(TomoFlatField) { NULL, NULL, TRUE }, out, &stats);
   g_assert_cmpfloat_with_epsilon (out[0], 0.0, 1e-7);
   g_assert_cmpfloat_with_epsilon (out[1], log (2.0), 1e-6);
   g_assert_cmpfloat_with_epsilon (out[2], log (4.0), 1e-6);
@@ -86,7 +86,7 @@ test_normalised (void)
   /* Already line integrals: passed through untouched, even negative ones. */
   {
     const float li[] = { -0.5f, 0.0f, 3.25f, 1e-3f };
-    tomo_preprocess_row (li, 1, 4, NULL, NULL, FALSE, lin, NULL);
+    tomo_preprocess_row (li, 1, 4, &(TomoFlatField) { NULL, NULL, FALSE }, lin, NULL);
     for (guint i = 0; i < 4; i++)
       g_assert_cmpfloat (lin[i], ==, li[i]);
   }
@@ -102,7 +102,7 @@ test_clamp (void)
   float out[2];
   TomoPreprocessStats stats = { 0, };
 
-  tomo_preprocess_row (raw, 1, 2, flat, dark, TRUE, out, &stats);
+  tomo_preprocess_row (raw, 1, 2, &(TomoFlatField) { flat, dark, TRUE }, out, &stats);
   assert_all_finite (out, 2);
   g_assert_cmpuint (stats.n_nonpositive, ==, 2);
   g_assert_cmpuint (stats.n_nonfinite, ==, 0);
@@ -113,7 +113,7 @@ test_clamp (void)
   {
     const float norm[] = { -0.5f, 0.0f };
     TomoPreprocessStats s2 = { 0, };
-    tomo_preprocess_row (norm, 1, 2, NULL, NULL, TRUE, out, &s2);
+    tomo_preprocess_row (norm, 1, 2, &(TomoFlatField) { NULL, NULL, TRUE }, out, &s2);
     assert_all_finite (out, 2);
     g_assert_cmpuint (s2.n_nonpositive, ==, 2);
   }
@@ -128,7 +128,7 @@ test_nonfinite (void)
   float out[6];
   TomoPreprocessStats stats = { 0, };
 
-  tomo_preprocess_row (raw, 1, 6, flat, dark, TRUE, out, &stats);
+  tomo_preprocess_row (raw, 1, 6, &(TomoFlatField) { flat, dark, TRUE }, out, &stats);
   assert_all_finite (out, 6);
   /* Non-finite inputs give 0. */
   g_assert_cmpfloat (out[0], ==, 0.0f);
@@ -149,7 +149,7 @@ test_in_place (void)
   const float flat[] = { 1000.f, 500.f };
   const float dark[] = { 100.f, 100.f };
 
-  tomo_preprocess_row (data, 2, 2, flat, dark, TRUE, data, NULL);
+  tomo_preprocess_row (data, 2, 2, &(TomoFlatField) { flat, dark, TRUE }, data, NULL);
   g_assert_cmpfloat_with_epsilon (data[0], -log (0.5), 1e-6);
   g_assert_cmpfloat_with_epsilon (data[1], -log (0.5), 1e-6);
   g_assert_cmpfloat_with_epsilon (data[2], -log (100.0 / 900.0), 1e-6);

@@ -130,6 +130,91 @@ tomo_test_open_scan (const char *path)
   return scan;
 }
 
+void
+tomo_test_volume_init (TomoTestVolume *v,
+                       guint           first_row,
+                       guint           width,
+                       guint           height)
+{
+  memset (v, 0, sizeof *v);
+  v->next_row = first_row;
+  v->width = width;
+  v->height = height;
+  v->slices = g_ptr_array_new_with_free_func (g_free);
+}
+
+void
+tomo_test_volume_clear (TomoTestVolume *v)
+{
+  g_clear_pointer (&v->slices, g_ptr_array_unref);
+  g_clear_object (&v->cancellable);
+}
+
+gboolean
+tomo_test_volume_sink (guint        row,
+                       const float *slice,
+                       guint        width,
+                       guint        height,
+                       gpointer     user_data,
+                       GError     **error)
+{
+  TomoTestVolume *v = user_data;
+
+  g_assert_cmpuint (row, ==, v->next_row);
+  if (v->width > 0)
+    g_assert_cmpuint (width, ==, v->width);
+  if (v->height > 0)
+    g_assert_cmpuint (height, ==, v->height);
+  g_ptr_array_add (v->slices, g_memdup2 (slice, (gsize) width * height * sizeof (float)));
+  v->next_row++;
+  if (v->cancel_after > 0 && v->slices->len == v->cancel_after)
+    g_cancellable_cancel (v->cancellable);
+  return TRUE;
+}
+
+void
+tomo_test_volume_progress (guint    done,
+                           guint    total,
+                           gpointer user_data)
+{
+  TomoTestVolume *v = user_data;
+
+  v->progress_calls++;
+  v->progress_total = total;
+  g_assert_cmpuint (done, <=, total);
+}
+
+void
+tomo_test_answers_clear (TomoTestAnswers *a)
+{
+  g_clear_pointer (&a->slice, tomo_slice_unref);
+}
+
+void
+tomo_test_answers_cb (TomoEngine   *engine,
+                      TomoSlice    *slice,
+                      const GError *error,
+                      gpointer      user_data)
+{
+  TomoTestAnswers *a = user_data;
+
+  a->n_answers++;
+  if (error != NULL)
+    {
+      g_test_message ("engine answered with an error: %s", error->message);
+      a->n_errors++;
+      return;
+    }
+  g_clear_pointer (&a->slice, tomo_slice_unref);
+  a->slice = tomo_slice_ref (slice);
+}
+
+void
+tomo_test_answers_freed (gpointer user_data)
+{
+  ((TomoTestAnswers *) user_data)->n_freed++;
+}
+
 double
 tomo_test_rel_l2 (const float *a,
                   const float *b,
@@ -234,38 +319,32 @@ tomo_test_disc_mean (const float *img,
   return sum / n;
 }
 
-typedef struct
-{
-  TomoSlice *slice;
-  gboolean   done;
-} SubmitState;
-
-static void
-submit_cb (TomoEngine   *engine,
-           TomoSlice    *slice,
-           const GError *error,
-           gpointer      user_data)
-{
-  SubmitState *state = user_data;
-
-  g_assert_no_error ((GError *) error);
-  g_clear_pointer (&state->slice, tomo_slice_unref);
-  state->slice = tomo_slice_ref (slice);
-  state->done = TRUE;
-}
-
 TomoSlice *
 tomo_test_submit (TomoEngine             *engine,
                   const TomoSliceRequest *request)
 {
-  SubmitState state = { NULL, FALSE };
+  g_auto(TomoTestAnswers) answers = { 0 };
   gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
 
-  tomo_engine_submit (engine, request, submit_cb, &state);
-  while (!state.done && g_get_monotonic_time () < deadline)
+  tomo_engine_submit (engine, request, tomo_test_answers_cb, &answers);
+  while (answers.n_answers == 0 && g_get_monotonic_time () < deadline)
     g_main_context_iteration (NULL, TRUE);
-  g_assert_true (state.done);
-  return state.slice;
+  g_assert_cmpuint (answers.n_answers, ==, 1);
+  g_assert_cmpuint (answers.n_errors, ==, 0);
+  return g_steal_pointer (&answers.slice);
+}
+
+TomoSlice *
+tomo_test_submit_row (TomoEngine *engine,
+                      guint       row,
+                      double      center)
+{
+  TomoSliceRequest request;
+
+  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
+  request.row = row;
+  request.params.center = center;
+  return tomo_test_submit (engine, &request);
 }
 
 TomoSlice *

@@ -34,6 +34,55 @@ void tomo_test_assert_fails_with (TomoTestResult *r,
 #define TOMO_TEST_RUN(r, ...) \
   G_STMT_START { const char *a_[] = { __VA_ARGS__, NULL }; tomo_test_run_argv (r, a_); } G_STMT_END
 
+/* A TomoVolumeSink (and its progress callback, on the same user_data) that
+ * keeps every slice it is given, asserting that they come in row order from
+ * next_row and, where width/height are set, at that size.  After
+ * cancel_after rows (when set) it cancels `cancellable`. */
+typedef struct
+{
+  guint next_row;
+  guint width, height;      /* expected size (0: any) */
+  GPtrArray *slices;        /* in row order (g_free) */
+  guint cancel_after;
+  GCancellable *cancellable;
+  guint progress_calls, progress_total;
+} TomoTestVolume;
+
+void     tomo_test_volume_init     (TomoTestVolume *v,
+                                    guint           first_row,
+                                    guint           width,
+                                    guint           height);
+void     tomo_test_volume_clear    (TomoTestVolume *v);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (TomoTestVolume, tomo_test_volume_clear)
+gboolean tomo_test_volume_sink     (guint        row,
+                                    const float *slice,
+                                    guint        width,
+                                    guint        height,
+                                    gpointer     user_data,
+                                    GError     **error);
+void     tomo_test_volume_progress (guint    done,
+                                    guint    total,
+                                    gpointer user_data);
+
+/* A TomoEngineCallback (tomo_test_answers_cb) that counts the answers and
+ * the errors and keeps the last slice; tomo_test_answers_freed, as the
+ * user data's destroy notify, counts the times it was freed. */
+typedef struct
+{
+  guint n_answers;
+  guint n_errors;
+  TomoSlice *slice;
+  guint n_freed;
+} TomoTestAnswers;
+
+void     tomo_test_answers_clear   (TomoTestAnswers *a);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (TomoTestAnswers, tomo_test_answers_clear)
+void     tomo_test_answers_cb      (TomoEngine   *engine,
+                                    TomoSlice    *slice,
+                                    const GError *error,
+                                    gpointer      user_data);
+void     tomo_test_answers_freed   (gpointer user_data);
+
 /* The tests' phantom: Shepp-Logan, width × height × n_proj over 180°, axis
  * at (width − 1)/2 + 3.37, attenuation up to 4/width, noiseless. */
 void      tomo_test_phantom_params (TomoPhantomParams *p,
@@ -81,6 +130,10 @@ TomoSlice *tomo_test_reconstruct (TomoEngine *engine,
  * test); the slice is the caller's. */
 TomoSlice *tomo_test_submit (TomoEngine             *engine,
                              const TomoSliceRequest *request);
+/* tomo_test_submit of row `row` at `center`, default parameters otherwise. */
+TomoSlice *tomo_test_submit_row (TomoEngine *engine,
+                                 guint       row,
+                                 double      center);
 
 /* Mean of the w × w image `img` over the disc at (cx, cy) of `radius`
  * pixels (more than 10 pixels, or the test fails). */

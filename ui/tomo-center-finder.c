@@ -58,10 +58,10 @@ find_thread (GTask        *task,
     {
       guint w = tomo_scan_get_width (job->scan), n = tomo_scan_get_n_projections (job->scan);
       g_autofree float *sino = g_new (float, (gsize) n * w);
+      TomoSinogram s = { sino, n, w, tomo_scan_get_angles (job->scan) };
 
       ok = tomo_scan_read_sinogram (job->scan, job->row, sino, NULL, &error)
-           && tomo_center_estimate (sino, n, w, tomo_scan_get_angles (job->scan),
-                                    TOMO_CENTER_METHOD_AUTO, r, &error);
+           && tomo_center_estimate (&s, TOMO_CENTER_METHOD_AUTO, r, &error);
     }
   if (ok)
     g_task_return_pointer (task, r, g_free);

@@ -72,12 +72,13 @@ sweep_thread (GTask        *task,
   Job *job = task_data;
   guint w = tomo_scan_get_width (job->scan), n_proj = tomo_scan_get_n_projections (job->scan);
   g_autofree float *sino = g_new (float, (gsize) n_proj * w);
+  TomoSinogram s = { sino, n_proj, w, tomo_scan_get_angles (job->scan) };
+  TomoCenterCandidates candidates = { job->centers, job->n, TOMO_CENTER_SCORE_NEGATIVITY, 0,
+                                      &job->view, job->images };
   GError *error = NULL;
 
   if (!tomo_scan_read_sinogram (job->scan, job->row, sino, NULL, &error)
-      || !tomo_center_sweep_images (sino, n_proj, w, tomo_scan_get_angles (job->scan), job->centers, job->n,
-                                    TOMO_CENTER_SCORE_NEGATIVITY, 0, &job->view, job->images, job->scores,
-                                    &error))
+      || !tomo_center_sweep_scores (&s, &candidates, job->scores, &error))
     g_task_return_error (task, error);
   else
     g_task_return_boolean (task, TRUE);

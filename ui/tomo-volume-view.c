@@ -177,13 +177,16 @@ update_thread (GTask        *task,
     }
   if (u->need_preview)
     {
-      u->preview = g_new (float, (gsize) u->pnx * u->pny * u->pnz);
-      if (!tomo_volume_preview (u->volume, u->pnx, u->pny, u->pnz, u->params.center,
-                                u->params.interp, u->preview, &u->preview_ms, &error))
+      TomoPreviewRequest request = { u->pnx, u->pny, u->pnz, u->params.center, u->params.interp,
+                                     g_new (float, (gsize) u->pnx * u->pny * u->pnz) };
+
+      u->preview = request.out;
+      if (!tomo_volume_preview (u->volume, &request, &error))
         {
           g_task_return_error (task, error);
           return;
         }
+      u->preview_ms = request.ms;
       /* The texture's half floats made here, not on the UI thread. */
       u->preview_half = tomo_volume_3d_pack_half (u->preview, (gsize) u->pnx * u->pny * u->pnz);
       g_clear_pointer (&u->preview, g_free);

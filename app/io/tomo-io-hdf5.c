@@ -156,15 +156,22 @@ path_exists (hid_t       loc,
   return TRUE;
 }
 
-/* Reads a string dataset or attribute (fixed or variable length). */
+/* Reads a string dataset or attribute (fixed or variable length) and
+ * closes it; NULL where it could not be opened (obj < 0). */
 static char *
 read_string (hid_t    obj,
              gboolean is_attr)
 {
-  hid_t type = is_attr ? H5Aget_type (obj) : H5Dget_type (obj);
-  hid_t space = is_attr ? H5Aget_space (obj) : H5Dget_space (obj);
+  hid_t type, space;
   char *result = NULL;
 
+  if (obj < 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      return NULL;
+    }
+  type = is_attr ? H5Aget_type (obj) : H5Dget_type (obj);
+  space = is_attr ? H5Aget_space (obj) : H5Dget_space (obj);
   if (type < 0 || space < 0 || H5Tget_class (type) != H5T_STRING ||
       H5Sget_simple_extent_npoints (space) != 1)
     goto out;
@@ -206,6 +213,10 @@ out:
     H5Tclose (type);
   if (space >= 0)
     H5Sclose (space);
+  if (is_attr)
+    H5Aclose (obj);
+  else
+    H5Dclose (obj);
   H5Eclear2 (H5E_DEFAULT);
   if (result != NULL)
     g_strstrip (result);
@@ -216,43 +227,40 @@ static char *
 read_string_dataset (hid_t       loc,
                      const char *path)
 {
-  hid_t dset;
-  char *result;
-
   if (!path_exists (loc, path))
     return NULL;
-  dset = H5Dopen2 (loc, path, H5P_DEFAULT);
-  if (dset < 0)
-    {
-      H5Eclear2 (H5E_DEFAULT);
-      return NULL;
-    }
-  result = read_string (dset, FALSE);
-  H5Dclose (dset);
-  return result;
+  return read_string (H5Dopen2 (loc, path, H5P_DEFAULT), FALSE);
 }
 
 static char *
 read_string_attribute (hid_t       obj,
                        const char *name)
 {
-  hid_t attr;
-  char *result;
-
   if (H5Aexists (obj, name) <= 0)
     {
       H5Eclear2 (H5E_DEFAULT);
       return NULL;
     }
-  attr = H5Aopen (obj, name, H5P_DEFAULT);
-  if (attr < 0)
+  return read_string (H5Aopen (obj, name, H5P_DEFAULT), TRUE);
+}
+
+/* Dataset `path` of `file` (file_path for the message); −1 and the error
+ * otherwise. */
+static hid_t
+open_dataset (hid_t        file,
+              const char  *file_path,
+              const char  *path,
+              GError     **error)
+{
+  hid_t dset = H5Dopen2 (file, path, H5P_DEFAULT);
+
+  if (dset < 0)
     {
-      H5Eclear2 (H5E_DEFAULT);
-      return NULL;
+      g_autofree char *msg = hdf5_error_message ();
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
+                   "%s: cannot open dataset %s: %s", file_path, path, msg);
     }
-  result = read_string (attr, TRUE);
-  H5Aclose (attr);
-  return result;
+  return dset;
 }
 
 /* Reads a whole 1-D (or scalar) numeric dataset as doubles. */
@@ -272,14 +280,9 @@ read_doubles (hid_t        file,
   hid_t type;
   H5T_class_t klass;
 
-  dset = H5Dopen2 (file, path, H5P_DEFAULT);
+  dset = open_dataset (file, file_path, path, error);
   if (dset < 0)
-    {
-      g_autofree char *msg = hdf5_error_message ();
-      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
-                   "%s: cannot open dataset %s: %s", file_path, path, msg);
-      return NULL;
-    }
+    return NULL;
 
   type = H5Dget_type (dset);
   klass = H5Tget_class (type);
@@ -463,14 +466,9 @@ open_image_dataset (hid_t        file,
   gsize elem;
   int rank;
 
-  dset = H5Dopen2 (file, path, H5P_DEFAULT);
+  dset = open_dataset (file, file_path, path, error);
   if (dset < 0)
-    {
-      g_autofree char *msg = hdf5_error_message ();
-      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
-                   "%s: cannot open dataset %s: %s", file_path, path, msg);
-      return -1;
-    }
+    return -1;
 
   space = H5Dget_space (dset);
   rank = H5Sget_simple_extent_ndims (space);
@@ -934,25 +932,19 @@ hdf5_free (TomoScanLoader *loader)
   g_free (self);
 }
 
-static const TomoScanLoaderClass dxchange_class = {
-  .name = "Data Exchange (HDF5)",
-  .read_rows = hdf5_read_rows,
-  .read_rows_native = hdf5_read_rows_native,
-  .read_slab_native = hdf5_read_slab_native,
-  .chunk_rows = hdf5_chunk_rows,
-  .read_rows_direct = hdf5_read_rows_direct,
-  .free = hdf5_free,
-};
+/* Both layouts read the same way; only the name differs. */
+#define HDF5_LOADER_CLASS(label) {              \
+    .name = label,                              \
+    .read_rows = hdf5_read_rows,                \
+    .read_rows_native = hdf5_read_rows_native,  \
+    .read_slab_native = hdf5_read_slab_native,  \
+    .chunk_rows = hdf5_chunk_rows,              \
+    .read_rows_direct = hdf5_read_rows_direct,  \
+    .free = hdf5_free,                          \
+  }
 
-static const TomoScanLoaderClass nxtomo_class = {
-  .name = "NeXus NXtomo (HDF5)",
-  .read_rows = hdf5_read_rows,
-  .read_rows_native = hdf5_read_rows_native,
-  .read_slab_native = hdf5_read_slab_native,
-  .chunk_rows = hdf5_chunk_rows,
-  .read_rows_direct = hdf5_read_rows_direct,
-  .free = hdf5_free,
-};
+static const TomoScanLoaderClass dxchange_class = HDF5_LOADER_CLASS ("Data Exchange (HDF5)");
+static const TomoScanLoaderClass nxtomo_class = HDF5_LOADER_CLASS ("NeXus NXtomo (HDF5)");
 
 static gboolean
 open_dxchange (Hdf5Loader  *self,

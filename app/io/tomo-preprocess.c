@@ -20,12 +20,12 @@ void
 tomo_preprocess_row (const float         *raw,
                      guint                n_proj,
                      guint                width,
-                     const float         *flat,
-                     const float         *dark,
-                     gboolean             apply_log,
+                     const TomoFlatField *ff,
                      float               *out,
                      TomoPreprocessStats *stats)
 {
+  const float *flat = ff->flat, *dark = ff->dark;
+  gboolean apply_log = ff->apply_log;
   TomoPreprocessStats local = { 0, };
   g_autofree double *denom = NULL;
   g_autofree double *offset = NULL;

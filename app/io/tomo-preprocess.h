@@ -13,18 +13,24 @@ typedef struct
   guint64 n_nonfinite;     /* NaN/Inf in the input, or a result NaN/Inf/|v| > 1e6: replaced */
 } TomoPreprocessStats;
 
+/* How raw counts of a detector row become line integrals: the averaged
+ * flat and dark of that row (width values each; flat NULL: data already
+ * normalised) and whether to take the −log. */
+typedef struct
+{
+  const float *flat;
+  const float *dark;
+  gboolean apply_log;
+} TomoFlatField;
+
 /* Turns one raw sinogram row (n_proj × width) into line integrals:
- * −log((raw − dark)/(flat − dark)).  flat/dark are the averaged flat and dark
- * of that detector row (width values); flat == NULL means data already
- * normalised; apply_log FALSE skips the −log.  Non-positive ratios are clamped
- * to a small positive value and non-finite results replaced by 0, both
- * counted in `stats`.  `out` may equal `raw`. */
+ * −log((raw − dark)/(flat − dark)) as `ff` says.  Non-positive ratios are
+ * clamped to a small positive value and non-finite results replaced by 0,
+ * both counted in `stats`.  `out` may equal `raw`. */
 void tomo_preprocess_row (const float         *raw,
                           guint                n_proj,
                           guint                width,
-                          const float         *flat,
-                          const float         *dark,
-                          gboolean             apply_log,
+                          const TomoFlatField *ff,
                           float               *out,
                           TomoPreprocessStats *stats);
 

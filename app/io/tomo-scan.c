@@ -962,10 +962,10 @@ preprocess_row (TomoScan            *self,
   {
     TomoPreprocessStats local = { 0 };
     guint64 n_values = (guint64) n_proj * width;
+    TomoFlatField ff = { normalise ? flat : NULL, normalise ? dark : NULL,
+                         !self->options.already_linear };
 
-    tomo_preprocess_row (out, n_proj, width,
-                         normalise ? flat : NULL, normalise ? dark : NULL,
-                         !self->options.already_linear, out, &local);
+    tomo_preprocess_row (out, n_proj, width, &ff, out, &local);
     /* A few bad pixels are repaired; a row that is mostly NaN or infinite
      * is corrupt data, and a slice from it would be meaningless. */
     if (local.n_nonfinite * 2 > n_values)

@@ -224,15 +224,12 @@ add_stored (TomoLiveAccumulator *self,
 
 gboolean
 tomo_live_accumulator_put (TomoLiveAccumulator *self,
-                           const float         *raw,
-                           const float         *flat,
-                           const float         *dark,
-                           gboolean             apply_log,
-                           const guint         *slots,
-                           const double        *angles,
-                           guint                n,
+                           const TomoLiveRows  *rows,
                            GError             **error)
 {
+  const guint *slots = rows->slots;
+  const double *angles = rows->angles;
+  guint n = rows->n;
   g_autoptr(GArray) remove = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr(GArray) remove_angles = g_array_new (FALSE, FALSE, sizeof (double));
   g_autoptr(GArray) add = g_array_new (FALSE, FALSE, sizeof (guint));
@@ -268,10 +265,10 @@ tomo_live_accumulator_put (TomoLiveAccumulator *self,
   if (self->raw_path)
     {
       TomoAccumulateRaw step = {
-        .raw = raw,
-        .flat = flat,
-        .dark = dark,
-        .apply_log = apply_log,
+        .raw = rows->raw,
+        .flat = rows->ff.flat,
+        .dark = rows->ff.dark,
+        .apply_log = rows->ff.apply_log,
         .slots = slots,
         .angles = angles,
         .n = n,
@@ -293,7 +290,7 @@ tomo_live_accumulator_put (TomoLiveAccumulator *self,
   if (!add_stored (self, remove, remove_angles, -1.0f, error))
     return FALSE;
   for (guint i = 0; i < n; i++)
-    tomo_preprocess_row (raw + (gsize) i * w, 1, w, flat, dark, apply_log,
+    tomo_preprocess_row (rows->raw + (gsize) i * w, 1, w, &rows->ff,
                          &g_array_index (self->stored, float, (gsize) slots[i] * w), NULL);
   return add_stored (self, add, add_angles, 1.0f, error);
 }

@@ -4,6 +4,7 @@
 #include <glib.h>
 
 #include "tomo-engine.h"
+#include "tomo-preprocess.h"
 #include "tomo-types.h"
 
 G_BEGIN_DECLS
@@ -33,19 +34,24 @@ gboolean      tomo_live_accumulator_add          (TomoLiveAccumulator *self,
                                                   guint                n,
                                                   float                weight,
                                                   GError             **error);
-/* Puts n rows of raw counts (n × width; flat and dark rows of width, or NULL
- * when not normalised) into `slots` at `angles`: a slot already in the slice
- * leaves it first.  With a backend that computes live slices itself (the
- * GPU) the rows are preprocessed, filtered, kept and summed there; else they
- * are preprocessed and filtered here and kept on the host. */
+/* n rows of raw counts (n × width) with their flat field (flat and dark
+ * rows of width, or NULL when not normalised), for `slots` at `angles`
+ * (radians). */
+typedef struct
+{
+  const float *raw;
+  TomoFlatField ff;
+  const guint *slots;
+  const double *angles;
+  guint n;
+} TomoLiveRows;
+
+/* Puts `rows` into their slots: a slot already in the slice leaves it
+ * first.  With a backend that computes live slices itself (the GPU) the
+ * rows are preprocessed, filtered, kept and summed there; else they are
+ * preprocessed and filtered here and kept on the host. */
 gboolean      tomo_live_accumulator_put          (TomoLiveAccumulator *self,
-                                                  const float         *raw,
-                                                  const float         *flat,
-                                                  const float         *dark,
-                                                  gboolean             apply_log,
-                                                  const guint         *slots,
-                                                  const double        *angles,
-                                                  guint                n,
+                                                  const TomoLiveRows  *rows,
                                                   GError             **error);
 /* Projections in the slice (distinct slots put since the last clear). */
 guint         tomo_live_accumulator_get_n        (TomoLiveAccumulator *self);

@@ -169,9 +169,13 @@ tomo_live_preview_step (TomoLivePreview *self,
     }
   for (guint i = 0; i < add->len; i++)
     angles[i] = tomo_live_scan_get_angle (scan, g_array_index (add, guint, i));
-  if (!tomo_live_accumulator_put (self->acc, raw, normalise ? flat : NULL, normalise ? dark : NULL, apply_log,
-                                  (const guint *) add->data, angles, add->len, error))
-    return FALSE;
+  {
+    TomoLiveRows rows = { raw, { normalise ? flat : NULL, normalise ? dark : NULL, apply_log },
+                          (const guint *) add->data, angles, add->len };
+
+    if (!tomo_live_accumulator_put (self->acc, &rows, error))
+      return FALSE;
+  }
 
   /* The window shows it as the engine's: statistics come with the slice. */
   slice = tomo_live_accumulator_dup_slice (self->acc, self->row, self->options.device_only, error);

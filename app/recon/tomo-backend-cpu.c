@@ -94,15 +94,12 @@ cpu_backproject (TomoBackendImpl *impl,
 }
 
 static gboolean
-cpu_backproject_centers (TomoBackendImpl        *impl,
-                         const TomoBackendPlane *plane,
-                         const double           *centers,
-                         guint                   n_centers,
-                         float                  *images,
-                         double                 *ms,
-                         GError                **error)
+cpu_backproject_centers (TomoBackendImpl    *impl,
+                         TomoBackendCenters *sweep,
+                         GError            **error)
 {
   CpuBackend *self = (CpuBackend *) impl;
+  const TomoBackendPlane *plane = &sweep->plane;
   gsize out_plane = (gsize) plane->roi.width * plane->roi.height;
   gint64 t0 = g_get_monotonic_time ();
 
@@ -112,10 +109,10 @@ cpu_backproject_centers (TomoBackendImpl        *impl,
                            "Centre sweep: no rows loaded");
       return FALSE;
     }
-  for (guint i = 0; i < n_centers; i++)
-    tomo_cpu_fbp_backproject (self->fbp, impl->rows, centers[i], plane->interp, &plane->roi,
-                              images + i * out_plane);
-  *ms = (g_get_monotonic_time () - t0) / 1000.0;
+  for (guint i = 0; i < sweep->n_centers; i++)
+    tomo_cpu_fbp_backproject (self->fbp, impl->rows, sweep->centers[i], plane->interp, &plane->roi,
+                              sweep->images + i * out_plane);
+  sweep->ms = (g_get_monotonic_time () - t0) / 1000.0;
   return TRUE;
 }
 

@@ -373,22 +373,19 @@ gpu_backproject (TomoBackendImpl *impl,
 }
 
 static gboolean
-gpu_backproject_centers (TomoBackendImpl        *impl,
-                         const TomoBackendPlane *plane,
-                         const double           *centers,
-                         guint                   n_centers,
-                         float                  *images,
-                         double                 *ms,
-                         GError                **error)
+gpu_backproject_centers (TomoBackendImpl    *impl,
+                         TomoBackendCenters *sweep,
+                         GError            **error)
 {
   GpuBackend *self = (GpuBackend *) impl;
   TomoGpuBackprojectParams bp;
 
-  plane_to_gpu_params (plane, &bp);
-  if (!tomo_gpu_context_backproject_centers (self->ctx, &bp, centers, n_centers, error))
+  plane_to_gpu_params (&sweep->plane, &bp);
+  if (!tomo_gpu_context_backproject_centers (self->ctx, &bp, sweep->centers, sweep->n_centers,
+                                             error))
     return gpu_failed (error, "GPU centre sweep");
-  *ms = tomo_gpu_context_get_backproject_ms (self->ctx);
-  if (!tomo_gpu_context_download (self->ctx, images, error))
+  sweep->ms = tomo_gpu_context_get_backproject_ms (self->ctx);
+  if (!tomo_gpu_context_download (self->ctx, sweep->images, error))
     return gpu_failed (error, "GPU download");
   return TRUE;
 }

@@ -156,21 +156,15 @@ cpu_store_stats (TomoBackendImpl     *impl,
 }
 
 static gboolean
-cpu_store_preview (TomoBackendImpl *impl,
-                   guint            nx,
-                   guint            ny,
-                   guint            nz,
-                   double           center,
-                   TomoInterp       interp,
-                   float           *out,
-                   double          *ms,
-                   GError         **error)
+cpu_store_preview (TomoBackendImpl    *impl,
+                   TomoPreviewRequest *request,
+                   GError            **error)
 {
   TomoBackendStore *store = impl->store;
   TomoPreviewGeometry geometry;
   gint64 t0;
 
-  if (!tomo_backend_store_preview_geometry (impl, nx, ny, nz, center, &geometry, error))
+  if (!tomo_backend_store_preview_geometry (impl, request, &geometry, error))
     return FALSE;
   {
     const TomoBackendSetup *geo = &store->setup.setup;
@@ -178,10 +172,10 @@ cpu_store_preview (TomoBackendImpl *impl,
                             store->setup.n_rows, store->filtered };
 
     t0 = g_get_monotonic_time ();
-    tomo_preview_backproject (&src, &geometry, center, interp, geo->n_threads, out);
+    tomo_preview_backproject (&src, &geometry, request->center, request->interp, geo->n_threads,
+                              request->out);
   }
-  if (ms != NULL)
-    *ms = (g_get_monotonic_time () - t0) / 1000.0;
+  request->ms = (g_get_monotonic_time () - t0) / 1000.0;
   return TRUE;
 }
 

@@ -261,29 +261,22 @@ gpu_store_stats (TomoBackendImpl     *impl,
 }
 
 static gboolean
-gpu_store_preview (TomoBackendImpl *impl,
-                   guint            nx,
-                   guint            ny,
-                   guint            nz,
-                   double           center,
-                   TomoInterp       interp,
-                   float           *out,
-                   double          *ms,
-                   GError         **error)
+gpu_store_preview (TomoBackendImpl    *impl,
+                   TomoPreviewRequest *request,
+                   GError            **error)
 {
   TomoBackendStore *store = impl->store;
   TomoPreviewGeometry geometry;
   TomoGpuPreview pv;
 
-  if (!tomo_backend_store_preview_geometry (impl, nx, ny, nz, center, &geometry, error))
+  if (!tomo_backend_store_preview_geometry (impl, request, &geometry, error))
     return FALSE;
   pv = (TomoGpuPreview) { geometry.nx, geometry.ny, geometry.nz, geometry.bin, geometry.step };
-  if (!tomo_gpu_store_preview (store->gpu, &pv, center, interp == TOMO_INTERP_NEAREST ? 0 : 1,
-                               error) ||
-      !tomo_gpu_store_download (store->gpu, out, error))
+  if (!tomo_gpu_store_preview (store->gpu, &pv, request->center,
+                               request->interp == TOMO_INTERP_NEAREST ? 0 : 1, error) ||
+      !tomo_gpu_store_download (store->gpu, request->out, error))
     return store_failed (error, "GPU preview");
-  if (ms != NULL)
-    *ms = tomo_gpu_store_get_plane_ms (store->gpu);
+  request->ms = tomo_gpu_store_get_plane_ms (store->gpu);
   return TRUE;
 }
 

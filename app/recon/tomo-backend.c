@@ -104,19 +104,17 @@ tomo_backend_store_check_plane (TomoBackendImpl *self,
 }
 
 gboolean
-tomo_backend_store_preview_geometry (TomoBackendImpl     *self,
-                                     guint                nx,
-                                     guint                ny,
-                                     guint                nz,
-                                     double               center,
-                                     TomoPreviewGeometry *geometry,
-                                     GError             **error)
+tomo_backend_store_preview_geometry (TomoBackendImpl          *self,
+                                     const TomoPreviewRequest *request,
+                                     TomoPreviewGeometry      *geometry,
+                                     GError                  **error)
 {
   const TomoBackendStoreSetup *setup = (const TomoBackendStoreSetup *) self->store;
   TomoPlane probe = { { 0 }, { 1, 0, 0 }, { 0, 1, 0 }, 1, 1 };
 
-  if (!tomo_backend_store_check_plane (self, &probe, center, error))
+  if (!tomo_backend_store_check_plane (self, &probe, request->center, error))
     return FALSE;
-  tomo_preview_geometry_init (geometry, setup->setup.width, setup->setup.n_proj, nx, ny, nz);
+  tomo_preview_geometry_init (geometry, setup->setup.width, setup->setup.n_proj, request->nx,
+                              request->ny, request->nz);
   return tomo_preview_geometry_check (geometry, error);
 }

@@ -72,6 +72,19 @@ typedef struct
   TomoVolumeStats *stats;   /* zeroed by the engine, n_rows set; the backend fills the rest */
 } TomoBackendVolume;
 
+/* A centre sweep: `plane` (its roi, interpolation, kernel; its centre not
+ * used) at each of `centers` (each checked by the caller), n_centers planes
+ * of roi.height × roi.width into `images` in the order of `centers`; ms: the
+ * time of the back projections. */
+typedef struct
+{
+  TomoBackendPlane plane;
+  const double *centers;
+  guint n_centers;
+  float *images;
+  double ms;
+} TomoBackendCenters;
+
 /* One step of a live slice built incrementally: n filtered detector rows
  * (n × width, the FBP scale already applied) at `angles` (radians), added to
  * the backend's accumulated slice with `weight` (+1 adds new projections,
@@ -188,18 +201,11 @@ struct _TomoBackendOps
                                  TomoSlice       *slice,
                                  gboolean         device_only,
                                  GError         **error);
-  /* The centre sweep: `plane` (its roi, interpolation, kernel; its centre
-   * not used) of the first loaded row at each of `centers` (each checked by
-   * the caller), n_centers planes of roi.height × roi.width into `images`
-   * in the order of `centers`; *ms: the time of the back projections.  The
+  /* The centre sweep (TomoBackendCenters) of the first loaded row.  The
    * CPU loops; the GPU packs candidates 4 to a launch where it can. */
-  gboolean  (*backproject_centers) (TomoBackendImpl        *self,
-                                    const TomoBackendPlane *plane,
-                                    const double           *centers,
-                                    guint                   n_centers,
-                                    float                  *images,
-                                    double                 *ms,
-                                    GError                **error);
+  gboolean  (*backproject_centers) (TomoBackendImpl    *self,
+                                    TomoBackendCenters *sweep,
+                                    GError            **error);
   /* The centre estimate's correlation profile of `pairs` (tomo-center.h)
    * into out (n_pairs × n_shifts).  Needs no configure. */
   gboolean  (*correlate)   (TomoBackendImpl       *self,
@@ -251,15 +257,9 @@ struct _TomoBackendStoreOps
    * reconstruction as tomo_preview_backproject() defines it, into out
    * (nz × ny × nx floats, z slowest); *ms its time (on the GPU the
    * kernel's, CUDA events, without the download). */
-  gboolean (*store_preview)  (TomoBackendImpl *self,
-                              guint            nx,
-                              guint            ny,
-                              guint            nz,
-                              double           center,
-                              TomoInterp       interp,
-                              float           *out,
-                              double          *ms,
-                              GError         **error);
+  gboolean (*store_preview)  (TomoBackendImpl    *self,
+                              TomoPreviewRequest *request,
+                              GError            **error);
   void     (*store_free)     (TomoBackendStore *store);
   /* The counts of the last fill's preprocessing, as tomo_scan_read_sinogram()
    * gives them (flat/dark averaging and values; zeros before a fill). */
@@ -313,13 +313,10 @@ extern const TomoBackendStoreOps tomo_backend_store_gpu_ops;
  * store makes: a store is there, the centre is finite, the sides are
  * 1 … 4096.  Every backend's TomoBackendStore begins with its
  * TomoBackendStoreSetup. */
-gboolean         tomo_backend_store_preview_geometry (TomoBackendImpl     *self,
-                                                      guint                nx,
-                                                      guint                ny,
-                                                      guint                nz,
-                                                      double               center,
-                                                      TomoPreviewGeometry *geometry,
-                                                      GError             **error);
+gboolean         tomo_backend_store_preview_geometry (TomoBackendImpl          *self,
+                                                      const TomoPreviewRequest *request,
+                                                      TomoPreviewGeometry      *geometry,
+                                                      GError                  **error);
 /* Checks shared by the stores: the plane and the centre; FALSE and the
  * message otherwise, also when no store was made. */
 gboolean         tomo_backend_store_check_plane (TomoBackendImpl *self,

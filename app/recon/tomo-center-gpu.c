@@ -23,15 +23,11 @@ backend_profile (const TomoCenterPairs *pairs,
 }
 
 gboolean
-tomo_center_correlation_backend (TomoBackendImpl  *backend,
-                                 const float      *sino,
-                                 guint             n_proj,
-                                 guint             width,
-                                 const double     *angles,
-                                 TomoCenterResult *result,
-                                 GError          **error)
+tomo_center_correlation_backend (TomoBackendImpl    *backend,
+                                 const TomoSinogram *sino,
+                                 TomoCenterResult   *result,
+                                 GError            **error)
 {
   g_return_val_if_fail (backend != NULL && backend->ops->correlate != NULL, FALSE);
-  return _tomo_center_correlation_with (sino, n_proj, width, angles, backend_profile, backend,
-                                        result, error);
+  return _tomo_center_correlation_with (sino, backend_profile, backend, result, error);
 }

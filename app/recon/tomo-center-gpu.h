@@ -10,12 +10,9 @@ G_BEGIN_DECLS
  * computed by `backend` (ops->correlate): on the GPU one launch per pass of
  * the direct kernel; on the CPU the same loop as tomo_center_correlation(),
  * so the same answer. */
-gboolean tomo_center_correlation_backend (TomoBackendImpl  *backend,
-                                          const float      *sino,
-                                          guint             n_proj,
-                                          guint             width,
-                                          const double     *angles,
-                                          TomoCenterResult *result,
-                                          GError          **error);
+gboolean tomo_center_correlation_backend (TomoBackendImpl    *backend,
+                                          const TomoSinogram *sino,
+                                          TomoCenterResult   *result,
+                                          GError            **error);
 
 G_END_DECLS

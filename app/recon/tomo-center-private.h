@@ -20,14 +20,11 @@ gboolean _tomo_center_profile_cpu (const TomoCenterPairs *pairs,
                                    GError               **error);
 
 /* tomo_center_correlation() with the profile computed by `profile`. */
-gboolean _tomo_center_correlation_with (const float      *sino,
-                                        guint             n_proj,
-                                        guint             width,
-                                        const double     *angles,
-                                        TomoCenterProfile profile,
-                                        gpointer          user_data,
-                                        TomoCenterResult *result,
-                                        GError          **error);
+gboolean _tomo_center_correlation_with (const TomoSinogram *sino,
+                                        TomoCenterProfile   profile,
+                                        gpointer            user_data,
+                                        TomoCenterResult   *result,
+                                        GError            **error);
 
 /* The projections nearest the direction `target` (radians, modulo a full
  * turn) at or below it and at or above it, with their distances; −1 and

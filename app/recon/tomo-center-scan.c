@@ -22,21 +22,18 @@ tomo_center_find_in_scan (TomoScan         *scan,
 
 /* One row: as tomo_center_estimate(), the sweep's candidates on the engine. */
 static gboolean
-estimate_row (TomoEngine       *engine,
-              guint             row,
-              const float      *sino,
-              guint             n,
-              guint             w,
-              const double     *angles,
-              TomoCenterMethod  method,
-              TomoCenterResult *result,
-              GError          **error)
+estimate_row (TomoEngine         *engine,
+              guint               row,
+              const TomoSinogram *sino,
+              TomoCenterMethod    method,
+              TomoCenterResult   *result,
+              GError            **error)
 {
   TomoCenterResult first;
 
   if (engine == NULL || method != TOMO_CENTER_METHOD_SWEEP)
-    return tomo_center_estimate (sino, n, w, angles, method, result, error);
-  return tomo_center_estimate (sino, n, w, angles, TOMO_CENTER_METHOD_AUTO, &first, error)
+    return tomo_center_estimate (sino, method, result, error);
+  return tomo_center_estimate (sino, TOMO_CENTER_METHOD_AUTO, &first, error)
          && tomo_center_sweep_engine (engine, row, first.center,
                                       MAX (3.0, ceil (4.0 * first.uncertainty)), result, error);
 }
@@ -50,8 +47,8 @@ tomo_center_find_in_scan_with (TomoScan         *scan,
                                GError          **error)
 {
   guint w, h, n;
-  const double *angles;
   g_autofree float *sino = NULL;
+  TomoSinogram s;
   double rows[N_TILT_ROWS], centers[N_TILT_ROWS], sigmas[N_TILT_ROWS];
   guint n_rows = 0, last = G_MAXUINT;
 
@@ -61,7 +58,6 @@ tomo_center_find_in_scan_with (TomoScan         *scan,
   w = tomo_scan_get_width (scan);
   h = tomo_scan_get_height (scan);
   n = tomo_scan_get_n_projections (scan);
-  angles = tomo_scan_get_angles (scan);
   if (row < 0)
     row = h / 2;
   if ((guint) row >= h)
@@ -71,9 +67,10 @@ tomo_center_find_in_scan_with (TomoScan         *scan,
       return FALSE;
     }
   sino = g_new (float, (gsize) n * w);
+  s = (TomoSinogram) { sino, n, w, tomo_scan_get_angles (scan) };
   if (!tomo_scan_read_sinogram (scan, row, sino, NULL, error))
     return FALSE;
-  if (!estimate_row (engine, row, sino, n, w, angles, method, result, error))
+  if (!estimate_row (engine, row, &s, method, result, error))
     {
       g_prefix_error (error, "%s, row %d: ", tomo_scan_get_path (scan), row);
       return FALSE;
@@ -92,14 +89,13 @@ tomo_center_find_in_scan_with (TomoScan         *scan,
       if (!tomo_scan_read_sinogram (scan, r, sino, NULL, error))
         return FALSE;
       /* Rows without contrast (above or below the sample) just drop out. */
-      if (!tomo_center_estimate (sino, n, w, angles, TOMO_CENTER_METHOD_AUTO, &one, NULL))
+      if (!tomo_center_estimate (&s, TOMO_CENTER_METHOD_AUTO, &one, NULL))
         continue;
       rows[n_rows] = r;
       centers[n_rows] = one.center;
       sigmas[n_rows] = one.uncertainty;
       n_rows++;
     }
-  tomo_center_fit_tilt (rows, centers, sigmas, n_rows, row, NULL,
-                        &result->tilt_deg, &result->tilt_uncertainty_deg, NULL);
+  tomo_center_fit_tilt (rows, centers, sigmas, n_rows, result, NULL);
   return TRUE;
 }

@@ -538,15 +538,15 @@ robust_sigma (const double *v,
 }
 
 gboolean
-_tomo_center_correlation_with (const float      *sino,
-                               guint             n_proj,
-                               guint             width,
-                               const double     *angles,
-                               TomoCenterProfile profile,
-                               gpointer          user_data,
-                               TomoCenterResult *result,
-                               GError          **error)
+_tomo_center_correlation_with (const TomoSinogram *s,
+                               TomoCenterProfile   profile,
+                               gpointer            user_data,
+                               TomoCenterResult   *result,
+                               GError            **error)
 {
+  const float *sino = s->data;
+  const double *angles = s->angles;
+  guint n_proj = s->n_proj, width = s->width;
   g_autofree float *pa = NULL, *pb = NULL, *partner = NULL;
   g_autofree double *centers = NULL, *shifts = NULL;
   g_autofree guint *cand = NULL;
@@ -642,27 +642,23 @@ _tomo_center_correlation_with (const float      *sino,
 }
 
 gboolean
-tomo_center_correlation (const float      *sino,
-                         guint             n_proj,
-                         guint             width,
-                         const double     *angles,
-                         TomoCenterResult *result,
-                         GError          **error)
+tomo_center_correlation (const TomoSinogram *sino,
+                         TomoCenterResult   *result,
+                         GError            **error)
 {
-  return _tomo_center_correlation_with (sino, n_proj, width, angles, _tomo_center_profile_cpu, NULL,
-                                        result, error);
+  return _tomo_center_correlation_with (sino, _tomo_center_profile_cpu, NULL, result, error);
 }
 
 /* --- sinogram: centre of mass -------------------------------------------- */
 
 gboolean
-tomo_center_sinogram (const float      *sino,
-                      guint             n_proj,
-                      guint             width,
-                      const double     *angles,
-                      TomoCenterResult *result,
-                      GError          **error)
+tomo_center_sinogram (const TomoSinogram *s,
+                      TomoCenterResult   *result,
+                      GError            **error)
 {
+  const float *sino = s->data;
+  const double *angles = s->angles;
+  guint n_proj = s->n_proj, width = s->width;
   g_autofree float *clean = NULL;
   g_autofree double *com = NULL, *mass = NULL;
   g_autofree gboolean *use = NULL;
@@ -855,35 +851,17 @@ score_slice (const float    *img,
 }
 
 gboolean
-tomo_center_sweep_scores (const float     *sino,
-                          guint            n_proj,
-                          guint            width,
-                          const double    *angles,
-                          const double    *centers,
-                          guint            n_centers,
-                          TomoCenterScore  score,
-                          guint            n_threads,
-                          double          *scores,
-                          GError         **error)
+tomo_center_sweep_scores (const TomoSinogram         *s,
+                          const TomoCenterCandidates *sweep,
+                          double                     *scores,
+                          GError                    **error)
 {
-  return tomo_center_sweep_images (sino, n_proj, width, angles, centers, n_centers, score,
-                                   n_threads, NULL, NULL, scores, error);
-}
-
-gboolean
-tomo_center_sweep_images (const float     *sino,
-                          guint            n_proj,
-                          guint            width,
-                          const double    *angles,
-                          const double    *centers,
-                          guint            n_centers,
-                          TomoCenterScore  score,
-                          guint            n_threads,
-                          const TomoRoi   *view,
-                          float           *images,
-                          double          *scores,
-                          GError         **error)
-{
+  const float *sino = s->data;
+  const double *angles = s->angles, *centers = sweep->centers;
+  guint n_proj = s->n_proj, width = s->width, n_centers = sweep->n_centers;
+  TomoCenterScore score = sweep->score;
+  const TomoRoi *view = sweep->view;
+  float *images = sweep->images;
   g_autofree float *clean = NULL, *filtered = NULL, *img = NULL;
   g_autoptr(TomoCpuFbp) fbp = NULL;
   TomoRoi roi = { 0, 0, width, width };
@@ -912,7 +890,8 @@ tomo_center_sweep_images (const float     *sino,
                      centers[i], width - 1);
         return FALSE;
       }
-  fbp = tomo_cpu_fbp_new (width, n_proj, angles, 0 /* Ram-Lak */, 0 /* zero pad */, n_threads);
+  fbp = tomo_cpu_fbp_new (width, n_proj, angles, 0 /* Ram-Lak */, 0 /* zero pad */,
+                          sweep->n_threads);
   filtered = g_new (float, (gsize) n_proj * width);
   img = g_new (float, (gsize) width * width);
   tomo_cpu_fbp_filter (fbp, clean, filtered);
@@ -977,13 +956,6 @@ _tomo_center_score_negativity (const float *img,
   return score_slice (img, width, TOMO_CENTER_SCORE_NEGATIVITY, 0, 0);
 }
 
-typedef struct
-{
-  const float *sino;
-  guint n_proj, width;
-  const double *angles;
-} CpuScores;
-
 static gboolean
 cpu_scores (const double *centers,
             guint         n_centers,
@@ -991,25 +963,21 @@ cpu_scores (const double *centers,
             gpointer      user_data,
             GError      **error)
 {
-  CpuScores *c = user_data;
+  TomoCenterCandidates candidates = { centers, n_centers, TOMO_CENTER_SCORE_NEGATIVITY, 0, NULL,
+                                      NULL };
 
-  return tomo_center_sweep_scores (c->sino, c->n_proj, c->width, c->angles, centers, n_centers,
-                                   TOMO_CENTER_SCORE_NEGATIVITY, 0, scores, error);
+  return tomo_center_sweep_scores (user_data, &candidates, scores, error);
 }
 
 gboolean
-tomo_center_sweep (const float      *sino,
-                   guint             n_proj,
-                   guint             width,
-                   const double     *angles,
-                   double            guess,
-                   double            half_range,
-                   TomoCenterResult *result,
-                   GError          **error)
+tomo_center_sweep (const TomoSinogram *sino,
+                   double              guess,
+                   double              half_range,
+                   TomoCenterResult   *result,
+                   GError            **error)
 {
-  CpuScores c = { sino, n_proj, width, angles };
-
-  return _tomo_center_sweep_with (width, guess, half_range, cpu_scores, &c, result, error);
+  return _tomo_center_sweep_with (sino->width, guess, half_range, cpu_scores, (gpointer) sino,
+                                  result, error);
 }
 
 gboolean
@@ -1065,13 +1033,10 @@ _tomo_center_sweep_with (guint               width,
 /* --- dispatch ------------------------------------------------------------ */
 
 gboolean
-tomo_center_estimate (const float      *sino,
-                      guint             n_proj,
-                      guint             width,
-                      const double     *angles,
-                      TomoCenterMethod  method,
-                      TomoCenterResult *result,
-                      GError          **error)
+tomo_center_estimate (const TomoSinogram *sino,
+                      TomoCenterMethod    method,
+                      TomoCenterResult   *result,
+                      GError            **error)
 {
   g_autoptr(GError) local = NULL;
   TomoCenterResult first;
@@ -1080,151 +1045,132 @@ tomo_center_estimate (const float      *sino,
   switch (method)
     {
     case TOMO_CENTER_METHOD_CORRELATION:
-      return tomo_center_correlation (sino, n_proj, width, angles, result, error);
+      return tomo_center_correlation (sino, result, error);
     case TOMO_CENTER_METHOD_SINOGRAM:
-      return tomo_center_sinogram (sino, n_proj, width, angles, result, error);
+      return tomo_center_sinogram (sino, result, error);
     case TOMO_CENTER_METHOD_SWEEP:
-      if (!tomo_center_estimate (sino, n_proj, width, angles, TOMO_CENTER_METHOD_AUTO, &first, error))
+      if (!tomo_center_estimate (sino, TOMO_CENTER_METHOD_AUTO, &first, error))
         return FALSE;
-      return tomo_center_sweep (sino, n_proj, width, angles, first.center,
+      return tomo_center_sweep (sino, first.center,
                                 MAX (3.0, ceil (4.0 * first.uncertainty)), result, error);
     case TOMO_CENTER_METHOD_AUTO:
     default:
-      if (tomo_center_correlation (sino, n_proj, width, angles, result, &local))
+      if (tomo_center_correlation (sino, result, &local))
         return TRUE;
       if (!g_error_matches (local, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_NO_PAIR))
         {
           g_propagate_error (error, g_steal_pointer (&local));
           return FALSE;
         }
-      return tomo_center_sinogram (sino, n_proj, width, angles, result, error);
+      return tomo_center_sinogram (sino, result, error);
     }
-}
-
-static gboolean
-fit_line (const double *rows,
-                      const double *centers,
-                      const double *uncertainties,
-                      guint         n,
-                      double        at_row,
-                      double       *center_at_row,
-                      double       *tilt_deg,
-                      double       *tilt_uncertainty_deg,
-                      GError      **error)
-{
-  double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, det, a, b;
-  guint m = 0;
-
-  for (guint i = 0; i < n; i++)
-    {
-      double s = uncertainties != NULL && isfinite (uncertainties[i]) ? MAX (uncertainties[i], 1e-3) : 1.0;
-      double w = 1.0 / (s * s);
-
-      if (!isfinite (centers[i]) || !isfinite (rows[i]))
-        continue;
-      m++;
-      sw += w;
-      sx += w * rows[i];
-      sy += w * centers[i];
-      sxx += w * rows[i] * rows[i];
-      sxy += w * rows[i] * centers[i];
-    }
-  det = sw * sxx - sx * sx;
-  if (m < 2 || !(det > 1e-12 * sw * sw))
-    {
-      g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_DEGENERATE,
-                   "The tilt needs centres on at least two different rows (%u usable)", m);
-      return FALSE;
-    }
-  b = (sw * sxy - sx * sy) / det; /* px per row */
-  a = (sy - b * sx) / sw;
-  if (center_at_row != NULL)
-    *center_at_row = a + b * at_row;
-  if (tilt_deg != NULL)
-    *tilt_deg = atan (b) * 180.0 / G_PI;
-  if (tilt_uncertainty_deg != NULL)
-    *tilt_uncertainty_deg = sqrt (sw / det) * 180.0 / G_PI;
-  return TRUE;
 }
 
 gboolean
-tomo_center_fit_tilt (const double *rows,
-                      const double *centers,
-                      const double *uncertainties,
-                      guint         n,
-                      double        at_row,
-                      double       *center_at_row,
-                      double       *tilt_deg,
-                      double       *tilt_uncertainty_deg,
-                      GError      **error)
+tomo_center_fit_tilt (const double     *rows,
+                      const double     *centers,
+                      const double     *uncertainties,
+                      guint             n,
+                      TomoCenterResult *result,
+                      GError          **error)
 {
   g_autofree double *kept = g_memdup2 (centers, sizeof (double) * MAX (n, 1));
   g_autofree double *res = g_new (double, MAX (n, 1));
 
-  /* A row whose centre is far off the others' line (a row with little of
-   * the sample in it) is dropped, and the line fitted again. */
-  for (int pass = 0; pass < 3; pass++)
+  /* A weighted line fit; a row whose centre is far off the others' line (a
+   * row with little of the sample in it) is dropped, and the line fitted
+   * again, up to three times. */
+  for (int pass = 0;; pass++)
     {
-      double c0, tilt, sigma;
+      double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, det, a, b, tilt, sigma;
       guint m = 0, n_drop = 0;
 
-      if (!fit_line (rows, kept, uncertainties, n, 0.0, &c0, &tilt, NULL, error))
-        return FALSE;
+      for (guint i = 0; i < n; i++)
+        {
+          double s = uncertainties != NULL && isfinite (uncertainties[i])
+                     ? MAX (uncertainties[i], 1e-3) : 1.0;
+          double w = 1.0 / (s * s);
+
+          if (!isfinite (kept[i]) || !isfinite (rows[i]))
+            continue;
+          m++;
+          sw += w;
+          sx += w * rows[i];
+          sy += w * kept[i];
+          sxx += w * rows[i] * rows[i];
+          sxy += w * rows[i] * kept[i];
+        }
+      det = sw * sxx - sx * sx;
+      if (m < 2 || !(det > 1e-12 * sw * sw))
+        {
+          g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_DEGENERATE,
+                       "The tilt needs centres on at least two different rows (%u usable)", m);
+          return FALSE;
+        }
+      b = (sw * sxy - sx * sy) / det; /* px per row */
+      a = (sy - b * sx) / sw;
+      tilt = atan (b) * 180.0 / G_PI;
+      if (pass == 3)
+        {
+          result->tilt_deg = tilt;
+          result->tilt_uncertainty_deg = sqrt (sw / det) * 180.0 / G_PI;
+          return TRUE;
+        }
+      m = 0;
       for (guint i = 0; i < n; i++)
         if (isfinite (kept[i]))
-          res[m++] = fabs (kept[i] - (c0 + tan (tilt * G_PI / 180.0) * rows[i]));
+          res[m++] = fabs (kept[i] - (a + tan (tilt * G_PI / 180.0) * rows[i]));
       sigma = MAX (1.4826 * median_of (res, m), 0.05);
       for (guint i = 0; i < n; i++)
         if (isfinite (kept[i])
-            && fabs (kept[i] - (c0 + tan (tilt * G_PI / 180.0) * rows[i])) > 4.0 * sigma)
+            && fabs (kept[i] - (a + tan (tilt * G_PI / 180.0) * rows[i])) > 4.0 * sigma)
           {
             kept[i] = NAN;
             n_drop++;
           }
       if (n_drop == 0)
-        break;
+        pass = 2;   /* nothing dropped: this line is the answer */
     }
-  return fit_line (rows, kept, uncertainties, n, at_row, center_at_row, tilt_deg,
-                   tilt_uncertainty_deg, error);
 }
 
 /* --- offset-axis stitching ----------------------------------------------- */
 
-float *
-tomo_sinogram_stitch_360 (const float  *sino,
-                          guint         n_proj,
-                          guint         width,
-                          const double *angles,
-                          double        center,
-                          guint        *n_out,
-                          guint        *width_out,
-                          double      **angles_out,
-                          double       *center_out,
-                          GError      **error)
+void
+tomo_stitched_clear (TomoStitched *stitched)
+{
+  g_clear_pointer (&stitched->data, g_free);
+  g_clear_pointer (&stitched->angles, g_free);
+}
+
+gboolean
+tomo_sinogram_stitch_360 (const TomoSinogram *sino,
+                          double              center,
+                          TomoStitched       *out,
+                          GError            **error)
 {
   g_autofree float *clean = NULL;
+  guint n_proj = sino->n_proj, width = sino->width;
 
-  g_return_val_if_fail (n_out != NULL && width_out != NULL && angles_out != NULL
-                        && center_out != NULL, NULL);
-  if (!check_angles (angles, n_proj, error))
-    return NULL;
+  g_return_val_if_fail (out != NULL, FALSE);
+  if (!check_angles (sino->angles, n_proj, error))
+    return FALSE;
   if (!isfinite (center) || center < 0 || center > width - 1.0)
     {
       g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_INVALID,
                    "Stitching needs the axis on the detector (centre %g, columns 0…%u)",
                    center, width - 1);
-      return NULL;
+      return FALSE;
     }
-  if (!tomo_angles_is_full_turn (angles, n_proj))
+  if (!tomo_angles_is_full_turn (sino->angles, n_proj))
     {
       g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_NO_PAIR,
                    "Stitching opposite projections needs a 360° scan (%u projections)", n_proj);
-      return NULL;
+      return FALSE;
     }
-  clean = clean_copy (sino, n_proj, width, 4, error);
+  clean = clean_copy (sino->data, n_proj, width, 4, error);
   if (clean == NULL)
-    return NULL;
+    return FALSE;
   /* The same rows as the offset geometry of a scan (tomo-geometry.c). */
-  return tomo_geometry_stitch (clean, n_proj, width, angles, center, "Sinogram", n_out,
-                               width_out, angles_out, center_out, error);
+  return tomo_geometry_stitch (&(TomoSinogram) { clean, n_proj, width, sino->angles }, center,
+                               "Sinogram", out, error);
 }

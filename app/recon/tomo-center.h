@@ -7,6 +7,16 @@
 
 G_BEGIN_DECLS
 
+/* One sinogram: n_proj rows of `width` detector values, one per angle
+ * (radians). */
+typedef struct
+{
+  const float *data;
+  guint n_proj;
+  guint width;
+  const double *angles;
+} TomoSinogram;
+
 /* The rows a correlation profile runs over: Pearson's r of a[p][x] with
  * b[p][x + d] over their overlap, for n_pairs rows of `width` and
  * d = d_lo … d_lo + n_shifts − 1; −2 where the overlap is shorter than
@@ -66,22 +76,16 @@ typedef struct
  * match exactly), correlated over every shift with sub-pixel refinement; the
  * median over up to 32 pairs.  Needs a projection within one angular step of
  * θ+180° for some θ. */
-gboolean tomo_center_correlation (const float      *sino,
-                                  guint             n_proj,
-                                  guint             width,
-                                  const double     *angles,
-                                  TomoCenterResult *result,
-                                  GError          **error);
+gboolean tomo_center_correlation (const TomoSinogram *sino,
+                                  TomoCenterResult   *result,
+                                  GError            **error);
 
 /* The centre of mass of each projection follows c + a·cos θ + b·sin θ for an
  * object inside the field of view; the fitted c is the axis.  Needs ≥ 3
  * projections spread over at least ~60°; no 180° pair needed. */
-gboolean tomo_center_sinogram    (const float      *sino,
-                                  guint             n_proj,
-                                  guint             width,
-                                  const double     *angles,
-                                  TomoCenterResult *result,
-                                  GError          **error);
+gboolean tomo_center_sinogram    (const TomoSinogram *sino,
+                                  TomoCenterResult   *result,
+                                  GError            **error);
 
 typedef enum
 {
@@ -90,67 +94,52 @@ typedef enum
   TOMO_CENTER_SCORE_NEGATIVITY,  /* energy of the negative values */
 } TomoCenterScore;
 
-/* Reconstructs the row (CPU FBP, Ram-Lak) at each of `centers` and scores the
- * disc inside the field of view: lower is better.  `scores` has n_centers. */
-gboolean tomo_center_sweep_scores (const float     *sino,
-                                   guint            n_proj,
-                                   guint            width,
-                                   const double    *angles,
-                                   const double    *centers,
-                                   guint            n_centers,
-                                   TomoCenterScore  score,
-                                   guint            n_threads,
-                                   double          *scores,
-                                   GError         **error);
+/* The candidates of a sweep and what to keep of them: each of `centers`
+ * scored by `score` (n_threads for the CPU FBP, 0: all); with a `view`, that
+ * region of each candidate's slice in images (n_centers × view->height ×
+ * view->width floats). */
+typedef struct
+{
+  const double *centers;
+  guint n_centers;
+  TomoCenterScore score;
+  guint n_threads;
+  const TomoRoi *view;
+  float *images;
+} TomoCenterCandidates;
 
-/* The same, also keeping a `view` region of each candidate's slice:
- * images is n_centers × view->height × view->width floats. */
-gboolean tomo_center_sweep_images (const float     *sino,
-                                   guint            n_proj,
-                                   guint            width,
-                                   const double    *angles,
-                                   const double    *centers,
-                                   guint            n_centers,
-                                   TomoCenterScore  score,
-                                   guint            n_threads,
-                                   const TomoRoi   *view,
-                                   float           *images,
-                                   double          *scores,
-                                   GError         **error);
+/* Reconstructs the row (CPU FBP, Ram-Lak) at each candidate and scores the
+ * disc inside the field of view: lower is better.  `scores` has n_centers. */
+gboolean tomo_center_sweep_scores (const TomoSinogram         *sino,
+                                   const TomoCenterCandidates *candidates,
+                                   double                     *scores,
+                                   GError                    **error);
 
 /* A coarse sweep (1 px) of guess ± half_range, then a fine one (0.1 px)
  * around the best, and a parabola through the minimum. */
-gboolean tomo_center_sweep       (const float      *sino,
-                                  guint             n_proj,
-                                  guint             width,
-                                  const double     *angles,
-                                  double            guess,
-                                  double            half_range,
-                                  TomoCenterResult *result,
-                                  GError          **error);
+gboolean tomo_center_sweep       (const TomoSinogram *sino,
+                                  double              guess,
+                                  double              half_range,
+                                  TomoCenterResult   *result,
+                                  GError            **error);
 
 /* One row by `method` (AUTO: correlation if a pair exists, else sinogram;
  * SWEEP starts around the AUTO estimate). */
-gboolean tomo_center_estimate    (const float      *sino,
-                                  guint             n_proj,
-                                  guint             width,
-                                  const double     *angles,
-                                  TomoCenterMethod  method,
-                                  TomoCenterResult *result,
-                                  GError          **error);
+gboolean tomo_center_estimate    (const TomoSinogram *sino,
+                                  TomoCenterMethod    method,
+                                  TomoCenterResult   *result,
+                                  GError            **error);
 
 /* The axis tilt from the centres found on several rows (rows[i] with
  * centers[i] and their uncertainties, NAN entries skipped): a weighted line
- * fit; degrees, positive when the axis column grows with the row. */
-gboolean tomo_center_fit_tilt    (const double *rows,
-                                  const double *centers,
-                                  const double *uncertainties,
-                                  guint         n,
-                                  double        at_row,
-                                  double       *center_at_row,
-                                  double       *tilt_deg,
-                                  double       *tilt_uncertainty_deg,
-                                  GError      **error);
+ * fit, into result->tilt_deg and result->tilt_uncertainty_deg; degrees,
+ * positive when the axis column grows with the row. */
+gboolean tomo_center_fit_tilt    (const double     *rows,
+                                  const double     *centers,
+                                  const double     *uncertainties,
+                                  guint             n,
+                                  TomoCenterResult *result,
+                                  GError          **error);
 
 /* --- 360° scans ---------------------------------------------------------- */
 
@@ -166,20 +155,27 @@ void     tomo_angles_fbp_weights  (const double *angles,
                                    guint         n_proj,
                                    double       *weights);
 
+/* A stitched sinogram: n_proj rows of `width` (g_free), their angles
+ * (g_free) and the axis column in them. */
+typedef struct
+{
+  float *data;
+  guint n_proj;
+  guint width;
+  double *angles;
+  double center;
+} TomoStitched;
+
+void     tomo_stitched_clear      (TomoStitched *stitched);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (TomoStitched, tomo_stitched_clear)
+
 /* Offset-axis ("half acquisition") 360° scans: each projection θ of the
  * first half-turn is joined with its opposite θ+180° (mirrored, interpolated
  * in angle) into one row about twice as wide, with a smooth sin² blend over
- * the columns both see.  Returns the stitched n_out × width_out sinogram
- * (g_free), its angles (g_free) and the axis column in it. */
-float   *tomo_sinogram_stitch_360 (const float  *sino,
-                                   guint         n_proj,
-                                   guint         width,
-                                   const double *angles,
-                                   double        center,
-                                   guint        *n_out,
-                                   guint        *width_out,
-                                   double      **angles_out,
-                                   double       *center_out,
-                                   GError      **error);
+ * the columns both see; the axis at `center` of the detector. */
+gboolean tomo_sinogram_stitch_360 (const TomoSinogram *sino,
+                                   double              center,
+                                   TomoStitched       *out,
+                                   GError            **error);
 
 G_END_DECLS

@@ -636,6 +636,40 @@ set_times_locked (TomoEngine *self,
   slice->gups = slice->backproject_ms > 0 ? updates / (slice->backproject_ms * 1e6) : 0;
 }
 
+/* The row slice `request` asks for, over `roi`. */
+static TomoBackendPlane
+plane_of_request (const TomoSliceRequest *request,
+                  const TomoRoi          *roi)
+{
+  return (TomoBackendPlane) {
+    .kind = TOMO_PLANE_ROW_SLICE,
+    .center = request->params.center,
+    .interp = request->params.interp,
+    .roi = *roi,
+    .kernel = request->kernel,
+    .keep_on_device = request->keep_on_device,
+    .skip_download = request->skip_download,
+  };
+}
+
+/* After a blocking reconstruction under the lock: a GPU failure hands the
+ * engine to the CPU, the slice gets its times; unlocks and reports. */
+static TomoSlice *
+unlock_with_slice (TomoEngine *self,
+                   TomoSlice  *slice,
+                   gint64      start,
+                   GError     *local_error,
+                   GError    **error)
+{
+  give_up_gpu_locked (self, local_error);
+  if (slice != NULL)
+    set_times_locked (self, slice, start);
+  g_mutex_unlock (&self->lock);
+  if (local_error != NULL)
+    g_propagate_error (error, local_error);
+  return slice;
+}
+
 static TomoSlice *
 reconstruct_locked (TomoEngine             *self,
                     const TomoSliceRequest *request,
@@ -645,15 +679,7 @@ reconstruct_locked (TomoEngine             *self,
 {
   TomoBackendImpl *backend = self->backend;
   g_autoptr(TomoSlice) slice = g_new0 (TomoSlice, 1);
-  TomoBackendPlane plane = {
-    .kind = TOMO_PLANE_ROW_SLICE,
-    .center = request->params.center,
-    .interp = request->params.interp,
-    .roi = *roi,
-    .kernel = request->kernel,
-    .keep_on_device = request->keep_on_device,
-    .skip_download = request->skip_download,
-  };
+  TomoBackendPlane plane = plane_of_request (request, roi);
 
   slice_init (slice, request, roi, request->n_slices);
 
@@ -688,13 +714,7 @@ tomo_engine_reconstruct (TomoEngine             *self,
   g_mutex_lock (&self->lock);
   if (check_request_locked (self, request, &roi, &local_error))
     slice = reconstruct_locked (self, request, &roi, cancellable, &local_error);
-  give_up_gpu_locked (self, local_error);
-  if (slice != NULL)
-    set_times_locked (self, slice, start);
-  g_mutex_unlock (&self->lock);
-  if (local_error != NULL)
-    g_propagate_error (error, local_error);
-  return slice;
+  return unlock_with_slice (self, slice, start, local_error, error);
 }
 
 /* --- "latest wins" worker ------------------------------------------------ */
@@ -896,12 +916,7 @@ reconstruct_centers_locked (TomoEngine             *self,
 {
   TomoBackendImpl *backend = self->backend;
   g_autoptr(TomoSlice) slice = g_new0 (TomoSlice, 1);
-  TomoBackendPlane plane = {
-    .kind = TOMO_PLANE_ROW_SLICE,
-    .center = request->params.center,
-    .interp = request->params.interp,
-    .kernel = request->kernel,
-  };
+  TomoBackendCenters sweep = { .centers = centers, .n_centers = n_centers };
   TomoRoi roi;
 
   if (request->n_slices != 1)
@@ -927,7 +942,7 @@ reconstruct_centers_locked (TomoEngine             *self,
       if (!check_locked (self, request->row, request->row + 1, &params, NULL, error))
         return NULL;
     }
-  plane.roi = roi;
+  sweep.plane = plane_of_request (request, &roi);
   slice_init (slice, request, &roi, n_centers);
   slice->backend = backend->ops->backend;
   slice->kernel = g_strdup ("centers");
@@ -935,12 +950,13 @@ reconstruct_centers_locked (TomoEngine             *self,
   if (!ensure_filtered_locked (self, request, slice, cancellable, error)
       || !tomo_backend_alloc_slice_data (slice, error))
     return NULL;
-  if (!backend->ops->backproject_centers (backend, &plane, centers, n_centers, slice->data,
-                                          &slice->backproject_ms, error))
+  sweep.images = slice->data;
+  if (!backend->ops->backproject_centers (backend, &sweep, error))
     {
       invalidate_cache_locked (self);
       return NULL;
     }
+  slice->backproject_ms = sweep.ms;
   tomo_slice_stats_compute (slice->data, (gsize) roi.width * roi.height * n_centers,
                             &slice->values);
   return g_steal_pointer (&slice);
@@ -966,13 +982,7 @@ tomo_engine_reconstruct_centers (TomoEngine             *self,
   g_mutex_lock (&self->lock);
   slice = reconstruct_centers_locked (self, request, centers, n_centers, cancellable,
                                       &local_error);
-  give_up_gpu_locked (self, local_error);
-  if (slice != NULL)
-    set_times_locked (self, slice, start);
-  g_mutex_unlock (&self->lock);
-  if (local_error != NULL)
-    g_propagate_error (error, local_error);
-  return slice;
+  return unlock_with_slice (self, slice, start, local_error, error);
 }
 
 /* --- whole volumes ------------------------------------------------------ */

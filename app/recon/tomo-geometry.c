@@ -92,6 +92,7 @@ estimate_center (TomoScan *scan,
 {
   guint w = tomo_scan_get_width (scan), n = tomo_scan_get_n_projections (scan);
   g_autofree float *sino = g_try_new (float, (gsize) n * w);
+  TomoSinogram s = { sino, n, w, tomo_scan_get_angles (scan) };
   TomoCenterResult r;
 
   if (sino == NULL)
@@ -101,8 +102,7 @@ estimate_center (TomoScan *scan,
       return FALSE;
     }
   if (!tomo_scan_read_sinogram (scan, tomo_scan_get_height (scan) / 2, sino, NULL, error)
-      || !tomo_center_estimate (sino, n, w, tomo_scan_get_angles (scan),
-                                TOMO_CENTER_METHOD_AUTO, &r, error))
+      || !tomo_center_estimate (&s, TOMO_CENTER_METHOD_AUTO, &r, error))
     return FALSE;
   *center = r.center;
   return TRUE;
@@ -285,18 +285,29 @@ tomo_geometry_resolve (TomoScan           *scan,
 
 /* --- the presented rows ---------------------------------------------------- */
 
+/* Offset geometry, per output projection: the direct one and the two the
+ * opposite is interpolated from (t_angle of the way from below to above). */
+typedef struct
+{
+  guint direct, below, above;
+  float t_angle;
+} StitchProjection;
+
+/* Offset geometry, per output column: the direct column (−1: none), the
+ * mirrored one (i0 + t, i0 −1: none) and the direct side's share. */
+typedef struct
+{
+  int direct, mirror;
+  float t, w_direct;
+} StitchColumn;
+
 typedef struct
 {
   guint width, n_in, width_out, n_out;
   /* 360: weight of each projection. */
   float *weights;
-  /* offset: per output projection the direct one and the two the opposite
-   * is interpolated from; per output column the direct column (−1: none),
-   * the mirrored one (i0 + t, i0 −1: none) and the direct side's share. */
-  guint *direct, *below, *above;
-  float *t_angle;
-  int *col_direct, *col_mirror;
-  float *t_col, *w_direct;
+  StitchProjection *proj;
+  StitchColumn *col;
 } Transform;
 
 static void
@@ -305,14 +316,8 @@ transform_free (gpointer data)
   Transform *t = data;
 
   g_free (t->weights);
-  g_free (t->direct);
-  g_free (t->below);
-  g_free (t->above);
-  g_free (t->t_angle);
-  g_free (t->col_direct);
-  g_free (t->col_mirror);
-  g_free (t->t_col);
-  g_free (t->w_direct);
+  g_free (t->proj);
+  g_free (t->col);
   g_free (t);
 }
 
@@ -343,23 +348,25 @@ stitch_row (gpointer     user_data,
 
   for (guint k = 0; k < t->n_out; k++)
     {
-      const float *d = in + (gsize) t->direct[k] * w;
-      const float *b = in + (gsize) t->below[k] * w;
-      const float *a = in + (gsize) t->above[k] * w;
-      float ta = t->t_angle[k];
+      const StitchProjection *pk = &t->proj[k];
+      const float *d = in + (gsize) pk->direct * w;
+      const float *b = in + (gsize) pk->below * w;
+      const float *a = in + (gsize) pk->above * w;
+      float ta = pk->t_angle;
       float *dst = out + (gsize) k * t->width_out;
 
       for (guint u = 0; u < t->width_out; u++)
         {
-          float vd = 0.0f, vm = 0.0f, wd = t->w_direct[u];
-          int i0 = t->col_mirror[u];
+          const StitchColumn *cu = &t->col[u];
+          float vd = 0.0f, vm = 0.0f, wd = cu->w_direct;
+          int i0 = cu->mirror;
 
-          if (t->col_direct[u] >= 0)
-            vd = d[t->col_direct[u]];
+          if (cu->direct >= 0)
+            vd = d[cu->direct];
           if (i0 >= 0)
             {
               guint i1 = MIN ((guint) i0 + 1, w - 1);
-              float tc = t->t_col[u];
+              float tc = cu->t;
               float m0 = (1.0f - ta) * b[i0] + ta * a[i0];
               float m1 = (1.0f - ta) * b[i1] + ta * a[i1];
 
@@ -419,18 +426,15 @@ stitch_transform_new (const char    *name,
   t->width = w;
   t->n_in = n;
   stitch_layout (c, w, &off, &t->width_out, &overlap);
-  t->direct = g_new (guint, n);
-  t->below = g_new (guint, n);
-  t->above = g_new (guint, n);
-  t->t_angle = g_new (float, n);
+  t->proj = g_new (StitchProjection, n);
   for (guint i = 0; i < n; i++)
     lo = MIN (lo, angles[i]);
   for (guint p = 0; p < n; p++)
     {
       if (angles[p] - lo >= G_PI - 0.5 * step)
         continue;
-      if (!bracket (angles, n, step, angles[p] + G_PI, &t->below[t->n_out],
-                    &t->above[t->n_out], &t->t_angle[t->n_out]))
+      if (!bracket (angles, n, step, angles[p] + G_PI, &t->proj[t->n_out].below,
+                    &t->proj[t->n_out].above, &t->proj[t->n_out].t_angle))
         {
           g_set_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_MISMATCH,
                        "%s: projection %u (%.4g°) has no opposite projection near %.4g°: "
@@ -440,7 +444,7 @@ stitch_transform_new (const char    *name,
           transform_free (t);
           return NULL;
         }
-      t->direct[t->n_out] = p;
+      t->proj[t->n_out].direct = p;
       theta[t->n_out++] = angles[p];
     }
   if (t->n_out < 2)
@@ -452,10 +456,7 @@ stitch_transform_new (const char    *name,
       return NULL;
     }
 
-  t->col_direct = g_new (int, t->width_out);
-  t->col_mirror = g_new (int, t->width_out);
-  t->t_col = g_new (float, t->width_out);
-  t->w_direct = g_new (float, t->width_out);
+  t->col = g_new (StitchColumn, t->width_out);
   for (guint u = 0; u < t->width_out; u++)
     {
       int i = (int) u - off;
@@ -470,9 +471,9 @@ stitch_transform_new (const char    *name,
       if (im > w - 1.0 && im < w - 0.5)
         im = w - 1.0;
       has_m = im >= 0 && im <= w - 1.0;
-      t->col_direct[u] = has_d ? i : -1;
-      t->col_mirror[u] = has_m ? (int) floor (im) : -1;
-      t->t_col[u] = has_m ? (float) (im - floor (im)) : 0.0f;
+      t->col[u].direct = has_d ? i : -1;
+      t->col[u].mirror = has_m ? (int) floor (im) : -1;
+      t->col[u].t = has_m ? (float) (im - floor (im)) : 0.0f;
       if (has_d && has_m)
         {
           /* sin² ramp: the direct side counts fully where the mirrored one
@@ -482,48 +483,40 @@ stitch_transform_new (const char    *name,
           if (c > mid)
             s = 1.0 - s;
           s = sin (0.5 * G_PI * CLAMP (s, 0.0, 1.0));
-          t->w_direct[u] = (float) (s * s);
+          t->col[u].w_direct = (float) (s * s);
         }
       else
-        t->w_direct[u] = has_d ? 1.0f : 0.0f;
+        t->col[u].w_direct = has_d ? 1.0f : 0.0f;
     }
   *angles_out = g_steal_pointer (&theta);
   return t;
 }
 
-float *
-tomo_geometry_stitch (const float   *sino,
-                      guint          n_proj,
-                      guint          width,
-                      const double  *angles,
-                      double         center,
-                      const char    *name,
-                      guint         *n_out,
-                      guint         *width_out,
-                      double       **angles_out,
-                      double        *center_out,
-                      GError       **error)
+gboolean
+tomo_geometry_stitch (const TomoSinogram *sino,
+                      double              center,
+                      const char         *name,
+                      TomoStitched       *out,
+                      GError            **error)
 {
-  g_autofree double *theta = NULL;
   Transform *t;
-  float *out;
   guint overlap;
   int off;
 
-  g_return_val_if_fail (sino != NULL && angles != NULL && n_out != NULL && width_out != NULL
-                        && angles_out != NULL && center_out != NULL, NULL);
+  g_return_val_if_fail (sino != NULL && sino->data != NULL && sino->angles != NULL && out != NULL,
+                        FALSE);
 
-  t = stitch_transform_new (name, angles, n_proj, width, center, &theta, error);
+  t = stitch_transform_new (name, sino->angles, sino->n_proj, sino->width, center, &out->angles,
+                            error);
   if (t == NULL)
-    return NULL;
-  out = g_new (float, (gsize) t->n_out * t->width_out);
-  stitch_row (t, 0, sino, out, NULL);
-  stitch_layout (center, width, &off, width_out, &overlap);
-  *n_out = t->n_out;
-  *center_out = center + off;
-  *angles_out = g_steal_pointer (&theta);
+    return FALSE;
+  out->data = g_new (float, (gsize) t->n_out * t->width_out);
+  stitch_row (t, 0, sino->data, out->data, NULL);
+  stitch_layout (center, sino->width, &off, &out->width, &overlap);
+  out->n_proj = t->n_out;
+  out->center = center + off;
   transform_free (t);
-  return out;
+  return TRUE;
 }
 
 TomoScan *

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
+#include "tomo-center.h"
 #include "tomo-scan.h"
 
 G_BEGIN_DECLS
@@ -102,21 +103,14 @@ TomoScan   *tomo_geometry_present         (TomoScan           *scan,
                                            TomoGeometryPlan   *plan,
                                            GError            **error);
 
-/* The offset geometry of one sinogram (n_proj × width at `angles`, finite
- * values) about the axis column `center` on the detector: n_out × width_out
- * stitched rows (g_free), their angles (g_free) and the axis column in them;
- * `name` for messages.  What tomo_geometry_apply() does to each row. */
-float      *tomo_geometry_stitch          (const float   *sino,
-                                           guint          n_proj,
-                                           guint          width,
-                                           const double  *angles,
-                                           double         center,
-                                           const char    *name,
-                                           guint         *n_out,
-                                           guint         *width_out,
-                                           double       **angles_out,
-                                           double        *center_out,
-                                           GError       **error);
+/* The offset geometry of one sinogram (finite values) about the axis
+ * column `center` on the detector, into `out`; `name` for messages.  What
+ * tomo_geometry_apply() does to each row. */
+gboolean    tomo_geometry_stitch          (const TomoSinogram *sino,
+                                           double              center,
+                                           const char         *name,
+                                           TomoStitched       *out,
+                                           GError            **error);
 
 /* One line: what will be done ("offset axis (left): 1800 projections
  * stitched into 900 × 1843 columns, overlap 253, axis at 921.5"). */

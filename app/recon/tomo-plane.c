@@ -133,8 +133,19 @@ tomo_plane_validate (const TomoPlane *plane,
  * filtered projection row is read once per plane row. */
 
 typedef struct _PlaneJob PlaneJob;
-typedef void (*PlaneRowFunc) (PlaneJob *job, guint j, double *x, double *y, gint64 *r0,
-                              double *fz, double *acc);
+
+/* A worker's scratch for one plane row, plane->width samples each: x, y
+ * centred, the first stored row r0 (−1: no sample), the weight fz of the
+ * next one, and the sums. */
+typedef struct
+{
+  double *x, *y;
+  gint64 *r0;
+  double *fz;
+  double *acc;
+} PlaneRow;
+
+typedef void (*PlaneRowFunc) (PlaneJob *job, guint j, PlaneRow *row);
 
 struct _PlaneJob
 {
@@ -172,17 +183,14 @@ sample_row (const float *row,
     }
 }
 
-/* Per sample of plane row j: x, y centred, the first stored row r0 (−1:
- * no sample) and the weight fz of the next one; acc zeroed. */
+/* Per sample of plane row j: its position, rows and weight; acc zeroed. */
 static void
 plane_row_setup (PlaneJob *job,
-           guint     j,
-           double   *x,
-           double   *y,
-           gint64   *r0,
-           double   *fz,
-           double   *acc)
+                 guint     j,
+                 PlaneRow *row)
 {
+  double *x = row->x, *y = row->y, *fz = row->fz, *acc = row->acc;
+  gint64 *r0 = row->r0;
   const TomoPlaneSource *src = job->src;
   const TomoPlane *pl = job->plane;
   guint w = src->width, n = pl->width;
@@ -218,17 +226,15 @@ plane_row_setup (PlaneJob *job,
 static void
 plane_row (PlaneJob *job,
            guint     j,
-           double   *x,
-           double   *y,
-           gint64   *r0,
-           double   *fz,
-           double   *acc)
+           PlaneRow *scratch)
 {
   const TomoPlaneSource *src = job->src;
   guint w = src->width, n = job->plane->width;
   gsize sino = (gsize) src->n_proj * w;
+  double *x = scratch->x, *y = scratch->y, *fz = scratch->fz, *acc = scratch->acc;
+  gint64 *r0 = scratch->r0;
 
-  plane_row_setup (job, j, x, y, r0, fz, acc);
+  plane_row_setup (job, j, scratch);
   for (guint p = 0; p < src->n_proj; p++)
     {
       double cs = job->cos_a[p], sn = job->sin_a[p];
@@ -264,6 +270,7 @@ plane_worker (gpointer data)
   g_autofree gint64 *r0 = g_new (gint64, n);
   g_autofree double *fz = g_new (double, n);
   g_autofree double *acc = g_new (double, n);
+  PlaneRow row = { x, y, r0, fz, acc };
 
   for (;;)
     {
@@ -271,7 +278,7 @@ plane_worker (gpointer data)
 
       if (j < 0 || (guint) j >= job->plane->height)
         break;
-      job->row_func (job, (guint) j, x, y, r0, fz, acc);
+      job->row_func (job, (guint) j, &row);
     }
   return NULL;
 }
@@ -337,23 +344,21 @@ run_plane_job (const TomoPlaneSource *source,
 static void
 plane_row_fast (PlaneJob *job,
                 guint     j,
-                double   *x,
-                double   *y,
-                gint64   *r0,
-                double   *fz,
-                double   *acc_d)
+                PlaneRow *scratch)
 {
   const TomoPlaneSource *src = job->src;
   const TomoPlane *pl = job->plane;
   guint w = src->width, n = pl->width;
   gsize sino = (gsize) src->n_proj * w;
-  float *acc = (float *) acc_d;
+  const double *x = scratch->x, *y = scratch->y, *fz = scratch->fz;
+  const gint64 *r0 = scratch->r0;
+  float *acc = (float *) scratch->acc;
   guint ia = n, ib = 0;   /* samples inside the W × W square: [ia, ib) */
   double fzr;
   gint64 r;
 
   /* Positions, the square and the rows, as the reference computes them. */
-  plane_row_setup (job, j, x, y, r0, fz, acc_d);
+  plane_row_setup (job, j, scratch);
   for (guint i = 0; i < n; i++)
     if (r0[i] >= 0)
       {

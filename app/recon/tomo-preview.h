@@ -24,6 +24,18 @@ typedef struct
   guint bin, step;       /* detector columns per bin; projection step */
 } TomoPreviewGeometry;
 
+/* A preview asked of a volume store: nx × ny × nz voxels at `center` with
+ * `interp` into out (nz × ny × nx floats, z slowest); ms: the time it took
+ * (on the GPU the kernel's, CUDA events, without the download). */
+typedef struct
+{
+  guint nx, ny, nz;
+  double center;
+  TomoInterp interp;
+  float *out;
+  double ms;
+} TomoPreviewRequest;
+
 /* bin = max (1, W / max (nx, ny)), step = max (1, P / (2 · max (nx, ny))). */
 void     tomo_preview_geometry_init (TomoPreviewGeometry *geometry,
                                      guint                width,

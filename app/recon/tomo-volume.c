@@ -137,20 +137,13 @@ tomo_volume_plane (TomoVolume      *vol,
 }
 
 gboolean
-tomo_volume_preview (TomoVolume *vol,
-                     guint       nx,
-                     guint       ny,
-                     guint       nz,
-                     double      center,
-                     TomoInterp  interp,
-                     float      *out,
-                     double     *ms,
-                     GError    **error)
+tomo_volume_preview (TomoVolume         *vol,
+                     TomoPreviewRequest *request,
+                     GError            **error)
 {
-  g_return_val_if_fail (vol != NULL && out != NULL, FALSE);
+  g_return_val_if_fail (vol != NULL && request != NULL && request->out != NULL, FALSE);
 
-  return vol->impl->ops->store->store_preview (vol->impl, nx, ny, nz, center, interp, out, ms,
-                                               error);
+  return vol->impl->ops->store->store_preview (vol->impl, request, error);
 }
 
 TomoBackend

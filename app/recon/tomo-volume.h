@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tomo-plane.h"
+#include "tomo-preview.h"
 #include "tomo-scan.h"
 #include "tomo-types.h"
 
@@ -42,17 +43,11 @@ gboolean    tomo_volume_plane     (TomoVolume       *volume,
                                    float            *out,
                                    GError          **error);
 
-/* A preview volume of nx × ny binned slice pixels at nz rows spread over
- * the store's rows: nz × ny × nx floats into out; *ms its time. */
-gboolean    tomo_volume_preview   (TomoVolume *volume,
-                                   guint       nx,
-                                   guint       ny,
-                                   guint       nz,
-                                   double      center,
-                                   TomoInterp  interp,
-                                   float      *out,
-                                   double     *ms,
-                                   GError    **error);
+/* A preview volume (tomo-preview.h) of the store's rows into
+ * request->out; request->ms its time. */
+gboolean    tomo_volume_preview   (TomoVolume         *volume,
+                                   TomoPreviewRequest *request,
+                                   GError            **error);
 
 TomoBackend tomo_volume_get_backend (TomoVolume *volume);
 /* "GPU store, float, 1.23 GiB" / "CPU store, 0.10 GiB (GPU: …)" */

@@ -134,6 +134,7 @@ tomo_center_bench (guint  width,
       {
         static const char *names[] = { "CPU (1 thread)", "GPU direct (warp shuffle)", "GPU cuFFT" };
         TomoCenterResult r = { 0 };
+        TomoSinogram sino = { scans[k].sino, scans[k].n_proj, width, scans[k].angles };
         gboolean ok = TRUE;
 
         if (path > 0 && xc == NULL)
@@ -146,13 +147,12 @@ tomo_center_bench (guint  width,
             scan_fresh_noise (&scans[k], rand);
             t0 = g_get_monotonic_time ();
             if (path == 0)
-              ok = tomo_center_correlation (scans[k].sino, scans[k].n_proj, width, scans[k].angles, &r, &error);
+              ok = tomo_center_correlation (&sino, &r, &error);
             else
               {
                 GpuProfile g = { xc, path == 1 ? TOMO_GPU_XCORR_DIRECT : TOMO_GPU_XCORR_FFT };
 
-                ok = _tomo_center_correlation_with (scans[k].sino, scans[k].n_proj, width, scans[k].angles,
-                                                    gpu_profile, &g, &r, &error);
+                ok = _tomo_center_correlation_with (&sino, gpu_profile, &g, &r, &error);
               }
             if (i > 0)
               t[i - 1] = (g_get_monotonic_time () - t0) / 1e3;

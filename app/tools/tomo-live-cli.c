@@ -13,6 +13,7 @@
 #include "tomo-live-receiver.h"
 #include "tomo-live-recorder.h"
 #include "tomo-live-sender.h"
+#include "tomo-memory.h"
 #include "tomo-scan-private.h"
 
 GOptionGroup *
@@ -50,37 +51,6 @@ tomo_live_cli_listen_clear (TomoLiveCliListen *l)
   g_free (l->socket);
   g_free (l->record);
   g_free (l->max_memory);
-}
-
-gboolean
-tomo_live_parse_size (const char *text,
-                      gsize      *bytes,
-                      GError    **error)
-{
-  char *end = NULL;
-  double v = g_ascii_strtod (text, &end);
-  double scale = 1;
-
-  if (end != NULL)
-    switch (g_ascii_toupper (*end))
-      {
-      case 'K': scale = 1024.0; end++; break;
-      case 'M': scale = 1024.0 * 1024; end++; break;
-      case 'G': scale = 1024.0 * 1024 * 1024; end++; break;
-      case 'T': scale = 1024.0 * 1024 * 1024 * 1024; end++; break;
-      default: break;
-      }
-  if (end != NULL && (*end == 'B' || *end == 'b'))
-    end++;
-  if (end == text || end == NULL || *end != '\0' || !(v > 0) || !isfinite (v * scale) ||
-      v * scale >= (double) G_MAXSIZE)
-    {
-      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
-                   "--max-memory “%s” is not a size such as 512M or 8G", text);
-      return FALSE;
-    }
-  *bytes = (gsize) (v * scale);
-  return TRUE;
 }
 
 static void
@@ -132,8 +102,14 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
           return NULL;
         }
     }
-  if (l->max_memory != NULL && !tomo_live_parse_size (l->max_memory, &options.max_memory, error))
-    return NULL;
+  if (l->max_memory != NULL)
+    {
+      guint64 bytes;
+
+      if (!tomo_memory_parse_size ("--max-memory", l->max_memory, &bytes, error))
+        return NULL;
+      options.max_memory = (gsize) MIN (bytes, (guint64) G_MAXSIZE);
+    }
   if (l->n_projections < 0 || l->n_projections > 10000000)
     {
       g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,

@@ -42,8 +42,4 @@ int           tomo_live_cli_stream       (GOptionContext  *context,
 int           tomo_live_bench_main       (int    argc,
                                           char **argv);
 
-gboolean      tomo_live_parse_size       (const char *text,
-                                          gsize      *bytes,
-                                          GError    **error);
-
 G_END_DECLS

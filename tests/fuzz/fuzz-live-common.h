@@ -55,16 +55,45 @@ fuzz_live_check_span (const uint8_t *p,
   (void) sink;
 }
 
+/* One parse: the context read from the input's first bytes, then the
+ * message, drop reason and detail the parser fills from `body` (n bytes). */
+typedef struct
+{
+  TomoLiveContext context;
+  TomoLiveMessage message;
+  TomoLiveDrop drop;
+  char *detail;
+  const uint8_t *body;
+  gsize n;
+} FuzzLive;
+
+/* FALSE when the input is too short to hold the context. */
+static inline gboolean
+fuzz_live_begin (const uint8_t *data,
+                 size_t         size,
+                 FuzzLive      *f)
+{
+  if (size < FUZZ_LIVE_CONTEXT_BYTES)
+    return FALSE;
+  memset (f, 0, sizeof *f);
+  f->drop = TOMO_LIVE_DROP_SHORT;
+  fuzz_live_context (data, &f->context);
+  f->body = data + FUZZ_LIVE_CONTEXT_BYTES;
+  f->n = size - FUZZ_LIVE_CONTEXT_BYTES;
+  return TRUE;
+}
+
 /* The parse's result against the input [start, start + size). */
 static inline void
-fuzz_live_check (gboolean               ok,
-                 const TomoLiveMessage *m,
-                 const TomoLiveContext *context,
-                 const uint8_t         *start,
-                 gsize                  size,
-                 char                  *detail)
+fuzz_live_check (gboolean       ok,
+                 FuzzLive      *f,
+                 const uint8_t *start,
+                 gsize          size)
 {
-  g_free (detail);
+  const TomoLiveMessage *m = &f->message;
+  const TomoLiveContext *context = &f->context;
+
+  g_clear_pointer (&f->detail, g_free);
   if (!ok)
     return;
   switch (m->type)

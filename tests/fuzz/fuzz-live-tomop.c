@@ -14,21 +14,15 @@ int
 LLVMFuzzerTestOneInput (const uint8_t *data,
                         size_t         size)
 {
-  TomoLiveContext context = { 0 };
-  TomoLiveMessage message = { 0 };
-  TomoLiveDrop drop = TOMO_LIVE_DROP_SHORT;
-  char *detail = NULL;
+  FuzzLive f;
   g_autofree uint8_t *packet = NULL;
-  gsize n;
   gboolean ok;
 
-  if (size < FUZZ_LIVE_CONTEXT_BYTES)
+  if (!fuzz_live_begin (data, size, &f))
     return 0;
-  fuzz_live_context (data, &context);
   /* An exact copy: ASan sees a read past the packet's end. */
-  n = size - FUZZ_LIVE_CONTEXT_BYTES;
-  packet = fuzz_live_dup (data + FUZZ_LIVE_CONTEXT_BYTES, n);
-  ok = tomo_live_parse_tomop (packet, n, &context, &message, &drop, &detail);
-  fuzz_live_check (ok, &message, &context, packet, n, detail);
+  packet = fuzz_live_dup (f.body, f.n);
+  ok = tomo_live_parse_tomop (packet, f.n, &f.context, &f.message, &f.drop, &f.detail);
+  fuzz_live_check (ok, &f, packet, f.n);
   return 0;
 }

@@ -321,6 +321,9 @@ tomo_volume_export_run_finish (TomoVolumeExport *self,
                                GError          **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  /* The progress idle runs at low priority: a short export's result can
+   * arrive before it, so the last progress is delivered here first. */
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_PROGRESS]);
   return g_task_propagate_boolean (G_TASK (result), error);
 }
 

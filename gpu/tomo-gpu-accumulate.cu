@@ -201,9 +201,7 @@ tomo_gpu_accumulator_add (TomoGpuAccumulator *acc,
     return FALSE;
   if (need > acc->rows_capacity)
     {
-      if (acc->d_rows != NULL)
-        TOMO_CUDA_WARN (cudaFree (acc->d_rows));
-      acc->d_rows = NULL;
+      TOMO_CUDA_FREE (acc->d_rows);
       acc->rows_capacity = 0;
       if (!TOMO_CUDA_CHECK (cudaMalloc (&acc->d_rows, sizeof (float) * need), error))
         return FALSE;
@@ -262,14 +260,8 @@ tomo_gpu_accumulator_free (TomoGpuAccumulator *acc)
   cudaSetDevice (acc->device);
   if (acc->stream != NULL)
     TOMO_CUDA_WARN (cudaStreamSynchronize (acc->stream));
-  if (acc->d_image != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_image));
-  if (acc->d_rows != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_rows));
-  if (acc->d_trig != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_trig));
-  if (acc->h_trig != NULL)
-    TOMO_CUDA_WARN (cudaFreeHost (acc->h_trig));
+  TOMO_CUDA_FREE (acc->d_image, acc->d_rows, acc->d_trig);
+  TOMO_CUDA_FREE_HOST (acc->h_trig);
   free_device_path (acc);
   _tomo_gpu_buffer_pool_close (acc->display);
   if (acc->start != NULL)
@@ -396,25 +388,9 @@ free_device_path (TomoGpuAccumulator *acc)
     if (acc->have_plan[i])
       cufftDestroy (acc->plans[i]);
   memset (acc->have_plan, 0, sizeof acc->have_plan);
-  if (acc->d_response != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_response));
-  if (acc->d_complex != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_complex));
-  if (acc->d_slots != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_slots));
-  if (acc->d_raw != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_raw));
-  if (acc->d_idx != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_idx));
-  if (acc->h_idx != NULL)
-    TOMO_CUDA_WARN (cudaFreeHost (acc->h_idx));
+  TOMO_CUDA_FREE (acc->d_response, acc->d_complex, acc->d_slots, acc->d_raw, acc->d_idx);
+  TOMO_CUDA_FREE_HOST (acc->h_idx);
   g_clear_pointer (&acc->stats, _tomo_gpu_stats_work_free);
-  acc->d_response = NULL;
-  acc->d_complex = NULL;
-  acc->d_slots = NULL;
-  acc->d_raw = NULL;
-  acc->d_idx = NULL;
-  acc->h_idx = NULL;
   acc->padded = 0;
   acc->n_slots = 0;
 }

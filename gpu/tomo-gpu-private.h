@@ -33,6 +33,31 @@ void     _tomo_gpu_warn_cuda   (cudaError_t  res,
   _tomo_gpu_check_cufft ((call), #call, __FILE__, __LINE__, (error))
 #define TOMO_CUDA_WARN(call) \
   _tomo_gpu_warn_cuda ((call), #call, __FILE__, __LINE__)
+/* Cleanup paths: each of the handles that is set is released with
+ * `release` (a failure logged as by TOMO_CUDA_WARN) and cleared. */
+template <typename Release, typename... Handle>
+static inline void
+_tomo_gpu_release (Release      release,
+                   const char  *call,
+                   const char  *file,
+                   int          line,
+                   Handle     &...handles)
+{
+  auto one = [&] (auto &handle) {
+    if (handle)
+      _tomo_gpu_warn_cuda (release (handle), call, file, line);
+    handle = {};
+  };
+  (one (handles), ...);
+}
+#define TOMO_CUDA_FREE(...) \
+  _tomo_gpu_release (cudaFree, "cudaFree (" #__VA_ARGS__ ")", __FILE__, __LINE__, __VA_ARGS__)
+#define TOMO_CUDA_FREE_HOST(...) \
+  _tomo_gpu_release (cudaFreeHost, "cudaFreeHost (" #__VA_ARGS__ ")", __FILE__, __LINE__, __VA_ARGS__)
+#define TOMO_CUDA_EVENT_DESTROY(...) \
+  _tomo_gpu_release (cudaEventDestroy, "cudaEventDestroy (" #__VA_ARGS__ ")", __FILE__, __LINE__, __VA_ARGS__)
+#define TOMO_CUDA_STREAM_DESTROY(...) \
+  _tomo_gpu_release (cudaStreamDestroy, "cudaStreamDestroy (" #__VA_ARGS__ ")", __FILE__, __LINE__, __VA_ARGS__)
 /* After every kernel launch. */
 #define TOMO_CUDA_CHECK_LAUNCH(what, error) \
   _tomo_gpu_check_cuda (_tomo_gpu_fault_launch (cudaGetLastError ()), what, __FILE__, __LINE__, (error))

@@ -255,18 +255,9 @@ tomo_gpu_xcorr_free (TomoGpuXcorr *xc)
       cufftDestroy (xc->plan_r2c);
       cufftDestroy (xc->plan_c2r);
     }
-  TOMO_CUDA_WARN (cudaFree (xc->d_rows));
-  TOMO_CUDA_WARN (cudaFree (xc->d_prefix));
-  TOMO_CUDA_WARN (cudaFree (xc->d_sab));
-  TOMO_CUDA_WARN (cudaFree (xc->d_out));
-  TOMO_CUDA_WARN (cudaFree (xc->d_pad));
-  TOMO_CUDA_WARN (cudaFree (xc->d_spec));
-  if (xc->stream != NULL)
-    TOMO_CUDA_WARN (cudaStreamDestroy (xc->stream));
-  if (xc->start != NULL)
-    TOMO_CUDA_WARN (cudaEventDestroy (xc->start));
-  if (xc->stop != NULL)
-    TOMO_CUDA_WARN (cudaEventDestroy (xc->stop));
+  TOMO_CUDA_FREE (xc->d_rows, xc->d_prefix, xc->d_sab, xc->d_out, xc->d_pad, xc->d_spec);
+  TOMO_CUDA_STREAM_DESTROY (xc->stream);
+  TOMO_CUDA_EVENT_DESTROY (xc->start, xc->stop);
   g_free (xc);
 }
 

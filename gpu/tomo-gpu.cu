@@ -352,9 +352,7 @@ ensure_buffer (void      **ptr,
 
   if (*ptr != NULL && *have >= need)
     return TRUE;
-  if (*ptr != NULL)
-    TOMO_CUDA_WARN (cudaFree (*ptr));
-  *ptr = NULL;
+  TOMO_CUDA_FREE (*ptr);
   *have = 0;
   res = cudaMalloc (ptr, need);
   if (res != cudaSuccess)
@@ -382,9 +380,7 @@ static void
 free_buffer (void   **ptr,
              size_t  *have)
 {
-  if (*ptr != NULL)
-    TOMO_CUDA_WARN (cudaFree (*ptr));
-  *ptr = NULL;
+  TOMO_CUDA_FREE (*ptr);
   *have = 0;
 }
 
@@ -515,15 +511,8 @@ tomo_gpu_context_free (TomoGpuContext *ctx)
   free_buffer ((void **) &ctx->d_filtered, &ctx->d_filtered_size);
   free_buffer ((void **) &ctx->d_out, &ctx->d_out_size);
   g_clear_pointer (&ctx->stats, _tomo_gpu_stats_work_free);
-  for (int i = 0; i < 2; i++)
-    {
-      if (ctx->ev_filter[i])
-        TOMO_CUDA_WARN (cudaEventDestroy (ctx->ev_filter[i]));
-      if (ctx->ev_bp[i])
-        TOMO_CUDA_WARN (cudaEventDestroy (ctx->ev_bp[i]));
-    }
-  if (ctx->stream)
-    TOMO_CUDA_WARN (cudaStreamDestroy (ctx->stream));
+  TOMO_CUDA_EVENT_DESTROY (ctx->ev_filter[0], ctx->ev_filter[1], ctx->ev_bp[0], ctx->ev_bp[1]);
+  TOMO_CUDA_STREAM_DESTROY (ctx->stream);
   g_clear_pointer (&ctx->tune, g_key_file_unref);
   g_free (ctx);
 }

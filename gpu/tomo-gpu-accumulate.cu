@@ -177,16 +177,15 @@ tomo_gpu_accumulator_clear (TomoGpuAccumulator *acc,
 }
 
 gboolean
-tomo_gpu_accumulator_add (TomoGpuAccumulator *acc,
-                          const float        *filtered,
-                          const double       *angles,
-                          guint               n_proj,
-                          double              center,
-                          float               weight,
-                          gboolean            linear,
-                          GError            **error)
+tomo_gpu_accumulator_add (TomoGpuAccumulator    *acc,
+                          const float           *filtered,
+                          const TomoGpuLiveStep *step,
+                          float                  weight,
+                          GError               **error)
 {
-  guint w = acc->width;
+  const double *angles = step->angles;
+  double center = step->center;
+  guint w = acc->width, n_proj = step->n;
   gsize need = (gsize) MIN (n_proj, ACC_MAX_BATCH) * w;
   dim3 block (ACC_BLOCK, ACC_BLOCK), grid ((w + ACC_BLOCK - 1) / ACC_BLOCK, (w + ACC_BLOCK - 1) / ACC_BLOCK);
   if (!isfinite (center) || !isfinite (weight))
@@ -225,7 +224,7 @@ tomo_gpu_accumulator_add (TomoGpuAccumulator *acc,
                                              cudaMemcpyHostToDevice, acc->stream), error))
         return FALSE;
       accumulate_kernel<<<grid, block, 0, acc->stream>>> (acc->d_image, acc->d_rows, acc->d_trig, NULL, (int) k,
-                                                          (int) w, (float) center, weight, linear ? 1 : 0);
+                                                          (int) w, (float) center, weight, step->linear ? 1 : 0);
       if (!TOMO_CUDA_CHECK_LAUNCH ("accumulate_kernel", error))
         return FALSE;
     }
@@ -458,11 +457,9 @@ tomo_gpu_accumulator_set_filter (TomoGpuAccumulator *acc,
 }
 
 static gboolean
-check_device_path (TomoGpuAccumulator *acc,
-                   const guint        *slots,
-                   guint               n,
-                   double              center,
-                   GError            **error)
+check_device_path (TomoGpuAccumulator    *acc,
+                   const TomoGpuLiveStep *step,
+                   GError               **error)
 {
   if (acc->padded == 0)
     {
@@ -470,16 +467,16 @@ check_device_path (TomoGpuAccumulator *acc,
                            "Live slice: no filter set for raw rows");
       return FALSE;
     }
-  if (!isfinite (center))
+  if (!isfinite (step->center))
     {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "Live slice: centre %g", center);
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "Live slice: centre %g", step->center);
       return FALSE;
     }
-  for (guint i = 0; i < n; i++)
-    if (slots[i] >= acc->n_slots)
+  for (guint i = 0; i < step->n; i++)
+    if (step->slots[i] >= acc->n_slots)
       {
         g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                     "Live slice: slot %u of %u", slots[i], acc->n_slots);
+                     "Live slice: slot %u of %u", step->slots[i], acc->n_slots);
         return FALSE;
       }
   return TRUE;
@@ -543,19 +540,18 @@ live_plan (TomoGpuAccumulator *acc,
 
 /* One batch (k ≤ ACC_MAX_BATCH) of stored slots into the sum with `weight`. */
 static gboolean
-live_sum_slots (TomoGpuAccumulator *acc,
-                guint               k,
-                double              center,
-                float               weight,
-                gboolean            linear,
-                GError            **error)
+live_sum_slots (TomoGpuAccumulator    *acc,
+                guint                  k,
+                const TomoGpuLiveStep *step,
+                float                  weight,
+                GError               **error)
 {
   guint w = acc->width;
   dim3 block (ACC_BLOCK, ACC_BLOCK), grid ((w + ACC_BLOCK - 1) / ACC_BLOCK, (w + ACC_BLOCK - 1) / ACC_BLOCK);
 
   accumulate_kernel<<<grid, block, 0, acc->stream>>> (acc->d_image, acc->d_slots, acc->d_trig, acc->d_idx,
-                                                      (int) k, (int) w, (float) center, weight,
-                                                      linear ? 1 : 0);
+                                                      (int) k, (int) w, (float) step->center, weight,
+                                                      step->linear ? 1 : 0);
   return TOMO_CUDA_CHECK_LAUNCH ("accumulate_kernel", error);
 }
 
@@ -581,42 +577,36 @@ live_upload_batch (TomoGpuAccumulator *acc,
 }
 
 gboolean
-tomo_gpu_accumulator_remove_slots (TomoGpuAccumulator *acc,
-                                   const guint        *slots,
-                                   const double       *angles,
-                                   guint               n,
-                                   double              center,
-                                   gboolean            linear,
-                                   GError            **error)
+tomo_gpu_accumulator_remove_slots (TomoGpuAccumulator    *acc,
+                                   const TomoGpuLiveStep *step,
+                                   GError               **error)
 {
-  if (!check_device_path (acc, slots, n, center, error) ||
+  if (!check_device_path (acc, step, error) ||
       !TOMO_CUDA_CHECK (cudaSetDevice (acc->device), error))
     return FALSE;
-  for (guint p0 = 0; p0 < n; p0 += ACC_MAX_BATCH)
+  for (guint p0 = 0; p0 < step->n; p0 += ACC_MAX_BATCH)
     {
-      guint k = MIN (n - p0, (guint) ACC_MAX_BATCH);
+      guint k = MIN (step->n - p0, (guint) ACC_MAX_BATCH);
 
-      if (!live_upload_batch (acc, slots + p0, angles + p0, k, error) ||
-          !live_sum_slots (acc, k, center, -1.0f, linear, error))
+      if (!live_upload_batch (acc, step->slots + p0, step->angles + p0, k, error) ||
+          !live_sum_slots (acc, k, step, -1.0f, error))
         return FALSE;
     }
   return TRUE;
 }
 
 gboolean
-tomo_gpu_accumulator_put_raw (TomoGpuAccumulator *acc,
-                              const float        *raw,
-                              const float        *flat,
-                              const float        *dark,
-                              gboolean            apply_log,
-                              const guint        *slots,
-                              const double       *angles,
-                              guint               n,
-                              double              center,
-                              gboolean            linear,
-                              GError            **error)
+tomo_gpu_accumulator_put_raw (TomoGpuAccumulator    *acc,
+                              const float           *raw,
+                              const float           *flat,
+                              const float           *dark,
+                              gboolean               apply_log,
+                              const TomoGpuLiveStep *step,
+                              GError               **error)
 {
-  guint w = acc->width, P = acc->padded;
+  const guint *slots = step->slots;
+  const double *angles = step->angles;
+  guint w = acc->width, P = acc->padded, n = step->n;
   gboolean normalise = flat != NULL && dark != NULL;
   const unsigned block = 256;
   guint max_slot = 0;
@@ -626,7 +616,7 @@ tomo_gpu_accumulator_put_raw (TomoGpuAccumulator *acc,
   if (acc->padded != 0 && n > 0 &&
       (!TOMO_CUDA_CHECK (cudaSetDevice (acc->device), error) || !live_grow_slots (acc, max_slot, error)))
     return FALSE;
-  if (!check_device_path (acc, slots, n, center, error))
+  if (!check_device_path (acc, step, error))
     return FALSE;
   for (guint i = 0; i < n; i++)
     if (!isfinite (angles[i]))
@@ -669,7 +659,7 @@ tomo_gpu_accumulator_put_raw (TomoGpuAccumulator *acc,
       live_extract_kernel<<<dim3 ((w + block - 1) / block, pairs), block, 0, acc->stream>>> (
         acc->d_complex, acc->d_slots, acc->d_idx, w, P, k);
       if (!TOMO_CUDA_CHECK_LAUNCH ("live_extract_kernel", error) ||
-          !live_sum_slots (acc, k, center, 1.0f, linear, error))
+          !live_sum_slots (acc, k, step, 1.0f, error))
         return FALSE;
     }
   return finish_timed (acc, error);

@@ -93,8 +93,8 @@ void tomo_gpu_gl_headless_close (TomoGpuGlHeadless *gl) { }
 NOT_BUILT (TomoGpuAccumulator *, NULL, tomo_gpu_accumulator_new, int device, guint width, GError **error)
 NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_clear, TomoGpuAccumulator *acc, GError **error)
 NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_add,
-           TomoGpuAccumulator *acc, const float *filtered, const double *angles, guint n_proj, double center,
-           float weight, gboolean linear, GError **error)
+           TomoGpuAccumulator *acc, const float *filtered, const TomoGpuLiveStep *step, float weight,
+           GError **error)
 NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_download,
            TomoGpuAccumulator *acc, float *out, GError **error)
 
@@ -107,11 +107,9 @@ NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_set_filter,
            GError **error)
 NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_put_raw,
            TomoGpuAccumulator *acc, const float *raw, const float *flat, const float *dark,
-           gboolean apply_log, const guint *slots, const double *angles, guint n, double center,
-           gboolean linear, GError **error)
+           gboolean apply_log, const TomoGpuLiveStep *step, GError **error)
 NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_remove_slots,
-           TomoGpuAccumulator *acc, const guint *slots, const double *angles, guint n, double center,
-           gboolean linear, GError **error)
+           TomoGpuAccumulator *acc, const TomoGpuLiveStep *step, GError **error)
 NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_stats,
            TomoGpuAccumulator *acc, TomoGpuStats *stats, GError **error)
 NOT_BUILT (TomoGpuBuffer *, NULL, tomo_gpu_accumulator_copy_image, TomoGpuAccumulator *acc, GError **error)

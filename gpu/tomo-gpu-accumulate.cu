@@ -223,9 +223,8 @@ tomo_gpu_accumulator_add (TomoGpuAccumulator    *acc,
           !TOMO_CUDA_CHECK (cudaMemcpyAsync (acc->d_rows, filtered + (gsize) p0 * w, sizeof (float) * k * w,
                                              cudaMemcpyHostToDevice, acc->stream), error))
         return FALSE;
-      accumulate_kernel<<<grid, block, 0, acc->stream>>> (acc->d_image, acc->d_rows, acc->d_trig, NULL, (int) k,
-                                                          (int) w, (float) center, weight, step->linear ? 1 : 0);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("accumulate_kernel", error))
+      if (!TOMO_CUDA_LAUNCH (accumulate_kernel, grid, block, acc->stream, error, acc->d_image, acc->d_rows,
+                             acc->d_trig, NULL, (int) k, (int) w, (float) center, weight, step->linear ? 1 : 0))
         return FALSE;
     }
   return finish_timed (acc, error);
@@ -549,10 +548,9 @@ live_sum_slots (TomoGpuAccumulator    *acc,
   guint w = acc->width;
   dim3 block (ACC_BLOCK, ACC_BLOCK), grid ((w + ACC_BLOCK - 1) / ACC_BLOCK, (w + ACC_BLOCK - 1) / ACC_BLOCK);
 
-  accumulate_kernel<<<grid, block, 0, acc->stream>>> (acc->d_image, acc->d_slots, acc->d_trig, acc->d_idx,
-                                                      (int) k, (int) w, (float) step->center, weight,
-                                                      step->linear ? 1 : 0);
-  return TOMO_CUDA_CHECK_LAUNCH ("accumulate_kernel", error);
+  return TOMO_CUDA_LAUNCH (accumulate_kernel, grid, block, acc->stream, error, acc->d_image, acc->d_slots,
+                           acc->d_trig, acc->d_idx, (int) k, (int) w, (float) step->center, weight,
+                           step->linear ? 1 : 0);
 }
 
 /* The batch's slots and angles to the device (after the previous batch). */
@@ -645,20 +643,16 @@ tomo_gpu_accumulator_put_raw (TomoGpuAccumulator    *acc,
            !TOMO_CUDA_CHECK (cudaMemcpyAsync (acc->d_raw + (gsize) (ACC_MAX_BATCH + 1) * w, dark,
                                               sizeof (float) * w, cudaMemcpyHostToDevice, acc->stream), error)))
         return FALSE;
-      live_pad_kernel<<<dim3 ((P + block - 1) / block, pairs), block, 0, acc->stream>>> (
-        acc->d_raw, acc->d_raw + (gsize) ACC_MAX_BATCH * w, acc->d_raw + (gsize) (ACC_MAX_BATCH + 1) * w,
-        normalise ? 1 : 0, apply_log ? 1 : 0, acc->d_complex, w, P, k, acc->n_left, acc->edge);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("live_pad_kernel", error) ||
-          !TOMO_CUFFT_CHECK (cufftExecC2C (*plan, acc->d_complex, acc->d_complex, CUFFT_FORWARD), error))
-        return FALSE;
-      live_multiply_kernel<<<dim3 ((P + block - 1) / block, pairs), block, 0, acc->stream>>> (
-        acc->d_complex, acc->d_response, P);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("live_multiply_kernel", error) ||
-          !TOMO_CUFFT_CHECK (cufftExecC2C (*plan, acc->d_complex, acc->d_complex, CUFFT_INVERSE), error))
-        return FALSE;
-      live_extract_kernel<<<dim3 ((w + block - 1) / block, pairs), block, 0, acc->stream>>> (
-        acc->d_complex, acc->d_slots, acc->d_idx, w, P, k);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("live_extract_kernel", error) ||
+      if (!TOMO_CUDA_LAUNCH (live_pad_kernel, dim3 ((P + block - 1) / block, pairs), block, acc->stream, error,
+                             acc->d_raw, acc->d_raw + (gsize) ACC_MAX_BATCH * w,
+                             acc->d_raw + (gsize) (ACC_MAX_BATCH + 1) * w, normalise ? 1 : 0, apply_log ? 1 : 0,
+                             acc->d_complex, w, P, k, acc->n_left, acc->edge) ||
+          !TOMO_CUFFT_CHECK (cufftExecC2C (*plan, acc->d_complex, acc->d_complex, CUFFT_FORWARD), error) ||
+          !TOMO_CUDA_LAUNCH (live_multiply_kernel, dim3 ((P + block - 1) / block, pairs), block, acc->stream,
+                             error, acc->d_complex, acc->d_response, P) ||
+          !TOMO_CUFFT_CHECK (cufftExecC2C (*plan, acc->d_complex, acc->d_complex, CUFFT_INVERSE), error) ||
+          !TOMO_CUDA_LAUNCH (live_extract_kernel, dim3 ((w + block - 1) / block, pairs), block, acc->stream,
+                             error, acc->d_complex, acc->d_slots, acc->d_idx, w, P, k) ||
           !live_sum_slots (acc, k, step, 1.0f, error))
         return FALSE;
     }

@@ -61,6 +61,11 @@ _tomo_gpu_release (Release      release,
 /* After every kernel launch. */
 #define TOMO_CUDA_CHECK_LAUNCH(what, error) \
   _tomo_gpu_check_cuda (_tomo_gpu_fault_launch (cudaGetLastError ()), what, __FILE__, __LINE__, (error))
+/* Launches `kernel` on `stream` (no dynamic shared memory) with the
+ * arguments that follow `error`, then checks the launch as above under the
+ * kernel's name: TRUE when it started. */
+#define TOMO_CUDA_LAUNCH(kernel, grid, block, stream, error, ...) \
+  (kernel<<<(grid), (block), 0, (stream)>>> (__VA_ARGS__), TOMO_CUDA_CHECK_LAUNCH (#kernel, (error)))
 
 /* Injected launch failures and the device-memory cap (tomo-gpu-fault.h):
  * every device allocation in gpu/ goes through these. */

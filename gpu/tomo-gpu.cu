@@ -898,24 +898,17 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
       if (!ensure_buffer ((void **) &ctx->d_complex, &ctx->d_complex_size,
                           (size_t) n_pairs * P * sizeof (cufftComplex), "padded rows", error))
         return FALSE;
-      pad_pair_kernel<<<rows_grid (P, n_pairs, block), block, 0, stream>>> (
-        d_sinos, ctx->d_complex, W, P, n_rows, n_left, ctx->pad_mode);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("pad_pair_kernel", error))
-        return FALSE;
-      if (!TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_c2c, stream), error) ||
+      if (!TOMO_CUDA_LAUNCH (pad_pair_kernel, rows_grid (P, n_pairs, block), block, stream, error,
+                             d_sinos, ctx->d_complex, W, P, n_rows, n_left, ctx->pad_mode) ||
+          !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_c2c, stream), error) ||
           !TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
-                                           CUFFT_FORWARD), error))
-        return FALSE;
-      multiply_kernel<<<rows_grid (P, n_pairs, block), block, 0, stream>>> (
-        ctx->d_complex, ctx->d_response, P, n_pairs, P);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("multiply_kernel", error))
-        return FALSE;
-      if (!TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
-                                           CUFFT_INVERSE), error))
-        return FALSE;
-      extract_pair_kernel<<<rows_grid (W, n_pairs, block), block, 0, stream>>> (
-        ctx->d_complex, ctx->d_filtered, W, P, n_rows);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("extract_pair_kernel", error))
+                                           CUFFT_FORWARD), error) ||
+          !TOMO_CUDA_LAUNCH (multiply_kernel, rows_grid (P, n_pairs, block), block, stream, error,
+                             ctx->d_complex, ctx->d_response, P, n_pairs, P) ||
+          !TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
+                                           CUFFT_INVERSE), error) ||
+          !TOMO_CUDA_LAUNCH (extract_pair_kernel, rows_grid (W, n_pairs, block), block, stream, error,
+                             ctx->d_complex, ctx->d_filtered, W, P, n_rows))
         return FALSE;
     }
   else
@@ -927,23 +920,16 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
           !ensure_buffer ((void **) &ctx->d_complex, &ctx->d_complex_size,
                           (size_t) n_rows * n_coef * sizeof (cufftComplex), "row spectra", error))
         return FALSE;
-      pad_real_kernel<<<rows_grid (P, n_rows, block), block, 0, stream>>> (
-        d_sinos, ctx->d_real, W, P, n_rows, n_left, ctx->pad_mode);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("pad_real_kernel", error))
-        return FALSE;
-      if (!TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_r2c, stream), error) ||
+      if (!TOMO_CUDA_LAUNCH (pad_real_kernel, rows_grid (P, n_rows, block), block, stream, error,
+                             d_sinos, ctx->d_real, W, P, n_rows, n_left, ctx->pad_mode) ||
+          !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_r2c, stream), error) ||
           !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_c2r, stream), error) ||
-          !TOMO_CUFFT_CHECK (cufftExecR2C (ctx->plan_r2c, ctx->d_real, ctx->d_complex), error))
-        return FALSE;
-      multiply_kernel<<<rows_grid (n_coef, n_rows, block), block, 0, stream>>> (
-        ctx->d_complex, ctx->d_response, n_coef, n_rows, 0);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("multiply_kernel", error))
-        return FALSE;
-      if (!TOMO_CUFFT_CHECK (cufftExecC2R (ctx->plan_c2r, ctx->d_complex, ctx->d_real), error))
-        return FALSE;
-      extract_real_kernel<<<rows_grid (W, n_rows, block), block, 0, stream>>> (
-        ctx->d_real, ctx->d_filtered, W, P, n_rows);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("extract_real_kernel", error))
+          !TOMO_CUFFT_CHECK (cufftExecR2C (ctx->plan_r2c, ctx->d_real, ctx->d_complex), error) ||
+          !TOMO_CUDA_LAUNCH (multiply_kernel, rows_grid (n_coef, n_rows, block), block, stream, error,
+                             ctx->d_complex, ctx->d_response, n_coef, n_rows, 0) ||
+          !TOMO_CUFFT_CHECK (cufftExecC2R (ctx->plan_c2r, ctx->d_complex, ctx->d_real), error) ||
+          !TOMO_CUDA_LAUNCH (extract_real_kernel, rows_grid (W, n_rows, block), block, stream, error,
+                             ctx->d_real, ctx->d_filtered, W, P, n_rows))
         return FALSE;
     }
   if (!TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_filter[1], stream), error))
@@ -1235,9 +1221,9 @@ backproject_lanes (TomoGpuContext                 *ctx,
                       LANES * out_plane * sizeof (float), "candidate slices", error) ||
       !ensure_sweep_bp (ctx, error))
     return FALSE;
-  shift_lanes_kernel<<<rows_grid (ctx->width, ctx->n_proj, block), block, 0, ctx->stream>>> (
-    ctx->d_filtered, ctx->d_shifted, ctx->width, ctx->n_proj, make_int4 (s[0], s[1], s[2], s[3]));
-  if (!TOMO_CUDA_CHECK_LAUNCH ("shift_lanes_kernel", error) ||
+  if (!TOMO_CUDA_LAUNCH (shift_lanes_kernel, rows_grid (ctx->width, ctx->n_proj, block), block, ctx->stream, error,
+                         ctx->d_filtered, ctx->d_shifted, ctx->width, ctx->n_proj,
+                         make_int4 (s[0], s[1], s[2], s[3])) ||
       !tomo_bp_set_sinograms (ctx->sweep_bp, ctx->d_shifted, LANES, ctx->stream, error))
     return FALSE;
   p.center = centers[members[0]];

@@ -15,23 +15,40 @@
  * bins per warp) and the per-projection offsets, then every thread
  * interpolates its PPT pixels from the cache on the FP units while the bins
  * of the next pass are already on their way into registers. */
-template <int S, int TILE, bool LIN, bool HALF>
+template <int S, int TILE, bool LIN, bool HALF, int V = 0>
 static __global__ void __launch_bounds__ (256, BP_MIN_BLOCKS (S, TILE, LIN, HALF))
 bp_alu (const char *__restrict__ pack, size_t pitch, const double2 *__restrict__ cs,
         BpGeom g, float *out)
 {
-  alu_tile<S, TILE, LIN, HALF> (pack, pitch, cs, g, blockIdx.x * TILE, blockIdx.y * TILE, out);
+  alu_tile<S, TILE, LIN, HALF, V> (pack, pitch, cs, g, blockIdx.x * TILE, blockIdx.y * TILE, out);
 }
 
-template <int S, int TILE, bool LIN, bool HALF>
+template <int S, int TILE, bool LIN, bool HALF, int V = 0>
 static gboolean
 run_alu_t (TomoBp *bp, const BpGeom &g, float *out, cudaStream_t stream, GError **error)
 {
   dim3 grid ((g.roi_w + TILE - 1) / TILE, (g.roi_h + TILE - 1) / TILE);
+  const bool hsrc = (V & BP_V_HSRC) && S == 4 && HALF;
 
-  bp_alu<S, TILE, LIN, HALF><<<grid, 256, 0, stream>>> ((const char *) bp->d_pack, bp->pitch,
-                                                        bp->d_cs_d, g, out);
+  bp_alu<S, TILE, LIN, HALF, V><<<grid, 256, 0, stream>>> ((const char *) (hsrc ? bp->d_half : bp->d_pack),
+                                                           hsrc ? bp->half_pitch : bp->pitch,
+                                                           bp->d_cs_d, g, out);
   return TOMO_CUDA_CHECK_LAUNCH ("bp_alu", error);
+}
+
+/* 4 slices from the half cache: the variant chosen at run time (TEXH has
+ * no ALU side). */
+template <bool LIN>
+static gboolean
+run_alu_v4 (TomoBp *bp, const BpGeom &g, float *out, cudaStream_t stream, GError **error)
+{
+  switch (g.variant & (BP_V_HSRC | BP_V_G24))
+    {
+    case 1: return run_alu_t<4, 32, LIN, true, 1> (bp, g, out, stream, error);
+    case 2: return run_alu_t<4, 32, LIN, true, 2> (bp, g, out, stream, error);
+    case 3: return run_alu_t<4, 32, LIN, true, 3> (bp, g, out, stream, error);
+    default: return run_alu_t<4, 32, LIN, true, 0> (bp, g, out, stream, error);
+    }
 }
 
 gboolean
@@ -44,5 +61,7 @@ _tomo_bp_run_alu (TomoBp       *bp,
                   cudaStream_t  stream,
                   GError      **error)
 {
+  if (bp->n_slices == 4 && half && g.variant != 0)
+    return lin ? run_alu_v4<true> (bp, g, out, stream, error) : run_alu_v4<false> (bp, g, out, stream, error);
   return DISPATCH_S_SLH (run_alu_t, bp, g, out, stream, error);
 }

@@ -191,7 +191,23 @@ struct BpGeom
   double half_w_d;
   double center;
   size_t plane;   /* roi_w × roi_h */
+  int variant;    /* 4 slices from halves: BP_V_* bits (host side only) */
 };
+
+/* Variants of the 4-slice half-precision paths (bits; 0 = the original,
+ * HSRC the default: tomo-gpu-bp.cu has the measurements).
+ * HSRC: the ALU blocks fill their cache from the half4 bins (8 bytes per bin
+ * and load, differences in half2) instead of the float4 ones: half the
+ * global-load traffic through L1TEX, which the texture blocks share, and no
+ * spills (64 registers).  G24: 24 projections per caching pass instead of
+ * 16 (32 would pass the 48 KiB of static shared memory).  TEXH: the texture
+ * blocks take the texture unit's interpolated result as packed halves
+ * (tex.v2.f16x2, 8 bytes per fetch instead of 16) and sum each run of 16
+ * projections in half2 before adding it to the float sums. */
+#define BP_V_HSRC 1
+#define BP_V_G24 2
+#define BP_V_TEXH 4
+#define BP_N_VARIANTS 8
 
 /* ---------------------------------------------------------------------- */
 /* ALU kernel                                                             */
@@ -355,13 +371,13 @@ tile_constants (const double2 cs, double x0, double y0, double center, double sh
  * 24), which halves the barriers and per-pass work (1-slice linear hybrid
  * +3 %, nearest alu +1–2 % on the H100); float4 bins (2-slice linear) stay
  * at 8. */
-template <int TILE, typename Raw>
+template <int TILE, typename Raw, bool G24 = false>
 struct AluGroup
 {
   static constexpr int CACHE = Tile<TILE>::CACHE;
   static constexpr int BYTES = CACHE * (int) sizeof (Raw) * 2;   /* per projection, both buffers */
   static constexpr int GROUP0 = CACHE * (int) sizeof (Raw) * 16 <= 12288 ? 16 : 8;
-  static constexpr int GROUP = TILE != 64 ? GROUP0
+  static constexpr int GROUP = TILE != 64 ? (G24 ? 24 : GROUP0)
                              : BYTES * 32 <= 40960 ? 32 : BYTES * 24 <= 40960 ? 24 : GROUP0;
   static constexpr int NLOAD = (GROUP * CACHE + 255) / 256;  /* bins per thread and pass */
   /* Warp fill (64×64 tiles): each warp caches whole projections, lane l
@@ -373,7 +389,25 @@ struct AluGroup
   static constexpr int NREG = WARP_FILL ? QW * CW : NLOAD;
 };
 
-template <int S, int TILE, bool LIN, bool HALF>
+/* HSRC fill: one half4 bin (uint2), 0 outside the detector. */
+static __device__ __forceinline__ uint2
+load_hbin (const char *__restrict__ row, int b, int width)
+{
+  uint2 v = make_uint2 (0u, 0u);
+
+  if (b >= 0 && b < width)
+    v = __ldg ((const uint2 *) row + b);
+  return v;
+}
+
+static __device__ __forceinline__ unsigned int
+hsub_u (unsigned int a, unsigned int b)
+{
+  return h2u (__hsub2 (*(const __half2 *) &a, *(const __half2 *) &b));
+}
+
+/* V: BP_V_* bits, used only for 4 slices from the half cache. */
+template <int S, int TILE, bool LIN, bool HALF, int V = 0>
 static __device__ __forceinline__ void
 alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict__ cs,
           const BpGeom &g, int tx0, int ty0, float *out)
@@ -383,7 +417,9 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
   typedef Bin<S, LIN, HALF> B;
   typedef typename B::Raw Raw;
   constexpr int CACHE = TL::CACHE;
-  typedef AluGroup<TILE, Raw> AG;
+  constexpr bool HSRC = (V & BP_V_HSRC) && S == 4 && HALF;
+  typedef AluGroup<TILE, Raw, (V & BP_V_G24) && S == 4 && HALF> AG;
+  static_assert (!(HSRC && AG::WARP_FILL), "the half-source fill is the generic one");
   constexpr int GROUP = AG::GROUP;
   constexpr int NLOAD = AG::NLOAD;
   /* Float linear uses the FMA form: bin k holds a = s[k] − (k − M)·d[k]
@@ -411,6 +447,7 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
   int lx, ly;
   T acc[TL::PPT];
   T pv[AG::NREG], pd[AG::NREG];
+  uint2 hv[HSRC ? AG::NLOAD : 1], hn[HSRC ? AG::NLOAD : 1];   /* HSRC: bin and next bin */
   const int warp = tid >> 5, lane = tid & 31;
 
   TL::map (tid, lx, ly);
@@ -503,6 +540,20 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
         const int pr = k / CACHE;
         const int j = k - pr * CACHE;
 
+        if constexpr (HSRC)
+          {
+            hv[l] = hn[l] = make_uint2 (0u, 0u);
+            if (k < GROUP * CACHE && pr < ng)
+              {
+                const char *row = pack + (size_t) (pg + pr) * pitch;
+                const int b = __float_as_int (s_proj[slot][pr].w) + j;
+
+                hv[l] = load_hbin (row, b, g.width);
+                if (LIN)
+                  hn[l] = load_hbin (row, b + 1, g.width);
+              }
+            continue;
+          }
         vzero (pv[l]);
         vzero (pd[l]);
         if (k < GROUP * CACHE && pr < ng)
@@ -526,7 +577,15 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
         const int j = k - pr * CACHE;
 
         if (k < GROUP * CACHE && pr < ng)
-          s_cache[buf][pr][j] = B::pack (FMAFORM ? vaxpy (pv[l], (float) (j - M), pd[l]) : pv[l], pd[l]);
+          {
+            if constexpr (HSRC && LIN)
+              s_cache[buf][pr][j] = make_uint4 (hv[l].x, hv[l].y, hsub_u (hn[l].x, hv[l].x),
+                                                hsub_u (hn[l].y, hv[l].y));
+            else if constexpr (HSRC)
+              s_cache[buf][pr][j] = hv[l];
+            else
+              s_cache[buf][pr][j] = B::pack (FMAFORM ? vaxpy (pv[l], (float) (j - M), pd[l]) : pv[l], pd[l]);
+          }
       }
   };
   auto fetch = [&] (int slot, int pg) {

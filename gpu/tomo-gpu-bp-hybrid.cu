@@ -16,10 +16,20 @@ static __device__ unsigned int g_sm_blocks[BP_MAX_SM];
 /* ---------------------------------------------------------------------- */
 /* Hybrid kernel                                                          */
 
+/* TEXH: the half4 texture's interpolated texel as 4 packed halves. */
+static __device__ __forceinline__ uint2
+tex_h4 (cudaTextureObject_t t, float u, float v)
+{
+  uint2 r;
+
+  asm ("tex.2d.v2.f16x2.f32 {%0, %1}, [%2, {%3, %4}];" : "=r" (r.x), "=r" (r.y) : "l" (t), "f" (u), "f" (v));
+  return r;
+}
+
 /* Texture path of the hybrid: the same TILE×TILE square and thread mapping
  * as the ALU path (each thread PPT pixels in a loop), per-projection tile
  * bases staged in shared memory, interpolation by the texture unit. */
-template <int S, bool HALF4, int TILE>
+template <int S, bool HALF4, int TILE, bool TEXH = false>
 static __device__ __forceinline__ void
 tex_tile (cudaTextureObject_t tex, const double2 *__restrict__ cs,
           const BpGeom &g, int tx0, int ty0, float *out)
@@ -53,16 +63,50 @@ tex_tile (cudaTextureObject_t tex, const double2 *__restrict__ cs,
           s_tp[tid] = make_float4 ((float) base, (float) c.x, (float) c.y, (float) (pg + tid) + 0.5f);
         }
       __syncthreads ();
-#pragma unroll 2
-      for (int pr = 0; pr < ng; pr++)
-        {
-          const float4 pc = s_tp[pr];
-          const float u0 = fmaf (-yl0, pc.z, fmaf (xl, pc.y, pc.x));
+      if constexpr (TEXH)
+        /* runs of 16 projections summed in half2, then into the float sums */
+        for (int p0 = 0; p0 < ng; p0 += 16)
+          {
+            __half2 hacc[TL::PPT][2];
+            const int pe = min (ng, p0 + 16);
 
 #pragma unroll
-          for (int i = 0; i < TL::PPT; i++)
-            vadd (acc[i], Fetch<S, HALF4>::get (tex, fmaf ((float) (-i * TL::STEP), pc.z, u0), pc.w));
-        }
+            for (int i = 0; i < TL::PPT; i++)
+              hacc[i][0] = hacc[i][1] = __float2half2_rn (0.f);
+#pragma unroll 2
+            for (int pr = p0; pr < pe; pr++)
+              {
+                const float4 pc = s_tp[pr];
+                const float u0 = fmaf (-yl0, pc.z, fmaf (xl, pc.y, pc.x));
+
+#pragma unroll
+                for (int i = 0; i < TL::PPT; i++)
+                  {
+                    const uint2 h = tex_h4 (tex, fmaf ((float) (-i * TL::STEP), pc.z, u0), pc.w);
+
+                    hacc[i][0] = __hadd2 (hacc[i][0], *(const __half2 *) &h.x);
+                    hacc[i][1] = __hadd2 (hacc[i][1], *(const __half2 *) &h.y);
+                  }
+              }
+#pragma unroll
+            for (int i = 0; i < TL::PPT; i++)
+              {
+                const float2 a = __half22float2 (hacc[i][0]), b = __half22float2 (hacc[i][1]);
+
+                vadd (acc[i], make_float4 (a.x, a.y, b.x, b.y));
+              }
+          }
+      else
+#pragma unroll 2
+        for (int pr = 0; pr < ng; pr++)
+          {
+            const float4 pc = s_tp[pr];
+            const float u0 = fmaf (-yl0, pc.z, fmaf (xl, pc.y, pc.x));
+
+#pragma unroll
+            for (int i = 0; i < TL::PPT; i++)
+              vadd (acc[i], Fetch<S, HALF4>::get (tex, fmaf ((float) (-i * TL::STEP), pc.z, u0), pc.w));
+          }
       __syncthreads ();
     }
 
@@ -83,7 +127,7 @@ tex_tile (cudaTextureObject_t tex, const double2 *__restrict__ cs,
  * consecutive numbers, alu16 go down the ALU path (spread evenly) and the
  * rest down the texture path, so each SM keeps both its shared-memory/FP
  * units and its texture units busy at the chosen ratio. */
-template <int S, int TILE, bool LIN, bool HALF>
+template <int S, int TILE, bool LIN, bool HALF, int V = 0>
 static __global__ void __launch_bounds__ (256, BP_MIN_BLOCKS (S, TILE, LIN, HALF))
 bp_hybrid (cudaTextureObject_t tex, const char *__restrict__ pack, size_t pitch,
            const double2 *__restrict__ cs, BpGeom g, int alu16, float *out)
@@ -103,27 +147,48 @@ bp_hybrid (cudaTextureObject_t tex, const char *__restrict__ pack, size_t pitch,
   const int tx0 = blockIdx.x * TILE, ty0 = blockIdx.y * TILE;
 
   if (alu)
-    alu_tile<S, TILE, LIN, HALF> (pack, pitch, cs, g, tx0, ty0, out);
+    alu_tile<S, TILE, LIN, HALF, V> (pack, pitch, cs, g, tx0, ty0, out);
   else
     /* 4 slices: forged half4 (nearest), half4 texture interpolated by
      * the texture unit (linear). */
-    tex_tile<S, S == 4 && !LIN, TILE> (tex, cs, g, tx0, ty0, out);
+    tex_tile<S, S == 4 && !LIN, TILE, S == 4 && LIN && (V & BP_V_TEXH) != 0> (tex, cs, g, tx0, ty0, out);
 }
 
-template <int S, int TILE, bool LIN, bool HALF>
+template <int S, int TILE, bool LIN, bool HALF, int V = 0>
 static gboolean
 run_hybrid_t (TomoBp *bp, const BpGeom &g, cudaTextureObject_t tex, int alu16, float *out,
               cudaStream_t stream, GError **error)
 {
   dim3 grid ((g.roi_w + TILE - 1) / TILE, (g.roi_h + TILE - 1) / TILE);
   void *counters = NULL;
+  const bool hsrc = (V & BP_V_HSRC) && S == 4 && HALF;
 
   if (!TOMO_CUDA_CHECK (cudaGetSymbolAddress (&counters, g_sm_blocks), error) ||
       !TOMO_CUDA_CHECK (cudaMemsetAsync (counters, 0, sizeof g_sm_blocks, stream), error))
     return FALSE;
-  bp_hybrid<S, TILE, LIN, HALF><<<grid, 256, 0, stream>>> (tex, (const char *) bp->d_pack,
-                                                           bp->pitch, bp->d_cs_d, g, alu16, out);
+  bp_hybrid<S, TILE, LIN, HALF, V><<<grid, 256, 0, stream>>> (tex, (const char *) (hsrc ? bp->d_half : bp->d_pack),
+                                                              hsrc ? bp->half_pitch : bp->pitch, bp->d_cs_d,
+                                                              g, alu16, out);
   return TOMO_CUDA_CHECK_LAUNCH ("bp_hybrid", error);
+}
+
+/* 4 slices from the half cache: the variant chosen at run time. */
+template <bool LIN>
+static gboolean
+run_hybrid_v4 (TomoBp *bp, const BpGeom &g, cudaTextureObject_t tex, int alu16, float *out,
+               cudaStream_t stream, GError **error)
+{
+  switch (g.variant & (BP_N_VARIANTS - 1))
+    {
+    case 1: return run_hybrid_t<4, 32, LIN, true, 1> (bp, g, tex, alu16, out, stream, error);
+    case 2: return run_hybrid_t<4, 32, LIN, true, 2> (bp, g, tex, alu16, out, stream, error);
+    case 3: return run_hybrid_t<4, 32, LIN, true, 3> (bp, g, tex, alu16, out, stream, error);
+    case 4: return run_hybrid_t<4, 32, LIN, true, 4> (bp, g, tex, alu16, out, stream, error);
+    case 5: return run_hybrid_t<4, 32, LIN, true, 5> (bp, g, tex, alu16, out, stream, error);
+    case 6: return run_hybrid_t<4, 32, LIN, true, 6> (bp, g, tex, alu16, out, stream, error);
+    case 7: return run_hybrid_t<4, 32, LIN, true, 7> (bp, g, tex, alu16, out, stream, error);
+    default: return run_hybrid_t<4, 32, LIN, true, 0> (bp, g, tex, alu16, out, stream, error);
+    }
 }
 
 gboolean
@@ -138,5 +203,8 @@ _tomo_bp_run_hybrid (TomoBp             *bp,
                      cudaStream_t        stream,
                      GError            **error)
 {
+  if (bp->n_slices == 4 && half && g.variant != 0)
+    return lin ? run_hybrid_v4<true> (bp, g, tex, alu16, out, stream, error)
+               : run_hybrid_v4<false> (bp, g, tex, alu16, out, stream, error);
   return DISPATCH_S_SLH (run_hybrid_t, bp, g, tex, alu16, out, stream, error);
 }

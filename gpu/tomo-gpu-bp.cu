@@ -28,6 +28,44 @@
 
 static guint bp_serial_counter;
 
+/* Variant of the 4-slice half-precision kernels (BP_V_* bits): the default
+ * below, TOMO_BP_VARIANT in the environment, or tomo_bp_set_variant().
+ * H100, 4 × 2048² × 2048 linear hybrid at each variant's best share of ALU
+ * blocks (test-gpu-bp --timing4, 2026-11-23 09:53): 0 (float4 fill) 5.994 ms
+ * at 12/16; 1 (half fill) 4.786 ms at 9/16; 2 and 3 (24 projections per
+ * pass) 6.367 and 5.318 ms; 4, 5, 6, 7 (texture results as packed halves)
+ * 6.096, 4.993, 6.612, 5.456 ms — the texture unit's filtering, not its
+ * 16-byte results, bounds the texture blocks (all texture: 8.86 ms float,
+ * 8.82 ms packed halves). */
+#define BP_DEFAULT_VARIANT BP_V_HSRC
+static gint bp_variant = -1;
+
+int
+tomo_bp_get_variant (void)
+{
+  int v = g_atomic_int_get (&bp_variant);
+
+  if (v < 0)
+    {
+      const char *env = g_getenv ("TOMO_BP_VARIANT");
+      guint64 n;
+
+      v = BP_DEFAULT_VARIANT;
+      if (env != NULL && g_ascii_string_to_unsigned (env, 10, 0, BP_N_VARIANTS - 1, &n, NULL))
+        v = (int) n;
+      else if (env != NULL)
+        g_warning ("TOMO_BP_VARIANT=%s is not a variant (0 to %d), using %d", env, BP_N_VARIANTS - 1, v);
+      g_atomic_int_set (&bp_variant, v);
+    }
+  return v;
+}
+
+void
+tomo_bp_set_variant (int variant)
+{
+  g_atomic_int_set (&bp_variant, variant < 0 ? -1 : MIN (variant, BP_N_VARIANTS - 1));
+}
+
 /* ---------------------------------------------------------------------- */
 /* Packing                                                                */
 
@@ -108,7 +146,8 @@ tomo_bp_default_kernel (guint n_slices,
   /* H100, 2048² × 2048 (GU/s): the hybrid wins with linear 1 and 2 slices
    * (3226 vs 3118 ALU alone, 4040 vs 3652) and 4 slices nearest from halves
    * (7700 vs 6530) and linear from the half4 texture, which the texture
-   * unit interpolates (5805 vs 5459 ALU with half cache, 3748 texture);
+   * unit interpolates (5805 vs 5459 ALU with half cache, 3748 texture;
+   * with the half-bin fill 7180 vs 5875 ALU alone, 3897 texture);
    * nearest 1 and 2 slices run on the ALU path alone (4320 and 7010; the
    * hybrid's +1–4 % is measured at 2048² only).  One slice at 1024²: too
    * few 64×64 tiles per SM for the slower texture blocks, the hybrid
@@ -410,11 +449,13 @@ tomo_bp_run (TomoBp                         *bp,
   g.center = params->center;
   g.center_f = (float) params->center;
   g.plane = (size_t) rw * rh;
+  g.variant = tomo_bp_get_variant ();
 
   lin = params->interp == 1;
   /* 4 slices linear on the hybrid: its texture blocks read halves, so its
    * ALU blocks cache halves too (half2 arithmetic, 4 blocks per SM: 5805
-   * GU/s on the H100; 5040 with the float cache). */
+   * GU/s on the H100; 5040 with the float cache), filled from the half4
+   * bins by default (7180; see BP_DEFAULT_VARIANT). */
   half = params->half_cache || (kernel == TOMO_GPU_KERNEL_HYBRID && S == 4 && lin);
   /* Big tiles halve the caching work per pixel, but leave too few blocks
    * for small areas. */
@@ -440,10 +481,12 @@ tomo_bp_run (TomoBp                         *bp,
          * best measured on the H100 at 2048² × 2048 (GU/s, linear: 1 slice
          * 13/16 3226 vs 12/16 3129, 2 slices 12/16 4040 vs 8/16 3874,
          * 4 slices (half4 texture, half cache) 12/16 5805 vs 10/16 5726,
-         * 13/16 5718 and 6/16 5382; nearest 14/16: 4478 vs 3523 at 12/16, 7087 vs 3863 at
+         * 13/16 5718 and 6/16 5382 — with the ALU cache filled from the
+         * half bins (variant 1) 9/16 7180 vs 8/16 6987, 10/16 7011 and
+         * 12/16 6606 (run of 2026-11-23 09:53); nearest 14/16: 4478 vs 3523 at 12/16, 7087 vs 3863 at
          * 8/16). */
         float r = params->hybrid_ratio > 0.f ? params->hybrid_ratio
-                : S == 4 ? (lin ? 0.75f : 0.625f)
+                : S == 4 ? (lin ? ((g.variant & BP_V_HSRC) ? 0.5625f : 0.75f) : 0.625f)
                 : lin ? (S == 1 ? 0.8125f : 0.75f) : 0.875f;
         int alu16 = (int) lrintf (CLAMP (r, 0.f, 1.f) * 16.f);
 

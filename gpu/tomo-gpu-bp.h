@@ -59,4 +59,12 @@ TomoGpuKernel tomo_bp_default_kernel (guint n_slices,
                                       guint roi_width,
                                       guint roi_height);
 
+/* Variant of the 4-slice half-precision kernels, for measurements (bits:
+ * 1 the ALU cache filled from the half bins — the default —, 2 24
+ * projections per pass, 4 the texture unit's result as packed halves).
+ * Initially TOMO_BP_VARIANT from the environment, else the default;
+ * set_variant (−1) returns to that. */
+int      tomo_bp_get_variant  (void);
+void     tomo_bp_set_variant  (int variant);
+
 G_END_DECLS

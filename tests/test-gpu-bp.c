@@ -57,6 +57,7 @@ typedef struct
   int interp;
   gboolean half;
   const Case *c;
+  int variant;   /* tomo_bp_set_variant() for this test; -1: the default */
 } BpTest;
 
 static const char *
@@ -270,7 +271,10 @@ test_against_reference (gconstpointer data)
   bp = tomo_bp_new (0, &error);
   g_assert_no_error (error);
   init_params (&params, t);
+  if (t->variant >= 0)
+    tomo_bp_set_variant (t->variant);
   out = gpu_run (bp, c, t->n_slices, sino, angles, &params, roi.width, roi.height, &used);
+  tomo_bp_set_variant (-1);
   if (t->kernel == TOMO_GPU_KERNEL_AUTO)
     g_assert_true (used != TOMO_GPU_KERNEL_AUTO && tomo_bp_supports (used, t->n_slices, t->interp));
   else
@@ -325,7 +329,7 @@ test_hybrid_all_alu (void)
   g_autofree float *a = NULL, *h = NULL, *h_tex = NULL;
   g_autoptr (GError) error = NULL;
   TomoGpuBackprojectParams params;
-  BpTest t = { TOMO_GPU_KERNEL_ALU, 2, 1, FALSE, c };
+  BpTest t = { TOMO_GPU_KERNEL_ALU, 2, 1, FALSE, c, -1 };
   TomoBp *bp;
   gsize n = (gsize) c->roi_w * c->roi_h * 2;
 
@@ -441,6 +445,44 @@ test_errors (void)
   CUDA_OK (cudaFree (d_out));
 }
 
+/* Median of 20 timings (sorts them). */
+static double
+median20 (float *ms)
+{
+  for (int a = 0; a < 20; a++)
+    for (int b = a + 1; b < 20; b++)
+      if (ms[b] < ms[a])
+        {
+          float x = ms[a];
+          ms[a] = ms[b];
+          ms[b] = x;
+        }
+  return (ms[9] + ms[10]) / 2;
+}
+
+/* Median of 20 timed back projections after one warm-up. */
+static double
+time_run (TomoBp                         *bp,
+          const TomoGpuBackprojectParams *params,
+          float                          *d_out,
+          cudaEvent_t                     e0,
+          cudaEvent_t                     e1)
+{
+  g_autoptr (GError) error = NULL;
+  float ms[20];
+
+  g_assert_true (tomo_bp_run (bp, params, d_out, 0, NULL, &error));
+  for (int r = 0; r < 20; r++)
+    {
+      CUDA_OK (cudaEventRecord (e0, 0));
+      g_assert_true (tomo_bp_run (bp, params, d_out, 0, NULL, &error));
+      CUDA_OK (cudaEventRecord (e1, 0));
+      CUDA_OK (cudaEventSynchronize (e1));
+      CUDA_OK (cudaEventElapsedTime (&ms[r], e0, e1));
+    }
+  return median20 (ms);
+}
+
 /* --timing: GU/s at 2048² × 2048 projections, median of 20 launches. */
 static int
 run_timing (void)
@@ -486,7 +528,6 @@ run_timing (void)
             for (guint ri = 0; ri < G_N_ELEMENTS (ratios); ri++)
               {
                 TomoGpuBackprojectParams params;
-                float ms[20];
 
                 if (!tomo_bp_supports (k, S, interp))
                   continue;
@@ -500,30 +541,86 @@ run_timing (void)
                 params.kernel = k;
                 params.half_cache = half;
                 params.hybrid_ratio = ratios[ri];
-                /* warm-up */
-                g_assert_true (tomo_bp_run (bp, &params, d_out, 0, NULL, &error));
-                for (int r = 0; r < 20; r++)
-                  {
-                    CUDA_OK (cudaEventRecord (e0, 0));
-                    g_assert_true (tomo_bp_run (bp, &params, d_out, 0, NULL, &error));
-                    CUDA_OK (cudaEventRecord (e1, 0));
-                    CUDA_OK (cudaEventSynchronize (e1));
-                    CUDA_OK (cudaEventElapsedTime (&ms[r], e0, e1));
-                  }
-                for (int a = 0; a < 20; a++)
-                  for (int b = a + 1; b < 20; b++)
-                    if (ms[b] < ms[a])
-                      {
-                        float x = ms[a];
-                        ms[a] = ms[b];
-                        ms[b] = x;
-                      }
-                double med = (ms[9] + ms[10]) / 2;
+                double med = time_run (bp, &params, d_out, e0, e1);
                 g_print ("%-8s %u-slice %-7s %-5s ratio %.3f: %8.3f ms %8.1f GU/s\n",
                          kernel_name (k), S, interp ? "linear" : "nearest", half ? "half" : "float",
                          ratios[ri], med, (double) W * W * P * S / (med * 1e-3) / 1e9);
               }
     }
+  tomo_bp_free (bp);
+  CUDA_OK (cudaFree (d_sino));
+  CUDA_OK (cudaFree (d_out));
+  return 0;
+}
+
+/* --timing4: 4 slices linear from halves at 2048² × 2048 projections, every
+ * kernel variant (tomo_bp_set_variant) on the ALU kernel and on the hybrid
+ * at several shares of ALU blocks (1/16: all texture), median of 20. */
+static int
+run_timing4 (void)
+{
+  const guint W = 2048, P = 2048, S = 4;
+  g_autoptr (GRand) rand = g_rand_new_with_seed (1);
+  g_autofree double *angles = g_new (double, P);
+  g_autofree float *sino = g_new (float, (gsize) W * P * S);
+  g_autoptr (GError) error = NULL;
+  float *d_sino = NULL, *d_out = NULL;
+  cudaEvent_t e0, e1;
+  TomoBp *bp;
+  /* sixteenths of ALU blocks; 0.01 → 0: all texture */
+  static const float ratios[] = { 0.01f, 5 / 16.f, 6 / 16.f, 7 / 16.f, 8 / 16.f, 9 / 16.f, 10 / 16.f,
+                                  11 / 16.f, 12 / 16.f, 13 / 16.f };
+  float pack_ms[20];
+
+  if (!have_device)
+    {
+      g_print ("%s\n", skip_reason);
+      return 0;
+    }
+  for (guint p = 0; p < P; p++)
+    angles[p] = G_PI * p / P;
+  for (gsize i = 0; i < (gsize) W * P * S; i++)
+    sino[i] = (float) g_rand_double_range (rand, -1, 1);
+  CUDA_OK (cudaMalloc ((void **) &d_sino, (gsize) W * P * S * sizeof (float)));
+  CUDA_OK (cudaMalloc ((void **) &d_out, (gsize) W * W * S * sizeof (float)));
+  CUDA_OK (cudaMemcpy (d_sino, sino, (gsize) W * P * S * sizeof (float), cudaMemcpyHostToDevice));
+  CUDA_OK (cudaEventCreate (&e0));
+  CUDA_OK (cudaEventCreate (&e1));
+  bp = tomo_bp_new (0, &error);
+  g_assert_no_error (error);
+  g_assert_true (tomo_bp_set_geometry (bp, W, P, angles, &error));
+  g_assert_true (tomo_bp_set_sinograms (bp, d_sino, S, 0, &error));
+  for (int r = 0; r < 20; r++)
+    {
+      CUDA_OK (cudaEventRecord (e0, 0));
+      g_assert_true (tomo_bp_set_sinograms (bp, d_sino, S, 0, &error));
+      CUDA_OK (cudaEventRecord (e1, 0));
+      CUDA_OK (cudaEventSynchronize (e1));
+      CUDA_OK (cudaEventElapsedTime (&pack_ms[r], e0, e1));
+    }
+  g_print ("packing 4 slices (float4 + half4 bins): %.3f ms\n", median20 (pack_ms));
+  g_print ("default variant %d\n", tomo_bp_get_variant ());
+  for (int v = 0; v < 8; v++)
+    for (int ri = -1; ri < (int) G_N_ELEMENTS (ratios); ri++)
+      {
+        TomoGpuBackprojectParams params;
+
+        /* the ALU kernel alone has no texture side */
+        if (ri < 0 && (v & 4))
+          continue;
+        tomo_bp_set_variant (v);
+        memset (&params, 0, sizeof params);
+        params.center = (W - 1) / 2.0 + 0.3;
+        params.interp = 1;
+        params.kernel = ri < 0 ? TOMO_GPU_KERNEL_ALU : TOMO_GPU_KERNEL_HYBRID;
+        params.half_cache = TRUE;
+        params.hybrid_ratio = ri < 0 ? 0.f : ratios[ri];
+        double med = time_run (bp, &params, d_out, e0, e1);
+        g_print ("variant %d %-6s alu16 %2d: %7.3f ms %7.1f GU/s %6.3f ms per slice\n", v,
+                 ri < 0 ? "alu" : "hybrid", ri < 0 ? 16 : (int) lrintf (ratios[ri] * 16), med,
+                 (double) W * W * P * S / (med * 1e-3) / 1e9, med / S);
+      }
+  tomo_bp_set_variant (-1);
   tomo_bp_free (bp);
   CUDA_OK (cudaFree (d_sino));
   CUDA_OK (cudaFree (d_out));
@@ -551,13 +648,33 @@ add_tests (void)
                 if (k == TOMO_GPU_KERNEL_AUTO && ci != 2 && ci + 2 < G_N_ELEMENTS (cases))
                   continue;
                 t = g_new (BpTest, 1);
-                *t = (BpTest) { k, s, interp, half, &cases[ci] };
+                *t = (BpTest) { k, s, interp, half, &cases[ci], -1 };
                 path = g_strdup_printf ("/tomo/gpu/bp/%s/%s-%uslice%s/%s", kernel_name (k),
                                         interp ? "linear" : "nearest", s, half ? "-half" : "",
                                         cases[ci].name);
                 g_test_add_data_func_full (path, t, test_against_reference, g_free);
               }
           }
+  /* Every variant of the 4-slice half paths (selectable at run time):
+   * the hybrid (small ROI: texture blocks only; 1040² ROI: both kinds) and
+   * the ALU kernel from the half cache (many passes, partial last pass). */
+  for (int v = 0; v < 8; v++)
+    for (int kind = 0; kind < 5; kind++)
+      {
+        static const guint case_of[] = { 4, 10, 4, 3, 3 };
+        const TomoGpuKernel k = kind < 2 ? TOMO_GPU_KERNEL_HYBRID : TOMO_GPU_KERNEL_ALU;
+        const int interp = kind == 4 ? 0 : 1;
+        g_autofree char *path = NULL;
+        BpTest *t;
+
+        if (k == TOMO_GPU_KERNEL_ALU && v >= 4)
+          continue;   /* the texture variant bit has no ALU side */
+        t = g_new (BpTest, 1);
+        *t = (BpTest) { k, 4, interp, k == TOMO_GPU_KERNEL_ALU, &cases[case_of[kind]], v };
+        path = g_strdup_printf ("/tomo/gpu/bp/%s/%s-4slice-variant%d/%s", kernel_name (k),
+                                interp ? "linear" : "nearest", v, t->c->name);
+        g_test_add_data_func_full (path, t, test_against_reference, g_free);
+      }
   g_test_add_func ("/tomo/gpu/bp/hybrid/all-alu", test_hybrid_all_alu);
   g_test_add_func ("/tomo/gpu/bp/errors", test_errors);
 }
@@ -573,13 +690,13 @@ test_no_cuda (void)
 int
 main (int argc, char **argv)
 {
-  gboolean timing = FALSE;
+  int timing = 0;
   int n = 0;
 
   for (int i = 1; i < argc; i++)
-    if (g_strcmp0 (argv[i], "--timing") == 0)
+    if (g_strcmp0 (argv[i], "--timing") == 0 || g_strcmp0 (argv[i], "--timing4") == 0)
       {
-        timing = TRUE;
+        timing = argv[i][8] == '4' ? 4 : 1;
         memmove (&argv[i], &argv[i + 1], (argc - i) * sizeof (char *));
         argc--;
         i--;
@@ -597,7 +714,7 @@ main (int argc, char **argv)
     have_device = r == cudaSuccess && n > 0;
   }
   if (timing)
-    return run_timing ();
+    return timing == 4 ? run_timing4 () : run_timing ();
   add_tests ();
 #else
   (void) timing;

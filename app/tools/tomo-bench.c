@@ -46,6 +46,9 @@ typedef struct
   gboolean tune;
   int device;
   gboolean kernels[TOMO_GPU_N_KERNELS];
+  /* Per size: the volume path's 4-slice linear `auto` back projection and
+   * the 4-slice filtering with the default method, ms (0: not measured). */
+  double *bp4_ms, *filter4_ms;
 } BenchOptions;
 
 static double *
@@ -162,7 +165,7 @@ time_backprojection (TomoGpuContext                 *ctx,
 
 static gboolean
 bench_backprojection (TomoGpuContext     *ctx,
-                      const BenchOptions *opts,
+                      BenchOptions       *opts,
                       GKeyFile           *tune,
                       GError            **error)
 {
@@ -221,6 +224,8 @@ bench_backprojection (TomoGpuContext     *ctx,
                       return FALSE;
                     }
                   gus = (double) S * S * opts->n_proj * n / (ms * 1e-3) / 1e9;
+                  if (kernel == TOMO_GPU_KERNEL_AUTO && n == 4 && interp == 1)
+                    opts->bp4_ms[si] = ms;
                   if (kernel == TOMO_GPU_KERNEL_STANDARD)
                     std_gus = gus;
                   if (kernel != TOMO_GPU_KERNEL_AUTO && gus > best)
@@ -252,7 +257,7 @@ bench_backprojection (TomoGpuContext     *ctx,
 
 static gboolean
 bench_filter (TomoGpuContext     *ctx,
-              const BenchOptions *opts,
+              BenchOptions       *opts,
               GError            **error)
 {
   static const guint slice_counts[] = { 1, 4 };
@@ -291,6 +296,11 @@ bench_filter (TomoGpuContext     *ctx,
                 }
               ms[m] = _tomo_median (t, opts->runs);
             }
+          if (slice_counts[c] == 4)
+            {
+              tomo_gpu_context_set_filter_method (ctx, TOMO_GPU_FILTER_METHOD_DEFAULT);
+              opts->filter4_ms[si] = ms[tomo_gpu_context_get_filter_method (ctx) == TOMO_GPU_FILTER_METHOD_R2C];
+            }
           printf ("| %u² | %u | %u | %u | %.3f | %.3f | %s |\n", S, opts->n_proj,
                   slice_counts[c], tomo_filter_padded_width (S), ms[0], ms[1],
                   ms[0] <= ms[1] ? "C2C pair" : "R2C");
@@ -304,6 +314,28 @@ bench_filter (TomoGpuContext     *ctx,
 
 /* New centre → slice complete in device memory: only back projection runs,
  * the filtered sinogram is cached.  Wall clock around the call. */
+/* The volume path per slice: 4 slices packed, linear, `auto`, filtering
+ * included (the kernels' time: no transfers, no packing). */
+static void
+print_volume_per_slice (const BenchOptions *opts)
+{
+  gboolean any = FALSE;
+
+  for (guint si = 0; si < opts->n_sizes; si++)
+    any |= opts->bp4_ms[si] > 0 && opts->filter4_ms[si] > 0;
+  if (!any)
+    return;
+  printf ("## Volume path per slice (4 slices linear, auto, filter included; medians above ÷ 4)\n\n");
+  printf ("| size | projections | back projection ms | filter ms | total ms per slice |\n");
+  printf ("|---:|---:|---:|---:|---:|\n");
+  for (guint si = 0; si < opts->n_sizes; si++)
+    if (opts->bp4_ms[si] > 0 && opts->filter4_ms[si] > 0)
+      printf ("| %u² | %u | %.3f | %.3f | %.3f |\n", opts->sizes[si], opts->n_proj, opts->bp4_ms[si] / 4,
+              opts->filter4_ms[si] / 4, (opts->bp4_ms[si] + opts->filter4_ms[si]) / 4);
+  printf ("\n");
+  fflush (stdout);
+}
+
 static gboolean
 bench_latency (TomoGpuContext     *ctx,
                const BenchOptions *opts,
@@ -1523,7 +1555,8 @@ tomo_bench_main (int    argc,
   g_option_context_set_summary (octx,
     "Prints Markdown tables: back projection in GU/s per kernel, slices packed (1, 2, 4),\n"
     "interpolation and size, each beside the standard kernel of the same run; filtering\n"
-    "time with C2C-pair and R2C transforms; the latency of a centre change (only back\n"
+    "time with C2C-pair and R2C transforms; the volume path's time per slice (4 slices\n"
+    "linear, auto, filter included); the latency of a centre change (only back\n"
     "projection, the filtered sinogram is cached); with --volume, a whole volume from host\n"
     "memory to host memory.  Random input, fresh per size.\n"
     "\n"
@@ -1617,6 +1650,8 @@ tomo_bench_main (int    argc,
   opts.volume = volume;
   opts.tune = tune_flag;
   opts.device = device;
+  g_autofree double *bp4_ms = opts.bp4_ms = g_new0 (double, opts.n_sizes);
+  g_autofree double *filter4_ms = opts.filter4_ms = g_new0 (double, opts.n_sizes);
 
   if (tomo_gpu_get_n_devices () == 0)
     {
@@ -1650,7 +1685,7 @@ tomo_bench_main (int    argc,
     tune = g_key_file_new ();
   if ((!skip_bp && !bench_backprojection (ctx, &opts, tune, &error)) ||
       (!skip_filter && !bench_filter (ctx, &opts, &error)) ||
-      !bench_latency (ctx, &opts, &error))
+      (print_volume_per_slice (&opts), !bench_latency (ctx, &opts, &error)))
     {
       g_printerr ("tomolive bench: %s\n", error->message);
       status = 1;

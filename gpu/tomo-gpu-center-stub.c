@@ -6,10 +6,17 @@
 #include "config.h"
 
 #include "tomo-gpu-center.h"
-#include "tomo-gpu-stub.h"
 
-TOMO_GPU_NOT_BUILT ("GPU cross-correlation", TomoGpuXcorr *, NULL, tomo_gpu_xcorr_new,
-                    int device, guint max_width, guint max_pairs, GError **error)
+TomoGpuXcorr *
+tomo_gpu_xcorr_new (int      device,
+                    guint    max_width,
+                    guint    max_pairs,
+                    GError **error)
+{
+  g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NOT_BUILT,
+                       "tomolive was built without CUDA: no GPU cross-correlation");
+  return NULL;
+}
 
 void tomo_gpu_xcorr_free (TomoGpuXcorr *xc) { }
 

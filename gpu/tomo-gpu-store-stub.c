@@ -9,7 +9,14 @@
 #include "tomo-gpu-store.h"
 #include "tomo-gpu-stub.h"
 
-#define NOT_BUILT(...) TOMO_GPU_NOT_BUILT ("volume store on the GPU", __VA_ARGS__)
+static void
+not_built (GError **error)
+{
+  g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NOT_BUILT,
+                       "tomolive was built without CUDA: no volume store on the GPU");
+}
+
+#define NOT_BUILT(...) TOMO_GPU_NOT_BUILT (not_built, __VA_ARGS__)
 
 NOT_BUILT (TomoGpuStore *, NULL, tomo_gpu_store_new,
            int device, guint width, guint n_proj, const double *angles, guint row_start, guint n_rows,

@@ -14,7 +14,14 @@
 #include "tomo-gpu-stub.h"
 #include "tomo-gpu-tune.h"
 
-#define NOT_BUILT(...) TOMO_GPU_NOT_BUILT ("GPU reconstruction", __VA_ARGS__)
+static void
+set_not_built (GError **error)
+{
+  g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NOT_BUILT,
+                       "tomolive was built without CUDA: no GPU reconstruction");
+}
+
+#define NOT_BUILT(...) TOMO_GPU_NOT_BUILT (set_not_built, __VA_ARGS__)
 
 int tomo_gpu_get_n_devices (void) { return 0; }
 char *tomo_gpu_get_device_name (int device) { return NULL; }

@@ -186,15 +186,6 @@ tomo_gpu_preprocess_rows (int                      device,
         counts[r].n_nonpositive = h_counts[2 * r];
         counts[r].n_nonfinite = h_counts[2 * r + 1];
       }
-  if (d_raw)
-    TOMO_CUDA_WARN (cudaFree (d_raw));
-  if (d_out)
-    TOMO_CUDA_WARN (cudaFree (d_out));
-  if (d_flat)
-    TOMO_CUDA_WARN (cudaFree (d_flat));
-  if (d_dark)
-    TOMO_CUDA_WARN (cudaFree (d_dark));
-  if (d_counts)
-    TOMO_CUDA_WARN (cudaFree (d_counts));
+  TOMO_CUDA_FREE (d_raw, d_out, d_flat, d_dark, d_counts);
   return ok;
 }

@@ -332,6 +332,17 @@ struct _TomoGpuContext
   float *d_lanes;
   size_t d_lanes_size;
 
+  /* load_raw: the raw rows, their flats and darks, the counts, events
+   * around the upload and the preprocessing (made on first use). */
+  void *d_raw;
+  size_t d_raw_size;
+  float *d_flat_dark;
+  size_t d_flat_dark_size;
+  unsigned long long *d_counts;
+  size_t d_counts_size;
+  cudaEvent_t ev_load[3];
+  double upload_ms, preprocess_ms;
+
   TomoGpuKernel last_kernel;
   double filter_ms, bp_ms;
   GKeyFile *tune;
@@ -510,6 +521,12 @@ tomo_gpu_context_free (TomoGpuContext *ctx)
   free_buffer ((void **) &ctx->d_real, &ctx->d_real_size);
   free_buffer ((void **) &ctx->d_filtered, &ctx->d_filtered_size);
   free_buffer ((void **) &ctx->d_out, &ctx->d_out_size);
+  free_buffer ((void **) &ctx->d_raw, &ctx->d_raw_size);
+  free_buffer ((void **) &ctx->d_flat_dark, &ctx->d_flat_dark_size);
+  free_buffer ((void **) &ctx->d_counts, &ctx->d_counts_size);
+  for (int i = 0; i < 3; i++)
+    if (ctx->ev_load[i])
+      TOMO_CUDA_WARN (cudaEventDestroy (ctx->ev_load[i]));
   g_clear_pointer (&ctx->stats, _tomo_gpu_stats_work_free);
   TOMO_CUDA_EVENT_DESTROY (ctx->ev_filter[0], ctx->ev_filter[1], ctx->ev_bp[0], ctx->ev_bp[1]);
   TOMO_CUDA_STREAM_DESTROY (ctx->stream);
@@ -1009,6 +1026,105 @@ tomo_gpu_context_load_sinograms (TomoGpuContext *ctx,
   if (TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, ctx->ev_filter[0], ctx->ev_filter[1]), NULL))
     ctx->filter_ms = ms;
   return TRUE;
+}
+
+gboolean
+tomo_gpu_context_load_raw (TomoGpuContext          *ctx,
+                           guint                    n_slices,
+                           TomoGpuRawType           type,
+                           const void              *raw,
+                           const float             *flat,
+                           const float             *dark,
+                           gboolean                 apply_log,
+                           TomoGpuPreprocessCounts *counts,
+                           GError                 **error)
+{
+  gboolean normalise = flat != NULL && dark != NULL;
+  size_t plane, raw_bytes, fd_bytes;
+  unsigned long long h_counts[2 * 4];
+  float ms = 0.0f;
+  gboolean ok;
+
+  g_return_val_if_fail (ctx != NULL, FALSE);
+
+  if (!check_slices (n_slices, error) || !check_ready (ctx, TRUE, error))
+    return FALSE;
+  if (raw == NULL || (int) type < 0 || type > TOMO_GPU_RAW_UINT16 || (flat == NULL) != (dark == NULL))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Raw rows: invalid arguments (raw type %d%s%s)", (int) type,
+                   raw == NULL ? ", no rows" : "",
+                   (flat == NULL) != (dark == NULL) ? ", a flat without a dark or back" : "");
+      return FALSE;
+    }
+  plane = (size_t) ctx->n_proj * ctx->width;
+  raw_bytes = n_slices * plane * tomo_gpu_raw_type_size (type);
+  fd_bytes = (size_t) n_slices * ctx->width * sizeof (float);
+  ctx->loaded_slices = 0;
+  ok = TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error);
+  for (int i = 0; i < 3 && ok; i++)
+    if (ctx->ev_load[i] == NULL)
+      ok = TOMO_CUDA_CHECK (cudaEventCreate (&ctx->ev_load[i]), error);
+  ok = ok &&
+       ensure_buffer (&ctx->d_raw, &ctx->d_raw_size, raw_bytes, "raw rows", error) &&
+       ensure_buffer ((void **) &ctx->d_sino, &ctx->d_sino_size, n_slices * plane * sizeof (float),
+                      "sinograms", error) &&
+       ensure_buffer ((void **) &ctx->d_flat_dark, &ctx->d_flat_dark_size, 2 * fd_bytes,
+                      "flat and dark rows", error) &&
+       ensure_buffer ((void **) &ctx->d_counts, &ctx->d_counts_size, sizeof h_counts,
+                      "preprocessing counts", error) &&
+       TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_load[0], ctx->stream), error) &&
+       TOMO_CUDA_CHECK (cudaMemcpyAsync (ctx->d_raw, raw, raw_bytes, cudaMemcpyHostToDevice,
+                                         ctx->stream), error);
+  if (ok && normalise)
+    ok = TOMO_CUDA_CHECK (cudaMemcpyAsync (ctx->d_flat_dark, flat, fd_bytes,
+                                           cudaMemcpyHostToDevice, ctx->stream), error) &&
+         TOMO_CUDA_CHECK (cudaMemcpyAsync ((char *) ctx->d_flat_dark + fd_bytes, dark, fd_bytes,
+                                           cudaMemcpyHostToDevice, ctx->stream), error);
+  ok = ok &&
+       TOMO_CUDA_CHECK (cudaMemsetAsync (ctx->d_counts, 0, sizeof h_counts, ctx->stream), error) &&
+       TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_load[1], ctx->stream), error) &&
+       _tomo_gpu_preprocess_launch (type, ctx->d_raw, ctx->d_flat_dark,
+                                    ctx->d_flat_dark + (size_t) n_slices * ctx->width, normalise,
+                                    apply_log, n_slices, plane, ctx->width, ctx->d_sino,
+                                    ctx->d_counts, ctx->stream, error) &&
+       TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_load[2], ctx->stream), error) &&
+       TOMO_CUDA_CHECK (cudaMemcpyAsync (h_counts, ctx->d_counts, sizeof h_counts,
+                                         cudaMemcpyDeviceToHost, ctx->stream), error) &&
+       _tomo_gpu_context_filter_device (ctx, n_slices, ctx->d_sino, ctx->stream, error) &&
+       TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error);
+  if (!ok)
+    {
+      ctx->loaded_slices = 0;
+      return FALSE;
+    }
+  if (TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, ctx->ev_filter[0], ctx->ev_filter[1]), NULL))
+    ctx->filter_ms = ms;
+  if (TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, ctx->ev_load[0], ctx->ev_load[1]), NULL))
+    ctx->upload_ms = ms;
+  if (TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, ctx->ev_load[1], ctx->ev_load[2]), NULL))
+    ctx->preprocess_ms = ms;
+  if (counts != NULL)
+    for (guint r = 0; r < n_slices; r++)
+      {
+        counts[r].n_values = plane;
+        counts[r].n_nonpositive = h_counts[2 * r];
+        counts[r].n_nonfinite = h_counts[2 * r + 1];
+      }
+  return TRUE;
+}
+
+void
+tomo_gpu_context_get_load_ms (TomoGpuContext *ctx,
+                              double         *upload_ms,
+                              double         *preprocess_ms)
+{
+  g_return_if_fail (ctx != NULL);
+
+  if (upload_ms != NULL)
+    *upload_ms = ctx->upload_ms;
+  if (preprocess_ms != NULL)
+    *preprocess_ms = ctx->preprocess_ms;
 }
 
 gboolean

@@ -240,6 +240,28 @@ gboolean tomo_gpu_preprocess_rows (int                      device,
                                    TomoGpuPreprocessCounts *counts,
                                    GError                 **error);
 
+/* The viewer's row change without host arithmetic: n_slices (1, 2 or 4)
+ * raw sinograms (n_proj × width values of `type` each, one after another)
+ * go up as the file holds them with their rows' averaged flats and darks
+ * (n_slices × width floats each; both NULL for data already normalised),
+ * are preprocessed on the device as tomo_gpu_preprocess_rows() does and
+ * filtered and kept as tomo_gpu_context_load_sinograms() does.  counts:
+ * n_slices entries (may be NULL).  The upload and the preprocessing are
+ * timed with CUDA events (tomo_gpu_context_get_load_ms()). */
+gboolean tomo_gpu_context_load_raw   (TomoGpuContext          *ctx,
+                                      guint                    n_slices,
+                                      TomoGpuRawType           type,
+                                      const void              *raw,
+                                      const float             *flat,
+                                      const float             *dark,
+                                      gboolean                 apply_log,
+                                      TomoGpuPreprocessCounts *counts,
+                                      GError                 **error);
+/* Milliseconds of the last load_raw's upload and preprocessing. */
+void     tomo_gpu_context_get_load_ms (TomoGpuContext *ctx,
+                                       double         *upload_ms,
+                                       double         *preprocess_ms);
+
 /* The volume pipeline's raw input: row `row` as n_proj × width values of the
  * job's raw_type into `raw`, and its averaged flat and dark (width floats
  * each; not written when the job does not normalise). */

@@ -36,7 +36,7 @@ extra_sanitizers () {
   local T=${SAN_TIMEOUT:-120}
   [ -x "$CS" ] || { echo "compute-sanitizer: not found"; return; }
   for tool in initcheck synccheck; do
-    for t in test-gpu test-gpu-plane test-gpu-fault; do
+    for t in test-gpu test-gpu-plane test-gpu-fault test-gpu-rowchange; do
       timeout "$T" "$CS" --tool $tool --report-api-errors no "$B/tests/$t" >"$OUT/$tool-$t.log" 2>&1
       echo "$tool $t: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/$tool-$t.log" | tail -1)"
     done
@@ -64,7 +64,7 @@ if [ "$QUICK" = "--faults" ]; then
   exit 0
 fi
 passed=0; failed=0; skipped=0
-for t in test-gpu test-gpu-bp test-gpu-plane test-gpu-center test-engine-centers test-gpu-fault test-gpu-preprocess test-plane test-gpu-gl test-backend test-backend-store test-engine test-volume-export test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-center test-geometry test-hardening test-hdf5-faults test-live-accumulate test-live test-live-parse; do
+for t in test-gpu test-gpu-bp test-gpu-plane test-gpu-center test-gpu-rowchange test-raw-rows test-engine-centers test-gpu-fault test-gpu-preprocess test-plane test-gpu-gl test-backend test-backend-store test-engine test-volume-export test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-center test-geometry test-hardening test-hdf5-faults test-live-accumulate test-live test-live-parse; do
   [ -x "$B/tests/$t" ] || continue
   start=$(date +%s%N)
   "$B/tests/$t" --tap >"$OUT/$t.tap" 2>&1
@@ -83,6 +83,10 @@ if [ -x "$CS" ]; then
   # The out-of-memory test fails cudaMalloc on purpose: API errors are not memory errors.
   "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-gpu" >"$OUT/memcheck-gpu.log" 2>&1
   echo "memcheck test-gpu: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-gpu.log" | tail -1)"
+  if [ -x "$B/tests/test-gpu-rowchange" ]; then
+    "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-gpu-rowchange" >"$OUT/memcheck-rowchange.log" 2>&1
+    echo "memcheck test-gpu-rowchange: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-rowchange.log" | tail -1)"
+  fi
   for k in standard texture alu hybrid; do
     "$CS" --tool memcheck --report-api-errors no "$B/tests/test-gpu-bp" \
       -p /tomo/gpu/bp/$k/linear-1slice/w1001-p37-roi -p /tomo/gpu/bp/$k/nearest-2slice/w257-p7 \

@@ -36,26 +36,6 @@ cpu_engine_with_scan (TomoScan *scan)
   return engine;
 }
 
-static TomoSlice *
-reconstruct (TomoEngine *engine,
-             guint       row,
-             guint       n_slices,
-             double      center)
-{
-  g_autoptr(GError) error = NULL;
-  TomoSliceRequest request;
-  TomoSlice *slice;
-
-  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
-  request.row = row;
-  request.n_slices = n_slices;
-  request.params.center = center;
-  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (slice);
-  return slice;
-}
-
 /* A new centre re-uses the filtered sinogram (no filtering time) and gives
  * the same slice as a fresh engine would. */
 static void
@@ -64,9 +44,9 @@ test_cache_reuses_filtered (void)
   g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
   g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
   g_autoptr(TomoEngine) fresh = cpu_engine_with_scan (scan);
-  g_autoptr(TomoSlice) first = reconstruct (engine, 2, 1, 47.0);
-  g_autoptr(TomoSlice) second = reconstruct (engine, 2, 1, 49.25);
-  g_autoptr(TomoSlice) expect = reconstruct (fresh, 2, 1, 49.25);
+  g_autoptr(TomoSlice) first = tomo_test_reconstruct (engine, 2, 1, 47.0);
+  g_autoptr(TomoSlice) second = tomo_test_reconstruct (engine, 2, 1, 49.25);
+  g_autoptr(TomoSlice) expect = tomo_test_reconstruct (fresh, 2, 1, 49.25);
 
   g_assert_cmpfloat (first->filter_ms, >, 0.0);
   g_assert_cmpfloat (second->filter_ms, ==, 0.0);
@@ -86,12 +66,12 @@ test_slice_parallel (void)
 
   for (guint n = 2; n <= 4; n *= 2)
     {
-      g_autoptr(TomoSlice) group = reconstruct (engine, 1, n, 48.0);
+      g_autoptr(TomoSlice) group = tomo_test_reconstruct (engine, 1, n, 48.0);
 
       g_assert_cmpuint (group->n_slices, ==, n);
       for (guint s = 0; s < n; s++)
         {
-          g_autoptr(TomoSlice) one = reconstruct (engine, 1 + s, 1, 48.0);
+          g_autoptr(TomoSlice) one = tomo_test_reconstruct (engine, 1 + s, 1, 48.0);
 
           g_assert_cmpmem (group->data + s * plane, plane * sizeof (float),
                            one->data, plane * sizeof (float));
@@ -164,42 +144,16 @@ test_submit_latest_wins (void)
 
 /* --- row prefetch while scrubbing --------------------------------------- */
 
-typedef struct
-{
-  TomoSlice *slice;
-  gboolean   done;
-} RowState;
-
-static void
-row_cb (TomoEngine   *engine,
-        TomoSlice    *slice,
-        const GError *error,
-        gpointer      user_data)
-{
-  RowState *state = user_data;
-
-  g_assert_no_error ((GError *) error);
-  g_clear_pointer (&state->slice, tomo_slice_unref);
-  state->slice = tomo_slice_ref (slice);
-  state->done = TRUE;
-}
-
 /* Submits row `row` and waits for its slice (owned by the caller). */
 static TomoSlice *
 submit_row (TomoEngine *engine,
             guint       row)
 {
-  RowState state = { NULL, FALSE };
   TomoSliceRequest request;
-  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
 
   tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
   request.row = row;
-  tomo_engine_submit (engine, &request, row_cb, &state);
-  while (!state.done && g_get_monotonic_time () < deadline)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_true (state.done);
-  return state.slice;
+  return tomo_test_submit (engine, &request);
 }
 
 /* After a slice of row 1, the rows around it are read in the background;
@@ -331,7 +285,7 @@ test_volume (void)
   /* Each slice of the volume is the single-slice reconstruction of its row. */
   for (guint i = 0; i < 4; i++)
     {
-      g_autoptr(TomoSlice) one = reconstruct (engine, 1 + i, 1, params.center);
+      g_autoptr(TomoSlice) one = tomo_test_reconstruct (engine, 1 + i, 1, params.center);
 
       g_assert_cmpmem (state.slices->pdata[i], WIDTH * WIDTH * sizeof (float),
                        one->data, WIDTH * WIDTH * sizeof (float));

@@ -179,3 +179,57 @@ tomo_test_disc_mean (const float *img,
   g_assert_cmpuint (n, >, 10);
   return sum / n;
 }
+
+typedef struct
+{
+  TomoSlice *slice;
+  gboolean   done;
+} SubmitState;
+
+static void
+submit_cb (TomoEngine   *engine,
+           TomoSlice    *slice,
+           const GError *error,
+           gpointer      user_data)
+{
+  SubmitState *state = user_data;
+
+  g_assert_no_error ((GError *) error);
+  g_clear_pointer (&state->slice, tomo_slice_unref);
+  state->slice = tomo_slice_ref (slice);
+  state->done = TRUE;
+}
+
+TomoSlice *
+tomo_test_submit (TomoEngine             *engine,
+                  const TomoSliceRequest *request)
+{
+  SubmitState state = { NULL, FALSE };
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+
+  tomo_engine_submit (engine, request, submit_cb, &state);
+  while (!state.done && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_true (state.done);
+  return state.slice;
+}
+
+TomoSlice *
+tomo_test_reconstruct (TomoEngine *engine,
+                       guint       row,
+                       guint       n_slices,
+                       double      center)
+{
+  g_autoptr(GError) error = NULL;
+  TomoSliceRequest request;
+  TomoSlice *slice;
+
+  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
+  request.row = row;
+  request.n_slices = n_slices;
+  request.params.center = center;
+  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (slice);
+  return slice;
+}

@@ -8,6 +8,7 @@
 #include <glib.h>
 
 #include "tomo-phantom.h"
+#include "tomo-engine.h"
 #include "tomo-scan.h"
 
 G_BEGIN_DECLS
@@ -59,6 +60,19 @@ TomoScan *tomo_test_open_scan     (const char *path);
 double    tomo_test_rel_l2        (const float *a,
                                    const float *b,
                                    gsize        n);
+
+/* A blocking reconstruction of rows [row, row + n_slices) at `center`,
+ * default parameters otherwise; an error fails the test. */
+TomoSlice *tomo_test_reconstruct (TomoEngine *engine,
+                                  guint       row,
+                                  guint       n_slices,
+                                  double      center);
+
+/* Submits `request` to the engine's worker and runs the thread-default
+ * main context until its slice arrives (30 s at most; an error fails the
+ * test); the slice is the caller's. */
+TomoSlice *tomo_test_submit (TomoEngine             *engine,
+                             const TomoSliceRequest *request);
 
 /* Mean of the w × w image `img` over the disc at (cx, cy) of `radius`
  * pixels (more than 10 pixels, or the test fails). */

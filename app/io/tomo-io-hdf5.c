@@ -552,12 +552,14 @@ open_image_dataset (hid_t        file,
   return dset;
 }
 
-/* Row `row` of every frame of `kind` into `out` as `mem_type`; `counts`
- * (uint16 files read as floats) converts after the read. */
+/* Rows [row, row + n_rows) of every frame of `kind` into `out` as
+ * `mem_type` (n_frames × n_rows × width); `counts` (uint16 files read as
+ * floats) converts after the read. */
 static gboolean
 hdf5_read_rows_as (TomoScanLoader *loader,
                    TomoFrameKind   kind,
                    guint           row,
+                   guint           n_rows,
                    hid_t           mem_type,
                    void           *out,
                    GError        **error)
@@ -576,7 +578,7 @@ hdf5_read_rows_as (TomoScanLoader *loader,
   if (part->index == NULL)
     {
       hsize_t start[3] = { 0, row, 0 };
-      hsize_t count[3] = { n, 1, loader->width };
+      hsize_t count[3] = { n, n_rows, loader->width };
       ret = H5Sselect_hyperslab (fspace, H5S_SELECT_SET, start, NULL, count, NULL);
     }
   else
@@ -591,7 +593,7 @@ hdf5_read_rows_as (TomoScanLoader *loader,
           while (j < n && part->index[j] == part->index[j - 1] + 1)
             j++;
           start[0] = part->index[i]; start[1] = row; start[2] = 0;
-          count[0] = j - i; count[1] = 1; count[2] = loader->width;
+          count[0] = j - i; count[1] = n_rows; count[2] = loader->width;
           ret = H5Sselect_hyperslab (fspace, H5S_SELECT_OR, start, NULL, count, NULL);
           i = j;
         }
@@ -601,7 +603,7 @@ hdf5_read_rows_as (TomoScanLoader *loader,
    * walks both selections element by element (~300 ms for a 2048 × 2048
    * row instead of a few). */
   {
-    hsize_t mshape[3] = { n, 1, loader->width };
+    hsize_t mshape[3] = { n, n_rows, loader->width };
 
     mspace = H5Screate_simple (3, mshape, NULL);
   }
@@ -609,8 +611,8 @@ hdf5_read_rows_as (TomoScanLoader *loader,
     {
       g_autofree char *msg = hdf5_error_message ();
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
-                   "%s: cannot read row %u of dataset %s: %s",
-                   loader->path, row, part->name, msg);
+                   "%s: cannot read row%s %u of dataset %s: %s",
+                   loader->path, n_rows > 1 ? "s from" : "", row, part->name, msg);
       ok = FALSE;
     }
   H5Sclose (mspace);
@@ -655,8 +657,8 @@ hdf5_read_rows (TomoScanLoader *loader,
   if (hdf5_is_uint16 ((Hdf5Loader *) loader, kind))
     counts = g_try_new (guint16, n);
   if (counts == NULL)
-    return hdf5_read_rows_as (loader, kind, row, H5T_NATIVE_FLOAT, out, error);
-  if (!hdf5_read_rows_as (loader, kind, row, H5T_NATIVE_UINT16, counts, error))
+    return hdf5_read_rows_as (loader, kind, row, 1, H5T_NATIVE_FLOAT, out, error);
+  if (!hdf5_read_rows_as (loader, kind, row, 1, H5T_NATIVE_UINT16, counts, error))
     return FALSE;
   for (gsize i = 0; i < n; i++)
     out[i] = counts[i];
@@ -664,11 +666,12 @@ hdf5_read_rows (TomoScanLoader *loader,
 }
 
 /* In the file's type: the types the scan reports as uint16 or float32 are
- * read without conversion. */
+ * read without conversion; n_rows rows at once. */
 static gboolean
-hdf5_read_rows_native (TomoScanLoader *loader,
+hdf5_read_slab_native (TomoScanLoader *loader,
                        TomoFrameKind   kind,
                        guint           row,
+                       guint           n_rows,
                        void           *out,
                        GError        **error)
 {
@@ -681,7 +684,44 @@ hdf5_read_rows_native (TomoScanLoader *loader,
                    loader->path, tomo_dtype_to_string (loader->dtype));
       return FALSE;
     }
-  return hdf5_read_rows_as (loader, kind, row, mem_type, out, error);
+  if (n_rows == 0 || row >= loader->height || n_rows > loader->height - row)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                   "%s: rows %u to %u are out of range (the detector has %u rows)",
+                   loader->path, row, row + n_rows - 1, loader->height);
+      return FALSE;
+    }
+  return hdf5_read_rows_as (loader, kind, row, n_rows, mem_type, out, error);
+}
+
+static gboolean
+hdf5_read_rows_native (TomoScanLoader *loader,
+                       TomoFrameKind   kind,
+                       guint           row,
+                       void           *out,
+                       GError        **error)
+{
+  return hdf5_read_slab_native (loader, kind, row, 1, out, error);
+}
+
+/* Detector rows per chunk of the projections; 0 when not chunked. */
+static guint
+hdf5_chunk_rows (TomoScanLoader *loader)
+{
+  Hdf5Loader *self = (Hdf5Loader *) loader;
+  hsize_t chunk[3] = { 0, 0, 0 };
+  guint rows = 0;
+  hid_t dcpl;
+
+  hdf5_lock_acquire ();
+  dcpl = H5Dget_create_plist (self->parts[TOMO_FRAME_PROJECTION].dset);
+  if (dcpl >= 0 && H5Pget_layout (dcpl) == H5D_CHUNKED && H5Pget_chunk (dcpl, 3, chunk) == 3)
+    rows = (guint) MIN (chunk[1], (hsize_t) loader->height);
+  if (dcpl >= 0)
+    H5Pclose (dcpl);
+  H5Eclear2 (H5E_DEFAULT);
+  hdf5_lock_release ();
+  return rows;
 }
 
 static void
@@ -708,6 +748,8 @@ static const TomoScanLoaderClass dxchange_class = {
   .name = "Data Exchange (HDF5)",
   .read_rows = hdf5_read_rows,
   .read_rows_native = hdf5_read_rows_native,
+  .read_slab_native = hdf5_read_slab_native,
+  .chunk_rows = hdf5_chunk_rows,
   .free = hdf5_free,
 };
 
@@ -715,6 +757,8 @@ static const TomoScanLoaderClass nxtomo_class = {
   .name = "NeXus NXtomo (HDF5)",
   .read_rows = hdf5_read_rows,
   .read_rows_native = hdf5_read_rows_native,
+  .read_slab_native = hdf5_read_slab_native,
+  .chunk_rows = hdf5_chunk_rows,
   .free = hdf5_free,
 };
 

@@ -36,6 +36,17 @@ typedef struct
                                  guint           row,
                                  void           *out,
                                  GError        **error);
+  /* Optional: rows [row, row + n_rows) of every frame of `kind` in the
+   * file's own type, as the file lays them out (n_frames × n_rows × width),
+   * in one read; and how many detector rows one chunk of the projections
+   * spans (0: not chunked), which sizes such reads. */
+  gboolean  (*read_slab_native) (TomoScanLoader *loader,
+                                 TomoFrameKind   kind,
+                                 guint           row,
+                                 guint           n_rows,
+                                 void           *out,
+                                 GError        **error);
+  guint     (*chunk_rows)       (TomoScanLoader *loader);
 } TomoScanLoaderClass;
 
 /* What a loader learns from the header.  Loaders embed this first. */
@@ -196,6 +207,25 @@ TomoScan       *_tomo_scan_new_derived    (TomoScan             *base,
                                            GError              **error);
 /* The scan a derived scan reads from; NULL for a scan of a file. */
 TomoScan       *_tomo_scan_get_base       (TomoScan *self);
+
+/* Raw rows [row, row + n_rows) as tomo_scan_read_raw_row() gives one:
+ * n_rows planes of n_projections × width values of tomo_scan_get_raw_dtype()
+ * into `out`, and (when the scan normalises) n_rows × width averaged flats
+ * and darks; `stats` (n_rows entries, or NULL) gets each row's counts of
+ * the flat/dark averaging added.  One file read where the loader can (read_slab_native), the
+ * rows one by one otherwise.  No cache; thread-safe. */
+gboolean        _tomo_scan_read_raw_rows  (TomoScan            *self,
+                                           guint                row,
+                                           guint                n_rows,
+                                           void                *out,
+                                           float               *flat,
+                                           float               *dark,
+                                           TomoPreprocessStats *stats,
+                                           GError             **error);
+/* Detector rows one chunk of the projections spans in the file (1 for
+ * row-wise chunks, the detector height for frame-wise ones); 0 when the
+ * file is not chunked or the loader does not say. */
+guint           _tomo_scan_get_chunk_rows (TomoScan *self);
 
 /* For tests: what the row cache holds now. */
 /* Projection rows read from the file so far (cache misses and direct reads). */

@@ -1156,6 +1156,97 @@ tomo_scan_read_raw_row (TomoScan            *self,
   return ok && (self->options.already_sinogram || check_flat_dark (self, row, flat, dark, error));
 }
 
+/* One hyperslab of n_rows rows (n_proj × n_rows × width as the file lays
+ * them) made into n_rows planes of n_proj × width. */
+static gboolean
+read_slab_locked (TomoScan *self,
+                  guint     row,
+                  guint     n_rows,
+                  guchar   *out,
+                  GError  **error)
+{
+  gsize elem = _tomo_dtype_size (self->loader->dtype);
+  gsize line = (gsize) self->loader->width * elem;
+  guint n_proj = self->loader->n_frames[TOMO_FRAME_PROJECTION];
+  g_autofree guchar *slab = g_try_malloc ((gsize) n_proj * n_rows * line);
+
+  if (slab == NULL)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                   "Scan %s: out of memory reading rows %u to %u", self->loader->path, row,
+                   row + n_rows - 1);
+      return FALSE;
+    }
+  self->n_row_reads += n_rows;
+  if (!self->loader->klass->read_slab_native (self->loader, TOMO_FRAME_PROJECTION, row, n_rows,
+                                              slab, error))
+    return FALSE;
+  for (guint p = 0; p < n_proj; p++)
+    for (guint r = 0; r < n_rows; r++)
+      memcpy (out + ((gsize) r * n_proj + p) * line, slab + ((gsize) p * n_rows + r) * line, line);
+  return TRUE;
+}
+
+gboolean
+_tomo_scan_read_raw_rows (TomoScan            *self,
+                          guint                row,
+                          guint                n_rows,
+                          void                *out,
+                          float               *flat,
+                          float               *dark,
+                          TomoPreprocessStats *stats,
+                          GError             **error)
+{
+  gsize plane_bytes;
+  guint width;
+  gboolean ok = TRUE;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (self), FALSE);
+  g_return_val_if_fail (out != NULL, FALSE);
+  g_return_val_if_fail (self->options.already_sinogram || (flat != NULL && dark != NULL), FALSE);
+
+  if (n_rows == 0 || !check_row (self, row, error)
+      || (n_rows > 1 && !check_row (self, row + n_rows - 1, error)))
+    return n_rows == 0;
+  width = self->loader->width;
+  plane_bytes = (gsize) self->loader->n_frames[TOMO_FRAME_PROJECTION] * width
+                * _tomo_dtype_size (tomo_scan_get_raw_dtype (self));
+  if (n_rows == 1 || self->loader->klass->read_slab_native == NULL
+      || tomo_scan_get_raw_dtype (self) != self->loader->dtype)
+    {
+      for (guint r = 0; r < n_rows && ok; r++)
+        ok = tomo_scan_read_raw_row (self, row + r, (guchar *) out + r * plane_bytes,
+                                     flat != NULL ? flat + (gsize) r * width : NULL,
+                                     dark != NULL ? dark + (gsize) r * width : NULL,
+                                     stats != NULL ? &stats[r] : NULL, error);
+      return ok;
+    }
+  g_mutex_lock (&self->lock);
+  ok = read_slab_locked (self, row, n_rows, out, error);
+  for (guint r = 0; r < n_rows && ok && !self->options.already_sinogram; r++)
+    ok = read_flat_dark_locked (self, row + r, flat + (gsize) r * width,
+                                dark + (gsize) r * width, stats != NULL ? &stats[r] : NULL,
+                                error);
+  g_mutex_unlock (&self->lock);
+  for (guint r = 0; r < n_rows && ok && !self->options.already_sinogram; r++)
+    ok = check_flat_dark (self, row + r, flat + (gsize) r * width, dark + (gsize) r * width,
+                          error);
+  return ok;
+}
+
+guint
+_tomo_scan_get_chunk_rows (TomoScan *self)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (self), 0);
+
+  if (self->loader->klass->chunk_rows == NULL)
+    return 0;
+  locker = g_mutex_locker_new (&self->lock);
+  return self->loader->klass->chunk_rows (self->loader);
+}
+
 gboolean
 tomo_scan_read_raw_sinogram (TomoScan *self,
                              guint     row,

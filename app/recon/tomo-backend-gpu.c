@@ -27,6 +27,7 @@ typedef struct
   guint acc_width;
   TomoGpuXcorr *xc;         /* correlate: made for xc_width × xc_pairs */
   guint xc_width, xc_pairs;
+  gboolean raw_filtered;    /* load_raw filtered the rows already */
 } GpuBackend;
 
 static TomoGpuKernel
@@ -167,6 +168,91 @@ gpu_configure (TomoBackendImpl        *impl,
   return TRUE;
 }
 
+/* Raw rows up, preprocessed and filtered on the device; the counts as
+ * tomo_scan_read_sinogram() gives them, and its refusal of a row that is
+ * mostly NaN or infinite. */
+static gboolean
+gpu_load_raw (TomoBackendImpl     *impl,
+              TomoScan            *scan,
+              TomoRawRow *const   *rows,
+              guint                n_slices,
+              TomoPreprocessStats *stats,
+              double              *upload_ms,
+              double              *preprocess_ms,
+              GError             **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+  const TomoRawRow *first = rows[0];
+  gsize plane_bytes = first->n_bytes;
+  gboolean normalise, apply_log;
+  TomoGpuPreprocessCounts counts[4];
+  g_autofree guchar *packed = NULL;
+  g_autofree float *flat = NULL, *dark = NULL;
+  const void *raw = first->data;
+  const float *fl = first->flat, *dk = first->dark;
+
+  g_clear_pointer (&impl->rows, g_free);
+  self->raw_filtered = FALSE;
+  tomo_scan_get_preprocessing (scan, &normalise, &apply_log);
+  if (n_slices > 1)
+    {
+      /* Slice-parallel rows one after another, as the device takes them. */
+      packed = g_try_malloc (plane_bytes * n_slices);
+      if (packed == NULL)
+        {
+          g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                       "Out of memory for %u raw rows of %zu bytes", n_slices, plane_bytes);
+          return FALSE;
+        }
+      if (normalise)
+        {
+          flat = g_new (float, (gsize) n_slices * first->width);
+          dark = g_new (float, (gsize) n_slices * first->width);
+        }
+      for (guint s = 0; s < n_slices; s++)
+        {
+          memcpy (packed + s * plane_bytes, rows[s]->data, plane_bytes);
+          if (normalise)
+            {
+              memcpy (flat + (gsize) s * first->width, rows[s]->flat, first->width * sizeof (float));
+              memcpy (dark + (gsize) s * first->width, rows[s]->dark, first->width * sizeof (float));
+            }
+        }
+      raw = packed;
+      fl = flat;
+      dk = dark;
+    }
+  if (!tomo_gpu_context_load_raw (self->ctx, n_slices,
+                                  first->dtype == TOMO_DTYPE_UINT16 ? TOMO_GPU_RAW_UINT16
+                                                                    : TOMO_GPU_RAW_FLOAT32,
+                                  raw, normalise ? fl : NULL, normalise ? dk : NULL, apply_log,
+                                  counts, error))
+    return gpu_failed (error, "GPU preprocessing");
+  for (guint s = 0; s < n_slices; s++)
+    {
+      TomoPreprocessStats row = { counts[s].n_values, counts[s].n_nonpositive,
+                                  counts[s].n_nonfinite };
+
+      if (row.n_nonfinite * 2 > row.n_values)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
+                       "Scan %s: %" G_GUINT64_FORMAT " of the %" G_GUINT64_FORMAT
+                       " values of row %u are NaN, infinite or absurdly large: the data are corrupt",
+                       tomo_scan_get_path (scan), row.n_nonfinite, row.n_values, rows[s]->row);
+          return FALSE;
+        }
+      if (stats != NULL)
+        {
+          tomo_preprocess_stats_add (stats, &rows[s]->stats);
+          tomo_preprocess_stats_add (stats, &row);
+        }
+    }
+  tomo_gpu_context_get_load_ms (self->ctx, upload_ms, preprocess_ms);
+  impl->n_slices = n_slices;
+  self->raw_filtered = TRUE;
+  return TRUE;
+}
+
 static gboolean
 gpu_filter (TomoBackendImpl *impl,
             double          *filter_ms,
@@ -175,6 +261,12 @@ gpu_filter (TomoBackendImpl *impl,
   GpuBackend *self = (GpuBackend *) impl;
   g_autofree float *rows = g_steal_pointer (&impl->rows);
 
+  if (self->raw_filtered)
+    {
+      self->raw_filtered = FALSE;
+      *filter_ms = tomo_gpu_context_get_filter_ms (self->ctx);
+      return TRUE;
+    }
   if (!tomo_gpu_context_load_sinograms (self->ctx, impl->n_slices, rows, error))
     return gpu_failed (error, "GPU filtering");
   *filter_ms = tomo_gpu_context_get_filter_ms (self->ctx);
@@ -645,6 +737,7 @@ static const TomoBackendOps gpu_ops = {
   .free = gpu_free,
   .configure = gpu_configure,
   .load_rows = tomo_backend_load_rows_host,
+  .load_raw = gpu_load_raw,
   .filter = gpu_filter,
   .backproject = gpu_backproject,
   .stats = gpu_stats,

@@ -20,6 +20,7 @@
 #include "tomo-center.h"
 #include "tomo-engine.h"
 #include "tomo-plane.h"
+#include "tomo-raw-rows.h"
 
 G_BEGIN_DECLS
 
@@ -121,6 +122,21 @@ struct _TomoBackendOps
                             guint                n_slices,
                             TomoPreprocessStats *stats,
                             GCancellable        *cancellable,
+                            GError             **error);
+  /* The device path of a row change (NULL in a backend that reads with
+   * load_rows): n_slices rows of `scan` as its file holds them
+   * (tomo-raw-rows.h) go to the device, are preprocessed there with the
+   * arithmetic, clamps and counts of tomo_scan_read_sinogram() (added to
+   * `stats`, with the rows' flat/dark averaging) and filtered there: the
+   * filter call that follows only reports the time.  *upload_ms,
+   * *preprocess_ms: their times (CUDA events). */
+  gboolean  (*load_raw)    (TomoBackendImpl     *self,
+                            TomoScan            *scan,
+                            TomoRawRow *const   *rows,
+                            guint                n_slices,
+                            TomoPreprocessStats *stats,
+                            double              *upload_ms,
+                            double              *preprocess_ms,
                             GError             **error);
   /* Filters the loaded rows and keeps them until the next load_rows;
    * *filter_ms: time of the filtering. */

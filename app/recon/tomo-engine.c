@@ -19,6 +19,7 @@
 #include "tomo-backend.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
+#include "tomo-scan-private.h"
 #include "tomo-scrub-prefetch.h"
 
 struct _TomoEngine
@@ -46,6 +47,11 @@ struct _TomoEngine
     guint row, n_slices;
     TomoPreprocessStats stats;
   } cache;
+
+  /* The device path's raw rows of `scan` (NULL until a row change takes
+   * it); device_preprocess: whether row changes may take it. */
+  TomoRawRows *raw_rows;
+  gboolean device_preprocess;
 
   TomoVolumeStats volume_stats; /* of the last volume */
 
@@ -201,6 +207,8 @@ set_backend_locked (TomoEngine      *self,
   g_clear_pointer (&self->backend, tomo_backend_free);
   self->backend = backend;
   invalidate_cache_locked (self);
+  /* Raw rows serve only a backend with a device path. */
+  g_clear_pointer (&self->raw_rows, tomo_raw_rows_unref);
 }
 
 static void
@@ -224,6 +232,7 @@ tomo_engine_dispose (GObject *object)
 
   g_mutex_lock (&self->lock);
   g_clear_object (&self->scan);
+  g_clear_pointer (&self->raw_rows, tomo_raw_rows_unref);
   /* The backend stays until finalize: its name and device are still asked
    * for after a dispose. */
   invalidate_cache_locked (self);
@@ -263,6 +272,7 @@ tomo_engine_init (TomoEngine *self)
   self->backend = tomo_backend_cpu_new ();
   self->prefetch_ahead = 4;
   self->prefetch_behind = 2;
+  self->device_preprocess = TRUE;
 }
 
 static void
@@ -391,7 +401,10 @@ tomo_engine_set_scan (TomoEngine *self,
 
   g_mutex_lock (&self->lock);
   if (g_set_object (&self->scan, scan))
-    invalidate_cache_locked (self);
+    {
+      invalidate_cache_locked (self);
+      g_clear_pointer (&self->raw_rows, tomo_raw_rows_unref);
+    }
   g_mutex_unlock (&self->lock);
 
   /* Rows of the previous scan are of no use any more. */
@@ -497,6 +510,55 @@ check_request_locked (TomoEngine *self, const TomoSliceRequest *request, TomoRoi
                        &request->params, roi, error);
 }
 
+/* Whether row changes go the device path: a backend that preprocesses raw
+ * rows, a scan of a file (a derived scan's rows are line integrals made on
+ * the host already).  Makes the raw row cache on first use. */
+static gboolean
+use_raw_rows_locked (TomoEngine *self)
+{
+  if (self->backend->ops->load_raw == NULL || !self->device_preprocess
+      || _tomo_scan_get_base (self->scan) != NULL)
+    return FALSE;
+  if (self->raw_rows == NULL)
+    self->raw_rows = tomo_raw_rows_new (self->scan, 0);
+  return TRUE;
+}
+
+/* Rows [request->row, + n_slices) onto the backend, on the device path or
+ * the host's, with the stages' times in `slice`. */
+static gboolean
+load_locked (TomoEngine             *self,
+             const TomoSliceRequest *request,
+             TomoSlice              *slice,
+             TomoPreprocessStats    *stats,
+             GCancellable           *cancellable,
+             GError                **error)
+{
+  TomoBackendImpl *backend = self->backend;
+  TomoRawRow *rows[4] = { NULL, };
+  gint64 start = g_get_monotonic_time ();
+  gboolean ok = TRUE;
+
+  if (!use_raw_rows_locked (self))
+    {
+      ok = backend->ops->load_rows (backend, self->scan, request->row, request->n_slices, stats,
+                                    cancellable, error);
+      slice->read_ms = (g_get_monotonic_time () - start) / 1000.0;
+      return ok;
+    }
+  g_assert (request->n_slices <= G_N_ELEMENTS (rows));
+  for (guint s = 0; s < request->n_slices && ok; s++)
+    ok = (rows[s] = tomo_raw_rows_get (self->raw_rows, request->row + s, error)) != NULL;
+  slice->read_ms = (g_get_monotonic_time () - start) / 1000.0;
+  ok = ok && !g_cancellable_set_error_if_cancelled (cancellable, error)
+       && backend->ops->load_raw (backend, self->scan, rows, request->n_slices, stats,
+                                  &slice->upload_ms, &slice->preprocess_ms, error);
+  for (guint s = 0; s < G_N_ELEMENTS (rows); s++)
+    g_clear_pointer (&rows[s], tomo_raw_row_unref);
+  slice->device_preprocess = ok;
+  return ok;
+}
+
 /* Brings the backend's filtered rows to what `request` needs: the one place
  * where the cache key is compared and updated. */
 static gboolean
@@ -534,8 +596,7 @@ ensure_filtered_locked (TomoEngine             *self,
       TomoPreprocessStats stats = { 0 };
 
       self->cache.loaded = FALSE;
-      if (!backend->ops->load_rows (backend, self->scan, request->row, request->n_slices,
-                                    &stats, cancellable, error)
+      if (!load_locked (self, request, slice, &stats, cancellable, error)
           || !backend->ops->filter (backend, &slice->filter_ms, error))
         return FALSE;
       self->cache.loaded = TRUE;
@@ -670,10 +731,14 @@ aim_prefetch (TomoEngine             *self,
               const TomoSliceRequest *request)
 {
   g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoRawRows) raw = NULL;
 
   g_mutex_lock (&self->lock);
   if (self->scan != NULL)
     scan = g_object_ref (self->scan);
+  /* Where the last row came from is where its neighbours go. */
+  if (self->raw_rows != NULL && use_raw_rows_locked (self))
+    raw = tomo_raw_rows_ref (self->raw_rows);
   g_mutex_unlock (&self->lock);
 
   g_mutex_lock (&self->queue_lock);
@@ -690,8 +755,13 @@ aim_prefetch (TomoEngine             *self,
       self->last_row = request->row;
       if (self->prefetch == NULL)
         self->prefetch = tomo_scrub_prefetch_new ();
-      tomo_scrub_prefetch_aim (self->prefetch, scan, self->direction > 0 ? last : first,
-                               self->direction, self->prefetch_ahead, self->prefetch_behind);
+      if (raw != NULL)
+        tomo_scrub_prefetch_aim_raw (self->prefetch, raw, self->direction > 0 ? last : first,
+                                     self->direction, self->prefetch_ahead,
+                                     self->prefetch_behind);
+      else
+        tomo_scrub_prefetch_aim (self->prefetch, scan, self->direction > 0 ? last : first,
+                                 self->direction, self->prefetch_ahead, self->prefetch_behind);
     }
   g_mutex_unlock (&self->queue_lock);
 }
@@ -977,6 +1047,22 @@ tomo_engine_set_prefetch (TomoEngine *self,
   if (self->prefetch != NULL && ahead == 0 && behind == 0)
     tomo_scrub_prefetch_cancel (self->prefetch);
   g_mutex_unlock (&self->queue_lock);
+}
+
+void
+tomo_engine_set_device_preprocess (TomoEngine *self,
+                                   gboolean    device_preprocess)
+{
+  g_return_if_fail (TOMO_IS_ENGINE (self));
+
+  g_mutex_lock (&self->lock);
+  if (self->device_preprocess != !!device_preprocess)
+    {
+      self->device_preprocess = !!device_preprocess;
+      /* The rows loaded came the other way: the next request reloads. */
+      self->cache.loaded = FALSE;
+    }
+  g_mutex_unlock (&self->lock);
 }
 
 guint

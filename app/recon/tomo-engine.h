@@ -88,6 +88,12 @@ typedef struct
   TomoBackend backend;      /* the backend that ran: CPU or GPU */
   char *kernel;             /* "cpu-linear", "alu", "hybrid"… what actually ran */
   double filter_ms;         /* 0 when the filtered sinogram came from the cache */
+  /* The row change's stages (0 when the filtered rows were cached):
+   * read_ms the rows from the file or the raw row cache (wall clock; the
+   * host path's CPU preprocessing included), upload_ms and preprocess_ms
+   * the device path's raw upload and preprocessing (CUDA events). */
+  double read_ms, upload_ms, preprocess_ms;
+  gboolean device_preprocess; /* the rows were preprocessed on the device */
   double backproject_ms;
   double total_ms;          /* request in → slice out, read and filter included */
   double gups;              /* back projection: pixels × projections × slices / s / 1e9 */
@@ -166,6 +172,12 @@ typedef void (*TomoEngineCallback) (TomoEngine *engine,
 void         tomo_engine_set_prefetch       (TomoEngine *self,
                                              guint       ahead,
                                              guint       behind);
+/* Row changes on a backend that can (the GPU): raw rows from a cache of
+ * slabs read as the file holds them, preprocessed on the device (TRUE, the
+ * default); FALSE reads and preprocesses rows on the host (the earlier
+ * path, kept as the benchmark's baseline). */
+void         tomo_engine_set_device_preprocess (TomoEngine *self,
+                                                gboolean    device_preprocess);
 /* Waits until the prefetcher is idle; returns the rows it has read. */
 guint        tomo_engine_wait_prefetch      (TomoEngine *self);
 void         tomo_engine_submit             (TomoEngine             *self,

@@ -19,6 +19,7 @@ struct _TomoScrubPrefetch
   gboolean  quit;
   gboolean  busy;     /* a row is being read */
   TomoScan *scan;     /* of the pending rows */
+  TomoRawRows *raw;   /* where they go: a raw row cache, or NULL for the scan's */
   GArray   *pending;  /* guint rows, next first */
   guint     n_read;
 };
@@ -39,6 +40,8 @@ prefetch_main (gpointer data)
   for (;;)
     {
       g_autoptr(TomoScan) scan = NULL;
+      g_autoptr(TomoRawRows) raw = NULL;
+      gboolean read = TRUE;
       guint row;
       gsize len;
 
@@ -49,22 +52,28 @@ prefetch_main (gpointer data)
       row = g_array_index (self->pending, guint, 0);
       g_array_remove_index (self->pending, 0);
       scan = g_object_ref (self->scan);
+      raw = self->raw != NULL ? tomo_raw_rows_ref (self->raw) : NULL;
       self->busy = TRUE;
       g_mutex_unlock (&self->lock);
 
       len = (gsize) tomo_scan_get_n_projections (scan) * tomo_scan_get_width (scan);
-      if (len > buffer_len)
-        {
-          g_free (buffer);
-          buffer = g_new (float, len);
-          buffer_len = len;
-        }
       /* A failed row is left for the request to report. */
-      (void) tomo_scan_read_sinogram (scan, row, buffer, NULL, NULL);
+      if (raw != NULL)
+        read = tomo_raw_rows_prefetch (raw, row);
+      else
+        {
+          if (len > buffer_len)
+            {
+              g_free (buffer);
+              buffer = g_new (float, len);
+              buffer_len = len;
+            }
+          (void) tomo_scan_read_sinogram (scan, row, buffer, NULL, NULL);
+        }
 
       g_mutex_lock (&self->lock);
       self->busy = FALSE;
-      self->n_read++;
+      self->n_read += read ? 1 : 0;
       g_cond_broadcast (&self->cond);
     }
   self->busy = FALSE;
@@ -85,29 +94,39 @@ tomo_scrub_prefetch_new (void)
   return self;
 }
 
-void
-tomo_scrub_prefetch_aim (TomoScrubPrefetch *self,
-                         TomoScan          *scan,
-                         guint              row,
-                         int                direction,
-                         guint              ahead,
-                         guint              behind)
+static void
+aim (TomoScrubPrefetch *self,
+     TomoScan          *scan,
+     TomoRawRows       *raw,
+     guint              row,
+     int                direction,
+     guint              ahead,
+     guint              behind)
 {
   guint height, max_rows, n_ahead = 0, n_behind = 0;
   gsize row_bytes, limit = 0;
   int dir = direction < 0 ? -1 : 1;
 
-  g_return_if_fail (self != NULL);
-  g_return_if_fail (TOMO_IS_SCAN (scan));
-
   height = tomo_scan_get_height (scan);
-  row_bytes = (gsize) tomo_scan_get_n_projections (scan) * tomo_scan_get_width (scan) * sizeof (float);
-  _tomo_scan_get_cache_usage (scan, NULL, NULL, &limit);
+  if (raw != NULL)
+    {
+      row_bytes = tomo_raw_rows_get_row_bytes (raw);
+      limit = tomo_raw_rows_get_limit (raw);
+    }
+  else
+    {
+      row_bytes = (gsize) tomo_scan_get_n_projections (scan) * tomo_scan_get_width (scan) * sizeof (float);
+      _tomo_scan_get_cache_usage (scan, NULL, NULL, &limit);
+    }
   /* Half the cache: the rows prefetched must not push out the one shown. */
   max_rows = (guint) MIN ((gsize) G_MAXUINT, limit / 2 / MAX (row_bytes, 1));
 
   g_mutex_lock (&self->lock);
   g_set_object (&self->scan, scan);
+  if (raw != NULL)
+    tomo_raw_rows_ref (raw);
+  g_clear_pointer (&self->raw, tomo_raw_rows_unref);
+  self->raw = raw;
   g_array_set_size (self->pending, 0);
   while (self->pending->len < max_rows && (n_ahead < ahead || n_behind < behind))
     {
@@ -119,18 +138,50 @@ tomo_scrub_prefetch_aim (TomoScrubPrefetch *self,
         r = (gint64) row + dir * (gint64) ++n_ahead;
       else
         r = (gint64) row - dir * (gint64) ++n_behind;
-      if (r >= 0 && r < height)
+      if (r < 0 || r >= height)
+        {
+          /* Past the edge: nothing more that way. */
+          if (take_ahead)
+            ahead = n_ahead;
+          else
+            behind = n_behind;
+        }
+      else if (raw == NULL || !tomo_raw_rows_contains (raw, (guint) r))
         {
           guint u = (guint) r;
           g_array_append_val (self->pending, u);
         }
-      else if (take_ahead)
-        ahead = n_ahead;   /* past the edge: nothing more that way */
-      else
-        behind = n_behind;
     }
   g_cond_broadcast (&self->cond);
   g_mutex_unlock (&self->lock);
+}
+
+void
+tomo_scrub_prefetch_aim (TomoScrubPrefetch *self,
+                         TomoScan          *scan,
+                         guint              row,
+                         int                direction,
+                         guint              ahead,
+                         guint              behind)
+{
+  g_return_if_fail (self != NULL);
+  g_return_if_fail (TOMO_IS_SCAN (scan));
+
+  aim (self, scan, NULL, row, direction, ahead, behind);
+}
+
+void
+tomo_scrub_prefetch_aim_raw (TomoScrubPrefetch *self,
+                             TomoRawRows       *raw,
+                             guint              row,
+                             int                direction,
+                             guint              ahead,
+                             guint              behind)
+{
+  g_return_if_fail (self != NULL);
+  g_return_if_fail (raw != NULL);
+
+  aim (self, tomo_raw_rows_get_scan (raw), raw, row, direction, ahead, behind);
 }
 
 void
@@ -181,6 +232,7 @@ tomo_scrub_prefetch_free (TomoScrubPrefetch *self)
   g_thread_join (self->thread);
 
   g_clear_object (&self->scan);
+  g_clear_pointer (&self->raw, tomo_raw_rows_unref);
   g_array_unref (self->pending);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->cond);

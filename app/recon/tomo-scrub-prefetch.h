@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #pragma once
 
-#include "tomo-scan.h"
+#include "tomo-raw-rows.h"
 
 G_BEGIN_DECLS
 
@@ -22,11 +22,19 @@ void               tomo_scrub_prefetch_aim    (TomoScrubPrefetch *self,
                                                int                direction,
                                                guint              ahead,
                                                guint              behind);
+/* The same into a raw row cache (the device path's): rows already there
+ * are skipped, a row read brings its slab; no more than half the cache. */
+void               tomo_scrub_prefetch_aim_raw (TomoScrubPrefetch *self,
+                                                TomoRawRows       *raw,
+                                                guint              row,
+                                                int                direction,
+                                                guint              ahead,
+                                                guint              behind);
 /* Drops every pending row (a read under way finishes). */
 void               tomo_scrub_prefetch_cancel (TomoScrubPrefetch *self);
 /* Waits until no row is pending or being read. */
 void               tomo_scrub_prefetch_wait_idle (TomoScrubPrefetch *self);
-/* Rows read so far. */
+/* Rows read so far (slab reads for a raw row cache). */
 guint              tomo_scrub_prefetch_get_n_read (TomoScrubPrefetch *self);
 /* Stops the thread (after the read under way, if any) and frees. */
 void               tomo_scrub_prefetch_free   (TomoScrubPrefetch *self);

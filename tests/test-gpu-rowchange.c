@@ -1,0 +1,317 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The viewer engine's row change on the device path: raw uint16 rows from
+ * the raw row cache, preprocessed on the GPU.  Against the host path of the
+ * same engine (rows read as floats and preprocessed on the CPU): the slice
+ * within 1e-5 relative (L2); against the CPU backend within its usual 3e-3
+ * (1e-2 with 4 slices, half precision); the clamp and replacement counts
+ * equal to both, for 1, 2 and 4 slices; a row served from the
+ * raw cache gives the slice of a cold read bit for bit; scrubbing prefetches
+ * the next rows into the raw cache; a row out of range and a file cut short
+ * give clear errors.  Skips without a CUDA device.
+ */
+#include "config.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+
+#include "tomo-engine.h"
+#include "tomo-error.h"
+#include "tomo-gpu.h"
+#include "tomo-phantom.h"
+#include "tomo-scan-private.h"
+#include "tomo-test-util.h"
+
+#define W 256
+#define H 8
+#define N 180
+
+static char *scan_dir, *scan_path;
+
+static gboolean
+need_gpu (void)
+{
+  if (tomo_gpu_get_n_devices () > 0)
+    return TRUE;
+  g_test_skip ("no CUDA device: the device path of a row change is tested on the GPU machine");
+  return FALSE;
+}
+
+/* The tests' phantom in a Data Exchange file whose counts have dead pixels:
+ * every 53rd value 2 (below the dark: clamped) and one column whose flat is
+ * its dark (clamped in every projection). */
+static void
+write_scan (void)
+{
+  g_autoptr(GError) error = NULL;
+  TomoPhantomParams p;
+  hid_t file, dset, space;
+  g_autofree guint16 *counts = g_new (guint16, (gsize) N * H * W);
+  g_autofree guint16 *flat = NULL;
+  hsize_t fdims[3];
+
+  scan_dir = g_dir_make_tmp ("tomo-rowchange-XXXXXX", &error);
+  g_assert_no_error (error);
+  scan_path = g_build_filename (scan_dir, "phantom.h5", NULL);
+  tomo_test_phantom_params (&p, W, H, N);
+  p.center = (W - 1) / 2.0 + 3.37;
+  g_assert_true (tomo_phantom_write_dxchange (&p, scan_path, &error));
+  g_assert_no_error (error);
+
+  file = H5Fopen (scan_path, H5F_ACC_RDWR, H5P_DEFAULT);
+  g_assert_cmpint (file, >=, 0);
+  dset = H5Dopen2 (file, "/exchange/data", H5P_DEFAULT);
+  g_assert_cmpint (H5Dread (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, counts), >=, 0);
+  for (gsize i = 0; i < (gsize) N * H * W; i += 53)
+    counts[i] = 2;
+  g_assert_cmpint (H5Dwrite (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, counts), >=, 0);
+  H5Dclose (dset);
+  dset = H5Dopen2 (file, "/exchange/data_white", H5P_DEFAULT);
+  space = H5Dget_space (dset);
+  H5Sget_simple_extent_dims (space, fdims, NULL);
+  H5Sclose (space);
+  flat = g_new (guint16, fdims[0] * fdims[1] * fdims[2]);
+  g_assert_cmpint (H5Dread (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat), >=, 0);
+  {
+    g_autofree guint16 *dark = g_new (guint16, fdims[1] * fdims[2] * 64);
+    hid_t ddset = H5Dopen2 (file, "/exchange/data_dark", H5P_DEFAULT);
+    hid_t dspace = H5Dget_space (ddset);
+    hsize_t ddims[3];
+
+    H5Sget_simple_extent_dims (dspace, ddims, NULL);
+    g_assert_cmpuint (ddims[0], <=, 64);
+    g_assert_cmpint (H5Dread (ddset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, dark), >=, 0);
+    /* Column 17: flat = dark of the first dark frame, in every flat frame. */
+    for (hsize_t f = 0; f < fdims[0]; f++)
+      for (hsize_t y = 0; y < fdims[1]; y++)
+        flat[(f * fdims[1] + y) * fdims[2] + 17] = dark[y * fdims[2] + 17];
+    H5Sclose (dspace);
+    H5Dclose (ddset);
+  }
+  g_assert_cmpint (H5Dwrite (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, flat), >=, 0);
+  H5Dclose (dset);
+  H5Fclose (file);
+}
+
+static TomoEngine *
+engine_for (TomoScan    *scan,
+            TomoBackend  backend,
+            gboolean     device_preprocess)
+{
+  TomoEngine *engine = tomo_engine_new (backend);
+
+  g_assert_cmpint (tomo_engine_get_backend (engine), ==, backend);
+  tomo_engine_set_scan (engine, scan);
+  tomo_engine_set_prefetch (engine, 0, 0);
+  tomo_engine_set_device_preprocess (engine, device_preprocess);
+  return engine;
+}
+
+/* Rows [row, row + n_slices) at the phantom's axis, downloaded. */
+static TomoSlice *
+reconstruct (TomoEngine *engine,
+             guint       row,
+             guint       n_slices)
+{
+  TomoSlice *slice = tomo_test_reconstruct (engine, row, n_slices, (W - 1) / 2.0 + 3.37);
+
+  g_assert_nonnull (slice->data);
+  return slice;
+}
+
+/* 1, 2, 4 slices: device path against the host path and the CPU backend. */
+static void
+test_equals_host (gconstpointer data)
+{
+  guint n_slices = GPOINTER_TO_UINT (data);
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoEngine) device = NULL, host = NULL, cpu = NULL;
+  g_autoptr(TomoSlice) a = NULL, b = NULL, c = NULL;
+  gsize n;
+
+  if (!need_gpu ())
+    return;
+  scan = tomo_test_open_scan (scan_path);
+  device = engine_for (scan, TOMO_BACKEND_GPU, TRUE);
+  host = engine_for (scan, TOMO_BACKEND_GPU, FALSE);
+  cpu = engine_for (scan, TOMO_BACKEND_CPU, TRUE);
+  a = reconstruct (device, 2, n_slices);
+  b = reconstruct (host, 2, n_slices);
+  c = reconstruct (cpu, 2, n_slices);
+  g_assert_true (a->device_preprocess);
+  g_assert_false (b->device_preprocess);
+  g_assert_false (c->device_preprocess);
+  n = (gsize) a->width * a->height * n_slices;
+  g_test_message ("%u slice(s): device path vs host path %.2e, vs CPU backend %.2e; "
+                  "%" G_GUINT64_FORMAT " values, %" G_GUINT64_FORMAT " clamped, %"
+                  G_GUINT64_FORMAT " replaced", n_slices, tomo_test_rel_l2 (a->data, b->data, n),
+                  tomo_test_rel_l2 (a->data, c->data, n), a->stats.n_values,
+                  a->stats.n_nonpositive, a->stats.n_nonfinite);
+  g_assert_cmpfloat (tomo_test_rel_l2 (a->data, b->data, n), <, 1e-5);
+  /* The GPU against the CPU's double-precision FBP: float rounding, and
+   * half precision in the 4-slice path (test-backend's tolerances). */
+  g_assert_cmpfloat (tomo_test_rel_l2 (a->data, c->data, n), <=, n_slices == 4 ? 1e-2 : 3e-3);
+  /* The dead pixels were there to be counted, and were, the same way. */
+  g_assert_cmpuint (a->stats.n_nonpositive, >, (guint64) N * n_slices);
+  g_assert_cmpuint (a->stats.n_values, ==, b->stats.n_values);
+  g_assert_cmpuint (a->stats.n_nonpositive, ==, b->stats.n_nonpositive);
+  g_assert_cmpuint (a->stats.n_nonfinite, ==, b->stats.n_nonfinite);
+  g_assert_cmpuint (a->stats.n_values, ==, c->stats.n_values);
+  g_assert_cmpuint (a->stats.n_nonpositive, ==, c->stats.n_nonpositive);
+  g_assert_cmpuint (a->stats.n_nonfinite, ==, c->stats.n_nonfinite);
+}
+
+/* Row 3 cold, row 5, row 3 again from the raw cache (no file read): bit for
+ * bit the first slice, and the slice of a fresh engine's cold read. */
+static void
+test_cached_equals_cold (void)
+{
+  g_autoptr(TomoScan) scan = NULL, fresh_scan = NULL;
+  g_autoptr(TomoEngine) engine = NULL, fresh = NULL;
+  g_autoptr(TomoSlice) cold = NULL, other = NULL, cached = NULL, reference = NULL;
+  guint64 reads;
+  gsize bytes;
+
+  if (!need_gpu ())
+    return;
+  scan = tomo_test_open_scan (scan_path);
+  fresh_scan = tomo_test_open_scan (scan_path);
+  engine = engine_for (scan, TOMO_BACKEND_GPU, TRUE);
+  fresh = engine_for (fresh_scan, TOMO_BACKEND_GPU, TRUE);
+  cold = reconstruct (engine, 3, 1);
+  other = reconstruct (engine, 5, 1);
+  reads = _tomo_scan_get_n_row_reads (scan);
+  cached = reconstruct (engine, 3, 1);
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, reads);
+  g_assert_true (cached->device_preprocess);
+  bytes = sizeof (float) * cold->width * cold->height;
+  g_assert_cmpmem (cached->data, bytes, cold->data, bytes);
+  g_assert_cmpuint (cached->stats.n_nonpositive, ==, cold->stats.n_nonpositive);
+  reference = reconstruct (fresh, 3, 1);
+  g_assert_cmpmem (reference->data, bytes, cold->data, bytes);
+}
+
+static TomoSlice *
+submit_row (TomoEngine *engine,
+            guint       row)
+{
+  TomoSliceRequest request;
+
+  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
+  request.row = row;
+  request.params.center = (W - 1) / 2.0 + 3.37;
+  return tomo_test_submit (engine, &request);
+}
+
+/* Scrubbing from row 1 up: the rows ahead are in the raw cache before the
+ * slider gets there, and the next row change reads nothing from the file. */
+static void
+test_prefetch (void)
+{
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoEngine) engine = NULL;
+  g_autoptr(TomoSlice) first = NULL, second = NULL;
+  guint64 reads;
+
+  if (!need_gpu ())
+    return;
+  scan = tomo_test_open_scan (scan_path);
+  engine = engine_for (scan, TOMO_BACKEND_GPU, TRUE);
+  tomo_engine_set_prefetch (engine, 4, 2);
+  first = submit_row (engine, 1);
+  g_assert_true (first->device_preprocess);
+  /* 4 ahead (2..5), of 2 behind only row 0 exists. */
+  g_assert_cmpuint (tomo_engine_wait_prefetch (engine), ==, 5);
+  reads = _tomo_scan_get_n_row_reads (scan);
+  g_assert_cmpuint (reads, ==, 6);
+  second = submit_row (engine, 2);
+  g_assert_true (second->device_preprocess);
+  tomo_engine_wait_prefetch (engine);
+  /* Row 2 came from memory; the new aim read only row 6. */
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, reads + 1);
+}
+
+/* A row out of range; a file cut short after opening: errors naming the
+ * file, no crash, and the engine goes on serving the rows it holds. */
+static void
+test_errors (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = NULL, *path = NULL, *contents = NULL;
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoEngine) engine = NULL;
+  g_autoptr(TomoSlice) kept = NULL, again = NULL;
+  TomoSliceRequest request;
+  TomoSlice *slice;
+  gsize length;
+
+  if (!need_gpu ())
+    return;
+  dir = g_dir_make_tmp ("tomo-rowchange-XXXXXX", &error);
+  g_assert_no_error (error);
+  path = g_build_filename (dir, "cut.h5", NULL);
+  g_assert_true (g_file_get_contents (scan_path, &contents, &length, &error));
+  g_assert_true (g_file_set_contents (path, contents, length, &error));
+  scan = tomo_test_open_scan (path);
+  engine = engine_for (scan, TOMO_BACKEND_GPU, TRUE);
+
+  tomo_slice_request_init (&request, scan);
+  request.row = H;
+  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_null (slice);
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+  g_assert_nonnull (strstr (error->message, "out of range"));
+  g_clear_error (&error);
+
+  kept = reconstruct (engine, 1, 1);
+  g_assert_cmpint (truncate (path, 4096), ==, 0);
+  request.row = 6;
+  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_null (slice);
+  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ);
+  g_assert_nonnull (strstr (error->message, path));
+  g_assert_nonnull (strstr (error->message, "cut short"));
+  g_test_message ("cut file: %s", error->message);
+  g_clear_error (&error);
+  /* Row 1 is still in the raw cache: it reconstructs as before. */
+  again = reconstruct (engine, 1, 1);
+  g_assert_cmpmem (again->data, sizeof (float) * again->width * again->height, kept->data,
+                   sizeof (float) * kept->width * kept->height);
+  /* Gone altogether. */
+  g_assert_cmpint (g_unlink (path), ==, 0);
+  request.row = 7;
+  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_null (slice);
+  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ);
+  g_assert_nonnull (strstr (error->message, "is gone"));
+  g_clear_error (&error);
+  g_clear_object (&engine);
+  g_clear_object (&scan);
+  g_unlink (path);
+  g_rmdir (dir);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  int status;
+
+  g_test_init (&argc, &argv, NULL);
+  write_scan ();
+
+  g_test_add_data_func ("/tomo/gpu/rowchange/equals-host/1", GUINT_TO_POINTER (1),
+                        test_equals_host);
+  g_test_add_data_func ("/tomo/gpu/rowchange/equals-host/2", GUINT_TO_POINTER (2),
+                        test_equals_host);
+  g_test_add_data_func ("/tomo/gpu/rowchange/equals-host/4", GUINT_TO_POINTER (4),
+                        test_equals_host);
+  g_test_add_func ("/tomo/gpu/rowchange/cached-equals-cold", test_cached_equals_cold);
+  g_test_add_func ("/tomo/gpu/rowchange/prefetch", test_prefetch);
+  g_test_add_func ("/tomo/gpu/rowchange/errors", test_errors);
+  status = g_test_run ();
+  tomo_test_remove_scan (scan_path, scan_dir);
+  return status;
+}

@@ -121,16 +121,16 @@ worker_preprocess (Worker  *w,
   const TomoGpuVolumeJob *job = pl->job;
   const char *base = (const char *) w->d_in[s];
   const float *flat = (const float *) (base + pl->raw_bytes);
+  TomoGpuPreprocessJob pre = { job->raw_type, base, flat, flat + (size_t) pl->pack * job->width, job->normalise,
+                               job->apply_log, pl->pack, (size_t) job->n_proj * job->width, job->width,
+                               w->d_sino, w->d_counts[s] };
 
   if (!pl->raw)
     return TRUE;
   return TOMO_CUDA_CHECK (cudaMemsetAsync (w->d_counts[s], 0,
                                            2 * (size_t) pl->pack * sizeof (unsigned long long),
                                            w->comp), error) &&
-         _tomo_gpu_preprocess_launch (job->raw_type, base, flat, flat + (size_t) pl->pack * job->width,
-                                      job->normalise, job->apply_log, pl->pack,
-                                      (size_t) job->n_proj * job->width, job->width,
-                                      w->d_sino, w->d_counts[s], w->comp, error);
+         _tomo_gpu_preprocess_launch (&pre, w->comp, error);
 }
 
 /* Everything a worker needs, allocated up front (and one dry run of the

@@ -155,21 +155,27 @@ TomoGpuKernel _tomo_gpu_context_resolve_kernel (TomoGpuContext *ctx,
                                                 int             interp,
                                                 guint           roi_width);
 
-/* Raw rows → line integrals on `stream` (gpu/tomo-gpu-preprocess.cu):
+/* Raw rows → line integrals on the device (gpu/tomo-gpu-preprocess.cu):
  * n_rows planes of `plane` values (rows of `width`) at d_raw, the rows'
  * flats and darks (n_rows × width each; unused unless normalise), into
  * d_out; the clamped and replaced counts of row r are added to
  * d_counts[2r] and d_counts[2r + 1]. */
-gboolean _tomo_gpu_preprocess_launch (TomoGpuRawType      type,
-                                      const void         *d_raw,
-                                      const float        *d_flat,
-                                      const float        *d_dark,
-                                      gboolean            normalise,
-                                      gboolean            apply_log,
-                                      guint               n_rows,
-                                      size_t              plane,
-                                      guint               width,
-                                      float              *d_out,
-                                      unsigned long long *d_counts,
-                                      cudaStream_t        stream,
-                                      GError            **error);
+typedef struct
+{
+  TomoGpuRawType      type;
+  const void         *d_raw;
+  const float        *d_flat;
+  const float        *d_dark;
+  gboolean            normalise;
+  gboolean            apply_log;
+  guint               n_rows;
+  size_t              plane;
+  guint               width;
+  float              *d_out;
+  unsigned long long *d_counts;
+} TomoGpuPreprocessJob;
+
+/* Launches `job` on `stream`. */
+gboolean _tomo_gpu_preprocess_launch (const TomoGpuPreprocessJob *job,
+                                      cudaStream_t                stream,
+                                      GError                    **error);

@@ -1081,13 +1081,12 @@ tomo_gpu_context_load_raw (TomoGpuContext          *ctx,
                                            cudaMemcpyHostToDevice, ctx->stream), error) &&
          TOMO_CUDA_CHECK (cudaMemcpyAsync ((char *) ctx->d_flat_dark + fd_bytes, dark, fd_bytes,
                                            cudaMemcpyHostToDevice, ctx->stream), error);
+  TomoGpuPreprocessJob pre = { type, ctx->d_raw, ctx->d_flat_dark, ctx->d_flat_dark + (size_t) n_slices * ctx->width,
+                               normalise, apply_log, n_slices, plane, ctx->width, ctx->d_sino, ctx->d_counts };
   ok = ok &&
        TOMO_CUDA_CHECK (cudaMemsetAsync (ctx->d_counts, 0, sizeof h_counts, ctx->stream), error) &&
        TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_load[1], ctx->stream), error) &&
-       _tomo_gpu_preprocess_launch (type, ctx->d_raw, ctx->d_flat_dark,
-                                    ctx->d_flat_dark + (size_t) n_slices * ctx->width, normalise,
-                                    apply_log, n_slices, plane, ctx->width, ctx->d_sino,
-                                    ctx->d_counts, ctx->stream, error) &&
+       _tomo_gpu_preprocess_launch (&pre, ctx->stream, error) &&
        TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_load[2], ctx->stream), error) &&
        TOMO_CUDA_CHECK (cudaMemcpyAsync (h_counts, ctx->d_counts, sizeof h_counts,
                                          cudaMemcpyDeviceToHost, ctx->stream), error) &&

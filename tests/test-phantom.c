@@ -263,6 +263,27 @@ test_write_dxchange (void)
   g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
 
+/* Reads a whole uint16 dataset. */
+static guint16 *
+read_u16 (const char *path,
+          const char *name,
+          gsize      *n)
+{
+  hid_t file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t dset = H5Dopen2 (file, name, H5P_DEFAULT);
+  hid_t space = H5Dget_space (dset);
+  guint16 *out;
+
+  g_assert_cmpint (dset, >=, 0);
+  *n = H5Sget_simple_extent_npoints (space);
+  out = g_new (guint16, *n);
+  g_assert_cmpint (H5Dread (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), >=, 0);
+  H5Sclose (space);
+  H5Dclose (dset);
+  H5Fclose (file);
+  return out;
+}
+
 static void
 test_noise_is_seeded (void)
 {
@@ -270,6 +291,7 @@ test_noise_is_seeded (void)
   g_autofree char *dir = make_tmp_dir ();
   g_autofree char *a = g_build_filename (dir, "a.h5", NULL);
   g_autofree char *b = g_build_filename (dir, "b.h5", NULL);
+  g_autofree char *c = g_build_filename (dir, "c.h5", NULL);
   TomoPhantomParams params;
 
   tomo_phantom_params_init (&params);
@@ -282,6 +304,21 @@ test_noise_is_seeded (void)
   g_assert_no_error (error);
   g_assert_true (tomo_phantom_write_dxchange (&params, b, &error));
   g_assert_no_error (error);
+  params.seed = 2;
+  g_assert_true (tomo_phantom_write_dxchange (&params, c, &error));
+  g_assert_no_error (error);
+
+  /* Another seed, other noise: most projection values differ. */
+  {
+    gsize n1, n2, n_same = 0;
+    g_autofree guint16 *d1 = read_u16 (a, "/exchange/data", &n1);
+    g_autofree guint16 *d2 = read_u16 (c, "/exchange/data", &n2);
+
+    g_assert_cmpuint (n1, ==, n2);
+    for (gsize i = 0; i < n1; i++)
+      n_same += d1[i] == d2[i];
+    g_assert_cmpuint (n_same, <, n1 / 10);
+  }
 
   /* Read the flats of both: identical with one seed, and noisy. */
   {
@@ -313,33 +350,14 @@ test_noise_is_seeded (void)
 
   g_remove (a);
   g_remove (b);
+  g_remove (c);
   g_rmdir (dir);
 }
 
-/* Reads a whole uint16 dataset. */
-static guint16 *
-read_u16 (const char *path,
-          const char *name,
-          gsize      *n)
-{
-  hid_t file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
-  hid_t dset = H5Dopen2 (file, name, H5P_DEFAULT);
-  hid_t space = H5Dget_space (dset);
-  guint16 *out;
-
-  g_assert_cmpint (dset, >=, 0);
-  *n = H5Sget_simple_extent_npoints (space);
-  out = g_new (guint16, *n);
-  g_assert_cmpint (H5Dread (dset, H5T_NATIVE_UINT16, H5S_ALL, H5S_ALL, H5P_DEFAULT, out), >=, 0);
-  H5Sclose (space);
-  H5Dclose (dset);
-  H5Fclose (file);
-  return out;
-}
-
-/* Rows computed by many threads give the single-threaded file value for
- * value, noise included (one generator, drawn in the same order); without
- * noise every count is the rounded exact mean of the line integral. */
+/* Rows made by many threads give the single-threaded file value for value,
+ * noise included (counter-based: each value's draws depend on the seed and
+ * its place, not on the thread or the order); without noise every count is
+ * the rounded exact mean of the line integral. */
 static void
 test_parallel_same_counts (void)
 {
@@ -456,6 +474,74 @@ test_params_init (void)
   g_assert_true (params.noise);
 }
 
+/* The counter-based noise has Poisson statistics: with nothing in the beam
+ * every projection value has the flat's mean, so the values' mean and
+ * variance both match it — bright (normal approximation, values drawn in
+ * pairs from one Box–Muller draw) and dim (Knuth's exact method) — and the
+ * two values of a pair, and neighbouring rows, are uncorrelated. */
+static void
+test_noise_statistics (void)
+{
+  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *path = g_build_filename (dir, "stats.h5", NULL);
+  double levels[] = { 20000, 4.5 };
+
+  for (guint k = 0; k < G_N_ELEMENTS (levels); k++)
+    {
+      g_autoptr (GError) error = NULL;
+      TomoPhantomParams params;
+      g_autofree guint16 *v = NULL;
+      gsize n;
+      double mean = 0, var = 0, pair = 0, rows = 0;
+      guint n_pairs = 0, n_rows = 0;
+
+      tomo_phantom_params_init (&params);
+      params.width = 64;
+      params.height = 4;
+      params.n_proj = 100;
+      params.center = 31.5;
+      params.max_attenuation = 0;   /* an empty beam */
+      params.dark_level = 0;
+      params.flat_level = levels[k];
+      params.noise = TRUE;
+      params.seed = 11 + k;
+      g_assert_true (tomo_phantom_write_dxchange (&params, path, &error));
+      g_assert_no_error (error);
+      v = read_u16 (path, "/exchange/data", &n);
+      g_assert_cmpuint (n, ==, 100 * 4 * 64);
+      for (gsize i = 0; i < n; i++)
+        mean += v[i];
+      mean /= n;
+      for (gsize i = 0; i < n; i++)
+        var += (v[i] - mean) * (v[i] - mean);
+      var /= n - 1;
+      /* (p, row, x): x even/odd are a pair; row r and r + 1 neighbours. */
+      for (gsize i = 0; i + 1 < n; i += 2)
+        {
+          pair += (v[i] - mean) * (v[i + 1] - mean);
+          n_pairs++;
+        }
+      for (gsize i = 0; i + 64 < n; i++)
+        if ((i / 64) % 4 != 3)
+          {
+            rows += (v[i] - mean) * (v[i + 64] - mean);
+            n_rows++;
+          }
+      pair /= n_pairs * var;
+      rows /= n_rows * var;
+      g_test_message ("level %g: mean %.3f, variance %.3f, pair correlation %.4f, rows %.4f",
+                      levels[k], mean, var, pair, rows);
+      /* 25600 values: the mean within ~5 standard errors, the variance
+       * within 5 % of the mean, correlations within ~4/√n. */
+      g_assert_cmpfloat (fabs (mean - levels[k]), <, 5 * sqrt (levels[k] / n) + 0.05);
+      g_assert_cmpfloat (fabs (var / levels[k] - 1), <, 0.05);
+      g_assert_cmpfloat (fabs (pair), <, 0.04);
+      g_assert_cmpfloat (fabs (rows), <, 0.04);
+      g_remove (path);
+    }
+  g_rmdir (dir);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -466,6 +552,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tomo/phantom/slice-matches-projection", test_slice_matches_projection);
   g_test_add_func ("/tomo/phantom/dxchange/shapes", test_write_dxchange);
   g_test_add_func ("/tomo/phantom/dxchange/seeded-noise", test_noise_is_seeded);
+  g_test_add_func ("/tomo/phantom/dxchange/noise-statistics", test_noise_statistics);
   g_test_add_func ("/tomo/phantom/dxchange/errors", test_write_errors);
   g_test_add_func ("/tomo/phantom/dxchange/parallel-same-counts", test_parallel_same_counts);
 

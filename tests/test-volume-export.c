@@ -164,17 +164,6 @@ read_folder (const char *dir,
   return data;
 }
 
-static guint
-count_entries (const char *dir)
-{
-  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
-  guint n = 0;
-
-  while (d != NULL && g_dir_read_name (d) != NULL)
-    n++;
-  return n;
-}
-
 static void
 remove_tree (const char *dir)
 {
@@ -247,10 +236,10 @@ check_formats (TomoBackend backend)
       else
         {
           got = read_folder (path, row_start, n_rows);
-          g_assert_cmpuint (count_entries (path), ==, n_rows);
+          g_assert_cmpuint (tomo_test_count_entries (path), ==, n_rows);
         }
       /* Only the output (and the folder of slices) beside it: no temporaries. */
-      g_assert_cmpuint (count_entries (dir), ==, 1);
+      g_assert_cmpuint (tomo_test_count_entries (dir), ==, 1);
 
       want = reference_volume (engine, row_start, row_end, MAX (st.pack, 1));
       for (gsize i = 0; i < n; i++)
@@ -333,7 +322,7 @@ check_cancel (TomoBackend backend)
       g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
       g_assert_nonnull (strstr (error->message, path));
       if (folder)
-        g_assert_cmpuint (count_entries (path), ==, 0);
+        g_assert_cmpuint (tomo_test_count_entries (path), ==, 0);
       else
         {
           g_autofree char *contents = NULL;
@@ -341,7 +330,7 @@ check_cancel (TomoBackend backend)
           g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
           g_assert_cmpstr (contents, ==, "older");
         }
-      g_assert_cmpuint (count_entries (dir), ==, 1);
+      g_assert_cmpuint (tomo_test_count_entries (dir), ==, 1);
       remove_tree (path);
       remove_tree (dir);
     }
@@ -403,7 +392,7 @@ test_disk_full (void)
            * what breaks the other two for an unrelated reason. */
           g_assert_no_error (error);
           g_assert_true (ok);
-          g_assert_cmpuint (count_entries (path), ==, HEIGHT);
+          g_assert_cmpuint (tomo_test_count_entries (path), ==, HEIGHT);
         }
       else
         {
@@ -411,7 +400,7 @@ test_disk_full (void)
           g_assert_nonnull (error);
           g_assert_nonnull (strstr (error->message, "Nothing written to"));
           g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
-          g_assert_cmpuint (count_entries (dir), ==, 0);
+          g_assert_cmpuint (tomo_test_count_entries (dir), ==, 0);
         }
       remove_tree (path);
       remove_tree (dir);
@@ -455,7 +444,7 @@ test_full_midway (void)
       g_assert_false (ok);
       g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
       g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
-      g_assert_cmpuint (count_entries (dir), ==, 0);
+      g_assert_cmpuint (tomo_test_count_entries (dir), ==, 0);
       g_rmdir (dir);
     }
   signal (SIGXFSZ, SIG_DFL);
@@ -484,7 +473,7 @@ test_writer_error (void)
   g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
   g_assert_nonnull (strstr (error->message, "slice_00006"));
   /* Only the blocker is left. */
-  g_assert_cmpuint (count_entries (dir), ==, 1);
+  g_assert_cmpuint (tomo_test_count_entries (dir), ==, 1);
   g_remove (inner);
   g_rmdir (blocker);
   g_rmdir (dir);

@@ -233,3 +233,14 @@ tomo_test_reconstruct (TomoEngine *engine,
   g_assert_nonnull (slice);
   return slice;
 }
+
+guint
+tomo_test_count_entries (const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  guint n = 0;
+
+  while (d != NULL && g_dir_read_name (d) != NULL)
+    n++;
+  return n;
+}

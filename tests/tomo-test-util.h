@@ -82,6 +82,9 @@ double    tomo_test_disc_mean     (const float *img,
                                    double       cy,
                                    double       radius);
 
+/* Entries in folder `dir` (0 when it cannot be read). */
+guint tomo_test_count_entries (const char *dir);
+
 G_END_DECLS
 
 #include <hdf5.h>
@@ -98,5 +101,8 @@ void tomo_test_h5_write (hid_t          file,
                          const hsize_t *chunk,
                          hid_t          mem_type,
                          const void    *data);
+
+/* Entries in folder `dir` (0 when it cannot be read). */
+guint tomo_test_count_entries (const char *dir);
 
 G_END_DECLS

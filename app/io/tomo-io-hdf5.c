@@ -3,8 +3,13 @@
 
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
 
 #include <hdf5.h>
 
@@ -25,6 +30,14 @@ typedef struct
   hid_t  dset;      /* -1 when the kind is absent */
   char  *name;      /* dataset path, for messages */
   guint *index;     /* frame indices in the dataset; NULL = all, in order */
+  /* Direct reads (projections only): the raw bytes of an unfiltered
+   * dataset read with pread() from the file that holds them, on any number
+   * of threads, without the HDF5 lock.  fd −1: through HDF5. */
+  int     fd;
+  gsize   elt;          /* bytes per value */
+  gboolean chunked;
+  hsize_t chunk[3];
+  haddr_t base;         /* contiguous: where the data start */
 } Part;
 
 typedef struct
@@ -665,6 +678,181 @@ hdf5_read_rows (TomoScanLoader *loader,
   return TRUE;
 }
 
+/* Can the projections be read directly?  Unfiltered, contiguous or
+ * chunked, in the host's own (little-endian) uint16 or float32, in this
+ * file (no external storage) without a user block.  Under the HDF5 lock. */
+static void
+direct_setup (Hdf5Loader *self)
+{
+  TomoScanLoader *loader = &self->parent;
+  Part *part = &self->parts[TOMO_FRAME_PROJECTION];
+  hid_t dcpl = -1, ftype = -1, fcpl = -1;
+  hsize_t userblock = 1;
+  gboolean ok = FALSE;
+  H5D_layout_t layout;
+  ssize_t name_len;
+
+  part->fd = -1;
+  if (G_BYTE_ORDER != G_LITTLE_ENDIAN || part->dset < 0 || part->index != NULL ||
+      (loader->dtype != TOMO_DTYPE_UINT16 && loader->dtype != TOMO_DTYPE_FLOAT32))
+    return;
+  dcpl = H5Dget_create_plist (part->dset);
+  ftype = H5Dget_type (part->dset);
+  fcpl = H5Fget_create_plist (self->file);
+  if (dcpl < 0 || ftype < 0 || fcpl < 0 || H5Pget_nfilters (dcpl) != 0 ||
+      H5Pget_external_count (dcpl) != 0 || H5Pget_userblock (fcpl, &userblock) < 0 ||
+      userblock != 0 ||
+      H5Tequal (ftype, loader->dtype == TOMO_DTYPE_UINT16 ? H5T_STD_U16LE : H5T_IEEE_F32LE) <= 0)
+    goto out;
+  part->elt = loader->dtype == TOMO_DTYPE_UINT16 ? 2 : 4;
+  layout = H5Pget_layout (dcpl);
+  if (layout == H5D_CHUNKED)
+    {
+      part->chunked = TRUE;
+      if (H5Pget_chunk (dcpl, 3, part->chunk) != 3 || part->chunk[0] == 0 ||
+          part->chunk[1] == 0 || part->chunk[2] == 0)
+        goto out;
+    }
+  else if (layout == H5D_CONTIGUOUS)
+    {
+      part->base = H5Dget_offset (part->dset);
+      if (part->base == HADDR_UNDEF)
+        goto out;
+    }
+  else
+    goto out;
+  name_len = H5Fget_name (part->dset, NULL, 0);
+  if (name_len > 0)
+    {
+      g_autofree char *name = g_malloc (name_len + 1);
+
+      if (H5Fget_name (part->dset, name, name_len + 1) == name_len)
+        part->fd = g_open (name, O_RDONLY | O_CLOEXEC, 0);
+    }
+  ok = part->fd >= 0;
+
+out:
+  if (!ok)
+    part->fd = -1;
+  if (dcpl >= 0)
+    H5Pclose (dcpl);
+  if (ftype >= 0)
+    H5Tclose (ftype);
+  if (fcpl >= 0)
+    H5Pclose (fcpl);
+  H5Eclear2 (H5E_DEFAULT);
+}
+
+static gboolean
+direct_pread (Hdf5Loader  *self,
+              guint        row,
+              void        *dst,
+              gsize        len,
+              goffset      at,
+              GError     **error)
+{
+  char *p = dst;
+
+  while (len > 0)
+    {
+      ssize_t n = pread (self->parts[TOMO_FRAME_PROJECTION].fd, p, len, at);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                       "%s: cannot read row %u of dataset %s: %s", self->parent.path, row,
+                       self->parts[TOMO_FRAME_PROJECTION].name,
+                       n < 0 ? g_strerror (errno) : "the file ends inside its data");
+          return FALSE;
+        }
+      p += n;
+      len -= n;
+      at += n;
+    }
+  return TRUE;
+}
+
+/* Row `row` of every projection, in the file's type, straight from the
+ * file.  *handled FALSE (and TRUE returned): not possible here (a chunk
+ * never written reads as the fill value only through HDF5). */
+static gboolean
+hdf5_read_rows_direct (TomoScanLoader *loader,
+                       TomoFrameKind   kind,
+                       guint           row,
+                       void           *out,
+                       gboolean       *handled,
+                       GError        **error)
+{
+  Hdf5Loader *self = (Hdf5Loader *) loader;
+  Part *part = &self->parts[kind];
+  gsize elt = part->elt;
+  guint n = loader->n_frames[kind], w = loader->width, h = loader->height;
+  char *dst = out;
+
+  *handled = FALSE;
+  if (kind != TOMO_FRAME_PROJECTION || part->fd < 0)
+    return TRUE;
+  if (!part->chunked)
+    {
+      for (guint p = 0; p < n; p++)
+        if (!direct_pread (self, row, dst + (gsize) p * w * elt, (gsize) w * elt,
+                           part->base + (((guint64) p * h + row) * w) * elt, error))
+          return FALSE;
+      *handled = TRUE;
+      return TRUE;
+    }
+  {
+    hsize_t cp = part->chunk[0], cr = part->chunk[1], cw = part->chunk[2];
+    hsize_t rc = row / cr * cr, rl = row % cr;
+    guint n_pc = (n + cp - 1) / cp, n_xc = (w + cw - 1) / cw;
+    g_autofree haddr_t *addr = g_new (haddr_t, (gsize) n_pc * n_xc);
+    gboolean all = TRUE;
+
+    /* Where this row's chunks are: asked of HDF5 (its lock held briefly). */
+    hdf5_lock_acquire ();
+    for (guint pc = 0; pc < n_pc && all; pc++)
+      for (guint xc = 0; xc < n_xc && all; xc++)
+        {
+          hsize_t at[3] = { pc * cp, rc, xc * cw };
+          unsigned mask = 0;
+          hsize_t size = 0;
+          haddr_t a = HADDR_UNDEF;
+
+          all = H5Dget_chunk_info_by_coord (part->dset, at, &mask, &a, &size) >= 0 &&
+                a != HADDR_UNDEF && mask == 0 && size == cp * cr * cw * elt;
+          addr[pc * n_xc + xc] = a;
+        }
+    H5Eclear2 (H5E_DEFAULT);
+    hdf5_lock_release ();
+    if (!all)
+      return TRUE;
+
+    for (guint pc = 0; pc < n_pc; pc++)
+      for (guint xc = 0; xc < n_xc; xc++)
+        {
+          haddr_t a = addr[pc * n_xc + xc];
+          guint np = MIN (cp, n - pc * cp), nx = MIN (cw, w - xc * cw);
+          char *to = dst + ((gsize) pc * cp * w + xc * cw) * elt;
+
+          if (cr == 1 && cw == w)
+            {
+              /* The row's values of np projections, one run. */
+              if (!direct_pread (self, row, to, (gsize) np * w * elt, a, error))
+                return FALSE;
+              continue;
+            }
+          for (guint pl = 0; pl < np; pl++)
+            if (!direct_pread (self, row, to + (gsize) pl * w * elt, (gsize) nx * elt,
+                               a + ((pl * cr + rl) * cw) * elt, error))
+              return FALSE;
+        }
+  }
+  *handled = TRUE;
+  return TRUE;
+}
+
 /* In the file's type: the types the scan reports as uint16 or float32 are
  * read without conversion; n_rows rows at once. */
 static gboolean
@@ -732,6 +920,8 @@ hdf5_free (TomoScanLoader *loader)
   hdf5_lock_acquire ();
   for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
     {
+      if (self->parts[k].fd >= 0)
+        close (self->parts[k].fd);
       if (self->parts[k].dset >= 0)
         H5Dclose (self->parts[k].dset);
       g_free (self->parts[k].name);
@@ -750,6 +940,7 @@ static const TomoScanLoaderClass dxchange_class = {
   .read_rows_native = hdf5_read_rows_native,
   .read_slab_native = hdf5_read_slab_native,
   .chunk_rows = hdf5_chunk_rows,
+  .read_rows_direct = hdf5_read_rows_direct,
   .free = hdf5_free,
 };
 
@@ -759,6 +950,7 @@ static const TomoScanLoaderClass nxtomo_class = {
   .read_rows_native = hdf5_read_rows_native,
   .read_slab_native = hdf5_read_slab_native,
   .chunk_rows = hdf5_chunk_rows,
+  .read_rows_direct = hdf5_read_rows_direct,
   .free = hdf5_free,
 };
 
@@ -1044,7 +1236,10 @@ hdf5_open (const char     *path,
   self = g_new0 (Hdf5Loader, 1);
   self->file = -1;
   for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
-    self->parts[k].dset = -1;
+    {
+      self->parts[k].dset = -1;
+      self->parts[k].fd = -1;
+    }
   loader = &self->parent;
   loader->klass = &dxchange_class;
   loader->format = TOMO_SCAN_FORMAT_DXCHANGE;
@@ -1118,6 +1313,8 @@ hdf5_open (const char     *path,
       ok = FALSE;
     }
 
+  if (ok && image == NULL)
+    direct_setup (self);
   H5Eclear2 (H5E_DEFAULT);
   hdf5_lock_release ();
 

@@ -47,6 +47,15 @@ typedef struct
                                  void           *out,
                                  GError        **error);
   guint     (*chunk_rows)       (TomoScanLoader *loader);
+  /* Optional: as read_rows_native(), but safe to call from many threads at
+   * once without TomoScan's lock; *handled FALSE (returning TRUE) where it
+   * cannot, and read_rows_native() is used. */
+  gboolean  (*read_rows_direct) (TomoScanLoader *loader,
+                                 TomoFrameKind   kind,
+                                 guint           row,
+                                 void           *out,
+                                 gboolean       *handled,
+                                 GError        **error);
 } TomoScanLoaderClass;
 
 /* What a loader learns from the header.  Loaders embed this first. */
@@ -230,6 +239,8 @@ guint           _tomo_scan_get_chunk_rows (TomoScan *self);
 /* For tests: what the row cache holds now. */
 /* Projection rows read from the file so far (cache misses and direct reads). */
 guint64         _tomo_scan_get_n_row_reads (TomoScan *self);
+/* Of those, raw rows read by the loader's read_rows_direct(). */
+guint64         _tomo_scan_get_n_direct_reads (TomoScan *self);
 void            _tomo_scan_get_cache_usage (TomoScan *self,
                                             guint    *n_rows,
                                             gsize    *bytes,

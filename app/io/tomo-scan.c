@@ -47,6 +47,7 @@ struct _TomoScan
   GHashTable     *in_flight;
   GCond           cache_cond;
   guint64         n_row_reads; /* projection rows read from the file */
+  guint64         n_direct_reads; /* of those, by read_rows_direct() */
 };
 
 typedef struct _DerivedLoader DerivedLoader;
@@ -1065,6 +1066,17 @@ _tomo_scan_get_n_row_reads (TomoScan *self)
   return self->n_row_reads;
 }
 
+guint64
+_tomo_scan_get_n_direct_reads (TomoScan *self)
+{
+  g_autoptr(GMutexLocker) locker = NULL;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (self), 0);
+
+  locker = g_mutex_locker_new (&self->lock);
+  return self->n_direct_reads;
+}
+
 gboolean
 tomo_scan_read_sinogram_direct (TomoScan            *self,
                                 guint                row,
@@ -1130,7 +1142,7 @@ tomo_scan_read_raw_row (TomoScan            *self,
                         TomoPreprocessStats *stats,
                         GError             **error)
 {
-  gboolean ok;
+  gboolean ok, direct = FALSE;
 
   g_return_val_if_fail (TOMO_IS_SCAN (self), FALSE);
   g_return_val_if_fail (out != NULL, FALSE);
@@ -1142,10 +1154,20 @@ tomo_scan_read_raw_row (TomoScan            *self,
    * read without this scan's lock as in tomo_scan_read_sinogram_direct(). */
   if (self->loader->klass == &derived_class)
     return derived_read ((DerivedLoader *) self->loader, row, out, stats, error);
+  /* The projections without the lock where the loader can (many reader
+   * threads at once); the flats and darks under it. */
+  if (self->loader->klass->read_rows_direct != NULL &&
+      tomo_scan_get_raw_dtype (self) == self->loader->dtype &&
+      !self->loader->klass->read_rows_direct (self->loader, TOMO_FRAME_PROJECTION, row, out,
+                                              &direct, error))
+    return FALSE;
   g_mutex_lock (&self->lock);
   self->n_row_reads++;
-  if (self->loader->klass->read_rows_native != NULL &&
-      tomo_scan_get_raw_dtype (self) == self->loader->dtype)
+  self->n_direct_reads += direct;
+  if (direct)
+    ok = TRUE;
+  else if (self->loader->klass->read_rows_native != NULL &&
+           tomo_scan_get_raw_dtype (self) == self->loader->dtype)
     ok = self->loader->klass->read_rows_native (self->loader, TOMO_FRAME_PROJECTION, row, out,
                                                 error);
   else

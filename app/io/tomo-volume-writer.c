@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #define G_LOG_DOMAIN "tomo-volume-writer"
+#define _GNU_SOURCE   /* fallocate() */
 
 #include "config.h"
 
@@ -7,7 +8,9 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 
 #include <glib/gstdio.h>
@@ -16,21 +19,33 @@
 #include "tomo-error.h"
 #include "tomo-output.h"
 #include "tomo-scan-private.h"
-#include "tomo-tiff-writer.h"
+#include "tomo-tiff-stack.h"
 #include "tomo-volume-writer.h"
 
-/* HDF5 is written in two steps.  The file, /exchange/data (float32, one
- * chunk per slice, every chunk allocated at creation and never filled) and
- * its attributes are made through the HDF5 library up front; then the
- * chunks' addresses are known and the slices go there with pwrite() from
- * many threads at once — no HDF5 call (and no HDF5 lock) while the volume
- * streams, and the bytes are exactly the library's raw chunk layout (no
- * filters), so any HDF5 reader sees the data. */
+/* The one-file formats have their layout fixed before the first slice, so
+ * every slice has a known offset in the file and is written there with
+ * pwrite(), cut into pieces that the writer threads write at once, straight
+ * from the caller's memory (no copy, no library call, no library lock):
+ *
+ *  - HDF5: the file, /exchange/data (float32, one chunk per slice, every
+ *    chunk allocated at creation and never filled) and its attributes are
+ *    made through the HDF5 library up front, which then closes the file;
+ *    the chunks' addresses are asked from it, and the bytes written there
+ *    are exactly the library's raw chunk layout (no filters), so any HDF5
+ *    reader sees the data;
+ *  - multi-page TIFF: pages one after the other behind the header
+ *    (tomo-tiff-stack.h), the page directories written at the end.
+ *
+ * The TIFF-per-slice folder copies each slice and writes whole files on the
+ * threads, several slices at once. */
 
 typedef struct
 {
   guint row;
-  float *data;
+  float *data;        /* folder: the writer's copy of the slice */
+  const char *bytes;  /* one file: a piece of the caller's slice … */
+  gsize len;
+  goffset at;         /* … and where it goes */
 } Item;
 
 struct _TomoVolumeWriter
@@ -38,20 +53,25 @@ struct _TomoVolumeWriter
   TomoVolumeFormat format;
   TomoVolumeInfo info;
   char *path;        /* final output: file or folder */
-  TomoOutput *output;      /* HDF5: the temporary file and its rename */
-  const char *tmp_path;    /* HDF5: where it is written (owned by output) */
+  TomoOutput *output;      /* one file: the temporary file and its rename */
+  const char *tmp_path;    /* one file: where it is written (owned by output) */
   gsize slice_floats;
+  gboolean one_file;       /* HDF5 or multi-page TIFF: slices by pieces at offsets */
+  guint n_threads;
 
   GThreadPool *pool;
   GAsyncQueue *free_buffers;
   float **buffers;
   guint n_buffers;
 
-  /* TIFF stack */
-  TomoTiffWriter *tiff;
-  /* HDF5 */
+  /* One file */
+  TomoTiffStack stack;
   int fd;
-  goffset *chunk_offset;   /* per slice */
+  goffset *slice_offset;   /* per slice */
+  char *map;               /* TOMO_VOLUME_WRITE=mmap: the file mapped, or NULL */
+  gsize map_len;
+  guint pending;           /* pieces queued and not yet written (under lock) */
+  GCond pieces_done;
 
   GMutex lock;
   GError *error;           /* first failure */
@@ -114,37 +134,49 @@ set_failed (TomoVolumeWriter *w,
 }
 
 static gboolean
-write_hdf5_slice (TomoVolumeWriter *w,
-                  guint             index,
-                  const float      *data,
-                  GError          **error)
+write_piece (TomoVolumeWriter *w,
+             const Item       *item,
+             GError          **error)
 {
-  const char *p = (const char *) data;
-  gsize left = w->slice_floats * sizeof (float);
-  goffset at = w->chunk_offset[index];
-
-  while (left > 0)
+  if (w->map != NULL)
     {
-      ssize_t n = pwrite (w->fd, p, left, at);
+      memcpy (w->map + item->at, item->bytes, item->len);
+      return TRUE;
+    }
+  if (!tomo_pwrite_all (w->fd, item->bytes, item->len, item->at))
+    {
+      int saved = errno;
 
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        {
-          int saved = n < 0 ? errno : ENOSPC;
-
-          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
-                       "Cannot write slice %u to %s: %s", w->info.row_start + index, w->path,
-                       g_strerror (saved));
-          return FALSE;
-        }
-      p += n;
-      left -= n;
-      at += n;
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Cannot write slice %u to %s: %s",
+                   item->row, w->path, g_strerror (saved));
+      return FALSE;
     }
   return TRUE;
 }
 
+/* Never with O_TRUNC (the temporary file is new and empty, or the output
+ * is not a regular file): on ext4 a truncation to zero marks the file, and
+ * its close() then starts writing every dirty page to the disk and waits
+ * for them to be submitted — 9 s for a 34 GB volume on the H100 machine. */
+static int
+open_no_trunc (const char *path,
+               GError    **error)
+{
+  int fd = g_open (path, O_RDWR | O_CLOEXEC, 0);
+
+  if (fd < 0)
+    {
+      int saved = errno;
+
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Cannot open %s for writing: %s",
+                   path, g_strerror (saved));
+    }
+  return fd;
+}
+
+/* One page of the fixed layout, with pwrite() into a temporary file renamed
+ * into place when complete (libtiff truncates the file it creates: see
+ * open_no_trunc()). */
 static gboolean
 write_folder_slice (TomoVolumeWriter *w,
                     guint             row,
@@ -153,9 +185,37 @@ write_folder_slice (TomoVolumeWriter *w,
 {
   g_autofree char *name = slice_name (row);
   g_autofree char *final = g_build_filename (w->path, name, NULL);
+  g_autoptr(TomoOutput) output = tomo_output_open (final, NULL, error);
+  TomoTiffStack page;
+  int fd;
+  gboolean ok;
 
-  /* Complete or not at all (a temporary file renamed into place). */
-  if (!tomo_tiff_write_float (final, data, w->info.width, w->info.height, 1, error))
+  if (output == NULL)
+    return FALSE;
+  tomo_tiff_stack_init (&page, w->info.width, w->info.height, 1);
+  fd = open_no_trunc (tomo_output_get_write_path (output), error);
+  if (fd < 0)
+    return FALSE;
+  ok = tomo_pwrite_all (fd, data, w->slice_floats * sizeof (float),
+                        tomo_tiff_stack_page_offset (&page, 0));
+  if (!ok)
+    {
+      int saved = errno;
+
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Cannot write slice %u to %s: %s",
+                   row, final, g_strerror (saved));
+    }
+  ok = ok && tomo_tiff_stack_write_directories (&page, fd, final, error);
+  if (close (fd) != 0 && ok)
+    {
+      int saved = errno;
+
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Cannot write %s: %s", final,
+                   g_strerror (saved));
+      ok = FALSE;
+    }
+  /* Complete or not at all. */
+  if (!ok || !tomo_output_commit (output, error))
     return FALSE;
   g_mutex_lock (&w->lock);
   g_ptr_array_add (w->done_files, g_steal_pointer (&final));
@@ -169,36 +229,27 @@ write_run (gpointer data,
 {
   Item *item = data;
   TomoVolumeWriter *w = user_data;
-  guint index = item->row - w->info.row_start;
   GError *error = NULL;
-  gboolean ok = TRUE;
   gint64 t0 = g_get_monotonic_time ();
 
   if (!g_atomic_int_get (&w->failed))
     {
-      switch (w->format)
-        {
-        case TOMO_VOLUME_FORMAT_HDF5:
-          ok = write_hdf5_slice (w, index, item->data, &error);
-          break;
-        case TOMO_VOLUME_FORMAT_TIFF_FOLDER:
-          ok = write_folder_slice (w, item->row, item->data, &error);
-          break;
-        case TOMO_VOLUME_FORMAT_TIFF_STACK:
-        default:
-          ok = tomo_tiff_writer_add_page (w->tiff, item->data, w->info.width, w->info.height,
-                                          &error);
-          break;
-        }
-      if (ok)
-        w->written[index] = TRUE;
-      else
+      gboolean ok;
+
+      if (w->one_file)
+        ok = write_piece (w, item, &error);
+      else if ((ok = write_folder_slice (w, item->row, item->data, &error)))
+        w->written[item->row - w->info.row_start] = TRUE;
+      if (!ok)
         set_failed (w, error);
     }
   g_mutex_lock (&w->lock);
   w->busy_ms += (g_get_monotonic_time () - t0) / 1e3;
+  if (w->one_file && --w->pending == 0)
+    g_cond_broadcast (&w->pieces_done);
   g_mutex_unlock (&w->lock);
-  g_async_queue_push (w->free_buffers, item->data);
+  if (item->data != NULL)
+    g_async_queue_push (w->free_buffers, item->data);
   g_free (item);
 }
 
@@ -243,13 +294,21 @@ attr_double (hid_t       loc,
   return status >= 0;
 }
 
+static gboolean
+open_for_pwrite (TomoVolumeWriter *w,
+                 GError          **error)
+{
+  w->fd = open_no_trunc (w->tmp_path, error);
+  return w->fd >= 0;
+}
+
 /* Creates the HDF5 file at w->tmp_path with every chunk allocated, and
  * learns where each chunk lies. */
 static gboolean
-create_hdf5 (TomoVolumeWriter *w,
-             GError          **error)
+create_hdf5 (TomoVolumeWriter     *w,
+             const TomoVolumeInfo *in,   /* the caller's: w->info keeps no strings */
+             GError              **error)
 {
-  const TomoVolumeInfo *in = &w->info;
   hsize_t dims[3] = { in->n_rows, in->height, in->width };
   hsize_t chunk[3] = { 1, in->height, in->width };
   hid_t file = -1, group = -1, space = -1, dcpl = -1, dset = -1;
@@ -310,7 +369,7 @@ create_hdf5 (TomoVolumeWriter *w,
           failed = "allocate the chunks of /exchange/data";
           goto out;
         }
-      w->chunk_offset[i] = (goffset) addr;
+      w->slice_offset[i] = (goffset) addr;
     }
 
 out:
@@ -332,16 +391,60 @@ out:
                    w->tmp_path);
       return FALSE;
     }
-  w->fd = g_open (w->tmp_path, O_WRONLY | O_CLOEXEC, 0);
-  if (w->fd < 0)
-    {
-      int saved = errno;
+  return open_for_pwrite (w, error);
+}
 
-      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Cannot open %s for writing: %s",
-                   w->tmp_path, g_strerror (saved));
-      return FALSE;
+/* The multi-page TIFF: pages at fixed offsets, directories at finish. */
+static gboolean
+create_tiff_stack (TomoVolumeWriter *w,
+                   GError          **error)
+{
+  tomo_tiff_stack_init (&w->stack, w->info.width, w->info.height, w->info.n_rows);
+  for (guint i = 0; i < w->info.n_rows; i++)
+    w->slice_offset[i] = (goffset) tomo_tiff_stack_page_offset (&w->stack, i);
+  return open_for_pwrite (w, error);
+}
+
+/* info->mmap or TOMO_VOLUME_WRITE=mmap (an alternative to measure against
+ * pwrite()):
+ * the file's blocks reserved with fallocate() — so that no page fault can
+ * meet a full disk (SIGBUS) — and mapped; the pieces are copied into the
+ * mapping, whose page faults run in parallel where buffered writes to one
+ * file take the file's lock.  Anything missing: pwrite(). */
+static void
+map_output (TomoVolumeWriter *w)
+{
+  guint64 end = 0;
+  struct stat st;
+  void *p;
+
+  if (!w->info.mmap && g_strcmp0 (g_getenv ("TOMO_VOLUME_WRITE"), "mmap") != 0)
+    return;
+  for (guint i = 0; i < w->info.n_rows; i++)
+    end = MAX (end, (guint64) w->slice_offset[i] + w->slice_floats * sizeof (float));
+  if (w->format == TOMO_VOLUME_FORMAT_TIFF_STACK)
+    end = tomo_tiff_stack_file_size (&w->stack);
+  if (fstat (w->fd, &st) != 0 || !S_ISREG (st.st_mode))
+    return;
+  end = MAX (end, (guint64) st.st_size);
+  if (fallocate (w->fd, 0, 0, (off_t) end) != 0)
+    {
+      g_debug ("%s: no fallocate (%s): writing with pwrite()", w->tmp_path, g_strerror (errno));
+      return;
     }
-  return TRUE;
+  p = mmap (NULL, end, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd, 0);
+  if (p == MAP_FAILED)
+    return;
+  w->map = p;
+  w->map_len = end;
+}
+
+static void
+unmap_output (TomoVolumeWriter *w)
+{
+  if (w->map != NULL)
+    munmap (w->map, w->map_len);
+  w->map = NULL;
 }
 
 /* Fails early, before minutes of computing, when the volume cannot fit:
@@ -388,8 +491,7 @@ writer_free (TomoVolumeWriter *w)
 {
   if (w->pool != NULL)
     g_thread_pool_free (w->pool, FALSE, TRUE);
-  if (w->tiff != NULL)
-    tomo_tiff_writer_abort (w->tiff);
+  unmap_output (w);
   if (w->fd >= 0)
     close (w->fd);
   g_clear_pointer (&w->output, tomo_output_free);
@@ -400,9 +502,10 @@ writer_free (TomoVolumeWriter *w)
     g_async_queue_unref (w->free_buffers);
   g_clear_error (&w->error);
   g_free (w->written);
-  g_free (w->chunk_offset);
+  g_free (w->slice_offset);
   g_ptr_array_unref (w->done_files);
   g_mutex_clear (&w->lock);
+  g_cond_clear (&w->pieces_done);
   g_free (w->path);
   g_free (w);
 }
@@ -448,38 +551,31 @@ tomo_volume_writer_new (const char           *path,
   w->written = g_new0 (gboolean, info->n_rows);
   w->done_files = g_ptr_array_new_with_free_func (g_free);
   g_mutex_init (&w->lock);
-
-  if (format == TOMO_VOLUME_FORMAT_TIFF_STACK)
-    n_threads = 1;
-  else if (n_threads == 0)
-    n_threads = 4;
+  g_cond_init (&w->pieces_done);
+  w->one_file = format != TOMO_VOLUME_FORMAT_TIFF_FOLDER;
+  w->n_threads = n_threads = n_threads > 0 ? n_threads : 8;
 
   /* Slices plus headers and strip tables (well under 1 %). */
   if (!check_room (path, (guint64) w->slice_floats * sizeof (float) * info->n_rows * 101 / 100
                            + 65536, format != TOMO_VOLUME_FORMAT_TIFF_FOLDER, &local))
     goto fail;
-  if (format == TOMO_VOLUME_FORMAT_HDF5)
+  if (w->one_file)
     {
       w->output = tomo_output_open (path, info->inputs, &local);
       if (w->output == NULL)
         goto fail;
       w->tmp_path = tomo_output_get_write_path (w->output);
-      w->chunk_offset = g_new0 (goffset, info->n_rows);
-      if (!create_hdf5 (w, &local))
+      w->slice_offset = g_new0 (goffset, info->n_rows);
+      if (!(format == TOMO_VOLUME_FORMAT_HDF5 ? create_hdf5 (w, info, &local)
+                                              : create_tiff_stack (w, &local)))
         goto fail;
-    }
-  else if (format == TOMO_VOLUME_FORMAT_TIFF_STACK)
-    {
-      w->tiff = tomo_tiff_writer_new_full (path, info->inputs,
-                                           (guint64) w->slice_floats * sizeof (float) * info->n_rows,
-                                           &local);
-      if (w->tiff == NULL)
-        goto fail;
+      map_output (w);
     }
   else if (!tomo_output_check_inputs (path, info->inputs, &local))
     goto fail;
 
-  w->n_buffers = 2 * n_threads + 2;
+  /* The folder's copies: every thread busy and as many waiting. */
+  w->n_buffers = w->one_file ? 0 : 2 * n_threads + 2;
   w->buffers = g_new0 (float *, w->n_buffers);
   w->free_buffers = g_async_queue_new ();
   for (guint i = 0; i < w->n_buffers; i++)
@@ -525,7 +621,36 @@ tomo_volume_writer_add (TomoVolumeWriter *w,
     }
   if (g_atomic_int_get (&w->failed))
     goto failed;
-  item = g_new (Item, 1);
+  if (w->one_file)
+    {
+      /* Pieces of at least 1 MiB, page-aligned, one per thread. */
+      gsize bytes = w->slice_floats * sizeof (float);
+      gsize piece = MAX ((gsize) 1 << 20, (bytes / w->n_threads + 4095) & ~(gsize) 4095);
+      guint index = row - w->info.row_start;
+
+      g_mutex_lock (&w->lock);
+      w->pending += (guint) ((bytes + piece - 1) / piece);
+      g_mutex_unlock (&w->lock);
+      for (gsize at = 0; at < bytes; at += piece)
+        {
+          item = g_new0 (Item, 1);
+          item->row = row;
+          item->bytes = (const char *) slice + at;
+          item->len = MIN (piece, bytes - at);
+          item->at = w->slice_offset[index] + (goffset) at;
+          g_thread_pool_push (w->pool, item, NULL);
+        }
+      /* The slice is the caller's: back only when written. */
+      g_mutex_lock (&w->lock);
+      while (w->pending > 0)
+        g_cond_wait (&w->pieces_done, &w->lock);
+      g_mutex_unlock (&w->lock);
+      if (g_atomic_int_get (&w->failed))
+        goto failed;
+      w->written[index] = TRUE;
+      return TRUE;
+    }
+  item = g_new0 (Item, 1);
   item->row = row;
   item->data = g_async_queue_pop (w->free_buffers);
   memcpy (item->data, slice, w->slice_floats * sizeof (float));
@@ -567,7 +692,9 @@ tomo_volume_writer_finish (TomoVolumeWriter *w,
                    w->info.n_rows);
       goto fail;
     }
-  if (w->tiff != NULL && !tomo_tiff_writer_close (g_steal_pointer (&w->tiff), &local))
+  unmap_output (w);
+  if (w->format == TOMO_VOLUME_FORMAT_TIFF_STACK &&
+      !tomo_tiff_stack_write_directories (&w->stack, w->fd, w->path, &local))
     goto fail;
   if (w->fd >= 0)
     {
@@ -604,11 +731,7 @@ tomo_volume_writer_abort (TomoVolumeWriter *w)
   g_atomic_int_set (&w->failed, 1);
   if (w->pool != NULL)
     g_thread_pool_free (g_steal_pointer (&w->pool), FALSE, TRUE);
-  if (w->tiff != NULL)
-    {
-      tomo_tiff_writer_abort (g_steal_pointer (&w->tiff));
-      n_removed++;
-    }
+  unmap_output (w);
   if (w->fd >= 0)
     {
       close (w->fd);

@@ -32,6 +32,8 @@ typedef struct
   const char *source;     /* the scan's path */
   double pixel_size;      /* metres, 0 = unknown */
   const char * const *inputs; /* files the output must not be (NULL-terminated), or NULL */
+  gboolean mmap;          /* HDF5 and multi-page TIFF through a shared mapping instead of
+                           * pwrite() (also set by TOMO_VOLUME_WRITE=mmap in the environment) */
 } TomoVolumeInfo;
 
 /* Writes a volume as slices arrive, on a pool of threads, never holding
@@ -41,17 +43,17 @@ typedef struct
  * writer wrote, so nothing half-written is left under the output name. */
 typedef struct _TomoVolumeWriter TomoVolumeWriter;
 
-/* n_threads 0 = a default (4; 1 for the multi-page TIFF, whose pages must
- * be written in order). */
+/* n_threads 0 = a default (8). */
 TomoVolumeWriter *tomo_volume_writer_new      (const char           *path,
                                                TomoVolumeFormat      format,
                                                const TomoVolumeInfo *info,
                                                guint                 n_threads,
                                                GError              **error);
-/* Copies `slice` (width × height floats of detector row `row`) and queues
- * it; blocks while every buffer is queued.  Slices must come in row order
- * for the multi-page TIFF.  FALSE with the first writer error once one
- * failed. */
+/* Writes `slice` (width × height floats of detector row `row`), in any
+ * order.  HDF5 and the multi-page TIFF: written in pieces by all threads at
+ * once straight from `slice`, returning when it is written.  The TIFF
+ * folder: copied and queued, blocking while every buffer is queued.  FALSE
+ * with the first writer error once one failed. */
 gboolean          tomo_volume_writer_add      (TomoVolumeWriter *writer,
                                                guint             row,
                                                const float      *slice,

@@ -259,6 +259,7 @@ tomo_volume_export_run (TomoVolumeExport *self,
                                        &self->params, self->kernel, sink_cb, progress_cb, self,
                                        cancellable, &local);
   tomo_engine_get_volume_stats (self->engine, &self->stats);
+  self->stats.sink_ms = self->stats.write_ms;
   self->stats.write_ms = tomo_volume_writer_get_busy_ms (self->writer);
   /* The writers' busy time is taken before finish frees them; finish only
    * waits for the last few queued slices. */

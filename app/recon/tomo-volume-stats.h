@@ -19,7 +19,8 @@ typedef struct
   double upload_ms;
   double compute_ms;    /* filter + back projection */
   double download_ms;
-  double write_ms;      /* handing slices to the sink */
+  double write_ms;      /* handing slices to the sink (an export: its writer threads' busy time) */
+  double sink_ms;       /* an export: the delivering thread inside the sink */
   double wait_ms;       /* the delivering thread idle, waiting for results */
   guint pack;           /* slices per back projection */
   guint n_devices;      /* GPUs used; 0 for the CPU backend */

@@ -193,6 +193,8 @@ print_stages (const TomoVolumeStats *st,
          st->compute_ms);
   STAGE ("download", st->download_ms);
   STAGE ("write (writer threads)", st->write_ms);
+  if (st->sink_ms > 0)
+    STAGE ("  delivery thread in it", st->sink_ms);
   STAGE ("delivery thread idle", st->wait_ms);
 #undef STAGE
   g_print ("  %u rows, %u slice%s per pass, %u GPU%s; %.2f GU/s end to end\n", st->n_rows,
@@ -286,7 +288,7 @@ cmd_reconstruct (int    argc,
       "folder (one TIFF per slice)", "PATH" },
     { "output-format", 0, 0, G_OPTION_ARG_STRING, &format,
       "auto (default: from -o), hdf5, tiff, tiff-folder", "FMT" },
-    { "writers", 0, 0, G_OPTION_ARG_INT, &n_writers, "Writer threads (default 4)", "N" },
+    { "writers", 0, 0, G_OPTION_ARG_INT, &n_writers, "Writer threads (default 8)", "N" },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
       "Print where the time went, stage by stage", NULL },
     { "progress", 0, 0, G_OPTION_ARG_NONE, &progress, "Show the progress bar even when stderr is not a terminal", NULL },

@@ -299,53 +299,153 @@ tomo_phantom_slice (const TomoPhantomParams *params,
 }
 
 /* ---------------------------------------------------------------------------
- * Raw counts */
+ * Raw counts
+ *
+ * Noise is counter-based: the draws of each value come from a hash of the
+ * seed, the dataset, the detector row, the value's place in the row block
+ * (projection × width + column) and the draw's number.  Any thread can draw
+ * any value, so rows are made in parallel and the file is the same, value for
+ * value, whatever the number of threads or the order the rows are made in. */
 
-static double
-gaussian (GRand *rand)
+typedef enum
 {
-  double u1 = g_rand_double (rand), u2 = g_rand_double (rand);
+  NOISE_DATA = 1,
+  NOISE_FLAT = 2,
+  NOISE_DARK = 3,
+} NoiseSet;
 
-  return sqrt (-2.0 * log (1.0 - u1)) * cos (2.0 * G_PI * u2);
+/* splitmix64's finaliser: a bijection with full avalanche. */
+static inline guint64
+mix64 (guint64 z)
+{
+  z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xbf58476d1ce4e5b9);
+  z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94d049bb133111eb);
+  return z ^ (z >> 31);
 }
 
+#define GOLDEN G_GUINT64_CONSTANT (0x9e3779b97f4a7c15)
+
+/* The key of a row block of one dataset; values are keyed from it. */
+static guint64
+noise_row_key (guint32  seed,
+               NoiseSet set,
+               guint    row)
+{
+  return mix64 (mix64 ((guint64) seed + GOLDEN) ^ ((guint64) set << 40 | row));
+}
+
+typedef struct
+{
+  guint64 key;
+  guint64 k;
+} Draws;
+
+static inline void
+draws_init (Draws   *d,
+            guint64  row_key,
+            gsize    index)
+{
+  d->key = mix64 (row_key + (guint64) index * G_GUINT64_CONSTANT (0xd1b54a32d192ed03));
+  d->k = 0;
+}
+
+/* Uniform in [0, 1), 53 bits. */
+static inline double
+draw_uniform (Draws *d)
+{
+  return (mix64 (d->key + ++d->k * GOLDEN) >> 11) * 0x1.0p-53;
+}
+
+/* Rounded `mean`, or a Poisson draw around it when `d` is given: Knuth's
+ * exact method below 30 counts (from `d`'s draws), else the normal
+ * approximation mean + √mean · z with the standard normal `z`. */
 static guint16
 counts (double  mean,
-        GRand  *rand)
+        Draws  *d,
+        double  z)
 {
   double v = mean;
 
-  if (rand != NULL && mean > 0)
+  if (d != NULL && mean > 0)
     {
       if (mean < 30.0)
         {
-          /* Knuth's method: exact Poisson for the few dim pixels. */
-          double l = exp (-mean), prod = g_rand_double (rand);
+          double l = exp (-mean), prod = draw_uniform (d);
           guint k = 0;
 
           while (prod > l)
             {
               k++;
-              prod *= g_rand_double (rand);
+              prod *= draw_uniform (d);
             }
           v = k;
         }
       else
-        v = mean + sqrt (mean) * gaussian (rand);
+        v = mean + sqrt (mean) * z;
     }
   return (guint16) CLAMP (floor (v + 0.5), 0.0, 65535.0);
+}
+
+/* n values of the row block of `set` at `row`, each of mean means[i] (or
+ * `level` for all when means is NULL), rounded or drawn.  Values go in
+ * pairs (2k, 2k + 1) that share one Box–Muller draw (its cosine and sine
+ * half), so that the logarithm and the trigonometry are paid once per two
+ * values. */
+static void
+make_counts (const TomoPhantomParams *params,
+             NoiseSet                 set,
+             guint                    row,
+             const double            *means,
+             double                   level,
+             gsize                    n,
+             guint16                 *out)
+{
+  guint64 row_key = noise_row_key (params->seed, set, row);
+  guint64 pair_key = mix64 (row_key ^ G_GUINT64_CONSTANT (0x5851f42d4c957f2d));
+
+  for (gsize i = 0; i < n; i += 2)
+    {
+      guint m = MIN (2, n - i);
+      double mean[2], z[2] = { 0, 0 };
+
+      for (guint j = 0; j < m; j++)
+        mean[j] = means != NULL ? means[i + j] : level;
+      if (!params->noise)
+        {
+          for (guint j = 0; j < m; j++)
+            out[i + j] = counts (mean[j], NULL, 0);
+          continue;
+        }
+      if (mean[0] >= 30.0 || (m == 2 && mean[1] >= 30.0))
+        {
+          Draws d;
+          double u1, u2, r;
+
+          draws_init (&d, pair_key, i / 2);
+          u1 = draw_uniform (&d);
+          u2 = draw_uniform (&d);
+          r = sqrt (-2.0 * log (1.0 - u1));
+          z[0] = r * cos (2.0 * G_PI * u2);
+          z[1] = r * sin (2.0 * G_PI * u2);
+        }
+      for (guint j = 0; j < m; j++)
+        {
+          Draws d = { 0, 0 };
+
+          /* Dim values draw their own uniforms. */
+          if (mean[j] < 30.0)
+            draws_init (&d, row_key, i + j);
+          out[i + j] = counts (mean[j], &d, z[j]);
+        }
+    }
 }
 
 /* ---------------------------------------------------------------------------
  * Rows in parallel
  *
- * The line integrals and the mean counts of each detector row are computed
- * by a pool of threads into a ring of slots, a few rows ahead of the thread
- * that writes.  Poisson noise draws from one generator in the order the
- * single-threaded writer always used (projections of a row, then its flats,
- * then its darks, row after row), so it stays on the writing thread: the
- * file is the same bit for bit whatever the number of threads.  Without
- * noise the workers also round the counts, and the writer only writes. */
+ * Each detector row — line integrals, mean counts, the counts with their
+ * noise, and the row's flats and darks — is made by a pool of threads into
+ * a ring of slots, a few rows ahead of the thread that writes them. */
 
 typedef struct
 {
@@ -354,7 +454,7 @@ typedef struct
   gsize plane;           /* n_proj × width */
   guint n_slots;
   double **mean;         /* per slot: line integrals, then mean counts */
-  guint16 **counts;      /* per slot, without noise: rounded counts */
+  guint16 **counts;      /* per slot: projections, then flats, then darks */
   gint64 *ready;         /* per slot: the row it holds, or −1 */
   GThreadPool *pool;
   GMutex lock;
@@ -371,13 +471,17 @@ row_maker_run (gpointer data,
   const TomoPhantomParams *params = m->params;
   double gain = params->flat_level - params->dark_level;
   double *mean = m->mean[slot];
+  guint16 *out = m->counts[slot];
+  gsize n_flat = (gsize) params->n_flats * params->width;
+  gsize n_dark = (gsize) params->n_darks * params->width;
 
   tomo_phantom_sinogram (params, m->theta, row, mean);
   for (gsize i = 0; i < m->plane; i++)
     mean[i] = params->dark_level + gain * exp (-mean[i]);
-  if (m->counts[slot] != NULL)
-    for (gsize i = 0; i < m->plane; i++)
-      m->counts[slot][i] = counts (mean[i], NULL);
+  make_counts (params, NOISE_DATA, row, mean, 0, m->plane, out);
+  make_counts (params, NOISE_FLAT, row, NULL, params->flat_level, n_flat, out + m->plane);
+  make_counts (params, NOISE_DARK, row, NULL, params->dark_level, n_dark,
+               out + m->plane + n_flat);
 
   g_mutex_lock (&m->lock);
   m->ready[slot] = row;
@@ -399,10 +503,12 @@ row_maker_new (const TomoPhantomParams *params,
                guint                    n_threads)
 {
   RowMaker *m = g_new0 (RowMaker, 1);
+  gsize n_counts;
 
   m->params = params;
   m->theta = theta;
   m->plane = (gsize) params->n_proj * params->width;
+  n_counts = m->plane + (gsize) (params->n_flats + params->n_darks) * params->width;
   m->n_slots = MIN (2 * MAX (n_threads, 1), params->height);
   m->mean = g_new0 (double *, m->n_slots);
   m->counts = g_new0 (guint16 *, m->n_slots);
@@ -410,8 +516,7 @@ row_maker_new (const TomoPhantomParams *params,
   for (guint s = 0; s < m->n_slots; s++)
     {
       m->mean[s] = g_new (double, m->plane);
-      if (!params->noise)
-        m->counts[s] = g_new (guint16, m->plane);
+      m->counts[s] = g_new (guint16, n_counts);
       m->ready[s] = -1;
     }
   g_mutex_init (&m->lock);
@@ -422,13 +527,11 @@ row_maker_new (const TomoPhantomParams *params,
   return m;
 }
 
-/* Waits for `row` and returns its counts: the slot's own without noise,
- * else drawn into `buf` from `rand`. */
+/* Waits for `row` and returns its counts: projections (n_proj × width),
+ * then flats, then darks. */
 static const guint16 *
 row_maker_take (RowMaker *m,
-                guint     row,
-                GRand    *rand,
-                guint16  *buf)
+                guint     row)
 {
   guint slot = row % m->n_slots;
 
@@ -436,12 +539,7 @@ row_maker_take (RowMaker *m,
   while (m->ready[slot] != row)
     g_cond_wait (&m->cond, &m->lock);
   g_mutex_unlock (&m->lock);
-
-  if (m->counts[slot] != NULL)
-    return m->counts[slot];
-  for (gsize i = 0; i < m->plane; i++)
-    buf[i] = counts (m->mean[slot][i], rand);
-  return buf;
+  return m->counts[slot];
 }
 
 /* The slot of `row` is free again: start the row that reuses it. */
@@ -581,16 +679,13 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
                              const char              *path,
                              GError                 **error)
 {
-  g_autoptr (GRand) rand = NULL;
   g_autofree double *theta = NULL;
   g_autofree double *theta_deg = NULL;
-  g_autofree guint16 *buf = NULL;
   g_autoptr(TomoOutput) output = NULL;
   hid_t file = -1, group = -1, data = -1, white = -1, dark = -1;
   const char *failed = NULL;
   RowMaker *maker = NULL;
   guint w, h, n, n_threads;
-  gsize buf_len;
 
   g_return_val_if_fail (params != NULL, FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
@@ -602,7 +697,6 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
   w = params->width;
   h = params->height;
   n = params->n_proj;
-  rand = params->noise ? g_rand_new_with_seed (params->seed) : NULL;
   n_threads = params->n_threads > 0 ? params->n_threads : (guint) g_get_num_processors ();
 
   theta = g_new (double, n);
@@ -617,16 +711,21 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
         theta[p] = theta_deg[p] * G_PI / 180.0;
       }
 
-  buf_len = (gsize) MAX (n, MAX (params->n_flats, params->n_darks)) * w;
-  buf = g_new (guint16, buf_len);
-
   output = tomo_output_open (path, NULL, error);
   if (output == NULL)
     return FALSE;
 
   H5E_BEGIN_TRY
   {
+    /* Created, closed and opened again: H5F_ACC_TRUNC truncates the (empty)
+     * temporary file, and on ext4 the first close() after a truncation to
+     * zero writes every dirty page out and waits — for a 17 GB scan,
+     * seconds; closing the fresh file spends that on nothing. */
     file = H5Fcreate (tomo_output_get_write_path (output), H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (file >= 0 && H5Fclose (file) >= 0)
+      file = H5Fopen (tomo_output_get_write_path (output), H5F_ACC_RDWR, H5P_DEFAULT);
+    else
+      file = -1;
     if (file < 0)
       {
         failed = "create the file";
@@ -658,35 +757,19 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
     maker = row_maker_new (params, theta, n_threads);
     for (guint row = 0; row < h; row++)
       {
-        const guint16 *proj = row_maker_take (maker, row, rand, buf);
+        const guint16 *proj = row_maker_take (maker, row);
+        const guint16 *flats = proj + (gsize) n * w;
+        const guint16 *darks = flats + (gsize) params->n_flats * w;
 
         if (!write_row (data, n, row, w, proj))
-          {
-            failed = "write /exchange/data";
-            goto out;
-          }
+          failed = "write /exchange/data";
+        else if (params->n_flats > 0 && !write_row (white, params->n_flats, row, w, flats))
+          failed = "write /exchange/data_white";
+        else if (params->n_darks > 0 && !write_row (dark, params->n_darks, row, w, darks))
+          failed = "write /exchange/data_dark";
+        if (failed != NULL)
+          goto out;
         row_maker_release (maker, row);
-
-        if (params->n_flats > 0)
-          {
-            for (gsize i = 0; i < (gsize) params->n_flats * w; i++)
-              buf[i] = counts (params->flat_level, rand);
-            if (!write_row (white, params->n_flats, row, w, buf))
-              {
-                failed = "write /exchange/data_white";
-                goto out;
-              }
-          }
-        if (params->n_darks > 0)
-          {
-            for (gsize i = 0; i < (gsize) params->n_darks * w; i++)
-              buf[i] = counts (params->dark_level, rand);
-            if (!write_row (dark, params->n_darks, row, w, buf))
-              {
-                failed = "write /exchange/data_dark";
-                goto out;
-              }
-          }
       }
 
     if (!write_doubles (file, "/exchange/theta", n, theta_deg))

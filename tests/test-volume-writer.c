@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* The volume writer on its own: slices written in pieces by many threads at
+ * known offsets (HDF5 chunks, multi-page TIFF pages) read back through the
+ * HDF5 C API and libtiff bit for bit, in any order and for any thread
+ * count; the TIFF layout in both classic and BigTIFF form; and the broken
+ * cases (a missing slice, a row out of range, an abort) leaving nothing. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <hdf5.h>
+#include <tiffio.h>
+
+#include "tomo-error.h"
+#include "tomo-test-util.h"
+#include "tomo-tiff-stack.h"
+#include "tomo-tiff-writer.h"
+#include "tomo-volume-writer.h"
+
+static char *tmp_dir;
+
+/* Distinct, non-trivial bit patterns (NaN and infinities included: the
+ * writer must move bytes, not values). */
+static float *
+make_volume (guint  width,
+             guint  height,
+             guint  n_rows,
+             guint32 seed)
+{
+  gsize n = (gsize) width * height * n_rows;
+  float *v = g_new (float, n);
+  g_autoptr(GRand) rand = g_rand_new_with_seed (seed);
+
+  for (gsize i = 0; i < n; i++)
+    {
+      guint32 bits = g_rand_int (rand);
+
+      memcpy (&v[i], &bits, sizeof bits);
+    }
+  return v;
+}
+
+static char *
+read_string_attr (hid_t       dset,
+                  const char *name)
+{
+  hid_t attr = H5Aopen (dset, name, H5P_DEFAULT);
+  hid_t type = H5Aget_type (attr);
+  gsize size = H5Tget_size (type);
+  char *s = g_malloc0 (size + 1);
+
+  g_assert_cmpint (attr, >=, 0);
+  g_assert_cmpint (H5Tget_class (type), ==, H5T_STRING);
+  g_assert_cmpint (H5Aread (attr, type, s), >=, 0);
+  H5Tclose (type);
+  H5Aclose (attr);
+  return s;
+}
+
+static double
+read_double_attr (hid_t       dset,
+                  const char *name)
+{
+  hid_t attr = H5Aopen (dset, name, H5P_DEFAULT);
+  double v = -1;
+
+  g_assert_cmpint (attr, >=, 0);
+  g_assert_cmpint (H5Aread (attr, H5T_NATIVE_DOUBLE, &v), >=, 0);
+  H5Aclose (attr);
+  return v;
+}
+
+/* Reads /exchange/data through the HDF5 C API and checks the attributes. */
+static float *
+read_hdf5 (const char           *path,
+           const TomoVolumeInfo *info)
+{
+  hid_t file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
+  hid_t dset = H5Dopen2 (file, "/exchange/data", H5P_DEFAULT);
+  hid_t space = H5Dget_space (dset);
+  hsize_t dims[3];
+  float *data;
+
+  g_assert_cmpint (file, >=, 0);
+  g_assert_cmpint (dset, >=, 0);
+  g_assert_cmpint (H5Sget_simple_extent_dims (space, dims, NULL), ==, 3);
+  g_assert_cmpuint (dims[0], ==, info->n_rows);
+  g_assert_cmpuint (dims[1], ==, info->height);
+  g_assert_cmpuint (dims[2], ==, info->width);
+  {
+    g_autofree char *source = read_string_attr (dset, "source");
+    g_autofree char *filter = read_string_attr (dset, "filter");
+    g_autofree char *interp = read_string_attr (dset, "interpolation");
+    g_autofree char *backend = read_string_attr (dset, "backend");
+    g_autofree char *axes = read_string_attr (dset, "axes");
+
+    g_assert_cmpstr (source, ==, info->source);
+    g_assert_cmpstr (filter, ==, info->filter);
+    g_assert_cmpstr (interp, ==, info->interp);
+    g_assert_cmpstr (backend, ==, info->backend);
+    g_assert_cmpstr (axes, ==, "row:y:x");
+  }
+  g_assert_cmpfloat (read_double_attr (dset, "center"), ==, info->center);
+  g_assert_cmpfloat (read_double_attr (dset, "row_start"), ==, info->row_start);
+  g_assert_cmpfloat (read_double_attr (dset, "n_projections"), ==, info->n_projections);
+  g_assert_cmpfloat (read_double_attr (dset, "pixel_size"), ==, info->pixel_size);
+  g_assert_cmpfloat (read_double_attr (dset, "roi_x"), ==, info->roi_x);
+  data = g_new (float, (gsize) info->n_rows * info->height * info->width);
+  g_assert_cmpint (H5Dread (dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), >=, 0);
+  H5Sclose (space);
+  H5Dclose (dset);
+  H5Fclose (file);
+  return data;
+}
+
+static float *
+read_back (const char           *path,
+           TomoVolumeFormat      format,
+           const TomoVolumeInfo *info)
+{
+  g_autoptr(GError) error = NULL;
+  gsize plane = (gsize) info->width * info->height;
+  guint w = 0, h = 0, n = 0;
+  float *data;
+
+  if (format == TOMO_VOLUME_FORMAT_HDF5)
+    return read_hdf5 (path, info);
+  if (format == TOMO_VOLUME_FORMAT_TIFF_STACK)
+    {
+      data = tomo_tiff_read_float (path, &w, &h, &n, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (n, ==, info->n_rows);
+      g_assert_cmpuint (w, ==, info->width);
+      g_assert_cmpuint (h, ==, info->height);
+      return data;
+    }
+  data = g_new (float, plane * info->n_rows);
+  for (guint i = 0; i < info->n_rows; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("slice_%05u.tif", info->row_start + i);
+      g_autofree char *file = g_build_filename (path, name, NULL);
+      g_autofree float *page = tomo_tiff_read_float (file, &w, &h, &n, &error);
+
+      g_assert_no_error (error);
+      g_assert_cmpuint (n, ==, 1);
+      memcpy (data + i * plane, page, plane * sizeof (float));
+    }
+  return data;
+}
+
+static void
+fill_info (TomoVolumeInfo *info,
+           guint           width,
+           guint           height,
+           guint           n_rows)
+{
+  memset (info, 0, sizeof *info);
+  info->width = width;
+  info->height = height;
+  info->row_start = 5;
+  info->n_rows = n_rows;
+  info->roi_x = 3;
+  info->n_projections = 1234;
+  info->center = 345.625;
+  info->filter = "shepp-logan";
+  info->interp = "linear";
+  info->backend = "NVIDIA H100";
+  info->source = "/data/scan ü.h5";
+  info->pixel_size = 6.5e-7;
+}
+
+/* Slices in a shuffled order, by 1, 3 and 8 threads, into every format,
+ * through pwrite() and through the mapped file (info.mmap):
+ * the file holds each slice's bytes exactly.  A slice of 700 × 500 floats
+ * is 1.4 MB: pieces of 1 MiB, the second short. */
+static void
+test_bit_equal (void)
+{
+  TomoVolumeFormat formats[] = { TOMO_VOLUME_FORMAT_HDF5, TOMO_VOLUME_FORMAT_TIFF_STACK,
+                                 TOMO_VOLUME_FORMAT_TIFF_FOLDER };
+  const char *names[] = { "v.h5", "v.tif", "slices" };
+  guint threads[] = { 1, 3, 8 };
+  TomoVolumeInfo info;
+  gsize plane;
+  g_autofree float *volume = NULL;
+  g_autoptr(GRand) rand = g_rand_new_with_seed (3);
+  guint order[9];
+
+  fill_info (&info, 700, 500, G_N_ELEMENTS (order));
+  plane = (gsize) info.width * info.height;
+  volume = make_volume (info.width, info.height, info.n_rows, 17);
+  for (guint i = 0; i < info.n_rows; i++)
+    order[i] = i;
+  for (guint i = info.n_rows - 1; i > 0; i--)
+    {
+      guint j = g_rand_int_range (rand, 0, i + 1), t = order[i];
+
+      order[i] = order[j];
+      order[j] = t;
+    }
+
+  for (guint m = 0; m < 2; m++)
+  for (guint f = 0; f < G_N_ELEMENTS (formats); f++)
+    for (guint t = 0; t < G_N_ELEMENTS (threads); t++)
+      {
+        g_autoptr(GError) error = NULL;
+        g_autofree char *path = g_build_filename (tmp_dir, names[f], NULL);
+        g_autofree float *got = NULL;
+        TomoVolumeWriter *w;
+
+        /* Both ways of writing one file: pwrite() and the mapping. */
+        info.mmap = m == 1;
+        if (formats[f] == TOMO_VOLUME_FORMAT_TIFF_FOLDER)
+          g_assert_cmpint (g_mkdir (path, 0700), ==, 0);
+        w = tomo_volume_writer_new (path, formats[f], &info, threads[t], &error);
+        g_assert_no_error (error);
+        g_assert_cmpint (tomo_volume_writer_get_format (w), ==, formats[f]);
+        for (guint i = 0; i < info.n_rows; i++)
+          {
+            /* The caller's buffer is reused at once, as the pipeline does. */
+            g_autofree float *slice = g_memdup2 (volume + order[i] * plane,
+                                                 plane * sizeof (float));
+
+            g_assert_true (tomo_volume_writer_add (w, info.row_start + order[i], slice, &error));
+            g_assert_no_error (error);
+            if (formats[f] != TOMO_VOLUME_FORMAT_TIFF_FOLDER)
+              memset (slice, 0xA5, plane * sizeof (float));
+          }
+        g_assert_true (tomo_volume_writer_finish (w, &error));
+        g_assert_no_error (error);
+
+        got = read_back (path, formats[f], &info);
+        g_assert_cmpmem (got, plane * info.n_rows * sizeof (float), volume,
+                         plane * info.n_rows * sizeof (float));
+        /* Only the output: no temporary left beside it. */
+        g_assert_cmpuint (tomo_test_count_entries (tmp_dir), ==, 1);
+        if (formats[f] == TOMO_VOLUME_FORMAT_TIFF_FOLDER)
+          {
+            g_autoptr(GDir) d = g_dir_open (path, 0, NULL);
+            const char *name;
+
+            while ((name = g_dir_read_name (d)) != NULL)
+              {
+                g_autofree char *p = g_build_filename (path, name, NULL);
+                g_assert_cmpint (g_remove (p), ==, 0);
+              }
+            g_assert_cmpint (g_rmdir (path), ==, 0);
+          }
+        else
+          g_assert_cmpint (g_remove (path), ==, 0);
+      }
+}
+
+/* The multi-page layout on its own, classic and BigTIFF, one strip per
+ * page (its offset inline in the directory) and many: pages written in
+ * reverse order with pwrite(), read back by libtiff. */
+static void
+test_tiff_layout (void)
+{
+  struct { guint width, height, n_pages; gboolean big; } cases[] = {
+    { 64, 8, 3, FALSE },    /* one strip per page */
+    { 64, 8, 3, TRUE },
+    { 300, 211, 4, FALSE }, /* 211 rows in strips of 54 */
+    { 300, 211, 4, TRUE },
+    { 20000, 3, 2, TRUE },  /* strips of one row */
+  };
+
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *path = g_build_filename (tmp_dir, "layout.tif", NULL);
+      TomoTiffStack s;
+      gsize plane = (gsize) cases[c].width * cases[c].height;
+      g_autofree float *volume = make_volume (cases[c].width, cases[c].height, cases[c].n_pages,
+                                              c + 1);
+      g_autofree float *got = NULL;
+      guint w, h, n;
+      int fd;
+
+      tomo_tiff_stack_init (&s, cases[c].width, cases[c].height, cases[c].n_pages);
+      g_assert_false (s.big);
+      if (cases[c].big)
+        {
+          /* As above 2 GiB, at a size a test can write. */
+          s.big = TRUE;
+          s.header_bytes = 16;
+        }
+      fd = g_open (path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      g_assert_cmpint (fd, >=, 0);
+      for (guint p = cases[c].n_pages; p-- > 0;)
+        g_assert_true (tomo_pwrite_all (fd, volume + p * plane, plane * sizeof (float),
+                                        tomo_tiff_stack_page_offset (&s, p)));
+      g_assert_true (tomo_tiff_stack_write_directories (&s, fd, path, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (close (fd), ==, 0);
+      {
+        GStatBuf st;
+
+        g_assert_cmpint (g_stat (path, &st), ==, 0);
+        g_assert_cmpuint (st.st_size, ==, tomo_tiff_stack_file_size (&s));
+      }
+      {
+        TIFF *tif = TIFFOpen (path, "r");
+
+        g_assert_nonnull (tif);
+        g_assert_cmpint (TIFFIsBigTIFF (tif) != 0, ==, cases[c].big);
+        g_assert_cmpint (TIFFNumberOfStrips (tif), ==, s.n_strips);
+        TIFFClose (tif);
+      }
+      got = tomo_tiff_read_float (path, &w, &h, &n, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (w, ==, cases[c].width);
+      g_assert_cmpuint (h, ==, cases[c].height);
+      g_assert_cmpuint (n, ==, cases[c].n_pages);
+      g_assert_cmpmem (got, plane * n * sizeof (float), volume, plane * n * sizeof (float));
+      g_assert_cmpint (g_remove (path), ==, 0);
+    }
+}
+
+/* A slice never given: finish fails naming the count, nothing is left and
+ * an older file of that name is untouched.  A row outside the volume is an
+ * error that names it.  An abort after a few slices leaves nothing. */
+static void
+test_broken (void)
+{
+  const char *names[] = { "b.h5", "b.tif" };
+  TomoVolumeInfo info;
+  g_autofree float *slice = NULL;
+
+  fill_info (&info, 64, 48, 6);
+  slice = make_volume (info.width, info.height, 1, 9);
+  for (guint f = 0; f < G_N_ELEMENTS (names); f++)
+    {
+      g_autofree char *path = g_build_filename (tmp_dir, names[f], NULL);
+      g_autofree char *contents = NULL;
+      TomoVolumeWriter *w;
+
+      g_assert_true (g_file_set_contents (path, "older", -1, NULL));
+
+      /* One slice missing. */
+      {
+        g_autoptr(GError) error = NULL;
+
+        w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_AUTO, &info, 4, &error);
+        g_assert_no_error (error);
+        for (guint i = 0; i < info.n_rows; i++)
+          if (i != 2)
+            g_assert_true (tomo_volume_writer_add (w, info.row_start + i, slice, &error));
+        g_assert_false (tomo_volume_writer_finish (w, &error));
+        g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+        g_assert_nonnull (strstr (error->message, "1 of 6 slices missing"));
+      }
+      /* A row out of range, then an abort. */
+      {
+        g_autoptr(GError) error = NULL;
+
+        w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_AUTO, &info, 4, &error);
+        g_assert_no_error (error);
+        g_assert_true (tomo_volume_writer_add (w, info.row_start, slice, &error));
+        g_assert_false (tomo_volume_writer_add (w, info.row_start + info.n_rows, slice, &error));
+        g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+        g_assert_nonnull (strstr (error->message, "row 11"));
+        g_assert_cmpuint (tomo_volume_writer_abort (w), ==, 1);
+      }
+      g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
+      g_assert_cmpstr (contents, ==, "older");
+      g_assert_cmpuint (tomo_test_count_entries (tmp_dir), ==, 1);
+      g_assert_cmpint (g_remove (path), ==, 0);
+    }
+}
+
+/* A writer error inside the pieces: the output is /dev/full, where every
+ * write fails with ENOSPC.  The slice's add reports it, naming the output
+ * and the reason; later slices and finish fail with it too. */
+static void
+test_write_error (void)
+{
+  TomoVolumeInfo info;
+  g_autofree float *slice = NULL;
+  g_autoptr(GError) error = NULL;
+  TomoVolumeWriter *w;
+
+  if (!g_file_test ("/dev/full", G_FILE_TEST_EXISTS))
+    {
+      g_test_skip ("no /dev/full");
+      return;
+    }
+  fill_info (&info, 640, 480, 3);
+  slice = make_volume (info.width, info.height, 1, 4);
+  /* Not a regular file: written in place (nothing of ours to remove), as a
+   * multi-page TIFF (HDF5 cannot create its file there). */
+  w = tomo_volume_writer_new ("/dev/full", TOMO_VOLUME_FORMAT_TIFF_STACK, &info, 3, &error);
+  g_assert_no_error (error);
+  g_assert_false (tomo_volume_writer_add (w, info.row_start, slice, &error));
+  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  g_assert_nonnull (strstr (error->message, "/dev/full"));
+  g_assert_nonnull (strstr (error->message, g_strerror (ENOSPC)));
+  g_clear_error (&error);
+  /* Every later slice fails with the first error; finish too. */
+  g_assert_false (tomo_volume_writer_add (w, info.row_start + 1, slice, &error));
+  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  g_clear_error (&error);
+  g_assert_false (tomo_volume_writer_finish (w, &error));
+  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autoptr(GError) error = NULL;
+  int status;
+
+  g_test_init (&argc, &argv, NULL);
+  tmp_dir = g_dir_make_tmp ("tomo-volume-writer-XXXXXX", &error);
+  g_assert_no_error (error);
+
+  g_test_add_func ("/tomo/volume-writer/bit-equal", test_bit_equal);
+  g_test_add_func ("/tomo/volume-writer/tiff-layout", test_tiff_layout);
+  g_test_add_func ("/tomo/volume-writer/broken", test_broken);
+  g_test_add_func ("/tomo/volume-writer/write-error", test_write_error);
+  status = g_test_run ();
+  g_rmdir (tmp_dir);
+  g_free (tmp_dir);
+  return status;
+}

@@ -58,6 +58,9 @@ _tomo_gpu_release (Release      release,
   _tomo_gpu_release (cudaEventDestroy, "cudaEventDestroy (" #__VA_ARGS__ ")", __FILE__, __LINE__, __VA_ARGS__)
 #define TOMO_CUDA_STREAM_DESTROY(...) \
   _tomo_gpu_release (cudaStreamDestroy, "cudaStreamDestroy (" #__VA_ARGS__ ")", __FILE__, __LINE__, __VA_ARGS__)
+#define TOMO_CUDA_TEXTURE_DESTROY(...) \
+  _tomo_gpu_release (cudaDestroyTextureObject, "cudaDestroyTextureObject (" #__VA_ARGS__ ")", __FILE__, __LINE__, \
+                     __VA_ARGS__)
 /* After every kernel launch. */
 #define TOMO_CUDA_CHECK_LAUNCH(what, error) \
   _tomo_gpu_check_cuda (_tomo_gpu_fault_launch (cudaGetLastError ()), what, __FILE__, __LINE__, (error))

@@ -524,11 +524,9 @@ tomo_gpu_context_free (TomoGpuContext *ctx)
   free_buffer ((void **) &ctx->d_raw, &ctx->d_raw_size);
   free_buffer ((void **) &ctx->d_flat_dark, &ctx->d_flat_dark_size);
   free_buffer ((void **) &ctx->d_counts, &ctx->d_counts_size);
-  for (int i = 0; i < 3; i++)
-    if (ctx->ev_load[i])
-      TOMO_CUDA_WARN (cudaEventDestroy (ctx->ev_load[i]));
   g_clear_pointer (&ctx->stats, _tomo_gpu_stats_work_free);
-  TOMO_CUDA_EVENT_DESTROY (ctx->ev_filter[0], ctx->ev_filter[1], ctx->ev_bp[0], ctx->ev_bp[1]);
+  TOMO_CUDA_EVENT_DESTROY (ctx->ev_load[0], ctx->ev_load[1], ctx->ev_load[2], ctx->ev_filter[0], ctx->ev_filter[1],
+                           ctx->ev_bp[0], ctx->ev_bp[1]);
   TOMO_CUDA_STREAM_DESTROY (ctx->stream);
   g_clear_pointer (&ctx->tune, g_key_file_unref);
   g_free (ctx);

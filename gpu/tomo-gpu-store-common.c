@@ -9,7 +9,8 @@
 #include "tomo-gpu-store.h"
 
 static const char *const precision_names[] = { "auto", "float", "half" };
-static const char *const plane_kernel_names[] = { "auto", "global", "cached", "rows" };
+static const char *const plane_kernel_names[] = { "auto", "global", "cached", "rows", "tile",
+                                                       "texture" };
 
 const char *
 tomo_gpu_store_precision_to_string (TomoGpuStorePrecision precision)
@@ -41,7 +42,7 @@ tomo_gpu_plane_kernel_from_string (const char         *name,
         return TRUE;
       }
   g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-               "Unknown plane kernel “%s” (expected auto, global or cached)",
+               "Unknown plane kernel “%s” (expected auto, global, cached, rows, tile or texture)",
                name ? name : "(null)");
   return FALSE;
 }

@@ -46,3 +46,7 @@ NOT_BUILT (gboolean, FALSE, tomo_gpu_store_plane,
            TomoGpuPlaneKernel kernel, GError **error)
 NOT_BUILT (gboolean, FALSE, tomo_gpu_store_download,
            TomoGpuStore *store, float *host, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_store_preview,
+           TomoGpuStore *store, const TomoGpuPreview *preview, double center, int interp, GError **error)
+
+double tomo_gpu_store_get_preview_prep_ms (TomoGpuStore *store) { return 0.0; }

@@ -32,16 +32,23 @@
  *   about 2048·|u·(cos θ, −sin θ)| bins, each bin once — into shared memory,
  *   blended between the two detector rows, and each thread then interpolates
  *   its 8 samples with a clamp instead of bounds tests.
+ * tile and texture kernels: tomo-gpu-store-tile.cu; the preview volume:
+ *   tomo-gpu-store-preview.cu.  auto takes tile for vertical planes on whole
+ *   rows (6.3 ms for XZ 2048² from the half store on the H100, rows 8.8 ms),
+ *   rows for the other planes with horizontal rows and a step ≤ 1 pixel
+ *   (there it beat the tile kernel's pair path), global for the rest.
  */
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include <cuda_fp16.h>
 
 #include "tomo-gpu-private.h"
 #include "tomo-gpu-store.h"
+#include "tomo-gpu-store-private.h"
 
 #define STORE_GROUP 4            /* rows filtered per cuFFT batch while filling */
 #define STORE_RESERVE (512ull << 20) /* device bytes left for filtering and output */
@@ -71,33 +78,22 @@ struct _TomoGpuStore
   float *d_tmp;            /* put_filtered staging */
   size_t tmp_size;
 
+  guint generation;         /* changes whenever the rows held change */
+  float *d_binned;          /* the preview's reduced copy */
+  size_t binned_size;
+  TomoGpuPreview binned_for;
+  guint binned_generation;
+  double prep_ms;
+
+  cudaTextureObject_t *h_tex;   /* one per stored row, for the texture kernel */
+  cudaTextureObject_t *d_tex;
+
   cudaStream_t stream;
   cudaEvent_t ev[2];
   double fill_ms, plane_ms;
   TomoGpuPlaneKernel last_kernel;
 };
 
-typedef struct
-{
-  float x0, y0, z0;       /* sample (0, 0); x, y centred, z relative to row_start */
-  float ux, uy, uz, vx, vy, vz;
-  int w, h;
-  int W, P, n_rows;
-  float center, lim, inv_scale;
-  size_t row_elems;
-} PlaneArgs;
-
-__device__ static inline float
-load_value (const float *p)
-{
-  return __ldg (p);
-}
-
-__device__ static inline float
-load_value (const __half *p)
-{
-  return __half2float (__ldg (p));
-}
 
 /* Detector rows r0 (and r0 + 1 with weight fz) for relative z; FALSE
  * outside the rows held.  A sample on the last row takes it alone. */
@@ -296,16 +292,6 @@ typedef struct
   float cmin, cmax;  /* the clamp: detector and window */
 } RowsProj;
 
-__device__ static inline void
-rows_cp4 (void       *dst,
-          const void *src,
-          int         bytes)
-{
-  const unsigned int d = (unsigned int) __cvta_generic_to_shared (dst);
-
-  asm volatile ("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" :: "r" (d), "l" (src), "r" (bytes));
-}
-
 __device__ static inline float
 bin_value (const float *b)
 {
@@ -415,7 +401,7 @@ plane_rows_kernel (const T      *rows,
                 const bool on = col >= 0 && col < a.W;
 
                 if (ASYNC)
-                  rows_cp4 (dst + UNIT * e, src + (on ? col : 0), on ? 4 : 0);
+                  copy_async<4> (dst + UNIT * e, src + (on ? col : 0), on ? 4 : 0);
                 else
                   dst[e] = on ? src[col] : (T) 0.0f;
               }
@@ -615,6 +601,14 @@ tomo_gpu_store_free (TomoGpuStore *store)
     TOMO_CUDA_WARN (cudaFree (store->d_out));
   if (store->d_tmp != NULL)
     TOMO_CUDA_WARN (cudaFree (store->d_tmp));
+  if (store->d_binned != NULL)
+    TOMO_CUDA_WARN (cudaFree (store->d_binned));
+  for (guint r = 0; store->h_tex != NULL && r < store->n_rows; r++)
+    if (store->h_tex[r] != 0)
+      TOMO_CUDA_WARN (cudaDestroyTextureObject (store->h_tex[r]));
+  g_free (store->h_tex);
+  if (store->d_tex != NULL)
+    TOMO_CUDA_WARN (cudaFree (store->d_tex));
   for (int k = 0; k < 2; k++)
     if (store->ev[k] != NULL)
       TOMO_CUDA_WARN (cudaEventDestroy (store->ev[k]));
@@ -690,6 +684,7 @@ tomo_gpu_store_set_filter (TomoGpuStore *store,
     return FALSE;
   store->have_filter = TRUE;
   store->n_filled = 0;   /* the rows held were filtered with the old one */
+  store->generation++;
   return TRUE;
 }
 
@@ -740,6 +735,7 @@ tomo_gpu_store_put_filtered (TomoGpuStore *store,
       !TOMO_CUDA_CHECK (cudaStreamSynchronize (store->stream), error))
     return FALSE;
   store->n_filled = MIN (store->n_rows, store->n_filled + n);
+  store->generation++;
   return TRUE;
 }
 
@@ -830,6 +826,7 @@ tomo_gpu_store_fill (TomoGpuStore    *store,
   if (!TOMO_CUDA_CHECK (cudaStreamSynchronize (store->stream), error))
     goto out;
   store->n_filled = store->n_rows;
+  store->generation++;
   store->fill_ms = (g_get_monotonic_time () - t0) / 1000.0;
   ok = TRUE;
 
@@ -857,6 +854,81 @@ out:
 }
 
 static gboolean
+check_filled (TomoGpuStore *store,
+              GError      **error)
+{
+  if (store->n_filled < store->n_rows)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "The volume store holds %u of its %u rows: fill it first",
+                   store->n_filled, store->n_rows);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Texture objects over the stored rows (made once, on first use): W × P,
+ * linear filtering, zero border, read as float. */
+static gboolean
+ensure_textures (TomoGpuStore *store,
+                 GError      **error)
+{
+  const size_t elem = store->precision == TOMO_GPU_STORE_FLOAT ? 4 : 2;
+  cudaDeviceProp prop;
+
+  if (store->d_tex != NULL)
+    return TRUE;
+  if (!TOMO_CUDA_CHECK (cudaGetDeviceProperties (&prop, store->device), error))
+    return FALSE;
+  if ((store->width * elem) % prop.texturePitchAlignment != 0 || store->n_proj > 65000 ||
+      store->width > 65000)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "The texture plane kernel needs detector rows of a multiple of %zu bytes and "
+                   "at most 65000 projections; the store has %u columns of %zu bytes, %u "
+                   "projections", (size_t) prop.texturePitchAlignment, store->width, elem,
+                   store->n_proj);
+      return FALSE;
+    }
+  store->h_tex = g_new0 (cudaTextureObject_t, store->n_rows);
+  for (guint r = 0; r < store->n_rows; r++)
+    {
+      cudaResourceDesc res = {};
+      cudaTextureDesc td = {};
+
+      res.resType = cudaResourceTypePitch2D;
+      res.res.pitch2D.devPtr = (char *) store->d_rows + r * store->row_elems * elem;
+      res.res.pitch2D.desc = elem == 4 ? cudaCreateChannelDesc<float> () : cudaCreateChannelDescHalf ();
+      res.res.pitch2D.width = store->width;
+      res.res.pitch2D.height = store->n_proj;
+      res.res.pitch2D.pitchInBytes = store->width * elem;
+      td.addressMode[0] = td.addressMode[1] = cudaAddressModeBorder;
+      td.filterMode = cudaFilterModeLinear;
+      td.readMode = cudaReadModeElementType;
+      td.normalizedCoords = 0;
+      if (!TOMO_CUDA_CHECK (cudaCreateTextureObject (&store->h_tex[r], &res, &td, NULL), error))
+        goto fail;
+    }
+  if (alloc_device ((void **) &store->d_tex, store->n_rows * sizeof (cudaTextureObject_t),
+                    "texture objects", error) &&
+      TOMO_CUDA_CHECK (cudaMemcpy (store->d_tex, store->h_tex,
+                                   store->n_rows * sizeof (cudaTextureObject_t),
+                                   cudaMemcpyHostToDevice), error))
+    return TRUE;
+
+fail:
+  /* Nothing half made stays: the next call starts again. */
+  for (guint r = 0; r < store->n_rows; r++)
+    if (store->h_tex[r] != 0)
+      TOMO_CUDA_WARN (cudaDestroyTextureObject (store->h_tex[r]));
+  g_clear_pointer (&store->h_tex, g_free);
+  if (store->d_tex != NULL)
+    TOMO_CUDA_WARN (cudaFree (store->d_tex));
+  store->d_tex = NULL;
+  return FALSE;
+}
+
+static gboolean
 plane_rows_horizontal (const TomoGpuPlane *pl)
 {
   return pl->u[2] == 0.0;
@@ -866,6 +938,19 @@ static gboolean
 plane_is_cacheable (const TomoGpuPlane *pl)
 {
   return pl->u[2] == 0.0 && pl->u[0] * pl->u[0] + pl->u[1] * pl->u[1] <= 1.0 + 1e-9;
+}
+
+/* Plane columns vertical, every plane row on a stored row, rows of a
+ * multiple of 16 bytes: the tile kernel's fastest path. */
+static gboolean
+plane_is_vertical_on_rows (const TomoGpuPlane *pl,
+                           TomoGpuStore       *store)
+{
+  const double z0 = pl->centre[2] - (pl->height - 1) / 2.0 * pl->v[2] - store->row_start;
+  const guint vec = store->precision == TOMO_GPU_STORE_FLOAT ? 4 : 8;
+
+  return pl->v[0] == 0.0 && pl->v[1] == 0.0 && z0 == rint (z0) && pl->v[2] == rint (pl->v[2]) &&
+         store->width % vec == 0;
 }
 
 template <typename T, int LINEAR, bool TWO, bool ASYNC>
@@ -985,8 +1070,23 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
    * bins) of two detector rows in two buffers in shared memory. */
   const gboolean rows_fit = (store->width + 8) * sizeof (float) * 4 <= ROWS_MAX_BYTES;
 
+  /* auto: vertical planes on whole detector rows (XZ, YZ, turned about the
+   * vertical axis) with 16-byte aligned rows take the tile kernel's ring
+   * path; other planes with horizontal rows and a step ≤ 1 pixel the rows
+   * kernel (the fastest of the others on the H100, docs/PERFORMANCE.md);
+   * the rest the global one. */
   if (kernel == TOMO_GPU_PLANE_AUTO)
-    kernel = plane_is_cacheable (plane) && rows_fit ? TOMO_GPU_PLANE_ROWS : TOMO_GPU_PLANE_GLOBAL;
+    kernel = plane_is_cacheable (plane) && plane_is_vertical_on_rows (plane, store)
+             ? TOMO_GPU_PLANE_TILE
+             : plane_is_cacheable (plane) && rows_fit ? TOMO_GPU_PLANE_ROWS
+                                                      : TOMO_GPU_PLANE_GLOBAL;
+  else if (kernel == TOMO_GPU_PLANE_TILE && !plane_is_cacheable (plane))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "The tile plane kernel needs horizontal plane rows (u_z = 0) and a step of "
+                   "at most one pixel; u = (%g, %g, %g)", plane->u[0], plane->u[1], plane->u[2]);
+      return FALSE;
+    }
   else if (kernel == TOMO_GPU_PLANE_ROWS && (!plane_rows_horizontal (plane) || !rows_fit))
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
@@ -1003,13 +1103,8 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
                    "at most one pixel; u = (%g, %g, %g)", plane->u[0], plane->u[1], plane->u[2]);
       return FALSE;
     }
-  if (store->n_filled < store->n_rows)
-    {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "The volume store holds %u of its %u rows: fill it first",
-                   store->n_filled, store->n_rows);
-      return FALSE;
-    }
+  if (!check_filled (store, error))
+    return FALSE;
 
   c = (store->width - 1) / 2.0;
   di = (plane->width - 1) / 2.0;
@@ -1034,7 +1129,22 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
                     (size_t) plane->width * plane->height * sizeof (float), "plane", error) ||
       !TOMO_CUDA_CHECK (cudaEventRecord (store->ev[0], store->stream), error))
     return FALSE;
-  if (store->precision == TOMO_GPU_STORE_FLOAT)
+  if (kernel == TOMO_GPU_PLANE_TEXTURE)
+    {
+      if (!ensure_textures (store, error) ||
+          !TOMO_CUDA_CHECK (cudaEventRecord (store->ev[0], store->stream), error) ||
+          !_tomo_gpu_store_texture_launch (store->d_tex, store->d_trig, &a, interp, store->d_out,
+                                           store->stream, error))
+        return FALSE;
+    }
+  else if (kernel == TOMO_GPU_PLANE_TILE)
+    {
+      if (!_tomo_gpu_store_tile_launch (store->d_rows, store->precision == TOMO_GPU_STORE_HALF,
+                                        store->d_trig, &a, interp, store->d_out, store->stream,
+                                        error))
+        return FALSE;
+    }
+  else if (store->precision == TOMO_GPU_STORE_FLOAT)
     launch_plane<float> (store, kernel, interp, a);
   else
     launch_plane<__half> (store, kernel, interp, a);
@@ -1066,4 +1176,94 @@ tomo_gpu_store_download (TomoGpuStore *store,
          TOMO_CUDA_CHECK (cudaMemcpy (host, store->d_out,
                                       (size_t) store->out_width * store->out_height * sizeof (float),
                                       cudaMemcpyDeviceToHost), error);
+}
+
+gboolean
+tomo_gpu_store_preview (TomoGpuStore         *store,
+                        const TomoGpuPreview *pv,
+                        double                center,
+                        int                   interp,
+                        GError              **error)
+{
+  PreviewArgs a;
+  float ms = 0.0f;
+
+  g_return_val_if_fail (store != NULL && pv != NULL, FALSE);
+
+  if (pv->nx < 1 || pv->ny < 1 || pv->nz < 1 || pv->nx > 4096 || pv->ny > 4096 || pv->nz > 4096 ||
+      pv->bin < 1 || pv->bin > store->width || pv->step < 1 || pv->step > store->n_proj ||
+      (store->n_proj + pv->step - 1) / pv->step > 65535)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Preview %u × %u × %u voxels from bins of %u columns and every %u-th "
+                   "projection: sides must be 1 … 4096, the bin 1 … %u columns, the step "
+                   "1 … %u projections", pv->nx, pv->ny, pv->nz, pv->bin, pv->step,
+                   store->width, store->n_proj);
+      return FALSE;
+    }
+  if (!(fabs (center) < COORD_LIMIT) || (interp != 0 && interp != 1))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Preview: bad centre %g or interpolation %d", center, interp);
+      return FALSE;
+    }
+  if (!check_filled (store, error))
+    return FALSE;
+
+  a.W = store->width;
+  a.P = store->n_proj;
+  a.n_rows = store->n_rows;
+  a.row_elems = store->row_elems;
+  a.inv_scale = 1.0f / store->value_scale;
+  a.nx = pv->nx;
+  a.ny = pv->ny;
+  a.nz = pv->nz;
+  a.bin = pv->bin;
+  a.step = pv->step;
+  a.Wb = (store->width + pv->bin - 1) / pv->bin;
+  a.Pb = (store->n_proj + pv->step - 1) / pv->step;
+  a.sx = (float) ((double) store->width / pv->nx);
+  a.sy = (float) ((double) store->width / pv->ny);
+  a.center = (float) center;
+  a.weight = (float) ((double) store->n_proj / a.Pb);
+
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (store->device), error) ||
+      !_tomo_gpu_ensure_buffer ((void **) &store->d_out, &store->out_size,
+                                (size_t) pv->nx * pv->ny * pv->nz * sizeof (float), "preview",
+                                error))
+    return FALSE;
+  if (store->d_binned == NULL || store->binned_generation != store->generation ||
+      memcmp (&store->binned_for, pv, sizeof *pv) != 0)
+    {
+      gint64 t0 = g_get_monotonic_time ();
+
+      memset (&store->binned_for, 0, sizeof store->binned_for);
+      if (!_tomo_gpu_ensure_buffer ((void **) &store->d_binned, &store->binned_size,
+                                    (size_t) a.nz * a.Pb * (a.Wb + 3) * sizeof (float),
+                                    "preview copy of the store", error) ||
+          !_tomo_gpu_store_preview_bin (store->d_rows, store->precision == TOMO_GPU_STORE_HALF,
+                                        &a, store->d_binned, store->stream, error) ||
+          !TOMO_CUDA_CHECK (cudaStreamSynchronize (store->stream), error))
+        return FALSE;
+      store->binned_for = *pv;
+      store->binned_generation = store->generation;
+      store->prep_ms = (g_get_monotonic_time () - t0) / 1000.0;
+    }
+  if (!TOMO_CUDA_CHECK (cudaEventRecord (store->ev[0], store->stream), error) ||
+      !_tomo_gpu_store_preview_launch (store->d_binned, store->d_trig, &a, interp, store->d_out,
+                                       store->stream, error) ||
+      !TOMO_CUDA_CHECK (cudaEventRecord (store->ev[1], store->stream), error) ||
+      !TOMO_CUDA_CHECK (cudaEventSynchronize (store->ev[1]), error) ||
+      !TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, store->ev[0], store->ev[1]), error))
+    return FALSE;
+  store->out_width = pv->nx;
+  store->out_height = pv->ny * pv->nz;
+  store->plane_ms = ms;
+  return TRUE;
+}
+
+double
+tomo_gpu_store_get_preview_prep_ms (TomoGpuStore *store)
+{
+  return store->prep_ms;
 }

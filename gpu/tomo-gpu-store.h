@@ -23,11 +23,19 @@ const char *tomo_gpu_store_precision_to_string (TomoGpuStorePrecision precision)
 
 typedef enum
 {
-  TOMO_GPU_PLANE_AUTO = 0, /* rows for horizontal plane rows with a step ≤ 1 pixel, else global */
+  TOMO_GPU_PLANE_AUTO = 0, /* tile for vertical planes on whole rows of 16-byte rows, rows for
+                            * other horizontal plane rows with a step ≤ 1 pixel, else global */
   TOMO_GPU_PLANE_GLOBAL,   /* one thread per sample, loads from global memory: the baseline */
   TOMO_GPU_PLANE_CACHED,   /* a block per plane-row segment, its bins cached in shared memory */
   TOMO_GPU_PLANE_ROWS,     /* horizontal plane rows (any step): a block per plane-row segment of
                             * 2048 samples, each projection's whole run of bins in shared memory */
+  TOMO_GPU_PLANE_TILE,     /* horizontal plane rows, step ≤ 1 pixel: a block per 256 × 8 tile;
+                            * on vertical planes on whole rows (XZ, YZ) raw bins through a
+                            * cp.async ring and each bin position serving 8 plane rows, else
+                            * bins staged as interpolation pairs (tomo-gpu-store-tile.cu) */
+  TOMO_GPU_PLANE_TEXTURE,  /* one thread per sample through texture objects of the stored rows
+                            * (hardware linear filtering, 8-bit fractional weights): the
+                            * texture baseline; needs rows of a multiple of 32 bytes */
 } TomoGpuPlaneKernel;
 
 const char *tomo_gpu_plane_kernel_to_string   (TomoGpuPlaneKernel kernel);
@@ -114,5 +122,26 @@ gboolean     tomo_gpu_store_download       (TomoGpuStore *store,
 /* CUDA-event milliseconds of the last plane, and the kernel that ran. */
 double             tomo_gpu_store_get_plane_ms    (TomoGpuStore *store);
 TomoGpuPlaneKernel tomo_gpu_store_get_last_kernel (TomoGpuStore *store);
+
+/* A preview volume of nx × ny × nz voxels back projected in one launch
+ * from a reduced copy of the store, as tomo_preview_backproject()
+ * (app/recon/tomo-preview.h) defines it: nz slabs of rows averaged, `bin`
+ * detector columns averaged, every `step`-th projection.  The copy is made
+ * on the first call for a size and kept until the store's rows change.
+ * The volume (z slowest) stays in the output buffer: get_output(),
+ * download(); get_plane_ms() is the kernel's time, get_preview_prep_ms()
+ * that of the last copy. */
+typedef struct
+{
+  guint nx, ny, nz;
+  guint bin, step;
+} TomoGpuPreview;
+
+gboolean tomo_gpu_store_preview             (TomoGpuStore         *store,
+                                             const TomoGpuPreview *preview,
+                                             double                center,
+                                             int                   interp,
+                                             GError              **error);
+double   tomo_gpu_store_get_preview_prep_ms (TomoGpuStore *store);
 
 G_END_DECLS

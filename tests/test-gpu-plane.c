@@ -11,6 +11,7 @@
 #include "tomo-gpu-store.h"
 #include "tomo-phantom.h"
 #include "tomo-plane.h"
+#include "tomo-preview.h"
 #include "tomo-test-util.h"
 
 /* The volume store and its plane kernels against the CPU reference
@@ -155,11 +156,11 @@ test_planes (gconstpointer data)
 
   for (guint k = 0; k < G_N_ELEMENTS (planes); k++)
     for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
-      for (TomoGpuPlaneKernel kern = TOMO_GPU_PLANE_AUTO; kern <= TOMO_GPU_PLANE_ROWS; kern++)
+      for (TomoGpuPlaneKernel kern = TOMO_GPU_PLANE_AUTO; kern <= TOMO_GPU_PLANE_TILE; kern++)
         {
           double tol, e;
 
-          if (kern == TOMO_GPU_PLANE_CACHED && (k == 4 || k == 6))
+          if ((kern == TOMO_GPU_PLANE_CACHED || kern == TOMO_GPU_PLANE_TILE) && (k == 4 || k == 6))
             continue;   /* step 1.5 > 1 pixel, rows not horizontal: checked below */
           if (kern == TOMO_GPU_PLANE_ROWS && k == 6)
             continue;
@@ -171,6 +172,8 @@ test_planes (gconstpointer data)
                           tomo_gpu_plane_kernel_to_string (tomo_gpu_store_get_last_kernel (store)),
                           e, tol);
           g_assert_cmpfloat (e, <=, tol);
+          /* auto: the tile kernel for vertical planes on whole rows of
+           * 16-byte rows (not here: 161 columns), else rows or global. */
           if (kern == TOMO_GPU_PLANE_AUTO)
             g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==,
                              k == 4 || k == 6 ? TOMO_GPU_PLANE_GLOBAL : TOMO_GPU_PLANE_ROWS);
@@ -186,14 +189,246 @@ test_planes (gconstpointer data)
                                           TOMO_GPU_PLANE_CACHED, &error));
     g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
     g_clear_error (&error);
+    g_assert_false (tomo_gpu_store_plane (store, &gp, fx.params.center, 1,
+                                          TOMO_GPU_PLANE_TILE, &error));
+    g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+    g_clear_error (&error);
     memcpy (&gp, &planes[6], sizeof gp);
     g_assert_false (tomo_gpu_store_plane (store, &gp, fx.params.center, 1,
                                           TOMO_GPU_PLANE_ROWS, &error));
     g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
     g_clear_error (&error);
+    /* 161 columns: rows of 644 or 322 bytes, no texture pitch. */
+    memcpy (&gp, &planes[0], sizeof gp);
+    g_assert_false (tomo_gpu_store_plane (store, &gp, fx.params.center, 1,
+                                          TOMO_GPU_PLANE_TEXTURE, &error));
+    g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+    g_test_message ("%s", error->message);
+    g_clear_error (&error);
     gp.centre[0] = NAN;
     g_assert_false (tomo_gpu_store_plane (store, &gp, fx.params.center, 1,
                                           TOMO_GPU_PLANE_AUTO, &error));
+    g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+  }
+  tomo_gpu_store_free (store);
+  fixture_clear (&fx);
+}
+
+/* 128 columns (16-byte copies in the tile kernel, rows a texture can
+ * take): the tile and texture kernels against the reference on XZ, YZ, XY,
+ * a plane turned about the vertical axis, oblique planes (one tilted, so
+ * between rows) and a tile cut by the rows' end; tolerances as above, the
+ * texture's 2e-2 (its hardware weights have 8 fractional bits). Then the
+ * tile kernel's XZ and YZ planes against the columns of its own XY slices
+ * of every row, and oblique planes at 0° / 90° against XZ / YZ. */
+static void
+test_tile (gconstpointer data)
+{
+  TomoGpuStorePrecision precision = GPOINTER_TO_INT (data);
+  Fixture fx;
+  TomoGpuStore *store;
+  TomoPlane planes[7], xz, yz, ob;
+  const char *names[7] = { "XZ", "YZ", "XY", "turned 25°", "oblique 37°/20°",
+                           "oblique 200°/0° ×0.7", "XZ rows 5…" };
+  const double tol = precision == TOMO_GPU_STORE_HALF ? 2e-3 : 2e-5;
+  g_autoptr (GError) error = NULL;
+  g_autofree float *xy = NULL, *vert = NULL, *col = NULL, *o = NULL;
+  TomoGpuPlane gp;
+  double worst = 0;
+
+  if (!have_device)
+    {
+      g_test_skip ("no CUDA device");
+      return;
+    }
+  fixture_init (&fx, 128, 21, 150);
+  store = store_new (&fx, 0, fx.h, precision);
+  tomo_plane_init_xz (&planes[0], 70.5, 0, fx.w, 0, fx.h);
+  tomo_plane_init_yz (&planes[1], 50, 3, 120, 0, fx.h);
+  planes[2] = (TomoPlane) { { 63.5, 63.5, 7.0 }, { 1, 0, 0 }, { 0, 1, 0 }, fx.w, fx.w };
+  planes[3] = planes[0];
+  planes[3].u[0] = cos (25.0 * G_PI / 180.0);
+  planes[3].u[1] = sin (25.0 * G_PI / 180.0);
+  planes[3].width = 300;   /* two tiles across, the second partly off the slice */
+  tomo_plane_init_oblique (&planes[4], (double[3]) { 60.0, 70.0, 10.0 }, 37.0, 20.0, 140, 19, 1.0);
+  tomo_plane_init_oblique (&planes[5], (double[3]) { 64.0, 60.0, 9.5 }, 200.0, 0.0, 97, 13, 0.7);
+  tomo_plane_init_xz (&planes[6], 30, 0, fx.w, 5, 20);   /* rows 5 … 24 of 0 … 20 */
+
+  /* Planes 0, 1, 3 and 6 are vertical on whole rows: the ring path with
+   * 4, 8 and 16 rows per block and the pair path are each checked; auto
+   * takes the ring. */
+  static const char *const variants[4][2] = { { NULL, NULL }, { "4", NULL }, { "16", NULL },
+                                              { "8", "pairs" } };
+
+  for (guint k = 0; k < G_N_ELEMENTS (planes); k++)
+    for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
+      {
+        const gboolean vertical = k == 0 || k == 1 || k == 3 || k == 6;
+        double e_tex = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TEXTURE);
+        double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
+
+        for (guint v = 0; v < (vertical ? G_N_ELEMENTS (variants) : 1); v++)
+          {
+            double e_tile;
+
+            if (variants[v][0] != NULL)
+              g_setenv ("TOMO_PLANE_TILE_ROWS", variants[v][0], TRUE);
+            if (variants[v][1] != NULL)
+              g_setenv ("TOMO_PLANE_TILE_PATH", variants[v][1], TRUE);
+            e_tile = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILE);
+            g_unsetenv ("TOMO_PLANE_TILE_ROWS");
+            g_unsetenv ("TOMO_PLANE_TILE_PATH");
+            g_test_message ("%s store, %s, %s: relative L2 tile (%s rows, %s) %.3g (tolerance "
+                            "%g), texture %.3g (2e-2)",
+                            tomo_gpu_store_precision_to_string (precision), names[k],
+                            tomo_interp_to_string (in), variants[v][0] ? variants[v][0] : "8",
+                            variants[v][1] ? variants[v][1] : vertical ? "ring" : "pairs", e_tile,
+                            t, e_tex);
+            g_assert_cmpfloat (e_tile, <=, t);
+          }
+        g_assert_cmpfloat (e_tex, <=, 2e-2);
+        compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_AUTO);
+        g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==,
+                         vertical ? TOMO_GPU_PLANE_TILE : TOMO_GPU_PLANE_ROWS);
+      }
+
+  /* XZ at iy = 70 and YZ at ix = 41 against the columns of XY slices. */
+  xy = g_new (float, (gsize) fx.h * fx.w * fx.w);
+  for (guint r = 0; r < fx.h; r++)
+    {
+      TomoPlane p = { { 63.5, 63.5, r }, { 1, 0, 0 }, { 0, 1, 0 }, fx.w, fx.w };
+
+      memcpy (&gp, &p, sizeof gp);
+      g_assert_true (tomo_gpu_store_plane (store, &gp, fx.params.center, 1, TOMO_GPU_PLANE_TILE,
+                                           &error));
+      g_assert_true (tomo_gpu_store_download (store, xy + (gsize) r * fx.w * fx.w, &error));
+    }
+  vert = g_new (float, (gsize) fx.w * fx.h);
+  col = g_new (float, (gsize) fx.w * fx.h);
+  for (guint kind = 0; kind < 2; kind++)
+    {
+      TomoPlane p;
+
+      if (kind == 0)
+        tomo_plane_init_xz (&p, 70, 0, fx.w, 0, fx.h);
+      else
+        tomo_plane_init_yz (&p, 41, 0, fx.w, 0, fx.h);
+      memcpy (&gp, &p, sizeof gp);
+      g_assert_true (tomo_gpu_store_plane (store, &gp, fx.params.center, 1, TOMO_GPU_PLANE_TILE,
+                                           &error));
+      g_assert_true (tomo_gpu_store_download (store, vert, &error));
+      for (guint r = 0; r < fx.h; r++)
+        for (guint i = 0; i < fx.w; i++)
+          col[r * fx.w + i] = kind == 0 ? xy[((gsize) r * fx.w + 70) * fx.w + i]
+                                        : xy[((gsize) r * fx.w + i) * fx.w + 41];
+      worst = MAX (worst, tomo_test_rel_l2 (vert, col, (gsize) fx.w * fx.h));
+    }
+  g_test_message ("XZ / YZ against the XY stack's columns: relative L2 %.3g (tolerance %g)",
+                  worst, tol);
+  g_assert_cmpfloat (worst, <=, tol);
+
+  /* Oblique at azimuth 0°, tilt 0° is XZ; at 90° it is YZ (through the
+   * same centre). */
+  o = g_new (float, (gsize) fx.w * fx.h);
+  for (guint kind = 0; kind < 2; kind++)
+    {
+      double centre[3] = { 63.5, kind == 0 ? 70.0 : 63.5, (fx.h - 1) / 2.0 };
+
+      if (kind == 0)
+        tomo_plane_init_xz (&xz, 70, 0, fx.w, 0, fx.h);
+      else
+        {
+          tomo_plane_init_yz (&yz, 63.5, 0, fx.w, 0, fx.h);
+          xz = yz;
+        }
+      tomo_plane_init_oblique (&ob, centre, kind == 0 ? 0.0 : 90.0, 0.0, fx.w, fx.h, 1.0);
+      memcpy (&gp, &xz, sizeof gp);
+      g_assert_true (tomo_gpu_store_plane (store, &gp, fx.params.center, 1, TOMO_GPU_PLANE_AUTO,
+                                           &error));
+      g_assert_true (tomo_gpu_store_download (store, vert, &error));
+      memcpy (&gp, &ob, sizeof gp);
+      g_assert_true (tomo_gpu_store_plane (store, &gp, fx.params.center, 1, TOMO_GPU_PLANE_AUTO,
+                                           &error));
+      g_assert_true (tomo_gpu_store_download (store, o, &error));
+      g_test_message ("oblique %s° against %s: relative L2 %.3g", kind == 0 ? "0" : "90",
+                      kind == 0 ? "XZ" : "YZ", tomo_test_rel_l2 (o, vert, (gsize) fx.w * fx.h));
+      g_assert_cmpfloat (tomo_test_rel_l2 (o, vert, (gsize) fx.w * fx.h), <=, tol);
+    }
+  tomo_gpu_store_free (store);
+  fixture_clear (&fx);
+}
+
+/* The preview volume of the store against tomo_preview_backproject() on the
+ * same filtered rows: float store ≤ 1e-4, half ≤ 3e-3 (relative L2; the
+ * H100 gave ≤ 7.7e-7 and ≤ 7.3e-5, nearest and linear); 161
+ * columns, 181 projections, 11 rows: 40 × 30 × 4 voxels (bins of 4,
+ * every 2nd projection, slabs of 2 or 3 rows) and 16³ (bins of 10, every
+ * 5th, rows shared by slabs); a new centre and a refill both change it. */
+static void
+test_preview (gconstpointer data)
+{
+  TomoGpuStorePrecision precision = GPOINTER_TO_INT (data);
+  static const guint sizes[2][3] = { { 40, 30, 4 }, { 16, 16, 16 } };
+  const double tol = precision == TOMO_GPU_STORE_HALF ? 3e-3 : 1e-4;
+  g_autoptr (GError) error = NULL;
+  Fixture fx;
+  TomoGpuStore *store;
+
+  if (!have_device)
+    {
+      g_test_skip ("no CUDA device");
+      return;
+    }
+  fixture_init (&fx, 161, 11, 181);
+  store = store_new (&fx, 0, fx.h, precision);
+  for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
+    for (guint run = 0; run < 2; run++)
+      for (int interp = 0; interp <= 1; interp++)
+        {
+          const guint nx = sizes[s][0], ny = sizes[s][1], nz = sizes[s][2];
+          const double center = fx.params.center + 0.37 * run;
+          g_autofree float *got = g_new (float, nx * ny * nz);
+          g_autofree float *ref = g_new (float, nx * ny * nz);
+          TomoPreviewGeometry geo;
+          TomoGpuPreview pv;
+          double e;
+
+          tomo_preview_geometry_init (&geo, fx.w, fx.n, nx, ny, nz);
+          pv = (TomoGpuPreview) { geo.nx, geo.ny, geo.nz, geo.bin, geo.step };
+          g_assert_true (tomo_gpu_store_preview (store, &pv, center, interp, &error));
+          g_assert_no_error (error);
+          g_assert_true (tomo_gpu_store_download (store, got, &error));
+          tomo_preview_backproject (&fx.src, &geo, center,
+                                    interp ? TOMO_INTERP_LINEAR : TOMO_INTERP_NEAREST, 0, ref);
+          e = tomo_test_rel_l2 (got, ref, nx * ny * nz);
+          g_test_message ("%s store, preview %u × %u × %u (bin %u, step %u), %s, centre %.2f: "
+                          "relative L2 %.3g (tolerance %g), kernel %.3f ms, copy %.3f ms",
+                          tomo_gpu_store_precision_to_string (precision), nx, ny, nz, geo.bin,
+                          geo.step, interp ? "linear" : "nearest", center, e,
+                          tol, tomo_gpu_store_get_plane_ms (store),
+                          tomo_gpu_store_get_preview_prep_ms (store));
+          g_assert_cmpfloat (e, <=, tol);
+        }
+
+  /* Rows put again (here: row 5 zeroed) invalidate the copy. */
+  {
+    g_autofree float *zero = g_new0 (float, (gsize) fx.n * fx.w);
+    g_autofree float *got = g_new (float, 16 * 16 * 16);
+    g_autofree float *ref = g_new (float, 16 * 16 * 16);
+    TomoPreviewGeometry geo;
+    TomoGpuPreview pv;
+
+    memcpy (fx.filtered + (gsize) 5 * fx.n * fx.w, zero, (gsize) fx.n * fx.w * sizeof (float));
+    g_assert_true (tomo_gpu_store_put_filtered (store, 5, 1, zero, &error));
+    tomo_preview_geometry_init (&geo, fx.w, fx.n, 16, 16, 16);
+    pv = (TomoGpuPreview) { geo.nx, geo.ny, geo.nz, geo.bin, geo.step };
+    g_assert_true (tomo_gpu_store_preview (store, &pv, fx.params.center, 1, &error));
+    g_assert_true (tomo_gpu_store_download (store, got, &error));
+    tomo_preview_backproject (&fx.src, &geo, fx.params.center, TOMO_INTERP_LINEAR, 0, ref);
+    g_assert_cmpfloat (tomo_test_rel_l2 (got, ref, 16 * 16 * 16), <=, tol);
+
+    pv.step = 0;
+    g_assert_false (tomo_gpu_store_preview (store, &pv, fx.params.center, 1, &error));
     g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
   }
   tomo_gpu_store_free (store);
@@ -223,6 +458,8 @@ test_row_range (void)
                                     TOMO_GPU_PLANE_GLOBAL), <=, 2e-5);
   g_assert_cmpfloat (compare_plane (&fx, store, &plane, TOMO_INTERP_LINEAR,
                                     TOMO_GPU_PLANE_ROWS), <=, 2e-5);
+  g_assert_cmpfloat (compare_plane (&fx, store, &plane, TOMO_INTERP_LINEAR,
+                                    TOMO_GPU_PLANE_TILE), <=, 2e-5);
   tomo_gpu_store_free (store);
   fixture_clear (&fx);
 }
@@ -356,6 +593,14 @@ main (int   argc,
                         test_planes);
   g_test_add_data_func ("/tomo/gpu/store/planes-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),
                         test_planes);
+  g_test_add_data_func ("/tomo/gpu/store/tile-float", GINT_TO_POINTER (TOMO_GPU_STORE_FLOAT),
+                        test_tile);
+  g_test_add_data_func ("/tomo/gpu/store/tile-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),
+                        test_tile);
+  g_test_add_data_func ("/tomo/gpu/store/preview-float", GINT_TO_POINTER (TOMO_GPU_STORE_FLOAT),
+                        test_preview);
+  g_test_add_data_func ("/tomo/gpu/store/preview-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),
+                        test_preview);
   g_test_add_func ("/tomo/gpu/store/row-range", test_row_range);
   g_test_add_func ("/tomo/gpu/store/fill", test_fill);
   g_test_add_func ("/tomo/gpu/store/memory-cap", test_memory_cap);

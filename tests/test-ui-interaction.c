@@ -143,6 +143,38 @@ thread_cpu_us (void)
   return (gint64) ts.tv_sec * G_USEC_PER_SEC + ts.tv_nsec / 1000;
 }
 
+/* The main loop's stalls: from poll() returning to the next poll() is all
+ * the main thread does in one iteration (the drag's handler, the window's
+ * reaction, slices arriving, the frame clock's layout, snapshot and render)
+ * before it can again take an event.  That is what "no frame over 16 ms"
+ * asks of the program.  The gap between two frame clock ticks is not: at
+ * 60 Hz it is 16.7 ms by nature, and GDK paces it (Xvfb has no vertical
+ * blank), so a gap a little over 16.7 ms only says when the tick came. */
+static GPollFunc default_poll;
+static gint64 poll_return;       /* µs, 0: not measuring */
+static gint64 poll_return_cpu;
+static gint64 longest_stall, longest_stall_cpu;
+
+static gint64 thread_cpu_us (void);
+
+static gint
+stall_poll (GPollFD *fds,
+            guint    nfds,
+            gint     timeout)
+{
+  gint ret;
+
+  if (poll_return != 0)
+    {
+      longest_stall = MAX (longest_stall, g_get_monotonic_time () - poll_return);
+      longest_stall_cpu = MAX (longest_stall_cpu, thread_cpu_us () - poll_return_cpu);
+    }
+  ret = default_poll (fds, nfds, timeout);
+  poll_return = g_get_monotonic_time ();
+  poll_return_cpu = thread_cpu_us ();
+  return ret;
+}
+
 typedef struct
 {
   gint64 frame_start;
@@ -235,6 +267,10 @@ test_frame_stalls (void)
   ids[1] = g_signal_connect (clock, "after-paint", G_CALLBACK (on_after_paint), &drag);
   ids[2] = g_signal_connect (window->sinogram_view, "row-shown", G_CALLBACK (on_row_shown), &reads);
 
+  default_poll = g_main_context_get_poll_func (NULL);
+  longest_stall = longest_stall_cpu = 0;
+  poll_return = 0;
+  g_main_context_set_poll_func (NULL, stall_poll);
   g_timeout_add_full (G_PRIORITY_HIGH, 16, drag_step_cb, &drag, NULL);
   while (!drag.done)
     {
@@ -246,6 +282,8 @@ test_frame_stalls (void)
       g_main_context_iteration (NULL, TRUE);
       longest_other = MAX (longest_other, thread_cpu_us () - t0 - drag.in_frame);
     }
+  g_main_context_set_poll_func (NULL, default_poll);
+  poll_return = 0;
   spin (100);
   g_signal_handler_disconnect (clock, ids[0]);
   g_signal_handler_disconnect (clock, ids[1]);
@@ -257,12 +295,14 @@ test_frame_stalls (void)
   for (guint i = 0; i < drag.frame_work->len; i++)
     longest_frame = MAX (longest_frame, g_array_index (drag.frame_work, gint64, i));
 
-  g_test_message ("centre drag: %u steps, %u frames, longest gap between frames %.1f ms, "
-                  "longest frame (layout + snapshot + render) %.1f ms of which %.1f ms main-thread CPU, "
-                  "longest main-thread CPU time outside frames %.1f ms; slices reached the "
-                  "texture by %s",
-                  drag.steps, drag.frame_times->len, longest_gap / 1000.0, longest_frame / 1000.0,
-                  drag.longest_frame_cpu / 1000.0, longest_other / 1000.0,
+  g_test_message ("centre drag: %u steps, %u frames; longest main-loop stall %.1f ms "
+                  "(%.1f ms of it main-thread CPU); longest frame (layout + snapshot + render) "
+                  "%.1f ms of which %.1f ms main-thread CPU; longest main-thread CPU time outside "
+                  "frames %.1f ms; longest gap between frame clock ticks %.1f ms; slices reached "
+                  "the texture by %s",
+                  drag.steps, drag.frame_times->len, longest_stall / 1000.0,
+                  longest_stall_cpu / 1000.0, longest_frame / 1000.0,
+                  drag.longest_frame_cpu / 1000.0, longest_other / 1000.0, longest_gap / 1000.0,
                   tomo_slice_view_get_upload_path (window->slice_view));
 
   /* The sinogram was not read again: only its line moved. */
@@ -280,11 +320,17 @@ test_frame_stalls (void)
   g_assert_cmpint (longest_other, <, 16000);
   /* In frames the main thread also runs Mesa's GL driver (texture uploads
    * in llvmpipe), whose CPU time grows on a loaded machine: reported, and
-   * asserted where the frames themselves are. */
+   * asserted where the frames themselves are.  There the main loop never
+   * stalls 16 ms (wall clock: everything the main thread did in one
+   * iteration, frames included), and no frame is skipped: a skipped frame
+   * makes a gap of two refresh periods, 33 ms; one tick's pacing jitter
+   * (Xvfb has no vertical blank) is not a stall. */
   if (g_strcmp0 (g_getenv ("TOMO_STRICT_FRAMES"), "1") == 0)
-    g_assert_cmpint (drag.longest_frame_cpu, <, 16000);
-  if (g_strcmp0 (g_getenv ("TOMO_STRICT_FRAMES"), "1") == 0)
-    g_assert_cmpint (longest_gap, <=, 16700 + 1000);
+    {
+      g_assert_cmpint (drag.longest_frame_cpu, <, 16000);
+      g_assert_cmpint (longest_stall, <, 16000);
+      g_assert_cmpint (longest_gap, <, 16700 * 3 / 2);
+    }
 
   g_array_unref (drag.frame_times);
   g_array_unref (drag.frame_work);

@@ -52,54 +52,6 @@ wait_frames (TomoVolume3d *v3d,
   return tomo_volume_3d_get_n_frames (v3d) >= n;
 }
 
-static float *
-pane_data (TomoVolumeView *view,
-           guint           pane,
-           guint          *w,
-           guint          *h)
-{
-  TomoSlice *slice = tomo_slice_view_get_slice (tomo_volume_view_get_pane (view, pane));
-
-  g_assert_nonnull (slice);
-  g_assert_nonnull (slice->data);
-  *w = slice->width;
-  *h = slice->height;
-  return g_memdup2 (slice->data, sizeof (float) * slice->width * slice->height);
-}
-
-static double
-rel_diff (const float *a,
-          const float *b,
-          gsize        n)
-{
-  double e = 0, t = 0;
-
-  for (gsize i = 0; i < n; i++)
-    {
-      e += ((double) a[i] - b[i]) * ((double) a[i] - b[i]);
-      t += (double) b[i] * b[i];
-    }
-  return sqrt (e / t);
-}
-
-static void
-screenshot (const char *name)
-{
-  const char *dir = g_getenv ("TOMO_SCREENSHOT_DIR");
-  g_autofree char *cmd = NULL;
-
-  gboolean done = FALSE;
-
-  if (dir == NULL)
-    return;
-  /* Let the frames be drawn first. */
-  g_timeout_add (1000, timeout_cb, &done);
-  while (!done)
-    g_main_context_iteration (NULL, TRUE);
-  cmd = g_strdup_printf ("import -window root %s/%s", dir, name);
-  g_spawn_command_line_sync (cmd, NULL, NULL, NULL, NULL);
-}
-
 /* Real pointer events (xdotool under Xvfb): a drag in the XY pane moves
  * the cross-hair along the way and XZ/YZ follow; the XY pane is not
  * recomputed (its plane did not move). */
@@ -120,8 +72,8 @@ drag_in_xy (TomoVolumeView *view)
       g_test_message ("drag not tested: needs xdotool and an X11 display");
       return;
     }
-  xz0 = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
-  yz0 = pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
+  xz0 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+  yz0 = volume_pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
   xy_before = tomo_slice_view_get_slice (TOMO_SLICE_VIEW (pane));
   tomo_volume_view_get_position (view, &ix0, &iy0, &z0);
   n = tomo_volume_view_get_n_updates (view);
@@ -183,13 +135,142 @@ drag_in_xy (TomoVolumeView *view)
   }
   g_assert_cmpfloat (z, ==, z0);
   g_assert_true (tomo_slice_view_get_slice (TOMO_SLICE_VIEW (pane)) == xy_before);
-  xz1 = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
-  yz1 = pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
-  g_test_message ("after the drag XZ changed by %.3f, YZ by %.3f", rel_diff (xz1, xz0, xw * xh),
-                  rel_diff (yz1, yz0, yw * yh));
-  g_assert_cmpfloat (rel_diff (xz1, xz0, xw * xh), >, 0.05);
-  g_assert_cmpfloat (rel_diff (yz1, yz0, yw * yh), >, 0.05);
-  screenshot ("three-views-dragged.png");
+  xz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+  yz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
+  g_test_message ("after the drag XZ changed by %.3f, YZ by %.3f",
+                  tomo_test_rel_l2 (xz1, xz0, xw * xh),
+                  tomo_test_rel_l2 (yz1, yz0, yw * yh));
+  g_assert_cmpfloat (tomo_test_rel_l2 (xz1, xz0, xw * xh), >, 0.05);
+  g_assert_cmpfloat (tomo_test_rel_l2 (yz1, yz0, yw * yh), >, 0.05);
+  ui_test_screenshot ("three-views-dragged.png");
+}
+
+/* The next frame of the 3D pane, read back. */
+static void
+next_3d_frame (TomoVolume3d      *v3d,
+               TomoVolume3dStats *stats)
+{
+  guint f = tomo_volume_3d_get_n_frames (v3d);
+
+  gtk_widget_queue_draw (GTK_WIDGET (v3d));
+  g_assert_true (wait_frames (v3d, f + 1, 30));
+  tomo_volume_3d_get_stats (v3d, stats);
+}
+
+static void
+log_3d (const char              *what,
+        const TomoVolume3dStats *s)
+{
+  g_test_message ("3D pane %s: mean RGB %.1f %.1f %.1f, grey σ %.1f, chroma %.1f, "
+                  "outline pixels XY %u XZ %u YZ %u of %u", what, s->mean[0], s->mean[1],
+                  s->mean[2], s->stddev_grey, s->chroma, s->n_plane_pixels[0],
+                  s->n_plane_pixels[1], s->n_plane_pixels[2], s->n_pixels);
+}
+
+/* The 3D pane by its pixels: the preview drawn (more than the background's
+ * grey, 31) with the three planes' outlines in it; turned edge-on it is
+ * another picture; composite differs from maximum intensity; the window
+ * and the colour map shared with the slice views change it; a new preview
+ * size remakes the volume. */
+static void
+check_3d_pane (TomoVolumeView *view)
+{
+  TomoVolume3d *v3d = tomo_volume_view_get_3d (view);
+  TomoVolume3dStats mip, edge, comp, narrow, viridis, back;
+  double lo, hi;
+  guint n;
+
+  tomo_volume_3d_set_probe (v3d, TRUE);
+  g_assert_true (wait_frames (v3d, 1, 30));
+  next_3d_frame (v3d, &mip);
+  log_3d ("maximum intensity", &mip);
+  g_assert_cmpfloat (mip.mean_grey, >, 33.0);
+  g_assert_cmpuint (mip.n_plane_pixels[0], >, 50);
+  g_assert_cmpuint (mip.n_plane_pixels[1], >, 50);
+  g_assert_cmpuint (mip.n_plane_pixels[2], >, 50);
+  /* Grey colour map: the only colour is the outlines'. */
+  g_assert_cmpfloat (mip.chroma, <, 10.0);
+
+  tomo_volume_3d_set_rotation (v3d, 0.0, 0.0);
+  next_3d_frame (v3d, &edge);
+  log_3d ("edge-on", &edge);
+  g_assert_cmpfloat (fabs (edge.mean_grey - mip.mean_grey), >, 0.5);
+  ui_test_screenshot ("three-views-3d-edge-on.png");
+  tomo_volume_3d_set_rotation (v3d, 0.6, 0.5);
+  next_3d_frame (v3d, &back);
+  g_assert_cmpfloat (fabs (back.mean_grey - mip.mean_grey), <, 0.05);
+  {
+    /* Turning it: frames one after another (reported: under Xvfb Mesa's
+     * llvmpipe casts the rays on the CPU). */
+    gint64 t0 = g_get_monotonic_time ();
+
+    for (guint i = 1; i <= 5; i++)
+      {
+        tomo_volume_3d_set_rotation (v3d, 0.6 + 0.02 * i, 0.5);
+        next_3d_frame (v3d, &back);
+      }
+    g_test_message ("3D pane: %.1f ms a frame while turning (maximum intensity, read back)",
+                    (g_get_monotonic_time () - t0) / 5e3);
+    /* As a drag turns it: a quarter of the rays, the same picture scaled
+     * up (mean grey within 3 levels; the outlines there, blurred by the
+     * scaling: fewer pixels in their exact colour). */
+    tomo_volume_3d_set_interactive (v3d, TRUE);
+    t0 = g_get_monotonic_time ();
+    for (guint i = 1; i <= 5; i++)
+      {
+        tomo_volume_3d_set_rotation (v3d, 0.6 + 0.02 * i, 0.5);
+        next_3d_frame (v3d, &back);
+      }
+    g_test_message ("3D pane: %.1f ms a frame at half resolution",
+                    (g_get_monotonic_time () - t0) / 5e3);
+    tomo_volume_3d_set_rotation (v3d, 0.6, 0.5);
+    next_3d_frame (v3d, &back);
+    log_3d ("half resolution", &back);
+    g_assert_cmpfloat (fabs (back.mean_grey - mip.mean_grey), <, 3.0);
+    g_assert_cmpuint (back.n_plane_pixels[0], >, 20);
+    tomo_volume_3d_set_interactive (v3d, FALSE);
+    next_3d_frame (v3d, &back);
+    g_assert_cmpfloat (fabs (back.mean_grey - mip.mean_grey), <, 0.05);
+  }
+
+  tomo_volume_view_set_render (view, TOMO_VOLUME_3D_COMPOSITE);
+  next_3d_frame (v3d, &comp);
+  log_3d ("composite", &comp);
+  g_assert_cmpfloat (fabs (comp.mean_grey - mip.mean_grey), >, 3.0);
+  g_assert_cmpuint (comp.n_plane_pixels[2], >, 50);
+  ui_test_screenshot ("three-views-3d-composite.png");
+
+  /* A narrower window (the upper half of the range): the picture changes
+   * and so do the slice panes' windows. */
+  g_object_get (window, "window-min", &lo, "window-max", &hi, NULL);
+  g_object_set (window, "auto-contrast", FALSE, NULL);
+  g_object_set (window, "window-min", (lo + hi) / 2, "window-max", hi, NULL);
+  next_3d_frame (v3d, &narrow);
+  log_3d ("composite, window narrowed", &narrow);
+  g_assert_cmpfloat (fabs (narrow.mean_grey - comp.mean_grey), >, 1.0);
+  g_object_set (window, "window-min", lo, "window-max", hi, NULL);
+
+  tomo_volume_view_set_render (view, TOMO_VOLUME_3D_MIP);
+  next_3d_frame (v3d, &back);
+  g_assert_cmpfloat (fabs (back.mean_grey - mip.mean_grey), <, 0.05);
+  g_object_set (window, "colormap", "viridis", NULL);
+  next_3d_frame (v3d, &viridis);
+  log_3d ("maximum intensity, viridis", &viridis);
+  g_assert_cmpfloat (viridis.chroma, >, mip.chroma + 20.0);
+  ui_test_screenshot ("three-views-3d-viridis.png");
+  g_object_set (window, "colormap", "gray", NULL);
+
+  /* 64³: the preview is made again (the title says its size). */
+  n = tomo_volume_view_get_n_updates (view);
+  tomo_volume_view_set_preview_size (view, 64);
+  g_assert_true (wait_updates (view, n + 1, 60));
+  g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (gtk_widget_get_first_child (
+    gtk_widget_get_parent (GTK_WIDGET (v3d))))), "64 × 64 × 64"));
+  next_3d_frame (v3d, &back);
+  log_3d ("64³", &back);
+  g_assert_cmpfloat (fabs (back.mean_grey - mip.mean_grey), >, 0.05);
+  tomo_volume_view_set_preview_size (view, 128);
+  g_assert_true (wait_updates (view, n + 2, 60));
 }
 
 static void
@@ -203,21 +284,13 @@ test_three_views (void)
   g_autofree float *xy1 = NULL;
   GtkStack *stack;
   TomoVolumeView *view;
-  guint w, h, xw, xh, yw, yh, vex;
+  guint w, h, xw, xh, yw, yh, vex, n0;
   double ix, iy, z;
 
   if (skip_without_display ())
     return;
   g_assert_nonnull (sample);
-  app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
-  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
-  window = tomo_window_new (GTK_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1200, 780);
-  gtk_window_present (GTK_WINDOW (window));
-
-  stack = GTK_STACK (gtk_widget_get_parent (GTK_WIDGET (tomo_window_get_slice_view (window))));
-  view = TOMO_VOLUME_VIEW (gtk_stack_get_child_by_name (stack, "volume"));
-  g_assert_nonnull (view);
+  view = volume_window_new (&stack);
   g_assert_cmpstr (gtk_stack_get_visible_child_name (stack), ==, "slice");
 
   g_assert_true (open_and_wait (sample));
@@ -247,11 +320,11 @@ test_three_views (void)
   g_assert_nonnull (strstr (tomo_volume_view_get_status (view), "store"));
   for (guint k = 0; k < 4; k++)
     g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (tomo_volume_view_get_pane (view, k))));
-  g_free (pane_data (view, TOMO_VOLUME_VIEW_XY, &w, &h));
+  g_free (volume_pane_data (view, TOMO_VOLUME_VIEW_XY, &w, &h));
   g_assert_cmpuint (w, ==, 512);
   g_assert_cmpuint (h, ==, 512);
-  xz0 = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
-  yz0 = pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
+  xz0 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+  yz0 = volume_pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
   /* 64 rows of 512 columns: the vertical planes are sampled vex times per
    * row (automatic: about 1.6 : 1) and fill most of their pane's height. */
   vex = tomo_volume_view_get_vertical_exaggeration (view);
@@ -274,43 +347,25 @@ test_three_views (void)
   g_assert_nonnull (strstr (gtk_label_get_text (GTK_LABEL (gtk_widget_get_first_child (
     gtk_widget_get_parent (gtk_widget_get_parent (GTK_WIDGET (tomo_volume_view_get_pane (
       view, TOMO_VOLUME_VIEW_XZ))))))), "vertical ×5"));
-  screenshot ("three-views.png");
+  ui_test_screenshot ("three-views.png");
 
-  /* The 3D pane: the preview volume drawn (more than the background's
-   * grey, 31), and a different picture once turned edge-on. */
-  {
-    TomoVolume3d *v3d = tomo_volume_view_get_3d (view);
-    double mean0, mean1;
-    guint f;
-
-    g_assert_true (wait_frames (v3d, 1, 30));
-    mean0 = tomo_volume_3d_get_mean (v3d);
-    f = tomo_volume_3d_get_n_frames (v3d);
-    tomo_volume_3d_set_rotation (v3d, 0.0, 0.0);
-    g_assert_true (wait_frames (v3d, f + 1, 30));
-    mean1 = tomo_volume_3d_get_mean (v3d);
-    g_test_message ("3D pane: mean grey %.2f, turned edge-on %.2f", mean0, mean1);
-    g_assert_cmpfloat (mean0, >, 33.0);
-    g_assert_cmpfloat (fabs (mean1 - mean0), >, 0.5);
-    screenshot ("three-views-3d-edge-on.png");
-    tomo_volume_3d_set_rotation (v3d, 0.6, 0.5);
-    g_assert_true (wait_frames (v3d, f + 2, 30));
-    g_assert_cmpfloat (fabs (tomo_volume_3d_get_mean (v3d) - mean0), <, 0.05);
-  }
+  check_3d_pane (view);
+  n0 = tomo_volume_view_get_n_updates (view);
 
   /* A click in XY at (150, 330) moves XZ to y = 330 and YZ to x = 150. */
   tomo_volume_view_click (view, TOMO_VOLUME_VIEW_XY, 150.0, 330.0);
-  g_assert_true (wait_updates (view, 2, 60));
+  g_assert_true (wait_updates (view, n0 + 1, 60));
   tomo_volume_view_get_position (view, &ix, &iy, &z);
   g_assert_cmpfloat (ix, ==, 150.0);
   g_assert_cmpfloat (iy, ==, 330.0);
-  xz1 = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
-  yz1 = pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
-  xy1 = pane_data (view, TOMO_VOLUME_VIEW_XY, &w, &h);
-  g_test_message ("XZ changed by %.3f, YZ by %.3f (relative L2)", rel_diff (xz1, xz0, xw * xh),
-                  rel_diff (yz1, yz0, yw * yh));
-  g_assert_cmpfloat (rel_diff (xz1, xz0, xw * xh), >, 0.05);
-  g_assert_cmpfloat (rel_diff (yz1, yz0, yw * yh), >, 0.05);
+  xz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+  yz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
+  xy1 = volume_pane_data (view, TOMO_VOLUME_VIEW_XY, &w, &h);
+  g_test_message ("XZ changed by %.3f, YZ by %.3f (relative L2)",
+                  tomo_test_rel_l2 (xz1, xz0, xw * xh),
+                  tomo_test_rel_l2 (yz1, yz0, yw * yh));
+  g_assert_cmpfloat (tomo_test_rel_l2 (xz1, xz0, xw * xh), >, 0.05);
+  g_assert_cmpfloat (tomo_test_rel_l2 (yz1, yz0, yw * yh), >, 0.05);
   /* …and they show that point's lines of the XY plane: row z of XZ is line
    * y = 330 of XY, row z of YZ is column x = 150. */
   {
@@ -318,66 +373,78 @@ test_three_views (void)
 
     for (guint x = 0; x < w; x++)
       line[x] = xy1[330 * w + x];
-    g_assert_cmpfloat (rel_diff (xz1 + (gsize) z * vex * xw, line, w), <, 1e-5);
+    g_assert_cmpfloat (tomo_test_rel_l2 (xz1 + (gsize) z * vex * xw, line, w), <, 1e-5);
     for (guint y = 0; y < w; y++)
       line[y] = xy1[y * w + 150];
-    g_assert_cmpfloat (rel_diff (yz1 + (gsize) z * vex * yw, line, w), <, 1e-5);
+    g_assert_cmpfloat (tomo_test_rel_l2 (yz1 + (gsize) z * vex * yw, line, w), <, 1e-5);
   }
 
-  /* A click in XZ at (x 400, row 10) moves the XY plane to row 10. */
-  tomo_volume_view_click (view, TOMO_VOLUME_VIEW_XZ, 400.0, 10.0 * vex);
-  g_assert_true (wait_updates (view, 3, 60));
+  /* A click in XZ at (x 400, row 10) moves the XY plane to row 10: in the
+   * 3D pane its outline (magenta) moves up, towards row 0 at the top. */
+  {
+    TomoVolume3dStats before, after;
+
+    next_3d_frame (tomo_volume_view_get_3d (view), &before);
+    tomo_volume_view_click (view, TOMO_VOLUME_VIEW_XZ, 400.0, 10.0 * vex);
+    g_assert_true (wait_updates (view, n0 + 2, 60));
+    next_3d_frame (tomo_volume_view_get_3d (view), &after);
+    g_test_message ("3D pane: the XY plane's outline from %.3f to %.3f of the height "
+                    "(row %g → 10)",
+                    before.plane_y[0], after.plane_y[0], z);
+    g_assert_cmpfloat (after.plane_y[0], <, before.plane_y[0] - 0.03);
+  }
   tomo_volume_view_get_position (view, &ix, &iy, &z);
   g_assert_cmpfloat (z, ==, 10.0);
   g_assert_cmpfloat (ix, ==, 400.0);
-  screenshot ("three-views-moved.png");
+  ui_test_screenshot ("three-views-moved.png");
 
   /* The oblique pane: at 0° it is the XZ plane through the point, at 90°
    * the YZ plane; turned and tilted it is neither. */
   {
-    g_autofree float *xz = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
-    g_autofree float *yz = pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
+    g_autofree float *xz = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    g_autofree float *yz = volume_pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
     g_autofree float *ob = NULL;
     guint ow, oh, n = tomo_volume_view_get_n_updates (view);
 
     tomo_volume_view_set_oblique (view, 0.0, 0.0);
     g_assert_true (wait_updates (view, n + 1, 60));
-    ob = pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
+    ob = volume_pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
     g_assert_cmpuint (ow, ==, xw);
     g_assert_cmpuint (oh, ==, xh);
-    g_assert_cmpfloat (rel_diff (ob, xz, ow * oh), <, 1e-6);
+    g_assert_cmpfloat (tomo_test_rel_l2 (ob, xz, ow * oh), <, 1e-6);
     g_free (ob);
 
     tomo_volume_view_set_oblique (view, 90.0, 0.0);
     g_assert_true (wait_updates (view, n + 2, 60));
-    ob = pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
-    g_assert_cmpfloat (rel_diff (ob, yz, ow * oh), <, 1e-6);
+    ob = volume_pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
+    g_assert_cmpfloat (tomo_test_rel_l2 (ob, yz, ow * oh), <, 1e-6);
     g_free (ob);
 
     tomo_volume_view_set_oblique (view, 35.0, 20.0);
     g_assert_true (wait_updates (view, n + 3, 60));
-    ob = pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
+    ob = volume_pane_data (view, TOMO_VOLUME_VIEW_OBLIQUE, &ow, &oh);
     g_test_message ("oblique 35°/20° differs from XZ by %.3f, from YZ by %.3f",
-                    rel_diff (ob, xz, ow * oh), rel_diff (ob, yz, ow * oh));
-    g_assert_cmpfloat (rel_diff (ob, xz, ow * oh), >, 0.05);
-    g_assert_cmpfloat (rel_diff (ob, yz, ow * oh), >, 0.05);
+                    tomo_test_rel_l2 (ob, xz, ow * oh), tomo_test_rel_l2 (ob, yz, ow * oh));
+    g_assert_cmpfloat (tomo_test_rel_l2 (ob, xz, ow * oh), >, 0.05);
+    g_assert_cmpfloat (tomo_test_rel_l2 (ob, yz, ow * oh), >, 0.05);
     for (guint i = 0; i < ow * oh; i++)
       g_assert_true (isfinite (ob[i]));
-    screenshot ("four-views-oblique.png");
+    ui_test_screenshot ("four-views-oblique.png");
   }
 
   /* The centre control of the window reaches every view. */
   {
-    g_autofree float *xz = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    g_autofree float *xz = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
     g_autofree float *xz2 = NULL;
     guint n = tomo_volume_view_get_n_updates (view);
 
     /* From the estimate (≈ 258.87) back to the detector middle. */
     g_object_set (window, "center", 255.5, NULL);
     g_assert_true (wait_updates (view, n + 1, 60));
-    xz2 = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
-    g_test_message ("centre 258.87 → 255.5: XZ changed by %.3f", rel_diff (xz2, xz, xw * xh));
-    g_assert_cmpfloat (rel_diff (xz2, xz, xw * xh), >, 0.01);
+    xz2 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    g_test_message ("centre 258.87 → 255.5: XZ changed by %.3f",
+                    tomo_test_rel_l2 (xz2, xz, xw * xh));
+    g_assert_cmpfloat (tomo_test_rel_l2 (xz2, xz, xw * xh), >, 0.01);
   }
 
   /* True aspect on request: 64 rows, a band in its pane. */
@@ -389,9 +456,9 @@ test_three_views (void)
     g_assert_true (wait_updates (view, n + 1, 60));
     g_assert_cmpuint (tomo_volume_view_get_vertical_exaggeration (view), ==, 1);
     g_assert_nonnull (strstr (tomo_volume_view_get_status (view), "true aspect"));
-    xz = pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    xz = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
     g_assert_cmpuint (xh, ==, 64);
-    screenshot ("three-views-true-aspect.png");
+    ui_test_screenshot ("three-views-true-aspect.png");
     tomo_volume_view_set_vertical_exaggeration (view, 0);
     g_assert_true (wait_updates (view, n + 2, 60));
     vex = tomo_volume_view_get_vertical_exaggeration (view);
@@ -418,11 +485,32 @@ test_three_views (void)
   g_object_unref (view);
 }
 
+/* The 3D texture's half floats (rounded to nearest even), against
+ * Python's struct 'e' format. */
+static void
+test_half (void)
+{
+  static const float in[] = { 1.0f, -2.0f, 65504.0f, 0.1f, 6.1e-5f, 5.96e-8f, 2.9e-8f, 1e-9f,
+                              3.14159f, -0.0f, 65520.0f, 1e6f, -INFINITY };
+  static const guint16 want[] = { 0x3c00, 0xc000, 0x7bff, 0x2e66, 0x03ff, 0x0001, 0x0000, 0x0000,
+                                  0x4248, 0x8000, 0x7c00, 0x7c00, 0xfc00 };
+  g_autofree guint16 *out = tomo_volume_3d_pack_half (in, G_N_ELEMENTS (in));
+  float nan = NAN;
+  g_autofree guint16 *h_nan = tomo_volume_3d_pack_half (&nan, 1);
+
+  for (guint i = 0; i < G_N_ELEMENTS (in); i++)
+    g_assert_cmphex (out[i], ==, want[i]);
+  /* NaN stays NaN (exponent all ones, a fraction bit set). */
+  g_assert_cmphex (h_nan[0] & 0x7c00, ==, 0x7c00);
+  g_assert_cmphex (h_nan[0] & 0x03ff, !=, 0);
+}
+
 int
 main (int    argc,
       char **argv)
 {
   ui_test_init (&argc, &argv);
+  g_test_add_func ("/tomo/ui/volume/half", test_half);
   g_test_add_func ("/tomo/ui/volume/three-views", test_three_views);
   return ui_test_run ();
 }

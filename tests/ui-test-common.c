@@ -43,6 +43,24 @@ timeout_cb (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
+void
+ui_test_screenshot (const char *name)
+{
+  const char *dir = g_getenv ("TOMO_SCREENSHOT_DIR");
+  const char *tool = g_getenv ("TOMO_SCREENSHOT_CMD");
+  g_autofree char *cmd = NULL;
+  gboolean done = FALSE;
+
+  if (dir == NULL)
+    return;
+  /* Let the frames be drawn first. */
+  g_timeout_add (1000, timeout_cb, &done);
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+  cmd = g_strdup_printf ("%s %s/%s", tool != NULL ? tool : "import -window root", dir, name);
+  g_spawn_command_line_sync (cmd, NULL, NULL, NULL, NULL);
+}
+
 /* Iterates the main context until *flag is set; FALSE after timeout_s. */
 gboolean
 wait_for (gboolean *flag,
@@ -181,3 +199,34 @@ ensure_window (void)
   g_signal_handler_disconnect (tomo_window_get_slice_view (window), id);
 }
 
+
+TomoVolumeView *
+volume_window_new (GtkStack **stack)
+{
+  TomoVolumeView *view;
+
+  app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+  window = tomo_window_new (GTK_APPLICATION (app));
+  gtk_window_set_default_size (GTK_WINDOW (window), 1200, 780);
+  gtk_window_present (GTK_WINDOW (window));
+  *stack = GTK_STACK (gtk_widget_get_parent (GTK_WIDGET (tomo_window_get_slice_view (window))));
+  view = TOMO_VOLUME_VIEW (gtk_stack_get_child_by_name (*stack, "volume"));
+  g_assert_nonnull (view);
+  return view;
+}
+
+float *
+volume_pane_data (TomoVolumeView *view,
+                  guint           pane,
+                  guint          *w,
+                  guint          *h)
+{
+  TomoSlice *slice = tomo_slice_view_get_slice (tomo_volume_view_get_pane (view, pane));
+
+  g_assert_nonnull (slice);
+  g_assert_nonnull (slice->data);
+  *w = slice->width;
+  *h = slice->height;
+  return g_memdup2 (slice->data, sizeof (float) * slice->width * slice->height);
+}

@@ -4,6 +4,8 @@
 #include <gtk/gtk.h>
 
 #include "tomo-application.h"
+#include "tomo-test-util.h"
+#include "tomo-volume-view.h"
 #include "tomo-window.h"
 
 /* The sample scan's rotation axis: (512 − 1)/2 + 3.37. */
@@ -32,9 +34,21 @@ void      set_center_and_wait  (double      center);
 guint8   *read_pixels          (guint      *w,
                                 guint      *h);
 gboolean  skip_without_display (void);
+/* With $TOMO_SCREENSHOT_DIR set: after a second of frames, the screen into
+ * that folder as `name`, by $TOMO_SCREENSHOT_CMD FILE (default ImageMagick's
+ * `import -window root`; the GPU window's bundle has `xshot`). */
+void      ui_test_screenshot   (const char *name);
 /* Opens `path` and waits for "scan-loaded"; returns its outcome. */
 gboolean  open_and_wait        (const char *path);
 /* Opens the window on $TOMO_SAMPLE_SCAN once and waits for its first slice. */
 void      ensure_window        (void);
+/* The window (1200 × 780, presented) as `window`, and its three views and
+ * the stack they share with the slice view. */
+TomoVolumeView *volume_window_new (GtkStack **stack);
+/* A copy of what a pane of the three views shows (w × h floats). */
+float    *volume_pane_data     (TomoVolumeView *view,
+                                guint           pane,
+                                guint          *w,
+                                guint          *h);
 void      on_shown             (TomoSliceView *view,
                                 gpointer       data);

@@ -332,6 +332,17 @@ tomo_live_link_get_endpoint (TomoWindow *window)
   return link ? tomo_live_receiver_get_endpoint (link->rx) : NULL;
 }
 
+TomoLiveScan *
+tomo_live_link_dup_live_scan (TomoWindow *window,
+                              TomoScan   *scan)
+{
+  Link *link = g_object_get_data (G_OBJECT (window), LINK_KEY);
+
+  if (link == NULL || scan == NULL || link->scan != scan || link->live == NULL)
+    return NULL;
+  return tomo_live_scan_ref (link->live);
+}
+
 /* --- tomolive --listen URL ------------------------------------------------ */
 
 static char *startup_url, *startup_protocol, *startup_socket;

@@ -4,6 +4,7 @@
 #include <gtk/gtk.h>
 
 #include "tomo-live-receiver.h"
+#include "tomo-live-scan.h"
 #include "tomo-window.h"
 
 G_BEGIN_DECLS
@@ -19,6 +20,11 @@ gboolean    tomo_live_link_attach      (TomoWindow                    *window,
 /* The subtitle text now; NULL when the window has no link. */
 const char *tomo_live_link_get_status  (TomoWindow *window);
 const char *tomo_live_link_get_endpoint (TomoWindow *window);
+/* The live scan `scan` reads (a new reference), when `scan` is the window's
+ * live scan; NULL otherwise.  Its generation moves with every frame: views
+ * of their own (the three views) follow it. */
+TomoLiveScan *tomo_live_link_dup_live_scan (TomoWindow *window,
+                                            TomoScan   *scan);
 
 /* `tomolive --listen URL [--protocol P] [--socket S]`: removes those
  * options from argv and remembers them for the first window. */

@@ -2,7 +2,8 @@
  *
  * The 3D pane of the three-view layout: an orthographic ray caster over a
  * 3D texture (half floats, linear filtering) in one fragment shader;
- * maximum intensity projection, grey levels by the window.
+ * maximum intensity projection or alpha compositing, through the window and
+ * the colour map the slice views use; the slice planes drawn inside.
  */
 #define G_LOG_DOMAIN "tomo-ui"
 
@@ -18,17 +19,28 @@ struct _TomoVolume3d
 {
   GtkGLArea parent_instance;
 
-  float *data;              /* waiting for upload */
-  guint nx, ny, nz;
+  guint16 *half;            /* the volume, kept for a new realize */
+  gboolean upload;          /* half not in the texture yet */
+  guint nx, ny, nz;         /* of the data waiting or uploaded */
+  guint tex_nx, tex_ny, tex_nz;
   double extent[3];
   double lo, hi;
   double yaw, pitch, drag_yaw, drag_pitch;
+  double planes[3];         /* fractions; outside [0, 1]: not drawn */
+  TomoVolume3dMode mode;
+  TomoColormap colormap;
+  gboolean lut_dirty;
   gboolean have_volume;
+  gboolean probe;
   guint n_frames;
-  double mean;
+  TomoVolume3dStats stats;
 
-  GLuint program, vao, texture;
-  GLint u_rot, u_box, u_window, u_aspect;
+  gboolean interactive;     /* turning: rays cast at half resolution, scaled up */
+  GLuint fbo, fbo_texture;
+  int fbo_w, fbo_h;
+
+  GLuint program, vao, texture, lut_texture;
+  GLint u_rot, u_box, u_window, u_aspect, u_pixel, u_radius, u_steps, u_mode, u_planes, u_volume, u_lut;
 };
 
 G_DEFINE_FINAL_TYPE (TomoVolume3d, tomo_volume_3d, GTK_TYPE_GL_AREA)
@@ -41,32 +53,87 @@ static const char vertex_src[] =
   "  gl_Position = vec4 (p, 0.0, 1.0);\n"
   "}\n";
 
-/* Rays along the view's z through the box [−box, box] turned by rot;
- * 384 steps at most between the faces it crosses. */
+/* Rays along the view's z through the box [−box, box] turned by rot,
+ * `steps` samples between the faces they cross (two per voxel along the
+ * volume's diagonal); the box's diagonal spans the pane's
+ * shorter side, whichever way it is turned.  Texture s, t, r = x, y and the
+ * detector row (row 0 at the top of the box).  mode 0: the largest value
+ * along the ray through the window and the colour map; mode 1: front to
+ * back compositing, each step's opacity 1 − exp(−density · g² · dt) for g
+ * the value through the window (0 below its minimum: transparent), its
+ * colour the colour map's at g.  Met on the way, in depth order: the box's
+ * edges (grey) and the three planes' outlines and the lines where they
+ * cross (the colours of the slice views' cross-hairs: YZ cyan, XZ yellow,
+ * XY magenta). */
 static const char fragment_src[] =
   "in vec2 p;\n"
   "out vec4 colour;\n"
   "uniform highp sampler3D volume;\n"
+  "uniform highp sampler2D lut;\n"
   "uniform mat3 rot;\n"
   "uniform vec3 box;\n"
   "uniform vec2 window;\n"
   "uniform float aspect;\n"
+  "uniform float pixel;\n"
+  "uniform float radius;\n"
+  "uniform int mode;\n"
+  "uniform vec3 planes;\n"
+  "uniform int steps;\n"
+  "const vec3 bg = vec3 (0.12, 0.12, 0.13);\n"
+  "const float density = 10.0;\n"
+  "float norm (float v) {\n"
+  "  return clamp ((v - window.x) / max (window.y - window.x, 1e-30), 0.0, 1.0);\n"
+  "}\n"
+  "vec3 cmap (float g) { return texelFetch (lut, ivec2 (int (g * 255.0 + 0.5), 0), 0).rgb; }\n"
+  "void blend (inout vec4 acc, vec3 c, float a) {\n"
+  "  acc.rgb += (1.0 - acc.a) * a * c;\n"
+  "  acc.a += (1.0 - acc.a) * a;\n"
+  "}\n"
+  "bool on_edge (vec3 h, float w) {\n"
+  "  vec3 e = step (box - abs (h), vec3 (w));\n"
+  "  return e.x + e.y + e.z >= 2.0;\n"
+  "}\n"
   "void main () {\n"
-  "  vec2 q = p * (aspect > 1.0 ? vec2 (aspect, 1.0) : vec2 (1.0, 1.0 / aspect)) * 0.6;\n"
+  "  const vec3 pcol[3] = vec3[3] (vec3 (0.0, 0.9, 1.0), vec3 (1.0, 0.85, 0.0),\n"
+  "                                vec3 (1.0, 0.0, 1.0));\n"
+  "  vec2 q = p * (aspect > 1.0 ? vec2 (aspect, 1.0) : vec2 (1.0, 1.0 / aspect)) * radius;\n"
   "  vec3 o = rot * vec3 (q, -2.0), d = rot * vec3 (0.0, 0.0, 1.0);\n"
   "  vec3 inv = 1.0 / (d + vec3 (1e-9));\n"
   "  vec3 t0 = (-box - o) * inv, t1 = (box - o) * inv;\n"
   "  vec3 tmin = min (t0, t1), tmax = max (t0, t1);\n"
   "  float a = max (max (tmin.x, tmin.y), tmin.z), b = min (min (tmax.x, tmax.y), tmax.z);\n"
-  "  if (b <= a) { colour = vec4 (0.12, 0.12, 0.13, 1.0); return; }\n"
-  "  float m = -1e30;\n"
-  "  for (int i = 0; i < 384; i++) {\n"
-  "    float t = a + (b - a) * (float (i) + 0.5) / 384.0;\n"
-  "    vec3 s = (o + t * d) / (2.0 * box) + 0.5;\n"
-  "    m = max (m, texture (volume, s).r);\n"
+  "  if (b <= a) { colour = vec4 (bg, 1.0); return; }\n"
+  "  float w = 1.5 * pixel;\n"
+  "  vec3 th = vec3 (-1e30), pa = vec3 (0.0);\n"
+  "  for (int k = 0; k < 3; k++) {\n"
+  "    if (abs (d[k]) < 1e-6 || abs (planes[k]) > box[k]) continue;\n"
+  "    float t = (planes[k] - o[k]) / d[k];\n"
+  "    if (t < a || t > b) continue;\n"
+  "    vec3 h = o + t * d;\n"
+  "    int j = (k + 1) % 3, l = (k + 2) % 3;\n"
+  "    float e = min (box[j] - abs (h[j]), box[l] - abs (h[l]));\n"
+  "    float x = min (abs (planes[j]) <= box[j] ? abs (h[j] - planes[j]) : 1e9,\n"
+  "                   abs (planes[l]) <= box[l] ? abs (h[l] - planes[l]) : 1e9);\n"
+  "    th[k] = t;\n"
+  "    pa[k] = e < w ? 1.0 : x < 0.5 * w ? 0.7 : 0.0;\n"
   "  }\n"
-  "  float g = clamp ((m - window.x) / max (window.y - window.x, 1e-30), 0.0, 1.0);\n"
-  "  colour = vec4 (g, g, g, 1.0);\n"
+  "  vec4 acc = vec4 (0.0);\n"
+  "  if (on_edge (o + a * d, w)) blend (acc, vec3 (0.8), 0.7);\n"
+  "  float dt = (b - a) / float (steps), m = -1e30;\n"
+  "  for (int i = 0; i < steps; i++) {\n"
+  "    float ta = a + dt * float (i);\n"
+  "    for (int k = 0; k < 3; k++)\n"
+  "      if (pa[k] > 0.0 && th[k] >= ta && th[k] < ta + dt) blend (acc, pcol[k], pa[k]);\n"
+  "    vec3 s = (o + (ta + 0.5 * dt) * d) / (2.0 * box) + 0.5;\n"
+  "    float v = texture (volume, s).r;\n"
+  "    if (mode == 0) { m = max (m, v); continue; }\n"
+  "    float g = norm (v);\n"
+  "    blend (acc, cmap (g), 1.0 - exp (-density * g * g * dt));\n"
+  "    if (acc.a > 0.995) break;\n"
+  "  }\n"
+  "  if (on_edge (o + b * d, w)) blend (acc, vec3 (0.8), 0.4);\n"
+  "  vec3 under = mode == 0 ? cmap (norm (m)) : bg;\n"
+  "  colour = vec4 (acc.rgb + (1.0 - acc.a) * under, 1.0);\n"
   "}\n";
 
 static GLuint
@@ -135,12 +202,21 @@ tomo_volume_3d_realize (GtkWidget *widget)
                                    "Linking the volume ray caster failed");
       gtk_gl_area_set_error (GTK_GL_AREA (self), error);
       g_error_free (error);
+      glDeleteProgram (self->program);
+      self->program = 0;
       return;
     }
   self->u_rot = glGetUniformLocation (self->program, "rot");
   self->u_box = glGetUniformLocation (self->program, "box");
   self->u_window = glGetUniformLocation (self->program, "window");
   self->u_aspect = glGetUniformLocation (self->program, "aspect");
+  self->u_pixel = glGetUniformLocation (self->program, "pixel");
+  self->u_radius = glGetUniformLocation (self->program, "radius");
+  self->u_steps = glGetUniformLocation (self->program, "steps");
+  self->u_mode = glGetUniformLocation (self->program, "mode");
+  self->u_planes = glGetUniformLocation (self->program, "planes");
+  self->u_volume = glGetUniformLocation (self->program, "volume");
+  self->u_lut = glGetUniformLocation (self->program, "lut");
   glGenVertexArrays (1, &self->vao);
   glGenTextures (1, &self->texture);
   glBindTexture (GL_TEXTURE_3D, self->texture);
@@ -149,6 +225,14 @@ tomo_volume_3d_realize (GtkWidget *widget)
   glTexParameteri (GL_TEXTURE_3D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
   glTexParameteri (GL_TEXTURE_3D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
   glTexParameteri (GL_TEXTURE_3D, GL_TEXTURE_WRAP_R, GL_CLAMP_TO_EDGE);
+  glGenTextures (1, &self->lut_texture);
+  glBindTexture (GL_TEXTURE_2D, self->lut_texture);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  self->lut_dirty = TRUE;
+  self->tex_nx = self->tex_ny = self->tex_nz = 0;
 }
 
 static void
@@ -161,15 +245,67 @@ tomo_volume_3d_unrealize (GtkWidget *widget)
     {
       if (self->texture != 0)
         glDeleteTextures (1, &self->texture);
+      if (self->lut_texture != 0)
+        glDeleteTextures (1, &self->lut_texture);
+      if (self->fbo_texture != 0)
+        glDeleteTextures (1, &self->fbo_texture);
+      if (self->fbo != 0)
+        glDeleteFramebuffers (1, &self->fbo);
       if (self->vao != 0)
         glDeleteVertexArrays (1, &self->vao);
       if (self->program != 0)
         glDeleteProgram (self->program);
     }
-  self->texture = self->vao = self->program = 0;
-  /* A new realize uploads again. */
+  self->texture = self->lut_texture = self->vao = self->program = 0;
+  self->fbo = self->fbo_texture = 0;
+  self->fbo_w = self->fbo_h = 0;
+  /* A new realize uploads the volume again. */
   self->have_volume = FALSE;
+  self->upload = self->half != NULL;
   GTK_WIDGET_CLASS (tomo_volume_3d_parent_class)->unrealize (widget);
+}
+
+/* The last frame read back (w × h RGBA, bottom row first). */
+static void
+probe_frame (TomoVolume3d *self,
+             int           w,
+             int           h)
+{
+  static const guint8 outline[3][3] = { { 255, 0, 255 }, { 255, 217, 0 }, { 0, 230, 255 } };
+  g_autofree guint8 *px = g_malloc ((gsize) w * h * 4);
+  double sum[3] = { 0 }, sq = 0, chroma = 0;
+  gsize n = (gsize) w * h;
+
+  memset (&self->stats, 0, sizeof self->stats);
+  glPixelStorei (GL_PACK_ALIGNMENT, 4);
+  glReadPixels (0, 0, w, h, GL_RGBA, GL_UNSIGNED_BYTE, px);
+  for (gsize i = 0; i < n; i++)
+    {
+      const guint8 *c = px + 4 * i;
+      double grey = (c[0] + c[1] + c[2]) / 3.0;
+
+      for (guint k = 0; k < 3; k++)
+        sum[k] += c[k];
+      sq += grey * grey;
+      chroma += MAX (MAX (c[0], c[1]), c[2]) - MIN (MIN (c[0], c[1]), c[2]);
+      for (guint k = 0; k < 3; k++)
+        if (ABS (c[0] - outline[k][0]) <= 30 && ABS (c[1] - outline[k][1]) <= 30
+            && ABS (c[2] - outline[k][2]) <= 30)
+          {
+            self->stats.n_plane_pixels[k]++;
+            /* GL's rows are bottom first. */
+            self->stats.plane_y[k] += 1.0 - (i / w + 0.5) / h;
+          }
+    }
+  for (guint k = 0; k < 3; k++)
+    if (self->stats.n_plane_pixels[k] > 0)
+      self->stats.plane_y[k] /= self->stats.n_plane_pixels[k];
+  for (guint k = 0; k < 3; k++)
+    self->stats.mean[k] = sum[k] / n;
+  self->stats.mean_grey = (sum[0] + sum[1] + sum[2]) / (3.0 * n);
+  self->stats.stddev_grey = sqrt (MAX (sq / n - self->stats.mean_grey * self->stats.mean_grey, 0));
+  self->stats.chroma = chroma / n;
+  self->stats.n_pixels = n;
 }
 
 static gboolean
@@ -177,67 +313,130 @@ tomo_volume_3d_render (GtkGLArea    *area,
                        GdkGLContext *context)
 {
   TomoVolume3d *self = TOMO_VOLUME_3D (area);
-  int w = gtk_widget_get_width (GTK_WIDGET (area)) * gtk_widget_get_scale_factor (GTK_WIDGET (area));
-  int h = gtk_widget_get_height (GTK_WIDGET (area)) * gtk_widget_get_scale_factor (GTK_WIDGET (area));
+  int scale = gtk_widget_get_scale_factor (GTK_WIDGET (area));
+  int w = gtk_widget_get_width (GTK_WIDGET (area)) * scale;
+  int h = gtk_widget_get_height (GTK_WIDGET (area)) * scale;
   double cy = cos (self->yaw), sy = sin (self->yaw), cp = cos (self->pitch), sp = sin (self->pitch);
   double big = MAX (MAX (self->extent[0], self->extent[1]), self->extent[2]);
-  /* Columns of R = Ry(yaw) · Rx(pitch); z of the volume points up the screen. */
+  /* Columns of R = Ry(yaw) · Rx(pitch). */
   float rot[9] = { cy, 0, -sy, sy * sp, cp, cy * sp, sy * cp, -sp, cy * cp };
-  float box[3];
+  float box[3], planes[3], swap[9];
+  int rw = w, rh = h;
+  GLint target = 0;
 
   glClearColor (0.12f, 0.12f, 0.13f, 1.0f);
   glClear (GL_COLOR_BUFFER_BIT);
   if (self->program == 0)
     return TRUE;
+  glActiveTexture (GL_TEXTURE0);
   glBindTexture (GL_TEXTURE_3D, self->texture);
-  if (self->data != NULL)
+  if (self->upload && self->half != NULL)
     {
-      glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
-      glTexImage3D (GL_TEXTURE_3D, 0, GL_R16F, self->nx, self->ny, self->nz, 0, GL_RED, GL_FLOAT,
-                    self->data);
-      g_clear_pointer (&self->data, g_free);
+      glPixelStorei (GL_UNPACK_ALIGNMENT, 2);
+      if (self->nx == self->tex_nx && self->ny == self->tex_ny && self->nz == self->tex_nz)
+        glTexSubImage3D (GL_TEXTURE_3D, 0, 0, 0, 0, self->nx, self->ny, self->nz, GL_RED,
+                         GL_HALF_FLOAT, self->half);
+      else
+        glTexImage3D (GL_TEXTURE_3D, 0, GL_R16F, self->nx, self->ny, self->nz, 0, GL_RED,
+                      GL_HALF_FLOAT, self->half);
+      self->tex_nx = self->nx;
+      self->tex_ny = self->ny;
+      self->tex_nz = self->nz;
+      self->upload = FALSE;
       self->have_volume = TRUE;
     }
-  if (!self->have_volume || big <= 0)
-    return TRUE;
-  /* Texture s, t, r = x, y, z of the volume; on screen x right, z up, y
-   * into the screen before turning. */
-  box[0] = 0.5 * self->extent[0] / big;
-  box[1] = 0.5 * self->extent[1] / big;
-  box[2] = 0.5 * self->extent[2] / big;
-  {
-    /* Screen (x, up, depth) → volume (x, −z… ): swap y and z so z is up. */
-    float swap[9];
+  glActiveTexture (GL_TEXTURE1);
+  glBindTexture (GL_TEXTURE_2D, self->lut_texture);
+  if (self->lut_dirty)
+    {
+      guint8 lut[TOMO_COLORMAP_LUT_SIZE * 4];
 
-    for (int c = 0; c < 3; c++)
-      {
-        swap[c * 3 + 0] = rot[c * 3 + 0];
-        swap[c * 3 + 1] = rot[c * 3 + 2];
-        swap[c * 3 + 2] = -rot[c * 3 + 1];
-      }
-    glUseProgram (self->program);
-    glUniformMatrix3fv (self->u_rot, 1, GL_FALSE, swap);
-  }
+      tomo_colormap_fill_lut (self->colormap, lut);
+      glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
+      glTexImage2D (GL_TEXTURE_2D, 0, GL_RGBA8, TOMO_COLORMAP_LUT_SIZE, 1, 0, GL_RGBA,
+                    GL_UNSIGNED_BYTE, lut);
+      self->lut_dirty = FALSE;
+    }
+  glActiveTexture (GL_TEXTURE0);
+  if (!self->have_volume || big <= 0 || w <= 0 || h <= 0)
+    return TRUE;
+  /* Texture s, t, r = x, y, row of the volume; on screen x right, rows
+   * down (row 0 at the top), y into the screen before turning: the
+   * screen's (x, up, depth) are the box's (x, −z, y). */
+  for (int c = 0; c < 3; c++)
+    {
+      box[c] = 0.5 * self->extent[c] / big;
+      planes[c] = self->planes[c] >= 0 && self->planes[c] <= 1
+                  ? (self->planes[c] - 0.5) * 2 * box[c] : 1e9f;
+      swap[c * 3 + 0] = rot[c * 3 + 0];
+      swap[c * 3 + 1] = rot[c * 3 + 2];
+      swap[c * 3 + 2] = -rot[c * 3 + 1];
+    }
+  if (self->interactive && w >= 4 && h >= 4)
+    {
+      /* A quarter of the rays into a texture of our own, then scaled up
+       * into the area's framebuffer: 4× fewer rays while the pane turns,
+       * where the rays are cast on the CPU (llvmpipe) that counts. */
+      rw = w / 2;
+      rh = h / 2;
+      glGetIntegerv (GL_DRAW_FRAMEBUFFER_BINDING, &target);
+      if (self->fbo == 0)
+        {
+          glGenFramebuffers (1, &self->fbo);
+          glGenTextures (1, &self->fbo_texture);
+        }
+      glBindTexture (GL_TEXTURE_2D, self->fbo_texture);
+      if (self->fbo_w != rw || self->fbo_h != rh)
+        {
+          glTexImage2D (GL_TEXTURE_2D, 0, GL_RGBA8, rw, rh, 0, GL_RGBA, GL_UNSIGNED_BYTE, NULL);
+          glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+          glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+          self->fbo_w = rw;
+          self->fbo_h = rh;
+        }
+      glBindFramebuffer (GL_FRAMEBUFFER, self->fbo);
+      glFramebufferTexture2D (GL_FRAMEBUFFER, GL_COLOR_ATTACHMENT0, GL_TEXTURE_2D,
+                              self->fbo_texture, 0);
+      glViewport (0, 0, rw, rh);
+    }
+  glUseProgram (self->program);
+  glUniformMatrix3fv (self->u_rot, 1, GL_FALSE, swap);
   glUniform3fv (self->u_box, 1, box);
+  glUniform3fv (self->u_planes, 1, planes);
   glUniform2f (self->u_window, self->lo, self->hi);
-  glUniform1f (self->u_aspect, h > 0 ? (float) w / h : 1.0f);
+  glUniform1f (self->u_aspect, (float) w / h);
+  {
+    /* The shorter side spans the box's diagonal, whichever way it turns. */
+    float radius = 1.03f * sqrtf (box[0] * box[0] + box[1] * box[1] + box[2] * box[2]);
+
+    glUniform1f (self->u_radius, radius);
+    glUniform1f (self->u_pixel, 2.0f * radius / MIN (rw, rh));
+  }
+  glUniform1i (self->u_mode, self->mode);
+  {
+    /* Two samples per voxel along the volume's diagonal, the longest ray:
+     * 384 for 128 × 128 × 64, 887 for 256³. */
+    double diag = sqrt ((double) self->tex_nx * self->tex_nx + (double) self->tex_ny * self->tex_ny
+                        + (double) self->tex_nz * self->tex_nz);
+
+    glUniform1i (self->u_steps, (int) CLAMP (ceil (2 * diag), 32, 1024));
+  }
+  glUniform1i (self->u_volume, 0);
+  glUniform1i (self->u_lut, 1);
   glBindVertexArray (self->vao);
   glDrawArrays (GL_TRIANGLES, 0, 3);
   glBindVertexArray (0);
   glUseProgram (0);
-  {
-    /* The mean grey level, for the status and the tests: a 64 × 64 grid. */
-    guint8 px[4];
-    double sum = 0;
-
-    for (int j = 0; j < 64; j++)
-      for (int i = 0; i < 64; i++)
-        {
-          glReadPixels (i * w / 64, j * h / 64, 1, 1, GL_RGBA, GL_UNSIGNED_BYTE, px);
-          sum += px[0];
-        }
-    self->mean = sum / (64 * 64);
-  }
+  if (rw != w)
+    {
+      glBindFramebuffer (GL_READ_FRAMEBUFFER, self->fbo);
+      glBindFramebuffer (GL_DRAW_FRAMEBUFFER, target);
+      glBlitFramebuffer (0, 0, rw, rh, 0, 0, w, h, GL_COLOR_BUFFER_BIT, GL_LINEAR);
+      glBindFramebuffer (GL_FRAMEBUFFER, target);
+      glViewport (0, 0, w, h);
+    }
+  if (self->probe)
+    probe_frame (self, w, h);
   self->n_frames++;
   return TRUE;
 }
@@ -250,6 +449,16 @@ on_drag_begin (GtkGestureDrag *gesture,
 {
   self->drag_yaw = self->yaw;
   self->drag_pitch = self->pitch;
+  tomo_volume_3d_set_interactive (self, TRUE);
+}
+
+static void
+on_drag_end (GtkGestureDrag *gesture,
+             double          dx,
+             double          dy,
+             TomoVolume3d   *self)
+{
+  tomo_volume_3d_set_interactive (self, FALSE);
 }
 
 static void
@@ -265,7 +474,7 @@ on_drag_update (GtkGestureDrag *gesture,
 static void
 tomo_volume_3d_finalize (GObject *object)
 {
-  g_free (TOMO_VOLUME_3D (object)->data);
+  g_free (TOMO_VOLUME_3D (object)->half);
   G_OBJECT_CLASS (tomo_volume_3d_parent_class)->finalize (object);
 }
 
@@ -286,10 +495,12 @@ tomo_volume_3d_init (TomoVolume3d *self)
   self->yaw = 0.6;
   self->pitch = 0.5;
   self->hi = 1.0;
+  self->planes[0] = self->planes[1] = self->planes[2] = -1;
   gtk_gl_area_set_required_version (GTK_GL_AREA (self), 3, 0);
   gtk_gl_area_set_has_depth_buffer (GTK_GL_AREA (self), FALSE);
   g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
   g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
+  g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
 }
 
@@ -299,20 +510,68 @@ tomo_volume_3d_new (void)
   return g_object_new (TOMO_TYPE_VOLUME_3D, NULL);
 }
 
-void
-tomo_volume_3d_set_volume (TomoVolume3d *self,
-                           const float  *data,
-                           guint         nx,
-                           guint         ny,
-                           guint         nz,
-                           double        sx,
-                           double        sy,
-                           double        sz)
+static guint16
+float_to_half (float f)
 {
-  g_return_if_fail (TOMO_IS_VOLUME_3D (self) && data != NULL && nx > 0 && ny > 0 && nz > 0);
+  guint32 x, sign, m, h, rem;
+  gint32 e;
 
-  g_free (self->data);
-  self->data = g_memdup2 (data, sizeof (float) * nx * ny * nz);
+  memcpy (&x, &f, sizeof x);
+  sign = (x >> 16) & 0x8000;
+  m = x & 0x7fffff;
+  if (((x >> 23) & 0xff) == 0xff)
+    return sign | 0x7c00 | (m != 0 ? 0x200 : 0);      /* inf, NaN */
+  e = (gint32) ((x >> 23) & 0xff) - 127 + 15;
+  if (e >= 31)
+    return sign | 0x7c00;
+  if (e <= 0)
+    {
+      /* Subnormal: the 24-bit significand shifted to units of 2^-24. */
+      guint32 shift = 14 - e;
+
+      if (e < -10)
+        return sign;
+      m |= 0x800000;
+      h = m >> shift;
+      rem = m & ((1u << shift) - 1);
+      if (rem > (1u << (shift - 1)) || (rem == (1u << (shift - 1)) && (h & 1)))
+        h++;
+      return sign | h;
+    }
+  h = sign | ((guint32) e << 10) | (m >> 13);
+  rem = m & 0x1fff;
+  /* A carry into the exponent is the right result (up to inf). */
+  if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
+    h++;
+  return h;
+}
+
+guint16 *
+tomo_volume_3d_pack_half (const float *data,
+                          gsize        n)
+{
+  guint16 *half = g_new (guint16, MAX (n, 1));
+
+  for (gsize i = 0; i < n; i++)
+    half[i] = float_to_half (data[i]);
+  return half;
+}
+
+void
+tomo_volume_3d_take_half (TomoVolume3d *self,
+                          guint16      *half,
+                          guint         nx,
+                          guint         ny,
+                          guint         nz,
+                          double        sx,
+                          double        sy,
+                          double        sz)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_3D (self) && half != NULL && nx > 0 && ny > 0 && nz > 0);
+
+  g_free (self->half);
+  self->half = half;
+  self->upload = TRUE;
   self->nx = nx;
   self->ny = ny;
   self->nz = nz;
@@ -328,8 +587,55 @@ tomo_volume_3d_set_window (TomoVolume3d *self,
                            double        hi)
 {
   g_return_if_fail (TOMO_IS_VOLUME_3D (self));
+  if (lo == self->lo && hi == self->hi)
+    return;
   self->lo = lo;
   self->hi = hi;
+  gtk_gl_area_queue_render (GTK_GL_AREA (self));
+}
+
+void
+tomo_volume_3d_set_colormap (TomoVolume3d *self,
+                             TomoColormap  colormap)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_3D (self) && colormap < TOMO_N_COLORMAPS);
+  if (colormap == self->colormap)
+    return;
+  self->colormap = colormap;
+  self->lut_dirty = TRUE;
+  gtk_gl_area_queue_render (GTK_GL_AREA (self));
+}
+
+void
+tomo_volume_3d_set_mode (TomoVolume3d    *self,
+                         TomoVolume3dMode mode)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_3D (self) && mode <= TOMO_VOLUME_3D_COMPOSITE);
+  if (mode == self->mode)
+    return;
+  self->mode = mode;
+  gtk_gl_area_queue_render (GTK_GL_AREA (self));
+}
+
+TomoVolume3dMode
+tomo_volume_3d_get_mode (TomoVolume3d *self)
+{
+  g_return_val_if_fail (TOMO_IS_VOLUME_3D (self), TOMO_VOLUME_3D_MIP);
+  return self->mode;
+}
+
+void
+tomo_volume_3d_set_planes (TomoVolume3d *self,
+                           double        fx,
+                           double        fy,
+                           double        fz)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_3D (self));
+  if (fx == self->planes[0] && fy == self->planes[1] && fz == self->planes[2])
+    return;
+  self->planes[0] = fx;
+  self->planes[1] = fy;
+  self->planes[2] = fz;
   gtk_gl_area_queue_render (GTK_GL_AREA (self));
 }
 
@@ -359,8 +665,37 @@ tomo_volume_3d_get_n_frames (TomoVolume3d *self)
   return self->n_frames;
 }
 
+void
+tomo_volume_3d_set_probe (TomoVolume3d *self,
+                          gboolean      probe)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_3D (self));
+  self->probe = probe;
+  gtk_gl_area_queue_render (GTK_GL_AREA (self));
+}
+
 double
 tomo_volume_3d_get_mean (TomoVolume3d *self)
 {
-  return self->mean;
+  return self->stats.mean_grey;
+}
+
+void
+tomo_volume_3d_get_stats (TomoVolume3d      *self,
+                          TomoVolume3dStats *stats)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_3D (self) && stats != NULL);
+  *stats = self->stats;
+}
+
+void
+tomo_volume_3d_set_interactive (TomoVolume3d *self,
+                                gboolean      interactive)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_3D (self));
+  if (self->interactive == interactive)
+    return;
+  self->interactive = interactive;
+  /* The last frame of a turn is drawn in full. */
+  gtk_gl_area_queue_render (GTK_GL_AREA (self));
 }

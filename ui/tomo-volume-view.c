@@ -6,12 +6,16 @@
 #include <math.h>
 #include <string.h>
 
+#include "tomo-live-link.h"
+#include "tomo-scan-private.h"
 #include "tomo-volume-3d.h"
 #include "tomo-volume-view.h"
 #include "tomo-volume.h"
 
 #define N_PANES 4
 #define MAX_EXAGGERATION 16
+#define LIVE_POLL_MS 100
+#define LIVE_MIN_INTERVAL_US (500 * 1000)
 
 struct _TomoVolumeView
 {
@@ -59,6 +63,25 @@ struct _TomoVolumeView
   double preview_center;
   TomoInterp preview_interp;
   double preview_ms;
+  guint preview_size;       /* binned pixels a side (fewer for a narrow scan) */
+  guint preview_shown_size;
+  GtkDropDown *render_drop, *size_drop;
+  gint64 preview_time;      /* monotonic µs when the preview was made */
+
+  /* Following a live scan: the store is filled again from what has
+   * arrived, one update at a time, and no sooner than the last update took
+   * after it ended (at least LIVE_MIN_INTERVAL_US): the views never take
+   * more than half the machine from the receiver. */
+  guint live_id;
+  gboolean live;            /* the scan is the window's live scan */
+  gboolean refill;          /* fill the store again in the next update */
+  guint64 live_generation;  /* of the live scan when the store was last filled */
+  guint64 preview_generation;
+  gint64 live_next;         /* monotonic µs: no refill before */
+  double live_interval_s;
+  guint live_n_present, live_n_expected;
+  guint n_refills;
+  gboolean refilling;
 };
 
 G_DEFINE_FINAL_TYPE (TomoVolumeView, tomo_volume_view, GTK_TYPE_WIDGET)
@@ -78,9 +101,16 @@ typedef struct
   guint vex;
   gboolean need_preview;
   float *preview;           /* pnz × pny × pnx */
+  guint16 *preview_half;    /* the same as half floats, for the texture */
   guint pnx, pny, pnz;
   double preview_ms;
   char *status;
+  gboolean refill;          /* fill the store (made earlier) again: a live scan */
+  gboolean filled;          /* the store was (re)filled */
+  gboolean live;
+  guint64 generation;       /* the live scan's before anything was read */
+  guint n_present, n_expected;
+  gint64 t_start;
 } Update;
 
 static void
@@ -91,6 +121,7 @@ update_free (Update *u)
   for (guint k = 0; k < N_PANES; k++)
     g_free (u->data[k]);
   g_free (u->preview);
+  g_free (u->preview_half);
   g_free (u->status);
   g_free (u);
 }
@@ -115,6 +146,12 @@ update_thread (GTask        *task,
   Update *u = task_data;
   GError *error = NULL;
 
+  if (u->refill && !tomo_volume_fill (u->volume, fill_progress, u->view, NULL, &error))
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  u->filled = u->refill || u->volume == NULL;
   if (u->volume == NULL)
     {
       u->volume = tomo_volume_new (u->scan, 0, tomo_scan_get_height (u->scan), &u->params,
@@ -147,6 +184,9 @@ update_thread (GTask        *task,
           g_task_return_error (task, error);
           return;
         }
+      /* The texture's half floats made here, not on the UI thread. */
+      u->preview_half = tomo_volume_3d_pack_half (u->preview, (gsize) u->pnx * u->pny * u->pnz);
+      g_clear_pointer (&u->preview, g_free);
     }
   {
     g_autofree char *desc = tomo_volume_describe (u->volume);
@@ -285,6 +325,29 @@ update_titles (TomoVolumeView *self)
 
     gtk_label_set_text (self->titles[3], ob);
   }
+  if (self->scan != NULL)
+    {
+      /* The planes inside the 3D box: through the pixels' centres. */
+      double W = tomo_scan_get_width (self->scan), H = tomo_scan_get_height (self->scan);
+
+      tomo_volume_3d_set_planes (self->view3d, (round (self->ix) + 0.5) / W,
+                                 (round (self->iy) + 0.5) / W, (round (self->z) + 0.5) / H);
+    }
+}
+
+/* "3D · 128 × 128 × 64, maximum intensity · 40 ms · drag to turn" */
+static void
+update_title3d (TomoVolumeView *self,
+                guint           nx,
+                guint           ny,
+                guint           nz)
+{
+  g_autofree char *title = NULL;
+
+  title = g_strdup_printf ("3D · %u × %u × %u, %s · %.0f ms · drag to turn", nx, ny, nz,
+                           tomo_volume_3d_get_mode (self->view3d) == TOMO_VOLUME_3D_MIP
+                           ? "maximum intensity" : "composite", self->preview_ms);
+  gtk_label_set_text (self->title3d, title);
 }
 
 static void on_look_notify (TomoWindow *window, GParamSpec *pspec, TomoVolumeView *self);
@@ -332,19 +395,43 @@ update_done (GObject      *source,
       self->shown_interp = u->params.interp;
       if (u->need_preview)
         {
-          g_autofree char *title = g_strdup_printf ("3D · %u × %u × %u, maximum intensity · "
-                                                    "%.0f ms · drag to turn", u->pnx, u->pny,
-                                                    u->pnz, u->preview_ms);
-
-          tomo_volume_3d_set_volume (self->view3d, u->preview, u->pnx, u->pny, u->pnz, W, W,
-                                     (double) tomo_scan_get_height (u->scan) * u->vex);
-          gtk_label_set_text (self->title3d, title);
+          tomo_volume_3d_take_half (self->view3d, g_steal_pointer (&u->preview_half), u->pnx,
+                                    u->pny, u->pnz, W, W,
+                                    (double) tomo_scan_get_height (u->scan) * u->vex);
+          self->preview_shown_size = MAX (u->pnx, u->pnz);
           self->preview_valid = TRUE;
           self->preview_center = u->params.center;
           self->preview_interp = u->params.interp;
           self->preview_ms = u->preview_ms;
+          self->preview_time = g_get_monotonic_time ();
+          self->preview_generation = u->generation;
+          update_title3d (self, u->pnx, u->pny, u->pnz);
         }
-      set_status (self, u->status);
+      if (u->live && u->filled)
+        {
+          /* The next refill waits as long as this update took. */
+          gint64 took = g_get_monotonic_time () - u->t_start;
+
+          if (u->refill)
+            self->n_refills++;
+          self->live_generation = u->generation;
+          self->live_n_present = u->n_present;
+          self->live_n_expected = u->n_expected;
+          self->live_interval_s = MAX (took, LIVE_MIN_INTERVAL_US) / 1e6;
+          self->live_next = g_get_monotonic_time () + MAX (took, LIVE_MIN_INTERVAL_US);
+        }
+      if (self->live)
+        {
+          g_autofree char *live = g_strdup_printf ("Live: the views hold %u of %u projections "
+                                                   "(store refilled %u× as they arrive, at most "
+                                                   "every %.1f s) · %s", self->live_n_present,
+                                                   self->live_n_expected, self->n_refills,
+                                                   self->live_interval_s, u->status);
+
+          set_status (self, live);
+        }
+      else
+        set_status (self, u->status);
       self->n_updates++;
       on_look_notify (self->window, NULL, self);
     }
@@ -366,9 +453,41 @@ progress_tick (gpointer data)
 
   if (total > 0)
     {
-      text = g_strdup_printf ("Filling the volume store: %d of %d rows read and filtered",
-                              done, total);
+      text = g_strdup_printf ("%s the volume store: %d of %d rows read and filtered",
+                              self->refilling ? "Live: refilling"
+                              : "Filling", done, total);
       set_status (self, text);
+    }
+  return G_SOURCE_CONTINUE;
+}
+
+/* While the window shows a live scan: a refill when frames have arrived
+ * since the last one and its interval is over; the last preview when the
+ * refills left it behind. */
+static gboolean
+live_poll (gpointer data)
+{
+  TomoVolumeView *self = data;
+  g_autoptr (TomoLiveScan) live = NULL;
+  guint64 generation;
+
+  if (self->window == NULL || self->scan == NULL || self->busy || self->volume == NULL
+      || !gtk_widget_get_mapped (GTK_WIDGET (self))
+      || g_get_monotonic_time () < self->live_next)
+    return G_SOURCE_CONTINUE;
+  live = tomo_live_link_dup_live_scan (self->window, self->scan);
+  if (live == NULL)
+    return G_SOURCE_CONTINUE;
+  generation = tomo_live_scan_get_generation (live);
+  if (generation != self->live_generation)
+    {
+      self->refill = TRUE;
+      start_update (self);
+    }
+  else if (self->preview_generation != self->live_generation)
+    {
+      self->preview_valid = FALSE;
+      start_update (self);
     }
   return G_SOURCE_CONTINUE;
 }
@@ -399,6 +518,31 @@ start_update (TomoVolumeView *self)
   u->view = self;
   u->scan = g_object_ref (self->scan);
   u->volume = g_steal_pointer (&self->volume);
+  u->t_start = g_get_monotonic_time ();
+  {
+    /* A live scan: what has arrived is read afresh (the scan's cached rows
+     * dropped), its generation taken before, so that frames arriving
+     * meanwhile make another refill. */
+    g_autoptr (TomoLiveScan) live = self->window != NULL
+      ? tomo_live_link_dup_live_scan (self->window, self->scan) : NULL;
+
+    self->live = live != NULL;
+    u->live = live != NULL;
+    u->generation = self->live_generation;
+    u->refill = self->refill && u->volume != NULL;
+    self->refill = FALSE;
+    self->refilling = u->refill;
+    if (live != NULL && (u->refill || u->volume == NULL))
+      {
+        TomoLiveScanInfo info;
+
+        u->generation = tomo_live_scan_get_generation (live);
+        tomo_live_scan_get_info (live, &info);
+        u->n_present = info.n_present[TOMO_FRAME_PROJECTION];
+        u->n_expected = tomo_live_scan_get_n_projections (live);
+        tomo_live_scan_refresh (live, u->scan);
+      }
+  }
   tomo_recon_params_init (&u->params, W);
   u->params.center = self->center;
   if (self->filter != NULL)
@@ -445,25 +589,30 @@ start_update (TomoVolumeView *self)
       ob->centre[d] = point[d] + su * ob->u[d] + sv * ob->v[d];
   }
   for (guint k = 0; k < N_PANES; k++)
-    u->need[k] = u->volume == NULL || !self->shown_valid[k]
+    u->need[k] = u->volume == NULL || u->refill || !self->shown_valid[k]
       || memcmp (&self->shown[k], &u->planes[k], sizeof u->planes[k]) != 0
       || self->shown_center != u->params.center || self->shown_interp != u->params.interp;
-  /* The preview: 128 binned pixels a side (fewer for a narrow scan) at up
-   * to 128 levels over the rows; its box is drawn with the vertical scale. */
-  u->pnx = u->pny = MIN (W, 128);
-  u->pnz = MIN (H, 128);
+  /* The preview: preview_size binned pixels a side (fewer for a narrow
+   * scan) at up to as many levels over the rows; its box is drawn with the
+   * vertical scale. */
+  u->pnx = u->pny = MIN (W, self->preview_size);
+  u->pnz = MIN (H, self->preview_size);
   u->need_preview = u->volume == NULL || !self->preview_valid
     || self->preview_center != u->params.center || self->preview_interp != u->params.interp
-    || self->vex != self->shown_vex;
+    || self->vex != self->shown_vex || MAX (u->pnx, u->pnz) != self->preview_shown_size
+    /* Live: the preview (the slowest part on the CPU) at most a third of
+     * the time; live_poll asks for the last one. */
+    || (u->refill && g_get_monotonic_time () - self->preview_time >= 2000 * self->preview_ms);
   self->shown_vex = self->vex;
   update_titles (self);
   queue_hairs (self);
 
-  if (u->volume == NULL)
+  if (u->volume == NULL || u->refill)
     {
       g_atomic_int_set (&self->fill_done, 0);
       g_atomic_int_set (&self->fill_total, 0);
-      set_status (self, "Filling the volume store…");
+      if (!u->refill)
+        set_status (self, "Filling the volume store…");
       self->progress_id = g_timeout_add (100, progress_tick, self);
     }
   task = g_task_new (self, NULL, update_done, NULL);
@@ -491,6 +640,10 @@ on_scan_loaded (TomoWindow     *window,
     return;
   g_set_object (&self->scan, scan);
   invalidate_store (self);
+  /* A live scan's refills count from its first fill. */
+  self->n_refills = 0;
+  self->live_generation = self->preview_generation = 0;
+  self->live_next = 0;
   if (scan != NULL)
     {
       self->ix = self->iy = (tomo_scan_get_width (scan) - 1) / 2.0;
@@ -539,6 +692,12 @@ on_look_notify (TomoWindow     *window,
       tomo_slice_view_set_window (self->panes[k], lo, hi);
     }
   tomo_volume_3d_set_window (self->view3d, lo, hi);
+  {
+    TomoColormap map;
+
+    if (tomo_colormap_from_string (colormap, &map))
+      tomo_volume_3d_set_colormap (self->view3d, map);
+  }
 }
 
 void
@@ -679,6 +838,26 @@ on_exaggeration_changed (GtkDropDown    *drop,
 }
 
 static void
+on_render_changed (GtkDropDown    *drop,
+                   GParamSpec     *pspec,
+                   TomoVolumeView *self)
+{
+  tomo_volume_view_set_render (self, gtk_drop_down_get_selected (drop) == 1
+                                     ? TOMO_VOLUME_3D_COMPOSITE : TOMO_VOLUME_3D_MIP);
+}
+
+static void
+on_size_changed (GtkDropDown    *drop,
+                 GParamSpec     *pspec,
+                 TomoVolumeView *self)
+{
+  static const guint sizes[] = { 64, 128, 256 };
+  guint i = gtk_drop_down_get_selected (drop);
+
+  tomo_volume_view_set_preview_size (self, i < G_N_ELEMENTS (sizes) ? sizes[i] : 128);
+}
+
+static void
 on_angles_changed (TomoVolumeView *self)
 {
   self->azimuth = gtk_spin_button_get_value (self->azimuth_spin);
@@ -706,6 +885,7 @@ tomo_volume_view_dispose (GObject *object)
     }
   self->window = NULL;
   g_clear_handle_id (&self->progress_id, g_source_remove);
+  g_clear_handle_id (&self->live_id, g_source_remove);
   g_clear_pointer (&self->grid, gtk_widget_unparent);
   g_clear_object (&self->scan);
   g_clear_pointer (&self->volume, tomo_volume_free);
@@ -821,6 +1001,32 @@ tomo_volume_view_init (TomoVolumeView *self)
     gtk_widget_set_size_request (GTK_WIDGET (self->view3d), 160, 120);
     gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->title3d));
     gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->view3d));
+    {
+      static const char *const renders[] = { "MIP", "Composite", NULL };
+      static const char *const sizes[] = { "64³", "128³", "256³", NULL };
+      GtkWidget *row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
+
+      self->render_drop = GTK_DROP_DOWN (gtk_drop_down_new_from_strings (renders));
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->render_drop),
+                                   "Maximum intensity projection (MIP) along each ray, or "
+                                   "the rays composited front to back: transparent at the "
+                                   "window's minimum, opaque in the colour map's top colour "
+                                   "at its maximum");
+      self->size_drop = GTK_DROP_DOWN (gtk_drop_down_new_from_strings (sizes));
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->size_drop),
+                                   "Preview volume: binned pixels a side and levels over the "
+                                   "rows (at most the scan's own)");
+      self->preview_size = 128;
+      gtk_drop_down_set_selected (self->size_drop, 1);
+      g_signal_connect (self->render_drop, "notify::selected", G_CALLBACK (on_render_changed),
+                        self);
+      g_signal_connect (self->size_drop, "notify::selected", G_CALLBACK (on_size_changed), self);
+      gtk_box_append (GTK_BOX (row), gtk_label_new ("Render"));
+      gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->render_drop));
+      gtk_box_append (GTK_BOX (row), gtk_label_new ("Size"));
+      gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->size_drop));
+      gtk_box_append (GTK_BOX (box), row);
+    }
     gtk_grid_attach (grid, box, 2, 0, 1, 2);
   }
   self->status_label = GTK_LABEL (gtk_label_new ("Open a scan to see its three views"));
@@ -889,6 +1095,7 @@ tomo_volume_view_install (TomoWindow *window)
   g_signal_connect (window, "notify::window-min", G_CALLBACK (on_look_notify), self);
   g_signal_connect (window, "notify::window-max", G_CALLBACK (on_look_notify), self);
   on_params_notify (window, NULL, self);
+  self->live_id = g_timeout_add (LIVE_POLL_MS, live_poll, self);
 
   g_signal_connect (action, "activate", G_CALLBACK (toggle_action), stack);
   g_action_map_add_action (G_ACTION_MAP (group), G_ACTION (action));
@@ -989,4 +1196,41 @@ tomo_volume_view_get_3d (TomoVolumeView *self)
 {
   g_return_val_if_fail (TOMO_IS_VOLUME_VIEW (self), NULL);
   return self->view3d;
+}
+
+void
+tomo_volume_view_set_render (TomoVolumeView  *self,
+                             TomoVolume3dMode mode)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_VIEW (self));
+
+  g_signal_handlers_block_by_func (self->render_drop, on_render_changed, self);
+  gtk_drop_down_set_selected (self->render_drop, mode == TOMO_VOLUME_3D_COMPOSITE ? 1 : 0);
+  g_signal_handlers_unblock_by_func (self->render_drop, on_render_changed, self);
+  tomo_volume_3d_set_mode (self->view3d, mode);
+  if (self->preview_valid)
+    update_title3d (self, MIN (tomo_scan_get_width (self->scan), self->preview_size),
+                    MIN (tomo_scan_get_width (self->scan), self->preview_size),
+                    MIN (tomo_scan_get_height (self->scan), self->preview_size));
+}
+
+void
+tomo_volume_view_set_preview_size (TomoVolumeView *self,
+                                   guint           size)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_VIEW (self));
+
+  self->preview_size = CLAMP (size, 8, 512);
+  g_signal_handlers_block_by_func (self->size_drop, on_size_changed, self);
+  gtk_drop_down_set_selected (self->size_drop, size == 64 ? 0 : size == 128 ? 1 : size == 256 ? 2
+                              : GTK_INVALID_LIST_POSITION);
+  g_signal_handlers_unblock_by_func (self->size_drop, on_size_changed, self);
+  start_update (self);
+}
+
+guint
+tomo_volume_view_get_preview_size (TomoVolumeView *self)
+{
+  g_return_val_if_fail (TOMO_IS_VOLUME_VIEW (self), 0);
+  return self->preview_size;
 }

@@ -63,6 +63,15 @@ guint           tomo_volume_view_get_vertical_exaggeration (TomoVolumeView *self
 const char     *tomo_volume_view_get_status   (TomoVolumeView *self);
 /* The 3D pane (the preview volume). */
 TomoVolume3d   *tomo_volume_view_get_3d       (TomoVolumeView *self);
+/* The 3D pane's rendering (as its Render drop-down). */
+void            tomo_volume_view_set_render   (TomoVolumeView  *self,
+                                               TomoVolume3dMode mode);
+/* The preview volume's binned pixels a side and levels over the rows (at
+ * most the scan's own; 64, 128 or 256 in the Size drop-down); a new size
+ * remakes it. */
+void            tomo_volume_view_set_preview_size (TomoVolumeView *self,
+                                                   guint           size);
+guint           tomo_volume_view_get_preview_size (TomoVolumeView *self);
 /* Planes computed so far (each completed update of all three counts 1). */
 guint           tomo_volume_view_get_n_updates (TomoVolumeView *self);
 

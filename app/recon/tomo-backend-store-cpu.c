@@ -16,7 +16,7 @@
 
 struct _TomoBackendStore
 {
-  TomoBackendStoreSetup setup;  /* first: see tomo_backend_store_preview_planes */
+  TomoBackendStoreSetup setup;  /* first: see tomo_backend_store_preview_geometry */
   double *angles;           /* a copy: the setup's may go before the store */
   float *filtered;          /* n_rows × n_proj × width */
   TomoCpuFbp *fbp;
@@ -140,8 +140,38 @@ cpu_store_describe (TomoBackendImpl *impl)
                           * store->setup.setup.width * 4 / (1 << 30));
 }
 
+static gboolean
+cpu_store_preview (TomoBackendImpl *impl,
+                   guint            nx,
+                   guint            ny,
+                   guint            nz,
+                   double           center,
+                   TomoInterp       interp,
+                   float           *out,
+                   double          *ms,
+                   GError         **error)
+{
+  TomoBackendStore *store = impl->store;
+  TomoPreviewGeometry geometry;
+  gint64 t0;
+
+  if (!tomo_backend_store_preview_geometry (impl, nx, ny, nz, center, &geometry, error))
+    return FALSE;
+  {
+    const TomoBackendSetup *geo = &store->setup.setup;
+    TomoPlaneSource src = { geo->width, geo->n_proj, store->angles, store->setup.row_start,
+                            store->setup.n_rows, store->filtered };
+
+    t0 = g_get_monotonic_time ();
+    tomo_preview_backproject (&src, &geometry, center, interp, geo->n_threads, out);
+  }
+  if (ms != NULL)
+    *ms = (g_get_monotonic_time () - t0) / 1000.0;
+  return TRUE;
+}
+
 const TomoBackendStoreOps tomo_backend_store_cpu_ops = {
-  .store_preview = tomo_backend_store_preview_planes,   /* no preview kernel yet */
+  .store_preview = cpu_store_preview,
   .store_new = cpu_store_new,
   .store_fill = cpu_store_fill,
   .store_plane = cpu_store_plane,

@@ -18,7 +18,7 @@
 
 struct _TomoBackendStore
 {
-  TomoBackendStoreSetup setup;  /* first: see tomo_backend_store_preview_planes */
+  TomoBackendStoreSetup setup;  /* first: see tomo_backend_store_preview_geometry */
   TomoGpuStore *gpu;
   TomoScan *scan;           /* during a fill */
   TomoProgressFunc progress;
@@ -159,8 +159,35 @@ gpu_store_describe (TomoBackendImpl *impl)
                           tomo_gpu_store_get_bytes (store->gpu) / (double) (1 << 30));
 }
 
+static gboolean
+gpu_store_preview (TomoBackendImpl *impl,
+                   guint            nx,
+                   guint            ny,
+                   guint            nz,
+                   double           center,
+                   TomoInterp       interp,
+                   float           *out,
+                   double          *ms,
+                   GError         **error)
+{
+  TomoBackendStore *store = impl->store;
+  TomoPreviewGeometry geometry;
+  TomoGpuPreview pv;
+
+  if (!tomo_backend_store_preview_geometry (impl, nx, ny, nz, center, &geometry, error))
+    return FALSE;
+  pv = (TomoGpuPreview) { geometry.nx, geometry.ny, geometry.nz, geometry.bin, geometry.step };
+  if (!tomo_gpu_store_preview (store->gpu, &pv, center, interp == TOMO_INTERP_NEAREST ? 0 : 1,
+                               error) ||
+      !tomo_gpu_store_download (store->gpu, out, error))
+    return store_failed (error, "GPU preview");
+  if (ms != NULL)
+    *ms = tomo_gpu_store_get_plane_ms (store->gpu);
+  return TRUE;
+}
+
 const TomoBackendStoreOps tomo_backend_store_gpu_ops = {
-  .store_preview = tomo_backend_store_preview_planes,   /* no preview kernel yet */
+  .store_preview = gpu_store_preview,
   .store_new = gpu_store_new,
   .store_fill = gpu_store_fill,
   .store_plane = gpu_store_plane,

@@ -104,44 +104,19 @@ tomo_backend_store_check_plane (TomoBackendImpl *self,
 }
 
 gboolean
-tomo_backend_store_preview_planes (TomoBackendImpl *self,
-                                   guint            nx,
-                                   guint            ny,
-                                   guint            nz,
-                                   double           center,
-                                   TomoInterp       interp,
-                                   float           *out,
-                                   double          *ms,
-                                   GError         **error)
+tomo_backend_store_preview_geometry (TomoBackendImpl     *self,
+                                     guint                nx,
+                                     guint                ny,
+                                     guint                nz,
+                                     double               center,
+                                     TomoPreviewGeometry *geometry,
+                                     GError             **error)
 {
   const TomoBackendStoreSetup *setup = (const TomoBackendStoreSetup *) self->store;
   TomoPlane probe = { { 0 }, { 1, 0, 0 }, { 0, 1, 0 }, 1, 1 };
-  double mid, total = 0.0;
-  guint width;
 
   if (!tomo_backend_store_check_plane (self, &probe, center, error))
     return FALSE;
-  if (nx == 0 || ny == 0 || nz == 0 || nx > 4096 || ny > 4096 || nz > 4096)
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                   "Preview volume %u × %u × %u: each side must be 1 to 4096", nx, ny, nz);
-      return FALSE;
-    }
-  width = setup->setup.width;
-  mid = (width - 1) / 2.0;
-  for (guint k = 0; k < nz; k++)
-    {
-      /* Voxel centres of nz equal bins over the rows, of nx (ny) bins over W. */
-      double z = setup->row_start + (k + 0.5) * setup->n_rows / nz - 0.5, plane_ms = 0.0;
-      TomoPlane plane = { { mid, mid, z }, { (double) width / nx, 0, 0 },
-                          { 0, (double) width / ny, 0 }, nx, ny };
-
-      if (!self->ops->store->store_plane (self, &plane, center, interp,
-                                          out + (gsize) k * nx * ny, &plane_ms, error))
-        return FALSE;
-      total += plane_ms;
-    }
-  if (ms != NULL)
-    *ms = total;
-  return TRUE;
+  tomo_preview_geometry_init (geometry, setup->setup.width, setup->setup.n_proj, nx, ny, nz);
+  return tomo_preview_geometry_check (geometry, error);
 }

@@ -20,6 +20,7 @@
 #include "tomo-center.h"
 #include "tomo-engine.h"
 #include "tomo-plane.h"
+#include "tomo-preview.h"
 #include "tomo-raw-rows.h"
 
 G_BEGIN_DECLS
@@ -243,9 +244,11 @@ struct _TomoBackendStoreOps
                               double          *ms,
                               GError         **error);
   char    *(*store_describe) (TomoBackendImpl *self);
-  /* A preview volume: nx × ny slice pixels (binned from W × W) at nz rows
-   * spread evenly over the rows held, into out (nz × ny × nx floats, z
-   * slowest); *ms its time. */
+  /* A preview volume (tomo-preview.h): nx × ny × nz voxels over the
+   * W × W slice and the rows held, each the average of its block of the
+   * reconstruction as tomo_preview_backproject() defines it, into out
+   * (nz × ny × nx floats, z slowest); *ms its time (on the GPU the
+   * kernel's, CUDA events, without the download). */
   gboolean (*store_preview)  (TomoBackendImpl *self,
                               guint            nx,
                               guint            ny,
@@ -300,20 +303,19 @@ void             tomo_backend_free     (TomoBackendImpl *self);
  * tomo-backend-store-gpu.c). */
 extern const TomoBackendStoreOps tomo_backend_store_cpu_ops;
 extern const TomoBackendStoreOps tomo_backend_store_gpu_ops;
+/* The geometry of a store_preview (tomo-preview.h) after the checks every
+ * store makes: a store is there, the centre is finite, the sides are
+ * 1 … 4096.  Every backend's TomoBackendStore begins with its
+ * TomoBackendStoreSetup. */
+gboolean         tomo_backend_store_preview_geometry (TomoBackendImpl     *self,
+                                                      guint                nx,
+                                                      guint                ny,
+                                                      guint                nz,
+                                                      double               center,
+                                                      TomoPreviewGeometry *geometry,
+                                                      GError             **error);
 /* Checks shared by the stores: the plane and the centre; FALSE and the
  * message otherwise, also when no store was made. */
-/* store_preview of a backend that has no kernel of its own for it: nz
- * horizontal planes through store_plane, each nx × ny over the W × W square.
- * Every backend's TomoBackendStore begins with its TomoBackendStoreSetup. */
-gboolean         tomo_backend_store_preview_planes (TomoBackendImpl *self,
-                                                    guint            nx,
-                                                    guint            ny,
-                                                    guint            nz,
-                                                    double           center,
-                                                    TomoInterp       interp,
-                                                    float           *out,
-                                                    double          *ms,
-                                                    GError         **error);
 gboolean         tomo_backend_store_check_plane (TomoBackendImpl *self,
                                                  const TomoPlane *plane,
                                                  double           center,

@@ -12,6 +12,7 @@
 #include "tomo-filter.h"
 #include "tomo-median.h"
 #include "tomo-plane.h"
+#include "tomo-preview.h"
 #include "tomo-gpu-store.h"
 
 #define POOL 8   /* distinct random sinograms the rows are drawn from */
@@ -129,50 +130,98 @@ bench_store (guint                 W,
       TomoGpuPlane *pl = &planes[k].plane;
       double gu = (double) pl->width * pl->height * P;
       double ms_global = 0, ms_k = 0;
-      static const TomoGpuPlaneKernel others[] = { TOMO_GPU_PLANE_CACHED, TOMO_GPU_PLANE_ROWS };
+      static const TomoGpuPlaneKernel others[] = { TOMO_GPU_PLANE_TEXTURE, TOMO_GPU_PLANE_CACHED,
+                                                   TOMO_GPU_PLANE_ROWS, TOMO_GPU_PLANE_TILE };
 
       if (!time_plane (store, pl, center, TOMO_GPU_PLANE_GLOBAL, runs, &ms_global, error))
         goto out;
       printf ("| %s | %u × %u | global | %.2f | %.0f | 1.00 |\n", planes[k].name, pl->width,
               pl->height, ms_global, gu / (ms_global * 1e6));
-      if (pl->u[2] != 0.0)
-        continue;
       for (guint o = 0; o < G_N_ELEMENTS (others); o++)
         {
+          /* All but the texture kernel need horizontal plane rows. */
+          if (others[o] != TOMO_GPU_PLANE_TEXTURE && pl->u[2] != 0.0)
+            continue;
           if (!time_plane (store, pl, center, others[o], runs, &ms_k, error))
             goto out;
           printf ("| %s | %u × %u | %s | %.2f | %.0f | %.2f |\n", planes[k].name, pl->width,
                   pl->height, tomo_gpu_plane_kernel_to_string (others[o]), ms_k,
                   gu / (ms_k * 1e6), ms_global / ms_k);
         }
+      /* The tile kernel's variants on vertical planes (above: the ring
+       * path, 8 plane rows per block): 4 or 16 rows, the same shared
+       * memory; the register-staged pair path. */
+      for (guint v = 0; k < 2 && v < 3; v++)
+        {
+          const char *rows = v == 0 ? "4" : v == 1 ? "16" : "8";
+
+          g_setenv ("TOMO_PLANE_TILE_ROWS", rows, TRUE);
+          if (v == 2)
+            g_setenv ("TOMO_PLANE_TILE_PATH", "pairs", TRUE);
+          ok = time_plane (store, pl, center, TOMO_GPU_PLANE_TILE, runs, &ms_k, error);
+          g_unsetenv ("TOMO_PLANE_TILE_ROWS");
+          g_unsetenv ("TOMO_PLANE_TILE_PATH");
+          if (!ok)
+            goto out;
+          printf ("| %s | %u × %u | tile, %s rows per block, %s | %.2f | %.0f | %.2f |\n",
+                  planes[k].name, pl->width, pl->height, rows, v == 2 ? "pairs" : "ring", ms_k,
+                  gu / (ms_k * 1e6), ms_global / ms_k);
+          ok = FALSE;
+        }
     }
   fflush (stdout);
 
-  /* A 256³ preview volume: 256 planes of 256² samples spaced W/256 apart,
-   * back projected from the full store by the global and the rows kernel
-   * (the cached one needs a step of at most one pixel). */
-  for (TomoGpuPlaneKernel kern = TOMO_GPU_PLANE_GLOBAL; kern <= TOMO_GPU_PLANE_ROWS;
-       kern += TOMO_GPU_PLANE_ROWS - TOMO_GPU_PLANE_GLOBAL)
-    {
-      guint N = 256;
-      double step = (double) W / N, zstep = (double) R / N, total = 0;
-      TomoGpuPlane pl;
+  /* A 256³ preview volume: the dedicated kernel from the store's reduced
+   * copy (bins of W/256 columns, every P/512-th projection, slabs of R/256
+   * rows), timed as the planes; beside it the sum of 256 plane kernels of
+   * 256² samples W/256 apart on the full store (global kernel, one pass). */
+  {
+    guint N = 256;
+    TomoPreviewGeometry geo;
+    TomoGpuPreview pv;
+    double step = (double) W / N, zstep = (double) R / N, total = 0, ms_dl, ms_dl2;
+    g_autofree double *t = g_new (double, runs);
+    g_autofree float *host = g_new (float, (gsize) N * N * N);
+    TomoGpuPlane pl;
+    gint64 t0;
 
-      for (guint r = 0; r < 2; r++)
-        {
-          total = 0;
-          for (guint k = 0; k < N; k++)
-            {
-              plane_init (&pl, c, c, (k + 0.5) * zstep - 0.5, step, 0, 0, 0, step, 0, N, N);
-              if (!tomo_gpu_store_plane (store, &pl, center, 1, kern, error))
-                goto out;
-              total += tomo_gpu_store_get_plane_ms (store);
-            }
-        }
-      printf ("\nPreview volume %u³ from the store, %s kernel: %.1f ms per refresh (%.1f Hz), "
-              "sum of %u plane kernels.\n", N, tomo_gpu_plane_kernel_to_string (kern), total,
-              1000.0 / total, N);
-    }
+    tomo_preview_geometry_init (&geo, W, P, N, N, N);
+    pv = (TomoGpuPreview) { geo.nx, geo.ny, geo.nz, geo.bin, geo.step };
+    for (guint r = 0; r < runs + 2; r++)
+      {
+        if (!tomo_gpu_store_preview (store, &pv, center + 0.01 * r, 1, error))
+          goto out;
+        if (r >= 2)
+          t[r - 2] = tomo_gpu_store_get_plane_ms (store);
+      }
+    t0 = g_get_monotonic_time ();
+    if (!tomo_gpu_store_download (store, host, error))
+      goto out;
+    ms_dl = (g_get_monotonic_time () - t0) / 1000.0;
+    /* Again into the same, now resident, pages: the viewer's case. */
+    t0 = g_get_monotonic_time ();
+    if (!tomo_gpu_store_download (store, host, error))
+      goto out;
+    ms_dl2 = (g_get_monotonic_time () - t0) / 1000.0;
+    printf ("\nPreview volume %u³ (bins of %u columns, every %u-th projection, %u projections): "
+            "kernel %.3f ms (median of %u, %.0f Hz; %.0f GU/s), reduced copy made once in "
+            "%.1f ms, download of the %.0f MiB volume to pageable host memory %.1f ms (fresh "
+            "pages), %.1f ms (the same buffer again).\n",
+            N, pv.bin, pv.step, (P + pv.step - 1) / pv.step, _tomo_median (t, runs), runs,
+            1000.0 / _tomo_median (t, runs),
+            (double) N * N * N * ((P + pv.step - 1) / pv.step) / (_tomo_median (t, runs) * 1e6),
+            tomo_gpu_store_get_preview_prep_ms (store), (double) N * N * N * 4 / 1048576.0, ms_dl,
+            ms_dl2);
+    for (guint k = 0; k < N; k++)
+      {
+        plane_init (&pl, c, c, (k + 0.5) * zstep - 0.5, step, 0, 0, 0, step, 0, N, N);
+        if (!tomo_gpu_store_plane (store, &pl, center, 1, TOMO_GPU_PLANE_GLOBAL, error))
+          goto out;
+        total += tomo_gpu_store_get_plane_ms (store);
+      }
+    printf ("Before it: the sum of %u plane kernels (global) on the full store, %.1f ms "
+            "(%.1f Hz).\n", N, total, 1000.0 / total);
+  }
   ok = TRUE;
 
 out:
@@ -231,8 +280,30 @@ bench_cpu_views (guint runs)
   m = _tomo_median (t, runs);
   m3 = _tomo_median (t3, runs);
   printf ("CPU backend, %u threads, %u × %u × %u (the sample's size): XZ or YZ plane %u × %u "
-          "%.1f ms, the three views (XY + XZ + YZ) %.1f ms = %.1f Hz (medians of %u).\n\n",
+          "%.1f ms, the three views (XY + XZ + YZ) %.1f ms = %.1f Hz (medians of %u).\n",
           threads, R, P, W, W, R, m, m3, 1000.0 / m3, runs);
+
+  /* The 3D pane's preview volume on the CPU: 128 × 128 × 64 voxels. */
+  {
+    TomoPreviewGeometry geo;
+    g_autofree float *vol = NULL;
+    guint n = MIN (runs, 5);
+
+    tomo_preview_geometry_init (&geo, W, P, 128, 128, 64);
+    vol = g_new (float, 128 * 128 * 64);
+    for (guint r = 0; r < n + 1; r++)
+      {
+        gint64 t0 = g_get_monotonic_time ();
+
+        tomo_preview_backproject (&src, &geo, (W - 1) / 2.0 + 0.01 * r, TOMO_INTERP_LINEAR,
+                                  threads, vol);
+        if (r > 0)
+          t[r - 1] = (g_get_monotonic_time () - t0) / 1000.0;
+      }
+    printf ("Preview volume 128 × 128 × 64 (bins of %u columns, every %u-th projection) on the "
+            "CPU, %u threads: %.1f ms (median of %u).\n\n", geo.bin, geo.step, threads,
+            _tomo_median (t, n), n);
+  }
   fflush (stdout);
 }
 

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Internal to the volume store's CUDA units (tomo-gpu-store.cu and the
+ * kernel files beside it): the plane in the kernels' coordinates and the
+ * launchers of the kernels that live in their own files.
+ */
+#pragma once
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "tomo-gpu-private.h"
+
+/* A stored bin as float, through the read-only path. */
+__device__ static inline float
+load_value (const float *p)
+{
+  return __ldg (p);
+}
+
+__device__ static inline float
+load_value (const __half *p)
+{
+  return __half2float (__ldg (p));
+}
+
+/* An asynchronous copy of N bytes (4, or 16 bypassing L1) from global to
+ * shared memory; bytes 0 fills zeros. */
+template <int N>
+__device__ static inline void
+copy_async (void       *dst,
+            const void *src,
+            int         bytes)
+{
+  const unsigned int d = (unsigned int) __cvta_generic_to_shared (dst);
+
+  if constexpr (N == 16)
+    asm volatile ("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" :: "r" (d), "l" (src), "r" (bytes));
+  else
+    asm volatile ("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r" (d), "l" (src), "n" (N), "r" (bytes));
+}
+
+/* A plane as the kernels see it: sample (i, j) at (x0, y0, z0) + i·u + j·v,
+ * x and y centred on the slice, z relative to the store's first row. */
+typedef struct
+{
+  float x0, y0, z0;
+  float ux, uy, uz, vx, vy, vz;
+  int w, h;
+  int W, P, n_rows;
+  float center, lim, inv_scale;
+  size_t row_elems;
+} PlaneArgs;
+
+/* The tile kernel (tomo-gpu-store-tile.cu) takes planes with horizontal rows
+ * and a step of at most one pixel; `vertical` when the plane's columns are
+ * vertical as well (v_x = v_y = 0: XZ, YZ and planes turned about the
+ * vertical axis), so a sample's detector position is the same on every
+ * plane row.  half: the store holds __half, else float. */
+gboolean _tomo_gpu_store_tile_launch (const void      *rows,
+                                      gboolean         half,
+                                      const float2    *trig,
+                                      const PlaneArgs *a,
+                                      int              interp,
+                                      float           *out,
+                                      cudaStream_t     stream,
+                                      GError         **error);
+
+/* The straightforward texture kernel: one thread per sample, each
+ * projection's value fetched through tex (one texture object per stored
+ * row: W × P, hardware linear filtering, zero border). */
+gboolean _tomo_gpu_store_texture_launch (const cudaTextureObject_t *tex,
+                                         const float2              *trig,
+                                         const PlaneArgs           *a,
+                                         int                        interp,
+                                         float                     *out,
+                                         cudaStream_t               stream,
+                                         GError                   **error);
+
+/* The preview volume (tomo-gpu-store-preview.cu). */
+typedef struct
+{
+  int W, P, n_rows;         /* the store */
+  size_t row_elems;
+  float inv_scale;          /* stored → filtered */
+  int nx, ny, nz;           /* voxels */
+  int bin, step;            /* columns per bin, projection step */
+  int Wb, Pb;               /* bins and projections of the reduced copy */
+  float sx, sy;             /* voxel size in slice pixels (W / nx, W / ny) */
+  float center, weight;     /* weight: P / Pb */
+} PreviewArgs;
+
+/* The reduced copy of the store: nz × Pb rows of Wb + 3 floats (one zero
+ * bin before, two after). */
+gboolean _tomo_gpu_store_preview_bin    (const void        *rows,
+                                         gboolean           half,
+                                         const PreviewArgs *a,
+                                         float             *binned,
+                                         cudaStream_t       stream,
+                                         GError           **error);
+gboolean _tomo_gpu_store_preview_launch (const float       *binned,
+                                         const float2      *trig,
+                                         const PreviewArgs *a,
+                                         int                interp,
+                                         float             *out,
+                                         cudaStream_t       stream,
+                                         GError           **error);

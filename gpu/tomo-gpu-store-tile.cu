@@ -1,0 +1,675 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * Two plane back projectors of the volume store (tomo-gpu-store.cu holds
+ * the store and the other kernels).
+ *
+ * tile kernel, for planes whose rows are horizontal (u_z = 0) with a step
+ * of at most one pixel — XZ, YZ, XY and the oblique planes of
+ * tomo_plane_init_oblique.  A block of TILE_X = 256 threads covers a tile
+ * of 256 samples of K = 8 consecutive plane rows (thread i: sample i of
+ * each of the 8 rows).  Per stage of G projections it stages in shared
+ * memory, for each projection and plane row, the run of at most 256 + 9
+ * bins that row's 256 samples touch, as *pairs* (bin k, bin k + 1): one
+ * 4-byte (half store) or 8-byte (float store) shared load then gives both
+ * neighbours of the linear interpolation.  Rows between two detector rows
+ * are blended once while staging.  The copy of stage s + 1 is in flight in
+ * registers (16-byte loads) while stage s is summed.
+ *
+ * When the plane's columns are vertical too (XZ, YZ, planes turned about
+ * the vertical axis: v_x = v_y = 0), a sample's detector position t is the
+ * same on all 8 rows: the thread computes t, its bin and weights once per
+ * projection and reuses them for 8 rows.  Otherwise each row has its own t
+ * and window.
+ *
+ * Ring path (plane_tile_async_kernel): vertical planes whose rows all lie
+ * on stored rows, rows of a multiple of 16 bytes.  No pairs, no registers
+ * in between: the bins are copied raw with 16-byte cp.async into a ring of
+ * 3 stages (two in flight while one is summed), each sample-projection is
+ * then two shared loads, two conversions and two FMAs for each of the 8
+ * rows after one position.  On the H100 this path made XZ 2048² from the
+ * half store in 6.3 ms where the pair path took 14.2 ms and the rows kernel
+ * 8.8 ms: the pair staging through registers cost more instructions than
+ * it saved, and its single stage in flight could not hide the loads.
+ *
+ * texture kernel: the straightforward texture version, one thread per
+ * sample, each projection's value fetched through a texture object of the
+ * stored row (hardware linear filtering, 8-bit fractional weights).  The
+ * baseline the tile kernel is measured against (134 ms for XZ 2048² on the
+ * H100: the texture units' rate, one fetch per sample-projection).
+ */
+#define G_LOG_DOMAIN "tomo-gpu"
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_fp16.h>
+
+#include "tomo-gpu-store-private.h"
+
+#define TILE_X 256
+/* TILE_K, plane rows per block: 8 (TOMO_PLANE_TILE_ROWS=4 or 16 pick the
+ * variants the bench compares, for XZ/YZ on the whole-row copy). */
+
+template <typename T> struct PairOf;
+template <> struct PairOf<float>  { typedef float2 type; };
+template <> struct PairOf<__half> { typedef __half2 type; };
+
+__device__ static inline float2
+pair_value (float2 p)
+{
+  return p;
+}
+
+__device__ static inline float2
+pair_value (__half2 p)
+{
+  return __half22float2 (p);
+}
+
+__device__ static inline void
+make_pair (float2 *p, float a, float b)
+{
+  *p = make_float2 (a, b);
+}
+
+__device__ static inline void
+make_pair (__half2 *p, float a, float b)
+{
+  *p = __floats2half2_rn (a, b);
+}
+
+__device__ static inline float
+to_float (float v)
+{
+  return v;
+}
+
+__device__ static inline float
+to_float (__half v)
+{
+  return __half2float (v);
+}
+
+/* VEC bins of one stored row, loaded in one instruction when VEC > 1. */
+template <typename T, int VEC>
+struct __align__ (sizeof (T) * VEC > 16 ? 16 : sizeof (T) * VEC) Vec
+{
+  T v[VEC];
+};
+
+/* Per projection and plane row of a stage: the window's first bin, the
+ * number of bins staged, and the sample's t relative to lo with its clamp. */
+typedef struct
+{
+  int lo, nb;
+  float t0, d;       /* t of the tile's first sample − lo; step per sample */
+  float cmin, cmax;  /* the detector ([−1, W]) within the window */
+} TileMeta;
+
+/* Bins a window can need: 256 samples one pixel apart touch ≤ 257 bins,
+ * + 1 for the pair of the last, + VEC − 1 for an aligned start. */
+#define TILE_WV(VEC) ((TILE_X + 2 + 2 * ((VEC) - 1)) / (VEC))
+
+template <typename T, int VEC, int G, int TILE_K, bool VERT, bool TWO, int LINEAR>
+__global__ static void __launch_bounds__ (TILE_X, 2)
+plane_tile_kernel (const T      *rows,
+                   const float2 *trig,
+                   PlaneArgs     a,
+                   float        *out)
+{
+  typedef typename PairOf<T>::type Pair;
+  constexpr int WV = TILE_WV (VEC);
+  constexpr int WP = WV * VEC;                 /* pairs per window */
+  constexpr int NM = VERT ? 1 : TILE_K;        /* windows per projection */
+  extern __shared__ __align__ (16) unsigned char tile_smem[];
+  Pair *pairs = (Pair *) tile_smem;            /* [G][TILE_K][WP] */
+  __shared__ TileMeta meta[2][G][NM];
+  __shared__ int r0_s[TILE_K];
+  __shared__ float fz_s[TILE_K];
+  const int tid = threadIdx.x;
+  const int iA = blockIdx.x * TILE_X;
+  const int jA = blockIdx.y * TILE_K;
+  const int nA = min (TILE_X, a.w - iA);
+  const float W = (float) a.W;
+  float acc[TILE_K];
+  unsigned int inside = 0;
+
+  /* The detector rows of the block's plane rows: r0 (−1 outside the rows
+   * held) and the weight of r0 + 1. */
+  if (tid < TILE_K)
+    {
+      const float z = a.z0 + (jA + tid) * a.vz, eps = 1e-4f;
+      int r0 = -1;
+      float fz = 0.0f;
+
+      if (jA + tid < a.h && z >= -eps && z <= a.n_rows - 1 + eps)
+        {
+          r0 = (int) floorf (z);
+          fz = z - r0;
+          if (r0 < 0 || r0 >= a.n_rows - 1 || fz < eps)
+            {
+              r0 = min (max ((int) rintf (z), 0), a.n_rows - 1);
+              fz = 0.0f;
+            }
+        }
+      r0_s[tid] = r0;
+      fz_s[tid] = fz;
+    }
+#pragma unroll
+  for (int q = 0; q < TILE_K; q++)
+    {
+      const float x = a.x0 + (iA + tid) * a.ux + (jA + q) * a.vx;
+      const float y = a.y0 + (iA + tid) * a.uy + (jA + q) * a.vy;
+
+      acc[q] = 0.0f;
+      if (tid < nA && fabsf (x) <= a.lim && fabsf (y) <= a.lim)
+        inside |= 1u << q;
+    }
+
+  /* Windows of stage p0 into meta[buf]: thread m < G·NM takes projection
+   * m / NM, plane row m % NM. */
+  auto plan = [&] (int buf, int p0) {
+    if (tid < G * NM && p0 + tid / NM < a.P)
+      {
+        const int g = tid / NM, q = tid % NM;
+        const float2 cs = __ldg (trig + p0 + g);
+        const float xA = a.x0 + iA * a.ux + (jA + q) * a.vx;
+        const float yA = a.y0 + iA * a.uy + (jA + q) * a.vy;
+        const float d = fmaf (a.ux, cs.x, -a.uy * cs.y);
+        const float tA = fmaf (xA, cs.x, fmaf (-yA, cs.y, a.center));
+        const float tB = fmaf ((float) (nA - 1), d, tA);
+        const float tmin = fminf (fmaxf (fminf (tA, tB), -1.0f), W);
+        const float tmax = fminf (fmaxf (fmaxf (tA, tB), -1.0f), W);
+        int lo = (int) floorf (tmin);
+        TileMeta m;
+
+        lo = VEC > 1 ? (lo >= 0 ? lo / VEC * VEC : -((-lo + VEC - 1) / VEC) * VEC) : lo;
+        m.lo = lo;
+        m.nb = (int) floorf (tmax) + 2 - lo;   /* bins lo … floor(tmax) + 1 */
+        m.t0 = tA - lo;
+        m.d = d;
+        m.cmin = tmin - lo;
+        m.cmax = tmax - lo;
+        meta[buf][g][q] = m;
+      }
+  };
+
+  /* The copy: unit e of a stage is (projection g, plane row q, VEC bins
+   * from v·VEC and the bin after them, for the last pair); its window is
+   * meta[g][VERT ? 0 : q]. */
+  constexpr int EU = G * TILE_K * WV;
+  constexpr int EPU = (EU + TILE_X - 1) / TILE_X;
+  Vec<T, VEC> ua[EPU], ub[TWO ? EPU : 1];
+  T una[EPU], unb[TWO ? EPU : 1];
+
+  auto load = [&] (int buf, int p0) {
+#pragma unroll
+    for (int m = 0; m < EPU; m++)
+      {
+        const int e = tid + m * TILE_X;
+        const int v = e % WV, q = (e / WV) % TILE_K, g = e / (WV * TILE_K);
+        bool on = false, non = false, two = false;
+        const int mb = TWO ? m : 0;
+        size_t off = 0;
+
+#pragma unroll
+        for (int k = 0; k < VEC; k++)
+          {
+            ua[m].v[k] = (T) 0.0f;
+            if (TWO)
+              ub[TWO ? m : 0].v[k] = (T) 0.0f;
+          }
+        una[m] = (T) 0.0f;
+        if (TWO)
+          unb[TWO ? m : 0] = (T) 0.0f;
+        if (e < EU && p0 + g < a.P && r0_s[q] >= 0)
+          {
+            const TileMeta &w = meta[buf][g][VERT ? 0 : q];
+            const int col = w.lo + v * VEC;
+
+            on = v * VEC < w.nb && col >= 0 && col + VEC <= a.W;
+            non = (v + 1) * VEC < w.nb && col + VEC >= 0 && col + VEC < a.W;
+            two = TWO && fz_s[q] > 0.0f;
+            off = (size_t) r0_s[q] * a.row_elems + (size_t) (p0 + g) * a.W + col;
+          }
+        if (on)
+          {
+            ua[m] = *(const Vec<T, VEC> *) (rows + off);
+            if (two)
+              ub[mb] = *(const Vec<T, VEC> *) (rows + off + a.row_elems);
+          }
+        if (non)
+          {
+            una[m] = rows[off + VEC];
+            if (two)
+              unb[mb] = rows[off + VEC + a.row_elems];
+          }
+      }
+  };
+
+  auto store = [&] () {
+#pragma unroll
+    for (int m = 0; m < EPU; m++)
+      {
+        const int e = tid + m * TILE_X;
+        const int v = e % WV, q = (e / WV) % TILE_K, g = e / (WV * TILE_K);
+
+        if (e < EU)
+          {
+            const float fz = TWO ? fz_s[q] : 0.0f;
+            const int mb = TWO ? m : 0;
+            float val[VEC + 1];
+
+#pragma unroll
+            for (int k = 0; k < VEC; k++)
+              {
+                val[k] = to_float (ua[m].v[k]);
+                if (TWO && fz > 0.0f)
+                  val[k] = fmaf (fz, to_float (ub[mb].v[k]) - val[k], val[k]);
+              }
+            val[VEC] = to_float (una[m]);
+            if (TWO && fz > 0.0f)
+              val[VEC] = fmaf (fz, to_float (unb[mb]) - val[VEC], val[VEC]);
+
+            Vec<Pair, VEC> pv;
+
+#pragma unroll
+            for (int k = 0; k < VEC; k++)
+              make_pair (&pv.v[k], val[k], val[k + 1]);
+            *(Vec<Pair, VEC> *) (pairs + ((size_t) g * TILE_K + q) * WP + v * VEC) = pv;
+          }
+      }
+  };
+
+  plan (0, 0);
+  __syncthreads ();
+  load (0, 0);
+  for (int p0 = 0, buf = 0; p0 < a.P; p0 += G, buf ^= 1)
+    {
+      const int ng = min (G, a.P - p0);
+
+      __syncthreads ();          /* the last stage's sums are done */
+      store ();
+      plan (buf ^ 1, p0 + G);
+      __syncthreads ();
+      if (p0 + G < a.P)
+        load (buf ^ 1, p0 + G);
+      for (int g = 0; g < ng; g++)
+        {
+          const Pair *pg = pairs + (size_t) g * TILE_K * WP;
+
+          if (VERT)
+            {
+              const TileMeta w = meta[buf][g][0];
+              const float t = fminf (fmaxf (fmaf ((float) tid, w.d, w.t0), w.cmin), w.cmax);
+              const float f = floorf (LINEAR ? t : t + 0.5f);
+              const float fr = t - f;
+              const int k = min ((int) f, WP - 1);
+
+#pragma unroll
+              for (int q = 0; q < TILE_K; q++)
+                {
+                  const float2 p = pair_value (pg[q * WP + k]);
+
+                  if (LINEAR)
+                    acc[q] = fmaf (fr, p.y, fmaf (1.0f - fr, p.x, acc[q]));
+                  else
+                    acc[q] += p.x;
+                }
+            }
+          else
+            {
+#pragma unroll
+              for (int q = 0; q < TILE_K; q++)
+                {
+                  const TileMeta w = meta[buf][g][VERT ? 0 : q];
+                  const float t = fminf (fmaxf (fmaf ((float) tid, w.d, w.t0), w.cmin), w.cmax);
+                  const float f = floorf (LINEAR ? t : t + 0.5f);
+                  const float fr = t - f;
+                  const int k = min ((int) f, WP - 1);
+                  const float2 p = pair_value (pg[q * WP + k]);
+
+                  if (LINEAR)
+                    acc[q] = fmaf (fr, p.y, fmaf (1.0f - fr, p.x, acc[q]));
+                  else
+                    acc[q] += p.x;
+                }
+            }
+        }
+    }
+#pragma unroll
+  for (int q = 0; q < TILE_K; q++)
+    if (tid < nA && jA + q < a.h)
+      out[(size_t) (jA + q) * a.w + iA + tid] = inside & (1u << q) ? acc[q] * a.inv_scale : 0.0f;
+}
+
+/* The vertical planes' fast path (VERT, every plane row on a detector row,
+ * 16-byte aligned rows): the same tiles, but the bins are copied raw with
+ * cp.async into a ring of NS stages in shared memory — no registers, two
+ * stages in flight while one is summed — and read as two neighbours.  The
+ * bin position and weights of a sample serve its K rows. */
+#define TILE_NS 3
+
+template <typename T, int G, int K, int LINEAR>
+__global__ static void __launch_bounds__ (TILE_X)
+plane_tile_async_kernel (const T      *rows,
+                         const float2 *trig,
+                         PlaneArgs     a,
+                         float        *out)
+{
+  constexpr int VEC = 16 / (int) sizeof (T);
+  constexpr int WV = TILE_WV (VEC);
+  constexpr int WP = WV * VEC;
+  constexpr int EU = G * K * WV;
+  constexpr int STAGE = G * K * WP;            /* bins per stage */
+  extern __shared__ __align__ (16) unsigned char tile_smem[];
+  T *ring = (T *) tile_smem;                   /* [TILE_NS][G][K][WP] */
+  __shared__ TileMeta meta[TILE_NS + 1][G];
+  __shared__ int r0_s[K];
+  const int tid = threadIdx.x;
+  const int iA = blockIdx.x * TILE_X;
+  const int jA = blockIdx.y * K;
+  const int nA = min (TILE_X, a.w - iA);
+  const int n_stages = (a.P + G - 1) / G;
+  const float W = (float) a.W;
+  float acc[K];
+  bool inside;
+
+  if (tid < K)
+    {
+      const float z = a.z0 + (jA + tid) * a.vz;
+      const int r = (int) rintf (z);
+
+      /* Integer z here (the launcher checked): a row or nothing. */
+      r0_s[tid] = jA + tid < a.h && r >= 0 && r < a.n_rows ? r : -1;
+    }
+  {
+    const float x = a.x0 + (iA + tid) * a.ux + jA * a.vx;
+    const float y = a.y0 + (iA + tid) * a.uy + jA * a.vy;
+
+    inside = tid < nA && fabsf (x) <= a.lim && fabsf (y) <= a.lim;
+  }
+#pragma unroll
+  for (int q = 0; q < K; q++)
+    acc[q] = 0.0f;
+
+  auto plan = [&] (int stage) {
+    const int p = stage * G + tid;
+
+    if (tid < G && stage < n_stages && p < a.P)
+      {
+        const float2 cs = __ldg (trig + p);
+        const float d = fmaf (a.ux, cs.x, -a.uy * cs.y);
+        const float tA = fmaf (a.x0 + iA * a.ux, cs.x, fmaf (-(a.y0 + iA * a.uy), cs.y, a.center));
+        const float tB = fmaf ((float) (nA - 1), d, tA);
+        const float tmin = fminf (fmaxf (fminf (tA, tB), -1.0f), W);
+        const float tmax = fminf (fmaxf (fmaxf (tA, tB), -1.0f), W);
+        int lo = (int) floorf (tmin);
+        TileMeta m;
+
+        lo = lo >= 0 ? lo / VEC * VEC : -((-lo + VEC - 1) / VEC) * VEC;
+        m.lo = lo;
+        m.nb = (int) floorf (tmax) + 2 - lo;
+        m.t0 = tA - lo;
+        m.d = d;
+        m.cmin = tmin - lo;
+        m.cmax = tmax - lo;
+        meta[stage % (TILE_NS + 1)][tid] = m;
+      }
+  };
+  /* The needed units of a stage; off the detector, zeros. */
+  auto issue = [&] (int stage) {
+    if (stage < n_stages)
+      {
+        T *buf = ring + (size_t) (stage % TILE_NS) * STAGE;
+        const int p0 = stage * G;
+
+        for (int e = tid; e < EU; e += TILE_X)
+          {
+            const int v = e % WV, q = (e / WV) % K, g = e / (WV * K);
+            const int r = r0_s[q];
+
+            if (p0 + g < a.P && r >= 0)
+              {
+                const TileMeta &w = meta[stage % (TILE_NS + 1)][g];
+                const int col = w.lo + v * VEC;
+
+                if (v * VEC < w.nb)
+                  {
+                    const bool on = col >= 0 && col + VEC <= a.W;
+                    const T *src = rows + (size_t) r * a.row_elems + (size_t) (p0 + g) * a.W
+                                   + (on ? col : 0);
+
+                    copy_async<16> (buf + ((size_t) g * K + q) * WP + v * VEC, src, on ? 16 : 0);
+                  }
+              }
+          }
+      }
+    asm volatile ("cp.async.commit_group;\n" ::);
+  };
+
+  for (int s = 0; s < TILE_NS; s++)
+    plan (s);
+  __syncthreads ();
+  for (int s = 0; s < TILE_NS - 1; s++)
+    issue (s);
+  for (int s = 0; s < n_stages; s++)
+    {
+      asm volatile ("cp.async.wait_group %0;\n" :: "n" (TILE_NS - 2));
+      __syncthreads ();   /* stage s is in; stage s − 1's sums are done */
+      issue (s + TILE_NS - 1);
+      plan (s + TILE_NS);
+
+      const T *buf = ring + (size_t) (s % TILE_NS) * STAGE;
+      const int ng = min (G, a.P - s * G);
+
+      for (int g = 0; g < ng; g++)
+        {
+          const TileMeta w = meta[s % (TILE_NS + 1)][g];
+          const float t = fminf (fmaxf (fmaf ((float) tid, w.d, w.t0), w.cmin), w.cmax);
+          const float f = floorf (LINEAR ? t : t + 0.5f);
+          const float fr = t - f;
+          const int k = min ((int) f, WP - 2);
+          const T *b = buf + (size_t) g * K * WP + k;
+
+#pragma unroll
+          for (int q = 0; q < K; q++)
+            {
+              const float v0 = to_float (b[q * WP]);
+
+              if (LINEAR)
+                acc[q] = fmaf (fr, to_float (b[q * WP + 1]), fmaf (1.0f - fr, v0, acc[q]));
+              else
+                acc[q] += v0;
+            }
+        }
+    }
+  asm volatile ("cp.async.wait_group 0;\n" ::);
+#pragma unroll
+  for (int q = 0; q < K; q++)
+    if (tid < nA && jA + q < a.h)
+      out[(size_t) (jA + q) * a.w + iA + tid] = inside && r0_s[q] >= 0 ? acc[q] * a.inv_scale : 0.0f;
+}
+
+template <typename T, int G, int K>
+static gboolean
+launch_tile_async (const T         *rows,
+                   const float2    *trig,
+                   const PlaneArgs &a,
+                   int              interp,
+                   float           *out,
+                   cudaStream_t     stream,
+                   GError         **error)
+{
+  const size_t smem = (size_t) TILE_NS * G * K * TILE_WV (16 / sizeof (T)) * (16 / sizeof (T)) * sizeof (T);
+  dim3 grid ((a.w + TILE_X - 1) / TILE_X, (a.h + K - 1) / K);
+  auto kern = interp ? plane_tile_async_kernel<T, G, K, 1> : plane_tile_async_kernel<T, G, K, 0>;
+
+  if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int) smem), error))
+    return FALSE;
+  kern<<<grid, TILE_X, smem, stream>>> (rows, trig, a, out);
+  return TOMO_CUDA_CHECK_LAUNCH ("plane tile kernel (async)", error);
+}
+
+template <typename T, int VEC, int G, int K, bool VERT, bool TWO>
+static gboolean
+launch_tile (const T         *rows,
+             const float2    *trig,
+             const PlaneArgs &a,
+             int              interp,
+             float           *out,
+             cudaStream_t     stream,
+             GError         **error)
+{
+  typedef typename PairOf<T>::type Pair;
+  const size_t smem = (size_t) G * K * TILE_WV (VEC) * VEC * sizeof (Pair);
+  dim3 grid ((a.w + TILE_X - 1) / TILE_X, (a.h + K - 1) / K);
+  auto kern = interp ? plane_tile_kernel<T, VEC, G, K, VERT, TWO, 1>
+                     : plane_tile_kernel<T, VEC, G, K, VERT, TWO, 0>;
+
+  if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int) smem), error))
+    return FALSE;
+  kern<<<grid, TILE_X, smem, stream>>> (rows, trig, a, out);
+  return TOMO_CUDA_CHECK_LAUNCH ("plane tile kernel", error);
+}
+
+/* G: projections per stage, as many as keep the copy in flight within
+ * 128 registers (half 16-byte units 8, float 4; blending two rows needs
+ * twice the registers per unit). */
+template <typename T, int VEC, int G>
+static gboolean
+launch_tile_kind (const T         *rows,
+                  const float2    *trig,
+                  const PlaneArgs &a,
+                  int              interp,
+                  float           *out,
+                  cudaStream_t     stream,
+                  GError         **error)
+{
+  constexpr int G2 = G > 1 ? G / 2 : 1;
+  /* Every plane row on a detector row (integer z, integer step): no blend. */
+  const bool two = !(a.z0 == rintf (a.z0) && a.vz == rintf (a.vz));
+  const bool vert = a.vx == 0.0f && a.vy == 0.0f;
+
+  if constexpr (VEC > 1)
+    if (vert && !two)
+      {
+        /* TOMO_PLANE_TILE_PATH=pairs: the register-staged pair copy
+         * instead of the ring (for the bench); TOMO_PLANE_TILE_ROWS=4, 8
+         * or 16 plane rows per block, the same shared memory. */
+        const char *path = g_getenv ("TOMO_PLANE_TILE_PATH");
+        const char *rows_env = g_getenv ("TOMO_PLANE_TILE_ROWS");
+        const int k = rows_env != NULL ? atoi (rows_env) : 8;
+
+        if (path != NULL && strcmp (path, "pairs") == 0)
+          {
+            if (k == 16)
+              return launch_tile<T, VEC, G / 2, 16, true, false> (rows, trig, a, interp, out,
+                                                                  stream, error);
+            if (k == 4)
+              return launch_tile<T, VEC, G * 2, 4, true, false> (rows, trig, a, interp, out,
+                                                                 stream, error);
+            return launch_tile<T, VEC, G, 8, true, false> (rows, trig, a, interp, out, stream,
+                                                           error);
+          }
+        if (k == 16)
+          return launch_tile_async<T, G / 2, 16> (rows, trig, a, interp, out, stream, error);
+        if (k == 4)
+          return launch_tile_async<T, G * 2, 4> (rows, trig, a, interp, out, stream, error);
+        return launch_tile_async<T, G, 8> (rows, trig, a, interp, out, stream, error);
+      }
+  if (vert)
+    return two ? launch_tile<T, VEC, G2, 8, true, true> (rows, trig, a, interp, out, stream, error)
+               : launch_tile<T, VEC, G, 8, true, false> (rows, trig, a, interp, out, stream, error);
+  return two ? launch_tile<T, VEC, G2, 8, false, true> (rows, trig, a, interp, out, stream, error)
+             : launch_tile<T, VEC, G, 8, false, false> (rows, trig, a, interp, out, stream, error);
+}
+
+gboolean
+_tomo_gpu_store_tile_launch (const void      *rows,
+                             gboolean         half,
+                             const float2    *trig,
+                             const PlaneArgs *a,
+                             int              interp,
+                             float           *out,
+                             cudaStream_t     stream,
+                             GError         **error)
+{
+  /* 16-byte copies where every projection's row starts 16-byte aligned;
+   * else one bin at a time, one projection per stage. */
+  if (half)
+    return a->W % 8 == 0
+      ? launch_tile_kind<__half, 8, 8> ((const __half *) rows, trig, *a, interp, out, stream, error)
+      : launch_tile_kind<__half, 1, 1> ((const __half *) rows, trig, *a, interp, out, stream, error);
+  return a->W % 4 == 0
+    ? launch_tile_kind<float, 4, 4> ((const float *) rows, trig, *a, interp, out, stream, error)
+    : launch_tile_kind<float, 1, 1> ((const float *) rows, trig, *a, interp, out, stream, error);
+}
+
+/* ------------------------------------------------------------------------ */
+
+__global__ static void
+plane_texture_kernel (const cudaTextureObject_t *tex,
+                      const float2              *trig,
+                      PlaneArgs                  a,
+                      int                        linear,
+                      float                     *out)
+{
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int j = blockIdx.y * blockDim.y + threadIdx.y;
+  const float eps = 1e-4f;
+  float x, y, z, fz, acc = 0.0f;
+  int r0;
+
+  if (i >= a.w || j >= a.h)
+    return;
+  x = a.x0 + i * a.ux + j * a.vx;
+  y = a.y0 + i * a.uy + j * a.vy;
+  z = a.z0 + i * a.uz + j * a.vz;
+  if (fabsf (x) <= a.lim && fabsf (y) <= a.lim && z >= -eps && z <= a.n_rows - 1 + eps)
+    {
+      r0 = (int) floorf (z);
+      fz = z - r0;
+      if (r0 < 0 || r0 >= a.n_rows - 1 || fz < eps)
+        {
+          r0 = min (max ((int) rintf (z), 0), a.n_rows - 1);
+          fz = 0.0f;
+        }
+      const cudaTextureObject_t A = tex[r0], B = fz > 0.0f ? tex[r0 + 1] : A;
+
+      for (int p = 0; p < a.P; p++)
+        {
+          const float2 cs = __ldg (trig + p);
+          float t = fmaf (x, cs.x, fmaf (-y, cs.y, a.center));
+          float v;
+
+          /* Texel k's centre is at k + 0.5; nearest: the centre itself. */
+          t = linear ? t + 0.5f : floorf (t + 0.5f) + 0.5f;
+          v = tex2D<float> (A, t, p + 0.5f);
+          if (fz > 0.0f)
+            v = fmaf (fz, tex2D<float> (B, t, p + 0.5f) - v, v);
+          acc += v;
+        }
+      acc *= a.inv_scale;
+    }
+  out[(size_t) j * a.w + i] = acc;
+}
+
+gboolean
+_tomo_gpu_store_texture_launch (const cudaTextureObject_t *tex,
+                                const float2              *trig,
+                                const PlaneArgs           *a,
+                                int                        interp,
+                                float                     *out,
+                                cudaStream_t               stream,
+                                GError                   **error)
+{
+  dim3 block (16, 16), grid ((a->w + 15) / 16, (a->h + 15) / 16);
+
+  plane_texture_kernel<<<grid, block, 0, stream>>> (tex, trig, *a, interp, out);
+  return TOMO_CUDA_CHECK_LAUNCH ("plane texture kernel", error);
+}

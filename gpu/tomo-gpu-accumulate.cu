@@ -177,16 +177,15 @@ tomo_gpu_accumulator_clear (TomoGpuAccumulator *acc,
 }
 
 gboolean
-tomo_gpu_accumulator_add (TomoGpuAccumulator *acc,
-                          const float        *filtered,
-                          const double       *angles,
-                          guint               n_proj,
-                          double              center,
-                          float               weight,
-                          gboolean            linear,
-                          GError            **error)
+tomo_gpu_accumulator_add (TomoGpuAccumulator    *acc,
+                          const float           *filtered,
+                          const TomoGpuLiveStep *step,
+                          float                  weight,
+                          GError               **error)
 {
-  guint w = acc->width;
+  const double *angles = step->angles;
+  double center = step->center;
+  guint w = acc->width, n_proj = step->n;
   gsize need = (gsize) MIN (n_proj, ACC_MAX_BATCH) * w;
   dim3 block (ACC_BLOCK, ACC_BLOCK), grid ((w + ACC_BLOCK - 1) / ACC_BLOCK, (w + ACC_BLOCK - 1) / ACC_BLOCK);
   if (!isfinite (center) || !isfinite (weight))
@@ -201,9 +200,7 @@ tomo_gpu_accumulator_add (TomoGpuAccumulator *acc,
     return FALSE;
   if (need > acc->rows_capacity)
     {
-      if (acc->d_rows != NULL)
-        TOMO_CUDA_WARN (cudaFree (acc->d_rows));
-      acc->d_rows = NULL;
+      TOMO_CUDA_FREE (acc->d_rows);
       acc->rows_capacity = 0;
       if (!TOMO_CUDA_CHECK (cudaMalloc (&acc->d_rows, sizeof (float) * need), error))
         return FALSE;
@@ -226,9 +223,8 @@ tomo_gpu_accumulator_add (TomoGpuAccumulator *acc,
           !TOMO_CUDA_CHECK (cudaMemcpyAsync (acc->d_rows, filtered + (gsize) p0 * w, sizeof (float) * k * w,
                                              cudaMemcpyHostToDevice, acc->stream), error))
         return FALSE;
-      accumulate_kernel<<<grid, block, 0, acc->stream>>> (acc->d_image, acc->d_rows, acc->d_trig, NULL, (int) k,
-                                                          (int) w, (float) center, weight, linear ? 1 : 0);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("accumulate_kernel", error))
+      if (!TOMO_CUDA_LAUNCH (accumulate_kernel, grid, block, acc->stream, error, acc->d_image, acc->d_rows,
+                             acc->d_trig, NULL, (int) k, (int) w, (float) center, weight, step->linear ? 1 : 0))
         return FALSE;
     }
   return finish_timed (acc, error);
@@ -262,14 +258,8 @@ tomo_gpu_accumulator_free (TomoGpuAccumulator *acc)
   cudaSetDevice (acc->device);
   if (acc->stream != NULL)
     TOMO_CUDA_WARN (cudaStreamSynchronize (acc->stream));
-  if (acc->d_image != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_image));
-  if (acc->d_rows != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_rows));
-  if (acc->d_trig != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_trig));
-  if (acc->h_trig != NULL)
-    TOMO_CUDA_WARN (cudaFreeHost (acc->h_trig));
+  TOMO_CUDA_FREE (acc->d_image, acc->d_rows, acc->d_trig);
+  TOMO_CUDA_FREE_HOST (acc->h_trig);
   free_device_path (acc);
   _tomo_gpu_buffer_pool_close (acc->display);
   if (acc->start != NULL)
@@ -396,25 +386,9 @@ free_device_path (TomoGpuAccumulator *acc)
     if (acc->have_plan[i])
       cufftDestroy (acc->plans[i]);
   memset (acc->have_plan, 0, sizeof acc->have_plan);
-  if (acc->d_response != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_response));
-  if (acc->d_complex != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_complex));
-  if (acc->d_slots != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_slots));
-  if (acc->d_raw != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_raw));
-  if (acc->d_idx != NULL)
-    TOMO_CUDA_WARN (cudaFree (acc->d_idx));
-  if (acc->h_idx != NULL)
-    TOMO_CUDA_WARN (cudaFreeHost (acc->h_idx));
+  TOMO_CUDA_FREE (acc->d_response, acc->d_complex, acc->d_slots, acc->d_raw, acc->d_idx);
+  TOMO_CUDA_FREE_HOST (acc->h_idx);
   g_clear_pointer (&acc->stats, _tomo_gpu_stats_work_free);
-  acc->d_response = NULL;
-  acc->d_complex = NULL;
-  acc->d_slots = NULL;
-  acc->d_raw = NULL;
-  acc->d_idx = NULL;
-  acc->h_idx = NULL;
   acc->padded = 0;
   acc->n_slots = 0;
 }
@@ -482,11 +456,9 @@ tomo_gpu_accumulator_set_filter (TomoGpuAccumulator *acc,
 }
 
 static gboolean
-check_device_path (TomoGpuAccumulator *acc,
-                   const guint        *slots,
-                   guint               n,
-                   double              center,
-                   GError            **error)
+check_device_path (TomoGpuAccumulator    *acc,
+                   const TomoGpuLiveStep *step,
+                   GError               **error)
 {
   if (acc->padded == 0)
     {
@@ -494,16 +466,16 @@ check_device_path (TomoGpuAccumulator *acc,
                            "Live slice: no filter set for raw rows");
       return FALSE;
     }
-  if (!isfinite (center))
+  if (!isfinite (step->center))
     {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "Live slice: centre %g", center);
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "Live slice: centre %g", step->center);
       return FALSE;
     }
-  for (guint i = 0; i < n; i++)
-    if (slots[i] >= acc->n_slots)
+  for (guint i = 0; i < step->n; i++)
+    if (step->slots[i] >= acc->n_slots)
       {
         g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                     "Live slice: slot %u of %u", slots[i], acc->n_slots);
+                     "Live slice: slot %u of %u", step->slots[i], acc->n_slots);
         return FALSE;
       }
   return TRUE;
@@ -567,20 +539,18 @@ live_plan (TomoGpuAccumulator *acc,
 
 /* One batch (k ≤ ACC_MAX_BATCH) of stored slots into the sum with `weight`. */
 static gboolean
-live_sum_slots (TomoGpuAccumulator *acc,
-                guint               k,
-                double              center,
-                float               weight,
-                gboolean            linear,
-                GError            **error)
+live_sum_slots (TomoGpuAccumulator    *acc,
+                guint                  k,
+                const TomoGpuLiveStep *step,
+                float                  weight,
+                GError               **error)
 {
   guint w = acc->width;
   dim3 block (ACC_BLOCK, ACC_BLOCK), grid ((w + ACC_BLOCK - 1) / ACC_BLOCK, (w + ACC_BLOCK - 1) / ACC_BLOCK);
 
-  accumulate_kernel<<<grid, block, 0, acc->stream>>> (acc->d_image, acc->d_slots, acc->d_trig, acc->d_idx,
-                                                      (int) k, (int) w, (float) center, weight,
-                                                      linear ? 1 : 0);
-  return TOMO_CUDA_CHECK_LAUNCH ("accumulate_kernel", error);
+  return TOMO_CUDA_LAUNCH (accumulate_kernel, grid, block, acc->stream, error, acc->d_image, acc->d_slots,
+                           acc->d_trig, acc->d_idx, (int) k, (int) w, (float) step->center, weight,
+                           step->linear ? 1 : 0);
 }
 
 /* The batch's slots and angles to the device (after the previous batch). */
@@ -605,42 +575,36 @@ live_upload_batch (TomoGpuAccumulator *acc,
 }
 
 gboolean
-tomo_gpu_accumulator_remove_slots (TomoGpuAccumulator *acc,
-                                   const guint        *slots,
-                                   const double       *angles,
-                                   guint               n,
-                                   double              center,
-                                   gboolean            linear,
-                                   GError            **error)
+tomo_gpu_accumulator_remove_slots (TomoGpuAccumulator    *acc,
+                                   const TomoGpuLiveStep *step,
+                                   GError               **error)
 {
-  if (!check_device_path (acc, slots, n, center, error) ||
+  if (!check_device_path (acc, step, error) ||
       !TOMO_CUDA_CHECK (cudaSetDevice (acc->device), error))
     return FALSE;
-  for (guint p0 = 0; p0 < n; p0 += ACC_MAX_BATCH)
+  for (guint p0 = 0; p0 < step->n; p0 += ACC_MAX_BATCH)
     {
-      guint k = MIN (n - p0, (guint) ACC_MAX_BATCH);
+      guint k = MIN (step->n - p0, (guint) ACC_MAX_BATCH);
 
-      if (!live_upload_batch (acc, slots + p0, angles + p0, k, error) ||
-          !live_sum_slots (acc, k, center, -1.0f, linear, error))
+      if (!live_upload_batch (acc, step->slots + p0, step->angles + p0, k, error) ||
+          !live_sum_slots (acc, k, step, -1.0f, error))
         return FALSE;
     }
   return TRUE;
 }
 
 gboolean
-tomo_gpu_accumulator_put_raw (TomoGpuAccumulator *acc,
-                              const float        *raw,
-                              const float        *flat,
-                              const float        *dark,
-                              gboolean            apply_log,
-                              const guint        *slots,
-                              const double       *angles,
-                              guint               n,
-                              double              center,
-                              gboolean            linear,
-                              GError            **error)
+tomo_gpu_accumulator_put_raw (TomoGpuAccumulator    *acc,
+                              const float           *raw,
+                              const float           *flat,
+                              const float           *dark,
+                              gboolean               apply_log,
+                              const TomoGpuLiveStep *step,
+                              GError               **error)
 {
-  guint w = acc->width, P = acc->padded;
+  const guint *slots = step->slots;
+  const double *angles = step->angles;
+  guint w = acc->width, P = acc->padded, n = step->n;
   gboolean normalise = flat != NULL && dark != NULL;
   const unsigned block = 256;
   guint max_slot = 0;
@@ -650,7 +614,7 @@ tomo_gpu_accumulator_put_raw (TomoGpuAccumulator *acc,
   if (acc->padded != 0 && n > 0 &&
       (!TOMO_CUDA_CHECK (cudaSetDevice (acc->device), error) || !live_grow_slots (acc, max_slot, error)))
     return FALSE;
-  if (!check_device_path (acc, slots, n, center, error))
+  if (!check_device_path (acc, step, error))
     return FALSE;
   for (guint i = 0; i < n; i++)
     if (!isfinite (angles[i]))
@@ -679,21 +643,17 @@ tomo_gpu_accumulator_put_raw (TomoGpuAccumulator *acc,
            !TOMO_CUDA_CHECK (cudaMemcpyAsync (acc->d_raw + (gsize) (ACC_MAX_BATCH + 1) * w, dark,
                                               sizeof (float) * w, cudaMemcpyHostToDevice, acc->stream), error)))
         return FALSE;
-      live_pad_kernel<<<dim3 ((P + block - 1) / block, pairs), block, 0, acc->stream>>> (
-        acc->d_raw, acc->d_raw + (gsize) ACC_MAX_BATCH * w, acc->d_raw + (gsize) (ACC_MAX_BATCH + 1) * w,
-        normalise ? 1 : 0, apply_log ? 1 : 0, acc->d_complex, w, P, k, acc->n_left, acc->edge);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("live_pad_kernel", error) ||
-          !TOMO_CUFFT_CHECK (cufftExecC2C (*plan, acc->d_complex, acc->d_complex, CUFFT_FORWARD), error))
-        return FALSE;
-      live_multiply_kernel<<<dim3 ((P + block - 1) / block, pairs), block, 0, acc->stream>>> (
-        acc->d_complex, acc->d_response, P);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("live_multiply_kernel", error) ||
-          !TOMO_CUFFT_CHECK (cufftExecC2C (*plan, acc->d_complex, acc->d_complex, CUFFT_INVERSE), error))
-        return FALSE;
-      live_extract_kernel<<<dim3 ((w + block - 1) / block, pairs), block, 0, acc->stream>>> (
-        acc->d_complex, acc->d_slots, acc->d_idx, w, P, k);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("live_extract_kernel", error) ||
-          !live_sum_slots (acc, k, center, 1.0f, linear, error))
+      if (!TOMO_CUDA_LAUNCH (live_pad_kernel, dim3 ((P + block - 1) / block, pairs), block, acc->stream, error,
+                             acc->d_raw, acc->d_raw + (gsize) ACC_MAX_BATCH * w,
+                             acc->d_raw + (gsize) (ACC_MAX_BATCH + 1) * w, normalise ? 1 : 0, apply_log ? 1 : 0,
+                             acc->d_complex, w, P, k, acc->n_left, acc->edge) ||
+          !TOMO_CUFFT_CHECK (cufftExecC2C (*plan, acc->d_complex, acc->d_complex, CUFFT_FORWARD), error) ||
+          !TOMO_CUDA_LAUNCH (live_multiply_kernel, dim3 ((P + block - 1) / block, pairs), block, acc->stream,
+                             error, acc->d_complex, acc->d_response, P) ||
+          !TOMO_CUFFT_CHECK (cufftExecC2C (*plan, acc->d_complex, acc->d_complex, CUFFT_INVERSE), error) ||
+          !TOMO_CUDA_LAUNCH (live_extract_kernel, dim3 ((w + block - 1) / block, pairs), block, acc->stream,
+                             error, acc->d_complex, acc->d_slots, acc->d_idx, w, P, k) ||
+          !live_sum_slots (acc, k, step, 1.0f, error))
         return FALSE;
     }
   return finish_timed (acc, error);

@@ -185,20 +185,8 @@ tomo_bp_new (int      device,
 static void
 bp_free_data (TomoBp *bp)
 {
-  if (bp->tex_lin)
-    TOMO_CUDA_WARN (cudaDestroyTextureObject (bp->tex_lin));
-  if (bp->tex_pt)
-    TOMO_CUDA_WARN (cudaDestroyTextureObject (bp->tex_pt));
-  if (bp->tex_half)
-    TOMO_CUDA_WARN (cudaDestroyTextureObject (bp->tex_half));
-  if (bp->tex_h4_lin)
-    TOMO_CUDA_WARN (cudaDestroyTextureObject (bp->tex_h4_lin));
-  bp->tex_lin = bp->tex_pt = bp->tex_half = bp->tex_h4_lin = 0;
-  if (bp->d_pack)
-    TOMO_CUDA_WARN (cudaFree (bp->d_pack));
-  if (bp->d_half)
-    TOMO_CUDA_WARN (cudaFree (bp->d_half));
-  bp->d_pack = bp->d_half = NULL;
+  TOMO_CUDA_TEXTURE_DESTROY (bp->tex_lin, bp->tex_pt, bp->tex_half, bp->tex_h4_lin);
+  TOMO_CUDA_FREE (bp->d_pack, bp->d_half);
   bp->alloc_w = bp->alloc_p = bp->alloc_s = 0;
   bp->n_slices = 0;
 }
@@ -212,10 +200,7 @@ tomo_bp_free (TomoBp *bp)
   /* Kernels of this TomoBp may still be queued. */
   TOMO_CUDA_WARN (cudaDeviceSynchronize ());
   bp_free_data (bp);
-  if (bp->d_cs_f)
-    TOMO_CUDA_WARN (cudaFree (bp->d_cs_f));
-  if (bp->d_cs_d)
-    TOMO_CUDA_WARN (cudaFree (bp->d_cs_d));
+  TOMO_CUDA_FREE (bp->d_cs_f, bp->d_cs_d);
   g_free (bp);
 }
 

@@ -92,45 +92,12 @@ worker_release (Worker *w)
   TOMO_CUDA_WARN (cudaSetDevice (w->device));
   for (int s = 0; s < N_SLOTS; s++)
     {
-      if (w->h_in[s])
-        TOMO_CUDA_WARN (cudaFreeHost (w->h_in[s]));
-      if (w->h_out[s])
-        TOMO_CUDA_WARN (cudaFreeHost (w->h_out[s]));
-      if (w->d_in[s])
-        TOMO_CUDA_WARN (cudaFree (w->d_in[s]));
-      if (w->d_out[s])
-        TOMO_CUDA_WARN (cudaFree (w->d_out[s]));
-      if (w->d_counts[s])
-        TOMO_CUDA_WARN (cudaFree (w->d_counts[s]));
-      if (w->h_counts[s])
-        TOMO_CUDA_WARN (cudaFreeHost (w->h_counts[s]));
-      w->d_counts[s] = w->h_counts[s] = NULL;
-      if (w->ev_up[s])
-        TOMO_CUDA_WARN (cudaEventDestroy (w->ev_up[s]));
-      if (w->ev_comp[s])
-        TOMO_CUDA_WARN (cudaEventDestroy (w->ev_comp[s]));
-      if (w->ev_down[s])
-        TOMO_CUDA_WARN (cudaEventDestroy (w->ev_down[s]));
-      if (w->t_up[s])
-        TOMO_CUDA_WARN (cudaEventDestroy (w->t_up[s]));
-      if (w->t_comp[s])
-        TOMO_CUDA_WARN (cudaEventDestroy (w->t_comp[s]));
-      if (w->t_down[s])
-        TOMO_CUDA_WARN (cudaEventDestroy (w->t_down[s]));
-      w->t_up[s] = w->t_comp[s] = w->t_down[s] = NULL;
-      w->h_in[s] = w->h_out[s] = w->d_in[s] = w->d_out[s] = NULL;
-      w->ev_up[s] = w->ev_comp[s] = w->ev_down[s] = NULL;
+      TOMO_CUDA_FREE_HOST (w->h_in[s], w->h_out[s], w->h_counts[s]);
+      TOMO_CUDA_FREE (w->d_in[s], w->d_out[s], w->d_counts[s]);
+      TOMO_CUDA_EVENT_DESTROY (w->ev_up[s], w->ev_comp[s], w->ev_down[s], w->t_up[s], w->t_comp[s], w->t_down[s]);
     }
-  if (w->d_sino)
-    TOMO_CUDA_WARN (cudaFree (w->d_sino));
-  w->d_sino = NULL;
-  if (w->up)
-    TOMO_CUDA_WARN (cudaStreamDestroy (w->up));
-  if (w->comp)
-    TOMO_CUDA_WARN (cudaStreamDestroy (w->comp));
-  if (w->down)
-    TOMO_CUDA_WARN (cudaStreamDestroy (w->down));
-  w->up = w->comp = w->down = NULL;
+  TOMO_CUDA_FREE (w->d_sino);
+  TOMO_CUDA_STREAM_DESTROY (w->up, w->comp, w->down);
   g_clear_pointer (&w->ctx, tomo_gpu_context_free);
 }
 
@@ -154,16 +121,16 @@ worker_preprocess (Worker  *w,
   const TomoGpuVolumeJob *job = pl->job;
   const char *base = (const char *) w->d_in[s];
   const float *flat = (const float *) (base + pl->raw_bytes);
+  TomoGpuPreprocessJob pre = { job->raw_type, base, flat, flat + (size_t) pl->pack * job->width, job->normalise,
+                               job->apply_log, pl->pack, (size_t) job->n_proj * job->width, job->width,
+                               w->d_sino, w->d_counts[s] };
 
   if (!pl->raw)
     return TRUE;
   return TOMO_CUDA_CHECK (cudaMemsetAsync (w->d_counts[s], 0,
                                            2 * (size_t) pl->pack * sizeof (unsigned long long),
                                            w->comp), error) &&
-         _tomo_gpu_preprocess_launch (job->raw_type, base, flat, flat + (size_t) pl->pack * job->width,
-                                      job->normalise, job->apply_log, pl->pack,
-                                      (size_t) job->n_proj * job->width, job->width,
-                                      w->d_sino, w->d_counts[s], w->comp, error);
+         _tomo_gpu_preprocess_launch (&pre, w->comp, error);
 }
 
 /* Everything a worker needs, allocated up front (and one dry run of the

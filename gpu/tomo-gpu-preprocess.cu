@@ -87,41 +87,32 @@ tomo_gpu_raw_type_size (TomoGpuRawType type)
 }
 
 gboolean
-_tomo_gpu_preprocess_launch (TomoGpuRawType      type,
-                             const void         *d_raw,
-                             const float        *d_flat,
-                             const float        *d_dark,
-                             gboolean            normalise,
-                             gboolean            apply_log,
-                             guint               n_rows,
-                             size_t              plane,
-                             guint               width,
-                             float              *d_out,
-                             unsigned long long *d_counts,
-                             cudaStream_t        stream,
-                             GError            **error)
+_tomo_gpu_preprocess_launch (const TomoGpuPreprocessJob *job,
+                             cudaStream_t                stream,
+                             GError                    **error)
 {
   /* Enough blocks per row to fill the device several times over at four
    * rows; each thread then handles a handful of values. */
-  size_t blocks = (plane + PRE_BLOCK - 1) / PRE_BLOCK;
-  dim3 grid ((unsigned) MIN (blocks, (size_t) 2048), n_rows);
+  size_t blocks = (job->plane + PRE_BLOCK - 1) / PRE_BLOCK;
+  dim3 grid ((unsigned) MIN (blocks, (size_t) 2048), job->n_rows);
+  int normalise = job->normalise ? 1 : 0, apply_log = job->apply_log ? 1 : 0;
 
-  if (n_rows == 0 || plane == 0)
+  if (job->n_rows == 0 || job->plane == 0)
     return TRUE;
-  if (normalise && (d_flat == NULL || d_dark == NULL))
+  if (normalise && (job->d_flat == NULL || job->d_dark == NULL))
     {
       g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
                            "Preprocessing: normalisation needs flat and dark rows");
       return FALSE;
     }
-  if (type == TOMO_GPU_RAW_UINT16)
+  if (job->type == TOMO_GPU_RAW_UINT16)
     preprocess_kernel<unsigned short><<<grid, PRE_BLOCK, 0, stream>>> (
-      (const unsigned short *) d_raw, d_flat, d_dark, normalise ? 1 : 0, apply_log ? 1 : 0,
-      plane, width, d_out, d_counts);
+      (const unsigned short *) job->d_raw, job->d_flat, job->d_dark, normalise, apply_log,
+      job->plane, job->width, job->d_out, job->d_counts);
   else
     preprocess_kernel<float><<<grid, PRE_BLOCK, 0, stream>>> (
-      (const float *) d_raw, d_flat, d_dark, normalise ? 1 : 0, apply_log ? 1 : 0,
-      plane, width, d_out, d_counts);
+      (const float *) job->d_raw, job->d_flat, job->d_dark, normalise, apply_log,
+      job->plane, job->width, job->d_out, job->d_counts);
   return TOMO_CUDA_CHECK_LAUNCH ("preprocess_kernel", error);
 }
 
@@ -173,9 +164,10 @@ tomo_gpu_preprocess_rows (int                      device,
          TOMO_CUDA_CHECK (cudaMalloc ((void **) &d_dark, fd_bytes), error) &&
          TOMO_CUDA_CHECK (cudaMemcpy (d_flat, flat, fd_bytes, cudaMemcpyHostToDevice), error) &&
          TOMO_CUDA_CHECK (cudaMemcpy (d_dark, dark, fd_bytes, cudaMemcpyHostToDevice), error);
+  TomoGpuPreprocessJob pre = { type, d_raw, d_flat, d_dark, normalise, apply_log, n_rows, plane, width,
+                               d_out, d_counts };
   ok = ok &&
-       _tomo_gpu_preprocess_launch (type, d_raw, d_flat, d_dark, normalise, apply_log, n_rows,
-                                    plane, width, d_out, d_counts, 0, error) &&
+       _tomo_gpu_preprocess_launch (&pre, 0, error) &&
        TOMO_CUDA_CHECK (cudaMemcpy (out, d_out, out_bytes, cudaMemcpyDeviceToHost), error) &&
        TOMO_CUDA_CHECK (cudaMemcpy (h_counts, d_counts, 2 * n_rows * sizeof *d_counts,
                                     cudaMemcpyDeviceToHost), error);
@@ -186,15 +178,6 @@ tomo_gpu_preprocess_rows (int                      device,
         counts[r].n_nonpositive = h_counts[2 * r];
         counts[r].n_nonfinite = h_counts[2 * r + 1];
       }
-  if (d_raw)
-    TOMO_CUDA_WARN (cudaFree (d_raw));
-  if (d_out)
-    TOMO_CUDA_WARN (cudaFree (d_out));
-  if (d_flat)
-    TOMO_CUDA_WARN (cudaFree (d_flat));
-  if (d_dark)
-    TOMO_CUDA_WARN (cudaFree (d_dark));
-  if (d_counts)
-    TOMO_CUDA_WARN (cudaFree (d_counts));
+  TOMO_CUDA_FREE (d_raw, d_out, d_flat, d_dark, d_counts);
   return ok;
 }

@@ -33,9 +33,42 @@ void     _tomo_gpu_warn_cuda   (cudaError_t  res,
   _tomo_gpu_check_cufft ((call), #call, __FILE__, __LINE__, (error))
 #define TOMO_CUDA_WARN(call) \
   _tomo_gpu_warn_cuda ((call), #call, __FILE__, __LINE__)
+/* Cleanup paths: each of the handles that is set is released with
+ * `release` (a failure logged as by TOMO_CUDA_WARN) and cleared. */
+template <typename Release, typename... Handle>
+static inline void
+_tomo_gpu_release (Release      release,
+                   const char  *call,
+                   const char  *file,
+                   int          line,
+                   Handle     &...handles)
+{
+  auto one = [&] (auto &handle) {
+    if (handle)
+      _tomo_gpu_warn_cuda (release (handle), call, file, line);
+    handle = {};
+  };
+  (one (handles), ...);
+}
+#define TOMO_CUDA_FREE(...) \
+  _tomo_gpu_release (cudaFree, "cudaFree (" #__VA_ARGS__ ")", __FILE__, __LINE__, __VA_ARGS__)
+#define TOMO_CUDA_FREE_HOST(...) \
+  _tomo_gpu_release (cudaFreeHost, "cudaFreeHost (" #__VA_ARGS__ ")", __FILE__, __LINE__, __VA_ARGS__)
+#define TOMO_CUDA_EVENT_DESTROY(...) \
+  _tomo_gpu_release (cudaEventDestroy, "cudaEventDestroy (" #__VA_ARGS__ ")", __FILE__, __LINE__, __VA_ARGS__)
+#define TOMO_CUDA_STREAM_DESTROY(...) \
+  _tomo_gpu_release (cudaStreamDestroy, "cudaStreamDestroy (" #__VA_ARGS__ ")", __FILE__, __LINE__, __VA_ARGS__)
+#define TOMO_CUDA_TEXTURE_DESTROY(...) \
+  _tomo_gpu_release (cudaDestroyTextureObject, "cudaDestroyTextureObject (" #__VA_ARGS__ ")", __FILE__, __LINE__, \
+                     __VA_ARGS__)
 /* After every kernel launch. */
 #define TOMO_CUDA_CHECK_LAUNCH(what, error) \
   _tomo_gpu_check_cuda (_tomo_gpu_fault_launch (cudaGetLastError ()), what, __FILE__, __LINE__, (error))
+/* Launches `kernel` on `stream` (no dynamic shared memory) with the
+ * arguments that follow `error`, then checks the launch as above under the
+ * kernel's name: TRUE when it started. */
+#define TOMO_CUDA_LAUNCH(kernel, grid, block, stream, error, ...) \
+  (kernel<<<(grid), (block), 0, (stream)>>> (__VA_ARGS__), TOMO_CUDA_CHECK_LAUNCH (#kernel, (error)))
 
 /* Injected launch failures and the device-memory cap (tomo-gpu-fault.h):
  * every device allocation in gpu/ goes through these. */
@@ -125,21 +158,27 @@ TomoGpuKernel _tomo_gpu_context_resolve_kernel (TomoGpuContext *ctx,
                                                 int             interp,
                                                 guint           roi_width);
 
-/* Raw rows → line integrals on `stream` (gpu/tomo-gpu-preprocess.cu):
+/* Raw rows → line integrals on the device (gpu/tomo-gpu-preprocess.cu):
  * n_rows planes of `plane` values (rows of `width`) at d_raw, the rows'
  * flats and darks (n_rows × width each; unused unless normalise), into
  * d_out; the clamped and replaced counts of row r are added to
  * d_counts[2r] and d_counts[2r + 1]. */
-gboolean _tomo_gpu_preprocess_launch (TomoGpuRawType      type,
-                                      const void         *d_raw,
-                                      const float        *d_flat,
-                                      const float        *d_dark,
-                                      gboolean            normalise,
-                                      gboolean            apply_log,
-                                      guint               n_rows,
-                                      size_t              plane,
-                                      guint               width,
-                                      float              *d_out,
-                                      unsigned long long *d_counts,
-                                      cudaStream_t        stream,
-                                      GError            **error);
+typedef struct
+{
+  TomoGpuRawType      type;
+  const void         *d_raw;
+  const float        *d_flat;
+  const float        *d_dark;
+  gboolean            normalise;
+  gboolean            apply_log;
+  guint               n_rows;
+  size_t              plane;
+  guint               width;
+  float              *d_out;
+  unsigned long long *d_counts;
+} TomoGpuPreprocessJob;
+
+/* Launches `job` on `stream`. */
+gboolean _tomo_gpu_preprocess_launch (const TomoGpuPreprocessJob *job,
+                                      cudaStream_t                stream,
+                                      GError                    **error);

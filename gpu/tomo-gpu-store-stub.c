@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "tomo-gpu-store.h"
+#include "tomo-gpu-stub.h"
 
 static void
 not_built (GError **error)
@@ -15,20 +16,11 @@ not_built (GError **error)
                        "tomolive was built without CUDA: no volume store on the GPU");
 }
 
-TomoGpuStore *
-tomo_gpu_store_new (int                    device,
-                    guint                  width,
-                    guint                  n_proj,
-                    const double          *angles,
-                    guint                  row_start,
-                    guint                  n_rows,
-                    TomoGpuStorePrecision  precision,
-                    guint64                memory_limit,
-                    GError               **error)
-{
-  not_built (error);
-  return NULL;
-}
+#define NOT_BUILT(...) TOMO_GPU_NOT_BUILT (not_built, __VA_ARGS__)
+
+NOT_BUILT (TomoGpuStore *, NULL, tomo_gpu_store_new,
+           int device, guint width, guint n_proj, const double *angles, guint row_start, guint n_rows,
+           TomoGpuStorePrecision precision, guint64 memory_limit, GError **error)
 
 void tomo_gpu_store_free (TomoGpuStore *store) {}
 TomoGpuStorePrecision tomo_gpu_store_get_precision (TomoGpuStore *store) { return TOMO_GPU_STORE_AUTO; }
@@ -41,70 +33,20 @@ double tomo_gpu_store_get_plane_ms (TomoGpuStore *store) { return 0.0; }
 TomoGpuPlaneKernel tomo_gpu_store_get_last_kernel (TomoGpuStore *store) { return TOMO_GPU_PLANE_AUTO; }
 const float *tomo_gpu_store_get_output (TomoGpuStore *store) { return NULL; }
 
-gboolean
-tomo_gpu_store_set_filter (TomoGpuStore *store,
-                           guint         padded_width,
-                           const double *response,
-                           int           pad_mode,
-                           GError      **error)
-{
-  not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_store_fill (TomoGpuStore    *store,
-                     TomoGpuReadFunc  read,
-                     void           (*progress) (guint done, guint total, gpointer user_data),
-                     gpointer         user_data,
-                     volatile gint   *cancel,
-                     GError         **error)
-{
-  not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_store_put_filtered (TomoGpuStore *store,
-                             guint         row,
-                             guint         n,
-                             const float  *filtered,
-                             GError      **error)
-{
-  not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_store_plane (TomoGpuStore       *store,
-                      const TomoGpuPlane *plane,
-                      double              center,
-                      int                 interp,
-                      TomoGpuPlaneKernel  kernel,
-                      GError            **error)
-{
-  not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_store_download (TomoGpuStore *store,
-                         float        *host,
-                         GError      **error)
-{
-  not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_store_preview (TomoGpuStore         *store,
-                        const TomoGpuPreview *preview,
-                        double                center,
-                        int                   interp,
-                        GError              **error)
-{
-  not_built (error);
-  return FALSE;
-}
+NOT_BUILT (gboolean, FALSE, tomo_gpu_store_set_filter,
+           TomoGpuStore *store, guint padded_width, const double *response, int pad_mode, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_store_fill,
+           TomoGpuStore *store, TomoGpuReadFunc read,
+           void (*progress) (guint done, guint total, gpointer user_data), gpointer user_data,
+           volatile gint *cancel, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_store_put_filtered,
+           TomoGpuStore *store, guint row, guint n, const float *filtered, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_store_plane,
+           TomoGpuStore *store, const TomoGpuPlane *plane, double center, int interp,
+           TomoGpuPlaneKernel kernel, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_store_download,
+           TomoGpuStore *store, float *host, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_store_preview,
+           TomoGpuStore *store, const TomoGpuPreview *preview, double center, int interp, GError **error)
 
 double tomo_gpu_store_get_preview_prep_ms (TomoGpuStore *store) { return 0.0; }

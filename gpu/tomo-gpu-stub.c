@@ -11,6 +11,7 @@
 
 #include "tomo-gpu.h"
 #include "tomo-gpu-gl.h"
+#include "tomo-gpu-stub.h"
 #include "tomo-gpu-tune.h"
 
 static void
@@ -20,18 +21,14 @@ set_not_built (GError **error)
                        "tomolive was built without CUDA: no GPU reconstruction");
 }
 
+#define NOT_BUILT(...) TOMO_GPU_NOT_BUILT (set_not_built, __VA_ARGS__)
+
 int tomo_gpu_get_n_devices (void) { return 0; }
 char *tomo_gpu_get_device_name (int device) { return NULL; }
 gboolean tomo_gpu_get_device_clocks (int device, int *sm_khz, int *mem_khz) { return FALSE; }
 char *tomo_gpu_get_tune_path (int device) { return NULL; }
 
-TomoGpuContext *
-tomo_gpu_context_new (int      device,
-                      GError **error)
-{
-  set_not_built (error);
-  return NULL;
-}
+NOT_BUILT (TomoGpuContext *, NULL, tomo_gpu_context_new, int device, GError **error)
 
 /* No context can exist, so the functions below only guard against misuse. */
 void tomo_gpu_context_free (TomoGpuContext *ctx) { }
@@ -45,230 +42,84 @@ tomo_gpu_context_get_filter_method (TomoGpuContext *ctx)
   return TOMO_GPU_FILTER_METHOD_C2C_PAIR;
 }
 
-gboolean
-tomo_gpu_context_set_geometry (TomoGpuContext *ctx, guint width, guint n_proj,
-                               const double *angles, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_context_set_filter (TomoGpuContext *ctx, guint padded_width,
-                             const double *response, int pad_mode, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_context_load_sinograms (TomoGpuContext *ctx, guint n_slices,
-                                 const float *sinos, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_context_load_filtered (TomoGpuContext *ctx, guint n_slices,
-                                const float *filtered, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_context_download_filtered (TomoGpuContext *ctx, float *host, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_context_backproject (TomoGpuContext *ctx,
-                              const TomoGpuBackprojectParams *params, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_context_backproject_centers (TomoGpuContext *ctx, const TomoGpuBackprojectParams *params,
-                                      const double *centers, guint n_centers, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_context_stats (TomoGpuContext *ctx, TomoGpuStats *stats, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
+NOT_BUILT (gboolean, FALSE, tomo_gpu_context_set_geometry,
+           TomoGpuContext *ctx, guint width, guint n_proj, const double *angles, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_context_set_filter,
+           TomoGpuContext *ctx, guint padded_width, const double *response, int pad_mode, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_context_load_sinograms,
+           TomoGpuContext *ctx, guint n_slices, const float *sinos, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_context_load_filtered,
+           TomoGpuContext *ctx, guint n_slices, const float *filtered, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_context_download_filtered,
+           TomoGpuContext *ctx, float *host, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_context_backproject,
+           TomoGpuContext *ctx, const TomoGpuBackprojectParams *params, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_context_backproject_centers,
+           TomoGpuContext *ctx, const TomoGpuBackprojectParams *params, const double *centers,
+           guint n_centers, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_context_stats, TomoGpuContext *ctx, TomoGpuStats *stats, GError **error)
 
 const float *tomo_gpu_context_get_output (TomoGpuContext *ctx) { return NULL; }
 TomoGpuKernel tomo_gpu_context_get_last_kernel (TomoGpuContext *ctx) { return TOMO_GPU_KERNEL_AUTO; }
 double tomo_gpu_context_get_filter_ms (TomoGpuContext *ctx) { return 0.0; }
 double tomo_gpu_context_get_backproject_ms (TomoGpuContext *ctx) { return 0.0; }
 
-gboolean
-tomo_gpu_context_download (TomoGpuContext *ctx, float *host, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-TomoGpuBuffer *
-tomo_gpu_buffer_copy_output (TomoGpuContext *ctx, GError **error)
-{
-  set_not_built (error);
-  return NULL;
-}
+NOT_BUILT (gboolean, FALSE, tomo_gpu_context_download, TomoGpuContext *ctx, float *host, GError **error)
+NOT_BUILT (TomoGpuBuffer *, NULL, tomo_gpu_buffer_copy_output, TomoGpuContext *ctx, GError **error)
 
 const float *tomo_gpu_buffer_get_data (TomoGpuBuffer *buffer) { return NULL; }
 int tomo_gpu_buffer_get_device (TomoGpuBuffer *buffer) { return -1; }
 
-gboolean
-tomo_gpu_buffer_read (TomoGpuBuffer *buffer, gsize offset, float *value, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
+NOT_BUILT (gboolean, FALSE, tomo_gpu_buffer_read,
+           TomoGpuBuffer *buffer, gsize offset, float *value, GError **error)
 void tomo_gpu_buffer_free (TomoGpuBuffer *buffer) { }
 
-gboolean
-tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
+NOT_BUILT (gboolean, FALSE, tomo_gpu_reconstruct_volume, const TomoGpuVolumeJob *job, GError **error)
 
 gboolean tomo_gpu_gl_get_device (int *device) { return FALSE; }
 
-TomoGpuGlTexture *
-tomo_gpu_gl_texture_register (unsigned int gl_texture, guint width, guint height,
-                              GError **error)
-{
-  set_not_built (error);
-  return NULL;
-}
-
-gboolean
-tomo_gpu_gl_texture_copy (TomoGpuGlTexture *texture, const float *device_src,
-                          guint width, guint height, guint dst_x, guint dst_y,
-                          GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
+NOT_BUILT (TomoGpuGlTexture *, NULL, tomo_gpu_gl_texture_register,
+           unsigned int gl_texture, guint width, guint height, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_gl_texture_copy,
+           TomoGpuGlTexture *texture, const float *device_src, guint width, guint height, guint dst_x,
+           guint dst_y, GError **error)
 
 void tomo_gpu_gl_texture_unregister (TomoGpuGlTexture *texture) { }
 
-TomoGpuGlHeadless *
-tomo_gpu_gl_headless_open (guint width, guint height, GError **error)
-{
-  set_not_built (error);
-  return NULL;
-}
+NOT_BUILT (TomoGpuGlHeadless *, NULL, tomo_gpu_gl_headless_open, guint width, guint height, GError **error)
 
 int tomo_gpu_gl_headless_get_device (TomoGpuGlHeadless *gl) { return -1; }
 const char *tomo_gpu_gl_headless_get_renderer (TomoGpuGlHeadless *gl) { return NULL; }
 
-gboolean
-tomo_gpu_gl_headless_show (TomoGpuGlHeadless *gl, const float *device_src, guint width,
-                           guint height, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_gl_headless_read (TomoGpuGlHeadless *gl, float *host, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
+NOT_BUILT (gboolean, FALSE, tomo_gpu_gl_headless_show,
+           TomoGpuGlHeadless *gl, const float *device_src, guint width, guint height, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_gl_headless_read, TomoGpuGlHeadless *gl, float *host, GError **error)
 
 void tomo_gpu_gl_headless_close (TomoGpuGlHeadless *gl) { }
 
-TomoGpuAccumulator *
-tomo_gpu_accumulator_new (int device, guint width, GError **error)
-{
-  set_not_built (error);
-  return NULL;
-}
-
-gboolean
-tomo_gpu_accumulator_clear (TomoGpuAccumulator *acc, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_accumulator_add (TomoGpuAccumulator *acc, const float *filtered, const double *angles,
-                          guint n_proj, double center, float weight, gboolean linear, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_accumulator_download (TomoGpuAccumulator *acc, float *out, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
+NOT_BUILT (TomoGpuAccumulator *, NULL, tomo_gpu_accumulator_new, int device, guint width, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_clear, TomoGpuAccumulator *acc, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_add,
+           TomoGpuAccumulator *acc, const float *filtered, const TomoGpuLiveStep *step, float weight,
+           GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_download,
+           TomoGpuAccumulator *acc, float *out, GError **error)
 
 double tomo_gpu_accumulator_get_last_ms (TomoGpuAccumulator *acc) { return 0.0; }
 void tomo_gpu_accumulator_free (TomoGpuAccumulator *acc) { }
 
-gboolean
-tomo_gpu_buffer_download (TomoGpuBuffer *buffer, float *out, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_accumulator_set_filter (TomoGpuAccumulator *acc, guint padded_width, const double *response,
-                                 int pad_mode, guint n_slots, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_accumulator_put_raw (TomoGpuAccumulator *acc, const float *raw, const float *flat, const float *dark,
-                              gboolean apply_log, const guint *slots, const double *angles, guint n,
-                              double center, gboolean linear, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_accumulator_remove_slots (TomoGpuAccumulator *acc, const guint *slots, const double *angles,
-                                   guint n, double center, gboolean linear, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_accumulator_stats (TomoGpuAccumulator *acc, TomoGpuStats *stats, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-TomoGpuBuffer *
-tomo_gpu_accumulator_copy_image (TomoGpuAccumulator *acc, GError **error)
-{
-  set_not_built (error);
-  return NULL;
-}
+NOT_BUILT (gboolean, FALSE, tomo_gpu_buffer_download, TomoGpuBuffer *buffer, float *out, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_set_filter,
+           TomoGpuAccumulator *acc, guint padded_width, const double *response, int pad_mode, guint n_slots,
+           GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_put_raw,
+           TomoGpuAccumulator *acc, const float *raw, const float *flat, const float *dark,
+           gboolean apply_log, const TomoGpuLiveStep *step, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_remove_slots,
+           TomoGpuAccumulator *acc, const TomoGpuLiveStep *step, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_stats,
+           TomoGpuAccumulator *acc, TomoGpuStats *stats, GError **error)
+NOT_BUILT (TomoGpuBuffer *, NULL, tomo_gpu_accumulator_copy_image, TomoGpuAccumulator *acc, GError **error)
 
 gsize
 tomo_gpu_raw_type_size (TomoGpuRawType type)
@@ -276,24 +127,13 @@ tomo_gpu_raw_type_size (TomoGpuRawType type)
   return type == TOMO_GPU_RAW_UINT16 ? 2 : 4;
 }
 
-gboolean
-tomo_gpu_preprocess_rows (int device, TomoGpuRawType type, const void *raw, guint n_rows,
-                          guint n_proj, guint width, const float *flat, const float *dark,
-                          gboolean apply_log, float *out, TomoGpuPreprocessCounts *counts,
-                          GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
-
-gboolean
-tomo_gpu_context_load_raw (TomoGpuContext *ctx, guint n_slices, TomoGpuRawType type,
-                           const void *raw, const float *flat, const float *dark,
-                           gboolean apply_log, TomoGpuPreprocessCounts *counts, GError **error)
-{
-  set_not_built (error);
-  return FALSE;
-}
+NOT_BUILT (gboolean, FALSE, tomo_gpu_preprocess_rows,
+           int device, TomoGpuRawType type, const void *raw, guint n_rows, guint n_proj, guint width,
+           const float *flat, const float *dark, gboolean apply_log, float *out,
+           TomoGpuPreprocessCounts *counts, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_context_load_raw,
+           TomoGpuContext *ctx, guint n_slices, TomoGpuRawType type, const void *raw, const float *flat,
+           const float *dark, gboolean apply_log, TomoGpuPreprocessCounts *counts, GError **error)
 
 void
 tomo_gpu_context_get_load_ms (TomoGpuContext *ctx, double *upload_ms, double *preprocess_ms)

@@ -255,18 +255,9 @@ tomo_gpu_xcorr_free (TomoGpuXcorr *xc)
       cufftDestroy (xc->plan_r2c);
       cufftDestroy (xc->plan_c2r);
     }
-  TOMO_CUDA_WARN (cudaFree (xc->d_rows));
-  TOMO_CUDA_WARN (cudaFree (xc->d_prefix));
-  TOMO_CUDA_WARN (cudaFree (xc->d_sab));
-  TOMO_CUDA_WARN (cudaFree (xc->d_out));
-  TOMO_CUDA_WARN (cudaFree (xc->d_pad));
-  TOMO_CUDA_WARN (cudaFree (xc->d_spec));
-  if (xc->stream != NULL)
-    TOMO_CUDA_WARN (cudaStreamDestroy (xc->stream));
-  if (xc->start != NULL)
-    TOMO_CUDA_WARN (cudaEventDestroy (xc->start));
-  if (xc->stop != NULL)
-    TOMO_CUDA_WARN (cudaEventDestroy (xc->stop));
+  TOMO_CUDA_FREE (xc->d_rows, xc->d_prefix, xc->d_sab, xc->d_out, xc->d_pad, xc->d_spec);
+  TOMO_CUDA_STREAM_DESTROY (xc->stream);
+  TOMO_CUDA_EVENT_DESTROY (xc->start, xc->stop);
   g_free (xc);
 }
 
@@ -379,8 +370,7 @@ tomo_gpu_xcorr_run (TomoGpuXcorr      *xc,
       || !TOMO_CUDA_CHECK (cudaMemcpyAsync (xc->d_rows + (gsize) n_pairs * width, b, n_pairs * row_bytes,
                                             cudaMemcpyHostToDevice, xc->stream), error))
     return FALSE;
-  prepare_kernel<<<2 * n_pairs, 32, 0, xc->stream>>> (xc->d_rows, xc->d_prefix, width);
-  if (!TOMO_CUDA_CHECK_LAUNCH ("prepare_kernel", error)
+  if (!TOMO_CUDA_LAUNCH (prepare_kernel, 2 * n_pairs, 32, xc->stream, error, xc->d_rows, xc->d_prefix, width)
       || !TOMO_CUDA_CHECK (cudaEventRecord (xc->start, xc->stream), error))
     return FALSE;
 
@@ -388,38 +378,28 @@ tomo_gpu_xcorr_run (TomoGpuXcorr      *xc,
     {
       dim3 grid ((n_shifts + 31) / 32, n_pairs);
 
-      direct_kernel<<<grid, 32 * XC_WARPS, 0, xc->stream>>> (xc->d_rows, xc->d_rows + (gsize) n_pairs * width,
-                                                             xc->d_sab, width, d_lo, n_shifts);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("direct_kernel", error))
+      if (!TOMO_CUDA_LAUNCH (direct_kernel, grid, 32 * XC_WARPS, xc->stream, error,
+                             xc->d_rows, xc->d_rows + (gsize) n_pairs * width, xc->d_sab, width, d_lo, n_shifts))
         return FALSE;
     }
   else
     {
       guint size = fft_size (width), n_freq = size / 2 + 1;
 
-      if (!ensure_plans (xc, size, n_pairs, error))
-        return FALSE;
-      pad_kernel<<<dim3 ((size + 255) / 256, 2 * n_pairs), 256, 0, xc->stream>>> (xc->d_rows, xc->d_pad,
-                                                                                   width, size);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("pad_kernel", error)
-          || !TOMO_CUFFT_CHECK (cufftExecR2C (xc->plan_r2c, xc->d_pad, xc->d_spec), error))
-        return FALSE;
-      cross_kernel<<<dim3 ((n_freq + 255) / 256, n_pairs), 256, 0, xc->stream>>> (xc->d_spec, n_pairs, n_freq,
-                                                                                  1.0f / size);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("cross_kernel", error)
-          || !TOMO_CUFFT_CHECK (cufftExecC2R (xc->plan_c2r, xc->d_spec, xc->d_pad), error))
-        return FALSE;
-      gather_kernel<<<dim3 ((n_shifts + 255) / 256, n_pairs), 256, 0, xc->stream>>> (xc->d_pad, xc->d_sab, size,
-                                                                                     d_lo, n_shifts);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("gather_kernel", error))
+      if (!ensure_plans (xc, size, n_pairs, error)
+          || !TOMO_CUDA_LAUNCH (pad_kernel, dim3 ((size + 255) / 256, 2 * n_pairs), 256, xc->stream, error,
+                                xc->d_rows, xc->d_pad, width, size)
+          || !TOMO_CUFFT_CHECK (cufftExecR2C (xc->plan_r2c, xc->d_pad, xc->d_spec), error)
+          || !TOMO_CUDA_LAUNCH (cross_kernel, dim3 ((n_freq + 255) / 256, n_pairs), 256, xc->stream, error,
+                                xc->d_spec, n_pairs, n_freq, 1.0f / size)
+          || !TOMO_CUFFT_CHECK (cufftExecC2R (xc->plan_c2r, xc->d_spec, xc->d_pad), error)
+          || !TOMO_CUDA_LAUNCH (gather_kernel, dim3 ((n_shifts + 255) / 256, n_pairs), 256, xc->stream, error,
+                                xc->d_pad, xc->d_sab, size, d_lo, n_shifts))
         return FALSE;
     }
-  if (!TOMO_CUDA_CHECK (cudaEventRecord (xc->stop, xc->stream), error))
-    return FALSE;
-  finish_kernel<<<dim3 ((n_shifts + 127) / 128, n_pairs), 128, 0, xc->stream>>> (xc->d_prefix, xc->d_sab, xc->d_out,
-                                                                                 n_pairs, width, d_lo, n_shifts,
-                                                                                 min_overlap);
-  if (!TOMO_CUDA_CHECK_LAUNCH ("finish_kernel", error)
+  if (!TOMO_CUDA_CHECK (cudaEventRecord (xc->stop, xc->stream), error)
+      || !TOMO_CUDA_LAUNCH (finish_kernel, dim3 ((n_shifts + 127) / 128, n_pairs), 128, xc->stream, error,
+                            xc->d_prefix, xc->d_sab, xc->d_out, n_pairs, width, d_lo, n_shifts, min_overlap)
       || !TOMO_CUDA_CHECK (cudaMemcpyAsync (out, xc->d_out, (gsize) n_pairs * n_shifts * sizeof (float),
                                             cudaMemcpyDeviceToHost, xc->stream), error)
       || !TOMO_CUDA_CHECK (cudaStreamSynchronize (xc->stream), error)

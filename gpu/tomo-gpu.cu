@@ -363,9 +363,7 @@ ensure_buffer (void      **ptr,
 
   if (*ptr != NULL && *have >= need)
     return TRUE;
-  if (*ptr != NULL)
-    TOMO_CUDA_WARN (cudaFree (*ptr));
-  *ptr = NULL;
+  TOMO_CUDA_FREE (*ptr);
   *have = 0;
   res = cudaMalloc (ptr, need);
   if (res != cudaSuccess)
@@ -393,9 +391,7 @@ static void
 free_buffer (void   **ptr,
              size_t  *have)
 {
-  if (*ptr != NULL)
-    TOMO_CUDA_WARN (cudaFree (*ptr));
-  *ptr = NULL;
+  TOMO_CUDA_FREE (*ptr);
   *have = 0;
 }
 
@@ -528,19 +524,10 @@ tomo_gpu_context_free (TomoGpuContext *ctx)
   free_buffer ((void **) &ctx->d_raw, &ctx->d_raw_size);
   free_buffer ((void **) &ctx->d_flat_dark, &ctx->d_flat_dark_size);
   free_buffer ((void **) &ctx->d_counts, &ctx->d_counts_size);
-  for (int i = 0; i < 3; i++)
-    if (ctx->ev_load[i])
-      TOMO_CUDA_WARN (cudaEventDestroy (ctx->ev_load[i]));
   g_clear_pointer (&ctx->stats, _tomo_gpu_stats_work_free);
-  for (int i = 0; i < 2; i++)
-    {
-      if (ctx->ev_filter[i])
-        TOMO_CUDA_WARN (cudaEventDestroy (ctx->ev_filter[i]));
-      if (ctx->ev_bp[i])
-        TOMO_CUDA_WARN (cudaEventDestroy (ctx->ev_bp[i]));
-    }
-  if (ctx->stream)
-    TOMO_CUDA_WARN (cudaStreamDestroy (ctx->stream));
+  TOMO_CUDA_EVENT_DESTROY (ctx->ev_load[0], ctx->ev_load[1], ctx->ev_load[2], ctx->ev_filter[0], ctx->ev_filter[1],
+                           ctx->ev_bp[0], ctx->ev_bp[1]);
+  TOMO_CUDA_STREAM_DESTROY (ctx->stream);
   g_clear_pointer (&ctx->tune, g_key_file_unref);
   g_free (ctx);
 }
@@ -926,24 +913,17 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
       if (!ensure_buffer ((void **) &ctx->d_complex, &ctx->d_complex_size,
                           (size_t) n_pairs * P * sizeof (cufftComplex), "padded rows", error))
         return FALSE;
-      pad_pair_kernel<<<rows_grid (P, n_pairs, block), block, 0, stream>>> (
-        d_sinos, ctx->d_complex, W, P, n_rows, n_left, ctx->pad_mode);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("pad_pair_kernel", error))
-        return FALSE;
-      if (!TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_c2c, stream), error) ||
+      if (!TOMO_CUDA_LAUNCH (pad_pair_kernel, rows_grid (P, n_pairs, block), block, stream, error,
+                             d_sinos, ctx->d_complex, W, P, n_rows, n_left, ctx->pad_mode) ||
+          !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_c2c, stream), error) ||
           !TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
-                                           CUFFT_FORWARD), error))
-        return FALSE;
-      multiply_kernel<<<rows_grid (P, n_pairs, block), block, 0, stream>>> (
-        ctx->d_complex, ctx->d_response, P, n_pairs, P);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("multiply_kernel", error))
-        return FALSE;
-      if (!TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
-                                           CUFFT_INVERSE), error))
-        return FALSE;
-      extract_pair_kernel<<<rows_grid (W, n_pairs, block), block, 0, stream>>> (
-        ctx->d_complex, ctx->d_filtered, W, P, n_rows);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("extract_pair_kernel", error))
+                                           CUFFT_FORWARD), error) ||
+          !TOMO_CUDA_LAUNCH (multiply_kernel, rows_grid (P, n_pairs, block), block, stream, error,
+                             ctx->d_complex, ctx->d_response, P, n_pairs, P) ||
+          !TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
+                                           CUFFT_INVERSE), error) ||
+          !TOMO_CUDA_LAUNCH (extract_pair_kernel, rows_grid (W, n_pairs, block), block, stream, error,
+                             ctx->d_complex, ctx->d_filtered, W, P, n_rows))
         return FALSE;
     }
   else
@@ -955,23 +935,16 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
           !ensure_buffer ((void **) &ctx->d_complex, &ctx->d_complex_size,
                           (size_t) n_rows * n_coef * sizeof (cufftComplex), "row spectra", error))
         return FALSE;
-      pad_real_kernel<<<rows_grid (P, n_rows, block), block, 0, stream>>> (
-        d_sinos, ctx->d_real, W, P, n_rows, n_left, ctx->pad_mode);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("pad_real_kernel", error))
-        return FALSE;
-      if (!TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_r2c, stream), error) ||
+      if (!TOMO_CUDA_LAUNCH (pad_real_kernel, rows_grid (P, n_rows, block), block, stream, error,
+                             d_sinos, ctx->d_real, W, P, n_rows, n_left, ctx->pad_mode) ||
+          !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_r2c, stream), error) ||
           !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_c2r, stream), error) ||
-          !TOMO_CUFFT_CHECK (cufftExecR2C (ctx->plan_r2c, ctx->d_real, ctx->d_complex), error))
-        return FALSE;
-      multiply_kernel<<<rows_grid (n_coef, n_rows, block), block, 0, stream>>> (
-        ctx->d_complex, ctx->d_response, n_coef, n_rows, 0);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("multiply_kernel", error))
-        return FALSE;
-      if (!TOMO_CUFFT_CHECK (cufftExecC2R (ctx->plan_c2r, ctx->d_complex, ctx->d_real), error))
-        return FALSE;
-      extract_real_kernel<<<rows_grid (W, n_rows, block), block, 0, stream>>> (
-        ctx->d_real, ctx->d_filtered, W, P, n_rows);
-      if (!TOMO_CUDA_CHECK_LAUNCH ("extract_real_kernel", error))
+          !TOMO_CUFFT_CHECK (cufftExecR2C (ctx->plan_r2c, ctx->d_real, ctx->d_complex), error) ||
+          !TOMO_CUDA_LAUNCH (multiply_kernel, rows_grid (n_coef, n_rows, block), block, stream, error,
+                             ctx->d_complex, ctx->d_response, n_coef, n_rows, 0) ||
+          !TOMO_CUFFT_CHECK (cufftExecC2R (ctx->plan_c2r, ctx->d_complex, ctx->d_real), error) ||
+          !TOMO_CUDA_LAUNCH (extract_real_kernel, rows_grid (W, n_rows, block), block, stream, error,
+                             ctx->d_real, ctx->d_filtered, W, P, n_rows))
         return FALSE;
     }
   if (!TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_filter[1], stream), error))
@@ -1106,13 +1079,12 @@ tomo_gpu_context_load_raw (TomoGpuContext          *ctx,
                                            cudaMemcpyHostToDevice, ctx->stream), error) &&
          TOMO_CUDA_CHECK (cudaMemcpyAsync ((char *) ctx->d_flat_dark + fd_bytes, dark, fd_bytes,
                                            cudaMemcpyHostToDevice, ctx->stream), error);
+  TomoGpuPreprocessJob pre = { type, ctx->d_raw, ctx->d_flat_dark, ctx->d_flat_dark + (size_t) n_slices * ctx->width,
+                               normalise, apply_log, n_slices, plane, ctx->width, ctx->d_sino, ctx->d_counts };
   ok = ok &&
        TOMO_CUDA_CHECK (cudaMemsetAsync (ctx->d_counts, 0, sizeof h_counts, ctx->stream), error) &&
        TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_load[1], ctx->stream), error) &&
-       _tomo_gpu_preprocess_launch (type, ctx->d_raw, ctx->d_flat_dark,
-                                    ctx->d_flat_dark + (size_t) n_slices * ctx->width, normalise,
-                                    apply_log, n_slices, plane, ctx->width, ctx->d_sino,
-                                    ctx->d_counts, ctx->stream, error) &&
+       _tomo_gpu_preprocess_launch (&pre, ctx->stream, error) &&
        TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_load[2], ctx->stream), error) &&
        TOMO_CUDA_CHECK (cudaMemcpyAsync (h_counts, ctx->d_counts, sizeof h_counts,
                                          cudaMemcpyDeviceToHost, ctx->stream), error) &&
@@ -1362,9 +1334,9 @@ backproject_lanes (TomoGpuContext                 *ctx,
                       LANES * out_plane * sizeof (float), "candidate slices", error) ||
       !ensure_sweep_bp (ctx, error))
     return FALSE;
-  shift_lanes_kernel<<<rows_grid (ctx->width, ctx->n_proj, block), block, 0, ctx->stream>>> (
-    ctx->d_filtered, ctx->d_shifted, ctx->width, ctx->n_proj, make_int4 (s[0], s[1], s[2], s[3]));
-  if (!TOMO_CUDA_CHECK_LAUNCH ("shift_lanes_kernel", error) ||
+  if (!TOMO_CUDA_LAUNCH (shift_lanes_kernel, rows_grid (ctx->width, ctx->n_proj, block), block, ctx->stream, error,
+                         ctx->d_filtered, ctx->d_shifted, ctx->width, ctx->n_proj,
+                         make_int4 (s[0], s[1], s[2], s[3])) ||
       !tomo_bp_set_sinograms (ctx->sweep_bp, ctx->d_shifted, LANES, ctx->stream, error))
     return FALSE;
   p.center = centers[members[0]];

@@ -322,19 +322,28 @@ gboolean tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
  * interpolation as the CPU back projector. */
 typedef struct _TomoGpuAccumulator TomoGpuAccumulator;
 
+/* The projections of one live step: n rows at `angles` (radians), kept in
+ * `slots` (put_raw and remove_slots; add takes none), summed into the slice
+ * about `center` with linear (else nearest) interpolation. */
+typedef struct
+{
+  const guint  *slots;
+  const double *angles;
+  guint         n;
+  double        center;
+  gboolean      linear;
+} TomoGpuLiveStep;
+
 TomoGpuAccumulator *tomo_gpu_accumulator_new      (int      device,
                                                    guint    width,
                                                    GError **error);
 gboolean            tomo_gpu_accumulator_clear    (TomoGpuAccumulator *acc,
                                                    GError            **error);
-gboolean            tomo_gpu_accumulator_add      (TomoGpuAccumulator *acc,
-                                                   const float        *filtered,
-                                                   const double       *angles,
-                                                   guint               n_proj,
-                                                   double              center,
-                                                   float               weight,
-                                                   gboolean            linear,
-                                                   GError            **error);
+gboolean            tomo_gpu_accumulator_add      (TomoGpuAccumulator    *acc,
+                                                   const float           *filtered,
+                                                   const TomoGpuLiveStep *step,
+                                                   float                  weight,
+                                                   GError               **error);
 /* width × width floats; waits for the additions. */
 gboolean            tomo_gpu_accumulator_download (TomoGpuAccumulator *acc,
                                                    float              *out,
@@ -356,24 +365,16 @@ gboolean tomo_gpu_accumulator_set_filter   (TomoGpuAccumulator *acc,
                                             int                 pad_mode,
                                             guint               n_slots,
                                             GError            **error);
-gboolean tomo_gpu_accumulator_put_raw      (TomoGpuAccumulator *acc,
-                                            const float        *raw,
-                                            const float        *flat,
-                                            const float        *dark,
-                                            gboolean            apply_log,
-                                            const guint        *slots,
-                                            const double       *angles,
-                                            guint               n,
-                                            double              center,
-                                            gboolean            linear,
-                                            GError            **error);
-gboolean tomo_gpu_accumulator_remove_slots (TomoGpuAccumulator *acc,
-                                            const guint        *slots,
-                                            const double       *angles,
-                                            guint               n,
-                                            double              center,
-                                            gboolean            linear,
-                                            GError            **error);
+gboolean tomo_gpu_accumulator_put_raw      (TomoGpuAccumulator    *acc,
+                                            const float           *raw,
+                                            const float           *flat,
+                                            const float           *dark,
+                                            gboolean               apply_log,
+                                            const TomoGpuLiveStep *step,
+                                            GError               **error);
+gboolean tomo_gpu_accumulator_remove_slots (TomoGpuAccumulator    *acc,
+                                            const TomoGpuLiveStep *step,
+                                            GError               **error);
 /* Statistics of the sum, reduced on the device (TomoGpuStats). */
 gboolean tomo_gpu_accumulator_stats        (TomoGpuAccumulator *acc,
                                             TomoGpuStats       *stats,

@@ -20,13 +20,4 @@ void       tomo_histogram_set_window (TomoHistogram *self,
                                       double         min,
                                       double         max);
 
-/* Values at the lo and hi percentiles (0…100) of the finite values of data.
- * FALSE when data holds no finite value. */
-gboolean   tomo_percentiles          (const float *data,
-                                      gsize        n,
-                                      double       lo_percent,
-                                      double       hi_percent,
-                                      double      *lo,
-                                      double      *hi);
-
 G_END_DECLS

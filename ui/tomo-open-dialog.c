@@ -54,6 +54,19 @@ folder_key (const char *path)
   }
 }
 
+/* The text options kept per folder (an empty one stands for NULL). */
+static const struct
+{
+  const char *key;
+  gsize offset;
+} string_options[] = {
+  { "format", G_STRUCT_OFFSET (TomoOpenArgs, format) },
+  { "flats", G_STRUCT_OFFSET (TomoOpenArgs, flats) },
+  { "darks", G_STRUCT_OFFSET (TomoOpenArgs, darks) },
+  { "angles", G_STRUCT_OFFSET (TomoOpenArgs, angles) },
+  { "raw_dtype", G_STRUCT_OFFSET (TomoOpenArgs, raw_dtype) },
+};
+
 gboolean
 tomo_open_args_recall (const char   *path,
                        TomoOpenArgs *a)
@@ -68,14 +81,14 @@ tomo_open_args_recall (const char   *path,
 
   tomo_open_args_clear (a);
   memset (a, 0, sizeof *a);
-#define STR(name) a->name = g_key_file_get_string (kf, key, #name, NULL); \
-  if (a->name != NULL && a->name[0] == '\0') g_clear_pointer (&a->name, g_free)
-  STR (format);
-  STR (flats);
-  STR (darks);
-  STR (angles);
-  STR (raw_dtype);
-#undef STR
+  for (guint i = 0; i < G_N_ELEMENTS (string_options); i++)
+    {
+      char **value = G_STRUCT_MEMBER_P (a, string_options[i].offset);
+
+      *value = g_key_file_get_string (kf, key, string_options[i].key, NULL);
+      if (*value != NULL && (*value)[0] == '\0')
+        g_clear_pointer (value, g_free);
+    }
   a->raw_width = g_key_file_get_integer (kf, key, "raw_width", NULL);
   a->raw_height = g_key_file_get_integer (kf, key, "raw_height", NULL);
   a->raw_n_proj = g_key_file_get_integer (kf, key, "raw_n_proj", NULL);
@@ -98,13 +111,12 @@ tomo_open_args_remember (const char         *path,
   g_autofree char *key = folder_key (path);
 
   g_key_file_load_from_file (kf, file, G_KEY_FILE_KEEP_COMMENTS, NULL);
-#define STR(name) g_key_file_set_string (kf, key, #name, a->name ? a->name : "")
-  STR (format);
-  STR (flats);
-  STR (darks);
-  STR (angles);
-  STR (raw_dtype);
-#undef STR
+  for (guint i = 0; i < G_N_ELEMENTS (string_options); i++)
+    {
+      const char *value = G_STRUCT_MEMBER (const char *, a, string_options[i].offset);
+
+      g_key_file_set_string (kf, key, string_options[i].key, value ? value : "");
+    }
   g_key_file_set_integer (kf, key, "raw_width", a->raw_width);
   g_key_file_set_integer (kf, key, "raw_height", a->raw_height);
   g_key_file_set_integer (kf, key, "raw_n_proj", a->raw_n_proj);

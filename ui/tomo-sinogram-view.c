@@ -5,7 +5,7 @@
 
 #include <math.h>
 
-#include "tomo-histogram.h"
+#include "tomo-engine.h"
 #include "tomo-sinogram-view.h"
 
 struct _TomoSinogramView

@@ -8,6 +8,7 @@
 #include <epoxy/gl.h>
 
 #include "tomo-colormap.h"
+#include "tomo-gl.h"
 #include "tomo-gpu-gl.h"
 #include "tomo-slice-view.h"
 
@@ -249,19 +250,8 @@ init_gl (TomoSliceView *self,
   glVertexAttribPointer (0, 2, GL_FLOAT, GL_FALSE, 0, NULL);
   glBindVertexArray (0);
 
-  glGenTextures (1, &self->texture);
-  glBindTexture (GL_TEXTURE_2D, self->texture);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-
-  glGenTextures (1, &self->lut_texture);
-  glBindTexture (GL_TEXTURE_2D, self->lut_texture);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  self->texture = tomo_gl_texture_new (GL_TEXTURE_2D, GL_NEAREST);
+  self->lut_texture = tomo_gl_texture_new (GL_TEXTURE_2D, GL_NEAREST);
   glBindTexture (GL_TEXTURE_2D, 0);
 
   self->tex_width = self->tex_height = 0;

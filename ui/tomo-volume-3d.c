@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tomo-gl.h"
 #include "tomo-volume-3d.h"
 
 struct _TomoVolume3d
@@ -218,19 +219,8 @@ tomo_volume_3d_realize (GtkWidget *widget)
   self->u_volume = glGetUniformLocation (self->program, "volume");
   self->u_lut = glGetUniformLocation (self->program, "lut");
   glGenVertexArrays (1, &self->vao);
-  glGenTextures (1, &self->texture);
-  glBindTexture (GL_TEXTURE_3D, self->texture);
-  glTexParameteri (GL_TEXTURE_3D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-  glTexParameteri (GL_TEXTURE_3D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-  glTexParameteri (GL_TEXTURE_3D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri (GL_TEXTURE_3D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-  glTexParameteri (GL_TEXTURE_3D, GL_TEXTURE_WRAP_R, GL_CLAMP_TO_EDGE);
-  glGenTextures (1, &self->lut_texture);
-  glBindTexture (GL_TEXTURE_2D, self->lut_texture);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MIN_FILTER, GL_NEAREST);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_MAG_FILTER, GL_NEAREST);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-  glTexParameteri (GL_TEXTURE_2D, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+  self->texture = tomo_gl_texture_new (GL_TEXTURE_3D, GL_LINEAR);
+  self->lut_texture = tomo_gl_texture_new (GL_TEXTURE_2D, GL_NEAREST);
   self->lut_dirty = TRUE;
   self->tex_nx = self->tex_ny = self->tex_nz = 0;
 }

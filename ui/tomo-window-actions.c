@@ -103,13 +103,16 @@ open_chosen (TomoWindow *self,
   tomo_window_open (self, file);
 }
 
+/* Writes the slice shown to the file chosen with `export` and says how it went. */
 static void
-report_export (TomoWindow *self,
-               const char *path,
-               gboolean    ok,
-               GError     *error)
+export_slice (TomoWindow *self,
+              GFile      *file,
+              gboolean  (*export) (TomoWindow *self, const char *path, GError **error))
 {
-  if (!ok)
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = g_file_get_path (file);
+
+  if (!export (self, path, &error))
     {
       g_autofree char *message = g_strdup_printf ("Export failed: %s", error->message);
       tomo_window_show_error (self, message);
@@ -127,20 +130,14 @@ static void
 export_tiff_chosen (TomoWindow *self,
                     GFile      *file)
 {
-  g_autoptr(GError) error = NULL;
-  g_autofree char *path = g_file_get_path (file);
-
-  report_export (self, path, tomo_window_export_slice_tiff (self, path, &error), error);
+  export_slice (self, file, tomo_window_export_slice_tiff);
 }
 
 static void
 export_png_chosen (TomoWindow *self,
                    GFile      *file)
 {
-  g_autoptr(GError) error = NULL;
-  g_autofree char *path = g_file_get_path (file);
-
-  report_export (self, path, tomo_window_export_slice_png (self, path, &error), error);
+  export_slice (self, file, tomo_window_export_slice_png);
 }
 
 /* ---- actions -------------------------------------------------------------- */

@@ -1010,6 +1010,22 @@ tomo_window_get_property (GObject    *object,
     }
 }
 
+/* Filter, interpolation, slice count or kernel set through its property:
+ * `next` is the parameters with the new value; a change is stored,
+ * notified and asks for a new slice. */
+static void
+set_params (TomoWindow             *self,
+            const TomoWindowParams *next,
+            GParamSpec             *pspec)
+{
+  if (next->filter == self->params.filter && next->interp == self->params.interp &&
+      next->n_slices == self->params.n_slices && next->kernel == self->params.kernel)
+    return;
+  self->params = *next;
+  g_object_notify_by_pspec (G_OBJECT (self), pspec);
+  queue_request (self);
+}
+
 static void
 tomo_window_set_property (GObject      *object,
                           guint         prop_id,
@@ -1017,6 +1033,7 @@ tomo_window_set_property (GObject      *object,
                           GParamSpec   *pspec)
 {
   TomoWindow *self = TOMO_WINDOW (object);
+  TomoWindowParams next = self->params;
 
   switch (prop_id)
     {
@@ -1029,56 +1046,29 @@ tomo_window_set_property (GObject      *object,
       break;
 
     case PROP_FILTER:
-      {
-        TomoFilterType filter;
-
-        if (tomo_filter_type_from_string (g_value_get_string (value), &filter, NULL)
-            && filter != self->params.filter)
-          {
-            self->params.filter = filter;
-            g_object_notify_by_pspec (object, pspec);
-            queue_request (self);
-          }
-      }
+      if (tomo_filter_type_from_string (g_value_get_string (value), &next.filter, NULL))
+        set_params (self, &next, pspec);
       break;
 
     case PROP_INTERP:
-      {
-        TomoInterp interp;
-
-        if (tomo_interp_from_string (g_value_get_string (value), &interp, NULL)
-            && interp != self->params.interp)
-          {
-            self->params.interp = interp;
-            g_object_notify_by_pspec (object, pspec);
-            queue_request (self);
-          }
-      }
+      if (tomo_interp_from_string (g_value_get_string (value), &next.interp, NULL))
+        set_params (self, &next, pspec);
       break;
 
     case PROP_N_SLICES:
-      {
-        guint n = g_value_get_uint (value);
-
-        if ((n == 1 || n == 2 || n == 4) && n != self->params.n_slices)
-          {
-            self->params.n_slices = n;
-            g_object_notify_by_pspec (object, pspec);
-            queue_request (self);
-          }
-      }
+      next.n_slices = g_value_get_uint (value);
+      if (next.n_slices == 1 || next.n_slices == 2 || next.n_slices == 4)
+        set_params (self, &next, pspec);
       break;
 
     case PROP_KERNEL:
       {
         TomoKernel kernel;
 
-        if (tomo_kernel_from_string (g_value_get_string (value), &kernel, NULL)
-            && (int) kernel != self->params.kernel)
+        if (tomo_kernel_from_string (g_value_get_string (value), &kernel, NULL))
           {
-            self->params.kernel = kernel;
-            g_object_notify_by_pspec (object, pspec);
-            queue_request (self);
+            next.kernel = kernel;
+            set_params (self, &next, pspec);
           }
       }
       break;

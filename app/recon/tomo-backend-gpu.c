@@ -632,11 +632,11 @@ gpu_accumulate (TomoBackendImpl          *impl,
                 GError                  **error)
 {
   GpuBackend *self = (GpuBackend *) impl;
+  TomoGpuLiveStep add = { NULL, step->angles, step->n, step->center, to_gpu_interp (step->interp) == 1 };
 
   if (!tomo_backend_accumulate_check (self->acc, error))
     return FALSE;
-  if (!tomo_gpu_accumulator_add (self->acc, step->filtered, step->angles, step->n, step->center,
-                                 step->weight, to_gpu_interp (step->interp) == 1, error))
+  if (!tomo_gpu_accumulator_add (self->acc, step->filtered, &add, step->weight, error))
     return gpu_failed (error, "GPU live slice");
   if (ms != NULL)
     *ms = tomo_gpu_accumulator_get_last_ms (self->acc);
@@ -685,14 +685,13 @@ gpu_accumulate_raw (TomoBackendImpl         *impl,
 {
   GpuBackend *self = (GpuBackend *) impl;
   gboolean linear = to_gpu_interp (step->interp) == 1;
+  TomoGpuLiveStep remove = { step->remove, step->remove_angles, step->n_remove, step->center, linear };
+  TomoGpuLiveStep put = { step->slots, step->angles, step->n, step->center, linear };
 
   if (!tomo_backend_accumulate_check (self->acc, error))
     return FALSE;
-  if ((step->n_remove > 0 &&
-       !tomo_gpu_accumulator_remove_slots (self->acc, step->remove, step->remove_angles, step->n_remove,
-                                           step->center, linear, error)) ||
-      !tomo_gpu_accumulator_put_raw (self->acc, step->raw, step->flat, step->dark, step->apply_log,
-                                     step->slots, step->angles, step->n, step->center, linear, error))
+  if ((remove.n > 0 && !tomo_gpu_accumulator_remove_slots (self->acc, &remove, error)) ||
+      !tomo_gpu_accumulator_put_raw (self->acc, step->raw, step->flat, step->dark, step->apply_log, &put, error))
     return gpu_failed (error, "GPU live slice");
   if (ms != NULL)
     *ms = tomo_gpu_accumulator_get_last_ms (self->acc);

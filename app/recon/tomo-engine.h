@@ -61,6 +61,15 @@ typedef struct
 void tomo_slice_stats_compute (const float    *data,
                                gsize           n,
                                TomoSliceStats *stats);
+/* Values at the lo and hi percentiles (0…100) of the finite values of
+ * data, as the statistics find them.  FALSE when data holds no finite
+ * value. */
+gboolean tomo_percentiles (const float *data,
+                           gsize        n,
+                           double       lo_percent,
+                           double       hi_percent,
+                           double      *lo,
+                           double      *hi);
 
 /* A reconstructed slice (or 2/4 of them).  Immutable once made; refcounted so
  * the window can show one while the engine computes the next. */

@@ -16,21 +16,44 @@
 
 enum { FINE = 65536 };
 
+/* The finite values of data counted in FINE bins over [mn, mx] (mx > mn),
+ * `scale` bins per unit. */
+static guint *
+fine_counts (const float *data,
+             gsize        n,
+             double       mn,
+             double       mx,
+             double      *scale)
+{
+  guint *counts = g_new0 (guint, FINE);
+
+  *scale = (FINE - 1) / (mx - mn);
+  for (gsize i = 0; i < n; i++)
+    if (isfinite (data[i]))
+      counts[(guint) ((data[i] - mn) * *scale)]++;
+  return counts;
+}
+
+/* The values at lo_percent and hi_percent of the `total` values counted by
+ * fine_counts(). */
 static void
 percentiles (const guint *counts,
              guint64      total,
              double       mn,
+             double       mx,
              double       scale,
              double       lo_percent,
              double       hi_percent,
-             float       *lo,
-             float       *hi)
+             double      *lo,
+             double      *hi)
 {
   guint64 acc = 0;
   guint64 lo_target = (guint64) floor (total * lo_percent / 100.0);
   guint64 hi_target = (guint64) ceil (total * hi_percent / 100.0);
   gboolean lo_found = FALSE;
 
+  *lo = mn;
+  *hi = mx;
   for (guint b = 0; b < FINE; b++)
     {
       acc += counts[b];
@@ -45,6 +68,40 @@ percentiles (const guint *counts,
           break;
         }
     }
+  *hi = MIN (*hi, mx);
+}
+
+gboolean
+tomo_percentiles (const float *data,
+                  gsize        n,
+                  double       lo_percent,
+                  double       hi_percent,
+                  double      *lo,
+                  double      *hi)
+{
+  g_autofree guint *counts = NULL;
+  float mn = INFINITY, mx = -INFINITY;
+  guint64 total = 0;
+  double scale;
+
+  for (gsize i = 0; data != NULL && i < n; i++)
+    if (isfinite (data[i]))
+      {
+        mn = MIN (mn, data[i]);
+        mx = MAX (mx, data[i]);
+        total++;
+      }
+  if (total == 0)
+    return FALSE;
+  if (mx == mn)
+    {
+      *lo = mn;
+      *hi = mx;
+      return TRUE;
+    }
+  counts = fine_counts (data, n, mn, mx, &scale);
+  percentiles (counts, total, mn, mx, scale, CLAMP (lo_percent, 0, 100), CLAMP (hi_percent, 0, 100), lo, hi);
+  return TRUE;
 }
 
 void
@@ -53,7 +110,7 @@ tomo_slice_stats_compute (const float    *data,
                           TomoSliceStats *stats)
 {
   g_autofree guint *counts = NULL;
-  double mn = INFINITY, mx = -INFINITY, sum = 0, scale, bin_scale;
+  double mn = INFINITY, mx = -INFINITY, sum = 0, scale, bin_scale, lo, hi;
   guint64 total = 0;
 
   g_return_if_fail (stats != NULL);
@@ -81,15 +138,13 @@ tomo_slice_stats_compute (const float    *data,
       return;
     }
 
-  counts = g_new0 (guint, FINE);
-  scale = (FINE - 1) / (mx - mn);
-  for (gsize i = 0; i < n; i++)
-    if (isfinite (data[i]))
-      counts[(guint) ((data[i] - mn) * scale)]++;
-  percentiles (counts, total, mn, scale, 0.5, 99.5, &stats->lo, &stats->hi);
-  percentiles (counts, total, mn, scale, 0.05, 99.95, &stats->range_lo, &stats->range_hi);
-  stats->hi = MIN (stats->hi, mx);
-  stats->range_hi = MIN (stats->range_hi, mx);
+  counts = fine_counts (data, n, mn, mx, &scale);
+  percentiles (counts, total, mn, mx, scale, 0.5, 99.5, &lo, &hi);
+  stats->lo = lo;
+  stats->hi = hi;
+  percentiles (counts, total, mn, mx, scale, 0.05, 99.95, &lo, &hi);
+  stats->range_lo = lo;
+  stats->range_hi = hi;
   if (stats->range_hi <= stats->range_lo)
     stats->range_hi = stats->range_lo + 1e-6f;
 

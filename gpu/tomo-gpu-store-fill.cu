@@ -126,12 +126,13 @@ process_slab (TomoGpuStore           *store,
       guint left = n - k;
       guint g = left >= 4 ? 4 : left >= 2 ? 2 : 1;
 
-      if (!_tomo_gpu_preprocess_launch (fill->type, (const char *) fb->d_raw[b] + k * plane * elt,
-                                        fb->d_fd[b] + (size_t) k * sf->width,
-                                        fb->d_fd[b] + fd + (size_t) k * sf->width,
-                                        fill->normalise, fill->apply_log, g, plane, sf->width,
-                                        fb->d_pre, fb->d_counts + 2 * (size_t) (row + k),
-                                        sf->stream, error) ||
+      TomoGpuPreprocessJob pre = { fill->type, (const char *) fb->d_raw[b] + k * plane * elt,
+                                   fb->d_fd[b] + (size_t) k * sf->width,
+                                   fb->d_fd[b] + fd + (size_t) k * sf->width,
+                                   fill->normalise, fill->apply_log, g, plane, sf->width,
+                                   fb->d_pre, fb->d_counts + 2 * (size_t) (row + k) };
+
+      if (!_tomo_gpu_preprocess_launch (&pre, sf->stream, error) ||
           !_tomo_gpu_context_filter_device (sf->ctx, g, fb->d_pre, sf->stream, error) ||
           !_tomo_gpu_store_put_device (store, row + k, g,
                                        _tomo_gpu_context_get_filtered_device (sf->ctx), error))

@@ -3,9 +3,9 @@
  * Whole-volume reconstruction: rows are cut into groups of `pack` slices
  * (4, 2 or 1: as many as one back projection reconstructs at once), and the
  * groups are dealt round-robin to one worker thread per device.  Each worker
- * keeps two slots (double buffering) and three streams, so that while the
- * compute stream filters and back projects group k, the upload stream already
- * carries group k+1 and the download stream brings back group k−1:
+ * keeps N_SLOTS slots and three streams, so that while the compute stream
+ * filters and back projects group k, the host reads group k+1 and the upload
+ * stream carries it, and the download stream brings back group k−1:
  *
  *   host read k+1 ─ upload k+1 ─┐
  *                 filter+bp k ──┼── download k−1 ─ deliver k−1
@@ -26,9 +26,16 @@
 #include "tomo-gpu-bp.h"
 #include "tomo-gpu-private.h"
 
-/* Three slots: reading a group on the host may run late by one group
- * without leaving the GPU idle. */
-#define N_SLOTS 3
+/* Four slots, at most N_SLOTS − 1 groups queued on the GPU.  The worker
+ * reads group k+1 on the host only after it has waited for the download of
+ * the oldest queued group; with three slots that is group k−1, whose
+ * download ends after the compute of k has started, so the read of k+1
+ * (as long as a back projection for uint16 rows in memory) began a
+ * download later than the GPU needed it, every group (H100, 2048³: +22 %
+ * wall over the kernels).  With four, the wait is for group k−2, done
+ * while k−1 computes: the read of k+1 overlaps the compute of k−1 and k,
+ * and the calling thread has one group of slack to write a slot out. */
+#define N_SLOTS 4
 
 typedef struct _Pipeline Pipeline;
 typedef struct _Worker Worker;
@@ -54,6 +61,7 @@ struct _Worker
   /* Start of each stage's work on its stream (the ends are the above). */
   cudaEvent_t t_up[N_SLOTS], t_comp[N_SLOTS], t_down[N_SLOTS];
   double read_ms, upload_ms, compute_ms, download_ms;
+  double stall_ms;  /* waiting for a free slot or a download */
   float *h_in[N_SLOTS], *h_out[N_SLOTS];
   float *d_in[N_SLOTS], *d_out[N_SLOTS];
   /* Raw jobs: d_in holds the raw values, flats and darks; the kernel
@@ -302,6 +310,8 @@ worker_run (gpointer data)
     {
       guint s = k % N_SLOTS;
 
+      gint64 t_stall = g_get_monotonic_time ();
+
       g_mutex_lock (&w->lock);
       while (w->slot_busy[s] && !stopped (pl))
         g_cond_wait (&w->cond, &w->lock);
@@ -310,8 +320,10 @@ worker_run (gpointer data)
         break;
 
       /* The pinned input of this slot may still be on its way up. */
-      if (!TOMO_CUDA_CHECK (cudaEventSynchronize (w->ev_up[s]), &error) ||
-          !worker_read (w, g, w->h_in[s], &error))
+      if (!TOMO_CUDA_CHECK (cudaEventSynchronize (w->ev_up[s]), &error))
+        break;
+      w->stall_ms += (g_get_monotonic_time () - t_stall) / 1e3;
+      if (!worker_read (w, g, w->h_in[s], &error))
         break;
 
       if (!TOMO_CUDA_CHECK (cudaStreamWaitEvent (w->up, w->ev_comp[s], 0), &error) ||
@@ -350,8 +362,10 @@ worker_run (gpointer data)
        * ones stay queued behind it. */
       if (n_pend == N_SLOTS - 1)
         {
+          t_stall = g_get_monotonic_time ();
           if (!TOMO_CUDA_CHECK (cudaEventSynchronize (w->ev_down[pend_slot[0]]), &error))
             break;
+          w->stall_ms += (g_get_monotonic_time () - t_stall) / 1e3;
           worker_add_times (w, pend_slot[0]);
           push_done (w, pend_group[0], pend_slot[0]);
           memmove (pend_group, pend_group + 1, (n_pend - 1) * sizeof (guint));
@@ -525,7 +539,7 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
   Item **ready = NULL;
   guint next = 0, exited = 0;
   gint64 t_start = g_get_monotonic_time ();
-  double write_ms = 0, wait_ms = 0;
+  double write_ms = 0, wait_ms = 0, setup_ms = 0;
   TomoGpuPreprocessCounts counts = { 0, 0, 0 };
 
   g_return_val_if_fail (job != NULL, FALSE);
@@ -583,6 +597,7 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
       return FALSE;
     }
   g_clear_error (&local);
+  setup_ms = (g_get_monotonic_time () - t_start) / 1e3;
 
   pl.queue = g_async_queue_new ();
   ready = g_new0 (Item *, pl.n_groups);
@@ -688,7 +703,9 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
           st->upload_ms += pl.workers[i].upload_ms;
           st->compute_ms += pl.workers[i].compute_ms;
           st->download_ms += pl.workers[i].download_ms;
+          st->stall_ms += pl.workers[i].stall_ms;
         }
+      st->setup_ms = setup_ms;
       st->write_ms = write_ms;
       st->wait_ms = wait_ms;
       st->preprocess = counts;

@@ -288,6 +288,8 @@ typedef struct
   guint pack;           /* slices per back projection */
   guint n_devices;
   TomoGpuPreprocessCounts preprocess; /* read_raw jobs: the device's counts, summed */
+  double setup_ms;      /* allocations, plans and dry run before the first group */
+  double stall_ms;      /* workers waiting for a free slot or a download */
 } TomoGpuVolumeStats;
 
 typedef struct

@@ -532,10 +532,11 @@ bench_volume (const BenchOptions *opts,
               (double) V * V * V * V / s / 1e9, vb.written, vb.read_us / 1e6, vb.write_us / 1e6);
       printf ("  - stages (busy, summed; they overlap): read %.2f s, upload %.2f s, "
               "filter + back projection %.2f s (%.0f GU/s), download %.2f s, write %.2f s, "
-              "delivery idle %.2f s; %u slices per pass\n",
+              "delivery idle %.2f s; %u slices per pass; setup %.3f s, issuing thread "
+              "stalled %.2f s\n",
               st.read_ms / 1e3, st.upload_ms / 1e3, st.compute_ms / 1e3,
               (double) V * V * V * V / (st.compute_ms / 1e3) / 1e9, st.download_ms / 1e3,
-              st.write_ms / 1e3, st.wait_ms / 1e3, st.pack);
+              st.write_ms / 1e3, st.wait_ms / 1e3, st.pack, st.setup_ms / 1e3, st.stall_ms / 1e3);
       fflush (stdout);
     }
   printf ("\n");

@@ -25,6 +25,7 @@
 #include "tomo-gpu.h"
 #include "tomo-gpu-bp.h"
 #include "tomo-gpu-private.h"
+#include "tomo-gpu-rows.h"
 
 /* Four slots, at most N_SLOTS − 1 groups queued on the GPU.  The worker
  * reads group k+1 on the host only after it has waited for the download of
@@ -89,6 +90,7 @@ struct _Pipeline
   guint n_workers;
   GAsyncQueue *queue;
   GMutex read_lock;   /* `read` is called by one worker at a time */
+  TomoGpuRowPool *readers; /* read_concurrent jobs: a group's rows in parallel */
   gint stop;
 };
 
@@ -218,6 +220,58 @@ push_done (Worker *w,
   g_async_queue_push (w->pl->queue, item);
 }
 
+typedef struct
+{
+  Worker *w;
+  guint first;   /* row of item 0 */
+  float *dst;    /* the slot's pinned input */
+} GroupRead;
+
+/* Row first + i of a group into its place in the slot. */
+static gboolean
+read_one_row (guint     i,
+              gpointer  data,
+              GError  **error)
+{
+  GroupRead *gr = (GroupRead *) data;
+  Pipeline *pl = gr->w->pl;
+  const TomoGpuVolumeJob *job = pl->job;
+  size_t plane = (size_t) job->n_proj * job->width;
+  guint row = gr->first + i;
+  gboolean ok = TRUE;
+
+  if (pl->raw)
+    {
+      gsize elt = tomo_gpu_raw_type_size (job->raw_type);
+      char *raw = (char *) gr->dst + i * plane * elt;
+      float *flat = (float *) ((char *) gr->dst + pl->raw_bytes) + (size_t) i * job->width;
+      float *dark = flat + (size_t) pl->pack * job->width;
+
+      if (row < job->row_end)
+        ok = job->read_raw (row, raw, flat, dark, job->user_data, error);
+      else
+        {
+          /* Rows past the end: counted by nobody, reconstructed and dropped. */
+          memset (raw, 0, plane * elt);
+          for (guint x = 0; x < job->width; x++)
+            {
+              flat[x] = 1.0f;
+              dark[x] = 0.0f;
+            }
+        }
+    }
+  else if (row < job->row_end)
+    ok = job->read (row, gr->dst + i * plane, job->user_data, error);
+  else
+    memset (gr->dst + i * plane, 0, plane * sizeof (float));
+  if (!ok && error != NULL && *error == NULL)
+    g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                 "Reading sinogram row %u failed (no reason given)", row);
+  return ok;
+}
+
+/* A group's rows into `dst`: one call at a time under the pipeline's lock,
+ * or, when the job allows it, spread over the reader threads. */
 static gboolean
 worker_read (Worker  *w,
              guint    group,
@@ -225,49 +279,22 @@ worker_read (Worker  *w,
              GError **error)
 {
   Pipeline *pl = w->pl;
-  const TomoGpuVolumeJob *job = pl->job;
-  size_t plane = (size_t) job->n_proj * job->width;
-  guint first = job->row_start + group * pl->pack;
-  gboolean ok = TRUE;
-
+  GroupRead gr = { w, pl->job->row_start + group * pl->pack, dst };
+  gboolean ok;
   gint64 t0;
 
+  if (pl->readers != NULL)
+    {
+      t0 = g_get_monotonic_time ();
+      ok = _tomo_gpu_row_pool_run (pl->readers, pl->pack, read_one_row, &gr, &pl->stop, error);
+      w->read_ms += (g_get_monotonic_time () - t0) / 1e3;
+      return ok;
+    }
   g_mutex_lock (&pl->read_lock);
   t0 = g_get_monotonic_time ();
-  for (guint i = 0; i < pl->pack && ok; i++)
-    {
-      guint row = first + i;
-
-      if (pl->raw)
-        {
-          gsize elt = tomo_gpu_raw_type_size (job->raw_type);
-          char *raw = (char *) dst + i * plane * elt;
-          float *flat = (float *) ((char *) dst + pl->raw_bytes) + (size_t) i * job->width;
-          float *dark = flat + (size_t) pl->pack * job->width;
-
-          if (row < job->row_end)
-            ok = job->read_raw (row, raw, flat, dark, job->user_data, error);
-          else
-            {
-              /* Rows past the end: counted by nobody, reconstructed and dropped. */
-              memset (raw, 0, plane * elt);
-              for (guint x = 0; x < job->width; x++)
-                {
-                  flat[x] = 1.0f;
-                  dark[x] = 0.0f;
-                }
-            }
-        }
-      else if (row < job->row_end)
-        ok = job->read (row, dst + i * plane, job->user_data, error);
-      else
-        memset (dst + i * plane, 0, plane * sizeof (float));
-    }
+  ok = _tomo_gpu_row_pool_run (NULL, pl->pack, read_one_row, &gr, NULL, error);
   w->read_ms += (g_get_monotonic_time () - t0) / 1e3;
   g_mutex_unlock (&pl->read_lock);
-  if (!ok && error != NULL && *error == NULL)
-    g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                 "Reading sinogram row failed (no reason given)");
   return ok;
 }
 
@@ -599,6 +626,9 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
   g_clear_error (&local);
   setup_ms = (g_get_monotonic_time () - t_start) / 1e3;
 
+  /* The calling worker reads one row of its group, helpers the others. */
+  if (job->read_concurrent && pl.pack > 1)
+    pl.readers = _tomo_gpu_row_pool_new ((pl.pack - 1) * pl.n_workers);
   pl.queue = g_async_queue_new ();
   ready = g_new0 (Item *, pl.n_groups);
   for (guint i = 0; i < pl.n_workers; i++)
@@ -693,6 +723,7 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
 
   for (guint i = 0; i < pl.n_workers; i++)
     g_thread_join (pl.workers[i].thread);
+  g_clear_pointer (&pl.readers, _tomo_gpu_row_pool_free);
   if (job->stats != NULL)
     {
       TomoGpuVolumeStats *st = job->stats;

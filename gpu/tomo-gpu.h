@@ -307,6 +307,10 @@ typedef struct
   TomoGpuReadRawFunc read_raw;
   TomoGpuRawType raw_type;
   gboolean normalise, apply_log;
+  /* TRUE: `read`/`read_raw` may run on several threads at once for
+   * distinct rows; a group's rows are then read in parallel.  FALSE: one
+   * call at a time. */
+  gboolean read_concurrent;
   TomoGpuWriteFunc write;
   void (*progress) (guint done, guint total, gpointer user_data);
   gpointer user_data;

@@ -538,9 +538,10 @@ gpu_volume (TomoBackendImpl         *impl,
   gjob.raw_type = tomo_scan_get_raw_dtype (job->scan) == TOMO_DTYPE_UINT16 ? TOMO_GPU_RAW_UINT16
                                                                             : TOMO_GPU_RAW_FLOAT32;
   tomo_scan_get_preprocessing (job->scan, &gjob.normalise, &gjob.apply_log);
-  /* The prefetch hands out distinct rows to any number of threads at once
-   * (a row not in its window is read directly, as its own threads do). */
-  gjob.read_concurrent = TRUE;
+  /* The prefetch could hand out distinct rows to several threads at once
+   * (a row not in its window is read directly, as its own threads do), but
+   * here its own threads bound the read, not the copy out: read_concurrent
+   * stays off until a file → volume measurement shows it helps. */
   gjob.write = volume_write_cb;
   gjob.progress = job->progress != NULL ? volume_progress_cb : NULL;
   gjob.user_data = &run;

@@ -47,6 +47,7 @@ fill_row (guint i, gpointer data, GError **error)
     ;
   g_atomic_int_inc (&r->calls[i]);
   g_mutex_lock (&r->order_lock);
+  g_assert_cmpuint (r->n_order, <, N_ROWS);
   r->order[r->n_order++] = i;
   g_mutex_unlock (&r->order_lock);
   /* The lower failing row takes longer, so it fails after the higher. */
@@ -111,6 +112,7 @@ test_concurrent_equals_serial (void)
   for (guint pass = 0; pass < 3; pass++)
     {
       memset (conc->calls, 0, sizeof conc->calls);
+      conc->n_order = 0;
       memset (conc->out, 0, (gsize) N_ROWS * ROW_LEN * sizeof (guint32));
       g_assert_true (_tomo_gpu_row_pool_run (pool, N_ROWS, fill_row, conc, NULL, &error));
       g_assert_no_error (error);

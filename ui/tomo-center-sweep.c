@@ -472,12 +472,14 @@ tomo_center_sweep_class_init (TomoCenterSweepClass *klass)
   signals[CENTER_PICKED] = g_signal_new ("center-picked", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                          0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_DOUBLE);
   gtk_widget_class_set_template_from_resource (widget_class, "/org/tomolive/Tomolive/tomo-center-sweep.ui");
-  gtk_widget_class_bind_template_child (widget_class, TomoCenterSweep, count_drop);
-  gtk_widget_class_bind_template_child (widget_class, TomoCenterSweep, step_spin);
-  gtk_widget_class_bind_template_child (widget_class, TomoCenterSweep, zoom_check);
-  gtk_widget_class_bind_template_child (widget_class, TomoCenterSweep, status_label);
-  gtk_widget_class_bind_template_child (widget_class, TomoCenterSweep, grid);
-  gtk_widget_class_bind_template_child (widget_class, TomoCenterSweep, curve);
+#define BIND(name) gtk_widget_class_bind_template_child (widget_class, TomoCenterSweep, name)
+  BIND (count_drop);
+  BIND (step_spin);
+  BIND (zoom_check);
+  BIND (status_label);
+  BIND (grid);
+  BIND (curve);
+#undef BIND
 }
 
 static void

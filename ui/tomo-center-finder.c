@@ -106,6 +106,19 @@ find_done (GObject      *source,
   g_signal_emit (self, signals[CENTER_FOUND], 0, r->center);
 }
 
+/* Reads `property` (the row, the centre) of the window the finder is in,
+ * where that window has one; `value` is left as it is otherwise. */
+static void
+get_from_window (TomoCenterFinder *self,
+                 const char       *property,
+                 gpointer          value)
+{
+  GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
+
+  if (root != NULL && g_object_class_find_property (G_OBJECT_GET_CLASS (root), property) != NULL)
+    g_object_get (root, property, value, NULL);
+}
+
 static void
 start (TomoCenterFinder *self,
        gboolean          full)
@@ -115,13 +128,7 @@ start (TomoCenterFinder *self,
 
   if (self->scan == NULL)
     return;
-  {
-    /* The window's current row, where there is one. */
-    GtkRoot *root = gtk_widget_get_root (GTK_WIDGET (self));
-
-    if (root != NULL && g_object_class_find_property (G_OBJECT_GET_CLASS (root), "row") != NULL)
-      g_object_get (root, "row", &self->row, NULL);
-  }
+  get_from_window (self, "row", &self->row);
   g_cancellable_cancel (self->cancellable);
   g_clear_object (&self->cancellable);
   self->cancellable = g_cancellable_new ();
@@ -200,9 +207,7 @@ sweep_action (GtkWidget  *widget,
   if (self->scan == NULL)
     return;
   center = (tomo_scan_get_width (self->scan) - 1) / 2.0;
-  /* The window's current centre, where there is one. */
-  if (root != NULL && g_object_class_find_property (G_OBJECT_GET_CLASS (root), "center") != NULL)
-    g_object_get (root, "center", &center, NULL);
+  get_from_window (self, "center", &center);
   if (self->sweep != NULL)
     tomo_center_sweep_set_target (self->sweep, self->row, center);
   else

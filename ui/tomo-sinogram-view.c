@@ -105,6 +105,15 @@ load_row_thread (GTask        *task,
 
 static void load_row (TomoSinogramView *self);
 
+/* Stops the read in flight, if any; its completion then leaves the view alone. */
+static void
+cancel_load (TomoSinogramView *self)
+{
+  if (self->load != NULL)
+    g_cancellable_cancel (self->load);
+  g_clear_object (&self->load);
+}
+
 static void
 load_row_done (GObject      *source,
                GAsyncResult *result,
@@ -190,9 +199,7 @@ tomo_sinogram_view_set_scan (TomoSinogramView *self,
 {
   g_return_if_fail (TOMO_IS_SINOGRAM_VIEW (self));
 
-  if (self->load != NULL)
-    g_cancellable_cancel (self->load);
-  g_clear_object (&self->load);
+  cancel_load (self);
   g_set_object (&self->scan, scan);
   g_clear_object (&self->texture);
   self->shown_row = -1;
@@ -279,9 +286,7 @@ tomo_sinogram_view_dispose (GObject *object)
 {
   TomoSinogramView *self = TOMO_SINOGRAM_VIEW (object);
 
-  if (self->load != NULL)
-    g_cancellable_cancel (self->load);
-  g_clear_object (&self->load);
+  cancel_load (self);
   g_clear_object (&self->texture);
   g_clear_object (&self->scan);
 

@@ -143,6 +143,22 @@ worker_preprocess (Worker  *w,
          _tomo_gpu_preprocess_launch (&pre, w->comp, error);
 }
 
+/* One filter and back projection of zeros in slot 0: creates the plans and
+ * whatever the kernels allocate on first use, and checks the job's
+ * parameters before any row is read. */
+static gboolean
+worker_dry_run (Worker  *w,
+                GError **error)
+{
+  Pipeline *pl = w->pl;
+
+  return TOMO_CUDA_CHECK (cudaMemsetAsync (w->d_in[0], 0, pl->in_bytes, w->comp), error) &&
+         worker_preprocess (w, 0, error) &&
+         _tomo_gpu_context_filter_device (w->ctx, pl->pack, worker_sinograms (w, 0), w->comp, error) &&
+         _tomo_gpu_context_backproject_to (w->ctx, &pl->bp, w->d_out[0], w->comp, error) &&
+         TOMO_CUDA_CHECK (cudaStreamSynchronize (w->comp), error);
+}
+
 /* Everything a worker needs, allocated up front (and one dry run of the
  * filter and back projection, which creates the cuFFT plans), so that an
  * out-of-memory shows here and the pipeline can retry with smaller groups. */
@@ -191,13 +207,25 @@ worker_prepare (Worker  *w,
   if (pl->raw &&
       !TOMO_CUDA_CHECK (cudaMalloc ((void **) &w->d_sino, pl->in_floats * sizeof (float)), error))
     return FALSE;
-  if (!TOMO_CUDA_CHECK (cudaMemsetAsync (w->d_in[0], 0, in_bytes, w->comp), error) ||
-      !worker_preprocess (w, 0, error) ||
-      !_tomo_gpu_context_filter_device (w->ctx, pl->pack, worker_sinograms (w, 0), w->comp, error) ||
-      !_tomo_gpu_context_backproject_to (w->ctx, &pl->bp, w->d_out[0], w->comp, error) ||
-      !TOMO_CUDA_CHECK (cudaStreamSynchronize (w->comp), error))
-    return FALSE;
-  return TRUE;
+  return worker_dry_run (w, error);
+}
+
+/* A kept worker for a new job: its geometry, filter and dry run. */
+static gboolean
+worker_adopt (Worker   *w,
+              Pipeline *pl,
+              GError  **error)
+{
+  const TomoGpuVolumeJob *job = pl->job;
+
+  w->pl = pl;
+  w->thread = NULL;
+  w->read_ms = w->upload_ms = w->compute_ms = w->download_ms = w->stall_ms = 0;
+  memset (w->slot_busy, 0, sizeof w->slot_busy);
+  return tomo_gpu_context_set_geometry (w->ctx, job->width, job->n_proj, job->angles, error) &&
+         tomo_gpu_context_set_filter (w->ctx, job->padded_width, job->response, job->pad_mode, error) &&
+         TOMO_CUDA_CHECK (cudaSetDevice (w->device), error) &&
+         worker_dry_run (w, error);
 }
 
 static gboolean
@@ -437,10 +465,48 @@ pipeline_release (Pipeline *pl)
   pl->n_workers = 0;
 }
 
-static gboolean
-pipeline_prepare (Pipeline *pl,
-                  guint     n_devices,
-                  GError  **error)
+/* keep_resources: the workers of the last such job that succeeded, with
+ * the layout they were allocated for (buffers, streams, contexts). */
+typedef struct
+{
+  Worker *workers;
+  guint n_workers, pack;
+  size_t in_floats, out_floats, in_bytes, raw_bytes;
+  gboolean raw;
+} Kept;
+
+static GMutex kept_lock;
+static Kept kept;
+
+static void
+kept_free (Kept *k)
+{
+  Pipeline tmp;
+
+  if (k->workers == NULL)
+    return;
+  memset (&tmp, 0, sizeof tmp);
+  tmp.workers = k->workers;
+  tmp.n_workers = k->n_workers;
+  pipeline_release (&tmp);
+  memset (k, 0, sizeof *k);
+}
+
+void
+tomo_gpu_volume_release_kept (void)
+{
+  Kept k;
+
+  g_mutex_lock (&kept_lock);
+  k = kept;
+  memset (&kept, 0, sizeof kept);
+  g_mutex_unlock (&kept_lock);
+  kept_free (&k);
+}
+
+static void
+pipeline_layout (Pipeline *pl,
+                 guint     n_devices)
 {
   const TomoGpuVolumeJob *job = pl->job;
 
@@ -455,6 +521,45 @@ pipeline_prepare (Pipeline *pl,
       pl->raw_bytes = (pl->in_floats * tomo_gpu_raw_type_size (job->raw_type) + 255) & ~(size_t) 255;
       pl->in_bytes = pl->raw_bytes + 2 * (size_t) pl->pack * job->width * sizeof (float);
     }
+}
+
+/* The workers of `k` if they were allocated for pl's layout: taken over
+ * (k emptied), TRUE.  FALSE with no error: they do not fit, nothing taken. */
+static gboolean
+pipeline_adopt (Pipeline *pl,
+                Kept     *k,
+                GError  **error)
+{
+  if (k->workers == NULL || k->n_workers != pl->n_workers || k->pack != pl->pack ||
+      k->in_floats != pl->in_floats || k->out_floats != pl->out_floats ||
+      k->in_bytes != pl->in_bytes || k->raw_bytes != pl->raw_bytes || k->raw != pl->raw)
+    return FALSE;
+  pl->workers = k->workers;
+  memset (k, 0, sizeof *k);
+  for (guint i = 0; i < pl->n_workers; i++)
+    if (!worker_adopt (&pl->workers[i], pl, error))
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+pipeline_prepare (Pipeline *pl,
+                  guint     n_devices,
+                  Kept     *k,
+                  gboolean *adopted,
+                  GError  **error)
+{
+  GError *local = NULL;
+
+  pipeline_layout (pl, n_devices);
+  *adopted = pipeline_adopt (pl, k, &local);
+  if (*adopted || local != NULL)
+    {
+      g_propagate_error (error, local);
+      return *adopted;
+    }
+  /* Kept buffers of another layout: their memory back before allocating. */
+  kept_free (k);
   pl->workers = g_new0 (Worker, pl->n_workers);
   for (guint i = 0; i < pl->n_workers; i++)
     {
@@ -563,6 +668,8 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
   const guint *packs = job->bp.interp ? packs_linear : packs_nearest;
   GError *local = NULL;
   GError *first_error = NULL;
+  Kept mine;
+  gboolean adopted = FALSE;
   Item **ready = NULL;
   guint next = 0, exited = 0;
   gint64 t_start = g_get_monotonic_time ();
@@ -595,6 +702,12 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
   pl.roi_h = roi.height;
   g_mutex_init (&pl.read_lock);
 
+  /* Whatever a keep_resources job left: ours to reuse or free. */
+  g_mutex_lock (&kept_lock);
+  mine = kept;
+  memset (&kept, 0, sizeof kept);
+  g_mutex_unlock (&kept_lock);
+
   /* Out of memory → the next smaller group the kernel supports. */
   for (guint i = 0, too_big = G_MAXUINT; i < G_N_ELEMENTS (packs_linear); i++)
     {
@@ -602,7 +715,7 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
         continue;
       pl.pack = packs[i];
       g_clear_error (&local);
-      if (pipeline_prepare (&pl, (guint) n_devices, &local))
+      if (pipeline_prepare (&pl, (guint) n_devices, &mine, &adopted, &local))
         break;
       pipeline_release (&pl);
       too_big = pl.pack;
@@ -610,6 +723,7 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
       if (!g_error_matches (local, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY))
         break;
     }
+  kept_free (&mine);
   if (pl.pack == 0)
     {
       if (local == NULL)
@@ -742,13 +856,29 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
       st->preprocess = counts;
       st->pack = pl.pack;
       st->n_devices = pl.n_workers;
+      st->kept = adopted;
       st->wall_ms = (g_get_monotonic_time () - t_start) / 1e3;
     }
   for (guint i = 0; i < pl.n_groups; i++)
     g_free (ready[i]);
   g_free (ready);
   g_async_queue_unref (pl.queue);
-  pipeline_release (&pl);
+  if (job->keep_resources && first_error == NULL && next == pl.n_groups)
+    {
+      /* Every group delivered: all streams idle, every slot free. */
+      Kept k = { pl.workers, pl.n_workers, pl.pack, pl.in_floats, pl.out_floats, pl.in_bytes,
+                 pl.raw_bytes, pl.raw };
+
+      g_mutex_lock (&kept_lock);
+      mine = kept;
+      kept = k;
+      g_mutex_unlock (&kept_lock);
+      kept_free (&mine);
+      pl.workers = NULL;
+      pl.n_workers = 0;
+    }
+  else
+    pipeline_release (&pl);
   g_mutex_clear (&pl.read_lock);
 
   if (first_error == NULL && next < pl.n_groups)

@@ -75,6 +75,7 @@ NOT_BUILT (gboolean, FALSE, tomo_gpu_buffer_read,
 void tomo_gpu_buffer_free (TomoGpuBuffer *buffer) { }
 
 NOT_BUILT (gboolean, FALSE, tomo_gpu_reconstruct_volume, const TomoGpuVolumeJob *job, GError **error)
+void tomo_gpu_volume_release_kept (void) { }
 
 gboolean tomo_gpu_gl_get_device (int *device) { return FALSE; }
 

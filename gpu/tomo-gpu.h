@@ -290,6 +290,7 @@ typedef struct
   TomoGpuPreprocessCounts preprocess; /* read_raw jobs: the device's counts, summed */
   double setup_ms;      /* allocations, plans and dry run before the first group */
   double stall_ms;      /* workers waiting for a free slot or a download */
+  gboolean kept;        /* keep_resources: the previous job's buffers and plans were reused */
 } TomoGpuVolumeStats;
 
 typedef struct
@@ -311,6 +312,13 @@ typedef struct
    * distinct rows; a group's rows are then read in parallel.  FALSE: one
    * call at a time. */
   gboolean read_concurrent;
+  /* TRUE: on success the per-device buffers, streams and plans are kept
+   * (pinned and device memory stay allocated) and the next job with the
+   * same layout (devices, slices per pass, row and slice sizes, raw or
+   * not) reuses them without allocating (a job without keep_resources
+   * then frees them when it ends); a job of another layout frees them
+   * first.  tomo_gpu_volume_release_kept() frees them. */
+  gboolean keep_resources;
   TomoGpuWriteFunc write;
   void (*progress) (guint done, guint total, gpointer user_data);
   gpointer user_data;
@@ -320,6 +328,8 @@ typedef struct
 
 gboolean tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
                                       GError                **error);
+/* Frees what keep_resources jobs left allocated (nothing: no-op). */
+void     tomo_gpu_volume_release_kept (void);
 
 /* Incremental back projection for live scans: a W×W slice on the device to
  * which the contribution of a few filtered projections (k × width floats,

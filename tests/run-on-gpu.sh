@@ -64,7 +64,7 @@ if [ "$QUICK" = "--faults" ]; then
   exit 0
 fi
 passed=0; failed=0; skipped=0
-for t in test-gpu test-gpu-bp test-gpu-plane test-gpu-center test-gpu-rowchange test-gpu-storefill test-raw-rows test-volume-writer test-hdf5-direct test-engine-centers test-gpu-fault test-gpu-preprocess test-plane test-gpu-gl test-backend test-backend-store test-engine test-volume-export test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-center test-geometry test-hardening test-hdf5-faults test-live-accumulate test-live test-live-parse; do
+for t in test-gpu test-gpu-bp test-gpu-plane test-gpu-center test-gpu-rowchange test-gpu-storefill test-raw-rows test-volume-writer test-hdf5-direct test-engine-centers test-gpu-fault test-gpu-preprocess test-plane test-gpu-gl test-backend test-backend-store test-engine test-volume-export test-gpu-rows test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-center test-geometry test-hardening test-hdf5-faults test-live-accumulate test-live test-live-parse; do
   [ -x "$B/tests/$t" ] || continue
   start=$(date +%s%N)
   "$B/tests/$t" --tap >"$OUT/$t.tap" 2>&1
@@ -90,6 +90,10 @@ if [ -x "$CS" ]; then
   if [ -x "$B/tests/test-gpu-storefill" ]; then
     "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-gpu-storefill" >"$OUT/memcheck-storefill.log" 2>&1
     echo "memcheck test-gpu-storefill: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-storefill.log" | tail -1)"
+  fi
+  if [ -x "$B/tests/test-gpu-rows" ]; then
+    "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-gpu-rows" >"$OUT/memcheck-gpu-rows.log" 2>&1
+    echo "memcheck test-gpu-rows: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-gpu-rows.log" | tail -1)"
   fi
   for k in standard texture alu hybrid; do
     "$CS" --tool memcheck --report-api-errors no "$B/tests/test-gpu-bp" \

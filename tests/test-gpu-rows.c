@@ -3,7 +3,9 @@
  * A volume group's rows read on several threads: every row once, the same
  * bytes as one call at a time, the lowest failed row's error, stop
  * honoured; on a device, the whole volume with concurrent reads equal bit
- * for bit to the serial one.
+ * for bit to the serial one, a failing row's error and a gap-free prefix
+ * written, and buffers kept from one volume to the next (keep_resources)
+ * giving the same volume bit for bit.
  */
 #include "config.h"
 
@@ -174,6 +176,9 @@ typedef struct
   const guint16 *counts;  /* V rows × V projections × V */
   float *volume;          /* V slices × V × V */
   gint calls;
+  gint row_calls[V];
+  guint fail_a, fail_b;   /* rows whose read fails (G_MAXUINT: none); fail_a the slower */
+  guint written[V], n_written;  /* rows in the order write saw them */
 } VolumeSrc;
 
 static gboolean
@@ -181,6 +186,14 @@ vol_read_raw (guint row, void *raw, float *flat, float *dark, gpointer user_data
 {
   VolumeSrc *src = user_data;
 
+  g_atomic_int_inc (&src->row_calls[row]);
+  if (row == src->fail_a || row == src->fail_b)
+    {
+      /* The lower failing row fails last. */
+      g_usleep (row == src->fail_a ? 30000 : 1000);
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_CUDA, "row %u unreadable", row);
+      return FALSE;
+    }
   memcpy (raw, src->counts + (gsize) row * V * V, (gsize) V * V * sizeof (guint16));
   for (guint x = 0; x < V; x++)
     {
@@ -191,71 +204,239 @@ vol_read_raw (guint row, void *raw, float *flat, float *dark, gpointer user_data
   return TRUE;
 }
 
+/* The same rows as line integrals, for a job of another layout (float input). */
+static gboolean
+vol_read (guint row, float *sino, gpointer user_data, GError **error)
+{
+  VolumeSrc *src = user_data;
+
+  for (gsize i = 0; i < (gsize) V * V; i++)
+    sino[i] = src->counts[(gsize) row * V * V + i] * 1e-4f;
+  g_atomic_int_inc (&src->calls);
+  return TRUE;
+}
+
 static gboolean
 vol_write (guint row, const float *slice, gpointer user_data, GError **error)
 {
   VolumeSrc *src = user_data;
 
   memcpy (src->volume + (gsize) row * V * V, slice, (gsize) V * V * sizeof (float));
+  g_assert_cmpuint (src->n_written, <, V);
+  src->written[src->n_written++] = row;
   return TRUE;
+}
+
+typedef struct
+{
+  guint16 *counts;
+  double angles[V];
+  double *resp;
+  TomoGpuVolumeJob job;
+  VolumeSrc src;
+} VolumeFixture;
+
+/* 91 rows of V × V uint16 counts (rows 3 … 93: the last group is partly
+ * past the end), read raw; FALSE without a device. */
+static gboolean
+volume_fixture_init (VolumeFixture *f)
+{
+  guint padded;
+
+  memset (f, 0, sizeof *f);
+  if (tomo_gpu_get_n_devices () == 0)
+    {
+      g_test_skip ("no CUDA device: tomo_gpu_get_n_devices() returned 0");
+      return FALSE;
+    }
+  f->counts = g_new (guint16, (gsize) V * V * V);
+  for (gsize i = 0; i < (gsize) V * V * V; i++)
+    f->counts[i] = (guint16) (1000 + value ((guint) (i / 4096), (guint) (i % 4096)) % 39000);
+  for (guint p = 0; p < V; p++)
+    f->angles[p] = G_PI * p / V;
+  f->resp = tomo_filter_fbp_response (TOMO_FILTER_RAMLAK, V, V, &padded);
+  f->job.width = V;
+  f->job.n_proj = V;
+  f->job.angles = f->angles;
+  f->job.padded_width = padded;
+  f->job.response = f->resp;
+  tomo_gpu_backproject_params_init (&f->job.bp);
+  f->job.bp.center = (V - 1) / 2.0 + 0.3;
+  f->job.row_start = 3;
+  f->job.row_end = 94;
+  f->job.read_raw = vol_read_raw;
+  f->job.raw_type = TOMO_GPU_RAW_UINT16;
+  f->job.normalise = f->job.apply_log = TRUE;
+  f->job.write = vol_write;
+  f->job.user_data = &f->src;
+  f->src.counts = f->counts;
+  f->src.fail_a = f->src.fail_b = G_MAXUINT;
+  return TRUE;
+}
+
+/* Runs the fixture's job into `volume`; every row read once, written once
+ * in row order. */
+static void
+run_volume (VolumeFixture *f,
+            float         *volume)
+{
+  g_autoptr(GError) error = NULL;
+
+  f->src.volume = volume;
+  f->src.calls = 0;
+  f->src.n_written = 0;
+  memset (f->src.row_calls, 0, sizeof f->src.row_calls);
+  g_assert_true (tomo_gpu_reconstruct_volume (&f->job, &error));
+  g_assert_no_error (error);
+  g_assert_cmpint (f->src.calls, ==, 91);
+  g_assert_cmpuint (f->src.n_written, ==, 91);
+  for (guint i = 0; i < 91; i++)
+    g_assert_cmpuint (f->src.written[i], ==, 3 + i);
+  for (guint r = 3; r < 94; r++)
+    g_assert_cmpint (f->src.row_calls[r], ==, 1);
+}
+
+static void
+volume_fixture_clear (VolumeFixture *f)
+{
+  g_free (f->counts);
+  g_free (f->resp);
+}
+
+static void
+assert_volumes_equal (const float *a,
+                      const float *b)
+{
+  double sum = 0;
+
+  for (gsize i = (gsize) 3 * V * V; i < (gsize) 94 * V * V; i++)
+    sum += fabs (a[i]);
+  g_assert_true (isfinite (sum) && sum > 0);
+  g_assert_cmpmem (a, (gsize) V * V * V * sizeof (float), b, (gsize) V * V * V * sizeof (float));
 }
 
 static void
 test_volume_bitwise (void)
 {
-  g_autofree guint16 *counts = g_new (guint16, (gsize) V * V * V);
+  VolumeFixture f;
   g_autofree float *serial = g_new0 (float, (gsize) V * V * V);
   g_autofree float *conc = g_new0 (float, (gsize) V * V * V);
-  g_autofree double *angles = g_new (double, V);
-  g_autofree double *resp = NULL;
-  guint padded;
-  TomoGpuVolumeJob job;
-  VolumeSrc src = { counts, NULL, 0 };
-  double sum = 0;
 
-  if (tomo_gpu_get_n_devices () == 0)
-    {
-      g_test_skip ("no CUDA device: tomo_gpu_get_n_devices() returned 0");
-      return;
-    }
-  for (gsize i = 0; i < (gsize) V * V * V; i++)
-    counts[i] = (guint16) (1000 + value ((guint) (i / 4096), (guint) (i % 4096)) % 39000);
-  for (guint p = 0; p < V; p++)
-    angles[p] = G_PI * p / V;
-  resp = tomo_filter_fbp_response (TOMO_FILTER_RAMLAK, V, V, &padded);
+  if (!volume_fixture_init (&f))
+    return;
+  run_volume (&f, serial);
+  f.job.read_concurrent = TRUE;
+  run_volume (&f, conc);
+  assert_volumes_equal (conc, serial);
+  volume_fixture_clear (&f);
+}
 
-  memset (&job, 0, sizeof job);
-  job.width = V;
-  job.n_proj = V;
-  job.angles = angles;
-  job.padded_width = padded;
-  job.response = resp;
-  tomo_gpu_backproject_params_init (&job.bp);
-  job.bp.center = (V - 1) / 2.0 + 0.3;
-  /* 91 rows: the last group is partly past the end. */
-  job.row_start = 3;
-  job.row_end = 94;
-  job.read_raw = vol_read_raw;
-  job.raw_type = TOMO_GPU_RAW_UINT16;
-  job.normalise = job.apply_log = TRUE;
-  job.write = vol_write;
-  job.user_data = &src;
+/* Two rows of one group fail, the lower one last: serial and concurrent
+ * reads report the lower row, and what was written is a gap-free prefix in
+ * row order, equal to the volume without failures, before the failed row. */
+static void
+test_volume_failing_row (void)
+{
+  VolumeFixture f;
+  g_autofree float *ref = g_new0 (float, (gsize) V * V * V);
 
+  if (!volume_fixture_init (&f))
+    return;
+  run_volume (&f, ref);
   for (int k = 0; k < 2; k++)
     {
+      g_autofree float *part = g_new0 (float, (gsize) V * V * V);
       g_autoptr(GError) error = NULL;
 
-      job.read_concurrent = k == 1;
-      src.volume = k == 1 ? conc : serial;
-      src.calls = 0;
-      g_assert_true (tomo_gpu_reconstruct_volume (&job, &error));
-      g_assert_no_error (error);
-      g_assert_cmpint (src.calls, ==, 91);
+      f.job.read_concurrent = k == 1;
+      f.src.volume = part;
+      f.src.n_written = 0;
+      f.src.calls = 0;
+      memset (f.src.row_calls, 0, sizeof f.src.row_calls);
+      /* Group 10 holds rows 43 … 46. */
+      f.src.fail_a = 44;
+      f.src.fail_b = 45;
+      g_assert_false (tomo_gpu_reconstruct_volume (&f.job, &error));
+      g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_CUDA);
+      g_assert_cmpstr (error->message, ==, "row 44 unreadable");
+      g_assert_cmpuint (f.src.n_written, <=, 44 - 3);
+      for (guint i = 0; i < f.src.n_written; i++)
+        {
+          guint row = f.src.written[i];
+
+          g_assert_cmpuint (row, ==, 3 + i);
+          g_assert_cmpmem (part + (gsize) row * V * V, (gsize) V * V * sizeof (float),
+                           ref + (gsize) row * V * V, (gsize) V * V * sizeof (float));
+        }
+      for (guint r = 0; r < V; r++)
+        g_assert_cmpint (f.src.row_calls[r], <=, 1);
+      /* Serially row 45 is never reached. */
+      if (k == 0)
+        g_assert_cmpint (f.src.row_calls[45], ==, 0);
     }
-  for (gsize i = (gsize) 3 * V * V; i < (gsize) 94 * V * V; i++)
-    sum += fabs (serial[i]);
-  g_assert_true (isfinite (sum) && sum > 0);
-  g_assert_cmpmem (conc, (gsize) V * V * V * sizeof (float), serial, (gsize) V * V * V * sizeof (float));
+  volume_fixture_clear (&f);
+}
+
+/* Runs the job into `out` (cleared first): the volume `ref` bit for bit,
+ * the kept buffers reused or not as `kept` says. */
+static void
+run_and_compare (VolumeFixture *f,
+                 float         *out,
+                 const float   *ref,
+                 gboolean       kept)
+{
+  memset (out, 0, (gsize) V * V * V * sizeof (float));
+  run_volume (f, out);
+  g_assert_cmpint (f->job.stats->kept, ==, kept);
+  assert_volumes_equal (out, ref);
+}
+
+/* keep_resources: the second volume of the same layout reuses the first's
+ * buffers and plans and is bit for bit the volume made from scratch, also
+ * with another interpolation; a job of another layout (float input) does
+ * not reuse them and is right too. */
+static void
+test_volume_kept (void)
+{
+  VolumeFixture f;
+  TomoGpuVolumeStats st;
+  g_autofree float *ref = g_new0 (float, (gsize) V * V * V);
+  g_autofree float *ref_nearest = g_new0 (float, (gsize) V * V * V);
+  g_autofree float *ref_float = g_new0 (float, (gsize) V * V * V);
+  g_autofree float *out = g_new0 (float, (gsize) V * V * V);
+
+  if (!volume_fixture_init (&f))
+    return;
+  f.job.stats = &st;
+  run_volume (&f, ref);
+  g_assert_false (st.kept);
+  f.job.bp.interp = 0;
+  run_volume (&f, ref_nearest);
+  f.job.read_raw = NULL;
+  f.job.read = vol_read;
+  run_volume (&f, ref_float);
+  f.job.read = NULL;
+  f.job.read_raw = vol_read_raw;
+  f.job.bp.interp = 1;
+
+  f.job.keep_resources = TRUE;
+  f.job.read_concurrent = TRUE;
+  run_and_compare (&f, out, ref, FALSE);
+  run_and_compare (&f, out, ref, TRUE);
+  f.job.bp.interp = 0;
+  run_and_compare (&f, out, ref_nearest, TRUE);
+  /* Float input: another slot layout, made anew. */
+  f.job.bp.interp = 1;
+  f.job.read_raw = NULL;
+  f.job.read = vol_read;
+  run_and_compare (&f, out, ref_float, FALSE);
+  /* A job without keep_resources takes them over and frees them. */
+  f.job.keep_resources = FALSE;
+  run_and_compare (&f, out, ref_float, TRUE);
+  run_and_compare (&f, out, ref_float, FALSE);
+  tomo_gpu_volume_release_kept ();
+  tomo_gpu_volume_release_kept ();
+  volume_fixture_clear (&f);
 }
 
 int
@@ -267,5 +448,7 @@ main (int argc, char **argv)
   g_test_add_func ("/gpu-rows/lowest-error-wins", test_lowest_error_wins);
   g_test_add_func ("/gpu-rows/stop", test_stop);
   g_test_add_func ("/gpu-rows/volume-bitwise", test_volume_bitwise);
+  g_test_add_func ("/gpu-rows/volume-failing-row", test_volume_failing_row);
+  g_test_add_func ("/gpu-rows/volume-kept", test_volume_kept);
   return g_test_run ();
 }

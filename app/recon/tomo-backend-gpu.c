@@ -577,6 +577,8 @@ gpu_volume (TomoBackendImpl         *impl,
       st->download_ms = gstats.download_ms;
       st->write_ms = gstats.write_ms;
       st->wait_ms = gstats.wait_ms;
+      st->setup_ms = gstats.setup_ms;
+      st->stall_ms = gstats.stall_ms;
       st->pack = gstats.pack;
       st->n_devices = gstats.n_devices;
       st->gpu_preprocess = TRUE;

@@ -22,6 +22,8 @@ typedef struct
   double write_ms;      /* handing slices to the sink (an export: its writer threads' busy time) */
   double sink_ms;       /* an export: the delivering thread inside the sink */
   double wait_ms;       /* the delivering thread idle, waiting for results */
+  double setup_ms;      /* GPU: buffers, streams, plans and a dry run before the first row */
+  double stall_ms;      /* GPU: issuing threads waiting for a free slot or a download */
   guint pack;           /* slices per back projection */
   guint n_devices;      /* GPUs used; 0 for the CPU backend */
   guint n_rows;

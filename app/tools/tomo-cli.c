@@ -196,6 +196,11 @@ print_stages (const TomoVolumeStats *st,
   if (st->sink_ms > 0)
     STAGE ("  delivery thread in it", st->sink_ms);
   STAGE ("delivery thread idle", st->wait_ms);
+  if (st->n_devices > 0)
+    {
+      STAGE ("setup (buffers, plans)", st->setup_ms);
+      STAGE ("GPU issue stalled", st->stall_ms);
+    }
 #undef STAGE
   g_print ("  %u rows, %u slice%s per pass, %u GPU%s; %.2f GU/s end to end\n", st->n_rows,
            st->pack, st->pack == 1 ? "" : "s", st->n_devices, st->n_devices == 1 ? "" : "s", gus);

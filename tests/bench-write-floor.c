@@ -12,7 +12,14 @@
  *   mmap      memcpy() into a shared mapping of the fallocate()d file
  *   mix       half the threads direct, half buffered, into the same file(s)
  *   dmap      half direct, half mmap
- * FALLOC is "falloc" (the whole file reserved with fallocate() first) or "-".
+ *   prefault  buffered, each piece's page cache filled first with
+ *             posix_fadvise(WILLNEED) (zero pages of the sized file, made
+ *             outside the file's lock), then pwrite()
+ * and METHOD+flush adds a thread that starts the writeback of the pieces
+ * written so far with sync_file_range(SYNC_FILE_RANGE_WRITE), so that the
+ * disk works from the start instead of from the background dirty limit.
+ * FALLOC is "falloc" (the whole file reserved with fallocate() first),
+ * "size" (ftruncate() to its final size, sparse) or "-".
  * The threads take the next piece from a shared counter, so in the mixed
  * cases each method takes as many pieces as it can write.  Piece i of a
  * case goes to file i % FILES at offset (i / FILES) × PIECE.
@@ -39,13 +46,13 @@
 
 #include <glib.h>
 
-typedef enum { M_BUFFERED, M_DIRECT, M_MMAP, M_MIX, M_DMAP } Method;
+typedef enum { M_BUFFERED, M_DIRECT, M_MMAP, M_MIX, M_DMAP, M_PREFAULT } Method;
 
 typedef struct
 {
   Method method;
   guint n_files, n_threads;
-  gboolean falloc;
+  gboolean falloc, size, flush;
   double gib;
   gsize piece;
   /* run state */
@@ -56,7 +63,7 @@ typedef struct
   gint64 next;           /* atomic */
   gint direct_pieces, other_pieces, errors;
   gint role;             /* atomic: threads started */
-  gint stop_sampler;
+  gint stop_sampler, stop_flusher;
   gint64 max_dirty_kb, max_wb_kb;
 } Case;
 
@@ -159,6 +166,8 @@ worker (gpointer data)
         break;
       f = (guint) (i % c->n_files);
       at = (i / c->n_files) * c->piece;
+      if (c->method == M_PREFAULT)
+        posix_fadvise (c->fd_buf[f], (off_t) at, (off_t) c->piece, POSIX_FADV_WILLNEED);
       if (direct)
         ok = write_all (c->fd_direct[f], buf, c->piece, at);
       else if (c->method == M_MMAP || c->method == M_DMAP)
@@ -180,16 +189,50 @@ worker (gpointer data)
   return NULL;
 }
 
+/* Starts the writeback of what the writers have taken so far (the last
+ * n_threads pieces perhaps half written: their pages are written again). */
+static gpointer
+flusher (gpointer data)
+{
+  Case *c = data;
+  guint64 done = 0;
+
+  while (!g_atomic_int_get (&c->stop_flusher))
+    {
+      guint64 next = MIN ((guint64) g_atomic_pointer_get (&c->next), c->n_pieces);
+      guint64 upto = next > c->n_threads ? (next - c->n_threads) / c->n_files : 0;
+
+      if (upto > done)
+        {
+          for (guint f = 0; f < c->n_files; f++)
+            sync_file_range (c->fd_buf[f], (off_t) (done * c->piece),
+                             (off_t) ((upto - done) * c->piece), SYNC_FILE_RANGE_WRITE);
+          done = upto;
+        }
+      else
+        g_usleep (2000);
+    }
+  return NULL;
+}
+
 static gboolean
 parse_case (const char *spec,
             Case       *c)
 {
   g_auto(GStrv) f = g_strsplit (spec, ":", -1);
   guint n = g_strv_length (f);
+  char *plus;
 
   memset (c, 0, sizeof *c);
   if (n < 5)
     return FALSE;
+  if ((plus = strchr (f[0], '+')) != NULL)
+    {
+      if (!g_str_equal (plus, "+flush"))
+        return FALSE;
+      c->flush = TRUE;
+      *plus = '\0';
+    }
   if (g_str_equal (f[0], "buffered"))
     c->method = M_BUFFERED;
   else if (g_str_equal (f[0], "direct"))
@@ -200,11 +243,14 @@ parse_case (const char *spec,
     c->method = M_MIX;
   else if (g_str_equal (f[0], "dmap"))
     c->method = M_DMAP;
+  else if (g_str_equal (f[0], "prefault"))
+    c->method = M_PREFAULT;
   else
     return FALSE;
   c->n_files = (guint) g_ascii_strtoull (f[1], NULL, 10);
   c->n_threads = (guint) g_ascii_strtoull (f[2], NULL, 10);
   c->falloc = g_str_equal (f[3], "falloc") || c->method == M_MMAP || c->method == M_DMAP;
+  c->size = g_str_equal (f[3], "size") || c->method == M_PREFAULT;
   c->gib = g_ascii_strtod (f[4], NULL);
   c->piece = (n > 5 ? g_ascii_strtoull (f[5], NULL, 10) : 2) << 20;
   return c->n_files > 0 && c->n_threads > 0 && c->gib > 0 && c->piece > 0;
@@ -217,7 +263,7 @@ run_case (const char *dir,
           Case       *c)
 {
   g_autofree GThread **threads = NULL;
-  GThread *sample;
+  GThread *sample, *flush = NULL;
   gint64 t0, t1;
   double s, sync_s;
   int dfd;
@@ -248,6 +294,8 @@ run_case (const char *dir,
           g_printerr ("  fallocate %s: %s\n", path, g_strerror (errno));
           return -1;
         }
+      if (c->size && !c->falloc && ftruncate (c->fd_buf[f], (off_t) c->file_bytes) != 0)
+        return -1;
       if (c->method == M_MMAP || c->method == M_DMAP)
         {
           void *p = mmap (NULL, c->file_bytes, PROT_READ | PROT_WRITE, MAP_SHARED,
@@ -258,10 +306,17 @@ run_case (const char *dir,
           c->map[f] = p;
         }
     }
+  if (c->flush)
+    flush = g_thread_new ("flusher", flusher, c);
   for (guint t = 0; t < c->n_threads; t++)
     threads[t] = g_thread_new ("writer", worker, c);
   for (guint t = 0; t < c->n_threads; t++)
     g_thread_join (threads[t]);
+  if (flush != NULL)
+    {
+      g_atomic_int_set (&c->stop_flusher, 1);
+      g_thread_join (flush);
+    }
   for (guint f = 0; f < c->n_files; f++)
     if (c->map[f] != NULL)
       munmap (c->map[f], c->file_bytes);
@@ -306,7 +361,7 @@ main (int   argc,
   double budget = argc > 2 ? g_ascii_strtod (argv[2], NULL) : 140;
   const char * const *cases = argc > 3 ? (const char * const *) argv + 3 : default_cases;
   gint64 start = g_get_monotonic_time ();
-  double rate[M_DMAP + 1] = { 1.0, 1.0, 1.0, 1.0, 1.0 };  /* GB/s of each method, for the budget */
+  double rate[M_PREFAULT + 1] = { 1.0, 1.0, 1.0, 1.0, 1.0, 1.0 };  /* GB/s of each method, for the budget */
   struct statfs fs;
   g_autofree char *vm = NULL;
   int failed = 0;

@@ -20,21 +20,8 @@ N=${SIZE:-2048}
 NEW=${MODE_NEW:-prefault+flush}
 START=$(date +%s)
 mkdir -p "$OUT" "$D"
-TIMEFORMAT='  wall %R s'
-
-left () { echo $((BUDGET - ($(date +%s) - START))); }
-step () { echo; echo "== $(date -u +%T) (+$(( $(date +%s) - START )) s) $*"; }
-mem () { grep -E '^(Dirty|Writeback|Cached|MemFree):' /proc/meminfo | tr -s ' ' | tr '\n' ' '; echo; }
-room () { [ "$(left)" -ge "$1" ] || { echo "  skipped: $(left) s left"; return 1; }; }
-
-step machine
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem --format=csv,noheader
-echo "  kernel $(uname -r); cores $(nproc); $(free -g | awk '/Mem:/ {print $2 " GiB RAM"}')"
-findmnt -no SOURCE,FSTYPE,OPTIONS -T "$D"
-df -h "$D" | tail -1
-echo "  vm.dirty_ratio $(cat /proc/sys/vm/dirty_ratio) background $(cat /proc/sys/vm/dirty_background_ratio)" \
-     "expire $(cat /proc/sys/vm/dirty_expire_centisecs)"
-mem
+. "$(dirname "$0")/bench-common.sh"
+machine
 
 step "tests: the writer's modes; the GPU volume in mode $NEW"
 timeout 60 "$B/tests/test-volume-writer" --tap 2>&1 | grep -E '^(ok|not ok)'

@@ -324,6 +324,19 @@ test_tiff_layout (void)
     }
 }
 
+/* What the failed writer found under its name is there still, and nothing
+ * else is left; then it is removed. */
+static void
+assert_older_kept (const char *path)
+{
+  g_autofree char *contents = NULL;
+
+  g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
+  g_assert_cmpstr (contents, ==, "older");
+  g_assert_cmpuint (tomo_test_count_entries (tmp_dir), ==, 1);
+  g_assert_cmpint (g_remove (path), ==, 0);
+}
+
 /* A slice never given: finish fails naming the count, nothing is left and
  * an older file of that name is untouched.  A row outside the volume is an
  * error that names it.  An abort after a few slices leaves nothing. */
@@ -340,7 +353,6 @@ test_broken (void)
   for (guint f = 0; f < G_N_ELEMENTS (names); f++)
     {
       g_autofree char *path = g_build_filename (tmp_dir, names[f], NULL);
-      g_autofree char *contents = NULL;
       TomoVolumeWriter *w;
 
       info.write_mode = modes[m];
@@ -371,10 +383,7 @@ test_broken (void)
         g_assert_nonnull (strstr (error->message, "row 11"));
         g_assert_cmpuint (tomo_volume_writer_abort (w), ==, 1);
       }
-      g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
-      g_assert_cmpstr (contents, ==, "older");
-      g_assert_cmpuint (tomo_test_count_entries (tmp_dir), ==, 1);
-      g_assert_cmpint (g_remove (path), ==, 0);
+      assert_older_kept (path);
     }
 }
 
@@ -425,7 +434,6 @@ static void
 bad_mode (const char *mode)
 {
   g_autofree char *path = g_build_filename (tmp_dir, "m.h5", NULL);
-  g_autofree char *contents = NULL;
   g_autoptr(GError) error = NULL;
   TomoVolumeInfo info;
 
@@ -436,10 +444,7 @@ bad_mode (const char *mode)
   g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
   g_assert_nonnull (strstr (error->message, mode != NULL ? mode : "odirect"));
   g_assert_nonnull (strstr (error->message, path));
-  g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
-  g_assert_cmpstr (contents, ==, "older");
-  g_assert_cmpuint (tomo_test_count_entries (tmp_dir), ==, 1);
-  g_assert_cmpint (g_remove (path), ==, 0);
+  assert_older_kept (path);
 }
 
 static void

@@ -302,7 +302,7 @@ flush_run (gpointer data)
       gboolean stop = r->len == 0;
 
       if (!stop && !g_atomic_int_get (&w->failed))
-        sync_file_range (w->fd, (off64_t) r->at, (off64_t) r->len, SYNC_FILE_RANGE_WRITE);
+        sync_file_range (w->fd, (off_t) r->at, (off_t) r->len, SYNC_FILE_RANGE_WRITE);
       g_free (r);
       if (stop)
         return NULL;
@@ -314,11 +314,7 @@ flush_range (TomoVolumeWriter *w,
              goffset           at,
              gsize             len)
 {
-  FlushRange *r = g_new (FlushRange, 1);
-
-  r->at = at;
-  r->len = len;
-  g_async_queue_push (w->flush_queue, r);
+  g_async_queue_push (w->flush_queue, g_memdup2 (&(FlushRange) { at, len }, sizeof (FlushRange)));
 }
 
 /* Before the file is closed: the thread's last calls done. */

@@ -1,7 +1,22 @@
 # Sourced by the file → volume bench scripts (bench-file-volume.sh,
-# bench-volume-write.sh) after they set START (date +%s), BUDGET (seconds)
-# and D (the work folder): timing steps, the budget, and the machine.
+# bench-volume-write.sh): their arguments, timing steps, the budget, and
+# the machine.
 TIMEFORMAT='  wall %R s'
+
+# bench_args DEFAULT_WORK_DIR DEFAULT_BUDGET_S BUILD_DIR OUT_DIR [WORK_DIR [BUDGET_S]]
+# sets B, OUT, D, BUDGET, T (tomolive), N (side: $SIZE or 2048) and START.
+bench_args () {
+  local dir=$1 budget=$2
+  shift 2
+  B=${1:?build dir}
+  OUT=${2:?output dir}
+  D=${3:-$dir}
+  BUDGET=${4:-$budget}
+  T=$B/tomolive
+  N=${SIZE:-2048}
+  START=$(date +%s)
+  mkdir -p "$OUT" "$D"
+}
 
 left () { echo $((BUDGET - ($(date +%s) - START))); }
 step () { echo; echo "== $(date -u +%T) (+$(( $(date +%s) - START )) s) $*"; }

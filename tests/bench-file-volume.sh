@@ -9,16 +9,9 @@
 # per slice (each removed before the next: the volume is 34 GB), then times
 # the phantom without noise.  Steps that would pass BUDGET_S are skipped.
 set -u
-B=${1:?build dir}
-OUT=${2:?output dir}
-D=${3:-/tmp/fv}
-BUDGET=${4:-230}
-T=$B/tomolive
-N=${SIZE:-2048}   # scan and volume side (smaller for a dry run)
-G=${DD_GIB:-32}   # GiB each dd write test writes
-START=$(date +%s)
-mkdir -p "$OUT" "$D"
 . "$(dirname "$0")/bench-common.sh"
+bench_args /tmp/fv 230 "$@"   # SIZE: scan and volume side (smaller for a dry run)
+G=${DD_GIB:-32}   # GiB each dd write test writes
 machine
 
 step "phantom $N × $N × $N uint16, noise (seed 1)"

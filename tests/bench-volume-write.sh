@@ -11,16 +11,9 @@
 # TOMO_VOLUME_WRITE=pwrite (the old path) and MODE_NEW, and the other modes
 # while the budget lasts.  Each output is removed before the next.
 set -u
-B=${1:?build dir}
-OUT=${2:?output dir}
-D=${3:-/tmp/vw}
-BUDGET=${4:-170}
-T=$B/tomolive
-N=${SIZE:-2048}
-NEW=${MODE_NEW:-prefault+flush}
-START=$(date +%s)
-mkdir -p "$OUT" "$D"
 . "$(dirname "$0")/bench-common.sh"
+bench_args /tmp/vw 170 "$@"
+NEW=${MODE_NEW:-prefault+flush}
 machine
 
 step "tests: the writer's modes; the GPU volume in mode $NEW"

@@ -9,31 +9,10 @@
 # per slice (each removed before the next: the volume is 34 GB), then times
 # the phantom without noise.  Steps that would pass BUDGET_S are skipped.
 set -u
-B=${1:?build dir}
-OUT=${2:?output dir}
-D=${3:-/tmp/fv}
-BUDGET=${4:-230}
-T=$B/tomolive
-N=${SIZE:-2048}   # scan and volume side (smaller for a dry run)
+. "$(dirname "$0")/bench-common.sh"
+bench_args /tmp/fv 230 "$@"   # SIZE: scan and volume side (smaller for a dry run)
 G=${DD_GIB:-32}   # GiB each dd write test writes
-START=$(date +%s)
-mkdir -p "$OUT" "$D"
-TIMEFORMAT='  wall %R s'
-
-left () { echo $((BUDGET - ($(date +%s) - START))); }
-step () { echo; echo "== $(date -u +%T) (+$(( $(date +%s) - START )) s) $*"; }
-mem () { grep -E '^(Dirty|Writeback|Cached|MemFree):' /proc/meminfo | tr -s ' ' | tr '\n' ' '; echo; }
-# Only when at least $1 seconds are left.
-room () { [ "$(left)" -ge "$1" ] || { echo "  skipped: $(left) s left"; return 1; }; }
-
-step machine
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem --format=csv,noheader
-echo "  cores $(nproc); $(free -g | awk '/Mem:/ {print $2 " GiB RAM"}')"
-df -hT "$D" | tail -1
-echo "  vm.dirty_ratio $(cat /proc/sys/vm/dirty_ratio) background $(cat /proc/sys/vm/dirty_background_ratio)" \
-     "bytes $(cat /proc/sys/vm/dirty_bytes)/$(cat /proc/sys/vm/dirty_background_bytes)" \
-     "expire $(cat /proc/sys/vm/dirty_expire_centisecs)"
-mem
+machine
 
 step "phantom $N × $N × $N uint16, noise (seed 1)"
 room 120 && time "$T" phantom --width $N --height $N --projections $N -o "$D/scan.h5"

@@ -11,7 +11,7 @@ D=${2:?destination}
 rm -rf "$D"
 mkdir -p "$D/tests" "$D/data"
 cp "$B/tomolive" "$D/"
-for t in "$B"/tests/test-* "$B"/tests/fuzz-*; do
+for t in "$B"/tests/test-* "$B"/tests/fuzz-* "$B"/tests/bench-*; do
   [ -f "$t" ] && [ -x "$t" ] && cp "$t" "$D/tests/"
 done
 [ -f "$B/data/gschemas.compiled" ] && cp "$B/data/gschemas.compiled" "$D/data/"

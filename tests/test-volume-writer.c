@@ -173,8 +173,12 @@ fill_info (TomoVolumeInfo *info,
   info->pixel_size = 6.5e-7;
 }
 
+/* The ways of writing the one-file formats (info.write_mode). */
+static const char *modes[] = { "pwrite", "mmap", "prefault", "flush", "prefault+flush" };
+
 /* Slices in a shuffled order, by 1, 3 and 8 threads, into every format,
- * through pwrite() and through the mapped file (info.mmap):
+ * in every write mode (pwrite(), the mapped file, the page cache prefaulted,
+ * the writeback started per slice, both):
  * the file holds each slice's bytes exactly.  A slice of 700 × 500 floats
  * is 1.4 MB: pieces of 1 MiB, the second short. */
 static void
@@ -203,7 +207,7 @@ test_bit_equal (void)
       order[j] = t;
     }
 
-  for (guint m = 0; m < 2; m++)
+  for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
   for (guint f = 0; f < G_N_ELEMENTS (formats); f++)
     for (guint t = 0; t < G_N_ELEMENTS (threads); t++)
       {
@@ -212,8 +216,7 @@ test_bit_equal (void)
         g_autofree float *got = NULL;
         TomoVolumeWriter *w;
 
-        /* Both ways of writing one file: pwrite() and the mapping. */
-        info.mmap = m == 1;
+        info.write_mode = modes[m];
         if (formats[f] == TOMO_VOLUME_FORMAT_TIFF_FOLDER)
           g_assert_cmpint (g_mkdir (path, 0700), ==, 0);
         w = tomo_volume_writer_new (path, formats[f], &info, threads[t], &error);
@@ -321,6 +324,19 @@ test_tiff_layout (void)
     }
 }
 
+/* What the failed writer found under its name is there still, and nothing
+ * else is left; then it is removed. */
+static void
+assert_older_kept (const char *path)
+{
+  g_autofree char *contents = NULL;
+
+  g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
+  g_assert_cmpstr (contents, ==, "older");
+  g_assert_cmpuint (tomo_test_count_entries (tmp_dir), ==, 1);
+  g_assert_cmpint (g_remove (path), ==, 0);
+}
+
 /* A slice never given: finish fails naming the count, nothing is left and
  * an older file of that name is untouched.  A row outside the volume is an
  * error that names it.  An abort after a few slices leaves nothing. */
@@ -333,12 +349,13 @@ test_broken (void)
 
   fill_info (&info, 64, 48, 6);
   slice = make_volume (info.width, info.height, 1, 9);
+  for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
   for (guint f = 0; f < G_N_ELEMENTS (names); f++)
     {
       g_autofree char *path = g_build_filename (tmp_dir, names[f], NULL);
-      g_autofree char *contents = NULL;
       TomoVolumeWriter *w;
 
+      info.write_mode = modes[m];
       g_assert_true (g_file_set_contents (path, "older", -1, NULL));
 
       /* One slice missing. */
@@ -366,10 +383,7 @@ test_broken (void)
         g_assert_nonnull (strstr (error->message, "row 11"));
         g_assert_cmpuint (tomo_volume_writer_abort (w), ==, 1);
       }
-      g_assert_true (g_file_get_contents (path, &contents, NULL, NULL));
-      g_assert_cmpstr (contents, ==, "older");
-      g_assert_cmpuint (tomo_test_count_entries (tmp_dir), ==, 1);
-      g_assert_cmpint (g_remove (path), ==, 0);
+      assert_older_kept (path);
     }
 }
 
@@ -391,6 +405,9 @@ test_write_error (void)
     }
   fill_info (&info, 640, 480, 3);
   slice = make_volume (info.width, info.height, 1, 4);
+  for (guint m = 0; m < G_N_ELEMENTS (modes); m++)
+    {
+  info.write_mode = modes[m];
   /* Not a regular file: written in place (nothing of ours to remove), as a
    * multi-page TIFF (HDF5 cannot create its file there). */
   w = tomo_volume_writer_new ("/dev/full", TOMO_VOLUME_FORMAT_TIFF_STACK, &info, 3, &error);
@@ -406,6 +423,42 @@ test_write_error (void)
   g_clear_error (&error);
   g_assert_false (tomo_volume_writer_finish (w, &error));
   g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  g_clear_error (&error);
+    }
+}
+
+/* An unknown write mode, given or from TOMO_VOLUME_WRITE, is refused before
+ * anything is created, naming the mode; an existing file stays.  The
+ * environment is set in a subprocess, before any thread runs. */
+static void
+bad_mode (const char *mode)
+{
+  g_autofree char *path = g_build_filename (tmp_dir, "m.h5", NULL);
+  g_autoptr(GError) error = NULL;
+  TomoVolumeInfo info;
+
+  fill_info (&info, 32, 16, 2);
+  info.write_mode = mode;
+  g_assert_true (g_file_set_contents (path, "older", -1, NULL));
+  g_assert_null (tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_AUTO, &info, 2, &error));
+  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  g_assert_nonnull (strstr (error->message, mode != NULL ? mode : "odirect"));
+  g_assert_nonnull (strstr (error->message, path));
+  assert_older_kept (path);
+}
+
+static void
+test_bad_mode (void)
+{
+  bad_mode ("prefault+fast");
+  if (g_test_subprocess ())
+    {
+      g_assert_true (g_setenv ("TOMO_VOLUME_WRITE", "odirect", TRUE));
+      bad_mode (NULL);
+      return;
+    }
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
 }
 
 int
@@ -422,6 +475,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tomo/volume-writer/tiff-layout", test_tiff_layout);
   g_test_add_func ("/tomo/volume-writer/broken", test_broken);
   g_test_add_func ("/tomo/volume-writer/write-error", test_write_error);
+  g_test_add_func ("/tomo/volume-writer/bad-mode", test_bad_mode);
   status = g_test_run ();
   g_rmdir (tmp_dir);
   g_free (tmp_dir);

@@ -34,6 +34,10 @@ typedef struct
   const char * const *inputs; /* files the output must not be (NULL-terminated), or NULL */
   gboolean mmap;          /* HDF5 and multi-page TIFF through a shared mapping instead of
                            * pwrite() (also set by TOMO_VOLUME_WRITE=mmap in the environment) */
+  const char *write_mode; /* how the one-file formats are written: "pwrite", "mmap",
+                           * "prefault", "flush" or "prefault+flush" (see
+                           * tomo-volume-writer.c); NULL: TOMO_VOLUME_WRITE from the
+                           * environment, else the default */
 } TomoVolumeInfo;
 
 /* Writes a volume as slices arrive, on a pool of threads, never holding

@@ -27,7 +27,6 @@
 
 static char *tmp_dir;
 static char *scan_path;
-static gboolean have_gpu;
 
 typedef enum { XY, XZ, YZ, OBLIQUE } Kind;
 
@@ -96,11 +95,8 @@ backend_new (TomoBackend backend)
 
   if (backend == TOMO_BACKEND_CPU)
     return tomo_backend_cpu_new ();
-  if (!have_gpu)
-    {
-      g_test_skip ("no CUDA device: the GPU store is tested on the GPU machine");
-      return NULL;
-    }
+  if (!tomo_test_need_gpu ("the GPU store is tested on the GPU machine"))
+    return NULL;
   impl = tomo_backend_gpu_new (&error);
   g_assert_no_error (error);
   return impl;
@@ -416,7 +412,6 @@ main (int    argc,
   int ret;
 
   g_test_init (&argc, &argv, NULL);
-  have_gpu = tomo_backend_gpu_count_devices () > 0;
   scan_path = tomo_test_write_phantom (WIDTH, HEIGHT, N_PROJ, OFFSET, &tmp_dir);
   add_cases ("plane", plane_cases, sizeof plane_cases[0], G_N_ELEMENTS (plane_cases), test_plane);
   add_cases ("errors", bad, sizeof bad[0], 1, test_bad_planes);

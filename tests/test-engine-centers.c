@@ -139,11 +139,8 @@ test_gpu_equals_singles (void)
 {
   double err;
 
-  if (tomo_engine_count_gpus () == 0)
-    {
-      g_test_skip ("no CUDA device: the GPU centre sweep cannot run here");
-      return;
-    }
+  if (!tomo_test_need_gpu ("the GPU centre sweep cannot run here"))
+    return;
   err = sweep_against_singles (TOMO_BACKEND_GPU, whole_px, G_N_ELEMENTS (whole_px), FALSE);
   g_test_message ("GPU sweep, whole-pixel steps: rel L2 %.2e", err);
   g_assert_cmpfloat (err, <, 1e-2);
@@ -265,11 +262,8 @@ test_sweep_cpu_engine (void)
 static void
 test_sweep_gpu_engine (void)
 {
-  if (tomo_engine_count_gpus () == 0)
-    {
-      g_test_skip ("no CUDA device: the GPU centre sweep cannot run here");
-      return;
-    }
+  if (!tomo_test_need_gpu ("the GPU centre sweep cannot run here"))
+    return;
   sweep_on_engine (TOMO_BACKEND_GPU);
 }
 

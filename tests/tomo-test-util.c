@@ -377,3 +377,32 @@ tomo_test_count_entries (const char *dir)
     n++;
   return n;
 }
+
+gboolean
+tomo_test_need_gpu (const char *why)
+{
+  g_autofree char *reason = NULL;
+
+  if (tomo_engine_count_gpus () > 0)
+    return TRUE;
+  reason = g_strconcat ("no CUDA device: ", why, NULL);
+  g_test_skip (reason);
+  return FALSE;
+}
+
+void
+tomo_test_assert_finite (const float *v,
+                         gsize        n)
+{
+  for (gsize i = 0; i < n; i++)
+    g_assert_true (isfinite (v[i]));
+}
+
+void
+tomo_test_assert_stats_equal (const TomoPreprocessStats *a,
+                              const TomoPreprocessStats *b)
+{
+  g_assert_cmpuint (a->n_values, ==, b->n_values);
+  g_assert_cmpuint (a->n_nonpositive, ==, b->n_nonpositive);
+  g_assert_cmpuint (a->n_nonfinite, ==, b->n_nonfinite);
+}

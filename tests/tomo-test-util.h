@@ -9,6 +9,7 @@
 
 #include "tomo-phantom.h"
 #include "tomo-engine.h"
+#include "tomo-preprocess.h"
 #include "tomo-scan.h"
 
 G_BEGIN_DECLS
@@ -146,6 +147,16 @@ double    tomo_test_disc_mean     (const float *img,
 /* Entries in folder `dir` (0 when it cannot be read). */
 guint tomo_test_count_entries (const char *dir);
 
+/* TRUE where a CUDA device is present; otherwise the test skips with
+ * "no CUDA device: " and `why`, and FALSE. */
+gboolean  tomo_test_need_gpu      (const char *why);
+/* Every one of the n values is finite. */
+void      tomo_test_assert_finite (const float *v,
+                                   gsize        n);
+/* The same counts of values, clamped and replaced values. */
+void      tomo_test_assert_stats_equal (const TomoPreprocessStats *a,
+                                        const TomoPreprocessStats *b);
+
 G_END_DECLS
 
 #include <hdf5.h>
@@ -162,8 +173,5 @@ void tomo_test_h5_write (hid_t          file,
                          const hsize_t *chunk,
                          hid_t          mem_type,
                          const void    *data);
-
-/* Entries in folder `dir` (0 when it cannot be read). */
-guint tomo_test_count_entries (const char *dir);
 
 G_END_DECLS

@@ -136,11 +136,10 @@ tomo_test_volume_init (TomoTestVolume *v,
                        guint           width,
                        guint           height)
 {
-  memset (v, 0, sizeof *v);
-  v->next_row = first_row;
-  v->width = width;
-  v->height = height;
-  v->slices = g_ptr_array_new_with_free_func (g_free);
+  *v = (TomoTestVolume) {
+    .next_row = first_row, .width = width, .height = height,
+    .slices = g_ptr_array_new_with_free_func (g_free),
+  };
 }
 
 void

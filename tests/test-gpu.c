@@ -19,14 +19,7 @@
 
 static int n_devices;
 
-#define REQUIRE_GPU()                                                              \
-  G_STMT_START {                                                                   \
-    if (n_devices == 0)                                                            \
-      {                                                                            \
-        g_test_skip ("no CUDA device: tomo_gpu_get_n_devices() returned 0");       \
-        return;                                                                    \
-      }                                                                            \
-  } G_STMT_END
+#define REQUIRE_GPU() TOMO_TEST_REQUIRE_GPU ("tomo_gpu_get_n_devices() returned 0")
 
 static float *
 random_sinos (guint n,

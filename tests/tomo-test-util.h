@@ -150,6 +150,10 @@ guint tomo_test_count_entries (const char *dir);
 /* TRUE where a CUDA device is present; otherwise the test skips with
  * "no CUDA device: " and `why`, and FALSE. */
 gboolean  tomo_test_need_gpu      (const char *why);
+/* In a test function returning void: returns where tomo_test_need_gpu()
+ * skips the test. */
+#define TOMO_TEST_REQUIRE_GPU(why) \
+  G_STMT_START { if (!tomo_test_need_gpu (why)) return; } G_STMT_END
 /* Every one of the n values is finite. */
 void      tomo_test_assert_finite (const float *v,
                                    gsize        n);

@@ -160,14 +160,6 @@ error_vs_truth (const Fixture *fx,
 }
 
 static void
-assert_finite (const float *img,
-               gsize        n)
-{
-  for (gsize i = 0; i < n; i++)
-    g_assert_true (isfinite (img[i]));
-}
-
-static void
 test_disk_region_means (void)
 {
   Fixture fx;
@@ -179,7 +171,7 @@ test_disk_region_means (void)
       g_autofree float *img = reconstruct (&fx, TOMO_FILTER_RAMLAK, pad, TOMO_INTERP_LINEAR,
                                            fx.params.center, 0);
 
-      assert_finite (img, fx.w * fx.w);
+      tomo_test_assert_finite (img, fx.w * fx.w);
       for (guint i = 0; i < G_N_ELEMENTS (values); i++)
         {
           float v = values[i] * fx.params.max_attenuation;

@@ -560,8 +560,7 @@ test_out_of_memory (void)
     g_assert_true (tomo_gpu_context_backproject (ctx, &params, &error));
     g_assert_true (tomo_gpu_context_download (ctx, out, &error));
     g_assert_no_error (error);
-    for (guint i = 0; i < w * w; i++)
-      g_assert_true (isfinite (out[i]));
+    tomo_test_assert_finite (out, (gsize) w * w);
   }
   tomo_gpu_context_free (ctx);
 }

@@ -93,10 +93,7 @@ static void
 fixture_tear_down (Fixture       *f,
                    gconstpointer  data)
 {
-  g_unlink (f->path);
-  g_rmdir (f->dir);
-  g_free (f->path);
-  g_free (f->dir);
+  tomo_test_remove_scan (f->path, f->dir);
 }
 
 /* Every row of the cache equals the scan's own raw read, bit for bit. */

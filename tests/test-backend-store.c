@@ -409,7 +409,6 @@ main (int    argc,
       char **argv)
 {
   static const char *const bad[] = { "bad" };
-  int ret;
 
   g_test_init (&argc, &argv, NULL);
   scan_path = tomo_test_write_phantom (WIDTH, HEIGHT, N_PROJ, OFFSET, &tmp_dir);
@@ -421,7 +420,5 @@ main (int    argc,
     add_cases ("volume", preview, sizeof preview[0], 1, test_preview);
   }
   g_test_add_func ("/tomo/backend-store/volume-fallback", test_volume_fallback);
-  ret = g_test_run ();
-  tomo_test_remove_scan (scan_path, tmp_dir);
-  return ret;
+  return tomo_test_run_and_remove_scan (scan_path, tmp_dir);
 }

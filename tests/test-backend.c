@@ -529,15 +529,11 @@ main (int    argc,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func (g_free);
-  int status;
 
   g_test_init (&argc, &argv, NULL);
 
   scan_path = tomo_test_write_phantom (WIDTH, HEIGHT, N_PROJ, 1.5, &tmp_dir);
 
   add_tests (keep);
-  status = g_test_run ();
-
-  tomo_test_remove_scan (scan_path, tmp_dir);
-  return status;
+  return tomo_test_run_and_remove_scan (scan_path, tmp_dir);
 }

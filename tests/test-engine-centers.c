@@ -271,8 +271,6 @@ int
 main (int    argc,
       char **argv)
 {
-  int status;
-
   g_test_init (&argc, &argv, NULL);
   scan_path = tomo_test_write_phantom (WIDTH, HEIGHT, N_PROJ, 1.5, &tmp_dir);
 
@@ -282,8 +280,5 @@ main (int    argc,
   g_test_add_func ("/tomo/engine/centers/submit-beside-slices", test_submit_beside_slices);
   g_test_add_func ("/tomo/engine/centers/find-center-sweep-cpu", test_sweep_cpu_engine);
   g_test_add_func ("/tomo/engine/centers/find-center-sweep-gpu", test_sweep_gpu_engine);
-  status = g_test_run ();
-
-  tomo_test_remove_scan (scan_path, tmp_dir);
-  return status;
+  return tomo_test_run_and_remove_scan (scan_path, tmp_dir);
 }

@@ -219,8 +219,6 @@ int
 main (int    argc,
       char **argv)
 {
-  int status;
-
   g_test_init (&argc, &argv, NULL);
   scan_path = tomo_test_write_dead_pixel_scan (W, H, N, 3.37, &scan_dir);
 
@@ -233,7 +231,5 @@ main (int    argc,
   g_test_add_func ("/tomo/gpu/rowchange/cached-equals-cold", test_cached_equals_cold);
   g_test_add_func ("/tomo/gpu/rowchange/prefetch", test_prefetch);
   g_test_add_func ("/tomo/gpu/rowchange/errors", test_errors);
-  status = g_test_run ();
-  tomo_test_remove_scan (scan_path, scan_dir);
-  return status;
+  return tomo_test_run_and_remove_scan (scan_path, scan_dir);
 }

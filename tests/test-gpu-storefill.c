@@ -346,8 +346,6 @@ int
 main (int    argc,
       char **argv)
 {
-  int status;
-
   g_test_init (&argc, &argv, NULL);
   scan_path = tomo_test_write_dead_pixel_scan (W, H, N, 3.37, &scan_dir);
   g_test_add_func ("/gpu-storefill/scan-clamps", test_scan_clamps);
@@ -355,7 +353,5 @@ main (int    argc,
   g_test_add_func ("/gpu-storefill/row-range", test_row_range);
   g_test_add_func ("/gpu-storefill/slabs", test_slabs);
   g_test_add_func ("/gpu-storefill/bad-input", test_bad_input);
-  status = g_test_run ();
-  tomo_test_remove_scan (scan_path, scan_dir);
-  return status;
+  return tomo_test_run_and_remove_scan (scan_path, scan_dir);
 }

@@ -116,6 +116,16 @@ tomo_test_remove_scan (char *path,
   g_free (dir);
 }
 
+int
+tomo_test_run_and_remove_scan (char *path,
+                               char *dir)
+{
+  int status = g_test_run ();
+
+  tomo_test_remove_scan (path, dir);
+  return status;
+}
+
 TomoScan *
 tomo_test_open_scan (const char *path)
 {

@@ -111,6 +111,10 @@ char     *tomo_test_write_dead_pixel_scan (guint   width,
                                            char  **dir);
 void      tomo_test_remove_scan   (char   *path,
                                    char   *dir);
+/* For main(): g_test_run(), then tomo_test_remove_scan (path, dir);
+ * returns g_test_run()'s status. */
+int       tomo_test_run_and_remove_scan (char *path,
+                                         char *dir);
 /* Opens a scan with the default options; the test fails if it cannot. */
 TomoScan *tomo_test_open_scan     (const char *path);
 /* ‖a − b‖₂ / ‖b‖₂ over n values (‖a − b‖₂ when b is all zero); every value

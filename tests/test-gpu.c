@@ -21,6 +21,8 @@ static int n_devices;
 
 #define REQUIRE_GPU() TOMO_TEST_REQUIRE_GPU ("tomo_gpu_get_n_devices() returned 0")
 
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoGpuContext, tomo_gpu_context_free)
+
 static float *
 random_sinos (guint n,
               guint32 seed)
@@ -147,7 +149,7 @@ check_filter (TomoFilterType      filter,
   g_autofree float *gpu = g_new (float, n_slices * plane);
   g_autofree double *ref = g_new (double, plane);
   g_autoptr(TomoCpuFbp) fbp = tomo_cpu_fbp_new (width, n_proj, angles, filter, pad, 0);
-  TomoGpuContext *ctx = make_context (width, n_proj, angles, filter, pad);
+  g_autoptr(TomoGpuContext) ctx = make_context (width, n_proj, angles, filter, pad);
 
   /* Noise on top of the phantom: also checks the high frequencies. */
   {
@@ -173,7 +175,6 @@ check_filter (TomoFilterType      filter,
                       tomo_filter_type_to_string (filter), pad, method, s, err);
       g_assert_cmpfloat (err, <=, 1e-5);
     }
-  tomo_gpu_context_free (ctx);
 }
 
 static void
@@ -197,7 +198,7 @@ test_filter_methods_agree (void)
   g_autofree float *sinos = random_sinos (2 * W * N, 99);
   g_autofree float *a = g_new (float, 2 * W * N);
   g_autofree float *b = g_new (float, 2 * W * N);
-  TomoGpuContext *ctx;
+  g_autoptr(TomoGpuContext) ctx = NULL;
 
   REQUIRE_GPU ();
   ctx = make_context (W, N, angles, TOMO_FILTER_SHEPP_LOGAN, TOMO_PAD_EDGE);
@@ -211,7 +212,6 @@ test_filter_methods_agree (void)
   g_assert_cmpfloat (tomo_test_rel_l2 (a, b, 2 * W * N), <=, 1e-6);
   /* And they differ from the input: the filter ran. */
   g_assert_cmpfloat (tomo_test_rel_l2 (a, sinos, 2 * W * N), >, 0.1);
-  tomo_gpu_context_free (ctx);
 }
 
 typedef struct
@@ -236,7 +236,7 @@ test_slice (gconstpointer data)
   g_autoptr(TomoCpuFbp) fbp = NULL;
   TomoGpuBackprojectParams params;
   TomoRoi roi = { 0, 0, W, W };
-  TomoGpuContext *ctx;
+  g_autoptr(TomoGpuContext) ctx = NULL;
   guint slice_counts[] = { 1, 2, 4 };
 
   REQUIRE_GPU ();
@@ -287,7 +287,6 @@ test_slice (gconstpointer data)
           g_assert_cmpfloat (err, <=, tol);
         }
     }
-  tomo_gpu_context_free (ctx);
 }
 
 static void
@@ -301,7 +300,7 @@ test_cached_center (void)
   g_autofree float *b = g_new (float, 2 * W * W);
   g_autofree float *c = g_new (float, 2 * W * W);
   TomoGpuBackprojectParams params;
-  TomoGpuContext *ctx;
+  g_autoptr(TomoGpuContext) ctx = NULL;
   TomoGpuBuffer *buf;
 
   REQUIRE_GPU ();
@@ -335,7 +334,6 @@ test_cached_center (void)
   /* The copied buffer still holds the first result. */
   g_assert_nonnull (tomo_gpu_buffer_get_data (buf));
   tomo_gpu_buffer_free (buf);
-  tomo_gpu_context_free (ctx);
 }
 
 typedef struct
@@ -408,7 +406,7 @@ test_volume (gconstpointer data)
   g_autofree float *one = g_new (float, (gsize) W * W);
   TomoGpuVolumeJob job;
   VolumeData vd = { 0 };
-  TomoGpuContext *ctx;
+  g_autoptr(TomoGpuContext) ctx = NULL;
   double worst = 0.0;
 
   REQUIRE_GPU ();
@@ -463,7 +461,6 @@ test_volume (gconstpointer data)
     }
   g_test_message ("volume vs slice by slice: worst rel L2 %.3g", worst);
   g_assert_cmpfloat (worst, <=, vc->tol);
-  tomo_gpu_context_free (ctx);
 }
 
 static void
@@ -525,7 +522,7 @@ test_out_of_memory (void)
   guint padded = tomo_filter_padded_width (W);
   g_autofree double *resp = g_new (double, padded / 2 + 1);
   TomoGpuBackprojectParams params;
-  TomoGpuContext *ctx;
+  g_autoptr(TomoGpuContext) ctx = NULL;
   gboolean ok;
 
   REQUIRE_GPU ();
@@ -562,7 +559,6 @@ test_out_of_memory (void)
     g_assert_no_error (error);
     tomo_test_assert_finite (out, (gsize) w * w);
   }
-  tomo_gpu_context_free (ctx);
 }
 
 static void
@@ -573,7 +569,7 @@ test_invalid (void)
   g_autofree double *angles = tomo_test_half_turn (N);
   g_autofree float *sinos = random_sinos (4 * N * W, 8);
   TomoGpuBackprojectParams params;
-  TomoGpuContext *ctx;
+  g_autoptr(TomoGpuContext) ctx = NULL;
 
   REQUIRE_GPU ();
   ctx = tomo_gpu_context_new (0, &error);
@@ -609,7 +605,6 @@ test_invalid (void)
   g_assert_false (tomo_gpu_context_backproject (ctx, &params, &error));
   g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
   g_clear_error (&error);
-  tomo_gpu_context_free (ctx);
 }
 
 /* Statistics on the device are the host function's on the same values:
@@ -647,7 +642,7 @@ test_stats (void)
   g_autofree float *out = g_new (float, 4 * W * W);
   g_autoptr(GError) error = NULL;
   TomoGpuBackprojectParams params;
-  TomoGpuContext *ctx;
+  g_autoptr(TomoGpuContext) ctx = NULL;
   TomoGpuStats g;
   TomoSliceStats h;
   struct { guint n_slices; guint roi_w, roi_h; int fill; } cases[] = {
@@ -718,7 +713,6 @@ test_stats (void)
           g_assert_cmpuint (h.bins[0], >, h.n_finite * 6 / 10);
         }
     }
-  tomo_gpu_context_free (ctx);
 }
 
 int

@@ -385,6 +385,24 @@ vol_progress (guint done, guint total, gpointer user_data)
     g_atomic_int_set (vd->cancel, 1);
 }
 
+/* A volume job over vd's sinograms (vol_read, vol_write, vol_progress on
+ * vd) with the filter response `resp` (tomo_filter_padded_width() of the
+ * width) and default back projection parameters; the axis, the rows and
+ * the rest are the caller's to set. */
+static void
+volume_job_init (TomoGpuVolumeJob *job,
+                 VolumeData       *vd,
+                 const double     *angles,
+                 const double     *resp)
+{
+  *job = (TomoGpuVolumeJob) {
+    .width = vd->W, .n_proj = vd->N, .angles = angles,
+    .padded_width = tomo_filter_padded_width (vd->W), .response = resp,
+    .read = vol_read, .write = vol_write, .progress = vol_progress, .user_data = vd,
+  };
+  tomo_gpu_backproject_params_init (&job->bp);
+}
+
 typedef struct
 {
   TomoGpuKernel kernel;
@@ -421,23 +439,13 @@ test_volume (gconstpointer data)
   vd.next_row = first;
   vd.in_order = TRUE;
 
-  memset (&job, 0, sizeof job);
-  job.width = W;
-  job.n_proj = N;
-  job.angles = angles;
-  job.padded_width = padded;
-  job.response = resp;
-  job.pad_mode = TOMO_PAD_ZERO;
-  tomo_gpu_backproject_params_init (&job.bp);
+  volume_job_init (&job, &vd, angles, resp);
   job.bp.center = (W - 1) / 2.0 + 3.37;
+  job.pad_mode = TOMO_PAD_ZERO;
   job.bp.kernel = vc->kernel;
   job.bp.interp = vc->interp;
   job.row_start = first;
   job.row_end = first + rows;
-  job.read = vol_read;
-  job.write = vol_write;
-  job.progress = vol_progress;
-  job.user_data = &vd;
 
   g_assert_true (tomo_gpu_reconstruct_volume (&job, &error));
   g_assert_no_error (error);
@@ -488,19 +496,9 @@ test_volume_cancel (void)
   vd.cancel = &cancel;
   vd.cancel_after = 4;
 
-  memset (&job, 0, sizeof job);
-  job.width = W;
-  job.n_proj = N;
-  job.angles = angles;
-  job.padded_width = padded;
-  job.response = resp;
-  tomo_gpu_backproject_params_init (&job.bp);
+  volume_job_init (&job, &vd, angles, resp);
   job.bp.center = (W - 1) / 2.0;
   job.row_end = rows;
-  job.read = vol_read;
-  job.write = vol_write;
-  job.progress = vol_progress;
-  job.user_data = &vd;
   job.cancel = &cancel;
 
   g_assert_false (tomo_gpu_reconstruct_volume (&job, &error));

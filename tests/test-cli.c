@@ -264,10 +264,8 @@ main (int    argc,
   int status;
 
   g_test_init (&argc, &argv, NULL);
-  tomolive = g_getenv ("TOMOLIVE");
-  sample = g_getenv ("TOMO_SAMPLE_SCAN");
-  if (tomolive == NULL || sample == NULL)
-    g_error ("TOMOLIVE and TOMO_SAMPLE_SCAN must be set (meson test sets them)");
+  tomolive = tomo_test_require_env ("TOMOLIVE");
+  sample = tomo_test_require_env ("TOMO_SAMPLE_SCAN");
   tmp_dir = g_dir_make_tmp ("tomo-cli-XXXXXX", &error);
   g_assert_no_error (error);
 

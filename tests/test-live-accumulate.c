@@ -308,12 +308,7 @@ main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  sample_path = g_getenv ("TOMO_SAMPLE_SCAN");
-  if (sample_path == NULL)
-    {
-      g_printerr ("TOMO_SAMPLE_SCAN must be set (meson test sets it)\n");
-      return 1;
-    }
+  sample_path = tomo_test_require_env ("TOMO_SAMPLE_SCAN");
   g_test_add ("/tomo/live/accumulate/cpu", Fixture, NULL, fixture_setup, test_cpu, fixture_teardown);
   g_test_add ("/tomo/live/accumulate/gpu", Fixture, NULL, fixture_setup, test_gpu, fixture_teardown);
   g_test_add ("/tomo/live/accumulate/put-cpu", Fixture, NULL, fixture_setup, test_put_cpu, fixture_teardown);

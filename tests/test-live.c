@@ -1165,13 +1165,8 @@ main (int    argc,
   };
 
   g_test_init (&argc, &argv, NULL);
-  sample_path = g_getenv ("TOMO_SAMPLE_SCAN");
-  tomolive = g_getenv ("TOMOLIVE");
-  if (sample_path == NULL || tomolive == NULL)
-    {
-      g_printerr ("TOMO_SAMPLE_SCAN and TOMOLIVE must be set (meson test sets them)\n");
-      return 1;
-    }
+  sample_path = tomo_test_require_env ("TOMO_SAMPLE_SCAN");
+  tomolive = tomo_test_require_env ("TOMOLIVE");
 
   for (guint i = 0; i < G_N_ELEMENTS (trips); i++)
     g_test_add_data_func (trip_names[i], &trips[i], test_round_trip);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -414,4 +415,17 @@ tomo_test_assert_stats_equal (const TomoPreprocessStats *a,
   g_assert_cmpuint (a->n_values, ==, b->n_values);
   g_assert_cmpuint (a->n_nonpositive, ==, b->n_nonpositive);
   g_assert_cmpuint (a->n_nonfinite, ==, b->n_nonfinite);
+}
+
+const char *
+tomo_test_require_env (const char *name)
+{
+  const char *value = g_getenv (name);
+
+  if (value == NULL)
+    {
+      g_printerr ("%s must be set (meson test sets it)\n", name);
+      exit (1);
+    }
+  return value;
 }

@@ -151,6 +151,10 @@ double    tomo_test_disc_mean     (const float *img,
 /* Entries in folder `dir` (0 when it cannot be read). */
 guint tomo_test_count_entries (const char *dir);
 
+/* For main(): the value of environment variable `name`, which meson test
+ * sets; where it is not set, the program says so and exits with status 1. */
+const char *tomo_test_require_env (const char *name);
+
 /* TRUE where a CUDA device is present; otherwise the test skips with
  * "no CUDA device: " and `why`, and FALSE. */
 gboolean  tomo_test_need_gpu      (const char *why);

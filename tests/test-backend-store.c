@@ -127,6 +127,47 @@ progress_cb (guint    done,
   *last = done;
 }
 
+/* impl's store of rows [row_start, row_start + n_rows), made and filled;
+ * with `last`, progress_cb checks the progress and keeps the last count. */
+static void
+store_make (TomoBackendImpl *impl,
+            TomoScan        *scan,
+            guint            row_start,
+            guint            n_rows,
+            guint           *last)
+{
+  g_autoptr (GError) error = NULL;
+  TomoBackendStoreSetup setup;
+
+  store_setup (&setup, scan, row_start, n_rows);
+  g_assert_true (impl->ops->store->store_new (impl, &setup, &error));
+  g_assert_no_error (error);
+  g_assert_true (impl->ops->store->store_fill (impl, scan, last != NULL ? progress_cb : NULL, last,
+                                               NULL, &error));
+  g_assert_no_error (error);
+}
+
+/* The reference's input: rows [row_start, row_start + n_rows) filtered on
+ * the CPU as the store filters them, one sinogram after another. */
+static float *
+cpu_filtered_rows (TomoScan *scan,
+                   guint     row_start,
+                   guint     n_rows)
+{
+  gsize ns = (gsize) N_PROJ * WIDTH;
+  g_autofree float *sino = g_new (float, ns);
+  float *filtered = g_new (float, ns * n_rows);
+  g_autoptr (TomoCpuFbp) fbp = tomo_cpu_fbp_new (WIDTH, N_PROJ, tomo_scan_get_angles (scan),
+                                                 TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE, 2);
+
+  for (guint r = 0; r < n_rows; r++)
+    {
+      g_assert_true (tomo_scan_read_sinogram (scan, row_start + r, sino, NULL, NULL));
+      tomo_cpu_fbp_filter (fbp, sino, filtered + r * ns);
+    }
+  return filtered;
+}
+
 static void
 test_plane (gconstpointer data)
 {
@@ -134,13 +175,11 @@ test_plane (gconstpointer data)
   const PlaneCase *c = td->item;
   g_autoptr (GError) error = NULL;
   g_autoptr (TomoScan) scan = NULL;
-  g_autofree float *filtered = NULL, *sino = NULL, *got = NULL, *ref = NULL;
+  g_autofree float *filtered = NULL, *got = NULL, *ref = NULL;
   g_autofree char *desc = NULL;
   TomoBackendImpl *impl = backend_new (td->backend);
-  TomoBackendStoreSetup setup;
-  TomoCpuFbp *fbp;
   TomoPlane plane;
-  gsize ns = (gsize) N_PROJ * WIDTH, n;
+  gsize n;
   guint last = 0;
   double ms = -1, e, tol;
   gboolean half;
@@ -148,24 +187,11 @@ test_plane (gconstpointer data)
   if (impl == NULL)
     return;
   scan = tomo_test_open_scan (scan_path);
-  store_setup (&setup, scan, c->row_start, c->n_rows);
-  g_assert_true (impl->ops->store->store_new (impl, &setup, &error));
-  g_assert_no_error (error);
-  g_assert_true (impl->ops->store->store_fill (impl, scan, progress_cb, &last, NULL, &error));
-  g_assert_no_error (error);
+  store_make (impl, scan, c->row_start, c->n_rows, &last);
   g_assert_cmpuint (last, ==, c->n_rows);
 
   /* The reference: the same rows filtered on the CPU, planes in double. */
-  fbp = tomo_cpu_fbp_new (WIDTH, N_PROJ, tomo_scan_get_angles (scan), TOMO_FILTER_RAMLAK,
-                          TOMO_PAD_EDGE, 2);
-  filtered = g_new (float, ns * c->n_rows);
-  sino = g_new (float, ns);
-  for (guint r = 0; r < c->n_rows; r++)
-    {
-      g_assert_true (tomo_scan_read_sinogram (scan, c->row_start + r, sino, NULL, &error));
-      tomo_cpu_fbp_filter (fbp, sino, filtered + r * ns);
-    }
-  tomo_cpu_fbp_free (fbp);
+  filtered = cpu_filtered_rows (scan, c->row_start, c->n_rows);
 
   plane_of_case (&plane, c);
   n = (gsize) plane.width * plane.height;
@@ -262,9 +288,6 @@ test_preview (gconstpointer data)
   g_autoptr (TomoScan) scan = NULL;
   g_autofree float *filtered = NULL, *vol = NULL, *ref = NULL, *xy = NULL, *stack = NULL;
   TomoBackendImpl *impl = backend_new (td->backend);
-  TomoBackendStoreSetup setup;
-  TomoCpuFbp *fbp;
-  gsize ns = (gsize) N_PROJ * WIDTH;
   double mid = (WIDTH - 1) / 2.0, e, mean_v = 0, mean_s = 0;
   TomoPreviewRequest request;
   const double tol = td->backend == TOMO_BACKEND_CPU ? 1e-6 : 1e-4;
@@ -274,22 +297,8 @@ test_preview (gconstpointer data)
   if (impl == NULL)
     return;
   scan = tomo_test_open_scan (scan_path);
-  store_setup (&setup, scan, 0, HEIGHT);
-  g_assert_true (impl->ops->store->store_new (impl, &setup, &error));
-  g_assert_true (impl->ops->store->store_fill (impl, scan, NULL, NULL, NULL, &error));
-  g_assert_no_error (error);
-
-  fbp = tomo_cpu_fbp_new (WIDTH, N_PROJ, tomo_scan_get_angles (scan), TOMO_FILTER_RAMLAK,
-                          TOMO_PAD_EDGE, 2);
-  filtered = g_new (float, ns * HEIGHT);
-  for (guint r = 0; r < HEIGHT; r++)
-    {
-      g_autofree float *sino = g_new (float, ns);
-
-      g_assert_true (tomo_scan_read_sinogram (scan, r, sino, NULL, &error));
-      tomo_cpu_fbp_filter (fbp, sino, filtered + r * ns);
-    }
-  tomo_cpu_fbp_free (fbp);
+  store_make (impl, scan, 0, HEIGHT, NULL);
+  filtered = cpu_filtered_rows (scan, 0, HEIGHT);
 
   TomoPlaneSource src = { WIDTH, N_PROJ, tomo_scan_get_angles (scan), 0, HEIGHT, filtered };
 

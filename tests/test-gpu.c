@@ -23,16 +23,12 @@ static int n_devices;
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoGpuContext, tomo_gpu_context_free)
 
+/* n values in [0, 2), the same for the same seed. */
 static float *
-random_sinos (guint n,
+random_sinos (guint   n,
               guint32 seed)
 {
-  g_autoptr(GRand) rand = g_rand_new_with_seed (seed);
-  float *s = g_new (float, n);
-
-  for (guint i = 0; i < n; i++)
-    s[i] = (float) g_rand_double_range (rand, 0.0, 2.0);
-  return s;
+  return tomo_test_random_floats (n, seed, 0.0, 2.0);
 }
 
 /* A sinogram with structure (a phantom row) is a fairer check of the filter

@@ -400,6 +400,20 @@ tomo_test_need_gpu (const char *why)
   return FALSE;
 }
 
+float *
+tomo_test_random_floats (gsize   n,
+                         guint32 seed,
+                         double  lo,
+                         double  hi)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed (seed);
+  float *v = g_new (float, n);
+
+  for (gsize i = 0; i < n; i++)
+    v[i] = (float) g_rand_double_range (rand, lo, hi);
+  return v;
+}
+
 void
 tomo_test_assert_finite (const float *v,
                          gsize        n)

@@ -92,6 +92,11 @@ void      tomo_test_phantom_params (TomoPhantomParams *p,
                                     guint              n_proj);
 /* n angles evenly spaced over [0, π), endpoint excluded. */
 double   *tomo_test_half_turn     (guint   n);
+/* n floats drawn uniformly from [lo, hi) by a GRand seeded with `seed`. */
+float    *tomo_test_random_floats (gsize   n,
+                                   guint32 seed,
+                                   double  lo,
+                                   double  hi);
 /* A noiseless phantom scan of width × height × n_proj (axis at
  * (width − 1)/2 + center_offset, attenuation up to 4/width) written to a new
  * temporary folder, *dir; returns the file's path.  tomo_test_remove_scan()

@@ -76,6 +76,7 @@ typedef struct
 {
   char *dir;
   char *path;
+  TomoScan *scan;   /* the file at path, opened with the default options */
 } Fixture;
 
 static void
@@ -87,12 +88,14 @@ fixture_set_up (Fixture       *f,
   f->dir = g_dir_make_tmp ("tomo-raw-rows-XXXXXX", &error);
   g_assert_no_error (error);
   f->path = write_scan (f->dir, GPOINTER_TO_UINT (data), FALSE);
+  f->scan = tomo_test_open_scan (f->path);
 }
 
 static void
 fixture_tear_down (Fixture       *f,
                    gconstpointer  data)
 {
+  g_clear_object (&f->scan);
   tomo_test_remove_scan (f->path, f->dir);
 }
 
@@ -123,12 +126,11 @@ test_slab (Fixture       *f,
            gconstpointer  data)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_test_open_scan (f->path);
   g_autoptr(TomoScan) reference = tomo_test_open_scan (f->path);
-  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (scan, 0);
+  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (f->scan, 0);
   guint64 hits, read, slabs;
 
-  g_assert_cmpuint (_tomo_scan_get_chunk_rows (scan), ==, 4);
+  g_assert_cmpuint (_tomo_scan_get_chunk_rows (f->scan), ==, 4);
   g_assert_cmpuint (tomo_raw_rows_get_slab_rows (rows), ==, 4);
   for (guint r = 4; r < 8; r++)
     {
@@ -138,7 +140,7 @@ test_slab (Fixture       *f,
       g_assert_nonnull (row);
       assert_row_equals_scan (reference, row);
       /* One slab read, four rows of the file. */
-      g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, 4);
+      g_assert_cmpuint (_tomo_scan_get_n_row_reads (f->scan), ==, 4);
     }
   tomo_raw_rows_get_counts (rows, &hits, &read, &slabs);
   g_assert_cmpuint (hits, ==, 3);
@@ -154,7 +156,7 @@ test_slab (Fixture       *f,
     g_assert_no_error (error);
     assert_row_equals_scan (reference, row);
     g_assert_true (tomo_raw_rows_contains (rows, 8));
-    g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, 8);
+    g_assert_cmpuint (_tomo_scan_get_n_row_reads (f->scan), ==, 8);
   }
 }
 
@@ -190,8 +192,7 @@ test_limit (Fixture       *f,
             gconstpointer  data)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_test_open_scan (f->path);
-  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (scan, 5 * sizeof (guint16) * N * W);
+  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (f->scan, 5 * sizeof (guint16) * N * W);
 
   g_assert_cmpuint (tomo_raw_rows_get_slab_rows (rows), ==, 1);
   for (guint r = 0; r < 6; r++)
@@ -219,8 +220,7 @@ test_prefetch (Fixture       *f,
                gconstpointer  data)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_test_open_scan (f->path);
-  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (scan, 0);
+  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (f->scan, 0);
   TomoScrubPrefetch *prefetch = tomo_scrub_prefetch_new ();
   g_autoptr(TomoRawRow) row = tomo_raw_rows_get (rows, 1, &error);
 
@@ -231,14 +231,14 @@ test_prefetch (Fixture       *f,
   for (guint r = 0; r <= 5; r++)
     g_assert_true (tomo_raw_rows_contains (rows, r));
   g_assert_false (tomo_raw_rows_contains (rows, 6));
-  g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, 6);
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (f->scan), ==, 6);
   /* One row further: rows held are passed over, not a reason to stop;
    * only row 6 is new. */
   tomo_scrub_prefetch_aim_raw (prefetch, rows, 2, +1, 4, 2);
   tomo_scrub_prefetch_wait_idle (prefetch);
   g_assert_cmpuint (tomo_scrub_prefetch_get_n_read (prefetch), ==, 6);
   g_assert_true (tomo_raw_rows_contains (rows, 6));
-  g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, 7);
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (f->scan), ==, 7);
   tomo_scrub_prefetch_free (prefetch);
 }
 
@@ -249,8 +249,7 @@ test_errors (Fixture       *f,
              gconstpointer  data)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_test_open_scan (f->path);
-  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (scan, 0);
+  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (f->scan, 0);
   g_autoptr(TomoRawRow) kept = NULL;
   TomoRawRow *row;
 

@@ -27,7 +27,6 @@
 
 static char *tmp_dir;
 static char *scan_path;
-static gboolean have_gpu;
 
 typedef enum { XY, XZ, YZ, OBLIQUE } Kind;
 
@@ -96,11 +95,8 @@ backend_new (TomoBackend backend)
 
   if (backend == TOMO_BACKEND_CPU)
     return tomo_backend_cpu_new ();
-  if (!have_gpu)
-    {
-      g_test_skip ("no CUDA device: the GPU store is tested on the GPU machine");
-      return NULL;
-    }
+  if (!tomo_test_need_gpu ("the GPU store is tested on the GPU machine"))
+    return NULL;
   impl = tomo_backend_gpu_new (&error);
   g_assert_no_error (error);
   return impl;
@@ -131,6 +127,47 @@ progress_cb (guint    done,
   *last = done;
 }
 
+/* impl's store of rows [row_start, row_start + n_rows), made and filled;
+ * with `last`, progress_cb checks the progress and keeps the last count. */
+static void
+store_make (TomoBackendImpl *impl,
+            TomoScan        *scan,
+            guint            row_start,
+            guint            n_rows,
+            guint           *last)
+{
+  g_autoptr (GError) error = NULL;
+  TomoBackendStoreSetup setup;
+
+  store_setup (&setup, scan, row_start, n_rows);
+  g_assert_true (impl->ops->store->store_new (impl, &setup, &error));
+  g_assert_no_error (error);
+  g_assert_true (impl->ops->store->store_fill (impl, scan, last != NULL ? progress_cb : NULL, last,
+                                               NULL, &error));
+  g_assert_no_error (error);
+}
+
+/* The reference's input: rows [row_start, row_start + n_rows) filtered on
+ * the CPU as the store filters them, one sinogram after another. */
+static float *
+cpu_filtered_rows (TomoScan *scan,
+                   guint     row_start,
+                   guint     n_rows)
+{
+  gsize ns = (gsize) N_PROJ * WIDTH;
+  g_autofree float *sino = g_new (float, ns);
+  float *filtered = g_new (float, ns * n_rows);
+  g_autoptr (TomoCpuFbp) fbp = tomo_cpu_fbp_new (WIDTH, N_PROJ, tomo_scan_get_angles (scan),
+                                                 TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE, 2);
+
+  for (guint r = 0; r < n_rows; r++)
+    {
+      g_assert_true (tomo_scan_read_sinogram (scan, row_start + r, sino, NULL, NULL));
+      tomo_cpu_fbp_filter (fbp, sino, filtered + r * ns);
+    }
+  return filtered;
+}
+
 static void
 test_plane (gconstpointer data)
 {
@@ -138,13 +175,11 @@ test_plane (gconstpointer data)
   const PlaneCase *c = td->item;
   g_autoptr (GError) error = NULL;
   g_autoptr (TomoScan) scan = NULL;
-  g_autofree float *filtered = NULL, *sino = NULL, *got = NULL, *ref = NULL;
+  g_autofree float *filtered = NULL, *got = NULL, *ref = NULL;
   g_autofree char *desc = NULL;
   TomoBackendImpl *impl = backend_new (td->backend);
-  TomoBackendStoreSetup setup;
-  TomoCpuFbp *fbp;
   TomoPlane plane;
-  gsize ns = (gsize) N_PROJ * WIDTH, n;
+  gsize n;
   guint last = 0;
   double ms = -1, e, tol;
   gboolean half;
@@ -152,24 +187,11 @@ test_plane (gconstpointer data)
   if (impl == NULL)
     return;
   scan = tomo_test_open_scan (scan_path);
-  store_setup (&setup, scan, c->row_start, c->n_rows);
-  g_assert_true (impl->ops->store->store_new (impl, &setup, &error));
-  g_assert_no_error (error);
-  g_assert_true (impl->ops->store->store_fill (impl, scan, progress_cb, &last, NULL, &error));
-  g_assert_no_error (error);
+  store_make (impl, scan, c->row_start, c->n_rows, &last);
   g_assert_cmpuint (last, ==, c->n_rows);
 
   /* The reference: the same rows filtered on the CPU, planes in double. */
-  fbp = tomo_cpu_fbp_new (WIDTH, N_PROJ, tomo_scan_get_angles (scan), TOMO_FILTER_RAMLAK,
-                          TOMO_PAD_EDGE, 2);
-  filtered = g_new (float, ns * c->n_rows);
-  sino = g_new (float, ns);
-  for (guint r = 0; r < c->n_rows; r++)
-    {
-      g_assert_true (tomo_scan_read_sinogram (scan, c->row_start + r, sino, NULL, &error));
-      tomo_cpu_fbp_filter (fbp, sino, filtered + r * ns);
-    }
-  tomo_cpu_fbp_free (fbp);
+  filtered = cpu_filtered_rows (scan, c->row_start, c->n_rows);
 
   plane_of_case (&plane, c);
   n = (gsize) plane.width * plane.height;
@@ -266,9 +288,6 @@ test_preview (gconstpointer data)
   g_autoptr (TomoScan) scan = NULL;
   g_autofree float *filtered = NULL, *vol = NULL, *ref = NULL, *xy = NULL, *stack = NULL;
   TomoBackendImpl *impl = backend_new (td->backend);
-  TomoBackendStoreSetup setup;
-  TomoCpuFbp *fbp;
-  gsize ns = (gsize) N_PROJ * WIDTH;
   double mid = (WIDTH - 1) / 2.0, e, mean_v = 0, mean_s = 0;
   TomoPreviewRequest request;
   const double tol = td->backend == TOMO_BACKEND_CPU ? 1e-6 : 1e-4;
@@ -278,22 +297,8 @@ test_preview (gconstpointer data)
   if (impl == NULL)
     return;
   scan = tomo_test_open_scan (scan_path);
-  store_setup (&setup, scan, 0, HEIGHT);
-  g_assert_true (impl->ops->store->store_new (impl, &setup, &error));
-  g_assert_true (impl->ops->store->store_fill (impl, scan, NULL, NULL, NULL, &error));
-  g_assert_no_error (error);
-
-  fbp = tomo_cpu_fbp_new (WIDTH, N_PROJ, tomo_scan_get_angles (scan), TOMO_FILTER_RAMLAK,
-                          TOMO_PAD_EDGE, 2);
-  filtered = g_new (float, ns * HEIGHT);
-  for (guint r = 0; r < HEIGHT; r++)
-    {
-      g_autofree float *sino = g_new (float, ns);
-
-      g_assert_true (tomo_scan_read_sinogram (scan, r, sino, NULL, &error));
-      tomo_cpu_fbp_filter (fbp, sino, filtered + r * ns);
-    }
-  tomo_cpu_fbp_free (fbp);
+  store_make (impl, scan, 0, HEIGHT, NULL);
+  filtered = cpu_filtered_rows (scan, 0, HEIGHT);
 
   TomoPlaneSource src = { WIDTH, N_PROJ, tomo_scan_get_angles (scan), 0, HEIGHT, filtered };
 
@@ -413,10 +418,8 @@ main (int    argc,
       char **argv)
 {
   static const char *const bad[] = { "bad" };
-  int ret;
 
   g_test_init (&argc, &argv, NULL);
-  have_gpu = tomo_backend_gpu_count_devices () > 0;
   scan_path = tomo_test_write_phantom (WIDTH, HEIGHT, N_PROJ, OFFSET, &tmp_dir);
   add_cases ("plane", plane_cases, sizeof plane_cases[0], G_N_ELEMENTS (plane_cases), test_plane);
   add_cases ("errors", bad, sizeof bad[0], 1, test_bad_planes);
@@ -426,7 +429,5 @@ main (int    argc,
     add_cases ("volume", preview, sizeof preview[0], 1, test_preview);
   }
   g_test_add_func ("/tomo/backend-store/volume-fallback", test_volume_fallback);
-  ret = g_test_run ();
-  tomo_test_remove_scan (scan_path, tmp_dir);
-  return ret;
+  return tomo_test_run_and_remove_scan (scan_path, tmp_dir);
 }

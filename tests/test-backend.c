@@ -24,10 +24,11 @@
 #define HEIGHT 6
 #define N_PROJ 72
 #define AXIS ((WIDTH - 1) / 2.0 + 1.5)
+/* Why a test skips without a CUDA device. */
+#define NO_GPU "the GPU backend is tested on the GPU machine"
 
 static char *tmp_dir;
 static char *scan_path;
-static gboolean have_gpu;
 
 typedef struct
 {
@@ -102,11 +103,8 @@ engine_for (TomoBackend backend,
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
 
-  if (backend == TOMO_BACKEND_GPU && !have_gpu)
-    {
-      g_test_skip ("no CUDA device: the GPU backend is tested on the GPU machine");
-      return NULL;
-    }
+  if (backend == TOMO_BACKEND_GPU && !tomo_test_need_gpu (NO_GPU))
+    return NULL;
   g_assert_true (tomo_engine_set_backend (engine, backend, &error));
   g_assert_no_error (error);
   g_assert_cmpint (tomo_engine_get_backend (engine), ==, backend);
@@ -434,11 +432,8 @@ test_centers (gconstpointer data)
   const gsize px = (gsize) WIDTH * WIDTH;
   double filter_ms, radius = INFINITY;
 
-  if (td->backend == TOMO_BACKEND_GPU && !have_gpu)
-    {
-      g_test_skip ("no CUDA device: the GPU backend is tested on the GPU machine");
-      return;
-    }
+  if (td->backend == TOMO_BACKEND_GPU && !tomo_test_need_gpu (NO_GPU))
+    return;
   scan = tomo_test_open_scan (scan_path);
   impl = td->backend == TOMO_BACKEND_GPU ? tomo_backend_gpu_new (&error) : tomo_backend_cpu_new ();
   g_assert_no_error (error);
@@ -534,16 +529,11 @@ main (int    argc,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func (g_free);
-  int status;
 
   g_test_init (&argc, &argv, NULL);
 
-  have_gpu = tomo_engine_count_gpus () > 0;
   scan_path = tomo_test_write_phantom (WIDTH, HEIGHT, N_PROJ, 1.5, &tmp_dir);
 
   add_tests (keep);
-  status = g_test_run ();
-
-  tomo_test_remove_scan (scan_path, tmp_dir);
-  return status;
+  return tomo_test_run_and_remove_scan (scan_path, tmp_dir);
 }

@@ -117,8 +117,7 @@ test_reconstruct_row (void)
    * its truth (orientation, position, scale), noise notwithstanding. */
   tomo_test_phantom_params (&p, 512, 64, 360);
   tomo_phantom_slice (&p, 32, truth);
-  for (guint i = 0; i < w * h; i++)
-    g_assert_true (isfinite (data[i]));
+  tomo_test_assert_finite (data, (gsize) w * h);
   corr = correlation (data, truth, (gsize) w * h);
   g_test_message ("correlation with the truth: %.4f", corr);
   g_assert_cmpfloat (corr, >, 0.9);
@@ -265,10 +264,8 @@ main (int    argc,
   int status;
 
   g_test_init (&argc, &argv, NULL);
-  tomolive = g_getenv ("TOMOLIVE");
-  sample = g_getenv ("TOMO_SAMPLE_SCAN");
-  if (tomolive == NULL || sample == NULL)
-    g_error ("TOMOLIVE and TOMO_SAMPLE_SCAN must be set (meson test sets them)");
+  tomolive = tomo_test_require_env ("TOMOLIVE");
+  sample = tomo_test_require_env ("TOMO_SAMPLE_SCAN");
   tmp_dir = g_dir_make_tmp ("tomo-cli-XXXXXX", &error);
   g_assert_no_error (error);
 

@@ -139,11 +139,8 @@ test_gpu_equals_singles (void)
 {
   double err;
 
-  if (tomo_engine_count_gpus () == 0)
-    {
-      g_test_skip ("no CUDA device: the GPU centre sweep cannot run here");
-      return;
-    }
+  if (!tomo_test_need_gpu ("the GPU centre sweep cannot run here"))
+    return;
   err = sweep_against_singles (TOMO_BACKEND_GPU, whole_px, G_N_ELEMENTS (whole_px), FALSE);
   g_test_message ("GPU sweep, whole-pixel steps: rel L2 %.2e", err);
   g_assert_cmpfloat (err, <, 1e-2);
@@ -265,11 +262,8 @@ test_sweep_cpu_engine (void)
 static void
 test_sweep_gpu_engine (void)
 {
-  if (tomo_engine_count_gpus () == 0)
-    {
-      g_test_skip ("no CUDA device: the GPU centre sweep cannot run here");
-      return;
-    }
+  if (!tomo_test_need_gpu ("the GPU centre sweep cannot run here"))
+    return;
   sweep_on_engine (TOMO_BACKEND_GPU);
 }
 
@@ -277,8 +271,6 @@ int
 main (int    argc,
       char **argv)
 {
-  int status;
-
   g_test_init (&argc, &argv, NULL);
   scan_path = tomo_test_write_phantom (WIDTH, HEIGHT, N_PROJ, 1.5, &tmp_dir);
 
@@ -288,8 +280,5 @@ main (int    argc,
   g_test_add_func ("/tomo/engine/centers/submit-beside-slices", test_submit_beside_slices);
   g_test_add_func ("/tomo/engine/centers/find-center-sweep-cpu", test_sweep_cpu_engine);
   g_test_add_func ("/tomo/engine/centers/find-center-sweep-gpu", test_sweep_gpu_engine);
-  status = g_test_run ();
-
-  tomo_test_remove_scan (scan_path, tmp_dir);
-  return status;
+  return tomo_test_run_and_remove_scan (scan_path, tmp_dir);
 }

@@ -260,8 +260,6 @@ int
 main (int    argc,
       char **argv)
 {
-  int status;
-
   g_test_init (&argc, &argv, NULL);
 
   have_gpu = tomo_engine_count_gpus () > 0;
@@ -274,8 +272,5 @@ main (int    argc,
   g_test_add_func ("/tomo/engine/prefetch/scan-change-and-dispose", test_prefetch_scan_change_and_dispose);
   g_test_add_func ("/tomo/engine/volume", test_volume);
   g_test_add_func ("/tomo/engine/gpu/unavailable", test_gpu_unavailable);
-  status = g_test_run ();
-
-  tomo_test_remove_scan (scan_path, tmp_dir);
-  return status;
+  return tomo_test_run_and_remove_scan (scan_path, tmp_dir);
 }

@@ -160,14 +160,6 @@ error_vs_truth (const Fixture *fx,
 }
 
 static void
-assert_finite (const float *img,
-               gsize        n)
-{
-  for (gsize i = 0; i < n; i++)
-    g_assert_true (isfinite (img[i]));
-}
-
-static void
 test_disk_region_means (void)
 {
   Fixture fx;
@@ -179,7 +171,7 @@ test_disk_region_means (void)
       g_autofree float *img = reconstruct (&fx, TOMO_FILTER_RAMLAK, pad, TOMO_INTERP_LINEAR,
                                            fx.params.center, 0);
 
-      assert_finite (img, fx.w * fx.w);
+      tomo_test_assert_finite (img, fx.w * fx.w);
       for (guint i = 0; i < G_N_ELEMENTS (values); i++)
         {
           float v = values[i] * fx.params.max_attenuation;
@@ -454,16 +446,11 @@ test_double_vs_direct_convolution (void)
 {
   const guint w = 21, n_proj = 3;
   guint n = tomo_filter_padded_width (w);
-  float sino[3 * 21];
+  g_autofree float *sino = tomo_test_random_floats (n_proj * w, 42, -1.0, 3.0);
   double filtered[3 * 21];
   g_autofree double *padded = g_new (double, n);
   g_autofree double *h = g_new (double, n);
   double scale = tomo_fbp_scale (n_proj);
-  GRand *rand = g_rand_new_with_seed (42);
-
-  for (guint i = 0; i < G_N_ELEMENTS (sino); i++)
-    sino[i] = (float) g_rand_double_range (rand, -1.0, 3.0);
-  g_rand_free (rand);
 
   for (guint k = 0; k < n; k++)
     {

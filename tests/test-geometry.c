@@ -20,7 +20,6 @@
 #include "tomo-scan.h"
 #include "tomo-test-util.h"
 
-static gboolean have_gpu;
 
 typedef struct
 {
@@ -84,11 +83,8 @@ engine_for (TomoBackend backend)
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoEngine) engine = NULL;
 
-  if (backend == TOMO_BACKEND_GPU && !have_gpu)
-    {
-      g_test_skip ("no CUDA device: the GPU backend is tested on the GPU machine");
-      return NULL;
-    }
+  if (backend == TOMO_BACKEND_GPU && !tomo_test_need_gpu ("the GPU backend is tested on the GPU machine"))
+    return NULL;
   engine = tomo_engine_new (TOMO_BACKEND_CPU);
   g_assert_true (tomo_engine_set_backend (engine, backend, &error));
   g_assert_no_error (error);
@@ -474,7 +470,6 @@ main (int    argc,
   };
 
   g_test_init (&argc, &argv, NULL);
-  have_gpu = tomo_engine_count_gpus () > 0;
 
   g_test_add_func ("/tomo/geometry/parse", test_parse);
   g_test_add_data_func ("/tomo/geometry/cpu/offset-left", &offset_cases[0], test_offset);

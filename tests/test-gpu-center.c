@@ -10,17 +10,9 @@
 #include "tomo-center-gpu.h"
 #include "tomo-gpu-center.h"
 #include "tomo-phantom.h"
+#include "tomo-test-util.h"
 
-static int n_devices;
-
-#define REQUIRE_DEVICE()                                                     \
-  G_STMT_START {                                                             \
-    if (n_devices <= 0)                                                      \
-      {                                                                      \
-        g_test_skip ("no CUDA device: tomo_gpu_get_n_devices() returned 0"); \
-        return;                                                              \
-      }                                                                      \
-  } G_STMT_END
+#define REQUIRE_DEVICE() TOMO_TEST_REQUIRE_GPU ("tomo_gpu_get_n_devices() returned 0")
 
 static double
 ncc_reference (const float *a,
@@ -166,7 +158,6 @@ main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  n_devices = tomo_gpu_get_n_devices ();
 
   g_test_add_func ("/tomo/gpu/center/profile", test_profile);
   g_test_add_func ("/tomo/gpu/center/estimate", test_estimate);

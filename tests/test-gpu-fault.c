@@ -261,8 +261,6 @@ int
 main (int    argc,
       char **argv)
 {
-  int ret;
-
   g_test_init (&argc, &argv, NULL);
   have_gpu = tomo_engine_count_gpus () > 0;
   scan_path = tomo_test_write_phantom (WIDTH, HEIGHT, N_PROJ, 1.5, &tmp_dir);
@@ -273,8 +271,5 @@ main (int    argc,
   g_test_add_func ("/tomo/gpu-fault/launch", test_launch_fault);
   g_test_add_func ("/tomo/gpu-fault/lost", test_lost_device);
   g_test_add_func ("/tomo/gpu-fault/cli-launch", test_cli_launch_fault);
-  ret = g_test_run ();
-
-  tomo_test_remove_scan (scan_path, tmp_dir);
-  return ret;
+  return tomo_test_run_and_remove_scan (scan_path, tmp_dir);
 }

@@ -21,14 +21,8 @@
 #include "tomo-row-prefetch.h"
 #include "tomo-test-util.h"
 
-static gboolean
-need_gpu (void)
-{
-  if (tomo_gpu_get_n_devices () > 0)
-    return TRUE;
-  g_test_skip ("no CUDA device: device preprocessing is tested on the GPU machine");
-  return FALSE;
-}
+/* Why a test skips without a CUDA device. */
+#define NO_GPU "device preprocessing is tested on the GPU machine"
 
 typedef struct
 {
@@ -99,7 +93,7 @@ test_preprocess_case (gconstpointer data)
   g_autoptr(GError) error = NULL;
   double worst = 0.0;
 
-  if (!need_gpu ())
+  if (!tomo_test_need_gpu (NO_GPU))
     return;
   make_rows (c, n_rows, n_proj, width, raw_f, raw_u, flat, dark);
   g_assert_true (tomo_gpu_preprocess_rows (0, c->type,
@@ -145,7 +139,7 @@ test_preprocess_bad_args (void)
   g_autoptr(GError) error = NULL;
   float raw[4] = { 1, 2, 3, 4 }, out[4], flat[2] = { 5, 5 };
 
-  if (!need_gpu ())
+  if (!tomo_test_need_gpu (NO_GPU))
     return;
   g_assert_false (tomo_gpu_preprocess_rows (0, TOMO_GPU_RAW_FLOAT32, raw, 1, 2, 2, flat, NULL,
                                             TRUE, out, NULL, &error));
@@ -289,7 +283,7 @@ test_volume_raw (gconstpointer data)
   TomoReconParams params;
   double worst_gpu = 0, worst_cpu = 0;
 
-  if (!need_gpu ())
+  if (!tomo_test_need_gpu (NO_GPU))
     return;
   dir = g_dir_make_tmp ("tomo-gpu-pre-XXXXXX", &error);
   g_assert_no_error (error);

@@ -30,14 +30,8 @@
 
 static char *scan_dir, *scan_path;
 
-static gboolean
-need_gpu (void)
-{
-  if (tomo_gpu_get_n_devices () > 0)
-    return TRUE;
-  g_test_skip ("no CUDA device: the device path of a row change is tested on the GPU machine");
-  return FALSE;
-}
+/* Why a test skips without a CUDA device. */
+#define NO_GPU "the device path of a row change is tested on the GPU machine"
 
 static TomoEngine *
 engine_for (TomoScan    *scan,
@@ -75,7 +69,7 @@ test_equals_host (gconstpointer data)
   g_autoptr(TomoSlice) a = NULL, b = NULL, c = NULL;
   gsize n;
 
-  if (!need_gpu ())
+  if (!tomo_test_need_gpu (NO_GPU))
     return;
   scan = tomo_test_open_scan (scan_path);
   device = engine_for (scan, TOMO_BACKEND_GPU, TRUE);
@@ -99,12 +93,8 @@ test_equals_host (gconstpointer data)
   g_assert_cmpfloat (tomo_test_rel_l2 (a->data, c->data, n), <=, n_slices == 4 ? 1e-2 : 3e-3);
   /* The dead pixels were there to be counted, and were, the same way. */
   g_assert_cmpuint (a->stats.n_nonpositive, >, (guint64) N * n_slices);
-  g_assert_cmpuint (a->stats.n_values, ==, b->stats.n_values);
-  g_assert_cmpuint (a->stats.n_nonpositive, ==, b->stats.n_nonpositive);
-  g_assert_cmpuint (a->stats.n_nonfinite, ==, b->stats.n_nonfinite);
-  g_assert_cmpuint (a->stats.n_values, ==, c->stats.n_values);
-  g_assert_cmpuint (a->stats.n_nonpositive, ==, c->stats.n_nonpositive);
-  g_assert_cmpuint (a->stats.n_nonfinite, ==, c->stats.n_nonfinite);
+  tomo_test_assert_stats_equal (&a->stats, &b->stats);
+  tomo_test_assert_stats_equal (&a->stats, &c->stats);
 }
 
 /* Row 3 cold, row 5, row 3 again from the raw cache (no file read): bit for
@@ -118,7 +108,7 @@ test_cached_equals_cold (void)
   guint64 reads;
   gsize bytes;
 
-  if (!need_gpu ())
+  if (!tomo_test_need_gpu (NO_GPU))
     return;
   scan = tomo_test_open_scan (scan_path);
   fresh_scan = tomo_test_open_scan (scan_path);
@@ -147,7 +137,7 @@ test_prefetch (void)
   g_autoptr(TomoSlice) first = NULL, second = NULL;
   guint64 reads;
 
-  if (!need_gpu ())
+  if (!tomo_test_need_gpu (NO_GPU))
     return;
   scan = tomo_test_open_scan (scan_path);
   engine = engine_for (scan, TOMO_BACKEND_GPU, TRUE);
@@ -179,7 +169,7 @@ test_errors (void)
   TomoSlice *slice;
   gsize length;
 
-  if (!need_gpu ())
+  if (!tomo_test_need_gpu (NO_GPU))
     return;
   dir = g_dir_make_tmp ("tomo-rowchange-XXXXXX", &error);
   g_assert_no_error (error);
@@ -229,8 +219,6 @@ int
 main (int    argc,
       char **argv)
 {
-  int status;
-
   g_test_init (&argc, &argv, NULL);
   scan_path = tomo_test_write_dead_pixel_scan (W, H, N, 3.37, &scan_dir);
 
@@ -243,7 +231,5 @@ main (int    argc,
   g_test_add_func ("/tomo/gpu/rowchange/cached-equals-cold", test_cached_equals_cold);
   g_test_add_func ("/tomo/gpu/rowchange/prefetch", test_prefetch);
   g_test_add_func ("/tomo/gpu/rowchange/errors", test_errors);
-  status = g_test_run ();
-  tomo_test_remove_scan (scan_path, scan_dir);
-  return status;
+  return tomo_test_run_and_remove_scan (scan_path, scan_dir);
 }

@@ -19,25 +19,16 @@
 
 static int n_devices;
 
-#define REQUIRE_GPU()                                                              \
-  G_STMT_START {                                                                   \
-    if (n_devices == 0)                                                            \
-      {                                                                            \
-        g_test_skip ("no CUDA device: tomo_gpu_get_n_devices() returned 0");       \
-        return;                                                                    \
-      }                                                                            \
-  } G_STMT_END
+#define REQUIRE_GPU() TOMO_TEST_REQUIRE_GPU ("tomo_gpu_get_n_devices() returned 0")
 
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoGpuContext, tomo_gpu_context_free)
+
+/* n values in [0, 2), the same for the same seed. */
 static float *
-random_sinos (guint n,
+random_sinos (guint   n,
               guint32 seed)
 {
-  g_autoptr(GRand) rand = g_rand_new_with_seed (seed);
-  float *s = g_new (float, n);
-
-  for (guint i = 0; i < n; i++)
-    s[i] = (float) g_rand_double_range (rand, 0.0, 2.0);
-  return s;
+  return tomo_test_random_floats (n, seed, 0.0, 2.0);
 }
 
 /* A sinogram with structure (a phantom row) is a fairer check of the filter
@@ -154,7 +145,7 @@ check_filter (TomoFilterType      filter,
   g_autofree float *gpu = g_new (float, n_slices * plane);
   g_autofree double *ref = g_new (double, plane);
   g_autoptr(TomoCpuFbp) fbp = tomo_cpu_fbp_new (width, n_proj, angles, filter, pad, 0);
-  TomoGpuContext *ctx = make_context (width, n_proj, angles, filter, pad);
+  g_autoptr(TomoGpuContext) ctx = make_context (width, n_proj, angles, filter, pad);
 
   /* Noise on top of the phantom: also checks the high frequencies. */
   {
@@ -180,7 +171,6 @@ check_filter (TomoFilterType      filter,
                       tomo_filter_type_to_string (filter), pad, method, s, err);
       g_assert_cmpfloat (err, <=, 1e-5);
     }
-  tomo_gpu_context_free (ctx);
 }
 
 static void
@@ -204,7 +194,7 @@ test_filter_methods_agree (void)
   g_autofree float *sinos = random_sinos (2 * W * N, 99);
   g_autofree float *a = g_new (float, 2 * W * N);
   g_autofree float *b = g_new (float, 2 * W * N);
-  TomoGpuContext *ctx;
+  g_autoptr(TomoGpuContext) ctx = NULL;
 
   REQUIRE_GPU ();
   ctx = make_context (W, N, angles, TOMO_FILTER_SHEPP_LOGAN, TOMO_PAD_EDGE);
@@ -218,7 +208,6 @@ test_filter_methods_agree (void)
   g_assert_cmpfloat (tomo_test_rel_l2 (a, b, 2 * W * N), <=, 1e-6);
   /* And they differ from the input: the filter ran. */
   g_assert_cmpfloat (tomo_test_rel_l2 (a, sinos, 2 * W * N), >, 0.1);
-  tomo_gpu_context_free (ctx);
 }
 
 typedef struct
@@ -243,7 +232,7 @@ test_slice (gconstpointer data)
   g_autoptr(TomoCpuFbp) fbp = NULL;
   TomoGpuBackprojectParams params;
   TomoRoi roi = { 0, 0, W, W };
-  TomoGpuContext *ctx;
+  g_autoptr(TomoGpuContext) ctx = NULL;
   guint slice_counts[] = { 1, 2, 4 };
 
   REQUIRE_GPU ();
@@ -294,7 +283,6 @@ test_slice (gconstpointer data)
           g_assert_cmpfloat (err, <=, tol);
         }
     }
-  tomo_gpu_context_free (ctx);
 }
 
 static void
@@ -308,7 +296,7 @@ test_cached_center (void)
   g_autofree float *b = g_new (float, 2 * W * W);
   g_autofree float *c = g_new (float, 2 * W * W);
   TomoGpuBackprojectParams params;
-  TomoGpuContext *ctx;
+  g_autoptr(TomoGpuContext) ctx = NULL;
   TomoGpuBuffer *buf;
 
   REQUIRE_GPU ();
@@ -342,7 +330,6 @@ test_cached_center (void)
   /* The copied buffer still holds the first result. */
   g_assert_nonnull (tomo_gpu_buffer_get_data (buf));
   tomo_gpu_buffer_free (buf);
-  tomo_gpu_context_free (ctx);
 }
 
 typedef struct
@@ -394,6 +381,24 @@ vol_progress (guint done, guint total, gpointer user_data)
     g_atomic_int_set (vd->cancel, 1);
 }
 
+/* A volume job over vd's sinograms (vol_read, vol_write, vol_progress on
+ * vd) with the filter response `resp` (tomo_filter_padded_width() of the
+ * width) and default back projection parameters; the axis, the rows and
+ * the rest are the caller's to set. */
+static void
+volume_job_init (TomoGpuVolumeJob *job,
+                 VolumeData       *vd,
+                 const double     *angles,
+                 const double     *resp)
+{
+  *job = (TomoGpuVolumeJob) {
+    .width = vd->W, .n_proj = vd->N, .angles = angles,
+    .padded_width = tomo_filter_padded_width (vd->W), .response = resp,
+    .read = vol_read, .write = vol_write, .progress = vol_progress, .user_data = vd,
+  };
+  tomo_gpu_backproject_params_init (&job->bp);
+}
+
 typedef struct
 {
   TomoGpuKernel kernel;
@@ -415,7 +420,7 @@ test_volume (gconstpointer data)
   g_autofree float *one = g_new (float, (gsize) W * W);
   TomoGpuVolumeJob job;
   VolumeData vd = { 0 };
-  TomoGpuContext *ctx;
+  g_autoptr(TomoGpuContext) ctx = NULL;
   double worst = 0.0;
 
   REQUIRE_GPU ();
@@ -430,23 +435,13 @@ test_volume (gconstpointer data)
   vd.next_row = first;
   vd.in_order = TRUE;
 
-  memset (&job, 0, sizeof job);
-  job.width = W;
-  job.n_proj = N;
-  job.angles = angles;
-  job.padded_width = padded;
-  job.response = resp;
-  job.pad_mode = TOMO_PAD_ZERO;
-  tomo_gpu_backproject_params_init (&job.bp);
+  volume_job_init (&job, &vd, angles, resp);
   job.bp.center = (W - 1) / 2.0 + 3.37;
+  job.pad_mode = TOMO_PAD_ZERO;
   job.bp.kernel = vc->kernel;
   job.bp.interp = vc->interp;
   job.row_start = first;
   job.row_end = first + rows;
-  job.read = vol_read;
-  job.write = vol_write;
-  job.progress = vol_progress;
-  job.user_data = &vd;
 
   g_assert_true (tomo_gpu_reconstruct_volume (&job, &error));
   g_assert_no_error (error);
@@ -470,7 +465,6 @@ test_volume (gconstpointer data)
     }
   g_test_message ("volume vs slice by slice: worst rel L2 %.3g", worst);
   g_assert_cmpfloat (worst, <=, vc->tol);
-  tomo_gpu_context_free (ctx);
 }
 
 static void
@@ -498,19 +492,9 @@ test_volume_cancel (void)
   vd.cancel = &cancel;
   vd.cancel_after = 4;
 
-  memset (&job, 0, sizeof job);
-  job.width = W;
-  job.n_proj = N;
-  job.angles = angles;
-  job.padded_width = padded;
-  job.response = resp;
-  tomo_gpu_backproject_params_init (&job.bp);
+  volume_job_init (&job, &vd, angles, resp);
   job.bp.center = (W - 1) / 2.0;
   job.row_end = rows;
-  job.read = vol_read;
-  job.write = vol_write;
-  job.progress = vol_progress;
-  job.user_data = &vd;
   job.cancel = &cancel;
 
   g_assert_false (tomo_gpu_reconstruct_volume (&job, &error));
@@ -532,7 +516,7 @@ test_out_of_memory (void)
   guint padded = tomo_filter_padded_width (W);
   g_autofree double *resp = g_new (double, padded / 2 + 1);
   TomoGpuBackprojectParams params;
-  TomoGpuContext *ctx;
+  g_autoptr(TomoGpuContext) ctx = NULL;
   gboolean ok;
 
   REQUIRE_GPU ();
@@ -567,10 +551,8 @@ test_out_of_memory (void)
     g_assert_true (tomo_gpu_context_backproject (ctx, &params, &error));
     g_assert_true (tomo_gpu_context_download (ctx, out, &error));
     g_assert_no_error (error);
-    for (guint i = 0; i < w * w; i++)
-      g_assert_true (isfinite (out[i]));
+    tomo_test_assert_finite (out, (gsize) w * w);
   }
-  tomo_gpu_context_free (ctx);
 }
 
 static void
@@ -581,7 +563,7 @@ test_invalid (void)
   g_autofree double *angles = tomo_test_half_turn (N);
   g_autofree float *sinos = random_sinos (4 * N * W, 8);
   TomoGpuBackprojectParams params;
-  TomoGpuContext *ctx;
+  g_autoptr(TomoGpuContext) ctx = NULL;
 
   REQUIRE_GPU ();
   ctx = tomo_gpu_context_new (0, &error);
@@ -617,7 +599,6 @@ test_invalid (void)
   g_assert_false (tomo_gpu_context_backproject (ctx, &params, &error));
   g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
   g_clear_error (&error);
-  tomo_gpu_context_free (ctx);
 }
 
 /* Statistics on the device are the host function's on the same values:
@@ -655,7 +636,7 @@ test_stats (void)
   g_autofree float *out = g_new (float, 4 * W * W);
   g_autoptr(GError) error = NULL;
   TomoGpuBackprojectParams params;
-  TomoGpuContext *ctx;
+  g_autoptr(TomoGpuContext) ctx = NULL;
   TomoGpuStats g;
   TomoSliceStats h;
   struct { guint n_slices; guint roi_w, roi_h; int fill; } cases[] = {
@@ -726,7 +707,6 @@ test_stats (void)
           g_assert_cmpuint (h.bins[0], >, h.n_finite * 6 / 10);
         }
     }
-  tomo_gpu_context_free (ctx);
 }
 
 int

@@ -639,8 +639,7 @@ test_nan (Fixture *f, gconstpointer data)
   g_assert_true (tomo_scan_read_sinogram (scan, 1, out, &stats, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (stats.n_nonfinite, ==, 3);
-  for (guint i = 0; i < NP * NW; i++)
-    g_assert_true (isfinite (out[i]));
+  tomo_test_assert_finite (out, NP * NW);
   g_assert_cmpfloat (out[0 * NW + 2], ==, 0.0f);
   /* The good values are untouched. */
   g_assert_cmpfloat (fabs (out[1 * NW + 1] - known_L (1, 1, 1)), <=, 1e-5);
@@ -697,8 +696,7 @@ test_dead_pixel (Fixture *f, gconstpointer data)
   g_assert_true (tomo_scan_read_sinogram (scan, 0, out, &stats, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (stats.n_nonpositive, ==, NP);
-  for (guint i = 0; i < NP * NW; i++)
-    g_assert_true (isfinite (out[i]));
+  tomo_test_assert_finite (out, NP * NW);
   g_assert_cmpfloat (fabs (out[2 * NW + 1] - known_L (2, 0, 1)), <=, 1e-5);
 }
 

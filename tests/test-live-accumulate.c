@@ -13,9 +13,9 @@
 #include "tomo-live-accumulator.h"
 #include "tomo-scan.h"
 #include "test-live-util.h"
+#include "tomo-test-util.h"
 
 static const char *sample_path;
-static gboolean have_gpu;
 
 typedef struct
 {
@@ -277,11 +277,8 @@ static void
 test_put_gpu (Fixture       *f,
               gconstpointer  data)
 {
-  if (!have_gpu)
-    {
-      g_test_skip ("no CUDA device (or built without CUDA)");
-      return;
-    }
+  if (!tomo_test_need_gpu ("the GPU accumulator is tested on the GPU machine"))
+    return;
   /* As test_gpu, plus the preprocessing in float on the device. */
   check_put (f, TOMO_BACKEND_GPU, FALSE, 1e-3);
   check_put (f, TOMO_BACKEND_GPU, TRUE, 1e-3);
@@ -299,11 +296,8 @@ static void
 test_gpu (Fixture       *f,
           gconstpointer  data)
 {
-  if (!have_gpu)
-    {
-      g_test_skip ("no CUDA device (or built without CUDA)");
-      return;
-    }
+  if (!tomo_test_need_gpu ("the GPU accumulator is tested on the GPU machine"))
+    return;
   /* Single-precision trigonometry and the border columns differ from the
    * CPU back projector by a few 1e-5 of the maximum. */
   check_backend (f, TOMO_BACKEND_GPU, 1e-3);
@@ -314,13 +308,7 @@ main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  sample_path = g_getenv ("TOMO_SAMPLE_SCAN");
-  if (sample_path == NULL)
-    {
-      g_printerr ("TOMO_SAMPLE_SCAN must be set (meson test sets it)\n");
-      return 1;
-    }
-  have_gpu = tomo_backend_gpu_count_devices () > 0;
+  sample_path = tomo_test_require_env ("TOMO_SAMPLE_SCAN");
   g_test_add ("/tomo/live/accumulate/cpu", Fixture, NULL, fixture_setup, test_cpu, fixture_teardown);
   g_test_add ("/tomo/live/accumulate/gpu", Fixture, NULL, fixture_setup, test_gpu, fixture_teardown);
   g_test_add ("/tomo/live/accumulate/put-cpu", Fixture, NULL, fixture_setup, test_put_cpu, fixture_teardown);

@@ -124,7 +124,6 @@ file_xz (TomoScan   *file,
 static void
 test_follow (void)
 {
-  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) file = NULL;
   g_autoptr(TomoLiveSender) tx = NULL;
@@ -136,14 +135,9 @@ test_follow (void)
   double mean[3], ix, iy, z;
   gint64 t0;
 
-  if (!have_display)
-    {
-      g_test_skip ("no display (run under xvfb-run)");
-      return;
-    }
-  g_assert_nonnull (sample);
-  file = tomo_scan_open (sample, NULL, &error);
-  g_assert_no_error (error);
+  if (skip_without_display ())
+    return;
+  file = tomo_test_open_scan (tomo_test_require_env ("TOMO_SAMPLE_SCAN"));
   n = tomo_scan_get_n_projections (file);
   proj = read_frames (file, TOMO_FRAME_PROJECTION);
 

@@ -27,16 +27,6 @@
 static const char *sample_path;
 static const char *tomolive;
 
-static TomoScan *
-open_sample (void)
-{
-  g_autoptr(GError) error = NULL;
-  TomoScan *scan = tomo_scan_open (sample_path, NULL, &error);
-
-  g_assert_no_error (error);
-  return scan;
-}
-
 static TomoLiveReceiver *
 receiver_new (TomoLiveProtocol protocol,
               gboolean         reply)
@@ -53,6 +43,19 @@ receiver_new (TomoLiveProtocol protocol,
   rx = tomo_live_receiver_new (&options, &error);
   g_assert_no_error (error);
   return rx;
+}
+
+/* A sender to `rx` in `protocol`, without replies, 10 s timeout. */
+static TomoLiveSender *
+sender_new (TomoLiveReceiver *rx,
+            TomoLiveProtocol  protocol)
+{
+  g_autoptr(GError) error = NULL;
+  TomoLiveSender *tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), protocol, FALSE,
+                                             10000, &error);
+
+  g_assert_no_error (error);
+  return tx;
 }
 
 /* Frames of each kind, row by row, and the angles: identical. */
@@ -185,7 +188,7 @@ static void
 test_round_trip (gconstpointer data)
 {
   const RoundTrip *rt = data;
-  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoScan) file = tomo_test_open_scan (sample_path);
   g_autoptr(TomoLiveReceiver) rx = receiver_new (rt->protocol, rt->request);
   g_autoptr(TomoLiveScan) live = NULL;
   g_autoptr(TomoScan) scan = NULL;
@@ -300,8 +303,7 @@ test_malformed_tomop (void)
   GBytes *good;
   gsize good_size;
 
-  tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 10000, &error);
-  g_assert_no_error (error);
+  tx = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
   f.tx = tx;
   for (guint i = 0; i < 8; i++)
     angles[i] = bad_angles[i] = i * G_PI / 8;
@@ -433,8 +435,7 @@ test_malformed_json (void)
   guint64 sent = 0;
   guint n_good = 0;
 
-  tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_JSON, FALSE, 10000, &error);
-  g_assert_no_error (error);
+  tx = sender_new (rx, TOMO_LIVE_PROTOCOL_JSON);
 
 #define SEND_GOOD() \
   G_STMT_START { \
@@ -489,7 +490,7 @@ test_malformed_json (void)
 static void
 test_flats_after_projections (void)
 {
-  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoScan) file = tomo_test_open_scan (sample_path);
   g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
   g_autoptr(TomoLiveSender) tx = NULL;
   g_autoptr(GError) error = NULL;
@@ -500,8 +501,7 @@ test_flats_after_projections (void)
   guint n[3] = { tomo_scan_get_n_projections (file), tomo_scan_get_n_flats (file), tomo_scan_get_n_darks (file) };
   static const TomoFrameKind order[3] = { TOMO_FRAME_PROJECTION, TOMO_FRAME_DARK, TOMO_FRAME_FLAT };
 
-  tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 10000, &error);
-  g_assert_no_error (error);
+  tx = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
   g_assert_true (tomo_live_sender_send_geometry (tx, h, w, n[0], tomo_scan_get_angles (file), n[2], n[1],
                                                  FALSE, &error));
   for (guint o = 0; o < 3; o++)
@@ -565,7 +565,7 @@ test_flats_after_projections (void)
 static void
 test_second_scan (void)
 {
-  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoScan) file = tomo_test_open_scan (sample_path);
   g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_JSON, FALSE);
   TomoLiveReceiverStats s;
 
@@ -596,7 +596,7 @@ spawn_stream (const char *url,
 static void
 test_sender_restart (void)
 {
-  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoScan) file = tomo_test_open_scan (sample_path);
   g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
   g_autoptr(GSubprocess) first = NULL, second = NULL;
   g_autoptr(GError) error = NULL;
@@ -687,7 +687,7 @@ test_cli (gconstpointer data)
   g_autofree char *bind = g_strdup_printf ("tcp://127.0.0.1:%u", free_port ());
   g_autoptr(GSubprocess) rx = NULL, tx = NULL, ref = NULL;
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoScan) file = tomo_test_open_scan (sample_path);
   g_autoptr(TomoScan) recorded = NULL;
   g_autofree float *a = NULL, *b = NULL;
   guint wa, wb;
@@ -912,7 +912,7 @@ static void
 test_preview (gconstpointer data)
 {
   TomoLiveMode mode = GPOINTER_TO_INT (data);
-  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoScan) file = tomo_test_open_scan (sample_path);
   g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
   g_autoptr(TomoLivePreview) preview = NULL;
   g_autoptr(TomoSlice) want = NULL;
@@ -980,7 +980,7 @@ test_preview_second_rotation (gconstpointer data)
 {
   TomoLiveMode mode = GPOINTER_TO_INT (data) & 0xff;
   gboolean gpu = (GPOINTER_TO_INT (data) & TOMO_LIVE_ON_GPU) != 0;
-  g_autoptr(TomoScan) file = open_sample ();
+  g_autoptr(TomoScan) file = tomo_test_open_scan (sample_path);
   g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
   g_autoptr(TomoLiveSender) tx = NULL;
   g_autoptr(TomoLivePreview) preview = NULL;
@@ -1000,8 +1000,7 @@ test_preview_second_rotation (gconstpointer data)
       return;
     }
   preview = preview_new (rx, gpu, mode, -1);   /* stepped here */
-  tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 10000, &error);
-  g_assert_no_error (error);
+  tx = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
   send_scan_header (tx, file);
   send_projections (tx, file, proj, 0, n, 0);
   {
@@ -1075,8 +1074,7 @@ test_memory_limit (void)
   options.max_memory = 3 * sizeof px + 100;   /* three frames */
   rx = tomo_live_receiver_new (&options, &error);
   g_assert_no_error (error);
-  tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_JSON, FALSE, 10000, &error);
-  g_assert_no_error (error);
+  tx = sender_new (rx, TOMO_LIVE_PROTOCOL_JSON);
   for (guint i = 0; i < 5; i++)
     g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, 100, 100, TOMO_DTYPE_UINT16, px,
                                                 FALSE, 0, &error));
@@ -1127,8 +1125,7 @@ test_gaps (void)
       flat[i] = 1000 + i;
       px[i] = 500;
     }
-  tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_JSON, FALSE, 10000, &error);
-  g_assert_no_error (error);
+  tx = sender_new (rx, TOMO_LIVE_PROTOCOL_JSON);
   g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_FLAT, 0, 4, 6, TOMO_DTYPE_UINT16, flat, FALSE, 0, &error));
   for (guint i = 0; i < 10; i++)
     if (i != 4 && i != 7)
@@ -1168,13 +1165,8 @@ main (int    argc,
   };
 
   g_test_init (&argc, &argv, NULL);
-  sample_path = g_getenv ("TOMO_SAMPLE_SCAN");
-  tomolive = g_getenv ("TOMOLIVE");
-  if (sample_path == NULL || tomolive == NULL)
-    {
-      g_printerr ("TOMO_SAMPLE_SCAN and TOMOLIVE must be set (meson test sets them)\n");
-      return 1;
-    }
+  sample_path = tomo_test_require_env ("TOMO_SAMPLE_SCAN");
+  tomolive = tomo_test_require_env ("TOMOLIVE");
 
   for (guint i = 0; i < G_N_ELEMENTS (trips); i++)
     g_test_add_data_func (trip_names[i], &trips[i], test_round_trip);

@@ -6,14 +6,7 @@
 #include <glib.h>
 
 #include "tomo-preprocess.h"
-
-static void
-assert_all_finite (const float *v,
-                   gsize        n)
-{
-  for (gsize i = 0; i < n; i++)
-    g_assert_true (isfinite (v[i]));
-}
+#include "tomo-test-util.h"
 
 static void
 test_formula (void)
@@ -103,7 +96,7 @@ test_clamp (void)
   TomoPreprocessStats stats = { 0, };
 
   tomo_preprocess_row (raw, 1, 2, &(TomoFlatField) { flat, dark, TRUE }, out, &stats);
-  assert_all_finite (out, 2);
+  tomo_test_assert_finite (out, 2);
   g_assert_cmpuint (stats.n_nonpositive, ==, 2);
   g_assert_cmpuint (stats.n_nonfinite, ==, 0);
   /* Raw below dark means "nothing came through": strong attenuation. */
@@ -114,7 +107,7 @@ test_clamp (void)
     const float norm[] = { -0.5f, 0.0f };
     TomoPreprocessStats s2 = { 0, };
     tomo_preprocess_row (norm, 1, 2, &(TomoFlatField) { NULL, NULL, TRUE }, out, &s2);
-    assert_all_finite (out, 2);
+    tomo_test_assert_finite (out, 2);
     g_assert_cmpuint (s2.n_nonpositive, ==, 2);
   }
 }
@@ -129,7 +122,7 @@ test_nonfinite (void)
   TomoPreprocessStats stats = { 0, };
 
   tomo_preprocess_row (raw, 1, 6, &(TomoFlatField) { flat, dark, TRUE }, out, &stats);
-  assert_all_finite (out, 6);
+  tomo_test_assert_finite (out, 6);
   /* Non-finite inputs give 0. */
   g_assert_cmpfloat (out[0], ==, 0.0f);
   g_assert_cmpfloat (out[1], ==, 0.0f);

@@ -76,6 +76,7 @@ typedef struct
 {
   char *dir;
   char *path;
+  TomoScan *scan;   /* the file at path, opened with the default options */
 } Fixture;
 
 static void
@@ -87,16 +88,15 @@ fixture_set_up (Fixture       *f,
   f->dir = g_dir_make_tmp ("tomo-raw-rows-XXXXXX", &error);
   g_assert_no_error (error);
   f->path = write_scan (f->dir, GPOINTER_TO_UINT (data), FALSE);
+  f->scan = tomo_test_open_scan (f->path);
 }
 
 static void
 fixture_tear_down (Fixture       *f,
                    gconstpointer  data)
 {
-  g_unlink (f->path);
-  g_rmdir (f->dir);
-  g_free (f->path);
-  g_free (f->dir);
+  g_clear_object (&f->scan);
+  tomo_test_remove_scan (f->path, f->dir);
 }
 
 /* Every row of the cache equals the scan's own raw read, bit for bit. */
@@ -116,9 +116,7 @@ assert_row_equals_scan (TomoScan   *reference,
   g_assert_cmpmem (row->data, row->n_bytes, raw, sizeof (guint16) * N * W);
   g_assert_cmpmem (row->flat, sizeof flat, flat, sizeof flat);
   g_assert_cmpmem (row->dark, sizeof dark, dark, sizeof dark);
-  g_assert_cmpuint (row->stats.n_values, ==, stats.n_values);
-  g_assert_cmpuint (row->stats.n_nonpositive, ==, stats.n_nonpositive);
-  g_assert_cmpuint (row->stats.n_nonfinite, ==, stats.n_nonfinite);
+  tomo_test_assert_stats_equal (&row->stats, &stats);
 }
 
 /* Chunks 4 rows high: a miss on row 5 reads rows 4–7 in one slab; 4, 6
@@ -128,12 +126,11 @@ test_slab (Fixture       *f,
            gconstpointer  data)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_test_open_scan (f->path);
   g_autoptr(TomoScan) reference = tomo_test_open_scan (f->path);
-  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (scan, 0);
+  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (f->scan, 0);
   guint64 hits, read, slabs;
 
-  g_assert_cmpuint (_tomo_scan_get_chunk_rows (scan), ==, 4);
+  g_assert_cmpuint (_tomo_scan_get_chunk_rows (f->scan), ==, 4);
   g_assert_cmpuint (tomo_raw_rows_get_slab_rows (rows), ==, 4);
   for (guint r = 4; r < 8; r++)
     {
@@ -143,7 +140,7 @@ test_slab (Fixture       *f,
       g_assert_nonnull (row);
       assert_row_equals_scan (reference, row);
       /* One slab read, four rows of the file. */
-      g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, 4);
+      g_assert_cmpuint (_tomo_scan_get_n_row_reads (f->scan), ==, 4);
     }
   tomo_raw_rows_get_counts (rows, &hits, &read, &slabs);
   g_assert_cmpuint (hits, ==, 3);
@@ -159,7 +156,7 @@ test_slab (Fixture       *f,
     g_assert_no_error (error);
     assert_row_equals_scan (reference, row);
     g_assert_true (tomo_raw_rows_contains (rows, 8));
-    g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, 8);
+    g_assert_cmpuint (_tomo_scan_get_n_row_reads (f->scan), ==, 8);
   }
 }
 
@@ -195,8 +192,7 @@ test_limit (Fixture       *f,
             gconstpointer  data)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_test_open_scan (f->path);
-  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (scan, 5 * sizeof (guint16) * N * W);
+  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (f->scan, 5 * sizeof (guint16) * N * W);
 
   g_assert_cmpuint (tomo_raw_rows_get_slab_rows (rows), ==, 1);
   for (guint r = 0; r < 6; r++)
@@ -224,8 +220,7 @@ test_prefetch (Fixture       *f,
                gconstpointer  data)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_test_open_scan (f->path);
-  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (scan, 0);
+  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (f->scan, 0);
   TomoScrubPrefetch *prefetch = tomo_scrub_prefetch_new ();
   g_autoptr(TomoRawRow) row = tomo_raw_rows_get (rows, 1, &error);
 
@@ -236,14 +231,14 @@ test_prefetch (Fixture       *f,
   for (guint r = 0; r <= 5; r++)
     g_assert_true (tomo_raw_rows_contains (rows, r));
   g_assert_false (tomo_raw_rows_contains (rows, 6));
-  g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, 6);
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (f->scan), ==, 6);
   /* One row further: rows held are passed over, not a reason to stop;
    * only row 6 is new. */
   tomo_scrub_prefetch_aim_raw (prefetch, rows, 2, +1, 4, 2);
   tomo_scrub_prefetch_wait_idle (prefetch);
   g_assert_cmpuint (tomo_scrub_prefetch_get_n_read (prefetch), ==, 6);
   g_assert_true (tomo_raw_rows_contains (rows, 6));
-  g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, 7);
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (f->scan), ==, 7);
   tomo_scrub_prefetch_free (prefetch);
 }
 
@@ -254,8 +249,7 @@ test_errors (Fixture       *f,
              gconstpointer  data)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_test_open_scan (f->path);
-  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (scan, 0);
+  g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (f->scan, 0);
   g_autoptr(TomoRawRow) kept = NULL;
   TomoRawRow *row;
 

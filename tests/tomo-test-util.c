@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -116,6 +117,16 @@ tomo_test_remove_scan (char *path,
   g_free (dir);
 }
 
+int
+tomo_test_run_and_remove_scan (char *path,
+                               char *dir)
+{
+  int status = g_test_run ();
+
+  tomo_test_remove_scan (path, dir);
+  return status;
+}
+
 TomoScan *
 tomo_test_open_scan (const char *path)
 {
@@ -136,11 +147,10 @@ tomo_test_volume_init (TomoTestVolume *v,
                        guint           width,
                        guint           height)
 {
-  memset (v, 0, sizeof *v);
-  v->next_row = first_row;
-  v->width = width;
-  v->height = height;
-  v->slices = g_ptr_array_new_with_free_func (g_free);
+  *v = (TomoTestVolume) {
+    .next_row = first_row, .width = width, .height = height,
+    .slices = g_ptr_array_new_with_free_func (g_free),
+  };
 }
 
 void
@@ -376,4 +386,60 @@ tomo_test_count_entries (const char *dir)
   while (d != NULL && g_dir_read_name (d) != NULL)
     n++;
   return n;
+}
+
+gboolean
+tomo_test_need_gpu (const char *why)
+{
+  g_autofree char *reason = NULL;
+
+  if (tomo_engine_count_gpus () > 0)
+    return TRUE;
+  reason = g_strconcat ("no CUDA device: ", why, NULL);
+  g_test_skip (reason);
+  return FALSE;
+}
+
+float *
+tomo_test_random_floats (gsize   n,
+                         guint32 seed,
+                         double  lo,
+                         double  hi)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed (seed);
+  float *v = g_new (float, n);
+
+  for (gsize i = 0; i < n; i++)
+    v[i] = (float) g_rand_double_range (rand, lo, hi);
+  return v;
+}
+
+void
+tomo_test_assert_finite (const float *v,
+                         gsize        n)
+{
+  for (gsize i = 0; i < n; i++)
+    g_assert_true (isfinite (v[i]));
+}
+
+void
+tomo_test_assert_stats_equal (const TomoPreprocessStats *a,
+                              const TomoPreprocessStats *b)
+{
+  g_assert_cmpuint (a->n_values, ==, b->n_values);
+  g_assert_cmpuint (a->n_nonpositive, ==, b->n_nonpositive);
+  g_assert_cmpuint (a->n_nonfinite, ==, b->n_nonfinite);
+}
+
+const char *
+tomo_test_require_env (const char *name)
+{
+  const char *value = g_getenv (name);
+
+  if (value == NULL)
+    {
+      g_printerr ("%s must be set (meson test sets it)\n", name);
+      exit (1);
+    }
+  return value;
 }

@@ -9,6 +9,7 @@
 
 #include "tomo-phantom.h"
 #include "tomo-engine.h"
+#include "tomo-preprocess.h"
 #include "tomo-scan.h"
 
 G_BEGIN_DECLS
@@ -91,6 +92,11 @@ void      tomo_test_phantom_params (TomoPhantomParams *p,
                                     guint              n_proj);
 /* n angles evenly spaced over [0, π), endpoint excluded. */
 double   *tomo_test_half_turn     (guint   n);
+/* n floats drawn uniformly from [lo, hi) by a GRand seeded with `seed`. */
+float    *tomo_test_random_floats (gsize   n,
+                                   guint32 seed,
+                                   double  lo,
+                                   double  hi);
 /* A noiseless phantom scan of width × height × n_proj (axis at
  * (width − 1)/2 + center_offset, attenuation up to 4/width) written to a new
  * temporary folder, *dir; returns the file's path.  tomo_test_remove_scan()
@@ -110,6 +116,10 @@ char     *tomo_test_write_dead_pixel_scan (guint   width,
                                            char  **dir);
 void      tomo_test_remove_scan   (char   *path,
                                    char   *dir);
+/* For main(): g_test_run(), then tomo_test_remove_scan (path, dir);
+ * returns g_test_run()'s status. */
+int       tomo_test_run_and_remove_scan (char *path,
+                                         char *dir);
 /* Opens a scan with the default options; the test fails if it cannot. */
 TomoScan *tomo_test_open_scan     (const char *path);
 /* ‖a − b‖₂ / ‖b‖₂ over n values (‖a − b‖₂ when b is all zero); every value
@@ -146,6 +156,24 @@ double    tomo_test_disc_mean     (const float *img,
 /* Entries in folder `dir` (0 when it cannot be read). */
 guint tomo_test_count_entries (const char *dir);
 
+/* For main(): the value of environment variable `name`, which meson test
+ * sets; where it is not set, the program says so and exits with status 1. */
+const char *tomo_test_require_env (const char *name);
+
+/* TRUE where a CUDA device is present; otherwise the test skips with
+ * "no CUDA device: " and `why`, and FALSE. */
+gboolean  tomo_test_need_gpu      (const char *why);
+/* In a test function returning void: returns where tomo_test_need_gpu()
+ * skips the test. */
+#define TOMO_TEST_REQUIRE_GPU(why) \
+  G_STMT_START { if (!tomo_test_need_gpu (why)) return; } G_STMT_END
+/* Every one of the n values is finite. */
+void      tomo_test_assert_finite (const float *v,
+                                   gsize        n);
+/* The same counts of values, clamped and replaced values. */
+void      tomo_test_assert_stats_equal (const TomoPreprocessStats *a,
+                                        const TomoPreprocessStats *b);
+
 G_END_DECLS
 
 #include <hdf5.h>
@@ -162,8 +190,5 @@ void tomo_test_h5_write (hid_t          file,
                          const hsize_t *chunk,
                          hid_t          mem_type,
                          const void    *data);
-
-/* Entries in folder `dir` (0 when it cannot be read). */
-guint tomo_test_count_entries (const char *dir);
 
 G_END_DECLS

@@ -233,6 +233,38 @@ half_to_float (guint16 h)
   return sign ? -v : v;
 }
 
+/* load16/32/64: 2, 4 or 8 bytes at any alignment, byte-swapped on request. */
+#define DEFINE_LOAD(bits)                                               \
+  static inline guint##bits                                             \
+  load##bits (const guint8 *p, gboolean swap)                           \
+  {                                                                     \
+    guint##bits v;                                                      \
+    memcpy (&v, p, sizeof v);                                           \
+    return swap ? GUINT##bits##_SWAP_LE_BE (v) : v;                     \
+  }
+DEFINE_LOAD (16)
+DEFINE_LOAD (32)
+DEFINE_LOAD (64)
+#undef DEFINE_LOAD
+
+static inline float
+float_of_bits (guint32 v)
+{
+  float f;
+
+  memcpy (&f, &v, sizeof f);
+  return f;
+}
+
+static inline double
+double_of_bits (guint64 v)
+{
+  double d;
+
+  memcpy (&d, &v, sizeof d);
+  return d;
+}
+
 void
 _tomo_convert_to_float (const void *src,
                         TomoDType   dtype,
@@ -242,92 +274,23 @@ _tomo_convert_to_float (const void *src,
 {
   const guint8 *s = src;
 
+  /* A loop per type, the switch outside it: element i is at s + size × i. */
+#define CONVERT(value) for (gsize i = 0; i < n; i++) out[i] = (value); break
   switch (dtype)
     {
-    case TOMO_DTYPE_UINT8:
-      for (gsize i = 0; i < n; i++)
-        out[i] = s[i];
-      break;
-
-    case TOMO_DTYPE_UINT16:
-      for (gsize i = 0; i < n; i++)
-        {
-          guint16 v;
-          memcpy (&v, s + 2 * i, 2);
-          out[i] = swap ? GUINT16_SWAP_LE_BE (v) : v;
-        }
-      break;
-
-    case TOMO_DTYPE_UINT32:
-      for (gsize i = 0; i < n; i++)
-        {
-          guint32 v;
-          memcpy (&v, s + 4 * i, 4);
-          out[i] = swap ? GUINT32_SWAP_LE_BE (v) : v;
-        }
-      break;
-
-    case TOMO_DTYPE_FLOAT32:
-      for (gsize i = 0; i < n; i++)
-        {
-          guint32 v;
-          float f;
-          memcpy (&v, s + 4 * i, 4);
-          if (swap)
-            v = GUINT32_SWAP_LE_BE (v);
-          memcpy (&f, &v, 4);
-          out[i] = f;
-        }
-      break;
-
-    case TOMO_DTYPE_FLOAT64:
-      for (gsize i = 0; i < n; i++)
-        {
-          guint64 v;
-          double d;
-          memcpy (&v, s + 8 * i, 8);
-          if (swap)
-            v = GUINT64_SWAP_LE_BE (v);
-          memcpy (&d, &v, 8);
-          out[i] = (float) d;
-        }
-      break;
-
-    case TOMO_DTYPE_INT8:
-      for (gsize i = 0; i < n; i++)
-        out[i] = (gint8) s[i];
-      break;
-
-    case TOMO_DTYPE_INT16:
-      for (gsize i = 0; i < n; i++)
-        {
-          guint16 v;
-          memcpy (&v, s + 2 * i, 2);
-          out[i] = (gint16) (swap ? GUINT16_SWAP_LE_BE (v) : v);
-        }
-      break;
-
-    case TOMO_DTYPE_INT32:
-      for (gsize i = 0; i < n; i++)
-        {
-          guint32 v;
-          memcpy (&v, s + 4 * i, 4);
-          out[i] = (gint32) (swap ? GUINT32_SWAP_LE_BE (v) : v);
-        }
-      break;
-
-    case TOMO_DTYPE_FLOAT16:
-      for (gsize i = 0; i < n; i++)
-        {
-          guint16 v;
-          memcpy (&v, s + 2 * i, 2);
-          out[i] = half_to_float (swap ? GUINT16_SWAP_LE_BE (v) : v);
-        }
-      break;
-
+    case TOMO_DTYPE_UINT8:   CONVERT (s[i]);
+    case TOMO_DTYPE_UINT16:  CONVERT (load16 (s + 2 * i, swap));
+    case TOMO_DTYPE_UINT32:  CONVERT (load32 (s + 4 * i, swap));
+    case TOMO_DTYPE_FLOAT32: CONVERT (float_of_bits (load32 (s + 4 * i, swap)));
+    case TOMO_DTYPE_FLOAT64: CONVERT ((float) double_of_bits (load64 (s + 8 * i, swap)));
+    case TOMO_DTYPE_INT8:    CONVERT ((gint8) s[i]);
+    case TOMO_DTYPE_INT16:   CONVERT ((gint16) load16 (s + 2 * i, swap));
+    case TOMO_DTYPE_INT32:   CONVERT ((gint32) load32 (s + 4 * i, swap));
+    case TOMO_DTYPE_FLOAT16: CONVERT (half_to_float (load16 (s + 2 * i, swap)));
     default:
       g_assert_not_reached ();
     }
+#undef CONVERT
 }
 
 double *

@@ -14,6 +14,7 @@
 #include "tomo-error.h"
 #include "tomo-memory.h"
 #include "tomo-scan-private.h"
+#include "tomo-types.h"
 
 #define DEFAULT_CACHE_BYTES ((gsize) 256 * 1024 * 1024)
 
@@ -147,7 +148,7 @@ tomo_scan_format_from_string (const char     *name,
   return FALSE;
 }
 
-static const char *dtype_names[] = {
+static const char *const dtype_names[] = {
   [TOMO_DTYPE_UINT8] = "uint8",
   [TOMO_DTYPE_UINT16] = "uint16",
   [TOMO_DTYPE_UINT32] = "uint32",
@@ -171,15 +172,16 @@ tomo_dtype_from_string (const char *name,
     { "double", TOMO_DTYPE_FLOAT64 },
   };
 
+  guint i;
+
   g_return_val_if_fail (dtype != NULL, FALSE);
 
-  for (guint i = 0; name != NULL && i < G_N_ELEMENTS (dtype_names); i++)
-    if (g_ascii_strcasecmp (name, dtype_names[i]) == 0)
-      {
-        *dtype = i;
-        return TRUE;
-      }
-  for (guint i = 0; name != NULL && i < G_N_ELEMENTS (aliases); i++)
+  if (_tomo_name_lookup (dtype_names, G_N_ELEMENTS (dtype_names), name, &i))
+    {
+      *dtype = i;
+      return TRUE;
+    }
+  for (i = 0; name != NULL && i < G_N_ELEMENTS (aliases); i++)
     if (g_ascii_strcasecmp (name, aliases[i].alias) == 0)
       {
         *dtype = aliases[i].dtype;
@@ -195,9 +197,7 @@ tomo_dtype_from_string (const char *name,
 const char *
 tomo_dtype_to_string (TomoDType dtype)
 {
-  if ((guint) dtype < G_N_ELEMENTS (dtype_names))
-    return dtype_names[dtype];
-  return "unknown";
+  return _tomo_name_of (dtype_names, G_N_ELEMENTS (dtype_names), dtype);
 }
 
 gsize

@@ -91,12 +91,13 @@ tomo_filter_type_from_string (const char     *name,
                               TomoFilterType *type,
                               GError        **error)
 {
-  for (guint i = 0; i < TOMO_N_FILTERS; i++)
-    if (g_ascii_strcasecmp (name, filter_names[i]) == 0)
-      {
-        *type = i;
-        return TRUE;
-      }
+  guint i;
+
+  if (_tomo_name_lookup (filter_names, TOMO_N_FILTERS, name, &i))
+    {
+      *type = i;
+      return TRUE;
+    }
   /* Common spellings from other packages. */
   if (g_ascii_strcasecmp (name, "ramlak") == 0 || g_ascii_strcasecmp (name, "ramp") == 0)
     {
@@ -169,4 +170,27 @@ tomo_backend_from_string (const char  *name,
   g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
                "Unknown backend “%s” (known: auto, cpu, gpu)", name);
   return FALSE;
+}
+
+gboolean
+_tomo_name_lookup (const char *const *names,
+                   guint              n,
+                   const char        *name,
+                   guint             *index)
+{
+  for (guint i = 0; name != NULL && i < n; i++)
+    if (names[i] != NULL && g_ascii_strcasecmp (name, names[i]) == 0)
+      {
+        *index = i;
+        return TRUE;
+      }
+  return FALSE;
+}
+
+const char *
+_tomo_name_of (const char *const *names,
+               guint              n,
+               guint              value)
+{
+  return value < n && names[value] != NULL ? names[value] : "unknown";
 }

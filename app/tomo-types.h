@@ -82,4 +82,15 @@ gboolean    tomo_backend_from_string     (const char  *name,
                                           TomoBackend *backend,
                                           GError     **error);
 
+/* Name tables of enums (internal): the index of `name` among names[0 … n)
+ * (case-insensitive; a NULL name or entry matches nothing), FALSE when it is
+ * none; and names[value], "unknown" out of range or for a NULL entry. */
+gboolean    _tomo_name_lookup (const char *const *names,
+                               guint              n,
+                               const char        *name,
+                               guint             *index);
+const char *_tomo_name_of     (const char *const *names,
+                               guint              n,
+                               guint              value);
+
 G_END_DECLS

@@ -38,33 +38,21 @@ typedef struct
 } TiffLoader;
 
 /* libtiff's global handlers print to stderr; per-file handlers let us put
- * its message into the GError instead. */
+ * its message into the GError instead.  One handler for both: its user data
+ * is the slot (errors->message, errors->warning) that keeps the first
+ * message.  A warning is kept in case no error follows: a failed read then
+ * has a reason. */
 static int
-tiff_error_handler (TIFF       *tif,
-                    void       *user_data,
-                    const char *module,
-                    const char *fmt,
-                    va_list     ap)
+tiff_keep_first_handler (TIFF       *tif,
+                         void       *user_data,
+                         const char *module,
+                         const char *fmt,
+                         va_list     ap)
 {
-  TomoTiffErrors *errors = user_data;
+  char **slot = user_data;
 
-  if (errors->message == NULL)
-    errors->message = g_strdup_vprintf (fmt, ap);
-  return 1;
-}
-
-static int
-tiff_warning_handler (TIFF       *tif,
-                      void       *user_data,
-                      const char *module,
-                      const char *fmt,
-                      va_list     ap)
-{
-  TomoTiffErrors *errors = user_data;
-
-  /* Kept in case no error follows: a failed read then has a reason. */
-  if (errors->warning == NULL)
-    errors->warning = g_strdup_vprintf (fmt, ap);
+  if (*slot == NULL)
+    *slot = g_strdup_vprintf (fmt, ap);
   return 1;
 }
 
@@ -76,8 +64,8 @@ _tomo_tiff_open (const char     *path,
   TIFFOpenOptions *opts = TIFFOpenOptionsAlloc ();
   TIFF *tif;
 
-  TIFFOpenOptionsSetErrorHandlerExtR (opts, tiff_error_handler, errors);
-  TIFFOpenOptionsSetWarningHandlerExtR (opts, tiff_warning_handler, errors);
+  TIFFOpenOptionsSetErrorHandlerExtR (opts, tiff_keep_first_handler, &errors->message);
+  TIFFOpenOptionsSetWarningHandlerExtR (opts, tiff_keep_first_handler, &errors->warning);
   tif = TIFFOpenExt (path, mode, opts);
   TIFFOpenOptionsFree (opts);
   return tif;
@@ -105,6 +93,24 @@ _tomo_tiff_errors_clear (TomoTiffErrors *errors)
   g_clear_pointer (&errors->last, g_free);
 }
 
+/* The sample formats a page may have, as TomoDType. */
+static const struct
+{
+  guint16   format;
+  guint16   bits;
+  TomoDType dtype;
+} tiff_dtypes[] = {
+  { SAMPLEFORMAT_UINT, 8, TOMO_DTYPE_UINT8 },
+  { SAMPLEFORMAT_UINT, 16, TOMO_DTYPE_UINT16 },
+  { SAMPLEFORMAT_UINT, 32, TOMO_DTYPE_UINT32 },
+  { SAMPLEFORMAT_IEEEFP, 16, TOMO_DTYPE_FLOAT16 },
+  { SAMPLEFORMAT_IEEEFP, 32, TOMO_DTYPE_FLOAT32 },
+  { SAMPLEFORMAT_IEEEFP, 64, TOMO_DTYPE_FLOAT64 },
+  { SAMPLEFORMAT_INT, 8, TOMO_DTYPE_INT8 },
+  { SAMPLEFORMAT_INT, 16, TOMO_DTYPE_INT16 },
+  { SAMPLEFORMAT_INT, 32, TOMO_DTYPE_INT32 },
+};
+
 gboolean
 _tomo_tiff_page_info (TIFF          *tif,
                       const char    *path,
@@ -113,7 +119,7 @@ _tomo_tiff_page_info (TIFF          *tif,
                       GError       **error)
 {
   guint32 w = 0, h = 0;
-  guint16 bps = 1, fmt = SAMPLEFORMAT_UINT, spp = 1;
+  guint16 bps = 1, fmt = SAMPLEFORMAT_UINT, spp = 1, kind;
 
   TIFFGetField (tif, TIFFTAG_IMAGEWIDTH, &w);
   TIFFGetField (tif, TIFFTAG_IMAGELENGTH, &h);
@@ -138,34 +144,19 @@ _tomo_tiff_page_info (TIFF          *tif,
       return FALSE;
     }
 
-  if ((fmt == SAMPLEFORMAT_UINT || fmt == SAMPLEFORMAT_VOID) && bps == 8)
-    info->dtype = TOMO_DTYPE_UINT8;
-  else if ((fmt == SAMPLEFORMAT_UINT || fmt == SAMPLEFORMAT_VOID) && bps == 16)
-    info->dtype = TOMO_DTYPE_UINT16;
-  else if ((fmt == SAMPLEFORMAT_UINT || fmt == SAMPLEFORMAT_VOID) && bps == 32)
-    info->dtype = TOMO_DTYPE_UINT32;
-  else if (fmt == SAMPLEFORMAT_IEEEFP && bps == 32)
-    info->dtype = TOMO_DTYPE_FLOAT32;
-  else if (fmt == SAMPLEFORMAT_IEEEFP && bps == 64)
-    info->dtype = TOMO_DTYPE_FLOAT64;
-  else if (fmt == SAMPLEFORMAT_IEEEFP && bps == 16)
-    info->dtype = TOMO_DTYPE_FLOAT16;
-  else if (fmt == SAMPLEFORMAT_INT && bps == 8)
-    info->dtype = TOMO_DTYPE_INT8;
-  else if (fmt == SAMPLEFORMAT_INT && bps == 16)
-    info->dtype = TOMO_DTYPE_INT16;
-  else if (fmt == SAMPLEFORMAT_INT && bps == 32)
-    info->dtype = TOMO_DTYPE_INT32;
-  else
-    {
-      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
-                   "TIFF %s, page %u: unsupported sample format (%u-bit, format %u); "
-                   "expected 8/16/32-bit integers or 16/32/64-bit floats",
-                   path, page, bps, fmt);
-      return FALSE;
-    }
-
-  return TRUE;
+  /* Untyped samples read as unsigned. */
+  kind = fmt == SAMPLEFORMAT_VOID ? SAMPLEFORMAT_UINT : fmt;
+  for (guint i = 0; i < G_N_ELEMENTS (tiff_dtypes); i++)
+    if (tiff_dtypes[i].format == kind && tiff_dtypes[i].bits == bps)
+      {
+        info->dtype = tiff_dtypes[i].dtype;
+        return TRUE;
+      }
+  g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+               "TIFF %s, page %u: unsupported sample format (%u-bit, format %u); "
+               "expected 8/16/32-bit integers or 16/32/64-bit floats",
+               path, page, bps, fmt);
+  return FALSE;
 }
 
 static gboolean

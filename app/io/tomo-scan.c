@@ -14,6 +14,7 @@
 #include "tomo-error.h"
 #include "tomo-memory.h"
 #include "tomo-scan-private.h"
+#include "tomo-types.h"
 
 #define DEFAULT_CACHE_BYTES ((gsize) 256 * 1024 * 1024)
 
@@ -147,7 +148,7 @@ tomo_scan_format_from_string (const char     *name,
   return FALSE;
 }
 
-static const char *dtype_names[] = {
+static const char *const dtype_names[] = {
   [TOMO_DTYPE_UINT8] = "uint8",
   [TOMO_DTYPE_UINT16] = "uint16",
   [TOMO_DTYPE_UINT32] = "uint32",
@@ -171,15 +172,16 @@ tomo_dtype_from_string (const char *name,
     { "double", TOMO_DTYPE_FLOAT64 },
   };
 
+  guint i;
+
   g_return_val_if_fail (dtype != NULL, FALSE);
 
-  for (guint i = 0; name != NULL && i < G_N_ELEMENTS (dtype_names); i++)
-    if (g_ascii_strcasecmp (name, dtype_names[i]) == 0)
-      {
-        *dtype = i;
-        return TRUE;
-      }
-  for (guint i = 0; name != NULL && i < G_N_ELEMENTS (aliases); i++)
+  if (_tomo_name_lookup (dtype_names, G_N_ELEMENTS (dtype_names), name, &i))
+    {
+      *dtype = i;
+      return TRUE;
+    }
+  for (i = 0; name != NULL && i < G_N_ELEMENTS (aliases); i++)
     if (g_ascii_strcasecmp (name, aliases[i].alias) == 0)
       {
         *dtype = aliases[i].dtype;
@@ -195,9 +197,7 @@ tomo_dtype_from_string (const char *name,
 const char *
 tomo_dtype_to_string (TomoDType dtype)
 {
-  if ((guint) dtype < G_N_ELEMENTS (dtype_names))
-    return dtype_names[dtype];
-  return "unknown";
+  return _tomo_name_of (dtype_names, G_N_ELEMENTS (dtype_names), dtype);
 }
 
 gsize
@@ -233,6 +233,38 @@ half_to_float (guint16 h)
   return sign ? -v : v;
 }
 
+/* load16/32/64: 2, 4 or 8 bytes at any alignment, byte-swapped on request. */
+#define DEFINE_LOAD(bits)                                               \
+  static inline guint##bits                                             \
+  load##bits (const guint8 *p, gboolean swap)                           \
+  {                                                                     \
+    guint##bits v;                                                      \
+    memcpy (&v, p, sizeof v);                                           \
+    return swap ? GUINT##bits##_SWAP_LE_BE (v) : v;                     \
+  }
+DEFINE_LOAD (16)
+DEFINE_LOAD (32)
+DEFINE_LOAD (64)
+#undef DEFINE_LOAD
+
+static inline float
+float_of_bits (guint32 v)
+{
+  float f;
+
+  memcpy (&f, &v, sizeof f);
+  return f;
+}
+
+static inline double
+double_of_bits (guint64 v)
+{
+  double d;
+
+  memcpy (&d, &v, sizeof d);
+  return d;
+}
+
 void
 _tomo_convert_to_float (const void *src,
                         TomoDType   dtype,
@@ -242,92 +274,23 @@ _tomo_convert_to_float (const void *src,
 {
   const guint8 *s = src;
 
+  /* A loop per type, the switch outside it: element i is at s + size × i. */
+#define CONVERT(value) for (gsize i = 0; i < n; i++) out[i] = (value); break
   switch (dtype)
     {
-    case TOMO_DTYPE_UINT8:
-      for (gsize i = 0; i < n; i++)
-        out[i] = s[i];
-      break;
-
-    case TOMO_DTYPE_UINT16:
-      for (gsize i = 0; i < n; i++)
-        {
-          guint16 v;
-          memcpy (&v, s + 2 * i, 2);
-          out[i] = swap ? GUINT16_SWAP_LE_BE (v) : v;
-        }
-      break;
-
-    case TOMO_DTYPE_UINT32:
-      for (gsize i = 0; i < n; i++)
-        {
-          guint32 v;
-          memcpy (&v, s + 4 * i, 4);
-          out[i] = swap ? GUINT32_SWAP_LE_BE (v) : v;
-        }
-      break;
-
-    case TOMO_DTYPE_FLOAT32:
-      for (gsize i = 0; i < n; i++)
-        {
-          guint32 v;
-          float f;
-          memcpy (&v, s + 4 * i, 4);
-          if (swap)
-            v = GUINT32_SWAP_LE_BE (v);
-          memcpy (&f, &v, 4);
-          out[i] = f;
-        }
-      break;
-
-    case TOMO_DTYPE_FLOAT64:
-      for (gsize i = 0; i < n; i++)
-        {
-          guint64 v;
-          double d;
-          memcpy (&v, s + 8 * i, 8);
-          if (swap)
-            v = GUINT64_SWAP_LE_BE (v);
-          memcpy (&d, &v, 8);
-          out[i] = (float) d;
-        }
-      break;
-
-    case TOMO_DTYPE_INT8:
-      for (gsize i = 0; i < n; i++)
-        out[i] = (gint8) s[i];
-      break;
-
-    case TOMO_DTYPE_INT16:
-      for (gsize i = 0; i < n; i++)
-        {
-          guint16 v;
-          memcpy (&v, s + 2 * i, 2);
-          out[i] = (gint16) (swap ? GUINT16_SWAP_LE_BE (v) : v);
-        }
-      break;
-
-    case TOMO_DTYPE_INT32:
-      for (gsize i = 0; i < n; i++)
-        {
-          guint32 v;
-          memcpy (&v, s + 4 * i, 4);
-          out[i] = (gint32) (swap ? GUINT32_SWAP_LE_BE (v) : v);
-        }
-      break;
-
-    case TOMO_DTYPE_FLOAT16:
-      for (gsize i = 0; i < n; i++)
-        {
-          guint16 v;
-          memcpy (&v, s + 2 * i, 2);
-          out[i] = half_to_float (swap ? GUINT16_SWAP_LE_BE (v) : v);
-        }
-      break;
-
+    case TOMO_DTYPE_UINT8:   CONVERT (s[i]);
+    case TOMO_DTYPE_UINT16:  CONVERT (load16 (s + 2 * i, swap));
+    case TOMO_DTYPE_UINT32:  CONVERT (load32 (s + 4 * i, swap));
+    case TOMO_DTYPE_FLOAT32: CONVERT (float_of_bits (load32 (s + 4 * i, swap)));
+    case TOMO_DTYPE_FLOAT64: CONVERT ((float) double_of_bits (load64 (s + 8 * i, swap)));
+    case TOMO_DTYPE_INT8:    CONVERT ((gint8) s[i]);
+    case TOMO_DTYPE_INT16:   CONVERT ((gint16) load16 (s + 2 * i, swap));
+    case TOMO_DTYPE_INT32:   CONVERT ((gint32) load32 (s + 4 * i, swap));
+    case TOMO_DTYPE_FLOAT16: CONVERT (half_to_float (load16 (s + 2 * i, swap)));
     default:
       g_assert_not_reached ();
     }
+#undef CONVERT
 }
 
 double *

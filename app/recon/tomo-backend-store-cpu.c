@@ -17,12 +17,14 @@
 
 struct _TomoBackendStore
 {
-  TomoBackendStoreSetup setup;  /* first: see tomo_backend_store_preview_geometry */
+  TomoBackendStoreSetup setup;  /* first two: TomoBackendStoreHead */
+  TomoPreprocessStats stats;    /* of the last fill */
   double *angles;           /* a copy: the setup's may go before the store */
   float *filtered;          /* n_rows × n_proj × width */
   TomoCpuFbp *fbp;
-  TomoPreprocessStats stats; /* of the last fill */
 };
+G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoBackendStore, stats)
+                 == G_STRUCT_OFFSET (TomoBackendStoreHead, stats));
 
 static void
 cpu_store_free (TomoBackendStore *store)
@@ -90,11 +92,8 @@ cpu_store_fill (TomoBackendImpl  *impl,
   memset (&store->stats, 0, sizeof store->stats);
   for (guint r = 0; r < store->setup.n_rows; r++)
     {
-      if (cancel != NULL && g_atomic_int_get (cancel))
-        {
-          g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED, "Cancelled");
-          return FALSE;
-        }
+      if (tomo_backend_store_cancelled (cancel, error))
+        return FALSE;
       if (!tomo_scan_read_sinogram (scan, store->setup.row_start + r, sino, &store->stats,
                                     error))
         return FALSE;
@@ -144,17 +143,6 @@ cpu_store_describe (TomoBackendImpl *impl)
                           * store->setup.setup.width * 4 / (1 << 30));
 }
 
-static void
-cpu_store_stats (TomoBackendImpl     *impl,
-                 TomoPreprocessStats *stats)
-{
-  TomoBackendStore *store = impl->store;
-
-  memset (stats, 0, sizeof *stats);
-  if (store != NULL)
-    *stats = store->stats;
-}
-
 static gboolean
 cpu_store_preview (TomoBackendImpl    *impl,
                    TomoPreviewRequest *request,
@@ -186,5 +174,5 @@ const TomoBackendStoreOps tomo_backend_store_cpu_ops = {
   .store_plane = cpu_store_plane,
   .store_describe = cpu_store_describe,
   .store_free = cpu_store_free,
-  .store_stats = cpu_store_stats,
+  .store_stats = tomo_backend_store_stats,
 };

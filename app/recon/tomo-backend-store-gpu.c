@@ -23,13 +23,15 @@
 
 struct _TomoBackendStore
 {
-  TomoBackendStoreSetup setup;  /* first: see tomo_backend_store_preview_geometry */
+  TomoBackendStoreSetup setup;  /* first two: TomoBackendStoreHead */
+  TomoPreprocessStats stats;    /* of the last fill */
   TomoGpuStore *gpu;
   TomoScan *scan;           /* during a fill */
   TomoProgressFunc progress;
   gpointer user_data;
-  TomoPreprocessStats stats; /* of the last fill */
 };
+G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoBackendStore, stats)
+                 == G_STRUCT_OFFSET (TomoBackendStoreHead, stats));
 
 /* A store error in the engine's domain, prefixed; always FALSE. */
 static gboolean
@@ -200,12 +202,8 @@ gpu_store_fill (TomoBackendImpl  *impl,
   else
     ok = fill_raw (store, cancel, error);
   store->scan = NULL;
-  if (!ok && cancel != NULL && g_atomic_int_get (cancel))
-    {
-      g_clear_error (error);
-      g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED, "Cancelled");
-      return FALSE;
-    }
+  if (!ok && tomo_backend_store_cancelled (cancel, error))
+    return FALSE;
   /* Cancellation and read errors keep their own domain and code. */
   if (!ok && error != NULL && *error != NULL && (*error)->domain == TOMO_GPU_ERROR)
     return store_failed (error, "GPU store fill");
@@ -249,17 +247,6 @@ gpu_store_describe (TomoBackendImpl *impl)
                           tomo_gpu_store_get_bytes (store->gpu) / (double) (1 << 30));
 }
 
-static void
-gpu_store_stats (TomoBackendImpl     *impl,
-                 TomoPreprocessStats *stats)
-{
-  TomoBackendStore *store = impl->store;
-
-  memset (stats, 0, sizeof *stats);
-  if (store != NULL)
-    *stats = store->stats;
-}
-
 static gboolean
 gpu_store_preview (TomoBackendImpl    *impl,
                    TomoPreviewRequest *request,
@@ -287,5 +274,5 @@ const TomoBackendStoreOps tomo_backend_store_gpu_ops = {
   .store_plane = gpu_store_plane,
   .store_describe = gpu_store_describe,
   .store_free = gpu_store_free,
-  .store_stats = gpu_store_stats,
+  .store_stats = tomo_backend_store_stats,
 };

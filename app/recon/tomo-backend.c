@@ -11,6 +11,7 @@
 #include "tomo-error.h"
 
 #include <math.h>
+#include <string.h>
 
 void
 tomo_backend_free (TomoBackendImpl *self)
@@ -109,12 +110,34 @@ tomo_backend_store_preview_geometry (TomoBackendImpl          *self,
                                      TomoPreviewGeometry      *geometry,
                                      GError                  **error)
 {
-  const TomoBackendStoreSetup *setup = (const TomoBackendStoreSetup *) self->store;
+  const TomoBackendStoreHead *head = (const TomoBackendStoreHead *) self->store;
   TomoPlane probe = { { 0 }, { 1, 0, 0 }, { 0, 1, 0 }, 1, 1 };
 
   if (!tomo_backend_store_check_plane (self, &probe, request->center, error))
     return FALSE;
-  tomo_preview_geometry_init (geometry, setup->setup.width, setup->setup.n_proj, request->nx,
-                              request->ny, request->nz);
+  tomo_preview_geometry_init (geometry, head->setup.setup.width, head->setup.setup.n_proj,
+                              request->nx, request->ny, request->nz);
   return tomo_preview_geometry_check (geometry, error);
+}
+
+void
+tomo_backend_store_stats (TomoBackendImpl     *self,
+                          TomoPreprocessStats *stats)
+{
+  const TomoBackendStoreHead *head = (const TomoBackendStoreHead *) self->store;
+
+  memset (stats, 0, sizeof *stats);
+  if (head != NULL)
+    *stats = head->stats;
+}
+
+gboolean
+tomo_backend_store_cancelled (volatile gint *cancel,
+                              GError       **error)
+{
+  if (cancel == NULL || !g_atomic_int_get (cancel))
+    return FALSE;
+  g_clear_error (error);
+  g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED, "Cancelled");
+  return TRUE;
 }

@@ -227,6 +227,14 @@ typedef struct
                              * host, not raw on the device (for comparisons) */
 } TomoBackendStoreSetup;
 
+/* What every backend's TomoBackendStore begins with, so that the
+ * tomo_backend_store_* helpers below serve all of them. */
+typedef struct
+{
+  TomoBackendStoreSetup setup;
+  TomoPreprocessStats stats;  /* of the last fill */
+} TomoBackendStoreHead;
+
 /* The store's operations (NULL in a backend without one).  store_new
  * replaces any store the backend held; store_fill reads and filters every
  * row (progress may be NULL; cancel polled); store_plane back projects any
@@ -311,8 +319,7 @@ extern const TomoBackendStoreOps tomo_backend_store_cpu_ops;
 extern const TomoBackendStoreOps tomo_backend_store_gpu_ops;
 /* The geometry of a store_preview (tomo-preview.h) after the checks every
  * store makes: a store is there, the centre is finite, the sides are
- * 1 … 4096.  Every backend's TomoBackendStore begins with its
- * TomoBackendStoreSetup. */
+ * 1 … 4096. */
 gboolean         tomo_backend_store_preview_geometry (TomoBackendImpl          *self,
                                                       const TomoPreviewRequest *request,
                                                       TomoPreviewGeometry      *geometry,
@@ -323,6 +330,13 @@ gboolean         tomo_backend_store_check_plane (TomoBackendImpl *self,
                                                  const TomoPlane *plane,
                                                  double           center,
                                                  GError         **error);
+/* store_stats of every store: the head's counts (zeros without a store). */
+void             tomo_backend_store_stats (TomoBackendImpl     *self,
+                                           TomoPreprocessStats *stats);
+/* For a fill: TRUE when *cancel (may be NULL) is set, with
+ * TOMO_RECON_ERROR_CANCELLED in `error` in place of any error there. */
+gboolean         tomo_backend_store_cancelled (volatile gint *cancel,
+                                               GError       **error);
 
 /* load_rows of the backends that read on the host: self->rows and
  * self->n_slices hold the preprocessed sinograms, one after another. */

@@ -26,7 +26,7 @@ G_DEFINE_QUARK (tomo-center-error-quark, tomo_center_error)
 
 #define MAX_PAIRS 32
 
-static const char *method_names[] = { "auto", "correlation", "sinogram", "sweep" };
+static const char *const method_names[] = { "auto", "correlation", "sinogram", "sweep" };
 
 const char *
 tomo_center_method_to_string (TomoCenterMethod method)
@@ -40,12 +40,13 @@ tomo_center_method_from_string (const char       *name,
                                 TomoCenterMethod *method,
                                 GError          **error)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (method_names); i++)
-    if (name != NULL && g_ascii_strcasecmp (name, method_names[i]) == 0)
-      {
-        *method = (TomoCenterMethod) i;
-        return TRUE;
-      }
+  guint i;
+
+  if (_tomo_name_lookup (method_names, G_N_ELEMENTS (method_names), name, &i))
+    {
+      *method = (TomoCenterMethod) i;
+      return TRUE;
+    }
   g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_INVALID,
                "Unknown centre method “%s” (known: auto, correlation, sinogram, sweep)",
                name != NULL ? name : "");

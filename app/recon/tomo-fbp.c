@@ -10,6 +10,7 @@
 
 #include "tomo-fbp.h"
 #include "tomo-filter.h"
+#include "tomo-threads.h"
 
 /* FFTW's planner keeps global state: every plan in the process is created and
  * destroyed under this lock.  Executing a plan on new arrays is thread-safe. */
@@ -201,24 +202,8 @@ parallel_for (guint    n_threads,
               gpointer data)
 {
   ParallelJob job = { func, data, n_items, 0, scratch_size };
-  guint n_extra = MIN (n_threads, n_items) > 0 ? MIN (n_threads, n_items) - 1 : 0;
-  g_autofree GThread **threads = g_new0 (GThread *, n_extra + 1);
 
-  for (guint i = 0; i < n_extra; i++)
-    {
-      g_autoptr (GError) error = NULL;
-
-      threads[i] = g_thread_try_new ("tomo-fbp", parallel_worker, &job, &error);
-      if (threads[i] == NULL)
-        {
-          /* Fewer threads only costs time; the result is the same. */
-          g_debug ("Could not start a back-projection thread: %s", error->message);
-          break;
-        }
-    }
-  parallel_worker (&job);
-  for (guint i = 0; i < n_extra && threads[i] != NULL; i++)
-    g_thread_join (threads[i]);
+  _tomo_run_threads ("tomo-fbp", n_threads, n_items, parallel_worker, &job);
 }
 
 /* ---------------------------------------------------------------------------

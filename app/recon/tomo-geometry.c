@@ -12,7 +12,7 @@
 
 G_DEFINE_QUARK (tomo-geometry-error-quark, tomo_geometry_error)
 
-static const char *kind_names[] = {
+static const char *const kind_names[] = {
   [TOMO_GEOMETRY_AUTO] = "auto",
   [TOMO_GEOMETRY_180] = "180",
   [TOMO_GEOMETRY_360] = "360",
@@ -22,9 +22,7 @@ static const char *kind_names[] = {
 const char *
 tomo_geometry_kind_to_string (TomoGeometryKind kind)
 {
-  if ((guint) kind < G_N_ELEMENTS (kind_names))
-    return kind_names[kind];
-  return "unknown";
+  return _tomo_name_of (kind_names, G_N_ELEMENTS (kind_names), kind);
 }
 
 gboolean

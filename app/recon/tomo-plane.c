@@ -8,6 +8,7 @@
 
 #include "tomo-error.h"
 #include "tomo-plane.h"
+#include "tomo-threads.h"
 
 #define PLANE_MAX_SIDE 32768
 
@@ -295,8 +296,6 @@ run_plane_job (const TomoPlaneSource *source,
   PlaneJob job = { 0 };
   g_autofree double *cos_a = NULL;
   g_autofree double *sin_a = NULL;
-  g_autofree GThread **threads = NULL;
-  guint n_extra;
 
   g_return_if_fail (source != NULL && plane != NULL && out != NULL);
   g_return_if_fail (source->filtered != NULL && source->angles != NULL);
@@ -313,25 +312,7 @@ run_plane_job (const TomoPlaneSource *source,
     }
   job = (PlaneJob) { source, center, interp, plane, cos_a, sin_a, out, row_func, 0 };
 
-  if (n_threads == 0)
-    n_threads = MAX (g_get_num_processors (), 1);
-  n_extra = MIN (n_threads, plane->height) - 1;
-  threads = g_new0 (GThread *, n_extra + 1);
-  for (guint i = 0; i < n_extra; i++)
-    {
-      g_autoptr (GError) error = NULL;
-
-      threads[i] = g_thread_try_new ("tomo-plane", plane_worker, &job, &error);
-      if (threads[i] == NULL)
-        {
-          /* Fewer threads only cost time. */
-          g_debug ("Could not start a plane thread: %s", error->message);
-          break;
-        }
-    }
-  plane_worker (&job);
-  for (guint i = 0; i < n_extra && threads[i] != NULL; i++)
-    g_thread_join (threads[i]);
+  _tomo_run_threads ("tomo-plane", n_threads, plane->height, plane_worker, &job);
 }
 
 /* ---------------------------------------------------------------------------

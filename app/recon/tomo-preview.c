@@ -13,6 +13,7 @@
 
 #include "tomo-error.h"
 #include "tomo-preview.h"
+#include "tomo-threads.h"
 
 void
 tomo_preview_geometry_init (TomoPreviewGeometry *g,
@@ -162,9 +163,7 @@ tomo_preview_backproject (const TomoPlaneSource     *src,
 {
   g_autofree double *cos_a = NULL;
   g_autofree double *sin_a = NULL;
-  g_autofree GThread **threads = NULL;
   PreviewJob job;
-  guint n_extra;
 
   g_return_if_fail (src != NULL && g != NULL && out != NULL && src->filtered != NULL);
   g_return_if_fail (tomo_preview_geometry_check (g, NULL) && isfinite (center));
@@ -182,22 +181,5 @@ tomo_preview_backproject (const TomoPlaneSource     *src,
   job.cos_a = cos_a;
   job.sin_a = sin_a;
 
-  if (n_threads == 0)
-    n_threads = MAX (g_get_num_processors (), 1);
-  n_extra = MIN (n_threads, g->nz) - 1;
-  threads = g_new0 (GThread *, n_extra + 1);
-  for (guint i = 0; i < n_extra; i++)
-    {
-      g_autoptr (GError) error = NULL;
-
-      threads[i] = g_thread_try_new ("tomo-preview", preview_worker, &job, &error);
-      if (threads[i] == NULL)
-        {
-          g_debug ("Could not start a preview thread: %s", error->message);
-          break;
-        }
-    }
-  preview_worker (&job);
-  for (guint i = 0; i < n_extra && threads[i] != NULL; i++)
-    g_thread_join (threads[i]);
+  _tomo_run_threads ("tomo-preview", n_threads, g->nz, preview_worker, &job);
 }

@@ -157,7 +157,6 @@ tomo_bench_row_change (const char  *dir,
   TomoPhantomParams phantom;
   TomoSliceRequest request;
   RowTimes cold, warm, host;
-  gint64 t0;
   double write_s;
   gboolean ok;
 
@@ -165,10 +164,8 @@ tomo_bench_row_change (const char  *dir,
   tomo_phantom_params_init (&phantom);   /* with noise, seed 1 */
   tomo_phantom_params_set_size (&phantom, ROW_WIDTH, ROW_HEIGHT, ROW_PROJ);
   phantom.center = (phantom.width - 1) / 2.0;
-  t0 = g_get_monotonic_time ();
-  if (!tomo_phantom_write_dxchange (&phantom, path, error))
+  if (!tomo_phantom_write_dxchange_timed (&phantom, path, &write_s, error))
     return FALSE;
-  write_s = (g_get_monotonic_time () - t0) / 1e6;
   probe = tomo_scan_open (path, NULL, error);
   if (probe == NULL)
     return FALSE;

@@ -70,16 +70,13 @@ tomo_bench_store_fill (const char  *dir,
   TomoPhantomParams phantom;
   TomoPreprocessStats s_raw = { 0 }, s_host = { 0 };
   double write_s, ms, med_raw, med_host, raw_gb, float_gb;
-  gint64 t0;
   gboolean ok = TRUE;
 
   runs = MAX (runs, 1);
   tomo_phantom_params_init (&phantom);   /* with noise, seed 1 */
   tomo_phantom_params_set_size (&phantom, FILL_WIDTH, n_rows, FILL_PROJ);
-  t0 = g_get_monotonic_time ();
-  if (!tomo_phantom_write_dxchange (&phantom, path, error))
+  if (!tomo_phantom_write_dxchange_timed (&phantom, path, &write_s, error))
     return FALSE;
-  write_s = (g_get_monotonic_time () - t0) / 1e6;
   probe = tomo_scan_open (path, NULL, error);
   if (probe == NULL)
     {

@@ -406,9 +406,14 @@ cmd_reconstruct (int    argc,
     {
       if (row >= 0)
         g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "--plane takes --rows A:B, not --row");
-      else if (tomo_plane_cli_run (scan, plane, rows ? row_start : 0, rows ? row_end : height,
-                                   &params, want, output, quiet, &error))
-        status = 0;
+      else
+        {
+          TomoPlaneCliJob job = { plane, rows ? row_start : 0, rows ? row_end : height, &params,
+                                  want, output, quiet };
+
+          if (tomo_plane_cli_run (scan, &job, &error))
+            status = 0;
+        }
       goto out;
     }
   if (rows != NULL)

@@ -817,3 +817,17 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
     }
   return tomo_output_commit (output, error);
 }
+
+gboolean
+tomo_phantom_write_dxchange_timed (const TomoPhantomParams *params,
+                                   const char              *path,
+                                   double                  *seconds,
+                                   GError                 **error)
+{
+  gint64 t0 = g_get_monotonic_time ();
+
+  if (!tomo_phantom_write_dxchange (params, path, error))
+    return FALSE;
+  *seconds = (g_get_monotonic_time () - t0) / 1e6;
+  return TRUE;
+}

@@ -82,5 +82,11 @@ void     tomo_phantom_slice            (const TomoPhantomParams *params,
 gboolean tomo_phantom_write_dxchange   (const TomoPhantomParams *params,
                                         const char              *path,
                                         GError                 **error);
+/* The same, with the seconds it took (wall clock) in *seconds: the
+ * benchmarks report it beside their scans. */
+gboolean tomo_phantom_write_dxchange_timed (const TomoPhantomParams *params,
+                                            const char              *path,
+                                            double                  *seconds,
+                                            GError                 **error);
 
 G_END_DECLS

@@ -93,44 +93,40 @@ tomo_plane_cli_parse (const char    *text,
 
 gboolean
 tomo_plane_cli_run (TomoScan              *scan,
-                    const char            *text,
-                    guint                  row_start,
-                    guint                  row_end,
-                    const TomoReconParams *params,
-                    TomoBackend            backend,
-                    const char            *output,
-                    gboolean               quiet,
+                    const TomoPlaneCliJob *job,
                     GError               **error)
 {
+  const TomoReconParams *params = job->params;
   g_autoptr (TomoVolume) vol = NULL;
   g_autofree float *out = NULL;
   g_autofree char *desc = NULL;
   TomoPlane plane;
   gint64 t0 = g_get_monotonic_time (), t1;
 
-  if (!tomo_plane_cli_parse (text, tomo_scan_get_width (scan), row_start, row_end, &params->roi,
-                             &plane, error))
+  if (!tomo_plane_cli_parse (job->text, tomo_scan_get_width (scan), job->row_start, job->row_end,
+                             &params->roi, &plane, error))
     return FALSE;
-  if (g_file_test (output, G_FILE_TEST_IS_DIR))
+  if (g_file_test (job->output, G_FILE_TEST_IS_DIR))
     {
       g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                   "--plane writes one TIFF file; “%s” is a folder", output);
+                   "--plane writes one TIFF file; “%s” is a folder", job->output);
       return FALSE;
     }
-  vol = tomo_volume_new (scan, row_start, row_end, params, backend, 0, error);
+  vol = tomo_volume_new (scan, job->row_start, job->row_end, params, job->backend, 0, error);
   if (vol == NULL || !tomo_volume_fill (vol, NULL, NULL, NULL, error))
     return FALSE;
   t1 = g_get_monotonic_time ();
   out = g_new (float, (gsize) plane.width * plane.height);
   if (!tomo_volume_plane (vol, &plane, params->center, params->interp, out, error) ||
-      !tomo_tiff_write_float (output, out, plane.width, plane.height, 1, error))
+      !tomo_tiff_write_float (job->output, out, plane.width, plane.height, 1, error))
     return FALSE;
-  if (!quiet)
+  if (!job->quiet)
     {
       desc = tomo_volume_describe (vol);
       g_print ("plane %s of %u×%u from rows %u:%u: store filled in %.3f s (%s), plane in %.1f ms, "
-               "centre %.2f → %s\n", text, plane.width, plane.height, row_start, row_end,
-               (t1 - t0) / 1e6, desc, tomo_volume_get_plane_ms (vol), params->center, output);
+               "centre %.2f → %s\n", job->text, plane.width, plane.height, job->row_start,
+               job->row_end, (t1 - t0) / 1e6, desc, tomo_volume_get_plane_ms (vol), params->center,
+               job->output);
     }
   return TRUE;
 }

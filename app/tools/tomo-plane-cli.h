@@ -19,16 +19,21 @@ gboolean tomo_plane_cli_parse (const char    *text,
                                TomoPlane     *plane,
                                GError       **error);
 
+/* What `tomolive reconstruct --plane` asks for. */
+typedef struct
+{
+  const char            *text;      /* the --plane value */
+  guint                  row_start, row_end;
+  const TomoReconParams *params;
+  TomoBackend            backend;
+  const char            *output;    /* one TIFF file */
+  gboolean               quiet;
+} TomoPlaneCliJob;
+
 /* Fills a volume store of the rows, back projects the plane and writes it
- * as one float32 TIFF page to `output`. */
+ * as one float32 TIFF page to job->output. */
 gboolean tomo_plane_cli_run   (TomoScan              *scan,
-                               const char            *text,
-                               guint                  row_start,
-                               guint                  row_end,
-                               const TomoReconParams *params,
-                               TomoBackend            backend,
-                               const char            *output,
-                               gboolean               quiet,
+                               const TomoPlaneCliJob *job,
                                GError               **error);
 
 G_END_DECLS

@@ -517,7 +517,7 @@ launch_tile_async (const T         *rows,
 
 /* The wide path (plane_wide_kernel), `auto` for vertical planes on whole
  * rows: the ring above with these changes, measured on the H100
- * (docs/PERFORMANCE.md; XZ 2048² from the half store 6.28 → 4.81 ms):
+ * (docs/PERFORMANCE.md; XZ 2048² from the half store 6.30 → 4.82 ms):
  *
  * - Tiles of 256 · SPT samples (SPT = 2: 512), so a window's halo and
  *   16-byte rounding are shared by twice the samples.  Each thread takes
@@ -855,6 +855,16 @@ plane_wide_kernel (const T      *rows,
     }
   if (!BULK)
     asm volatile ("cp.async.wait_group 0;\n" ::);
+  else
+    {
+      /* Every thread past its last wait: the barriers' memory is given back
+       * invalidated (PTX asks for mbarrier.inval before the location serves
+       * anything else — here the next block on this SM). */
+      __syncthreads ();
+      if (tid < NS)
+        asm volatile ("mbarrier.inval.shared::cta.b64 [%0];\n" :: "r" (smem_addr (&bars[tid]))
+                      : "memory");
+    }
 #pragma unroll
   for (int sm = 0; sm < SPT; sm++)
 #pragma unroll

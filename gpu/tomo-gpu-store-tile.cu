@@ -347,176 +347,14 @@ plane_tile_kernel (const T      *rows,
 }
 
 /* The vertical planes' fast path (VERT, every plane row on a detector row,
- * 16-byte aligned rows): the same tiles, but the bins are copied raw with
- * cp.async into a ring of NS stages in shared memory — no registers, two
- * stages in flight while one is summed — and read as two neighbours.  The
- * bin position and weights of a sample serve its K rows. */
-#define TILE_NS 3
-
-template <typename T, int G, int K, int LINEAR>
-__global__ static void __launch_bounds__ (TILE_X)
-plane_tile_async_kernel (const T      *rows,
-                         const float2 *trig,
-                         PlaneArgs     a,
-                         float        *out)
-{
-  constexpr int VEC = 16 / (int) sizeof (T);
-  constexpr int WV = TILE_WV (VEC);
-  constexpr int WP = WV * VEC;
-  constexpr int EU = G * K * WV;
-  constexpr int STAGE = G * K * WP;            /* bins per stage */
-  extern __shared__ __align__ (16) unsigned char tile_smem[];
-  T *ring = (T *) tile_smem;                   /* [TILE_NS][G][K][WP] */
-  __shared__ TileMeta meta[TILE_NS + 1][G];
-  __shared__ int r0_s[K];
-  const int tid = threadIdx.x;
-  const int iA = blockIdx.x * TILE_X;
-  const int jA = blockIdx.y * K;
-  const int nA = min (TILE_X, a.w - iA);
-  const int n_stages = (a.P + G - 1) / G;
-  const float W = (float) a.W;
-  float acc[K];
-  bool inside;
-
-  if (tid < K)
-    {
-      const float z = a.z0 + (jA + tid) * a.vz;
-      const int r = (int) rintf (z);
-
-      /* Integer z here (the launcher checked): a row or nothing. */
-      r0_s[tid] = jA + tid < a.h && r >= 0 && r < a.n_rows ? r : -1;
-    }
-  {
-    const float x = a.x0 + (iA + tid) * a.ux + jA * a.vx;
-    const float y = a.y0 + (iA + tid) * a.uy + jA * a.vy;
-
-    inside = tid < nA && fabsf (x) <= a.lim && fabsf (y) <= a.lim;
-  }
-#pragma unroll
-  for (int q = 0; q < K; q++)
-    acc[q] = 0.0f;
-
-  auto plan = [&] (int stage) {
-    const int p = stage * G + tid;
-
-    if (tid < G && stage < n_stages && p < a.P)
-      {
-        const float2 cs = __ldg (trig + p);
-        const float d = fmaf (a.ux, cs.x, -a.uy * cs.y);
-        const float tA = fmaf (a.x0 + iA * a.ux, cs.x, fmaf (-(a.y0 + iA * a.uy), cs.y, a.center));
-        const float tB = fmaf ((float) (nA - 1), d, tA);
-        const float tmin = fminf (fmaxf (fminf (tA, tB), -1.0f), W);
-        const float tmax = fminf (fmaxf (fmaxf (tA, tB), -1.0f), W);
-        int lo = (int) floorf (tmin);
-        TileMeta m;
-
-        lo = lo >= 0 ? lo / VEC * VEC : -((-lo + VEC - 1) / VEC) * VEC;
-        m.lo = lo;
-        m.nb = (int) floorf (tmax) + 2 - lo;
-        m.t0 = tA - lo;
-        m.d = d;
-        m.cmin = tmin - lo;
-        m.cmax = tmax - lo;
-        meta[stage % (TILE_NS + 1)][tid] = m;
-      }
-  };
-  /* The needed units of a stage; off the detector, zeros. */
-  auto issue = [&] (int stage) {
-    if (stage < n_stages)
-      {
-        T *buf = ring + (size_t) (stage % TILE_NS) * STAGE;
-        const int p0 = stage * G;
-
-        for (int e = tid; e < EU; e += TILE_X)
-          {
-            const int v = e % WV, q = (e / WV) % K, g = e / (WV * K);
-            const int r = r0_s[q];
-
-            if (p0 + g < a.P && r >= 0)
-              {
-                const TileMeta &w = meta[stage % (TILE_NS + 1)][g];
-                const int col = w.lo + v * VEC;
-
-                if (v * VEC < w.nb)
-                  {
-                    const bool on = col >= 0 && col + VEC <= a.W;
-                    const T *src = rows + (size_t) r * a.row_elems + (size_t) (p0 + g) * a.W
-                                   + (on ? col : 0);
-
-                    copy_async<16> (buf + ((size_t) g * K + q) * WP + v * VEC, src, on ? 16 : 0);
-                  }
-              }
-          }
-      }
-    asm volatile ("cp.async.commit_group;\n" ::);
-  };
-
-  for (int s = 0; s < TILE_NS; s++)
-    plan (s);
-  __syncthreads ();
-  for (int s = 0; s < TILE_NS - 1; s++)
-    issue (s);
-  for (int s = 0; s < n_stages; s++)
-    {
-      asm volatile ("cp.async.wait_group %0;\n" :: "n" (TILE_NS - 2));
-      __syncthreads ();   /* stage s is in; stage s − 1's sums are done */
-      issue (s + TILE_NS - 1);
-      plan (s + TILE_NS);
-
-      const T *buf = ring + (size_t) (s % TILE_NS) * STAGE;
-      const int ng = min (G, a.P - s * G);
-
-      for (int g = 0; g < ng; g++)
-        {
-          const TileMeta w = meta[s % (TILE_NS + 1)][g];
-          const float t = fminf (fmaxf (fmaf ((float) tid, w.d, w.t0), w.cmin), w.cmax);
-          const float f = floorf (LINEAR ? t : t + 0.5f);
-          const float fr = t - f;
-          const int k = min ((int) f, WP - 2);
-          const T *b = buf + (size_t) g * K * WP + k;
-
-#pragma unroll
-          for (int q = 0; q < K; q++)
-            {
-              const float v0 = to_float (b[q * WP]);
-
-              if (LINEAR)
-                acc[q] = fmaf (fr, to_float (b[q * WP + 1]), fmaf (1.0f - fr, v0, acc[q]));
-              else
-                acc[q] += v0;
-            }
-        }
-    }
-  asm volatile ("cp.async.wait_group 0;\n" ::);
-#pragma unroll
-  for (int q = 0; q < K; q++)
-    if (tid < nA && jA + q < a.h)
-      out[(size_t) (jA + q) * a.w + iA + tid] = inside && r0_s[q] >= 0 ? acc[q] * a.inv_scale : 0.0f;
-}
-
-template <typename T, int G, int K>
-static gboolean
-launch_tile_async (const T         *rows,
-                   const float2    *trig,
-                   const PlaneArgs &a,
-                   int              interp,
-                   float           *out,
-                   cudaStream_t     stream,
-                   GError         **error)
-{
-  const size_t smem = (size_t) TILE_NS * G * K * TILE_WV (16 / sizeof (T)) * (16 / sizeof (T)) * sizeof (T);
-  dim3 grid ((a.w + TILE_X - 1) / TILE_X, (a.h + K - 1) / K);
-  auto kern = interp ? plane_tile_async_kernel<T, G, K, 1> : plane_tile_async_kernel<T, G, K, 0>;
-
-  if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int) smem), error))
-    return FALSE;
-  kern<<<grid, TILE_X, smem, stream>>> (rows, trig, a, out);
-  return TOMO_CUDA_CHECK_LAUNCH ("plane tile kernel (async)", error);
-}
-
-/* The wide path (plane_wide_kernel), `auto` for vertical planes on whole
- * rows: the ring above with these changes, measured on the H100
+ * 16-byte aligned rows): the same tiles, but the bins are copied raw into a
+ * ring of NS stages in shared memory — no registers, two stages in flight
+ * while one is summed — and read as two neighbours.  The bin position and
+ * weights of a sample serve its K rows.  COPY 0 with SPT = 1 is the ring
+ * path: tiles of 256 samples, 16-byte cp.async units, the stage's units
+ * walked over the widest window's extent.
+ *
+ * The wide path, `auto` (COPY 2, SPT = 2), measured on the H100
  * (docs/PERFORMANCE.md; XZ 2048² from the half store 6.30 → 4.82 ms):
  *
  * - Tiles of 256 · SPT samples (SPT = 2: 512), so a window's halo and
@@ -526,36 +364,31 @@ launch_tile_async (const T         *rows,
  *   4-byte shared loads per plane row (one per sample-projection instead of
  *   two), pulled apart with byte permutes whose selectors are computed once
  *   per projection.
- * - BULK (the default): each window is one bulk copy (cp.async.bulk, the
- *   tensor memory accelerator) issued by one lane — lane l of warp w copies
- *   projection l % G of plane row w — its completion counted on an mbarrier
- *   per ring slot; units off the detector are zeroed by plain stores.
- *   With 16-byte cp.async units the kernel was issue-bound (ncu: 70 % of
- *   issue slots busy at 53 % of DRAM bandwidth, 222 instructions per thread
- *   and projection, of which the sums 128 and the copy most of the rest).
- *   Without
- *   BULK (TOMO_PLANE_TILE_PATH=wide) warp w copies rows w, w + 8, … with
- *   cp.async, lane l units l, l + 32, … of each window.
+ * - COPY 2: each window is one bulk copy (cp.async.bulk, the tensor memory
+ *   accelerator) issued by one lane — lane l of warp w copies projection
+ *   l % G of plane row w — its completion counted on an mbarrier per ring
+ *   slot; units off the detector are zeroed by plain stores.  With 16-byte
+ *   cp.async units the kernel was issue-bound (ncu: 70 % of issue slots
+ *   busy at 53 % of DRAM bandwidth, 222 instructions per thread and
+ *   projection, of which the sums 128 and the copy most of the rest).
+ *   COPY 1 (TOMO_PLANE_TILE_PATH=wide): warp w copies rows w, w + 8, …
+ *   with cp.async, lane l units l, l + 32, … of each window.
  * - MODE (half store, SPT = 2): 0 interpolates and accumulates in float
  *   (the half pair converted); 2 accumulates the weighted pairs in half2
  *   for the G projections of a stage, then adds them to the float sums
  *   (fewer instructions, about 3× the rounding error: not the default). */
-#define WIDE_NT 256
+#define TILE_NS 3
 
-typedef struct
-{
-  int lo, nu;        /* first bin (VEC-aligned), 16-byte units of the window */
-  float t0, d;       /* t of the tile's first sample − lo; step per sample */
-  float cmin, cmax;  /* the detector ([−1, W]) within the window */
-} WideMeta;
-
+/* Bins a window holds: the ring's windows (256 samples); the wide path's
+ * windows of TX = 256 · SPT samples hold ≤ TX + 10 bins and are read up to
+ * 4 bins from an even one: TX + 16. */
 template <typename T, int SPT>
 __host__ __device__ constexpr int
-wide_wp ()
+tile_wp ()
 {
-  /* ≤ TX + 10 bins in a window, reads up to 4 bins from an even one: TX + 16. */
-  return (WIDE_NT * SPT + 16 + 16 / (int) sizeof (T) - 1) / (16 / (int) sizeof (T))
-         * (16 / (int) sizeof (T));
+  return SPT == 1 ? TILE_WV (16 / (int) sizeof (T)) * (16 / (int) sizeof (T))
+                  : (TILE_X * SPT + 16 + 16 / (int) sizeof (T) - 1) / (16 / (int) sizeof (T))
+                    * (16 / (int) sizeof (T));
 }
 
 __device__ static inline unsigned int
@@ -564,28 +397,31 @@ smem_addr (const void *p)
   return (unsigned int) __cvta_generic_to_shared (p);
 }
 
-template <typename T, int SPT, int K, int G, int NS, int MODE, bool BULK, int LINEAR>
-__global__ static void __launch_bounds__ (WIDE_NT)
-plane_wide_kernel (const T      *rows,
-                   const float2 *trig,
-                   PlaneArgs     a,
-                   float        *out)
+template <typename T, int SPT, int K, int G, int NS, int MODE, int COPY, int LINEAR>
+__global__ static void __launch_bounds__ (TILE_X)
+plane_tile_async_kernel (const T      *rows,
+                         const float2 *trig,
+                         PlaneArgs     a,
+                         float        *out)
 {
   constexpr int VEC = 16 / (int) sizeof (T);
-  constexpr int TX = WIDE_NT * SPT;
-  constexpr int WP = wide_wp<T, SPT> ();
-  constexpr int STAGE = G * K * WP;
-  constexpr int NW = WIDE_NT / 32;
-  static_assert (K % NW == 0, "whole rows per warp");
+  constexpr int TX = TILE_X * SPT;
+  constexpr int WV = TILE_WV (VEC);
+  constexpr int WP = tile_wp<T, SPT> ();
+  constexpr int EU = G * K * WV;               /* units of a stage, the ring's copy */
+  constexpr int STAGE = G * K * WP;            /* bins per stage */
+  constexpr int NW = TILE_X / 32;
+  static_assert (COPY == 0 || K % NW == 0, "whole rows per warp");
+  static_assert (COPY != 0 || SPT == 1, "the ring's copy: windows of 256 samples");
   static_assert (MODE == 0 || (MODE == 2 && sizeof (T) == 2 && SPT == 2), "half pairs only");
   static_assert (SPT == 1 || SPT == 2, "one or two samples per thread");
   extern __shared__ __align__ (16) unsigned char tile_smem[];
   T *ring = (T *) tile_smem;                   /* [NS][G][K][WP] */
-  __shared__ WideMeta meta[NS + 1][G];
+  __shared__ TileMeta meta[NS + 1][G];
   __shared__ int r0_s[K];
   __shared__ __align__ (8) unsigned long long bars[NS];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  static_assert (!BULK || G * (K / NW) <= 32, "one lane per window of a warp");
+  static_assert (COPY != 2 || G * (K / NW) <= 32, "one lane per window of a warp");
   const int iA = blockIdx.x * TX;
   const int jA = blockIdx.y * K;
   const int nA = min (TX, a.w - iA);
@@ -603,7 +439,7 @@ plane_wide_kernel (const T      *rows,
       /* Integer z here (the launcher checked): a row or nothing. */
       r0_s[tid] = jA + tid < a.h && r >= 0 && r < a.n_rows ? r : -1;
     }
-  if (BULK && tid < NS)
+  if (COPY == 2 && tid < NS)
     {
       /* One arrival per warp and stage. */
       asm volatile ("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r" (smem_addr (&bars[tid])),
@@ -639,11 +475,11 @@ plane_wide_kernel (const T      *rows,
         const float tmin = fminf (fmaxf (fminf (tA, tB), -1.0f), W);
         const float tmax = fminf (fmaxf (fmaxf (tA, tB), -1.0f), W);
         int lo = (int) floorf (tmin);
-        WideMeta m;
+        TileMeta m;
 
         lo = lo >= 0 ? lo / VEC * VEC : -((-lo + VEC - 1) / VEC) * VEC;
         m.lo = lo;
-        m.nu = ((int) floorf (tmax) + 2 - lo + VEC - 1) / VEC;
+        m.nb = (int) floorf (tmax) + 2 - lo;
         m.t0 = tA - lo;
         m.d = d;
         m.cmin = tmin - lo;
@@ -651,10 +487,9 @@ plane_wide_kernel (const T      *rows,
         meta[stage % (NS + 1)][tid] = m;
       }
   };
-  /* Warp w: rows w, w + NW, …; lane l: units l, l + 32, … of each window;
-   * off the detector, zeros. */
+  /* The needed units of a stage; off the detector, zeros. */
   auto issue = [&] (int stage) {
-    if (BULK)
+    if constexpr (COPY == 2)
       {
         /* Lane l < G · K / NW: projection l % G, row warp + NW · (l / G). */
         if (stage < n_stages)
@@ -665,7 +500,7 @@ plane_wide_kernel (const T      *rows,
             if (lane < G * (K / NW) && p < a.P && r0_s[q] >= 0)
               {
                 const int lo = meta[stage % (NS + 1)][g].lo;
-                const int nu = meta[stage % (NS + 1)][g].nu;
+                const int nu = (meta[stage % (NS + 1)][g].nb + VEC - 1) / VEC;
                 /* Units [v0, v1) on the detector (lo is a multiple of VEC). */
                 const int v0 = min (max (-lo / VEC, 0), nu);
                 const int v1 = max (min ((a.W - lo) / VEC, nu), v0);
@@ -698,15 +533,45 @@ plane_wide_kernel (const T      *rows,
           }
         return;
       }
-    if (stage < n_stages)
+    if (stage < n_stages && COPY == 0)
       {
+        /* The ring's copy: thread e takes units e, e + 256, … of the stage,
+         * (projection, plane row, unit) with the unit fastest. */
+        T *buf = ring + (size_t) (stage % NS) * STAGE;
+        const int p0 = stage * G;
+
+        for (int e = tid; e < EU; e += TILE_X)
+          {
+            const int v = e % WV, q = (e / WV) % K, g = e / (WV * K);
+            const int r = r0_s[q];
+
+            if (p0 + g < a.P && r >= 0)
+              {
+                const TileMeta &w = meta[stage % (NS + 1)][g];
+                const int col = w.lo + v * VEC;
+
+                if (v * VEC < w.nb)
+                  {
+                    const bool on = col >= 0 && col + VEC <= a.W;
+                    const T *src = rows + (size_t) r * a.row_elems + (size_t) (p0 + g) * a.W
+                                   + (on ? col : 0);
+
+                    copy_async<16> (buf + ((size_t) g * K + q) * WP + v * VEC, src, on ? 16 : 0);
+                  }
+              }
+          }
+      }
+    if (stage < n_stages && COPY == 1)
+      {
+        /* Warp w: rows w, w + NW, …; lane l: units l, l + 32, … of each
+         * window. */
         T *buf = ring + (size_t) (stage % NS) * STAGE;
         const int p0 = stage * G;
 
         for (int g = 0; g < G && p0 + g < a.P; g++)
           {
             const int lo = meta[stage % (NS + 1)][g].lo;
-            const int nu = meta[stage % (NS + 1)][g].nu;
+            const int nu = (meta[stage % (NS + 1)][g].nb + VEC - 1) / VEC;
 
 #pragma unroll
             for (int qq = 0; qq < K / NW; qq++)
@@ -739,7 +604,7 @@ plane_wide_kernel (const T      *rows,
     issue (s);
   for (int s = 0; s < n_stages; s++)
     {
-      if (BULK)
+      if (COPY == 2)
         {
           /* Use s / NS of slot s % NS: its phase of that parity completes. */
           const unsigned int bar = smem_addr (&bars[s % NS]), parity = (s / NS) & 1;
@@ -761,7 +626,7 @@ plane_wide_kernel (const T      *rows,
 
       for (int g = 0; g < ng; g++)
         {
-          const WideMeta w = meta[s % (NS + 1)][g];
+          const TileMeta w = meta[s % (NS + 1)][g];
           const T *bg = buf + (size_t) g * K * WP;
 
           if constexpr (SPT == 1 || sizeof (T) == 4)
@@ -853,7 +718,7 @@ plane_wide_kernel (const T      *rows,
               }
         }
     }
-  if (!BULK)
+  if (COPY != 2)
     asm volatile ("cp.async.wait_group 0;\n" ::);
   else
     {
@@ -874,26 +739,26 @@ plane_wide_kernel (const T      *rows,
           = inside[sm] && r0_s[q] >= 0 ? acc[sm][q] * a.inv_scale : 0.0f;
 }
 
-template <typename T, int SPT, int K, int G, int NS, int MODE, bool BULK = false>
+template <typename T, int G, int K, int SPT = 1, int MODE = 0, int COPY = 0>
 static gboolean
-launch_wide (const T         *rows,
-             const float2    *trig,
-             const PlaneArgs &a,
-             int              interp,
-             float           *out,
-             cudaStream_t     stream,
-             GError         **error)
+launch_tile_async (const T         *rows,
+                   const float2    *trig,
+                   const PlaneArgs &a,
+                   int              interp,
+                   float           *out,
+                   cudaStream_t     stream,
+                   GError         **error)
 {
-  const size_t smem = (size_t) NS * G * K * wide_wp<T, SPT> () * sizeof (T);
-  dim3 grid ((a.w + WIDE_NT * SPT - 1) / (WIDE_NT * SPT), (a.h + K - 1) / K);
-  auto kern = interp ? plane_wide_kernel<T, SPT, K, G, NS, MODE, BULK, 1>
-                     : plane_wide_kernel<T, SPT, K, G, NS, MODE, BULK, 0>;
+  const size_t smem = (size_t) TILE_NS * G * K * tile_wp<T, SPT> () * sizeof (T);
+  dim3 grid ((a.w + TILE_X * SPT - 1) / (TILE_X * SPT), (a.h + K - 1) / K);
+  auto kern = interp ? plane_tile_async_kernel<T, SPT, K, G, TILE_NS, MODE, COPY, 1>
+                     : plane_tile_async_kernel<T, SPT, K, G, TILE_NS, MODE, COPY, 0>;
 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
     return FALSE;
-  kern<<<grid, WIDE_NT, smem, stream>>> (rows, trig, a, out);
-  return TOMO_CUDA_CHECK_LAUNCH ("plane tile kernel (wide)", error);
+  kern<<<grid, TILE_X, smem, stream>>> (rows, trig, a, out);
+  return TOMO_CUDA_CHECK_LAUNCH ("plane tile kernel (async)", error);
 }
 
 template <typename T, int VEC, int G, int K, bool VERT, bool TWO>
@@ -973,12 +838,11 @@ launch_tile_kind (const T         *rows,
          * copies; TOMO_PLANE_TILE_PATH=wide: the same with cp.async units,
          * bulk-h2: half2 sums within a stage (faster, more rounding). */
         if (path != NULL && strcmp (path, "wide") == 0)
-          return launch_wide<T, 2, 8, G / 2, 3, 0, false> (rows, trig, a, interp, out, stream,
-                                                           error);
+          return launch_tile_async<T, G / 2, 8, 2, 0, 1> (rows, trig, a, interp, out, stream, error);
         if (path != NULL && strcmp (path, "bulk-h2") == 0)
-          return launch_wide<T, 2, 8, G / 2, 3, H ? 2 : 0, true> (rows, trig, a, interp, out,
-                                                                  stream, error);
-        return launch_wide<T, 2, 8, G / 2, 3, 0, true> (rows, trig, a, interp, out, stream, error);
+          return launch_tile_async<T, G / 2, 8, 2, H ? 2 : 0, 2> (rows, trig, a, interp, out,
+                                                                 stream, error);
+        return launch_tile_async<T, G / 2, 8, 2, 0, 2> (rows, trig, a, interp, out, stream, error);
       }
   if (vert)
     return two ? launch_tile<T, VEC, G2, 8, true, true> (rows, trig, a, interp, out, stream, error)

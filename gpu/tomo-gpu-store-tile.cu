@@ -646,7 +646,8 @@ plane_tile_async_kernel (const T      *rows,
                       const float v0 = to_float (b[q * WP]);
 
                       if (LINEAR)
-                        acc[sm][q] = fmaf (fr, to_float (b[q * WP + 1]), fmaf (1.0f - fr, v0, acc[sm][q]));
+                        acc[sm][q] = fmaf (fr, to_float (b[q * WP + 1]),
+                                           fmaf (1.0f - fr, v0, acc[sm][q]));
                       else
                         acc[sm][q] += v0;
                     }
@@ -665,40 +666,37 @@ plane_tile_async_kernel (const T      *rows,
               const int base = min (min (ka, kb) & ~1, WP - 4);
               const unsigned int oa = (unsigned int) (ka - base), ob = (unsigned int) (kb - base);
               const unsigned int *wd = (const unsigned int *) (bg + base);
-
-                {
-                  const unsigned int sa = 0x3210 + oa * 0x2222, sb = 0x3210 + ob * 0x2222;
-                  const float ra = LINEAR ? ta - fa : 0.0f, rb = LINEAR ? tb - fb : 0.0f;
-                  const __half2 wa = __floats2half2_rn (1.0f - ra, ra);
-                  const __half2 wb = __floats2half2_rn (1.0f - rb, rb);
+              const unsigned int sa = 0x3210 + oa * 0x2222, sb = 0x3210 + ob * 0x2222;
+              const float ra = LINEAR ? ta - fa : 0.0f, rb = LINEAR ? tb - fb : 0.0f;
+              const __half2 wa = __floats2half2_rn (1.0f - ra, ra);
+              const __half2 wb = __floats2half2_rn (1.0f - rb, rb);
 
 #pragma unroll
-                  for (int q = 0; q < K; q++)
-                    {
-                      const unsigned int w0 = wd[q * (WP / 2)], w1 = wd[q * (WP / 2) + 1];
-                      const unsigned int pa = __byte_perm (w0, w1, sa);
-                      const unsigned int pb = __byte_perm (w0, w1, sb);
+              for (int q = 0; q < K; q++)
+                {
+                  const unsigned int w0 = wd[q * (WP / 2)], w1 = wd[q * (WP / 2) + 1];
+                  const unsigned int pa = __byte_perm (w0, w1, sa);
+                  const unsigned int pb = __byte_perm (w0, w1, sb);
 
-                      if constexpr (MODE == 2)
+                  if constexpr (MODE == 2)
+                    {
+                      hacc[0][q] = __hfma2 (*(const __half2 *) &pa, wa, hacc[0][q]);
+                      hacc[1][q] = __hfma2 (*(const __half2 *) &pb, wb, hacc[1][q]);
+                    }
+                  else
+                    {
+                      const float2 va = __half22float2 (*(const __half2 *) &pa);
+                      const float2 vb = __half22float2 (*(const __half2 *) &pb);
+
+                      if (LINEAR)
                         {
-                          hacc[0][q] = __hfma2 (*(const __half2 *) &pa, wa, hacc[0][q]);
-                          hacc[1][q] = __hfma2 (*(const __half2 *) &pb, wb, hacc[1][q]);
+                          acc[0][q] = fmaf (ra, va.y, fmaf (1.0f - ra, va.x, acc[0][q]));
+                          acc[1][q] = fmaf (rb, vb.y, fmaf (1.0f - rb, vb.x, acc[1][q]));
                         }
                       else
                         {
-                          const float2 va = __half22float2 (*(const __half2 *) &pa);
-                          const float2 vb = __half22float2 (*(const __half2 *) &pb);
-
-                          if (LINEAR)
-                            {
-                              acc[0][q] = fmaf (ra, va.y, fmaf (1.0f - ra, va.x, acc[0][q]));
-                              acc[1][q] = fmaf (rb, vb.y, fmaf (1.0f - rb, vb.x, acc[1][q]));
-                            }
-                          else
-                            {
-                              acc[0][q] += va.x;
-                              acc[1][q] += vb.x;
-                            }
+                          acc[0][q] += va.x;
+                          acc[1][q] += vb.x;
                         }
                     }
                 }
@@ -838,7 +836,8 @@ launch_tile_kind (const T         *rows,
          * copies; TOMO_PLANE_TILE_PATH=wide: the same with cp.async units,
          * bulk-h2: half2 sums within a stage (faster, more rounding). */
         if (path != NULL && strcmp (path, "wide") == 0)
-          return launch_tile_async<T, G / 2, 8, 2, 0, 1> (rows, trig, a, interp, out, stream, error);
+          return launch_tile_async<T, G / 2, 8, 2, 0, 1> (rows, trig, a, interp, out, stream,
+                                                          error);
         if (path != NULL && strcmp (path, "bulk-h2") == 0)
           return launch_tile_async<T, G / 2, 8, 2, H ? 2 : 0, 2> (rows, trig, a, interp, out,
                                                                  stream, error);

@@ -30,6 +30,7 @@
  * half store in 6.3 ms where the pair path took 14.2 ms and the rows kernel
  * 8.8 ms: the pair staging through registers cost more instructions than
  * it saved, and its single stage in flight could not hide the loads.
+ * The wide path below replaced it as `auto` (4.8 ms).
  *
  * texture kernel: the straightforward texture version, one thread per
  * sample, each projection's value fetched through a texture object of the
@@ -346,13 +347,57 @@ plane_tile_kernel (const T      *rows,
 }
 
 /* The vertical planes' fast path (VERT, every plane row on a detector row,
- * 16-byte aligned rows): the same tiles, but the bins are copied raw with
- * cp.async into a ring of NS stages in shared memory — no registers, two
- * stages in flight while one is summed — and read as two neighbours.  The
- * bin position and weights of a sample serve its K rows. */
+ * 16-byte aligned rows): the same tiles, but the bins are copied raw into a
+ * ring of NS stages in shared memory — no registers, two stages in flight
+ * while one is summed — and read as two neighbours.  The bin position and
+ * weights of a sample serve its K rows.  COPY 0 with SPT = 1 is the ring
+ * path: tiles of 256 samples, 16-byte cp.async units, the stage's units
+ * walked over the widest window's extent.
+ *
+ * The wide path, `auto` (COPY 2, SPT = 2), measured on the H100
+ * (docs/PERFORMANCE.md; XZ 2048² from the half store 6.30 → 4.82 ms):
+ *
+ * - Tiles of 256 · SPT samples (SPT = 2: 512), so a window's halo and
+ *   16-byte rounding are shared by twice the samples.  Each thread takes
+ *   two neighbouring samples, whose bins (k_a, k_a + 1, k_b, k_b + 1) lie
+ *   within four bins from an even one: a half store gives them in two
+ *   4-byte shared loads per plane row (one per sample-projection instead of
+ *   two), pulled apart with byte permutes whose selectors are computed once
+ *   per projection.
+ * - COPY 2: each window is one bulk copy (cp.async.bulk, the tensor memory
+ *   accelerator) issued by one lane — lane l of warp w copies projection
+ *   l % G of plane row w — its completion counted on an mbarrier per ring
+ *   slot; units off the detector are zeroed by plain stores.  With 16-byte
+ *   cp.async units the kernel was issue-bound (ncu: 70 % of issue slots
+ *   busy at 53 % of DRAM bandwidth, 222 instructions per thread and
+ *   projection, of which the sums 128 and the copy most of the rest).
+ *   COPY 1 (TOMO_PLANE_TILE_PATH=wide): warp w copies rows w, w + 8, …
+ *   with cp.async, lane l units l, l + 32, … of each window.
+ * - MODE (half store, SPT = 2): 0 interpolates and accumulates in float
+ *   (the half pair converted); 2 accumulates the weighted pairs in half2
+ *   for the G projections of a stage, then adds them to the float sums
+ *   (fewer instructions, about 3× the rounding error: not the default). */
 #define TILE_NS 3
 
-template <typename T, int G, int K, int LINEAR>
+/* Bins a window holds: the ring's windows (256 samples); the wide path's
+ * windows of TX = 256 · SPT samples hold ≤ TX + 10 bins and are read up to
+ * 4 bins from an even one: TX + 16. */
+template <typename T, int SPT>
+__host__ __device__ constexpr int
+tile_wp ()
+{
+  return SPT == 1 ? TILE_WV (16 / (int) sizeof (T)) * (16 / (int) sizeof (T))
+                  : (TILE_X * SPT + 16 + 16 / (int) sizeof (T) - 1) / (16 / (int) sizeof (T))
+                    * (16 / (int) sizeof (T));
+}
+
+__device__ static inline unsigned int
+smem_addr (const void *p)
+{
+  return (unsigned int) __cvta_generic_to_shared (p);
+}
+
+template <typename T, int SPT, int K, int G, int NS, int MODE, int COPY, int LINEAR>
 __global__ static void __launch_bounds__ (TILE_X)
 plane_tile_async_kernel (const T      *rows,
                          const float2 *trig,
@@ -360,22 +405,31 @@ plane_tile_async_kernel (const T      *rows,
                          float        *out)
 {
   constexpr int VEC = 16 / (int) sizeof (T);
+  constexpr int TX = TILE_X * SPT;
   constexpr int WV = TILE_WV (VEC);
-  constexpr int WP = WV * VEC;
-  constexpr int EU = G * K * WV;
+  constexpr int WP = tile_wp<T, SPT> ();
+  constexpr int EU = G * K * WV;               /* units of a stage, the ring's copy */
   constexpr int STAGE = G * K * WP;            /* bins per stage */
+  constexpr int NW = TILE_X / 32;
+  static_assert (COPY == 0 || K % NW == 0, "whole rows per warp");
+  static_assert (COPY != 0 || SPT == 1, "the ring's copy: windows of 256 samples");
+  static_assert (MODE == 0 || (MODE == 2 && sizeof (T) == 2 && SPT == 2), "half pairs only");
+  static_assert (SPT == 1 || SPT == 2, "one or two samples per thread");
   extern __shared__ __align__ (16) unsigned char tile_smem[];
-  T *ring = (T *) tile_smem;                   /* [TILE_NS][G][K][WP] */
-  __shared__ TileMeta meta[TILE_NS + 1][G];
+  T *ring = (T *) tile_smem;                   /* [NS][G][K][WP] */
+  __shared__ TileMeta meta[NS + 1][G];
   __shared__ int r0_s[K];
-  const int tid = threadIdx.x;
-  const int iA = blockIdx.x * TILE_X;
+  __shared__ __align__ (8) unsigned long long bars[NS];
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  static_assert (COPY != 2 || G * (K / NW) <= 32, "one lane per window of a warp");
+  const int iA = blockIdx.x * TX;
   const int jA = blockIdx.y * K;
-  const int nA = min (TILE_X, a.w - iA);
+  const int nA = min (TX, a.w - iA);
   const int n_stages = (a.P + G - 1) / G;
   const float W = (float) a.W;
-  float acc[K];
-  bool inside;
+  float acc[SPT][K];
+  __half2 hacc[MODE == 2 ? SPT : 1][MODE == 2 ? K : 1];
+  bool inside[SPT];
 
   if (tid < K)
     {
@@ -385,15 +439,29 @@ plane_tile_async_kernel (const T      *rows,
       /* Integer z here (the launcher checked): a row or nothing. */
       r0_s[tid] = jA + tid < a.h && r >= 0 && r < a.n_rows ? r : -1;
     }
-  {
-    const float x = a.x0 + (iA + tid) * a.ux + jA * a.vx;
-    const float y = a.y0 + (iA + tid) * a.uy + jA * a.vy;
-
-    inside = tid < nA && fabsf (x) <= a.lim && fabsf (y) <= a.lim;
-  }
+  if (COPY == 2 && tid < NS)
+    {
+      /* One arrival per warp and stage. */
+      asm volatile ("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r" (smem_addr (&bars[tid])),
+                    "r" (NW) : "memory");
+      asm volatile ("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
 #pragma unroll
-  for (int q = 0; q < K; q++)
-    acc[q] = 0.0f;
+  for (int s = 0; s < SPT; s++)
+    {
+      const int i = iA + tid * SPT + s;
+      const float x = a.x0 + i * a.ux + jA * a.vx;
+      const float y = a.y0 + i * a.uy + jA * a.vy;
+
+      inside[s] = tid * SPT + s < nA && fabsf (x) <= a.lim && fabsf (y) <= a.lim;
+#pragma unroll
+      for (int q = 0; q < K; q++)
+        {
+          acc[s][q] = 0.0f;
+          if constexpr (MODE == 2)
+            hacc[s][q] = __float2half2_rn (0.0f);
+        }
+    }
 
   auto plan = [&] (int stage) {
     const int p = stage * G + tid;
@@ -416,14 +484,60 @@ plane_tile_async_kernel (const T      *rows,
         m.d = d;
         m.cmin = tmin - lo;
         m.cmax = tmax - lo;
-        meta[stage % (TILE_NS + 1)][tid] = m;
+        meta[stage % (NS + 1)][tid] = m;
       }
   };
   /* The needed units of a stage; off the detector, zeros. */
   auto issue = [&] (int stage) {
-    if (stage < n_stages)
+    if constexpr (COPY == 2)
       {
-        T *buf = ring + (size_t) (stage % TILE_NS) * STAGE;
+        /* Lane l < G · K / NW: projection l % G, row warp + NW · (l / G). */
+        if (stage < n_stages)
+          {
+            const int g = lane % G, q = warp + NW * (lane / G), p = stage * G + g;
+            const unsigned int bar = smem_addr (&bars[stage % NS]);
+
+            if (lane < G * (K / NW) && p < a.P && r0_s[q] >= 0)
+              {
+                const int lo = meta[stage % (NS + 1)][g].lo;
+                const int nu = (meta[stage % (NS + 1)][g].nb + VEC - 1) / VEC;
+                /* Units [v0, v1) on the detector (lo is a multiple of VEC). */
+                const int v0 = min (max (-lo / VEC, 0), nu);
+                const int v1 = max (min ((a.W - lo) / VEC, nu), v0);
+                T *dst = ring + (size_t) (stage % NS) * STAGE + ((size_t) g * K + q) * WP;
+                const T *src = rows + (size_t) r0_s[q] * a.row_elems + (size_t) p * a.W + lo;
+
+                if (v1 > v0)
+                  {
+                    const unsigned int bytes = (unsigned int) (v1 - v0) * 16u;
+
+                    asm volatile ("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n"
+                                  :: "r" (bar), "r" (bytes) : "memory");
+                    asm volatile ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+                                  "[%0], [%1], %2, [%3];\n"
+                                  :: "r" (smem_addr (dst + v0 * VEC)), "l" (src + v0 * VEC),
+                                     "r" (bytes), "r" (bar) : "memory");
+                  }
+                if (v0 > 0 || v1 < nu)
+                  {
+                    for (int v = 0; v < v0; v++)
+                      *(uint4 *) (dst + v * VEC) = make_uint4 (0, 0, 0, 0);
+                    for (int v = v1; v < nu; v++)
+                      *(uint4 *) (dst + v * VEC) = make_uint4 (0, 0, 0, 0);
+                    asm volatile ("fence.proxy.async.shared::cta;\n" ::: "memory");
+                  }
+              }
+            __syncwarp ();
+            if (lane == 0)
+              asm volatile ("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r" (bar) : "memory");
+          }
+        return;
+      }
+    if (stage < n_stages && COPY == 0)
+      {
+        /* The ring's copy: thread e takes units e, e + 256, … of the stage,
+         * (projection, plane row, unit) with the unit fastest. */
+        T *buf = ring + (size_t) (stage % NS) * STAGE;
         const int p0 = stage * G;
 
         for (int e = tid; e < EU; e += TILE_X)
@@ -433,7 +547,7 @@ plane_tile_async_kernel (const T      *rows,
 
             if (p0 + g < a.P && r >= 0)
               {
-                const TileMeta &w = meta[stage % (TILE_NS + 1)][g];
+                const TileMeta &w = meta[stage % (NS + 1)][g];
                 const int col = w.lo + v * VEC;
 
                 if (v * VEC < w.nb)
@@ -447,53 +561,183 @@ plane_tile_async_kernel (const T      *rows,
               }
           }
       }
+    if (stage < n_stages && COPY == 1)
+      {
+        /* Warp w: rows w, w + NW, …; lane l: units l, l + 32, … of each
+         * window. */
+        T *buf = ring + (size_t) (stage % NS) * STAGE;
+        const int p0 = stage * G;
+
+        for (int g = 0; g < G && p0 + g < a.P; g++)
+          {
+            const int lo = meta[stage % (NS + 1)][g].lo;
+            const int nu = (meta[stage % (NS + 1)][g].nb + VEC - 1) / VEC;
+
+#pragma unroll
+            for (int qq = 0; qq < K / NW; qq++)
+              {
+                const int q = warp + qq * NW;
+                const int r = r0_s[q];
+
+                if (r < 0)
+                  continue;
+                const T *src = rows + (size_t) r * a.row_elems + (size_t) (p0 + g) * a.W;
+                T *dst = buf + ((size_t) g * K + q) * WP;
+
+                for (int v = lane; v < nu; v += 32)
+                  {
+                    const int col = lo + v * VEC;
+                    const bool on = col >= 0 && col + VEC <= a.W;
+
+                    copy_async<16> (dst + v * VEC, src + (on ? col : 0), on ? 16 : 0);
+                  }
+              }
+          }
+      }
     asm volatile ("cp.async.commit_group;\n" ::);
   };
 
-  for (int s = 0; s < TILE_NS; s++)
+  for (int s = 0; s < NS; s++)
     plan (s);
   __syncthreads ();
-  for (int s = 0; s < TILE_NS - 1; s++)
+  for (int s = 0; s < NS - 1; s++)
     issue (s);
   for (int s = 0; s < n_stages; s++)
     {
-      asm volatile ("cp.async.wait_group %0;\n" :: "n" (TILE_NS - 2));
-      __syncthreads ();   /* stage s is in; stage s − 1's sums are done */
-      issue (s + TILE_NS - 1);
-      plan (s + TILE_NS);
+      if (COPY == 2)
+        {
+          /* Use s / NS of slot s % NS: its phase of that parity completes. */
+          const unsigned int bar = smem_addr (&bars[s % NS]), parity = (s / NS) & 1;
+          unsigned int done = 0;
 
-      const T *buf = ring + (size_t) (s % TILE_NS) * STAGE;
+          while (!done)
+            asm volatile ("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                          " selp.u32 %0, 1, 0, p;\n}\n"
+                          : "=r" (done) : "r" (bar), "r" (parity) : "memory");
+        }
+      else
+        asm volatile ("cp.async.wait_group %0;\n" :: "n" (NS - 2));
+      __syncthreads ();   /* stage s is in; stage s − 1's sums are done */
+      issue (s + NS - 1);
+      plan (s + NS);
+
+      const T *buf = ring + (size_t) (s % NS) * STAGE;
       const int ng = min (G, a.P - s * G);
 
       for (int g = 0; g < ng; g++)
         {
-          const TileMeta w = meta[s % (TILE_NS + 1)][g];
-          const float t = fminf (fmaxf (fmaf ((float) tid, w.d, w.t0), w.cmin), w.cmax);
-          const float f = floorf (LINEAR ? t : t + 0.5f);
-          const float fr = t - f;
-          const int k = min ((int) f, WP - 2);
-          const T *b = buf + (size_t) g * K * WP + k;
+          const TileMeta w = meta[s % (NS + 1)][g];
+          const T *bg = buf + (size_t) g * K * WP;
+
+          if constexpr (SPT == 1 || sizeof (T) == 4)
+            {
+#pragma unroll
+              for (int sm = 0; sm < SPT; sm++)
+                {
+                  const float t = fminf (fmaxf (fmaf ((float) (tid * SPT + sm), w.d, w.t0), w.cmin),
+                                         w.cmax);
+                  const float f = floorf (LINEAR ? t : t + 0.5f);
+                  const float fr = t - f;
+                  const T *b = bg + min ((int) f, WP - 2);
 
 #pragma unroll
-          for (int q = 0; q < K; q++)
-            {
-              const float v0 = to_float (b[q * WP]);
+                  for (int q = 0; q < K; q++)
+                    {
+                      const float v0 = to_float (b[q * WP]);
 
-              if (LINEAR)
-                acc[q] = fmaf (fr, to_float (b[q * WP + 1]), fmaf (1.0f - fr, v0, acc[q]));
-              else
-                acc[q] += v0;
+                      if (LINEAR)
+                        acc[sm][q] = fmaf (fr, to_float (b[q * WP + 1]),
+                                           fmaf (1.0f - fr, v0, acc[sm][q]));
+                      else
+                        acc[sm][q] += v0;
+                    }
+                }
+            }
+          else
+            {
+              /* Two neighbouring samples of a half store: both pairs within
+               * the 4 bins from an even base. */
+              const float t = fmaf ((float) (2 * tid), w.d, w.t0);
+              const float ta = fminf (fmaxf (t, w.cmin), w.cmax);
+              const float tb = fminf (fmaxf (t + w.d, w.cmin), w.cmax);
+              const float fa = floorf (LINEAR ? ta : ta + 0.5f);
+              const float fb = floorf (LINEAR ? tb : tb + 0.5f);
+              const int ka = (int) fa, kb = (int) fb;
+              const int base = min (min (ka, kb) & ~1, WP - 4);
+              const unsigned int oa = (unsigned int) (ka - base), ob = (unsigned int) (kb - base);
+              const unsigned int *wd = (const unsigned int *) (bg + base);
+              const unsigned int sa = 0x3210 + oa * 0x2222, sb = 0x3210 + ob * 0x2222;
+              const float ra = LINEAR ? ta - fa : 0.0f, rb = LINEAR ? tb - fb : 0.0f;
+              const __half2 wa = __floats2half2_rn (1.0f - ra, ra);
+              const __half2 wb = __floats2half2_rn (1.0f - rb, rb);
+
+#pragma unroll
+              for (int q = 0; q < K; q++)
+                {
+                  const unsigned int w0 = wd[q * (WP / 2)], w1 = wd[q * (WP / 2) + 1];
+                  const unsigned int pa = __byte_perm (w0, w1, sa);
+                  const unsigned int pb = __byte_perm (w0, w1, sb);
+
+                  if constexpr (MODE == 2)
+                    {
+                      hacc[0][q] = __hfma2 (*(const __half2 *) &pa, wa, hacc[0][q]);
+                      hacc[1][q] = __hfma2 (*(const __half2 *) &pb, wb, hacc[1][q]);
+                    }
+                  else
+                    {
+                      const float2 va = __half22float2 (*(const __half2 *) &pa);
+                      const float2 vb = __half22float2 (*(const __half2 *) &pb);
+
+                      if (LINEAR)
+                        {
+                          acc[0][q] = fmaf (ra, va.y, fmaf (1.0f - ra, va.x, acc[0][q]));
+                          acc[1][q] = fmaf (rb, vb.y, fmaf (1.0f - rb, vb.x, acc[1][q]));
+                        }
+                      else
+                        {
+                          acc[0][q] += va.x;
+                          acc[1][q] += vb.x;
+                        }
+                    }
+                }
             }
         }
-    }
-  asm volatile ("cp.async.wait_group 0;\n" ::);
+      if constexpr (MODE == 2)
+        {
 #pragma unroll
-  for (int q = 0; q < K; q++)
-    if (tid < nA && jA + q < a.h)
-      out[(size_t) (jA + q) * a.w + iA + tid] = inside && r0_s[q] >= 0 ? acc[q] * a.inv_scale : 0.0f;
+          for (int sm = 0; sm < SPT; sm++)
+#pragma unroll
+            for (int q = 0; q < K; q++)
+              {
+                const float2 v = __half22float2 (hacc[sm][q]);
+
+                acc[sm][q] += v.x + v.y;
+                hacc[sm][q] = __float2half2_rn (0.0f);
+              }
+        }
+    }
+  if (COPY != 2)
+    asm volatile ("cp.async.wait_group 0;\n" ::);
+  else
+    {
+      /* Every thread past its last wait: the barriers' memory is given back
+       * invalidated (PTX asks for mbarrier.inval before the location serves
+       * anything else — here the next block on this SM). */
+      __syncthreads ();
+      if (tid < NS)
+        asm volatile ("mbarrier.inval.shared::cta.b64 [%0];\n" :: "r" (smem_addr (&bars[tid]))
+                      : "memory");
+    }
+#pragma unroll
+  for (int sm = 0; sm < SPT; sm++)
+#pragma unroll
+    for (int q = 0; q < K; q++)
+      if (tid * SPT + sm < nA && jA + q < a.h)
+        out[(size_t) (jA + q) * a.w + iA + tid * SPT + sm]
+          = inside[sm] && r0_s[q] >= 0 ? acc[sm][q] * a.inv_scale : 0.0f;
 }
 
-template <typename T, int G, int K>
+template <typename T, int G, int K, int SPT = 1, int MODE = 0, int COPY = 0>
 static gboolean
 launch_tile_async (const T         *rows,
                    const float2    *trig,
@@ -503,9 +747,10 @@ launch_tile_async (const T         *rows,
                    cudaStream_t     stream,
                    GError         **error)
 {
-  const size_t smem = (size_t) TILE_NS * G * K * TILE_WV (16 / sizeof (T)) * (16 / sizeof (T)) * sizeof (T);
-  dim3 grid ((a.w + TILE_X - 1) / TILE_X, (a.h + K - 1) / K);
-  auto kern = interp ? plane_tile_async_kernel<T, G, K, 1> : plane_tile_async_kernel<T, G, K, 0>;
+  const size_t smem = (size_t) TILE_NS * G * K * tile_wp<T, SPT> () * sizeof (T);
+  dim3 grid ((a.w + TILE_X * SPT - 1) / (TILE_X * SPT), (a.h + K - 1) / K);
+  auto kern = interp ? plane_tile_async_kernel<T, SPT, K, G, TILE_NS, MODE, COPY, 1>
+                     : plane_tile_async_kernel<T, SPT, K, G, TILE_NS, MODE, COPY, 0>;
 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
@@ -558,12 +803,14 @@ launch_tile_kind (const T         *rows,
   if constexpr (VEC > 1)
     if (vert && !two)
       {
-        /* TOMO_PLANE_TILE_PATH=pairs: the register-staged pair copy
-         * instead of the ring (for the bench); TOMO_PLANE_TILE_ROWS=4, 8
-         * or 16 plane rows per block, the same shared memory. */
+        /* TOMO_PLANE_TILE_PATH (for the bench and the tests): ring, the
+         * ring path, or pairs, the register-staged pair copy, each with
+         * TOMO_PLANE_TILE_ROWS=4, 8 or 16 plane rows per block (the same
+         * shared memory); wide or bulk-h2 below. */
         const char *path = g_getenv ("TOMO_PLANE_TILE_PATH");
         const char *rows_env = g_getenv ("TOMO_PLANE_TILE_ROWS");
         const int k = rows_env != NULL ? atoi (rows_env) : 8;
+        constexpr bool H = sizeof (T) == 2;
 
         if (path != NULL && strcmp (path, "pairs") == 0)
           {
@@ -576,11 +823,25 @@ launch_tile_kind (const T         *rows,
             return launch_tile<T, VEC, G, 8, true, false> (rows, trig, a, interp, out, stream,
                                                            error);
           }
-        if (k == 16)
-          return launch_tile_async<T, G / 2, 16> (rows, trig, a, interp, out, stream, error);
-        if (k == 4)
-          return launch_tile_async<T, G * 2, 4> (rows, trig, a, interp, out, stream, error);
-        return launch_tile_async<T, G, 8> (rows, trig, a, interp, out, stream, error);
+        if (path != NULL && strcmp (path, "ring") == 0)
+          {
+            if (k == 16)
+              return launch_tile_async<T, G / 2, 16> (rows, trig, a, interp, out, stream, error);
+            if (k == 4)
+              return launch_tile_async<T, G * 2, 4> (rows, trig, a, interp, out, stream, error);
+            return launch_tile_async<T, G, 8> (rows, trig, a, interp, out, stream, error);
+          }
+        /* The wide path (tiles of 512 samples, 4 projections a stage,
+         * about 100 KiB of shared memory: two blocks an SM) with bulk
+         * copies; TOMO_PLANE_TILE_PATH=wide: the same with cp.async units,
+         * bulk-h2: half2 sums within a stage (faster, more rounding). */
+        if (path != NULL && strcmp (path, "wide") == 0)
+          return launch_tile_async<T, G / 2, 8, 2, 0, 1> (rows, trig, a, interp, out, stream,
+                                                          error);
+        if (path != NULL && strcmp (path, "bulk-h2") == 0)
+          return launch_tile_async<T, G / 2, 8, 2, H ? 2 : 0, 2> (rows, trig, a, interp, out,
+                                                                 stream, error);
+        return launch_tile_async<T, G / 2, 8, 2, 0, 2> (rows, trig, a, interp, out, stream, error);
       }
   if (vert)
     return two ? launch_tile<T, VEC, G2, 8, true, true> (rows, trig, a, interp, out, stream, error)

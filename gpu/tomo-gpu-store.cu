@@ -34,7 +34,7 @@
  *   its 8 samples with a clamp instead of bounds tests.
  * tile and texture kernels: tomo-gpu-store-tile.cu; the preview volume:
  *   tomo-gpu-store-preview.cu.  auto takes tile for vertical planes on whole
- *   rows (6.3 ms for XZ 2048² from the half store on the H100, rows 8.8 ms),
+ *   rows (4.8 ms for XZ 2048² from the half store on the H100, rows 8.8 ms),
  *   rows for the other planes with horizontal rows and a step ≤ 1 pixel
  *   (there it beat the tile kernel's pair path), global for the rest.
  */
@@ -1072,7 +1072,7 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
   const gboolean rows_fit = (store->width + 8) * sizeof (float) * 4 <= ROWS_MAX_BYTES;
 
   /* auto: vertical planes on whole detector rows (XZ, YZ, turned about the
-   * vertical axis) with 16-byte aligned rows take the tile kernel's ring
+   * vertical axis) with 16-byte aligned rows take the tile kernel's wide
    * path; other planes with horizontal rows and a step ≤ 1 pixel the rows
    * kernel (the fastest of the others on the H100, docs/PERFORMANCE.md);
    * the rest the global one. */

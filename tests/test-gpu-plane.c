@@ -227,9 +227,9 @@ test_tile (gconstpointer data)
   TomoGpuStorePrecision precision = GPOINTER_TO_INT (data);
   Fixture fx;
   TomoGpuStore *store;
-  TomoPlane planes[7], xz, yz, ob;
-  const char *names[7] = { "XZ", "YZ", "XY", "turned 25°", "oblique 37°/20°",
-                           "oblique 200°/0° ×0.7", "XZ rows 5…" };
+  TomoPlane planes[8], xz, yz, ob;
+  const char *names[8] = { "XZ", "YZ", "XY", "turned 25°", "oblique 37°/20°",
+                           "oblique 200°/0° ×0.7", "XZ rows 5…", "turned 25° ×0.2" };
   const double tol = precision == TOMO_GPU_STORE_HALF ? 2e-3 : 2e-5;
   g_autoptr (GError) error = NULL;
   g_autofree float *xy = NULL, *vert = NULL, *col = NULL, *o = NULL;
@@ -253,17 +253,24 @@ test_tile (gconstpointer data)
   tomo_plane_init_oblique (&planes[4], (double[3]) { 60.0, 70.0, 10.0 }, 37.0, 20.0, 140, 19, 1.0);
   tomo_plane_init_oblique (&planes[5], (double[3]) { 64.0, 60.0, 9.5 }, 200.0, 0.0, 97, 13, 0.7);
   tomo_plane_init_xz (&planes[6], 30, 0, fx.w, 5, 20);   /* rows 5 … 24 of 0 … 20 */
+  /* 600 samples 0.2 px apart, inside the slice: two tiles of the wide path. */
+  planes[7] = planes[3];
+  planes[7].u[0] *= 0.2;
+  planes[7].u[1] *= 0.2;
+  planes[7].width = 600;
 
-  /* Planes 0, 1, 3 and 6 are vertical on whole rows: the ring path with
-   * 4, 8 and 16 rows per block and the pair path are each checked; auto
-   * takes the ring. */
-  static const char *const variants[4][2] = { { NULL, NULL }, { "4", NULL }, { "16", NULL },
-                                              { "8", "pairs" } };
+  /* Planes 0, 1, 3, 6 and 7 are vertical on whole rows: auto (the wide
+   * path with bulk copies), its variants, the ring path with 4, 8 and 16
+   * rows per block and the pair path are each checked. */
+  static const char *const variants[][2] = { { NULL, NULL }, { NULL, "wide" },
+                                             { NULL, "bulk-h2" }, { "4", "ring" },
+                                             { "8", "ring" }, { "16", "ring" },
+                                             { "8", "pairs" } };
 
   for (guint k = 0; k < G_N_ELEMENTS (planes); k++)
     for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
       {
-        const gboolean vertical = k == 0 || k == 1 || k == 3 || k == 6;
+        const gboolean vertical = k == 0 || k == 1 || k == 3 || k == 6 || k == 7;
         double e_tex = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TEXTURE);
         double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
 
@@ -282,7 +289,7 @@ test_tile (gconstpointer data)
                             "%g), texture %.3g (2e-2)",
                             tomo_gpu_store_precision_to_string (precision), names[k],
                             tomo_interp_to_string (in), variants[v][0] ? variants[v][0] : "8",
-                            variants[v][1] ? variants[v][1] : vertical ? "ring" : "pairs", e_tile,
+                            variants[v][1] ? variants[v][1] : vertical ? "bulk" : "pairs", e_tile,
                             t, e_tex);
             g_assert_cmpfloat (e_tile, <=, t);
           }

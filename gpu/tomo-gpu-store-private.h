@@ -40,6 +40,28 @@ copy_async (void       *dst,
     asm volatile ("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r" (d), "l" (src), "n" (N), "r" (bytes));
 }
 
+/* Detector rows r0 (and r0 + 1 with weight fz) for relative z; FALSE
+ * outside the rows held.  A sample on the last row takes it alone. */
+__device__ static inline bool
+rows_for_z (float  z,
+            int    n_rows,
+            int   *r0,
+            float *fz)
+{
+  const float eps = 1e-4f;
+
+  if (!(z >= -eps && z <= n_rows - 1 + eps))
+    return false;
+  *r0 = (int) floorf (z);
+  *fz = z - *r0;
+  if (*r0 < 0 || *r0 >= n_rows - 1 || *fz < eps)
+    {
+      *r0 = min (max ((int) rintf (z), 0), n_rows - 1);
+      *fz = 0.0f;
+    }
+  return true;
+}
+
 /* A plane as the kernels see it: sample (i, j) at (x0, y0, z0) + i·u + j·v,
  * x and y centred on the slice, z relative to the store's first row. */
 typedef struct
@@ -58,6 +80,19 @@ typedef struct
  * vertical axis), so a sample's detector position is the same on every
  * plane row.  half: the store holds __half, else float. */
 gboolean _tomo_gpu_store_tile_launch (const void      *rows,
+                                      gboolean         half,
+                                      const float2    *trig,
+                                      const PlaneArgs *a,
+                                      int              interp,
+                                      float           *out,
+                                      cudaStream_t     stream,
+                                      GError         **error);
+
+/* The tilted plane kernel (tomo-gpu-store-tilt.cu): planes with horizontal
+ * rows, |u| ≤ 1 and |v| ≤ 1 (the launcher's caller checks); the windows of
+ * the stored rows a tile of 8 plane rows lies between staged raw through a
+ * cp.async ring, the two rows blended per plane row in float. */
+gboolean _tomo_gpu_store_tilt_launch (const void      *rows,
                                       gboolean         half,
                                       const float2    *trig,
                                       const PlaneArgs *a,

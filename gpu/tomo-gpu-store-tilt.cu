@@ -125,9 +125,11 @@ tilt_project (const T        *win,
 }
 
 /* T: the stored type; VEC bins per copy (16 bytes, or 1); G projections
- * per stage; TWO: some plane row lies between two stored rows. */
+ * per stage; TWO: some plane row lies between two stored rows.  Three
+ * blocks per SM (four with G = 2 of a half store: 34 KiB of bins, at most
+ * 64 registers). */
 template <typename T, int VEC, int G, bool TWO, int LINEAR>
-__global__ static void __launch_bounds__ (TILT_X, 3)
+__global__ static void __launch_bounds__ (TILT_X, G == 2 && sizeof (T) == 2 ? 4 : 3)
 plane_tilt_kernel (const T      *rows,
                    const float2 *trig,
                    PlaneArgs     a,
@@ -347,8 +349,10 @@ launch_tilt (const T         *rows,
 }
 
 /* G: projections per stage.  Half, 16-byte units: 4 (3 × 67 KiB of bins,
- * three blocks per SM), or 8 with TOMO_PLANE_TILT_STAGE=8 (the bench's
- * variant: 134 KiB, one block); float: 2, or 4. */
+ * three blocks per SM), or 2 with TOMO_PLANE_TILT_STAGE=2 (the bench's
+ * variant: four blocks per SM); float: 2.  On the H100 (half store, 2048²
+ * planes) 8 projections per stage, one block per SM, took 1.5 times as
+ * long as 4: the kernel wants warps in flight. */
 template <typename T, int VEC, int G>
 static gboolean
 launch_tilt_two (const T         *rows,
@@ -377,7 +381,7 @@ _tomo_gpu_store_tilt_launch (const void      *rows,
                              GError         **error)
 {
   const char *stage = g_getenv ("TOMO_PLANE_TILT_STAGE");
-  const gboolean wide = stage != NULL && atoi (stage) == (half ? 8 : 4);
+  const gboolean narrow = stage != NULL && atoi (stage) == 2;
 
   if (half)
     {
@@ -385,14 +389,13 @@ _tomo_gpu_store_tilt_launch (const void      *rows,
 
       if (a->W % 8 != 0)
         return launch_tilt_two<__half, 1, 4> (r, trig, *a, interp, out, stream, error);
-      return wide ? launch_tilt_two<__half, 8, 8> (r, trig, *a, interp, out, stream, error)
-                  : launch_tilt_two<__half, 8, 4> (r, trig, *a, interp, out, stream, error);
+      return narrow ? launch_tilt_two<__half, 8, 2> (r, trig, *a, interp, out, stream, error)
+                    : launch_tilt_two<__half, 8, 4> (r, trig, *a, interp, out, stream, error);
     }
 
   const float *r = (const float *) rows;
 
   if (a->W % 4 != 0)
     return launch_tilt_two<float, 1, 2> (r, trig, *a, interp, out, stream, error);
-  return wide ? launch_tilt_two<float, 4, 4> (r, trig, *a, interp, out, stream, error)
-              : launch_tilt_two<float, 4, 2> (r, trig, *a, interp, out, stream, error);
+  return launch_tilt_two<float, 4, 2> (r, trig, *a, interp, out, stream, error);
 }

@@ -367,7 +367,8 @@ test_tile (gconstpointer data)
  * plane width with a short last row tile; auto takes the tilt kernel for
  * all of them.  1 — the same store holding rows 3 … 14 only: the tilted
  * planes run past both ends.  2 — 161 columns (single-bin copies; auto
- * keeps the rows kernel there). */
+ * keeps the rows kernel there).  3 — as 0, two of the planes only (for
+ * the sanitizers).  Half stores of 16-byte rows run both stage sizes. */
 static void
 run_tilt (TomoGpuStorePrecision precision,
           guint                 kind)
@@ -427,17 +428,31 @@ run_tilt (TomoGpuStorePrecision precision,
     for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
       {
         const double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
-        const double e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
+        /* Half store of 16-byte rows: 4 and 2 projections per stage. */
+        const guint n_var = precision == TOMO_GPU_STORE_HALF && kind != 2 ? 2 : 1;
 
-        g_test_message ("%s store, %u columns, rows %u … %u, %s, %s: relative L2 tilt %.3g "
-                        "(tolerance %g), %.3f ms",
-                        tomo_gpu_store_precision_to_string (precision), fx.w,
-                        tomo_gpu_store_get_row_start (store),
-                        tomo_gpu_store_get_row_start (store) + tomo_gpu_store_get_n_rows (store) - 1,
-                        names[k], tomo_interp_to_string (in), e, t,
-                        tomo_gpu_store_get_plane_ms (store));
-        g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==, TOMO_GPU_PLANE_TILT);
-        g_assert_cmpfloat (e, <=, t);
+        if (kind == 3 && k != 0 && k != 4)
+          continue;
+        for (guint v = 0; v < n_var; v++)
+          {
+            double e;
+
+            if (v == 1)
+              g_setenv ("TOMO_PLANE_TILT_STAGE", "2", TRUE);
+            e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
+            g_unsetenv ("TOMO_PLANE_TILT_STAGE");
+            g_test_message ("%s store, %u columns, rows %u … %u, %s, %s%s: relative L2 tilt "
+                            "%.3g (tolerance %g), %.3f ms",
+                            tomo_gpu_store_precision_to_string (precision), fx.w,
+                            tomo_gpu_store_get_row_start (store),
+                            tomo_gpu_store_get_row_start (store) +
+                              tomo_gpu_store_get_n_rows (store) - 1,
+                            names[k], tomo_interp_to_string (in),
+                            v == 1 ? ", 2 projections per stage" : "", e, t,
+                            tomo_gpu_store_get_plane_ms (store));
+            g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==, TOMO_GPU_PLANE_TILT);
+            g_assert_cmpfloat (e, <=, t);
+          }
         compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_AUTO);
         g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==,
                          kind == 2 ? TOMO_GPU_PLANE_ROWS : TOMO_GPU_PLANE_TILT);
@@ -484,6 +499,12 @@ static void
 test_tilt_odd (gconstpointer data)
 {
   run_tilt (GPOINTER_TO_INT (data), 2);
+}
+
+static void
+test_tilt_small (gconstpointer data)
+{
+  run_tilt (GPOINTER_TO_INT (data), 3);
 }
 
 /* The preview volume of the store against tomo_preview_backproject() on the
@@ -737,6 +758,8 @@ main (int   argc,
                         test_tilt_odd);
   g_test_add_data_func ("/tomo/gpu/store/tilt-odd-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),
                         test_tilt_odd);
+  g_test_add_data_func ("/tomo/gpu/store/tilt-small-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),
+                        test_tilt_small);
   g_test_add_data_func ("/tomo/gpu/store/preview-float", GINT_TO_POINTER (TOMO_GPU_STORE_FLOAT),
                         test_preview);
   g_test_add_data_func ("/tomo/gpu/store/preview-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),

@@ -35,6 +35,14 @@
  *
  * Widths whose projection rows are not 16-byte aligned copy single bins
  * (cp.async of 4 bytes for float, plain loads for half): correct, slower.
+ * Nearest interpolation takes rint(t) (ties to even; the reference rounds
+ * ties up).
+ *
+ * On the H100 (2048² planes of a 2048³ store, docs/PERFORMANCE.md): oblique
+ * 30°/15° 12.1 ms from the half store (rows kernel 15.6 ms), XY 9.4 ms
+ * (15.3 ms); float 14.9 / 10.4 ms.  On XZ it takes 9.5 ms where the tile
+ * kernel's ring path, copying about the same bins, takes 6.3 ms: the time
+ * goes to the per-sample instructions and shared loads, not the copy.
  */
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
@@ -70,16 +78,12 @@ typedef struct
   int lo, nb, inner;
 } TiltMeta;
 
+/* A bin as float: float itself, or __half's conversion (__half2float). */
+template <typename T>
 __device__ static inline float
-tilt_value (float v)
+tilt_value (T v)
 {
-  return v;
-}
-
-__device__ static inline float
-tilt_value (__half v)
-{
-  return __half2float (v);
+  return static_cast<float> (v);
 }
 
 /* One projection of a stage for the 8 plane rows of this thread: pa[q]
@@ -146,11 +150,8 @@ plane_tilt_kernel (const T      *rows,
   __shared__ float fz_s[TILT_K];
   __shared__ int rlo_s, nr_s;
   __shared__ unsigned int valid_s;
-  const int tid = threadIdx.x;
-  const int iA = blockIdx.x * TILT_X;
-  const int jA = blockIdx.y * TILT_K;
-  const int nA = min (TILT_X, a.w - iA);
-  const int n_stages = (a.P + G - 1) / G;
+  const int tid = threadIdx.x, iA = blockIdx.x * TILT_X, jA = blockIdx.y * TILT_K;
+  const int nA = min (TILT_X, a.w - iA), n_stages = (a.P + G - 1) / G;
   const float W = (float) a.W;
   float acc_a[TILT_K], acc_b[TILT_K];
   int ro[TILT_K];
@@ -287,36 +288,27 @@ plane_tilt_kernel (const T      *rows,
     asm volatile ("cp.async.commit_group;\n" ::);
   };
 
-  for (int s = 0; s < TILT_NS; s++)
-    plan (s);
-  __syncthreads ();
-  for (int s = 0; s < TILT_NS - 1; s++)
-    issue (s);
-  for (int s = 0; s < n_stages; s++)
-    {
-      asm volatile ("cp.async.wait_group %0;\n" :: "n" (TILT_NS - 2));
-      __syncthreads ();   /* stage s is in; stage s − 1's sums are done */
-      issue (s + TILT_NS - 1);
-      plan (s + TILT_NS);
-
-      const T *buf = ring + (size_t) (s % TILT_NS) * STAGE;
-      const int ng = min (G, a.P - s * G);
+  /* Stage s in shared memory: each projection's 8 plane rows. */
+  auto sum = [&] (int s) {
+    const T *buf = ring + (size_t) (s % TILT_NS) * STAGE;
+    const int ng = min (G, a.P - s * G);
 
 #pragma unroll
-      for (int g = 0; g < G; g++)
-        if (g < ng)
-          {
-            const TiltMeta m = meta[s % (TILT_NS + 1)][g];
-            const T *win = buf + (size_t) g * TILT_NR * WP;
-            const float tb = fmaf ((float) tid, m.d, m.t0);
+    for (int g = 0; g < G; g++)
+      if (g < ng)
+        {
+          const TiltMeta m = meta[s % (TILT_NS + 1)][g];
+          const T *win = buf + (size_t) g * TILT_NR * WP;
+          const float tb = fmaf ((float) tid, m.d, m.t0);
 
-            if (m.inner)
-              tilt_project<T, WP, TWO, LINEAR, false> (win, m, tb, ro, acc_a, acc_b);
-            else
-              tilt_project<T, WP, TWO, LINEAR, true> (win, m, tb, ro, acc_a, acc_b);
-          }
-    }
-  asm volatile ("cp.async.wait_group 0;\n" ::);
+          if (m.inner)
+            tilt_project<T, WP, TWO, LINEAR, false> (win, m, tb, ro, acc_a, acc_b);
+          else
+            tilt_project<T, WP, TWO, LINEAR, true> (win, m, tb, ro, acc_a, acc_b);
+        }
+  };
+
+  cp_async_ring<TILT_NS> (n_stages, plan, issue, sum);
 #pragma unroll
   for (int q = 0; q < TILT_K; q++)
     if (tid < nA && jA + q < a.h)
@@ -327,19 +319,24 @@ plane_tilt_kernel (const T      *rows,
       }
 }
 
-template <typename T, int VEC, int G, bool TWO>
+/* G: projections per stage.  Half, 16-byte units: 4 (3 × 67 KiB of bins,
+ * three blocks per SM), or 2 with TOMO_PLANE_TILT_STAGE=2 (the bench's
+ * variant: four blocks per SM); float: 2.  On the H100 (half store, 2048²
+ * planes) 8 projections per stage, one block per SM, took 1.5 times as
+ * long as 4: the kernel wants warps in flight. */
+template <typename T, int VEC, int G>
 static gboolean
-launch_tilt (const T         *rows,
-             const float2    *trig,
-             const PlaneArgs &a,
-             int              interp,
-             float           *out,
-             cudaStream_t     stream,
-             GError         **error)
+launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, float *out,
+             cudaStream_t stream, GError **error)
 {
   const size_t smem = (size_t) TILT_NS * G * TILT_NR * TILT_WP (VEC) * sizeof (T);
   dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
-  auto kern = interp ? plane_tilt_kernel<T, VEC, G, TWO, 1> : plane_tilt_kernel<T, VEC, G, TWO, 0>;
+  /* Every plane row on a stored row (integer z, integer step): no blend. */
+  const bool two = !(a.z0 == rintf (a.z0) && a.vz == rintf (a.vz));
+  auto kern = two ? (interp ? plane_tilt_kernel<T, VEC, G, true, 1>
+                            : plane_tilt_kernel<T, VEC, G, true, 0>)
+                  : (interp ? plane_tilt_kernel<T, VEC, G, false, 1>
+                            : plane_tilt_kernel<T, VEC, G, false, 0>);
 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
@@ -348,37 +345,11 @@ launch_tilt (const T         *rows,
   return TOMO_CUDA_CHECK_LAUNCH ("plane tilt kernel", error);
 }
 
-/* G: projections per stage.  Half, 16-byte units: 4 (3 × 67 KiB of bins,
- * three blocks per SM), or 2 with TOMO_PLANE_TILT_STAGE=2 (the bench's
- * variant: four blocks per SM); float: 2.  On the H100 (half store, 2048²
- * planes) 8 projections per stage, one block per SM, took 1.5 times as
- * long as 4: the kernel wants warps in flight. */
-template <typename T, int VEC, int G>
-static gboolean
-launch_tilt_two (const T         *rows,
-                 const float2    *trig,
-                 const PlaneArgs &a,
-                 int              interp,
-                 float           *out,
-                 cudaStream_t     stream,
-                 GError         **error)
-{
-  /* Every plane row on a stored row (integer z, integer step): no blend. */
-  const bool two = !(a.z0 == rintf (a.z0) && a.vz == rintf (a.vz));
-
-  return two ? launch_tilt<T, VEC, G, true> (rows, trig, a, interp, out, stream, error)
-             : launch_tilt<T, VEC, G, false> (rows, trig, a, interp, out, stream, error);
-}
-
+/* As _tomo_gpu_store_tile_launch (tomo-gpu-store-private.h). */
 gboolean
-_tomo_gpu_store_tilt_launch (const void      *rows,
-                             gboolean         half,
-                             const float2    *trig,
-                             const PlaneArgs *a,
-                             int              interp,
-                             float           *out,
-                             cudaStream_t     stream,
-                             GError         **error)
+_tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig,
+                             const PlaneArgs *a, int interp, float *out, cudaStream_t stream,
+                             GError **error)
 {
   const char *stage = g_getenv ("TOMO_PLANE_TILT_STAGE");
   const gboolean narrow = stage != NULL && atoi (stage) == 2;
@@ -388,14 +359,14 @@ _tomo_gpu_store_tilt_launch (const void      *rows,
       const __half *r = (const __half *) rows;
 
       if (a->W % 8 != 0)
-        return launch_tilt_two<__half, 1, 4> (r, trig, *a, interp, out, stream, error);
-      return narrow ? launch_tilt_two<__half, 8, 2> (r, trig, *a, interp, out, stream, error)
-                    : launch_tilt_two<__half, 8, 4> (r, trig, *a, interp, out, stream, error);
+        return launch_tilt<__half, 1, 4> (r, trig, *a, interp, out, stream, error);
+      return narrow ? launch_tilt<__half, 8, 2> (r, trig, *a, interp, out, stream, error)
+                    : launch_tilt<__half, 8, 4> (r, trig, *a, interp, out, stream, error);
     }
 
   const float *r = (const float *) rows;
 
   if (a->W % 4 != 0)
-    return launch_tilt_two<float, 1, 2> (r, trig, *a, interp, out, stream, error);
-  return launch_tilt_two<float, 4, 2> (r, trig, *a, interp, out, stream, error);
+    return launch_tilt<float, 1, 2> (r, trig, *a, interp, out, stream, error);
+  return launch_tilt<float, 4, 2> (r, trig, *a, interp, out, stream, error);
 }

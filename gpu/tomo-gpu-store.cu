@@ -32,11 +32,13 @@
  *   about 2048·|u·(cos θ, −sin θ)| bins, each bin once — into shared memory,
  *   blended between the two detector rows, and each thread then interpolates
  *   its 8 samples with a clamp instead of bounds tests.
- * tile and texture kernels: tomo-gpu-store-tile.cu; the preview volume:
- *   tomo-gpu-store-preview.cu.  auto takes tile for vertical planes on whole
- *   rows (6.3 ms for XZ 2048² from the half store on the H100, rows 8.8 ms),
- *   rows for the other planes with horizontal rows and a step ≤ 1 pixel
- *   (there it beat the tile kernel's pair path), global for the rest.
+ * tile and texture kernels: tomo-gpu-store-tile.cu; tilt kernel:
+ *   tomo-gpu-store-tilt.cu; the preview volume: tomo-gpu-store-preview.cu.
+ *   auto takes tile for vertical planes on whole rows (6.3 ms for XZ 2048²
+ *   from the half store on the H100, rows 8.8 ms), tilt for the other planes
+ *   it fits on 16-byte rows (oblique 30°/15° 12.1 ms, rows 15.6 ms; XY 9.4 ms,
+ *   rows 15.3 ms), rows for the other planes with horizontal rows and a step
+ *   ≤ 1 pixel, global for the rest.
  */
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"

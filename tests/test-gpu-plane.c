@@ -483,28 +483,13 @@ run_tilt (TomoGpuStorePrecision precision,
   fixture_clear (&fx);
 }
 
+/* data: TILT_CASE (precision, kind). */
+#define TILT_CASE(precision, kind) GINT_TO_POINTER ((precision) | (kind) << 4)
+
 static void
 test_tilt (gconstpointer data)
 {
-  run_tilt (GPOINTER_TO_INT (data), 0);
-}
-
-static void
-test_tilt_rows (gconstpointer data)
-{
-  run_tilt (GPOINTER_TO_INT (data), 1);
-}
-
-static void
-test_tilt_odd (gconstpointer data)
-{
-  run_tilt (GPOINTER_TO_INT (data), 2);
-}
-
-static void
-test_tilt_small (gconstpointer data)
-{
-  run_tilt (GPOINTER_TO_INT (data), 3);
+  run_tilt (GPOINTER_TO_INT (data) & 0xf, GPOINTER_TO_INT (data) >> 4);
 }
 
 /* The preview volume of the store against tomo_preview_backproject() on the
@@ -746,20 +731,19 @@ main (int   argc,
                         test_tile);
   g_test_add_data_func ("/tomo/gpu/store/tile-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),
                         test_tile);
-  g_test_add_data_func ("/tomo/gpu/store/tilt-float", GINT_TO_POINTER (TOMO_GPU_STORE_FLOAT),
+  g_test_add_data_func ("/tomo/gpu/store/tilt-float", TILT_CASE (TOMO_GPU_STORE_FLOAT, 0),
                         test_tilt);
-  g_test_add_data_func ("/tomo/gpu/store/tilt-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),
+  g_test_add_data_func ("/tomo/gpu/store/tilt-half", TILT_CASE (TOMO_GPU_STORE_HALF, 0), test_tilt);
+  g_test_add_data_func ("/tomo/gpu/store/tilt-rows-float", TILT_CASE (TOMO_GPU_STORE_FLOAT, 1),
                         test_tilt);
-  g_test_add_data_func ("/tomo/gpu/store/tilt-rows-float", GINT_TO_POINTER (TOMO_GPU_STORE_FLOAT),
-                        test_tilt_rows);
-  g_test_add_data_func ("/tomo/gpu/store/tilt-rows-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),
-                        test_tilt_rows);
-  g_test_add_data_func ("/tomo/gpu/store/tilt-odd-float", GINT_TO_POINTER (TOMO_GPU_STORE_FLOAT),
-                        test_tilt_odd);
-  g_test_add_data_func ("/tomo/gpu/store/tilt-odd-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),
-                        test_tilt_odd);
-  g_test_add_data_func ("/tomo/gpu/store/tilt-small-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),
-                        test_tilt_small);
+  g_test_add_data_func ("/tomo/gpu/store/tilt-rows-half", TILT_CASE (TOMO_GPU_STORE_HALF, 1),
+                        test_tilt);
+  g_test_add_data_func ("/tomo/gpu/store/tilt-odd-float", TILT_CASE (TOMO_GPU_STORE_FLOAT, 2),
+                        test_tilt);
+  g_test_add_data_func ("/tomo/gpu/store/tilt-odd-half", TILT_CASE (TOMO_GPU_STORE_HALF, 2),
+                        test_tilt);
+  g_test_add_data_func ("/tomo/gpu/store/tilt-small-half", TILT_CASE (TOMO_GPU_STORE_HALF, 3),
+                        test_tilt);
   g_test_add_data_func ("/tomo/gpu/store/preview-float", GINT_TO_POINTER (TOMO_GPU_STORE_FLOAT),
                         test_preview);
   g_test_add_data_func ("/tomo/gpu/store/preview-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),

@@ -10,7 +10,7 @@
 
 static const char *const precision_names[] = { "auto", "float", "half" };
 static const char *const plane_kernel_names[] = { "auto", "global", "cached", "rows", "tile",
-                                                       "texture" };
+                                                       "texture", "tilt" };
 
 const char *
 tomo_gpu_store_precision_to_string (TomoGpuStorePrecision precision)
@@ -42,7 +42,7 @@ tomo_gpu_plane_kernel_from_string (const char         *name,
         return TRUE;
       }
   g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-               "Unknown plane kernel “%s” (expected auto, global, cached, rows, tile or texture)",
+               "Unknown plane kernel “%s” (expected auto, global, cached, rows, tile, texture or tilt)",
                name ? name : "(null)");
   return FALSE;
 }

@@ -40,6 +40,28 @@ copy_async (void       *dst,
     asm volatile ("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" :: "r" (d), "l" (src), "n" (N), "r" (bytes));
 }
 
+/* Detector rows r0 (and r0 + 1 with weight fz) for relative z; FALSE
+ * outside the rows held.  A sample on the last row takes it alone. */
+__device__ static inline bool
+rows_for_z (float  z,
+            int    n_rows,
+            int   *r0,
+            float *fz)
+{
+  const float eps = 1e-4f;
+
+  if (!(z >= -eps && z <= n_rows - 1 + eps))
+    return false;
+  *r0 = (int) floorf (z);
+  *fz = z - *r0;
+  if (*r0 < 0 || *r0 >= n_rows - 1 || *fz < eps)
+    {
+      *r0 = min (max ((int) rintf (z), 0), n_rows - 1);
+      *fz = 0.0f;
+    }
+  return true;
+}
+
 /* A plane as the kernels see it: sample (i, j) at (x0, y0, z0) + i·u + j·v,
  * x and y centred on the slice, z relative to the store's first row. */
 typedef struct
@@ -65,6 +87,42 @@ gboolean _tomo_gpu_store_tile_launch (const void      *rows,
                                       float           *out,
                                       cudaStream_t     stream,
                                       GError         **error);
+
+/* The tilted plane kernel (tomo-gpu-store-tilt.cu): planes with horizontal
+ * rows, |u| ≤ 1 and |v| ≤ 1 (the launcher's caller checks); the windows of
+ * the stored rows a tile of 8 plane rows lies between staged raw through a
+ * cp.async ring, the two rows blended per plane row in float.  Arguments
+ * as the tile kernel's. */
+decltype (_tomo_gpu_store_tile_launch) _tomo_gpu_store_tilt_launch;
+
+/* A ring of NS stages of cp.async copies in shared memory, two or more in
+ * flight while one is summed: plan(s) writes what issue(s) reads (after a
+ * barrier), issue(s) starts stage s's copies as one commit group (and
+ * commits an empty one past the last stage), sum(s) reads stage s.  The
+ * caller keeps NS + 1 plans and NS buffers; every thread of the block
+ * calls it. */
+template <int NS, typename Plan, typename Issue, typename Sum>
+__device__ static inline void
+cp_async_ring (int     n_stages,
+               Plan  &&plan,
+               Issue &&issue,
+               Sum   &&sum)
+{
+  for (int s = 0; s < NS; s++)
+    plan (s);
+  __syncthreads ();
+  for (int s = 0; s < NS - 1; s++)
+    issue (s);
+  for (int s = 0; s < n_stages; s++)
+    {
+      asm volatile ("cp.async.wait_group %0;\n" :: "n" (NS - 2));
+      __syncthreads ();   /* stage s is in; stage s − 1's sums are done */
+      issue (s + NS - 1);
+      plan (s + NS);
+      sum (s);
+    }
+  asm volatile ("cp.async.wait_group 0;\n" ::);
+}
 
 /* The straightforward texture kernel: one thread per sample, each
  * projection's value fetched through tex (one texture object per stored

@@ -32,11 +32,13 @@
  *   about 2048·|u·(cos θ, −sin θ)| bins, each bin once — into shared memory,
  *   blended between the two detector rows, and each thread then interpolates
  *   its 8 samples with a clamp instead of bounds tests.
- * tile and texture kernels: tomo-gpu-store-tile.cu; the preview volume:
- *   tomo-gpu-store-preview.cu.  auto takes tile for vertical planes on whole
- *   rows (4.8 ms for XZ 2048² from the half store on the H100, rows 8.8 ms),
- *   rows for the other planes with horizontal rows and a step ≤ 1 pixel
- *   (there it beat the tile kernel's pair path), global for the rest.
+ * tile and texture kernels: tomo-gpu-store-tile.cu; tilt kernel:
+ *   tomo-gpu-store-tilt.cu; the preview volume: tomo-gpu-store-preview.cu.
+ *   auto takes tile for vertical planes on whole rows (4.8 ms for XZ 2048²
+ *   from the half store on the H100, rows 8.8 ms), tilt for the other planes
+ *   it fits on 16-byte rows (oblique 30°/15° 12.1 ms, rows 15.6 ms; XY 9.4 ms,
+ *   rows 15.3 ms), rows for the other planes with horizontal rows and a step
+ *   ≤ 1 pixel, global for the rest.
  */
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
@@ -95,28 +97,6 @@ struct _TomoGpuStore
   TomoGpuPlaneKernel last_kernel;
 };
 
-
-/* Detector rows r0 (and r0 + 1 with weight fz) for relative z; FALSE
- * outside the rows held.  A sample on the last row takes it alone. */
-__device__ static inline bool
-rows_for_z (float  z,
-            int    n_rows,
-            int   *r0,
-            float *fz)
-{
-  const float eps = 1e-4f;
-
-  if (!(z >= -eps && z <= n_rows - 1 + eps))
-    return false;
-  *r0 = (int) floorf (z);
-  *fz = z - *r0;
-  if (*r0 < 0 || *r0 >= n_rows - 1 || *fz < eps)
-    {
-      *r0 = min (max ((int) rintf (z), 0), n_rows - 1);
-      *fz = 0.0f;
-    }
-  return true;
-}
 
 template <typename T, int LINEAR>
 __device__ static inline float
@@ -954,6 +934,16 @@ plane_is_vertical_on_rows (const TomoGpuPlane *pl,
          store->width % vec == 0;
 }
 
+/* The tilt kernel's planes: horizontal rows, |u| ≤ 1, |(v_x, v_y)| ≤ 1 and
+ * |v_z| ≤ 1 (a tile of 8 plane rows spans at most 10 stored rows and
+ * 256 + 8 bins per projection). */
+static gboolean
+plane_fits_tilt (const TomoGpuPlane *pl)
+{
+  return plane_is_cacheable (pl) && pl->v[0] * pl->v[0] + pl->v[1] * pl->v[1] <= 1.0 + 1e-9 &&
+         fabs (pl->v[2]) <= 1.0 + 1e-9;
+}
+
 template <typename T, int LINEAR, bool TWO, bool ASYNC>
 static void
 launch_rows (TomoGpuStore    *store,
@@ -1073,14 +1063,26 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
 
   /* auto: vertical planes on whole detector rows (XZ, YZ, turned about the
    * vertical axis) with 16-byte aligned rows take the tile kernel's wide
-   * path; other planes with horizontal rows and a step ≤ 1 pixel the rows
-   * kernel (the fastest of the others on the H100, docs/PERFORMANCE.md);
-   * the rest the global one. */
+   * path; the other planes the tilt kernel fits (oblique by azimuth and
+   * tilt, XY, vertical between rows) on 16-byte aligned rows the tilt
+   * kernel; other planes with horizontal rows and a step ≤ 1 pixel the
+   * rows kernel; the rest the global one (docs/PERFORMANCE.md). */
   if (kernel == TOMO_GPU_PLANE_AUTO)
     kernel = plane_is_cacheable (plane) && plane_is_vertical_on_rows (plane, store)
              ? TOMO_GPU_PLANE_TILE
+             : plane_fits_tilt (plane) && store->width % (store->precision == TOMO_GPU_STORE_FLOAT
+                                                          ? 4 : 8) == 0
+             ? TOMO_GPU_PLANE_TILT
              : plane_is_cacheable (plane) && rows_fit ? TOMO_GPU_PLANE_ROWS
                                                       : TOMO_GPU_PLANE_GLOBAL;
+  else if (kernel == TOMO_GPU_PLANE_TILT && !plane_fits_tilt (plane))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "The tilt plane kernel needs horizontal plane rows (u_z = 0), |u| ≤ 1, "
+                   "|(v_x, v_y)| ≤ 1 and |v_z| ≤ 1; u = (%g, %g, %g), v = (%g, %g, %g)",
+                   plane->u[0], plane->u[1], plane->u[2], plane->v[0], plane->v[1], plane->v[2]);
+      return FALSE;
+    }
   else if (kernel == TOMO_GPU_PLANE_TILE && !plane_is_cacheable (plane))
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
@@ -1141,6 +1143,13 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
   else if (kernel == TOMO_GPU_PLANE_TILE)
     {
       if (!_tomo_gpu_store_tile_launch (store->d_rows, store->precision == TOMO_GPU_STORE_HALF,
+                                        store->d_trig, &a, interp, store->d_out, store->stream,
+                                        error))
+        return FALSE;
+    }
+  else if (kernel == TOMO_GPU_PLANE_TILT)
+    {
+      if (!_tomo_gpu_store_tilt_launch (store->d_rows, store->precision == TOMO_GPU_STORE_HALF,
                                         store->d_trig, &a, interp, store->d_out, store->stream,
                                         error))
         return FALSE;

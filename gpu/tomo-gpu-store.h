@@ -23,8 +23,9 @@ const char *tomo_gpu_store_precision_to_string (TomoGpuStorePrecision precision)
 
 typedef enum
 {
-  TOMO_GPU_PLANE_AUTO = 0, /* tile for vertical planes on whole rows of 16-byte rows, rows for
-                            * other horizontal plane rows with a step ≤ 1 pixel, else global */
+  TOMO_GPU_PLANE_AUTO = 0, /* tile for vertical planes on whole rows of 16-byte rows, tilt for
+                            * other planes it takes on 16-byte rows, rows for other horizontal
+                            * plane rows with a step ≤ 1 pixel, else global */
   TOMO_GPU_PLANE_GLOBAL,   /* one thread per sample, loads from global memory: the baseline */
   TOMO_GPU_PLANE_CACHED,   /* a block per plane-row segment, its bins cached in shared memory */
   TOMO_GPU_PLANE_ROWS,     /* horizontal plane rows (any step): a block per plane-row segment of
@@ -36,6 +37,10 @@ typedef enum
   TOMO_GPU_PLANE_TEXTURE,  /* one thread per sample through texture objects of the stored rows
                             * (hardware linear filtering, 8-bit fractional weights): the
                             * texture baseline; needs rows of a multiple of 32 bytes */
+  TOMO_GPU_PLANE_TILT,     /* horizontal plane rows, |u| ≤ 1, |v| ≤ 1 (oblique planes by azimuth
+                            * and tilt, XY, vertical planes between rows): a block per 256 × 8
+                            * tile, the raw bins of the stored rows it lies between through a
+                            * cp.async ring, rows blended in float (tomo-gpu-store-tilt.cu) */
 } TomoGpuPlaneKernel;
 
 const char *tomo_gpu_plane_kernel_to_string   (TomoGpuPlaneKernel kernel);

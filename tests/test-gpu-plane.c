@@ -296,7 +296,7 @@ test_tile (gconstpointer data)
         g_assert_cmpfloat (e_tex, <=, 2e-2);
         compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_AUTO);
         g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==,
-                         vertical ? TOMO_GPU_PLANE_TILE : TOMO_GPU_PLANE_ROWS);
+                         vertical ? TOMO_GPU_PLANE_TILE : TOMO_GPU_PLANE_TILT);
       }
 
   /* XZ at iy = 70 and YZ at ix = 41 against the columns of XY slices. */
@@ -363,6 +363,140 @@ test_tile (gconstpointer data)
     }
   tomo_gpu_store_free (store);
   fixture_clear (&fx);
+}
+
+/* The tilt kernel against the reference, nearest and linear, tolerances
+ * as above.  data: 0 — 128 columns (16-byte copies), 21 rows, all held:
+ * oblique planes (tilt 15°, 40° with every row between stored rows, a
+ * negative tilt at 0.9 px, tilted past the vertical so v_z < 0, one two
+ * tiles wide running off the slice and above the rows held), XY on a row
+ * and between rows, XZ half a row up (vertical, between rows), an odd
+ * plane width with a short last row tile; auto takes the tilt kernel for
+ * all of them.  1 — the same store holding rows 3 … 14 only: the tilted
+ * planes run past both ends.  2 — 161 columns (single-bin copies; auto
+ * keeps the rows kernel there).  3 — as 0, two of the planes only (for
+ * the sanitizers).  Half stores of 16-byte rows run both stage sizes. */
+static void
+run_tilt (TomoGpuStorePrecision precision,
+          guint                 kind)
+{
+  const double tol = precision == TOMO_GPU_STORE_HALF ? 2e-3 : 2e-5;
+  const char *names[9] = { "oblique 30°/15°", "oblique 37°/40°", "oblique 200°/−35° ×0.9",
+                           "oblique 120°/110°", "oblique 30°/15° wide, past the rows",
+                           "XY on row 7", "XY at z 7.4", "XZ at z + 0.5",
+                           "oblique 30°/15°, 201 × 13" };
+  TomoPlane planes[9];
+  Fixture fx;
+  TomoGpuStore *store;
+  guint n = kind == 2 ? 3 : G_N_ELEMENTS (planes);
+  double zc;
+
+  if (!have_device)
+    {
+      g_test_skip ("no CUDA device");
+      return;
+    }
+  if (kind == 2)
+    fixture_init (&fx, 161, 11, 181);
+  else
+    fixture_init (&fx, 128, 21, 150);
+  store = kind == 1 ? store_new (&fx, 3, 12, precision) : store_new (&fx, 0, fx.h, precision);
+  zc = (fx.h - 1) / 2.0;
+  {
+    const double c = (fx.w - 1) / 2.0;
+
+    tomo_plane_init_oblique (&planes[0], (double[3]) { c, c, zc }, 30.0, 15.0, fx.w, fx.h, 1.0);
+    tomo_plane_init_oblique (&planes[1], (double[3]) { c + 3, c - 2, zc - 0.7 }, 37.0, 40.0,
+                             fx.w, fx.h, 1.0);
+    tomo_plane_init_oblique (&planes[2], (double[3]) { c - 4, c + 5, zc + 0.2 }, 200.0, -35.0,
+                             fx.w - 9, fx.h - 2, 0.9);
+    tomo_plane_init_oblique (&planes[3], (double[3]) { c, c + 1, zc }, 120.0, 110.0, fx.w, 17,
+                             1.0);
+    tomo_plane_init_oblique (&planes[4], (double[3]) { c + 20, c, zc + 7 }, 30.0, 15.0, 300, 25,
+                             1.0);
+    planes[5] = (TomoPlane) { { c, c, 7.0 }, { 1, 0, 0 }, { 0, 1, 0 }, fx.w, fx.w };
+    planes[6] = planes[5];
+    planes[6].centre[2] = 7.4;
+    tomo_plane_init_xz (&planes[7], 70, 0, fx.w, 0, fx.h);
+    planes[7].centre[2] += 0.5;
+    tomo_plane_init_oblique (&planes[8], (double[3]) { c, c - 3, zc - 0.25 }, 30.0, 15.0, 201, 13,
+                             1.0);
+  }
+  if (kind == 2)
+    {
+      planes[1] = planes[5];       /* 161 columns: XY on a row, XY between rows */
+      planes[1].centre[2] = 6.0;
+      planes[2] = planes[6];
+      names[1] = "XY on row 6";
+      names[2] = "XY at z 7.4";
+    }
+
+  for (guint k = 0; k < n; k++)
+    for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
+      {
+        const double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
+        /* Half store of 16-byte rows: 4 and 2 projections per stage. */
+        const guint n_var = precision == TOMO_GPU_STORE_HALF && kind != 2 ? 2 : 1;
+
+        if (kind == 3 && k != 0 && k != 4)
+          continue;
+        for (guint v = 0; v < n_var; v++)
+          {
+            double e;
+
+            if (v == 1)
+              g_setenv ("TOMO_PLANE_TILT_STAGE", "2", TRUE);
+            e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
+            g_unsetenv ("TOMO_PLANE_TILT_STAGE");
+            g_test_message ("%s store, %u columns, rows %u … %u, %s, %s%s: relative L2 tilt "
+                            "%.3g (tolerance %g), %.3f ms",
+                            tomo_gpu_store_precision_to_string (precision), fx.w,
+                            tomo_gpu_store_get_row_start (store),
+                            tomo_gpu_store_get_row_start (store) +
+                              tomo_gpu_store_get_n_rows (store) - 1,
+                            names[k], tomo_interp_to_string (in),
+                            v == 1 ? ", 2 projections per stage" : "", e, t,
+                            tomo_gpu_store_get_plane_ms (store));
+            g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==, TOMO_GPU_PLANE_TILT);
+            g_assert_cmpfloat (e, <=, t);
+          }
+        compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_AUTO);
+        g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==,
+                         kind == 2 ? TOMO_GPU_PLANE_ROWS : TOMO_GPU_PLANE_TILT);
+      }
+
+  /* Refused: a column step over one pixel, rows not horizontal. */
+  {
+    g_autoptr (GError) error = NULL;
+    TomoGpuPlane gp;
+
+    tomo_plane_init_oblique (&planes[0], (double[3]) { 60, 60, zc }, 30.0, 15.0, 50, 9, 1.5);
+    planes[0].u[0] = 0.6;
+    planes[0].u[1] = 0.0;
+    memcpy (&gp, &planes[0], sizeof gp);
+    g_assert_false (tomo_gpu_store_plane (store, &gp, fx.params.center, 1, TOMO_GPU_PLANE_TILT,
+                                          &error));
+    g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+    g_test_message ("%s", error->message);
+    g_clear_error (&error);
+    gp.v[0] = gp.v[1] = 0.0;
+    gp.v[2] = 1.0;
+    gp.u[2] = 0.1;
+    g_assert_false (tomo_gpu_store_plane (store, &gp, fx.params.center, 1, TOMO_GPU_PLANE_TILT,
+                                          &error));
+    g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+  }
+  tomo_gpu_store_free (store);
+  fixture_clear (&fx);
+}
+
+/* data: TILT_CASE (precision, kind). */
+#define TILT_CASE(precision, kind) GINT_TO_POINTER ((precision) | (kind) << 4)
+
+static void
+test_tilt (gconstpointer data)
+{
+  run_tilt (GPOINTER_TO_INT (data) & 0xf, GPOINTER_TO_INT (data) >> 4);
 }
 
 /* The preview volume of the store against tomo_preview_backproject() on the
@@ -604,6 +738,19 @@ main (int   argc,
                         test_tile);
   g_test_add_data_func ("/tomo/gpu/store/tile-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),
                         test_tile);
+  g_test_add_data_func ("/tomo/gpu/store/tilt-float", TILT_CASE (TOMO_GPU_STORE_FLOAT, 0),
+                        test_tilt);
+  g_test_add_data_func ("/tomo/gpu/store/tilt-half", TILT_CASE (TOMO_GPU_STORE_HALF, 0), test_tilt);
+  g_test_add_data_func ("/tomo/gpu/store/tilt-rows-float", TILT_CASE (TOMO_GPU_STORE_FLOAT, 1),
+                        test_tilt);
+  g_test_add_data_func ("/tomo/gpu/store/tilt-rows-half", TILT_CASE (TOMO_GPU_STORE_HALF, 1),
+                        test_tilt);
+  g_test_add_data_func ("/tomo/gpu/store/tilt-odd-float", TILT_CASE (TOMO_GPU_STORE_FLOAT, 2),
+                        test_tilt);
+  g_test_add_data_func ("/tomo/gpu/store/tilt-odd-half", TILT_CASE (TOMO_GPU_STORE_HALF, 2),
+                        test_tilt);
+  g_test_add_data_func ("/tomo/gpu/store/tilt-small-half", TILT_CASE (TOMO_GPU_STORE_HALF, 3),
+                        test_tilt);
   g_test_add_data_func ("/tomo/gpu/store/preview-float", GINT_TO_POINTER (TOMO_GPU_STORE_FLOAT),
                         test_preview);
   g_test_add_data_func ("/tomo/gpu/store/preview-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),

@@ -62,6 +62,20 @@ time_plane (TomoGpuStore       *store,
   return TRUE;
 }
 
+/* TOMO_BENCH_PLANE_KERNELS, a comma-separated list of kernel names (the
+ * global baseline always runs): only those; unset, all. */
+static gboolean
+kernel_wanted (TomoGpuPlaneKernel kernel)
+{
+  const char *list = g_getenv ("TOMO_BENCH_PLANE_KERNELS");
+  g_auto (GStrv) names = NULL;
+
+  if (list == NULL || *list == '\0')
+    return TRUE;
+  names = g_strsplit (list, ",", -1);
+  return g_strv_contains ((const char *const *) names, tomo_gpu_plane_kernel_to_string (kernel));
+}
+
 static void
 plane_init (TomoGpuPlane *p,
             double cx, double cy, double cz,
@@ -131,7 +145,8 @@ bench_store (guint                 W,
       double gu = (double) pl->width * pl->height * P;
       double ms_global = 0, ms_k = 0;
       static const TomoGpuPlaneKernel others[] = { TOMO_GPU_PLANE_TEXTURE, TOMO_GPU_PLANE_CACHED,
-                                                   TOMO_GPU_PLANE_ROWS, TOMO_GPU_PLANE_TILE };
+                                                   TOMO_GPU_PLANE_ROWS, TOMO_GPU_PLANE_TILE,
+                                                   TOMO_GPU_PLANE_TILT };
 
       if (!time_plane (store, pl, center, TOMO_GPU_PLANE_GLOBAL, runs, &ms_global, error))
         goto out;
@@ -140,13 +155,29 @@ bench_store (guint                 W,
       for (guint o = 0; o < G_N_ELEMENTS (others); o++)
         {
           /* All but the texture kernel need horizontal plane rows. */
-          if (others[o] != TOMO_GPU_PLANE_TEXTURE && pl->u[2] != 0.0)
+          if ((others[o] != TOMO_GPU_PLANE_TEXTURE && pl->u[2] != 0.0) ||
+              !kernel_wanted (others[o]))
             continue;
           if (!time_plane (store, pl, center, others[o], runs, &ms_k, error))
             goto out;
           printf ("| %s | %u × %u | %s | %.2f | %.0f | %.2f |\n", planes[k].name, pl->width,
                   pl->height, tomo_gpu_plane_kernel_to_string (others[o]), ms_k,
                   gu / (ms_k * 1e6), ms_global / ms_k);
+        }
+      /* The tilt kernel on a half store with 2 projections per stage
+       * instead of 4 (four blocks per SM instead of three). */
+      if (pl->u[2] == 0.0 && precision == TOMO_GPU_STORE_HALF &&
+          kernel_wanted (TOMO_GPU_PLANE_TILT))
+        {
+          g_setenv ("TOMO_PLANE_TILT_STAGE", "2", TRUE);
+          ok = time_plane (store, pl, center, TOMO_GPU_PLANE_TILT, runs, &ms_k, error);
+          g_unsetenv ("TOMO_PLANE_TILT_STAGE");
+          if (!ok)
+            goto out;
+          printf ("| %s | %u × %u | tilt, 2 projections per stage | %.2f | %.0f | %.2f |\n",
+                  planes[k].name, pl->width, pl->height, ms_k, gu / (ms_k * 1e6),
+                  ms_global / ms_k);
+          ok = FALSE;
         }
       /* The tile kernel's variants on vertical planes (above: auto, the
        * wide path with bulk copies): the ring path (the baseline) with 8, 4
@@ -157,7 +188,7 @@ bench_store (guint                 W,
                                                  { "16", "ring" }, { "8", "pairs" },
                                                  { "8", "wide" }, { "8", "bulk-h2" } };
 
-      for (guint v = 0; k < 2 && v < G_N_ELEMENTS (variants); v++)
+      for (guint v = 0; k < 2 && v < G_N_ELEMENTS (variants) && kernel_wanted (TOMO_GPU_PLANE_TILE); v++)
         {
           g_setenv ("TOMO_PLANE_TILE_ROWS", variants[v][0], TRUE);
           g_setenv ("TOMO_PLANE_TILE_PATH", variants[v][1], TRUE);
@@ -324,6 +355,7 @@ tomo_bench_planes (guint        W,
   g_autofree double *angles = NULL;
   g_autoptr (GRand) rand = NULL;
   Source src;
+  const char *store_env;
   gboolean ok;
 
   printf ("# tomolive bench --planes\n\n`%s`, %s\n\n", cmdline, date);
@@ -345,14 +377,18 @@ tomo_bench_planes (guint        W,
   for (gsize i = 0; i < POOL * src.row_elems; i++)
     src.pool[i] = (float) g_rand_double_range (rand, 0.0, 2.0);
 
-  ok = bench_store (W, P, R, runs, device, TOMO_GPU_STORE_FLOAT, &src, angles, error);
+  /* TOMO_BENCH_PLANE_STORE=half or float: that store only. */
+  store_env = g_getenv ("TOMO_BENCH_PLANE_STORE");
+  ok = TRUE;
+  if (g_strcmp0 (store_env, "half") != 0)
+    ok = bench_store (W, P, R, runs, device, TOMO_GPU_STORE_FLOAT, &src, angles, error);
   if (!ok && g_error_matches (*error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY))
     {
       printf ("\nFloat store: %s\n", (*error)->message);
       g_clear_error (error);
       ok = TRUE;
     }
-  if (ok)
+  if (ok && g_strcmp0 (store_env, "float") != 0)
     ok = bench_store (W, P, R, runs, device, TOMO_GPU_STORE_HALF, &src, angles, error);
   g_free (src.pool);
   return ok;

@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later
+ *
+ * The tilted plane back projector of the volume store (tomo-gpu-store.cu
+ * holds the store, the dispatch and the other kernels).
+ *
+ * For planes whose rows are horizontal (u_z = 0) with |u| ≤ 1 and |v| ≤ 1
+ * — the oblique planes of tomo_plane_init_oblique (an azimuth and a tilt),
+ * XY, and vertical planes between stored rows.  Along a plane row the
+ * stored-row coordinate z = z0 + j·v_z is constant, and the detector
+ * position of sample (i, j) for projection θ is
+ *   t = t_A + (i − i_A)·d + (j − j_A)·e,  d = u·n_θ,  e = v·n_θ
+ * with n_θ = (cos θ, −sin θ): linear in both plane directions.
+ *
+ * A block of TILT_X = 256 threads takes a tile of 256 samples of TILT_K = 8
+ * consecutive plane rows (thread i: sample i of each row).  The tile's rows
+ * lie between stored rows r_lo … r_lo + n − 1 with n ≤ 8·|v_z| + 2 (≤ 10);
+ * per projection their samples need one window of at most 256 + 8 + 8
+ * bins (the tile's four corners bound it).  Per stage of G projections the
+ * windows of the n stored rows are copied raw with cp.async (16 bytes per
+ * unit, zeros off the detector and past the last row) into a ring of
+ * TILT_NS = 3 stages — two in flight while one is summed, as the tile
+ * kernel's ring path does for XZ — so the bins read are about those of an
+ * XZ plane (n / 8 ≈ 1.1 times), not those of two rows blended per plane row.
+ *
+ * Each thread then takes, per projection and plane row, its bin k and the
+ * two linear weights once (a float add of 1.5·2²³ rounds t to an integer
+ * on the FP units: no conversion instructions), and interpolates both
+ * stored rows the plane row lies between.  The blend between the two rows
+ * uses a weight constant along the plane row, so it is deferred: two float
+ * sums per plane row (lower and upper stored row), blended once at the end
+ * with the row weight fz in float — the same value as blending every
+ * projection, exactly in real arithmetic, and only float roundings in
+ * between.  Projections whose whole tile stays on the detector ([−1, W])
+ * skip the clamp of t.
+ *
+ * Widths whose projection rows are not 16-byte aligned copy single bins
+ * (cp.async of 4 bytes for float, plain loads for half): correct, slower.
+ * Nearest interpolation takes rint(t) (ties to even; the reference rounds
+ * ties up).
+ *
+ * On the H100 (2048² planes of a 2048³ store, docs/PERFORMANCE.md): oblique
+ * 30°/15° 12.1 ms from the half store (rows kernel 15.6 ms), XY 9.4 ms
+ * (15.3 ms); float 14.9 / 10.4 ms.  On XZ it takes 9.5 ms where the tile
+ * kernel's ring path, copying about the same bins, takes 6.3 ms: the time
+ * goes to the per-sample instructions and shared loads, not the copy.
+ */
+#define G_LOG_DOMAIN "tomo-gpu"
+#include "config.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include <cuda_fp16.h>
+
+#include "tomo-gpu-store-private.h"
+
+#define TILT_X 256
+#define TILT_K 8
+#define TILT_NR (TILT_K + 2)   /* stored rows a tile can need with |v_z| ≤ 1 (and float z) */
+#define TILT_NS 3
+#define TILT_MARGIN 0.0625f    /* the window's slack for float rounding of t, in bins */
+/* x + 1.5·2²³ rounds x to an integer in the low mantissa bits (|x| < 2²²). */
+#define TILT_MAGIC 12582912.0f
+#define TILT_MAGIC_BITS 0x4B400000
+
+/* Bins per window: 255·|d| + 7·|e| + 2·margin ≤ 262.125 apart, so at most
+ * 264 + VEC − 1 + 1 bins from an aligned start; 8 more of slack. */
+#define TILT_WP(VEC) ((264 + (VEC) + 8 + (VEC) - 1) / (VEC) * (VEC))
+
+/* A projection's window within a stage: t0 is t of the tile's first
+ * sample and row relative to lo (minus 0.5 for linear interpolation), d
+ * and e its steps per sample and per plane row, [cmin, cmax] the clamp
+ * (the detector and the window, same shift), inner: no clamp needed. */
+typedef struct
+{
+  float t0, d, e, cmin, cmax;
+  int lo, nb, inner;
+} TiltMeta;
+
+/* A bin as float: float itself, or __half's conversion (__half2float). */
+template <typename T>
+__device__ static inline float
+tilt_value (T v)
+{
+  return static_cast<float> (v);
+}
+
+/* One projection of a stage for the 8 plane rows of this thread: pa[q]
+ * offsets (elements) of row q's lower stored row in the stage's window. */
+template <typename T, int WP, bool TWO, int LINEAR, bool CLAMP>
+__device__ static inline void
+tilt_project (const T        *win,
+              const TiltMeta &m,
+              float           tb,
+              const int      *ro,
+              float          *acc_a,
+              float          *acc_b)
+{
+#pragma unroll
+  for (int q = 0; q < TILT_K; q++)
+    {
+      float t = fmaf ((float) q, m.e, tb);
+
+      if (CLAMP)
+        t = fminf (fmaxf (t, m.cmin), m.cmax);
+
+      const float tm = __fadd_rn (t, TILT_MAGIC);
+      const T *pa = win + ro[q] + (__float_as_int (tm) - TILT_MAGIC_BITS);
+
+      if (LINEAR)
+        {
+          /* t here is t − 0.5: k = rint(t − 0.5) is floor(t), or floor(t) − 1
+           * with weight 1 on k + 1 when t is an integer; d0 = k − (t − 0.5). */
+          const float d0 = __fsub_rn (__fsub_rn (tm, TILT_MAGIC), t);
+          const float w0 = 0.5f + d0, w1 = 0.5f - d0;
+
+          acc_a[q] = fmaf (w1, tilt_value (pa[1]), fmaf (w0, tilt_value (pa[0]), acc_a[q]));
+          if (TWO)
+            acc_b[q] = fmaf (w1, tilt_value (pa[WP + 1]), fmaf (w0, tilt_value (pa[WP]), acc_b[q]));
+        }
+      else
+        {
+          acc_a[q] += tilt_value (pa[0]);
+          if (TWO)
+            acc_b[q] += tilt_value (pa[WP]);
+        }
+    }
+}
+
+/* T: the stored type; VEC bins per copy (16 bytes, or 1); G projections
+ * per stage; TWO: some plane row lies between two stored rows.  Three
+ * blocks per SM (four with G = 2 of a half store: 34 KiB of bins, at most
+ * 64 registers). */
+template <typename T, int VEC, int G, bool TWO, int LINEAR>
+__global__ static void __launch_bounds__ (TILT_X, G == 2 && sizeof (T) == 2 ? 4 : 3)
+plane_tilt_kernel (const T      *rows,
+                   const float2 *trig,
+                   PlaneArgs     a,
+                   float        *out)
+{
+  constexpr int WP = TILT_WP (VEC);
+  constexpr int WV = WP / VEC;
+  constexpr int BYTES = VEC * (int) sizeof (T);
+  constexpr int STAGE = G * TILT_NR * WP;       /* bins per stage */
+  extern __shared__ __align__ (16) unsigned char tilt_smem[];
+  T *ring = (T *) tilt_smem;                    /* [TILT_NS][G][TILT_NR][WP] */
+  __shared__ TiltMeta meta[TILT_NS + 1][G];
+  __shared__ int ro_s[TILT_K];
+  __shared__ float fz_s[TILT_K];
+  __shared__ int rlo_s, nr_s;
+  __shared__ unsigned int valid_s;
+  const int tid = threadIdx.x, iA = blockIdx.x * TILT_X, jA = blockIdx.y * TILT_K;
+  const int nA = min (TILT_X, a.w - iA), n_stages = (a.P + G - 1) / G;
+  const float W = (float) a.W;
+  float acc_a[TILT_K], acc_b[TILT_K];
+  int ro[TILT_K];
+  unsigned int inside = 0;
+
+  /* The plane rows' stored rows (as rows_for_z) and the block's range. */
+  if (tid < 32)
+    {
+      int r0 = -1, lo, hi;
+      float fz = 0.0f;
+
+      if (tid < TILT_K && jA + tid < a.h)
+        {
+          int r;
+          float f;
+
+          if (rows_for_z (a.z0 + (jA + tid) * a.vz, a.n_rows, &r, &f))
+            {
+              r0 = r;
+              fz = f;
+            }
+        }
+      lo = r0 >= 0 ? r0 : INT_MAX;
+      hi = r0 >= 0 ? r0 : -1;
+      for (int s = 1; s < 32; s <<= 1)
+        {
+          lo = min (lo, __shfl_xor_sync (0xffffffffu, lo, s));
+          hi = max (hi, __shfl_xor_sync (0xffffffffu, hi, s));
+        }
+      const unsigned int valid = __ballot_sync (0xffffffffu, r0 >= 0);
+
+      if (tid < TILT_K)
+        {
+          /* n ≤ TILT_NR for |v_z| ≤ 1 (the launcher checks); kept inside
+           * the stage regardless. */
+          ro_s[tid] = r0 >= 0 ? min (r0 - lo, TILT_NR - (TWO ? 2 : 1)) : 0;
+          fz_s[tid] = fz;
+        }
+      if (tid == 0)
+        {
+          rlo_s = lo;
+          nr_s = hi < 0 ? 0 : min (hi - lo + (TWO ? 2 : 1), TILT_NR);
+          valid_s = valid;
+        }
+    }
+  __syncthreads ();
+  if (nr_s == 0)
+    {
+      /* No plane row of the tile within the rows held (uniform). */
+      for (int q = 0; q < TILT_K; q++)
+        if (tid < nA && jA + q < a.h)
+          out[(size_t) (jA + q) * a.w + iA + tid] = 0.0f;
+      return;
+    }
+#pragma unroll
+  for (int q = 0; q < TILT_K; q++)
+    {
+      const float x = a.x0 + (iA + tid) * a.ux + (jA + q) * a.vx;
+      const float y = a.y0 + (iA + tid) * a.uy + (jA + q) * a.vy;
+
+      acc_a[q] = 0.0f;
+      acc_b[q] = 0.0f;
+      ro[q] = ro_s[q] * WP;
+      if (tid < nA && jA + q < a.h && (valid_s >> q & 1u) && fabsf (x) <= a.lim &&
+          fabsf (y) <= a.lim)
+        inside |= 1u << q;
+    }
+
+  const int rlo = rlo_s, nr = nr_s;
+
+  /* Windows of a stage: thread g < G takes projection stage·G + g. */
+  auto plan = [&] (int stage) {
+    const int p = stage * G + tid;
+
+    if (tid < G && stage < n_stages && p < a.P)
+      {
+        const float2 cs = __ldg (trig + p);
+        const float d = fmaf (a.ux, cs.x, -a.uy * cs.y);
+        const float e = fmaf (a.vx, cs.x, -a.vy * cs.y);
+        const float xA = a.x0 + iA * a.ux + jA * a.vx, yA = a.y0 + iA * a.uy + jA * a.vy;
+        const float tA = fmaf (xA, cs.x, fmaf (-yA, cs.y, a.center));
+        /* All 256 threads' samples (those past a short tile's end too: they
+         * are not written, but read inside the window). */
+        const float di = (TILT_X - 1) * d, dj = (TILT_K - 1) * e;
+        const float tmin = tA + fminf (di, 0.0f) + fminf (dj, 0.0f) - TILT_MARGIN;
+        const float tmax = tA + fmaxf (di, 0.0f) + fmaxf (dj, 0.0f) + TILT_MARGIN;
+        const float tlo = fminf (fmaxf (tmin, -1.0f), W), thi = fminf (fmaxf (tmax, -1.0f), W);
+        const float shift = LINEAR ? 0.5f : 0.0f;
+        int lo = (int) floorf (tlo);
+        TiltMeta m;
+
+        lo = lo >= 0 ? lo / VEC * VEC : -((-lo + VEC - 1) / VEC) * VEC;
+        m.lo = lo;
+        m.nb = min ((int) floorf (thi) + 2 - lo, WP);
+        m.t0 = tA - lo - shift;
+        m.d = d;
+        m.e = e;
+        m.cmin = tlo - lo - shift;
+        m.cmax = fminf (thi - lo, WP - 2.0f) - shift;
+        m.inner = tmin >= -1.0f && tmax <= W && (int) floorf (thi) + 2 - lo <= WP;
+        meta[stage % (TILT_NS + 1)][tid] = m;
+      }
+  };
+
+  /* The windows of a stage's nr stored rows; zeros off the detector and
+   * past the last row held.  Unit u: (row r, projection g, bins v·VEC …). */
+  auto issue = [&] (int stage) {
+    if (stage < n_stages)
+      {
+        T *buf = ring + (size_t) (stage % TILT_NS) * STAGE;
+        const int p0 = stage * G;
+
+        for (int u = tid; u < nr * G * WV; u += TILT_X)
+          {
+            const int v = u % WV, rg = u / WV, g = rg % G, r = rg / G;
+            const TiltMeta &m = meta[stage % (TILT_NS + 1)][g];
+
+            if (p0 + g < a.P && v * VEC < m.nb)
+              {
+                const int col = m.lo + v * VEC;
+                const bool on = col >= 0 && col + VEC <= a.W && rlo + r < a.n_rows;
+                const T *src = on ? rows + (size_t) (rlo + r) * a.row_elems +
+                                      (size_t) (p0 + g) * a.W + col
+                                  : rows;
+                T *dst = buf + ((size_t) g * TILT_NR + r) * WP + v * VEC;
+
+                if constexpr (BYTES == 16 || BYTES == 4)
+                  copy_async<BYTES> (dst, src, on ? BYTES : 0);
+                else
+                  *dst = on ? *src : (T) 0.0f;
+              }
+          }
+      }
+    asm volatile ("cp.async.commit_group;\n" ::);
+  };
+
+  /* Stage s in shared memory: each projection's 8 plane rows. */
+  auto sum = [&] (int s) {
+    const T *buf = ring + (size_t) (s % TILT_NS) * STAGE;
+    const int ng = min (G, a.P - s * G);
+
+#pragma unroll
+    for (int g = 0; g < G; g++)
+      if (g < ng)
+        {
+          const TiltMeta m = meta[s % (TILT_NS + 1)][g];
+          const T *win = buf + (size_t) g * TILT_NR * WP;
+          const float tb = fmaf ((float) tid, m.d, m.t0);
+
+          if (m.inner)
+            tilt_project<T, WP, TWO, LINEAR, false> (win, m, tb, ro, acc_a, acc_b);
+          else
+            tilt_project<T, WP, TWO, LINEAR, true> (win, m, tb, ro, acc_a, acc_b);
+        }
+  };
+
+  cp_async_ring<TILT_NS> (n_stages, plan, issue, sum);
+#pragma unroll
+  for (int q = 0; q < TILT_K; q++)
+    if (tid < nA && jA + q < a.h)
+      {
+        const float v = TWO ? fmaf (fz_s[q], acc_b[q] - acc_a[q], acc_a[q]) : acc_a[q];
+
+        out[(size_t) (jA + q) * a.w + iA + tid] = inside & (1u << q) ? v * a.inv_scale : 0.0f;
+      }
+}
+
+/* G: projections per stage.  Half, 16-byte units: 4 (3 × 67 KiB of bins,
+ * three blocks per SM), or 2 with TOMO_PLANE_TILT_STAGE=2 (the bench's
+ * variant: four blocks per SM); float: 2.  On the H100 (half store, 2048²
+ * planes) 8 projections per stage, one block per SM, took 1.5 times as
+ * long as 4: the kernel wants warps in flight. */
+template <typename T, int VEC, int G>
+static gboolean
+launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, float *out,
+             cudaStream_t stream, GError **error)
+{
+  const size_t smem = (size_t) TILT_NS * G * TILT_NR * TILT_WP (VEC) * sizeof (T);
+  dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
+  /* Every plane row on a stored row (integer z, integer step): no blend. */
+  const bool two = !(a.z0 == rintf (a.z0) && a.vz == rintf (a.vz));
+  auto kern = two ? (interp ? plane_tilt_kernel<T, VEC, G, true, 1>
+                            : plane_tilt_kernel<T, VEC, G, true, 0>)
+                  : (interp ? plane_tilt_kernel<T, VEC, G, false, 1>
+                            : plane_tilt_kernel<T, VEC, G, false, 0>);
+
+  if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int) smem), error))
+    return FALSE;
+  kern<<<grid, TILT_X, smem, stream>>> (rows, trig, a, out);
+  return TOMO_CUDA_CHECK_LAUNCH ("plane tilt kernel", error);
+}
+
+/* As _tomo_gpu_store_tile_launch (tomo-gpu-store-private.h). */
+gboolean
+_tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig,
+                             const PlaneArgs *a, int interp, float *out, cudaStream_t stream,
+                             GError **error)
+{
+  const char *stage = g_getenv ("TOMO_PLANE_TILT_STAGE");
+  const gboolean narrow = stage != NULL && atoi (stage) == 2;
+
+  if (half)
+    {
+      const __half *r = (const __half *) rows;
+
+      if (a->W % 8 != 0)
+        return launch_tilt<__half, 1, 4> (r, trig, *a, interp, out, stream, error);
+      return narrow ? launch_tilt<__half, 8, 2> (r, trig, *a, interp, out, stream, error)
+                    : launch_tilt<__half, 8, 4> (r, trig, *a, interp, out, stream, error);
+    }
+
+  const float *r = (const float *) rows;
+
+  if (a->W % 4 != 0)
+    return launch_tilt<float, 1, 2> (r, trig, *a, interp, out, stream, error);
+  return launch_tilt<float, 4, 2> (r, trig, *a, interp, out, stream, error);
+}

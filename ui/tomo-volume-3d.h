@@ -48,6 +48,28 @@ void       tomo_volume_3d_take_half    (TomoVolume3d *self,
                                         double        sx,
                                         double        sy,
                                         double        sz);
+/* A preview volume left on the device (nx × ny × nz floats; the backend's
+ * buffer and its TomoDeviceBufferOps, both from a TomoPreviewRequest with
+ * keep_on_device), taken: written into the texture through CUDA–GL
+ * interop when drawn.  Should interop fail there, the volume is downloaded
+ * and uploaded once, and later volumes should come as half floats
+ * (tomo_volume_3d_get_interop() says FALSE from then on). */
+void       tomo_volume_3d_take_device  (TomoVolume3d *self,
+                                        gpointer      buffer,
+                                        gconstpointer ops,
+                                        guint         nx,
+                                        guint         ny,
+                                        guint         nz,
+                                        double        sx,
+                                        double        sy,
+                                        double        sz);
+/* TRUE once realized on a GL context that runs on a CUDA device (not on
+ * Mesa): a volume on the device can then reach the texture without the
+ * host. */
+gboolean   tomo_volume_3d_get_interop  (TomoVolume3d *self);
+/* "CUDA–GL interop", "GL upload", or NULL before the first volume reached
+ * the texture: how the last one did. */
+const char *tomo_volume_3d_get_upload_path (TomoVolume3d *self);
 /* IEEE half floats of n floats (round to nearest even; ±inf beyond 65504). */
 guint16   *tomo_volume_3d_pack_half    (const float  *data,
                                         gsize         n);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tomo-backend.h"
 #include "tomo-live-link.h"
 #include "tomo-scan-private.h"
 #include "tomo-volume-3d.h"
@@ -63,6 +64,7 @@ struct _TomoVolumeView
   double preview_center;
   TomoInterp preview_interp;
   double preview_ms;
+  const char *preview_path; /* how the last preview reached the texture */
   guint preview_size;       /* binned pixels a side (fewer for a narrow scan) */
   guint preview_shown_size;
   GtkDropDown *render_drop, *size_drop;
@@ -102,6 +104,10 @@ typedef struct
   gboolean need_preview;
   float *preview;           /* pnz × pny × pnx */
   guint16 *preview_half;    /* the same as half floats, for the texture */
+  gboolean preview_interop; /* the 3D pane takes a volume on the device */
+  gpointer preview_device;  /* or the volume left there (preview_ops) */
+  const TomoDeviceBufferOps *preview_ops;
+  float preview_min, preview_max;
   guint pnx, pny, pnz;
   double preview_ms;
   char *status;
@@ -122,6 +128,8 @@ update_free (Update *u)
     g_free (u->data[k]);
   g_free (u->preview);
   g_free (u->preview_half);
+  if (u->preview_device != NULL)
+    u->preview_ops->free (u->preview_device);
   g_free (u->status);
   g_free (u);
 }
@@ -177,25 +185,38 @@ update_thread (GTask        *task,
     }
   if (u->need_preview)
     {
-      TomoPreviewRequest request = { u->pnx, u->pny, u->pnz, u->params.center, u->params.interp,
-                                     g_new (float, (gsize) u->pnx * u->pny * u->pnz) };
+      TomoPreviewRequest request = { u->pnx, u->pny, u->pnz, u->params.center, u->params.interp };
 
-      u->preview = request.out;
+      /* On the GPU, with the pane's GL on the same kind of device, the
+       * volume stays there for CUDA–GL interop: no download, no upload. */
+      request.keep_on_device = u->preview_interop
+                               && tomo_volume_get_backend (u->volume) == TOMO_BACKEND_GPU;
+      if (!request.keep_on_device)
+        request.out = u->preview = g_new (float, (gsize) u->pnx * u->pny * u->pnz);
       if (!tomo_volume_preview (u->volume, &request, &error))
         {
           g_task_return_error (task, error);
           return;
         }
       u->preview_ms = request.ms;
+      u->preview_min = request.min;
+      u->preview_max = request.max;
+      u->preview_device = request.device_buffer;
+      u->preview_ops = request.device_ops;
       /* The texture's half floats made here, not on the UI thread. */
-      u->preview_half = tomo_volume_3d_pack_half (u->preview, (gsize) u->pnx * u->pny * u->pnz);
+      if (u->preview_device == NULL)
+        u->preview_half = tomo_volume_3d_pack_half (u->preview,
+                                                    (gsize) u->pnx * u->pny * u->pnz);
       g_clear_pointer (&u->preview, g_free);
     }
   {
     g_autofree char *desc = tomo_volume_describe (u->volume);
 
     g_autofree char *preview = u->need_preview
-      ? g_strdup_printf (" · 3D preview %.0f ms", u->preview_ms) : g_strdup ("");
+      ? g_strdup_printf (" · 3D preview %.0f ms (%s, values %.3g … %.3g)", u->preview_ms,
+                         u->preview_device != NULL ? "CUDA–GL interop" : "GL upload",
+                         u->preview_min, u->preview_max)
+      : g_strdup ("");
 
     u->status = g_strdup_printf ("%s · last plane %.1f ms%s · vertical planes %s%u× · drag to "
                                  "move the planes, Alt+drag to pan, wheel to zoom", desc,
@@ -347,9 +368,10 @@ update_title3d (TomoVolumeView *self,
 {
   g_autofree char *title = NULL;
 
-  title = g_strdup_printf ("3D · %u × %u × %u, %s · %.0f ms · drag to turn", nx, ny, nz,
+  title = g_strdup_printf ("3D · %u × %u × %u, %s · %.0f ms · %s · drag to turn", nx, ny, nz,
                            tomo_volume_3d_get_mode (self->view3d) == TOMO_VOLUME_3D_MIP
-                           ? "maximum intensity" : "composite", self->preview_ms);
+                           ? "maximum intensity" : "composite", self->preview_ms,
+                           self->preview_path != NULL ? self->preview_path : "GL upload");
   gtk_label_set_text (self->title3d, title);
 }
 
@@ -398,9 +420,15 @@ update_done (GObject      *source,
       self->shown_interp = u->params.interp;
       if (u->need_preview)
         {
-          tomo_volume_3d_take_half (self->view3d, g_steal_pointer (&u->preview_half), u->pnx,
-                                    u->pny, u->pnz, W, W,
-                                    (double) tomo_scan_get_height (u->scan) * u->vex);
+          double sz = (double) tomo_scan_get_height (u->scan) * u->vex;
+
+          if (u->preview_device != NULL)
+            tomo_volume_3d_take_device (self->view3d, g_steal_pointer (&u->preview_device),
+                                        u->preview_ops, u->pnx, u->pny, u->pnz, W, W, sz);
+          else
+            tomo_volume_3d_take_half (self->view3d, g_steal_pointer (&u->preview_half), u->pnx,
+                                      u->pny, u->pnz, W, W, sz);
+          self->preview_path = u->preview_ops != NULL ? "CUDA–GL interop" : "GL upload";
           self->preview_shown_size = MAX (u->pnx, u->pnz);
           self->preview_valid = TRUE;
           self->preview_center = u->params.center;
@@ -606,6 +634,7 @@ start_update (TomoVolumeView *self)
     /* Live: the preview (the slowest part on the CPU) at most a third of
      * the time; live_poll asks for the last one. */
     || (u->refill && g_get_monotonic_time () - self->preview_time >= 2000 * self->preview_ms);
+  u->preview_interop = tomo_volume_3d_get_interop (self->view3d);
   self->shown_vex = self->vex;
   update_titles (self);
   queue_hairs (self);

@@ -46,6 +46,20 @@ tomo_gpu_gl_get_device (int *device)
   return TRUE;
 }
 
+/* The CUDA device of the current GL context, made current for CUDA. */
+static gboolean
+interop_device (int     *device,
+                GError **error)
+{
+  if (!tomo_gpu_gl_get_device (device))
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
+                           "The current OpenGL context does not run on a CUDA device");
+      return FALSE;
+    }
+  return TOMO_CUDA_CHECK (cudaSetDevice (*device), error);
+}
+
 struct _TomoGpuGlTexture
 {
   int device;
@@ -69,13 +83,7 @@ tomo_gpu_gl_texture_register (unsigned int gl_texture,
                    "Invalid GL texture %u of %u×%u for interop", gl_texture, width, height);
       return NULL;
     }
-  if (!tomo_gpu_gl_get_device (&device))
-    {
-      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
-                           "The current OpenGL context does not run on a CUDA device");
-      return NULL;
-    }
-  if (!TOMO_CUDA_CHECK (cudaSetDevice (device), error))
+  if (!interop_device (&device, error))
     return NULL;
 
   texture = g_new0 (TomoGpuGlTexture, 1);
@@ -140,16 +148,25 @@ tomo_gpu_gl_texture_copy (TomoGpuGlTexture *texture,
   return ok;
 }
 
+/* What a registration holds, let go of on its device. */
+static void
+release_registration (int                    device,
+                      cudaGraphicsResource_t resource,
+                      cudaStream_t           stream)
+{
+  TOMO_CUDA_WARN (cudaSetDevice (device));
+  if (resource)
+    TOMO_CUDA_WARN (cudaGraphicsUnregisterResource (resource));
+  if (stream)
+    TOMO_CUDA_WARN (cudaStreamDestroy (stream));
+}
+
 void
 tomo_gpu_gl_texture_unregister (TomoGpuGlTexture *texture)
 {
   if (texture == NULL)
     return;
-  TOMO_CUDA_WARN (cudaSetDevice (texture->device));
-  if (texture->resource)
-    TOMO_CUDA_WARN (cudaGraphicsUnregisterResource (texture->resource));
-  if (texture->stream)
-    TOMO_CUDA_WARN (cudaStreamDestroy (texture->stream));
+  release_registration (texture->device, texture->resource, texture->stream);
   g_free (texture);
 }
 
@@ -225,13 +242,7 @@ tomo_gpu_gl_volume_register (unsigned int gl_texture,
                    "Invalid GL 3D texture %u of %u × %u × %u for interop", gl_texture, nx, ny, nz);
       return NULL;
     }
-  if (!tomo_gpu_gl_get_device (&device))
-    {
-      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
-                           "The current OpenGL context does not run on a CUDA device");
-      return NULL;
-    }
-  if (!TOMO_CUDA_CHECK (cudaSetDevice (device), error))
+  if (!interop_device (&device, error))
     return NULL;
 
   volume = g_new0 (TomoGpuGlVolume, 1);
@@ -351,11 +362,7 @@ tomo_gpu_gl_volume_unregister (TomoGpuGlVolume *volume)
 {
   if (volume == NULL)
     return;
-  TOMO_CUDA_WARN (cudaSetDevice (volume->device));
-  if (volume->resource)
-    TOMO_CUDA_WARN (cudaGraphicsUnregisterResource (volume->resource));
-  if (volume->stream)
-    TOMO_CUDA_WARN (cudaStreamDestroy (volume->stream));
+  release_registration (volume->device, volume->resource, volume->stream);
   g_free (volume);
 }
 

@@ -629,47 +629,24 @@ tomo_volume_3d_pack_half (const float *data,
 }
 
 void
-tomo_volume_3d_take_half (TomoVolume3d *self,
-                          guint16      *half,
-                          guint         nx,
-                          guint         ny,
-                          guint         nz,
-                          double        sx,
-                          double        sy,
-                          double        sz)
+tomo_volume_3d_take (TomoVolume3d *self,
+                     guint16      *half,
+                     gpointer      device,
+                     gconstpointer ops,
+                     guint         nx,
+                     guint         ny,
+                     guint         nz,
+                     double        sx,
+                     double        sy,
+                     double        sz)
 {
-  g_return_if_fail (TOMO_IS_VOLUME_3D (self) && half != NULL && nx > 0 && ny > 0 && nz > 0);
+  g_return_if_fail (TOMO_IS_VOLUME_3D (self) && (half != NULL) != (device != NULL) &&
+                    (device == NULL || ops != NULL) && nx > 0 && ny > 0 && nz > 0);
 
   drop_device (self);
   g_free (self->half);
   self->half = half;
-  self->upload = TRUE;
-  self->nx = nx;
-  self->ny = ny;
-  self->nz = nz;
-  self->extent[0] = sx;
-  self->extent[1] = sy;
-  self->extent[2] = sz;
-  gtk_gl_area_queue_render (GTK_GL_AREA (self));
-}
-
-void
-tomo_volume_3d_take_device (TomoVolume3d *self,
-                            gpointer      buffer,
-                            gconstpointer ops,
-                            guint         nx,
-                            guint         ny,
-                            guint         nz,
-                            double        sx,
-                            double        sy,
-                            double        sz)
-{
-  g_return_if_fail (TOMO_IS_VOLUME_3D (self) && buffer != NULL && ops != NULL && nx > 0 &&
-                    ny > 0 && nz > 0);
-
-  drop_device (self);
-  g_clear_pointer (&self->half, g_free);
-  self->device = buffer;
+  self->device = device;
   self->device_ops = ops;
   self->upload = TRUE;
   self->nx = nx;

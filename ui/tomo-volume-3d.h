@@ -37,25 +37,18 @@ typedef struct
 } TomoVolume3dStats;
 
 GtkWidget *tomo_volume_3d_new          (void);
-/* nx × ny × nz half floats (x fastest, z the detector rows from the top;
- * tomo_volume_3d_pack_half() makes them, off the UI thread), taken; the
- * box's extents (sx, sy, sz) in any unit (its proportions are drawn). */
-void       tomo_volume_3d_take_half    (TomoVolume3d *self,
+/* The next volume, nx × ny × nz voxels (x fastest, z the detector rows
+ * from the top), taken; the box's extents (sx, sy, sz) in any unit (its
+ * proportions are drawn).  Either half floats (half;
+ * tomo_volume_3d_pack_half() makes them, off the UI thread) or a preview
+ * left on the device (device and ops: the backend's buffer and its
+ * TomoDeviceBufferOps from a TomoPreviewRequest with keep_on_device),
+ * written into the texture through CUDA–GL interop when drawn.  Should
+ * interop fail there, the volume is downloaded and uploaded once, and
+ * tomo_volume_3d_get_interop() says FALSE from then on. */
+void       tomo_volume_3d_take         (TomoVolume3d *self,
                                         guint16      *half,
-                                        guint         nx,
-                                        guint         ny,
-                                        guint         nz,
-                                        double        sx,
-                                        double        sy,
-                                        double        sz);
-/* A preview volume left on the device (nx × ny × nz floats; the backend's
- * buffer and its TomoDeviceBufferOps, both from a TomoPreviewRequest with
- * keep_on_device), taken: written into the texture through CUDA–GL
- * interop when drawn.  Should interop fail there, the volume is downloaded
- * and uploaded once, and later volumes should come as half floats
- * (tomo_volume_3d_get_interop() says FALSE from then on). */
-void       tomo_volume_3d_take_device  (TomoVolume3d *self,
-                                        gpointer      buffer,
+                                        gpointer      device,
                                         gconstpointer ops,
                                         guint         nx,
                                         guint         ny,

@@ -422,12 +422,9 @@ update_done (GObject      *source,
         {
           double sz = (double) tomo_scan_get_height (u->scan) * u->vex;
 
-          if (u->preview_device != NULL)
-            tomo_volume_3d_take_device (self->view3d, g_steal_pointer (&u->preview_device),
-                                        u->preview_ops, u->pnx, u->pny, u->pnz, W, W, sz);
-          else
-            tomo_volume_3d_take_half (self->view3d, g_steal_pointer (&u->preview_half), u->pnx,
-                                      u->pny, u->pnz, W, W, sz);
+          tomo_volume_3d_take (self->view3d, g_steal_pointer (&u->preview_half),
+                               g_steal_pointer (&u->preview_device), u->preview_ops, u->pnx,
+                               u->pny, u->pnz, W, W, sz);
           self->preview_path = u->preview_ops != NULL ? "CUDA–GL interop" : "GL upload";
           self->preview_shown_size = MAX (u->pnx, u->pnz);
           self->preview_valid = TRUE;

@@ -65,6 +65,7 @@ struct _TomoVolumeView
   TomoInterp preview_interp;
   double preview_ms;
   const char *preview_path; /* how the last preview reached the texture */
+  float preview_min, preview_max;
   guint preview_size;       /* binned pixels a side (fewer for a narrow scan) */
   guint preview_shown_size;
   GtkDropDown *render_drop, *size_drop;
@@ -213,10 +214,7 @@ update_thread (GTask        *task,
     g_autofree char *desc = tomo_volume_describe (u->volume);
 
     g_autofree char *preview = u->need_preview
-      ? g_strdup_printf (" · 3D preview %.0f ms (%s, values %.3g … %.3g)", u->preview_ms,
-                         u->preview_device != NULL ? "CUDA–GL interop" : "GL upload",
-                         u->preview_min, u->preview_max)
-      : g_strdup ("");
+      ? g_strdup_printf (" · 3D preview %.0f ms", u->preview_ms) : g_strdup ("");
 
     u->status = g_strdup_printf ("%s · last plane %.1f ms%s · vertical planes %s%u× · drag to "
                                  "move the planes, Alt+drag to pan, wheel to zoom", desc,
@@ -359,7 +357,9 @@ update_titles (TomoVolumeView *self)
     }
 }
 
-/* "3D · 128 × 128 × 64, maximum intensity · 40 ms · drag to turn" */
+/* "3D · 128 × 128 × 64, maximum intensity · 40 ms · GL upload · values −0.0015 … 0.0087 ·
+ * drag to turn", also as its tooltip: the pane is narrow.  Not in the status
+ * line, which wraps: a line more there would move the panes. */
 static void
 update_title3d (TomoVolumeView *self,
                 guint           nx,
@@ -368,11 +368,14 @@ update_title3d (TomoVolumeView *self,
 {
   g_autofree char *title = NULL;
 
-  title = g_strdup_printf ("3D · %u × %u × %u, %s · %.0f ms · %s · drag to turn", nx, ny, nz,
+  title = g_strdup_printf ("3D · %u × %u × %u, %s · %.0f ms · %s · values %.3g … %.3g · drag to "
+                           "turn", nx, ny, nz,
                            tomo_volume_3d_get_mode (self->view3d) == TOMO_VOLUME_3D_MIP
                            ? "maximum intensity" : "composite", self->preview_ms,
-                           self->preview_path != NULL ? self->preview_path : "GL upload");
+                           self->preview_path != NULL ? self->preview_path : "GL upload",
+                           self->preview_min, self->preview_max);
   gtk_label_set_text (self->title3d, title);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->title3d), title);
 }
 
 static void on_look_notify (TomoWindow *window, GParamSpec *pspec, TomoVolumeView *self);
@@ -426,6 +429,8 @@ update_done (GObject      *source,
                                g_steal_pointer (&u->preview_device), u->preview_ops, u->pnx,
                                u->pny, u->pnz, W, W, sz);
           self->preview_path = u->preview_ops != NULL ? "CUDA–GL interop" : "GL upload";
+          self->preview_min = u->preview_min;
+          self->preview_max = u->preview_max;
           self->preview_shown_size = MAX (u->pnx, u->pnz);
           self->preview_valid = TRUE;
           self->preview_center = u->params.center;
@@ -1024,6 +1029,9 @@ tomo_volume_view_init (TomoVolumeView *self)
     self->title3d = GTK_LABEL (gtk_label_new ("3D"));
     gtk_widget_add_css_class (GTK_WIDGET (self->title3d), "caption");
     gtk_label_set_ellipsize (self->title3d, PANGO_ELLIPSIZE_END);
+    /* Its natural width, as of the title without path and values: a longer
+     * title does not widen the pane. */
+    gtk_label_set_max_width_chars (self->title3d, 60);
     self->view3d = TOMO_VOLUME_3D (tomo_volume_3d_new ());
     gtk_widget_set_hexpand (GTK_WIDGET (self->view3d), TRUE);
     gtk_widget_set_vexpand (GTK_WIDGET (self->view3d), TRUE);

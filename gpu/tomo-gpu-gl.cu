@@ -11,6 +11,9 @@
 #include "config.h"
 
 #include <GL/gl.h>
+#include <string.h>
+
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <cuda_gl_interop.h>
 
@@ -43,6 +46,20 @@ tomo_gpu_gl_get_device (int *device)
   return TRUE;
 }
 
+/* The CUDA device of the current GL context, made current for CUDA. */
+static gboolean
+interop_device (int     *device,
+                GError **error)
+{
+  if (!tomo_gpu_gl_get_device (device))
+    {
+      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
+                           "The current OpenGL context does not run on a CUDA device");
+      return FALSE;
+    }
+  return TOMO_CUDA_CHECK (cudaSetDevice (*device), error);
+}
+
 struct _TomoGpuGlTexture
 {
   int device;
@@ -66,13 +83,7 @@ tomo_gpu_gl_texture_register (unsigned int gl_texture,
                    "Invalid GL texture %u of %u×%u for interop", gl_texture, width, height);
       return NULL;
     }
-  if (!tomo_gpu_gl_get_device (&device))
-    {
-      g_set_error_literal (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
-                           "The current OpenGL context does not run on a CUDA device");
-      return NULL;
-    }
-  if (!TOMO_CUDA_CHECK (cudaSetDevice (device), error))
+  if (!interop_device (&device, error))
     return NULL;
 
   texture = g_new0 (TomoGpuGlTexture, 1);
@@ -137,17 +148,222 @@ tomo_gpu_gl_texture_copy (TomoGpuGlTexture *texture,
   return ok;
 }
 
+/* What a registration holds, let go of on its device. */
+static void
+release_registration (int                    device,
+                      cudaGraphicsResource_t resource,
+                      cudaStream_t           stream)
+{
+  TOMO_CUDA_WARN (cudaSetDevice (device));
+  if (resource)
+    TOMO_CUDA_WARN (cudaGraphicsUnregisterResource (resource));
+  if (stream)
+    TOMO_CUDA_WARN (cudaStreamDestroy (stream));
+}
+
 void
 tomo_gpu_gl_texture_unregister (TomoGpuGlTexture *texture)
 {
   if (texture == NULL)
     return;
-  TOMO_CUDA_WARN (cudaSetDevice (texture->device));
-  if (texture->resource)
-    TOMO_CUDA_WARN (cudaGraphicsUnregisterResource (texture->resource));
-  if (texture->stream)
-    TOMO_CUDA_WARN (cudaStreamDestroy (texture->stream));
+  release_registration (texture->device, texture->resource, texture->stream);
   g_free (texture);
+}
+
+/* --- 3D textures: the preview volume ---------------------------------------
+ *
+ * The 3D pane's texture is GL_R16F (or GL_R32F), nx × ny × nz texels, x
+ * fastest.  Registration maps the texture once to check that its CUDA array
+ * has the size and the texel format asked for: a texture of another size or
+ * format, or a name that is no 3D texture, is refused there with an error
+ * instead of being written out of bounds later.  Float textures take a
+ * cudaMemcpy3D from the device volume; half textures a kernel that rounds
+ * each value to the nearest half (as __float2half_rn, ties to even) and
+ * writes it through a surface. */
+
+struct _TomoGpuGlVolume
+{
+  int device;
+  cudaGraphicsResource_t resource;
+  cudaStream_t stream;
+  guint nx, ny, nz;
+  gboolean half;
+};
+
+__global__ static void
+volume_to_half_kernel (const float         *src,
+                       cudaSurfaceObject_t  surface,
+                       int                  nx,
+                       int                  ny,
+                       int                  nz)
+{
+  const int x = blockIdx.x * blockDim.x + threadIdx.x;
+  const int y = blockIdx.y * blockDim.y + threadIdx.y;
+  const int z = blockIdx.z;
+
+  if (x >= nx || y >= ny || z >= nz)
+    return;
+  surf3Dwrite (__half_as_ushort (__float2half_rn (src[((size_t) z * ny + y) * nx + x])), surface,
+               x * (int) sizeof (unsigned short), y, z);
+}
+
+/* The mapped array of `volume` (mapped on its stream). */
+static gboolean
+volume_mapped_array (TomoGpuGlVolume *volume,
+                     cudaArray_t     *array,
+                     GError         **error)
+{
+  return TOMO_CUDA_CHECK (cudaSetDevice (volume->device), error) &&
+         TOMO_CUDA_CHECK (cudaGraphicsMapResources (1, &volume->resource, volume->stream), error) &&
+         (TOMO_CUDA_CHECK (cudaGraphicsSubResourceGetMappedArray (array, volume->resource, 0, 0),
+                           error) ||
+          (cudaGraphicsUnmapResources (1, &volume->resource, volume->stream), FALSE));
+}
+
+TomoGpuGlVolume *
+tomo_gpu_gl_volume_register (unsigned int gl_texture,
+                             guint        nx,
+                             guint        ny,
+                             guint        nz,
+                             gboolean     half,
+                             GError     **error)
+{
+  TomoGpuGlVolume *volume;
+  cudaChannelFormatDesc desc;
+  cudaExtent extent;
+  cudaArray_t array = NULL;
+  unsigned int flags = 0;
+  int device = -1;
+  gboolean ok;
+
+  if (gl_texture == 0 || nx == 0 || ny == 0 || nz == 0)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Invalid GL 3D texture %u of %u × %u × %u for interop", gl_texture, nx, ny, nz);
+      return NULL;
+    }
+  if (!interop_device (&device, error))
+    return NULL;
+
+  volume = g_new0 (TomoGpuGlVolume, 1);
+  volume->device = device;
+  volume->nx = nx;
+  volume->ny = ny;
+  volume->nz = nz;
+  volume->half = half;
+  if (!TOMO_CUDA_CHECK (cudaGraphicsGLRegisterImage (&volume->resource, gl_texture, GL_TEXTURE_3D,
+                                                     half ? cudaGraphicsRegisterFlagsSurfaceLoadStore
+                                                          : cudaGraphicsRegisterFlagsWriteDiscard),
+                        error) ||
+      !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&volume->stream, cudaStreamNonBlocking), error))
+    {
+      if (error != NULL && *error != NULL && (*error)->code != TOMO_GPU_ERROR_OUT_OF_MEMORY)
+        {
+          g_prefix_error (error, "GL texture %u is no 3D texture CUDA can register: ", gl_texture);
+          (*error)->code = TOMO_GPU_ERROR_INTEROP;
+        }
+      tomo_gpu_gl_volume_unregister (volume);
+      return NULL;
+    }
+
+  /* What GL made of the texture, against what the caller will copy. */
+  if (!volume_mapped_array (volume, &array, error))
+    {
+      tomo_gpu_gl_volume_unregister (volume);
+      return NULL;
+    }
+  ok = TOMO_CUDA_CHECK (cudaArrayGetInfo (&desc, &extent, &flags, array), error);
+  TOMO_CUDA_WARN (cudaGraphicsUnmapResources (1, &volume->resource, volume->stream));
+  if (ok && (extent.width != nx || extent.height != ny || extent.depth != nz ||
+             desc.f != cudaChannelFormatKindFloat || desc.x != (half ? 16 : 32) ||
+             desc.y != 0 || desc.z != 0 || desc.w != 0))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "GL texture %u is %zu × %zu × %zu texels of %d-bit %s, not %u × %u × %u of "
+                   "one %u-bit float", gl_texture, extent.width, extent.height, extent.depth,
+                   desc.x + desc.y + desc.z + desc.w,
+                   desc.f == cudaChannelFormatKindFloat ? "float" : "integers", nx, ny, nz,
+                   half ? 16 : 32);
+      ok = FALSE;
+    }
+  if (!ok)
+    {
+      tomo_gpu_gl_volume_unregister (volume);
+      return NULL;
+    }
+  return volume;
+}
+
+gboolean
+tomo_gpu_gl_volume_copy (TomoGpuGlVolume *volume,
+                         const float     *device_src,
+                         guint            nx,
+                         guint            ny,
+                         guint            nz,
+                         GError         **error)
+{
+  cudaArray_t array = NULL;
+  cudaSurfaceObject_t surface = 0;
+  gboolean ok;
+
+  g_return_val_if_fail (volume != NULL, FALSE);
+
+  if (device_src == NULL || nx != volume->nx || ny != volume->ny || nz != volume->nz)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Cannot copy a %u × %u × %u volume%s into a %u × %u × %u texture", nx, ny, nz,
+                   device_src == NULL ? " (no data)" : "", volume->nx, volume->ny, volume->nz);
+      return FALSE;
+    }
+  if (!volume_mapped_array (volume, &array, error))
+    return FALSE;
+  if (volume->half)
+    {
+      cudaResourceDesc res;
+
+      memset (&res, 0, sizeof res);
+      res.resType = cudaResourceTypeArray;
+      res.res.array.array = array;
+      ok = TOMO_CUDA_CHECK (cudaCreateSurfaceObject (&surface, &res), error);
+      if (ok)
+        {
+          dim3 block (32, 8), grid ((nx + 31) / 32, (ny + 7) / 8, nz);
+
+          volume_to_half_kernel<<<grid, block, 0, volume->stream>>> (device_src, surface, nx, ny, nz);
+          ok = TOMO_CUDA_CHECK_LAUNCH ("volume to half texture kernel", error);
+        }
+    }
+  else
+    {
+      cudaMemcpy3DParms p;
+
+      memset (&p, 0, sizeof p);
+      p.srcPtr = make_cudaPitchedPtr ((void *) device_src, (size_t) nx * sizeof (float), nx, ny);
+      p.dstArray = array;
+      p.extent = make_cudaExtent (nx, ny, nz);
+      p.kind = cudaMemcpyDeviceToDevice;
+      ok = TOMO_CUDA_CHECK (cudaMemcpy3DAsync (&p, volume->stream), error);
+    }
+  /* Unmapping orders the writes before any later GL use of the texture. */
+  if (!TOMO_CUDA_CHECK (cudaGraphicsUnmapResources (1, &volume->resource, volume->stream),
+                        ok ? error : NULL))
+    ok = FALSE;
+  if (ok)
+    ok = TOMO_CUDA_CHECK (cudaStreamSynchronize (volume->stream), error);
+  else
+    cudaStreamSynchronize (volume->stream);
+  if (surface != 0)
+    TOMO_CUDA_WARN (cudaDestroySurfaceObject (surface));
+  return ok;
+}
+
+void
+tomo_gpu_gl_volume_unregister (TomoGpuGlVolume *volume)
+{
+  if (volume == NULL)
+    return;
+  release_registration (volume->device, volume->resource, volume->stream);
+  g_free (volume);
 }
 
 /* --- headless context for measurements ------------------------------------
@@ -173,6 +389,13 @@ typedef void         (*GlBindTextureFunc)    (GLenum target, GLuint texture);
 typedef void         (*GlTexImage2DFunc)     (GLenum target, GLint level, GLint internal_format,
                                               GLsizei width, GLsizei height, GLint border,
                                               GLenum format, GLenum type, const void *pixels);
+typedef void         (*GlTexImage3DFunc)     (GLenum target, GLint level, GLint internal_format,
+                                              GLsizei width, GLsizei height, GLsizei depth,
+                                              GLint border, GLenum format, GLenum type,
+                                              const void *pixels);
+typedef void         (*GlTexSubImage3DFunc)  (GLenum target, GLint level, GLint x, GLint y, GLint z,
+                                              GLsizei width, GLsizei height, GLsizei depth,
+                                              GLenum format, GLenum type, const void *pixels);
 typedef void         (*GlTexParameteriFunc)  (GLenum target, GLenum pname, GLint param);
 typedef void         (*GlPixelStoreiFunc)    (GLenum pname, GLint param);
 typedef void         (*GlGetTexImageFunc)    (GLenum target, GLint level, GLenum format,
@@ -196,6 +419,8 @@ struct _TomoGpuGlHeadless
   GlDeleteTexturesFunc delete_textures;
   GlBindTextureFunc bind_texture;
   GlTexImage2DFunc tex_image_2d;
+  GlTexImage3DFunc tex_image_3d;
+  GlTexSubImage3DFunc tex_sub_image_3d;
   GlTexParameteriFunc tex_parameteri;
   GlPixelStoreiFunc pixel_storei;
   GlGetTexImageFunc get_tex_image;
@@ -241,6 +466,8 @@ load_gl_functions (TomoGpuGlHeadless  *gl,
     GL_FN (delete_textures, "glDeleteTextures"),
     GL_FN (bind_texture, "glBindTexture"),
     GL_FN (tex_image_2d, "glTexImage2D"),
+    GL_FN (tex_image_3d, "glTexImage3D"),
+    GL_FN (tex_sub_image_3d, "glTexSubImage3D"),
     GL_FN (tex_parameteri, "glTexParameteri"),
     GL_FN (pixel_storei, "glPixelStorei"),
     GL_FN (get_tex_image, "glGetTexImage"),
@@ -494,6 +721,81 @@ tomo_gpu_gl_headless_read (TomoGpuGlHeadless  *gl,
       return FALSE;
     }
   return TRUE;
+}
+
+unsigned int
+tomo_gpu_gl_headless_texture_3d_new (TomoGpuGlHeadless  *gl,
+                                     guint               nx,
+                                     guint               ny,
+                                     guint               nz,
+                                     gboolean            half,
+                                     GError            **error)
+{
+  GLuint tex = 0;
+  GLenum err;
+
+  g_return_val_if_fail (gl != NULL, 0);
+
+  gl->gen_textures (1, &tex);
+  gl->bind_texture (GL_TEXTURE_3D, tex);
+  gl->tex_image_3d (GL_TEXTURE_3D, 0, half ? GL_R16F : GL_R32F, nx, ny, nz, 0, GL_RED, GL_FLOAT,
+                    NULL);
+  gl->tex_parameteri (GL_TEXTURE_3D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+  gl->tex_parameteri (GL_TEXTURE_3D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+  err = gl->get_error ();
+  if (err != GL_NO_ERROR)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
+                   "Cannot create a %u × %u × %u %s 3D texture: GL error 0x%04x", nx, ny, nz,
+                   half ? "GL_R16F" : "GL_R32F", err);
+      gl->delete_textures (1, &tex);
+      return 0;
+    }
+  return tex;
+}
+
+gboolean
+tomo_gpu_gl_headless_texture_3d_upload (TomoGpuGlHeadless  *gl,
+                                        unsigned int        texture,
+                                        guint               nx,
+                                        guint               ny,
+                                        guint               nz,
+                                        const float        *host,
+                                        GError            **error)
+{
+  GLenum err;
+
+  g_return_val_if_fail (gl != NULL && host != NULL, FALSE);
+
+  gl->bind_texture (GL_TEXTURE_3D, texture);
+  gl->pixel_storei (GL_UNPACK_ALIGNMENT, 4);
+  gl->tex_sub_image_3d (GL_TEXTURE_3D, 0, 0, 0, 0, nx, ny, nz, GL_RED, GL_FLOAT, host);
+  gl->finish ();
+  err = gl->get_error ();
+  if (err != GL_NO_ERROR)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INTEROP,
+                   "Cannot upload a %u × %u × %u volume into texture %u: GL error 0x%04x",
+                   nx, ny, nz, texture, err);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+tomo_gpu_gl_headless_finish (TomoGpuGlHeadless *gl)
+{
+  g_return_if_fail (gl != NULL);
+  gl->finish ();
+}
+
+void
+tomo_gpu_gl_headless_texture_delete (TomoGpuGlHeadless *gl,
+                                     unsigned int       texture)
+{
+  g_return_if_fail (gl != NULL);
+  if (texture != 0)
+    gl->delete_textures (1, &texture);
 }
 
 void

@@ -32,6 +32,31 @@ gboolean          tomo_gpu_gl_texture_copy       (TomoGpuGlTexture *texture,
                                                   GError          **error);
 void              tomo_gpu_gl_texture_unregister (TomoGpuGlTexture *texture);
 
+/* The preview volume into a GL_TEXTURE_3D of nx × ny × nz texels (x
+ * fastest), internal format GL_R16F (half) or GL_R32F.  Registration checks
+ * the texture's size and format: another size or format gives
+ * TOMO_GPU_ERROR_INVALID, a name that is not a 3D texture
+ * TOMO_GPU_ERROR_INTEROP.  Redefining the texture (glTexImage3D) needs a new
+ * registration. */
+typedef struct _TomoGpuGlVolume TomoGpuGlVolume;
+TomoGpuGlVolume  *tomo_gpu_gl_volume_register   (unsigned int gl_texture,
+                                                 guint        nx,
+                                                 guint        ny,
+                                                 guint        nz,
+                                                 gboolean     half,
+                                                 GError     **error);
+/* Map, write nx × ny × nz floats from device memory (z slowest) into the
+ * whole texture (rounded to the nearest half for GL_R16F), unmap: no host
+ * memory touched.  A size other than the registered one:
+ * TOMO_GPU_ERROR_INVALID, nothing written. */
+gboolean          tomo_gpu_gl_volume_copy       (TomoGpuGlVolume *volume,
+                                                 const float     *device_src,
+                                                 guint            nx,
+                                                 guint            ny,
+                                                 guint            nz,
+                                                 GError         **error);
+void              tomo_gpu_gl_volume_unregister (TomoGpuGlVolume *volume);
+
 /* A headless OpenGL context for measuring the display path without a window
  * (`tomolive bench --interop`): EGL on the first EGL device whose surfaceless
  * OpenGL 3.3 core context runs on a CUDA device, made current on the calling
@@ -58,6 +83,27 @@ gboolean           tomo_gpu_gl_headless_show         (TomoGpuGlHeadless *gl,
 gboolean           tomo_gpu_gl_headless_read         (TomoGpuGlHeadless *gl,
                                                       float             *host,
                                                       GError           **error);
+/* A GL_TEXTURE_3D of nx × ny × nz texels, GL_R16F (half) or GL_R32F,
+ * undefined content, linear filtering (as the 3D pane's): its name, or 0
+ * and an error. */
+unsigned int       tomo_gpu_gl_headless_texture_3d_new    (TomoGpuGlHeadless *gl,
+                                                           guint              nx,
+                                                           guint              ny,
+                                                           guint              nz,
+                                                           gboolean           half,
+                                                           GError           **error);
+/* The upload path: nx × ny × nz host floats into the whole texture
+ * (glTexSubImage3D), then glFinish(). */
+gboolean           tomo_gpu_gl_headless_texture_3d_upload (TomoGpuGlHeadless *gl,
+                                                           unsigned int       texture,
+                                                           guint              nx,
+                                                           guint              ny,
+                                                           guint              nz,
+                                                           const float       *host,
+                                                           GError           **error);
+void               tomo_gpu_gl_headless_finish            (TomoGpuGlHeadless *gl);
+void               tomo_gpu_gl_headless_texture_delete    (TomoGpuGlHeadless *gl,
+                                                           unsigned int       texture);
 void               tomo_gpu_gl_headless_close        (TomoGpuGlHeadless *gl);
 
 G_END_DECLS

@@ -1278,6 +1278,36 @@ tomo_gpu_store_get_preview_prep_ms (TomoGpuStore *store)
   return store->prep_ms;
 }
 
+TomoGpuBuffer *
+tomo_gpu_store_keep_output (TomoGpuStore  *store,
+                            TomoGpuStats  *stats,
+                            GError       **error)
+{
+  size_t n;
+  TomoGpuBuffer *buffer;
+  TomoGpuStatsWork *work;
+  gboolean ok;
+
+  g_return_val_if_fail (store != NULL, NULL);
+
+  n = (size_t) store->out_width * store->out_height;
+  if (store->d_out == NULL || n == 0)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "No plane computed yet");
+      return NULL;
+    }
+  buffer = _tomo_gpu_buffer_new_copy (store->device, store->d_out, n, store->stream, error);
+  if (buffer == NULL || stats == NULL)
+    return buffer;
+  work = _tomo_gpu_stats_work_new (store->device, error);
+  ok = work != NULL && _tomo_gpu_stats_run (work, tomo_gpu_buffer_get_data (buffer), n,
+                                             store->stream, stats, error);
+  _tomo_gpu_stats_work_free (work);
+  if (!ok)
+    g_clear_pointer (&buffer, tomo_gpu_buffer_free);
+  return buffer;
+}
+
 /* ------------------------------------------------------------------------ */
 /* What the raw fill (tomo-gpu-store-fill.cu) needs of the store. */
 

@@ -148,5 +148,12 @@ gboolean tomo_gpu_store_preview             (TomoGpuStore         *store,
                                              int                   interp,
                                              GError              **error);
 double   tomo_gpu_store_get_preview_prep_ms (TomoGpuStore *store);
+/* The output (the last plane or preview) copied into a device buffer of
+ * its own that outlives the store's next call, e.g. a preview volume for
+ * the 3D pane's texture; its statistics (stats may be NULL) computed on the
+ * device: nothing comes to the host but them. */
+TomoGpuBuffer *tomo_gpu_store_keep_output   (TomoGpuStore  *store,
+                                             TomoGpuStats  *stats,
+                                             GError       **error);
 
 G_END_DECLS

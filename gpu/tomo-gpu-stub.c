@@ -98,6 +98,20 @@ NOT_BUILT (gboolean, FALSE, tomo_gpu_gl_headless_read, TomoGpuGlHeadless *gl, fl
 
 void tomo_gpu_gl_headless_close (TomoGpuGlHeadless *gl) { }
 
+NOT_BUILT (TomoGpuGlVolume *, NULL, tomo_gpu_gl_volume_register,
+           unsigned int gl_texture, guint nx, guint ny, guint nz, gboolean half, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_gl_volume_copy,
+           TomoGpuGlVolume *volume, const float *device_src, guint nx, guint ny, guint nz,
+           GError **error)
+void tomo_gpu_gl_volume_unregister (TomoGpuGlVolume *volume) { }
+NOT_BUILT (unsigned int, 0, tomo_gpu_gl_headless_texture_3d_new,
+           TomoGpuGlHeadless *gl, guint nx, guint ny, guint nz, gboolean half, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_gl_headless_texture_3d_upload,
+           TomoGpuGlHeadless *gl, unsigned int texture, guint nx, guint ny, guint nz,
+           const float *host, GError **error)
+void tomo_gpu_gl_headless_finish (TomoGpuGlHeadless *gl) { }
+void tomo_gpu_gl_headless_texture_delete (TomoGpuGlHeadless *gl, unsigned int texture) { }
+
 NOT_BUILT (TomoGpuAccumulator *, NULL, tomo_gpu_accumulator_new, int device, guint width, GError **error)
 NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_clear, TomoGpuAccumulator *acc, GError **error)
 NOT_BUILT (gboolean, FALSE, tomo_gpu_accumulator_add,

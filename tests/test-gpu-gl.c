@@ -3,7 +3,10 @@
  * CUDA–OpenGL interop without a display: a headless EGL context on the
  * NVIDIA device (EGL_EXT_platform_device), a GL_R32F texture written by
  * CUDA through tomo_gpu_gl_texture_copy(), read back by GL and compared bit
- * for bit with the slice downloaded from the device.
+ * for bit with the slice downloaded from the device; the preview volume of
+ * a GPU store into GL 3D textures (GL_R32F bit for bit, GL_R16F within half
+ * rounding) through tomo_gpu_gl_volume_copy(), the backend's preview kept on
+ * the device, and the refusals of wrong textures and sizes.
  */
 #include "config.h"
 
@@ -14,9 +17,12 @@
 #include <EGL/egl.h>
 #include <EGL/eglext.h>
 
+#include "tomo-backend.h"
 #include "tomo-filter.h"
 #include "tomo-gpu.h"
 #include "tomo-gpu-gl.h"
+#include "tomo-gpu-store.h"
+#include "tomo-volume.h"
 
 static int n_devices;
 static EGLDisplay egl_display = EGL_NO_DISPLAY;
@@ -236,6 +242,316 @@ test_copy_slice (void)
   tomo_gpu_context_free (ctx);
 }
 
+/* --- the preview volume into 3D textures --------------------------------- */
+
+#define STORE_W 192
+#define STORE_P 180
+#define STORE_R 40
+
+static gboolean
+read_random_row (guint    row,
+                 float   *sino,
+                 gpointer user_data,
+                 GError **error)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed (1000 + row);
+
+  for (guint i = 0; i < STORE_W * STORE_P; i++)
+    sino[i] = (float) g_rand_double_range (rand, 0.0, 1.0);
+  return TRUE;
+}
+
+/* A filled GPU store of random rows: its previews are device volumes of
+ * any size with values that are not round numbers. */
+static TomoGpuStore *
+random_store (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree double *angles = g_new (double, STORE_P);
+  g_autofree double *response = NULL;
+  TomoGpuStore *store;
+  guint padded;
+
+  for (guint i = 0; i < STORE_P; i++)
+    angles[i] = G_PI * i / STORE_P;
+  store = tomo_gpu_store_new (gl_cuda_device, STORE_W, STORE_P, angles, 0, STORE_R,
+                              TOMO_GPU_STORE_FLOAT, 0, &error);
+  g_assert_no_error (error);
+  response = tomo_filter_fbp_response (TOMO_FILTER_RAMLAK, STORE_W, STORE_P, &padded);
+  g_assert_true (tomo_gpu_store_set_filter (store, padded, response, 1, &error));
+  g_assert_true (tomo_gpu_store_fill (store, read_random_row, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+  return store;
+}
+
+static GLuint
+make_texture_3d (guint  nx,
+                 guint  ny,
+                 guint  nz,
+                 GLenum format)
+{
+  GLuint tex = 0;
+
+  glGenTextures (1, &tex);
+  glBindTexture (GL_TEXTURE_3D, tex);
+  glTexImage3D (GL_TEXTURE_3D, 0, format, nx, ny, nz, 0, GL_RED, GL_FLOAT, NULL);
+  glTexParameteri (GL_TEXTURE_3D, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+  glTexParameteri (GL_TEXTURE_3D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+  g_assert_cmpint (glGetError (), ==, GL_NO_ERROR);
+  return tex;
+}
+
+static float *
+read_texture_3d (GLuint tex,
+                 gsize  n)
+{
+  float *out = g_new (float, n);
+
+  glBindTexture (GL_TEXTURE_3D, tex);
+  glPixelStorei (GL_PACK_ALIGNMENT, 4);
+  glGetTexImage (GL_TEXTURE_3D, 0, GL_RED, GL_FLOAT, out);
+  g_assert_cmpint (glGetError (), ==, GL_NO_ERROR);
+  return out;
+}
+
+/* Texels that are not `want` as the texture's format holds it: bit for bit
+ * for float; for half the nearest half, so within half a unit in the last
+ * place (2^-11 relative for normal halves, 2^-25 absolute below them). */
+static guint
+count_mismatches (const float *got,
+                  const float *want,
+                  gsize        n,
+                  gboolean     half,
+                  guint       *n_rounded)
+{
+  guint bad = 0;
+
+  *n_rounded = 0;
+  for (gsize i = 0; i < n; i++)
+    {
+      if (!half)
+        {
+          bad += memcmp (&got[i], &want[i], sizeof (float)) != 0;
+          continue;
+        }
+      double err = fabs ((double) got[i] - want[i]);
+      double bound = fabs (want[i]) >= 6.103515625e-05 ? fabs (want[i]) * 0x1p-11 : 0x1p-25;
+
+      *n_rounded += got[i] != want[i];
+      bad += !(err <= bound);
+    }
+  return bad;
+}
+
+typedef struct
+{
+  guint nx, ny, nz;
+  gboolean half;
+} VolumeCase;
+
+static void
+test_copy_volume (gconstpointer data)
+{
+  const VolumeCase *c = data;
+  g_autoptr(GError) error = NULL;
+  gsize n = (gsize) c->nx * c->ny * c->nz;
+  g_autofree float *want = g_new (float, n);
+  g_autofree float *got = NULL;
+  TomoGpuPreview pv = { c->nx, c->ny, c->nz, 2, 1 };
+  TomoGpuStore *store;
+  TomoGpuGlVolume *reg;
+  GLuint tex;
+  guint bad, rounded;
+  gint64 t0;
+
+  if (skip_reason != NULL)
+    {
+      g_test_skip (skip_reason);
+      return;
+    }
+  store = random_store ();
+  g_assert_true (tomo_gpu_store_preview (store, &pv, (STORE_W - 1) / 2.0 + 0.7, 1, &error));
+  g_assert_no_error (error);
+  g_assert_true (tomo_gpu_store_download (store, want, &error));
+  g_assert_no_error (error);
+
+  tex = make_texture_3d (c->nx, c->ny, c->nz, c->half ? GL_R16F : GL_R32F);
+  reg = tomo_gpu_gl_volume_register (tex, c->nx, c->ny, c->nz, c->half, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (reg);
+  t0 = g_get_monotonic_time ();
+  g_assert_true (tomo_gpu_gl_volume_copy (reg, tomo_gpu_store_get_output (store), c->nx, c->ny,
+                                          c->nz, &error));
+  g_assert_no_error (error);
+  glFinish ();
+  g_test_message ("copy of %u × %u × %u into GL_R%uF and glFinish: %.3f ms (first copy)",
+                  c->nx, c->ny, c->nz, c->half ? 16 : 32, (g_get_monotonic_time () - t0) / 1e3);
+
+  /* Another size than registered: refused, nothing written. */
+  g_assert_false (tomo_gpu_gl_volume_copy (reg, tomo_gpu_store_get_output (store), c->nx,
+                                           c->ny, c->nz + 1, &error));
+  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+  g_clear_error (&error);
+  g_assert_false (tomo_gpu_gl_volume_copy (reg, NULL, c->nx, c->ny, c->nz, &error));
+  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+  g_clear_error (&error);
+
+  got = read_texture_3d (tex, n);
+  bad = count_mismatches (got, want, n, c->half, &rounded);
+  g_test_message ("%u mismatches of %zu texels (%u rounded to half)", bad, n, rounded);
+  g_assert_cmpuint (bad, ==, 0);
+  /* Half really is half: random values do not all survive the rounding. */
+  if (c->half)
+    g_assert_cmpuint (rounded, >, n / 2);
+
+  tomo_gpu_gl_volume_unregister (reg);
+  glDeleteTextures (1, &tex);
+  tomo_gpu_store_free (store);
+}
+
+static void
+test_volume_errors (void)
+{
+  g_autoptr(GError) error = NULL;
+  GLuint tex3d, tex2d, unused = 0;
+
+  if (skip_reason != NULL)
+    {
+      g_test_skip (skip_reason);
+      return;
+    }
+  /* No texture. */
+  g_assert_null (tomo_gpu_gl_volume_register (0, 8, 8, 8, TRUE, &error));
+  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+  g_clear_error (&error);
+  /* A name GL never made, and one made but never given storage. */
+  g_assert_null (tomo_gpu_gl_volume_register (987654, 8, 8, 8, TRUE, &error));
+  g_assert_nonnull (error);
+  g_assert_true (error->domain == TOMO_GPU_ERROR);
+  g_test_message ("unknown texture: %s", error->message);
+  g_clear_error (&error);
+  glGenTextures (1, &unused);
+  g_assert_null (tomo_gpu_gl_volume_register (unused, 8, 8, 8, TRUE, &error));
+  g_assert_nonnull (error);
+  g_assert_true (error->domain == TOMO_GPU_ERROR);
+  g_test_message ("texture without storage: %s", error->message);
+  g_clear_error (&error);
+  glGetError ();
+
+  /* A 2D texture is no volume of 4 slices (the driver registers it as one
+   * of depth 1: seen on the H100, and a copy of 16 × 16 × 1 stays inside). */
+  tex2d = make_texture (16, 16, 0.0f);
+  g_assert_null (tomo_gpu_gl_volume_register (tex2d, 16, 16, 4, FALSE, &error));
+  g_assert_nonnull (error);
+  g_assert_true (error->domain == TOMO_GPU_ERROR);
+  g_test_message ("2D texture as 16 × 16 × 4: %s", error->message);
+  g_clear_error (&error);
+  glGetError ();
+
+  /* The size or the format GL has is not the one asked for. */
+  tex3d = make_texture_3d (67, 45, 30, GL_R16F);
+  g_assert_null (tomo_gpu_gl_volume_register (tex3d, 67, 45, 31, TRUE, &error));
+  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+  g_test_message ("size mismatch: %s", error->message);
+  g_clear_error (&error);
+  g_assert_null (tomo_gpu_gl_volume_register (tex3d, 67, 45, 30, FALSE, &error));
+  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+  g_test_message ("format mismatch: %s", error->message);
+  g_clear_error (&error);
+
+  glDeleteTextures (1, &tex3d);
+  glDeleteTextures (1, &tex2d);
+  glDeleteTextures (1, &unused);
+  g_assert_cmpint (glGetError (), ==, GL_NO_ERROR);
+}
+
+/* The backend's preview left on the device (keep_on_device) is the volume
+ * it would download, and reaches the 3D pane's texture format; the range
+ * computed on the device is that of the downloaded values. */
+static void
+test_backend_preview_kept (void)
+{
+  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoVolume) vol = NULL;
+  g_autofree float *want = NULL, *got = NULL;
+  const TomoDeviceBufferOps *ops;
+  TomoReconParams params;
+  TomoPreviewRequest keep, host;
+  TomoGpuGlVolume *reg;
+  float lo = G_MAXFLOAT, hi = -G_MAXFLOAT;
+  guint bad, rounded, nx, ny, nz;
+  GLuint tex;
+  gsize n;
+  int device = -1;
+
+  if (skip_reason != NULL)
+    {
+      g_test_skip (skip_reason);
+      return;
+    }
+  if (sample == NULL)
+    {
+      g_test_skip ("TOMO_SAMPLE_SCAN not set");
+      return;
+    }
+  scan = tomo_scan_open (sample, NULL, &error);
+  g_assert_no_error (error);
+  tomo_recon_params_init (&params, tomo_scan_get_width (scan));
+  vol = tomo_volume_new (scan, 0, tomo_scan_get_height (scan), &params, TOMO_BACKEND_GPU, 0,
+                         &error);
+  g_assert_no_error (error);
+  g_assert_true (tomo_volume_fill (vol, NULL, NULL, NULL, &error));
+  g_assert_no_error (error);
+
+  nx = ny = MIN (tomo_scan_get_width (scan), 128);
+  nz = MIN (tomo_scan_get_height (scan), 128);
+  n = (gsize) nx * ny * nz;
+  keep = (TomoPreviewRequest) { nx, ny, nz, params.center, TOMO_INTERP_LINEAR };
+  keep.keep_on_device = TRUE;
+  g_assert_true (tomo_volume_preview (vol, &keep, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (keep.device_buffer);
+  ops = keep.device_ops;
+  want = g_new (float, n);
+  host = (TomoPreviewRequest) { nx, ny, nz, params.center, TOMO_INTERP_LINEAR, want };
+  g_assert_true (tomo_volume_preview (vol, &host, &error));
+  g_assert_no_error (error);
+  g_assert_null (host.device_buffer);
+  for (gsize i = 0; i < n; i++)
+    {
+      lo = MIN (lo, want[i]);
+      hi = MAX (hi, want[i]);
+    }
+  g_test_message ("preview %u × %u × %u: range on the device %g … %g, of the download %g … %g",
+                  nx, ny, nz, keep.min, keep.max, lo, hi);
+  g_assert_cmpfloat (keep.min, ==, lo);
+  g_assert_cmpfloat (keep.max, ==, hi);
+  g_assert_cmpfloat (host.min, ==, lo);
+  g_assert_cmpfloat (host.max, ==, hi);
+
+  for (guint half = 0; half < 2; half++)
+    {
+      tex = make_texture_3d (nx, ny, nz, half ? GL_R16F : GL_R32F);
+      reg = tomo_gpu_gl_volume_register (tex, nx, ny, nz, half, &error);
+      g_assert_no_error (error);
+      g_assert_true (tomo_gpu_gl_volume_copy (reg, ops->data (keep.device_buffer, &device), nx,
+                                              ny, nz, &error));
+      g_assert_no_error (error);
+      g_assert_cmpint (device, ==, gl_cuda_device);
+      got = read_texture_3d (tex, n);
+      bad = count_mismatches (got, want, n, half, &rounded);
+      g_test_message ("kept preview into GL_R%uF: %u mismatches of %zu texels", half ? 16 : 32,
+                      bad, n);
+      g_assert_cmpuint (bad, ==, 0);
+      g_clear_pointer (&got, g_free);
+      tomo_gpu_gl_volume_unregister (reg);
+      glDeleteTextures (1, &tex);
+    }
+  ops->free (keep.device_buffer);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -248,6 +564,22 @@ main (int    argc,
 
   g_test_add_func ("/tomo/gpu/gl/no-context", test_no_context);
   g_test_add_func ("/tomo/gpu/gl/copy-slice", test_copy_slice);
+  {
+    static const VolumeCase cases[] = {
+      { 67, 45, 31, FALSE }, { 67, 45, 31, TRUE }, { 256, 256, 256, FALSE }, { 256, 256, 256, TRUE },
+    };
+
+    for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+      {
+        g_autofree char *name = g_strdup_printf ("/tomo/gpu/gl/copy-volume/%ux%ux%u-%s",
+                                                 cases[i].nx, cases[i].ny, cases[i].nz,
+                                                 cases[i].half ? "r16f" : "r32f");
+
+        g_test_add_data_func (name, &cases[i], test_copy_volume);
+      }
+  }
+  g_test_add_func ("/tomo/gpu/gl/volume-errors", test_volume_errors);
+  g_test_add_func ("/tomo/gpu/gl/backend-preview-kept", test_backend_preview_kept);
   ret = g_test_run ();
 
   if (egl_context != EGL_NO_CONTEXT)

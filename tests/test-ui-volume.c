@@ -184,6 +184,13 @@ check_3d_pane (TomoVolumeView *view)
   g_assert_true (wait_frames (v3d, 1, 30));
   next_3d_frame (v3d, &mip);
   log_3d ("maximum intensity", &mip);
+  /* How the preview reached the texture: uploaded where GL is not on a
+   * CUDA device (Mesa under Xvfb). */
+  g_test_message ("3D pane: %s (interop %s)", tomo_volume_3d_get_upload_path (v3d),
+                  tomo_volume_3d_get_interop (v3d) ? "possible" : "not possible");
+  g_assert_nonnull (tomo_volume_3d_get_upload_path (v3d));
+  if (!tomo_volume_3d_get_interop (v3d))
+    g_assert_cmpstr (tomo_volume_3d_get_upload_path (v3d), ==, "GL upload");
   g_assert_cmpfloat (mip.mean_grey, >, 33.0);
   g_assert_cmpuint (mip.n_plane_pixels[0], >, 50);
   g_assert_cmpuint (mip.n_plane_pixels[1], >, 50);

@@ -13,7 +13,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "tomo-backend.h"
 #include "tomo-gl.h"
+#include "tomo-gpu-gl.h"
 #include "tomo-volume-3d.h"
 
 struct _TomoVolume3d
@@ -21,7 +23,12 @@ struct _TomoVolume3d
   GtkGLArea parent_instance;
 
   guint16 *half;            /* the volume, kept for a new realize */
-  gboolean upload;          /* half not in the texture yet */
+  gpointer device;          /* or the volume on the device (device_ops), likewise */
+  const TomoDeviceBufferOps *device_ops;
+  gboolean upload;          /* half or device not in the texture yet */
+  gboolean interop;         /* the GL context runs on a CUDA device */
+  TomoGpuGlVolume *cuda_texture;  /* the texture registered for its current size */
+  const char *upload_path;
   guint nx, ny, nz;         /* of the data waiting or uploaded */
   guint tex_nx, tex_ny, tex_nz;
   double extent[3];
@@ -223,6 +230,7 @@ tomo_volume_3d_realize (GtkWidget *widget)
   self->lut_texture = tomo_gl_texture_new (GL_TEXTURE_2D, GL_NEAREST);
   self->lut_dirty = TRUE;
   self->tex_nx = self->tex_ny = self->tex_nz = 0;
+  self->interop = tomo_gpu_gl_get_device (NULL);
 }
 
 static void
@@ -233,6 +241,8 @@ tomo_volume_3d_unrealize (GtkWidget *widget)
   gtk_gl_area_make_current (GTK_GL_AREA (self));
   if (gtk_gl_area_get_error (GTK_GL_AREA (self)) == NULL)
     {
+      /* CUDA lets go of the texture before GL deletes it. */
+      g_clear_pointer (&self->cuda_texture, tomo_gpu_gl_volume_unregister);
       if (self->texture != 0)
         glDeleteTextures (1, &self->texture);
       if (self->lut_texture != 0)
@@ -251,7 +261,8 @@ tomo_volume_3d_unrealize (GtkWidget *widget)
   self->fbo_w = self->fbo_h = 0;
   /* A new realize uploads the volume again. */
   self->have_volume = FALSE;
-  self->upload = self->half != NULL;
+  self->upload = self->half != NULL || self->device != NULL;
+  self->interop = FALSE;
   GTK_WIDGET_CLASS (tomo_volume_3d_parent_class)->unrealize (widget);
 }
 
@@ -298,6 +309,79 @@ probe_frame (TomoVolume3d *self,
   self->stats.n_pixels = n;
 }
 
+/* The device volume through interop into the bound texture (GL_R16F of its
+ * size); FALSE and the reason when that is not possible. */
+static gboolean
+copy_device (TomoVolume3d *self,
+             GError      **error)
+{
+  const float *data;
+  int device = -1;
+
+  if (!self->interop)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                           "The GL context does not run on a CUDA device");
+      return FALSE;
+    }
+  data = self->device_ops->data (self->device, &device);
+  if (self->cuda_texture == NULL)
+    self->cuda_texture = tomo_gpu_gl_volume_register (self->texture, self->nx, self->ny,
+                                                      self->nz, TRUE, error);
+  return self->cuda_texture != NULL &&
+         tomo_gpu_gl_volume_copy (self->cuda_texture, data, self->nx, self->ny, self->nz, error);
+}
+
+/* The waiting volume into the texture: a device volume through CUDA–GL
+ * interop, or downloaded when that fails; half floats uploaded. */
+static void
+upload_volume (TomoVolume3d *self)
+{
+  gboolean same = self->nx == self->tex_nx && self->ny == self->tex_ny
+                  && self->nz == self->tex_nz;
+
+  if (!same)
+    {
+      /* A new size: new storage, registered anew. */
+      g_clear_pointer (&self->cuda_texture, tomo_gpu_gl_volume_unregister);
+      glTexImage3D (GL_TEXTURE_3D, 0, GL_R16F, self->nx, self->ny, self->nz, 0, GL_RED,
+                    GL_HALF_FLOAT, NULL);
+      self->tex_nx = self->nx;
+      self->tex_ny = self->ny;
+      self->tex_nz = self->nz;
+    }
+  self->upload = FALSE;
+  if (self->device != NULL)
+    {
+      g_autoptr (GError) error = NULL;
+      g_autofree float *host = NULL;
+
+      if (copy_device (self, &error))
+        {
+          self->upload_path = "CUDA–GL interop";
+          self->have_volume = TRUE;
+          return;
+        }
+      /* Once failed, uploads from now on: the view asks get_interop(). */
+      g_message ("3D preview: CUDA–GL interop not possible (%s); downloading the volume",
+                 error->message);
+      self->interop = FALSE;
+      g_clear_pointer (&self->cuda_texture, tomo_gpu_gl_volume_unregister);
+      host = g_new (float, (gsize) self->nx * self->ny * self->nz);
+      if (!self->device_ops->download (self->device, host))
+        return;
+      g_free (self->half);
+      self->half = tomo_volume_3d_pack_half (host, (gsize) self->nx * self->ny * self->nz);
+      self->device_ops->free (self->device);
+      self->device = NULL;
+    }
+  glPixelStorei (GL_UNPACK_ALIGNMENT, 2);
+  glTexSubImage3D (GL_TEXTURE_3D, 0, 0, 0, 0, self->nx, self->ny, self->nz, GL_RED,
+                   GL_HALF_FLOAT, self->half);
+  self->upload_path = "GL upload";
+  self->have_volume = TRUE;
+}
+
 static gboolean
 tomo_volume_3d_render (GtkGLArea    *area,
                        GdkGLContext *context)
@@ -320,21 +404,8 @@ tomo_volume_3d_render (GtkGLArea    *area,
     return TRUE;
   glActiveTexture (GL_TEXTURE0);
   glBindTexture (GL_TEXTURE_3D, self->texture);
-  if (self->upload && self->half != NULL)
-    {
-      glPixelStorei (GL_UNPACK_ALIGNMENT, 2);
-      if (self->nx == self->tex_nx && self->ny == self->tex_ny && self->nz == self->tex_nz)
-        glTexSubImage3D (GL_TEXTURE_3D, 0, 0, 0, 0, self->nx, self->ny, self->nz, GL_RED,
-                         GL_HALF_FLOAT, self->half);
-      else
-        glTexImage3D (GL_TEXTURE_3D, 0, GL_R16F, self->nx, self->ny, self->nz, 0, GL_RED,
-                      GL_HALF_FLOAT, self->half);
-      self->tex_nx = self->nx;
-      self->tex_ny = self->ny;
-      self->tex_nz = self->nz;
-      self->upload = FALSE;
-      self->have_volume = TRUE;
-    }
+  if (self->upload && (self->half != NULL || self->device != NULL))
+    upload_volume (self);
   glActiveTexture (GL_TEXTURE1);
   glBindTexture (GL_TEXTURE_2D, self->lut_texture);
   if (self->lut_dirty)
@@ -462,8 +533,18 @@ on_drag_update (GtkGestureDrag *gesture,
 }
 
 static void
+drop_device (TomoVolume3d *self)
+{
+  if (self->device != NULL)
+    self->device_ops->free (self->device);
+  self->device = NULL;
+  self->device_ops = NULL;
+}
+
+static void
 tomo_volume_3d_finalize (GObject *object)
 {
+  drop_device (TOMO_VOLUME_3D (object));
   g_free (TOMO_VOLUME_3D (object)->half);
   G_OBJECT_CLASS (tomo_volume_3d_parent_class)->finalize (object);
 }
@@ -548,19 +629,25 @@ tomo_volume_3d_pack_half (const float *data,
 }
 
 void
-tomo_volume_3d_take_half (TomoVolume3d *self,
-                          guint16      *half,
-                          guint         nx,
-                          guint         ny,
-                          guint         nz,
-                          double        sx,
-                          double        sy,
-                          double        sz)
+tomo_volume_3d_take (TomoVolume3d *self,
+                     guint16      *half,
+                     gpointer      device,
+                     gconstpointer ops,
+                     guint         nx,
+                     guint         ny,
+                     guint         nz,
+                     double        sx,
+                     double        sy,
+                     double        sz)
 {
-  g_return_if_fail (TOMO_IS_VOLUME_3D (self) && half != NULL && nx > 0 && ny > 0 && nz > 0);
+  g_return_if_fail (TOMO_IS_VOLUME_3D (self) && (half != NULL) != (device != NULL) &&
+                    (device == NULL || ops != NULL) && nx > 0 && ny > 0 && nz > 0);
 
+  drop_device (self);
   g_free (self->half);
   self->half = half;
+  self->device = device;
+  self->device_ops = ops;
   self->upload = TRUE;
   self->nx = nx;
   self->ny = ny;
@@ -569,6 +656,20 @@ tomo_volume_3d_take_half (TomoVolume3d *self,
   self->extent[1] = sy;
   self->extent[2] = sz;
   gtk_gl_area_queue_render (GTK_GL_AREA (self));
+}
+
+gboolean
+tomo_volume_3d_get_interop (TomoVolume3d *self)
+{
+  g_return_val_if_fail (TOMO_IS_VOLUME_3D (self), FALSE);
+  return self->interop;
+}
+
+const char *
+tomo_volume_3d_get_upload_path (TomoVolume3d *self)
+{
+  g_return_val_if_fail (TOMO_IS_VOLUME_3D (self), NULL);
+  return self->upload_path;
 }
 
 void

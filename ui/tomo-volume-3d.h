@@ -37,17 +37,32 @@ typedef struct
 } TomoVolume3dStats;
 
 GtkWidget *tomo_volume_3d_new          (void);
-/* nx × ny × nz half floats (x fastest, z the detector rows from the top;
- * tomo_volume_3d_pack_half() makes them, off the UI thread), taken; the
- * box's extents (sx, sy, sz) in any unit (its proportions are drawn). */
-void       tomo_volume_3d_take_half    (TomoVolume3d *self,
+/* The next volume, nx × ny × nz voxels (x fastest, z the detector rows
+ * from the top), taken; the box's extents (sx, sy, sz) in any unit (its
+ * proportions are drawn).  Either half floats (half;
+ * tomo_volume_3d_pack_half() makes them, off the UI thread) or a preview
+ * left on the device (device and ops: the backend's buffer and its
+ * TomoDeviceBufferOps from a TomoPreviewRequest with keep_on_device),
+ * written into the texture through CUDA–GL interop when drawn.  Should
+ * interop fail there, the volume is downloaded and uploaded once, and
+ * tomo_volume_3d_get_interop() says FALSE from then on. */
+void       tomo_volume_3d_take         (TomoVolume3d *self,
                                         guint16      *half,
+                                        gpointer      device,
+                                        gconstpointer ops,
                                         guint         nx,
                                         guint         ny,
                                         guint         nz,
                                         double        sx,
                                         double        sy,
                                         double        sz);
+/* TRUE once realized on a GL context that runs on a CUDA device (not on
+ * Mesa): a volume on the device can then reach the texture without the
+ * host. */
+gboolean   tomo_volume_3d_get_interop  (TomoVolume3d *self);
+/* "CUDA–GL interop", "GL upload", or NULL before the first volume reached
+ * the texture: how the last one did. */
+const char *tomo_volume_3d_get_upload_path (TomoVolume3d *self);
 /* IEEE half floats of n floats (round to nearest even; ±inf beyond 65504). */
 guint16   *tomo_volume_3d_pack_half    (const float  *data,
                                         gsize         n);

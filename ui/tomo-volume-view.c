@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tomo-backend.h"
 #include "tomo-live-link.h"
 #include "tomo-scan-private.h"
 #include "tomo-volume-3d.h"
@@ -63,6 +64,8 @@ struct _TomoVolumeView
   double preview_center;
   TomoInterp preview_interp;
   double preview_ms;
+  const char *preview_path; /* how the last preview reached the texture */
+  float preview_min, preview_max;
   guint preview_size;       /* binned pixels a side (fewer for a narrow scan) */
   guint preview_shown_size;
   GtkDropDown *render_drop, *size_drop;
@@ -102,6 +105,10 @@ typedef struct
   gboolean need_preview;
   float *preview;           /* pnz × pny × pnx */
   guint16 *preview_half;    /* the same as half floats, for the texture */
+  gboolean preview_interop; /* the 3D pane takes a volume on the device */
+  gpointer preview_device;  /* or the volume left there (preview_ops) */
+  const TomoDeviceBufferOps *preview_ops;
+  float preview_min, preview_max;
   guint pnx, pny, pnz;
   double preview_ms;
   char *status;
@@ -122,6 +129,8 @@ update_free (Update *u)
     g_free (u->data[k]);
   g_free (u->preview);
   g_free (u->preview_half);
+  if (u->preview_device != NULL)
+    u->preview_ops->free (u->preview_device);
   g_free (u->status);
   g_free (u);
 }
@@ -177,18 +186,28 @@ update_thread (GTask        *task,
     }
   if (u->need_preview)
     {
-      TomoPreviewRequest request = { u->pnx, u->pny, u->pnz, u->params.center, u->params.interp,
-                                     g_new (float, (gsize) u->pnx * u->pny * u->pnz) };
+      TomoPreviewRequest request = { u->pnx, u->pny, u->pnz, u->params.center, u->params.interp };
 
-      u->preview = request.out;
+      /* On the GPU, with the pane's GL on the same kind of device, the
+       * volume stays there for CUDA–GL interop: no download, no upload. */
+      request.keep_on_device = u->preview_interop
+                               && tomo_volume_get_backend (u->volume) == TOMO_BACKEND_GPU;
+      if (!request.keep_on_device)
+        request.out = u->preview = g_new (float, (gsize) u->pnx * u->pny * u->pnz);
       if (!tomo_volume_preview (u->volume, &request, &error))
         {
           g_task_return_error (task, error);
           return;
         }
       u->preview_ms = request.ms;
+      u->preview_min = request.min;
+      u->preview_max = request.max;
+      u->preview_device = request.device_buffer;
+      u->preview_ops = request.device_ops;
       /* The texture's half floats made here, not on the UI thread. */
-      u->preview_half = tomo_volume_3d_pack_half (u->preview, (gsize) u->pnx * u->pny * u->pnz);
+      if (u->preview_device == NULL)
+        u->preview_half = tomo_volume_3d_pack_half (u->preview,
+                                                    (gsize) u->pnx * u->pny * u->pnz);
       g_clear_pointer (&u->preview, g_free);
     }
   {
@@ -338,7 +357,9 @@ update_titles (TomoVolumeView *self)
     }
 }
 
-/* "3D · 128 × 128 × 64, maximum intensity · 40 ms · drag to turn" */
+/* "3D · 128 × 128 × 64, maximum intensity · 40 ms · GL upload · values −0.0015 … 0.0087 ·
+ * drag to turn", also as its tooltip: the pane is narrow.  Not in the status
+ * line, which wraps: a line more there would move the panes. */
 static void
 update_title3d (TomoVolumeView *self,
                 guint           nx,
@@ -347,10 +368,14 @@ update_title3d (TomoVolumeView *self,
 {
   g_autofree char *title = NULL;
 
-  title = g_strdup_printf ("3D · %u × %u × %u, %s · %.0f ms · drag to turn", nx, ny, nz,
+  title = g_strdup_printf ("3D · %u × %u × %u, %s · %.0f ms · %s · values %.3g … %.3g · drag to "
+                           "turn", nx, ny, nz,
                            tomo_volume_3d_get_mode (self->view3d) == TOMO_VOLUME_3D_MIP
-                           ? "maximum intensity" : "composite", self->preview_ms);
+                           ? "maximum intensity" : "composite", self->preview_ms,
+                           self->preview_path != NULL ? self->preview_path : "GL upload",
+                           self->preview_min, self->preview_max);
   gtk_label_set_text (self->title3d, title);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->title3d), title);
 }
 
 static void on_look_notify (TomoWindow *window, GParamSpec *pspec, TomoVolumeView *self);
@@ -398,9 +423,14 @@ update_done (GObject      *source,
       self->shown_interp = u->params.interp;
       if (u->need_preview)
         {
-          tomo_volume_3d_take_half (self->view3d, g_steal_pointer (&u->preview_half), u->pnx,
-                                    u->pny, u->pnz, W, W,
-                                    (double) tomo_scan_get_height (u->scan) * u->vex);
+          double sz = (double) tomo_scan_get_height (u->scan) * u->vex;
+
+          tomo_volume_3d_take (self->view3d, g_steal_pointer (&u->preview_half),
+                               g_steal_pointer (&u->preview_device), u->preview_ops, u->pnx,
+                               u->pny, u->pnz, W, W, sz);
+          self->preview_path = u->preview_ops != NULL ? "CUDA–GL interop" : "GL upload";
+          self->preview_min = u->preview_min;
+          self->preview_max = u->preview_max;
           self->preview_shown_size = MAX (u->pnx, u->pnz);
           self->preview_valid = TRUE;
           self->preview_center = u->params.center;
@@ -606,6 +636,7 @@ start_update (TomoVolumeView *self)
     /* Live: the preview (the slowest part on the CPU) at most a third of
      * the time; live_poll asks for the last one. */
     || (u->refill && g_get_monotonic_time () - self->preview_time >= 2000 * self->preview_ms);
+  u->preview_interop = tomo_volume_3d_get_interop (self->view3d);
   self->shown_vex = self->vex;
   update_titles (self);
   queue_hairs (self);
@@ -998,6 +1029,9 @@ tomo_volume_view_init (TomoVolumeView *self)
     self->title3d = GTK_LABEL (gtk_label_new ("3D"));
     gtk_widget_add_css_class (GTK_WIDGET (self->title3d), "caption");
     gtk_label_set_ellipsize (self->title3d, PANGO_ELLIPSIZE_END);
+    /* Its natural width, as of the title without path and values: a longer
+     * title does not widen the pane. */
+    gtk_label_set_max_width_chars (self->title3d, 60);
     self->view3d = TOMO_VOLUME_3D (tomo_volume_3d_new ());
     gtk_widget_set_hexpand (GTK_WIDGET (self->view3d), TRUE);
     gtk_widget_set_vexpand (GTK_WIDGET (self->view3d), TRUE);

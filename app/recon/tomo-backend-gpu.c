@@ -323,6 +323,7 @@ static const TomoDeviceBufferOps gpu_buffer_ops = {
   .download = buffer_download,
   .free = buffer_free,
 };
+const TomoDeviceBufferOps *const tomo_backend_gpu_buffer_ops = &gpu_buffer_ops;
 
 static void
 plane_to_gpu_params (const TomoBackendPlane   *plane,

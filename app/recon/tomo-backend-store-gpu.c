@@ -260,10 +260,25 @@ gpu_store_preview (TomoBackendImpl    *impl,
     return FALSE;
   pv = (TomoGpuPreview) { geometry.nx, geometry.ny, geometry.nz, geometry.bin, geometry.step };
   if (!tomo_gpu_store_preview (store->gpu, &pv, request->center,
-                               request->interp == TOMO_INTERP_NEAREST ? 0 : 1, error) ||
-      !tomo_gpu_store_download (store->gpu, request->out, error))
+                               request->interp == TOMO_INTERP_NEAREST ? 0 : 1, error))
     return store_failed (error, "GPU preview");
   request->ms = tomo_gpu_store_get_plane_ms (store->gpu);
+  if (request->keep_on_device)
+    {
+      /* For interop: a copy of its own on the device and the values' range;
+       * nothing else comes back. */
+      TomoGpuStats stats;
+
+      request->device_buffer = tomo_gpu_store_keep_output (store->gpu, &stats, error);
+      if (request->device_buffer == NULL)
+        return store_failed (error, "GPU preview copy");
+      request->device_ops = tomo_backend_gpu_buffer_ops;
+      request->min = stats.valid ? stats.min : 0.0f;
+      request->max = stats.valid ? stats.max : 0.0f;
+      return TRUE;
+    }
+  if (!tomo_gpu_store_download (store->gpu, request->out, error))
+    return store_failed (error, "GPU preview");
   return TRUE;
 }
 

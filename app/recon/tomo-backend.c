@@ -115,6 +115,12 @@ tomo_backend_store_preview_geometry (TomoBackendImpl          *self,
 
   if (!tomo_backend_store_check_plane (self, &probe, request->center, error))
     return FALSE;
+  if (request->out == NULL && !(request->keep_on_device && self->device >= 0))
+    {
+      g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                           "A preview kept on the device needs a device; this store has none");
+      return FALSE;
+    }
   tomo_preview_geometry_init (geometry, head->setup.setup.width, head->setup.setup.n_proj,
                               request->nx, request->ny, request->nz);
   return tomo_preview_geometry_check (geometry, error);

@@ -289,6 +289,9 @@ typedef struct
                               float   *out);
   void         (*free)       (gpointer buffer);
 } TomoDeviceBufferOps;
+/* Those of the GPU backend's buffers (tomo_gpu_buffer_*), also for a
+ * preview kept on the device (tomo-backend-store-gpu.c). */
+extern const TomoDeviceBufferOps *const tomo_backend_gpu_buffer_ops;
 
 struct _TomoBackendImpl
 {

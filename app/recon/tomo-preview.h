@@ -26,7 +26,12 @@ typedef struct
 
 /* A preview asked of a volume store: nx × ny × nz voxels at `center` with
  * `interp` into out (nz × ny × nx floats, z slowest); ms: the time it took
- * (on the GPU the kernel's, CUDA events, without the download). */
+ * (on the GPU the kernel's, CUDA events, without the download).
+ * keep_on_device: a store on a device leaves the volume there instead of
+ * writing out (which may then be NULL) — device_buffer and device_ops (the
+ * TomoDeviceBufferOps of tomo-backend.h; the caller frees the buffer with
+ * them), for CUDA–GL interop; a store without a device writes out.  min,
+ * max: of the finite values (0 when none), computed where the volume is. */
 typedef struct
 {
   guint nx, ny, nz;
@@ -34,6 +39,10 @@ typedef struct
   TomoInterp interp;
   float *out;
   double ms;
+  gboolean keep_on_device;
+  gpointer device_buffer;
+  gconstpointer device_ops;
+  float min, max;
 } TomoPreviewRequest;
 
 /* bin = max (1, W / max (nx, ny)), step = max (1, P / (2 · max (nx, ny))). */

@@ -3,6 +3,8 @@
 
 #include "config.h"
 
+#include <math.h>
+
 #include "tomo-backend.h"
 #include "tomo-error.h"
 #include "tomo-volume.h"
@@ -141,9 +143,29 @@ tomo_volume_preview (TomoVolume         *vol,
                      TomoPreviewRequest *request,
                      GError            **error)
 {
-  g_return_val_if_fail (vol != NULL && request != NULL && request->out != NULL, FALSE);
+  g_return_val_if_fail (vol != NULL && request != NULL &&
+                        (request->out != NULL || request->keep_on_device), FALSE);
 
-  return vol->impl->ops->store->store_preview (vol->impl, request, error);
+  request->device_buffer = NULL;
+  request->device_ops = NULL;
+  request->min = request->max = 0.0f;
+  if (!vol->impl->ops->store->store_preview (vol->impl, request, error))
+    return FALSE;
+  if (request->device_buffer == NULL)
+    {
+      /* The store wrote out: the range from there. */
+      gsize n = (gsize) request->nx * request->ny * request->nz;
+      gboolean any = FALSE;
+
+      for (gsize i = 0; i < n; i++)
+        if (isfinite (request->out[i]))
+          {
+            request->min = any ? MIN (request->min, request->out[i]) : request->out[i];
+            request->max = any ? MAX (request->max, request->out[i]) : request->out[i];
+            any = TRUE;
+          }
+    }
+  return TRUE;
 }
 
 TomoBackend

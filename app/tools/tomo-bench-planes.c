@@ -13,6 +13,7 @@
 #include "tomo-median.h"
 #include "tomo-plane.h"
 #include "tomo-preview.h"
+#include "tomo-gpu-gl.h"
 #include "tomo-gpu-store.h"
 
 #define POOL 8   /* distinct random sinograms the rows are drawn from */
@@ -84,6 +85,120 @@ plane_init (TomoGpuPlane *p,
             guint w, guint h)
 {
   *p = (TomoGpuPlane) { { cx, cy, cz }, { ux, uy, uz }, { vx, vy, vz }, w, h };
+}
+
+/* The preview into the 3D pane's texture (GL_R16F, N³) in a headless GL
+ * context on the device, the two paths in turns, medians of `runs` after
+ * two warm-ups: the kernel, a copy of the volume of its own on the device
+ * with its range (what the backend hands the view), the copy through
+ * CUDA–GL interop and glFinish; against the kernel, the download and
+ * glTexSubImage3D of the floats (converted to half by GL) and glFinish.
+ * No EGL device on a CUDA device: a message and TRUE. */
+static gboolean
+bench_preview_texture (TomoGpuStore         *store,
+                       const TomoGpuPreview *pv,
+                       double                center,
+                       guint                 N,
+                       guint                 runs,
+                       float                *host,
+                       GError              **error)
+{
+  g_autoptr (GError) local = NULL;
+  TomoGpuGlHeadless *gl = tomo_gpu_gl_headless_open (1, 1, &local);
+  TomoGpuGlVolume *reg = NULL;
+  unsigned int tex = 0;
+  unsigned int tex32 = 0;
+  TomoGpuGlVolume *reg32 = NULL;
+  g_autofree double *t = g_new (double, 9 * runs);
+  double *tk1 = t, *tkeep = t + runs, *tcopy = t + 2 * runs, *tk2 = t + 3 * runs;
+  double *tdl = t + 4 * runs, *tup = t + 5 * runs, *tsum = t + 6 * runs;
+  double *tup32 = t + 7 * runs, *tcopy32 = t + 8 * runs;
+  gboolean ok = FALSE;
+
+  if (gl == NULL)
+    {
+      printf ("The 3D texture paths not measured: %s\n", local->message);
+      return TRUE;
+    }
+  tex = tomo_gpu_gl_headless_texture_3d_new (gl, N, N, N, TRUE, error);
+  if (tex == 0 || (reg = tomo_gpu_gl_volume_register (tex, N, N, N, TRUE, error)) == NULL)
+    goto out;
+  /* Beside it a float texture: no conversion on either path. */
+  tex32 = tomo_gpu_gl_headless_texture_3d_new (gl, N, N, N, FALSE, error);
+  if (tex32 == 0 || (reg32 = tomo_gpu_gl_volume_register (tex32, N, N, N, FALSE, error)) == NULL)
+    goto out;
+  for (guint r = 0; r < runs + 2; r++)
+    {
+      guint i = r >= 2 ? r - 2 : 0;
+      gint64 t0 = g_get_monotonic_time (), t1, t2, t3;
+      TomoGpuBuffer *kept;
+      TomoGpuStats stats;
+
+      if (!tomo_gpu_store_preview (store, pv, center + 0.01 * r, 1, error))
+        goto out;
+      t1 = g_get_monotonic_time ();
+      if ((kept = tomo_gpu_store_keep_output (store, &stats, error)) == NULL)
+        goto out;
+      t2 = g_get_monotonic_time ();
+      ok = tomo_gpu_gl_volume_copy (reg, tomo_gpu_buffer_get_data (kept), N, N, N, error);
+      tomo_gpu_gl_headless_finish (gl);
+      tomo_gpu_buffer_free (kept);
+      if (!ok)
+        goto out;
+      t3 = g_get_monotonic_time ();
+      tk1[i] = (t1 - t0) / 1e3;
+      tkeep[i] = (t2 - t1) / 1e3;
+      tcopy[i] = (t3 - t2) / 1e3;
+      tsum[i] = (t3 - t0) / 1e3;
+
+      t0 = g_get_monotonic_time ();
+      ok = FALSE;
+      if (!tomo_gpu_store_preview (store, pv, center + 0.01 * r, 1, error))
+        goto out;
+      t1 = g_get_monotonic_time ();
+      if (!tomo_gpu_store_download (store, host, error))
+        goto out;
+      t2 = g_get_monotonic_time ();
+      if (!tomo_gpu_gl_headless_texture_3d_upload (gl, tex, N, N, N, host, error))
+        goto out;
+      t3 = g_get_monotonic_time ();
+      tk2[i] = (t1 - t0) / 1e3;
+      tdl[i] = (t2 - t1) / 1e3;
+      tup[i] = (t3 - t2) / 1e3;
+      /* The same volume into the float texture, both ways. */
+      t0 = g_get_monotonic_time ();
+      if (!tomo_gpu_gl_headless_texture_3d_upload (gl, tex32, N, N, N, host, error))
+        goto out;
+      t1 = g_get_monotonic_time ();
+      if (!tomo_gpu_gl_volume_copy (reg32, tomo_gpu_store_get_output (store), N, N, N, error))
+        goto out;
+      tomo_gpu_gl_headless_finish (gl);
+      t2 = g_get_monotonic_time ();
+      tup32[i] = (t1 - t0) / 1e3;
+      tcopy32[i] = (t2 - t1) / 1e3;
+    }
+  printf ("3D texture (GL_R16F %u³, %s), wall ms, medians of %u: kernel %.3f + copy of its own "
+          "with device min/max %.3f + CUDA–GL interop copy and glFinish %.3f = **%.3f** "
+          "(sum of medians; median of sums %.3f); kernel %.3f + download %.3f + "
+          "glTexSubImage3D of floats and glFinish %.3f = **%.3f**.\n",
+          N, tomo_gpu_gl_headless_get_renderer (gl), runs, _tomo_median (tk1, runs),
+          _tomo_median (tkeep, runs), _tomo_median (tcopy, runs),
+          _tomo_median (tk1, runs) + _tomo_median (tkeep, runs) + _tomo_median (tcopy, runs),
+          _tomo_median (tsum, runs), _tomo_median (tk2, runs), _tomo_median (tdl, runs),
+          _tomo_median (tup, runs),
+          _tomo_median (tk2, runs) + _tomo_median (tdl, runs) + _tomo_median (tup, runs));
+  printf ("3D texture GL_R32F %u³ (no conversion): CUDA–GL interop copy (cudaMemcpy3D) and "
+          "glFinish %.3f ms; glTexSubImage3D of the downloaded floats and glFinish %.3f ms.\n",
+          N, _tomo_median (tcopy32, runs), _tomo_median (tup32, runs));
+  ok = TRUE;
+
+out:
+  tomo_gpu_gl_volume_unregister (reg32);
+  tomo_gpu_gl_headless_texture_delete (gl, tex32);
+  tomo_gpu_gl_volume_unregister (reg);
+  tomo_gpu_gl_headless_texture_delete (gl, tex);
+  tomo_gpu_gl_headless_close (gl);
+  return ok;
 }
 
 static gboolean
@@ -246,6 +361,8 @@ bench_store (guint                 W,
             (double) N * N * N * ((P + pv.step - 1) / pv.step) / (_tomo_median (t, runs) * 1e6),
             tomo_gpu_store_get_preview_prep_ms (store), (double) N * N * N * 4 / 1048576.0, ms_dl,
             ms_dl2);
+    if (!bench_preview_texture (store, &pv, center, N, runs, host, error))
+      goto out;
     for (guint k = 0; k < N; k++)
       {
         plane_init (&pl, c, c, (k + 0.5) * zstep - 0.5, step, 0, 0, 0, step, 0, N, N);

@@ -179,6 +179,19 @@ bench_store (guint                 W,
                   ms_global / ms_k);
           ok = FALSE;
         }
+      /* The tilt kernel's pairs path (TOMO_PLANE_TILT_PATH=pairs in
+       * tomo-gpu-store-tilt.cu), both stores. */
+      if (pl->u[2] == 0.0 && kernel_wanted (TOMO_GPU_PLANE_TILT))
+        {
+          g_setenv ("TOMO_PLANE_TILT_PATH", "pairs", TRUE);
+          ok = time_plane (store, pl, center, TOMO_GPU_PLANE_TILT, runs, &ms_k, error);
+          g_unsetenv ("TOMO_PLANE_TILT_PATH");
+          if (!ok)
+            goto out;
+          printf ("| %s | %u × %u | tilt, pairs path | %.2f | %.0f | %.2f |\n", planes[k].name,
+                  pl->width, pl->height, ms_k, gu / (ms_k * 1e6), ms_global / ms_k);
+          ok = FALSE;
+        }
       /* The tile kernel's variants on vertical planes (above: auto, the
        * wide path with bulk copies): the ring path (the baseline) with 8, 4
        * and 16 plane rows per block, the register-staged pair path, the

@@ -43,6 +43,18 @@
  * (15.3 ms); float 14.9 / 10.4 ms.  On XZ it takes 9.5 ms where the tile
  * kernel's ring path, copying about the same bins, takes 6.3 ms: the time
  * goes to the per-sample instructions and shared loads, not the copy.
+ *
+ * The pairs path (TOMO_PLANE_TILT_PATH=pairs, linear interpolation; `auto`
+ * stays on the path above): 2 projections a stage, the ring sized for the
+ * stored rows the plane's v_z lets a tile need (5 at tilt 15°, not 10),
+ * and once per stage, after the copy, each stored row's window turned into
+ * float pairs (m, δ) = ((b_k + b_{k+1}) / 2, b_k − b_{k+1}); a sample then
+ * takes m + d0·δ per stored row: one 8-byte shared load, an add and an
+ * FMA, where the path above takes two 2-byte loads, two conversions and two
+ * FMAs (about 14 PTX instructions per sample, row and projection instead
+ * of 21; one more barrier a stage).  pairs-half: the pairs as
+ * half2 (half the shared wavefronts, m and δ rounded to half).  Not yet
+ * measured on a device.
  */
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
@@ -51,6 +63,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <type_traits>
 
 #include <cuda_fp16.h>
 
@@ -95,10 +109,49 @@ tilt_value (T v)
  * per sample, row and projection instead of two 2-byte loads, two
  * conversions and two FMAs — the pairs are built once per stored row (about
  * 4 rows for 8 plane rows at tilt 15°) rather than once per plane row.
- * From a half store m and δ are exact in float.  acc: the row's sum. */
-template <bool TWO, bool CLAMP>
+ * From a half store m and δ are exact in float.  acc: the row's sum.
+ * TOMO_PLANE_TILT_PATH=pairs-half (half store): the pairs held as half2,
+ * 4-byte loads (half the shared-memory wavefronts, two conversions more;
+ * m and δ rounded to half, the sums in float). */
+__device__ static inline float2
+tilt_pair (float2 v)
+{
+  return v;
+}
+
+__device__ static inline float2
+tilt_pair (__half2 v)
+{
+  return __half22float2 (v);
+}
+
+/* Pairs k (m0, δ0) and, with both, k + 1 (m1, δ1) at o (k even). */
 __device__ static inline void
-tilt_project_pairs (const float2   *win,
+tilt_put_pairs (float2 *o, float m0, float d0, float m1, float d1, bool both)
+{
+  if (both)
+    *(float4 *) o = make_float4 (m0, d0, m1, d1);
+  else
+    *o = make_float2 (m0, d0);
+}
+
+typedef struct __align__ (8)
+{
+  __half2 a, b;
+} TiltHalfPairs;
+
+__device__ static inline void
+tilt_put_pairs (__half2 *o, float m0, float d0, float m1, float d1, bool both)
+{
+  if (both)
+    *(TiltHalfPairs *) o = TiltHalfPairs { __floats2half2_rn (m0, d0), __floats2half2_rn (m1, d1) };
+  else
+    *o = __floats2half2_rn (m0, d0);
+}
+
+template <bool TWO, bool CLAMP, typename P>
+__device__ static inline void
+tilt_project_pairs (const P        *win,
                     const TiltMeta &m,
                     float           tb,
                     const int      *ro,
@@ -115,14 +168,14 @@ tilt_project_pairs (const float2   *win,
         t = fminf (fmaxf (t, m.cmin), m.cmax);
 
       const float tm = __fadd_rn (t, TILT_MAGIC);
-      const float2 *pa = win + ro[q] + (__float_as_int (tm) - TILT_MAGIC_BITS);
+      const P *pa = win + ro[q] + (__float_as_int (tm) - TILT_MAGIC_BITS);
       const float d0 = __fsub_rn (__fsub_rn (tm, TILT_MAGIC), t);
-      const float2 va = pa[0];
+      const float2 va = tilt_pair (pa[0]);
 
       acc_a[q] = fmaf (d0, va.y, acc_a[q] + va.x);
       if (TWO)
         {
-          const float2 vb = pa[rstride];
+          const float2 vb = tilt_pair (pa[rstride]);
 
           acc_b[q] = fmaf (d0, vb.y, acc_b[q] + vb.x);
         }
@@ -202,11 +255,11 @@ tilt_project (const T        *win,
 
 /* T: the stored type; VEC bins per copy (16 bytes, or 1); G projections
  * per stage; TWO: some plane row lies between two stored rows; PAIRS: the
- * pairs path (linear only), whose ring holds nrl rows per projection (the
- * launcher's bound for the plane's v_z) and is followed by the stage's
- * pairs [G][nrl][MDP]; otherwise nrl is TILT_NR.  Three blocks per SM (four
+ * pairs path (linear only; 1: float2 pairs, 2: half2), whose ring holds
+ * nrl rows per projection (the launcher's bound for the plane's v_z) and
+ * is followed by the stage's pairs [G][nrl][MDP]; 0: nrl is TILT_NR.  Three blocks per SM (four
  * with G = 2 of a half store: 34 KiB of bins, at most 64 registers). */
-template <typename T, int VEC, int G, bool TWO, int LINEAR, bool PAIRS>
+template <typename T, int VEC, int G, bool TWO, int LINEAR, int PAIRS>
 __global__ static void __launch_bounds__ (TILT_X, G == 2 && sizeof (T) == 2 ? 4 : 3)
 plane_tilt_kernel (const T      *rows,
                    const float2 *trig,
@@ -223,7 +276,8 @@ plane_tilt_kernel (const T      *rows,
   const int STAGE = G * nrs * WP;               /* bins per stage */
   extern __shared__ __align__ (16) unsigned char tilt_smem[];
   T *ring = (T *) tilt_smem;                    /* [TILT_NS][G][nrs][WP] */
-  float2 *pairs = (float2 *) (tilt_smem + (PAIRS ? tilt_ring_bytes<T, VEC, G> (nrs) : 0));
+  using P = std::conditional_t<PAIRS == 2, __half2, float2>;
+  P *pairs = (P *) (tilt_smem + (PAIRS ? tilt_ring_bytes<T, VEC, G> (nrs) : 0));
   __shared__ TiltMeta meta[TILT_NS + 1][G];
   __shared__ int ro_s[TILT_K];
   __shared__ float fz_s[TILT_K];
@@ -385,7 +439,7 @@ plane_tilt_kernel (const T      *rows,
             {
               const int nb = meta[s % (TILT_NS + 1)][g].nb;
               const T *raw = buf + (size_t) g * nrs * WP;
-              float2 *dst = pairs + (size_t) g * nrs * MDP;
+              P *dst = pairs + (size_t) g * nrs * MDP;
 
               for (int u = tid; u < nr * UPR; u += TILT_X)
                 {
@@ -395,17 +449,11 @@ plane_tilt_kernel (const T      *rows,
                     {
                       const T *src = raw + r * WP + k;
                       const float2 b = tilt_two<(VEC > 1)> (src);
-                      float2 *o = dst + r * MDP + k;
+                      const bool both = k + 2 < nb;
+                      const float b2 = both ? tilt_value (src[2]) : 0.0f;
 
-                      if (k + 2 < nb)
-                        {
-                          const float b2 = tilt_value (src[2]);
-
-                          *(float4 *) o = make_float4 (0.5f * (b.x + b.y), b.x - b.y,
-                                                       0.5f * (b.y + b2), b.y - b2);
-                        }
-                      else
-                        *o = make_float2 (0.5f * (b.x + b.y), b.x - b.y);
+                      tilt_put_pairs (dst + r * MDP + k, 0.5f * (b.x + b.y), b.x - b.y,
+                                      0.5f * (b.y + b2), b.y - b2, both);
                     }
                 }
             }
@@ -415,7 +463,7 @@ plane_tilt_kernel (const T      *rows,
           if (g < ng)
             {
               const TiltMeta m = meta[s % (TILT_NS + 1)][g];
-              const float2 *win = pairs + (size_t) g * nrs * MDP;
+              const P *win = pairs + (size_t) g * nrs * MDP;
               const float tb = fmaf ((float) tid, m.d, m.t0);
 
               if (m.inner)
@@ -463,24 +511,25 @@ plane_tilt_kernel (const T      *rows,
  * rounding, < 0.01), so their lower rows differ by at most
  * ceil(7·|v_z| + 0.01) + 1 (rows_for_z may round up by one) and the tile
  * needs that + 2 rows (5 at tilt 15°, 4 for XY; ≤ TILT_NR). */
-template <typename T, int VEC, int G, bool PAIRS = false>
+template <typename T, int VEC, int G, int PAIRS = 0>
 static gboolean
 launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, float *out,
              cudaStream_t stream, GError **error)
 {
   const int nrl = PAIRS ? MIN (TILT_NR, (int) ceilf (7.0f * fabsf (a.vz) + 0.01f) + 3) : TILT_NR;
   const size_t smem = tilt_ring_bytes<T, VEC, G> (nrl) +
-                      (PAIRS ? (size_t) G * nrl * ((TILT_WP (VEC) + 1) / 2 * 2) * sizeof (float2)
+                      (PAIRS ? (size_t) G * nrl * ((TILT_WP (VEC) + 1) / 2 * 2) *
+                                 (PAIRS == 2 ? sizeof (__half2) : sizeof (float2))
                              : 0);
   dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
   /* Every plane row on a stored row (integer z, integer step): no blend. */
   const bool two = !(a.z0 == rintf (a.z0) && a.vz == rintf (a.vz));
   auto kern = PAIRS ? (two ? plane_tilt_kernel<T, VEC, G, true, 1, PAIRS>
                            : plane_tilt_kernel<T, VEC, G, false, 1, PAIRS>)
-            : two ? (interp ? plane_tilt_kernel<T, VEC, G, true, 1, false>
-                            : plane_tilt_kernel<T, VEC, G, true, 0, false>)
-                  : (interp ? plane_tilt_kernel<T, VEC, G, false, 1, false>
-                            : plane_tilt_kernel<T, VEC, G, false, 0, false>);
+            : two ? (interp ? plane_tilt_kernel<T, VEC, G, true, 1, 0>
+                            : plane_tilt_kernel<T, VEC, G, true, 0, 0>)
+                  : (interp ? plane_tilt_kernel<T, VEC, G, false, 1, 0>
+                            : plane_tilt_kernel<T, VEC, G, false, 0, 0>);
 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
@@ -491,7 +540,8 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
 
 /* As _tomo_gpu_store_tile_launch (tomo-gpu-store-private.h).
  * TOMO_PLANE_TILT_PATH=pairs takes the pairs path for linear
- * interpolation (nearest keeps the path above). */
+ * interpolation (nearest keeps the path above); pairs-half its half2
+ * pairs from a half store (from a float store: pairs). */
 gboolean
 _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig,
                              const PlaneArgs *a, int interp, float *out, cudaStream_t stream,
@@ -501,16 +551,20 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
   const char *path = g_getenv ("TOMO_PLANE_TILT_PATH");
   const gboolean narrow = stage != NULL && atoi (stage) == 2;
   const gboolean use_pairs = interp && path != NULL && strcmp (path, "pairs") == 0;
+  const gboolean half_pairs = interp && path != NULL && strcmp (path, "pairs-half") == 0;
 
   if (half)
     {
       const __half *r = (const __half *) rows;
 
       if (a->W % 8 != 0)
-        return use_pairs ? launch_tilt<__half, 1, 2, true> (r, trig, *a, interp, out, stream, error)
-                         : launch_tilt<__half, 1, 4> (r, trig, *a, interp, out, stream, error);
+        return use_pairs    ? launch_tilt<__half, 1, 2, 1> (r, trig, *a, interp, out, stream, error)
+               : half_pairs ? launch_tilt<__half, 1, 2, 2> (r, trig, *a, interp, out, stream, error)
+                            : launch_tilt<__half, 1, 4> (r, trig, *a, interp, out, stream, error);
       if (use_pairs)
-        return launch_tilt<__half, 8, 2, true> (r, trig, *a, interp, out, stream, error);
+        return launch_tilt<__half, 8, 2, 1> (r, trig, *a, interp, out, stream, error);
+      if (half_pairs)
+        return launch_tilt<__half, 8, 2, 2> (r, trig, *a, interp, out, stream, error);
       return narrow ? launch_tilt<__half, 8, 2> (r, trig, *a, interp, out, stream, error)
                     : launch_tilt<__half, 8, 4> (r, trig, *a, interp, out, stream, error);
     }
@@ -518,8 +572,10 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
   const float *r = (const float *) rows;
 
   if (a->W % 4 != 0)
-    return use_pairs ? launch_tilt<float, 1, 2, true> (r, trig, *a, interp, out, stream, error)
-                     : launch_tilt<float, 1, 2> (r, trig, *a, interp, out, stream, error);
-  return use_pairs ? launch_tilt<float, 4, 2, true> (r, trig, *a, interp, out, stream, error)
-                   : launch_tilt<float, 4, 2> (r, trig, *a, interp, out, stream, error);
+    return use_pairs || half_pairs
+             ? launch_tilt<float, 1, 2, 1> (r, trig, *a, interp, out, stream, error)
+             : launch_tilt<float, 1, 2> (r, trig, *a, interp, out, stream, error);
+  return use_pairs || half_pairs
+           ? launch_tilt<float, 4, 2, 1> (r, trig, *a, interp, out, stream, error)
+           : launch_tilt<float, 4, 2> (r, trig, *a, interp, out, stream, error);
 }

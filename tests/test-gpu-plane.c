@@ -377,7 +377,7 @@ test_tile (gconstpointer data)
  * keeps the rows kernel there).  3 — as 0, two of the planes only (for
  * the sanitizers).  Half stores of 16-byte rows run both stage sizes;
  * every store runs the pairs path (TOMO_PLANE_TILT_PATH=pairs) for
- * linear interpolation. */
+ * linear interpolation, half stores its half2 pairs too (pairs-half). */
 static void
 run_tilt (TomoGpuStorePrecision precision,
           guint                 kind)
@@ -438,21 +438,23 @@ run_tilt (TomoGpuStorePrecision precision,
       {
         const double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
         /* v: the default path; 2 projections per stage (half store of
-         * 16-byte rows); the pairs path (linear). */
+         * 16-byte rows); the pairs path (linear); half2 pairs (linear,
+         * half store). */
         const gboolean stages = precision == TOMO_GPU_STORE_HALF && kind != 2;
 
         if (kind == 3 && k != 0 && k != 4)
           continue;
-        for (guint v = 0; v < 3; v++)
+        for (guint v = 0; v < 4; v++)
           {
             double e;
 
-            if ((v == 1 && !stages) || (v == 2 && in == TOMO_INTERP_NEAREST))
+            if ((v == 1 && !stages) || (v >= 2 && in == TOMO_INTERP_NEAREST) ||
+                (v == 3 && precision != TOMO_GPU_STORE_HALF))
               continue;
             if (v == 1)
               g_setenv ("TOMO_PLANE_TILT_STAGE", "2", TRUE);
-            if (v == 2)
-              g_setenv ("TOMO_PLANE_TILT_PATH", "pairs", TRUE);
+            if (v >= 2)
+              g_setenv ("TOMO_PLANE_TILT_PATH", v == 2 ? "pairs" : "pairs-half", TRUE);
             e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
             g_unsetenv ("TOMO_PLANE_TILT_STAGE");
             g_unsetenv ("TOMO_PLANE_TILT_PATH");
@@ -463,7 +465,10 @@ run_tilt (TomoGpuStorePrecision precision,
                             tomo_gpu_store_get_row_start (store) +
                               tomo_gpu_store_get_n_rows (store) - 1,
                             names[k], tomo_interp_to_string (in),
-                            v == 1 ? ", 2 projections per stage" : v == 2 ? ", pairs path" : "",
+                            v == 1   ? ", 2 projections per stage"
+                            : v == 2 ? ", pairs path"
+                            : v == 3 ? ", half2 pairs"
+                                     : "",
                             e, t,
                             tomo_gpu_store_get_plane_ms (store));
             g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==, TOMO_GPU_PLANE_TILT);

@@ -105,81 +105,36 @@ tilt_value (T v)
  * per stage, each stored row's window becomes float pairs (m, δ) per bin k,
  * m = (b_k + b_{k+1}) / 2 and δ = b_k − b_{k+1}, so that the linear
  * interpolation w0·b_k + w1·b_{k+1} with w0 = 1/2 + d0, w1 = 1/2 − d0 (d0 =
- * k − t as above) is m + d0·δ: one 8-byte shared load, one add and one FMA
+ * k − t as below) is m + d0·δ: one 8-byte shared load, one add and one FMA
  * per sample, row and projection instead of two 2-byte loads, two
  * conversions and two FMAs — the pairs are built once per stored row (about
- * 4 rows for 8 plane rows at tilt 15°) rather than once per plane row.
- * From a half store m and δ are exact in float.  acc: the row's sum.
+ * 5 rows for 8 plane rows at tilt 15°) rather than once per plane row.
+ * From a half store m and δ are exact in float.
  * TOMO_PLANE_TILT_PATH=pairs-half (half store): the pairs held as half2,
  * 4-byte loads (half the shared-memory wavefronts, two conversions more;
- * m and δ rounded to half, the sums in float). */
-__device__ static inline float2
-tilt_pair (float2 v)
-{
-  return v;
-}
-
-__device__ static inline float2
-tilt_pair (__half2 v)
-{
-  return __half22float2 (v);
-}
-
-/* Pairs k (m0, δ0) and, with both, k + 1 (m1, δ1) at o (k even). */
-__device__ static inline void
-tilt_put_pairs (float2 *o, float m0, float d0, float m1, float d1, bool both)
-{
-  if (both)
-    *(float4 *) o = make_float4 (m0, d0, m1, d1);
-  else
-    *o = make_float2 (m0, d0);
-}
-
+ * m and δ rounded to half, the sums in float).  Pairs k (m0, δ0) and, with
+ * both, k + 1 (m1, δ1) at o (k even). */
 typedef struct __align__ (8)
 {
   __half2 a, b;
 } TiltHalfPairs;
 
+template <typename P>
 __device__ static inline void
-tilt_put_pairs (__half2 *o, float m0, float d0, float m1, float d1, bool both)
+tilt_put_pairs (P *o, float m0, float d0, float m1, float d1, bool both)
 {
-  if (both)
-    *(TiltHalfPairs *) o = TiltHalfPairs { __floats2half2_rn (m0, d0), __floats2half2_rn (m1, d1) };
-  else
-    *o = __floats2half2_rn (m0, d0);
-}
-
-template <bool TWO, bool CLAMP, typename P>
-__device__ static inline void
-tilt_project_pairs (const P        *win,
-                    const TiltMeta &m,
-                    float           tb,
-                    const int      *ro,
-                    int             rstride,
-                    float          *acc_a,
-                    float          *acc_b)
-{
-#pragma unroll
-  for (int q = 0; q < TILT_K; q++)
+  if constexpr (std::is_same_v<P, __half2>)
     {
-      float t = fmaf ((float) q, m.e, tb);
-
-      if (CLAMP)
-        t = fminf (fmaxf (t, m.cmin), m.cmax);
-
-      const float tm = __fadd_rn (t, TILT_MAGIC);
-      const P *pa = win + ro[q] + (__float_as_int (tm) - TILT_MAGIC_BITS);
-      const float d0 = __fsub_rn (__fsub_rn (tm, TILT_MAGIC), t);
-      const float2 va = tilt_pair (pa[0]);
-
-      acc_a[q] = fmaf (d0, va.y, acc_a[q] + va.x);
-      if (TWO)
-        {
-          const float2 vb = tilt_pair (pa[rstride]);
-
-          acc_b[q] = fmaf (d0, vb.y, acc_b[q] + vb.x);
-        }
+      if (both)
+        *(TiltHalfPairs *) o = TiltHalfPairs { __floats2half2_rn (m0, d0),
+                                               __floats2half2_rn (m1, d1) };
+      else
+        *o = __floats2half2_rn (m0, d0);
     }
+  else if (both)
+    *(float4 *) o = make_float4 (m0, d0, m1, d1);
+  else
+    *o = make_float2 (m0, d0);
 }
 
 /* Bins k and k + 1 of a window as float; aligned: k even in a row of
@@ -212,10 +167,12 @@ tilt_ring_bytes (int nrs)
 }
 
 /* One projection of a stage for the 8 plane rows of this thread: pa[q]
- * offsets (elements) of row q's lower stored row in the stage's window. */
-template <typename T, int WP, bool TWO, int LINEAR, bool CLAMP>
+ * offsets (elements) of row q's lower stored row in the stage's window.
+ * E: the stored type, or with PAIRS the pairs' (float2, __half2); WP: the
+ * row stride in E. */
+template <typename E, int WP, bool TWO, int LINEAR, bool CLAMP, bool PAIRS = false>
 __device__ static inline void
-tilt_project (const T        *win,
+tilt_project (const E        *win,
               const TiltMeta &m,
               float           tb,
               const int      *ro,
@@ -231,9 +188,28 @@ tilt_project (const T        *win,
         t = fminf (fmaxf (t, m.cmin), m.cmax);
 
       const float tm = __fadd_rn (t, TILT_MAGIC);
-      const T *pa = win + ro[q] + (__float_as_int (tm) - TILT_MAGIC_BITS);
+      const E *pa = win + ro[q] + (__float_as_int (tm) - TILT_MAGIC_BITS);
 
-      if (LINEAR)
+      if constexpr (PAIRS)
+        {
+          const float d0 = __fsub_rn (__fsub_rn (tm, TILT_MAGIC), t);
+          float2 va, vb;
+
+          if constexpr (std::is_same_v<E, __half2>)
+            va = __half22float2 (pa[0]);
+          else
+            va = pa[0];
+          acc_a[q] = fmaf (d0, va.y, acc_a[q] + va.x);
+          if (TWO)
+            {
+              if constexpr (std::is_same_v<E, __half2>)
+                vb = __half22float2 (pa[WP]);
+              else
+                vb = pa[WP];
+              acc_b[q] = fmaf (d0, vb.y, acc_b[q] + vb.x);
+            }
+        }
+      else if (LINEAR)
         {
           /* t here is t − 0.5: k = rint(t − 0.5) is floor(t), or floor(t) − 1
            * with weight 1 on k + 1 when t is an integer; d0 = k − (t − 0.5). */
@@ -257,8 +233,9 @@ tilt_project (const T        *win,
  * per stage; TWO: some plane row lies between two stored rows; PAIRS: the
  * pairs path (linear only; 1: float2 pairs, 2: half2), whose ring holds
  * nrl rows per projection (the launcher's bound for the plane's v_z) and
- * is followed by the stage's pairs [G][nrl][MDP]; 0: nrl is TILT_NR.  Three blocks per SM (four
- * with G = 2 of a half store: 34 KiB of bins, at most 64 registers). */
+ * is followed by the stage's pairs [G][nrl][MDP]; 0: nrl is TILT_NR.
+ * Three blocks per SM (four with G = 2 of a half store: 34 KiB of bins,
+ * at most 64 registers). */
 template <typename T, int VEC, int G, bool TWO, int LINEAR, int PAIRS>
 __global__ static void __launch_bounds__ (TILT_X, G == 2 && sizeof (T) == 2 ? 4 : 3)
 plane_tilt_kernel (const T      *rows,
@@ -458,36 +435,26 @@ plane_tilt_kernel (const T      *rows,
                 }
             }
         __syncthreads ();
-#pragma unroll
-        for (int g = 0; g < G; g++)
-          if (g < ng)
-            {
-              const TiltMeta m = meta[s % (TILT_NS + 1)][g];
-              const P *win = pairs + (size_t) g * nrs * MDP;
-              const float tb = fmaf ((float) tid, m.d, m.t0);
-
-              if (m.inner)
-                tilt_project_pairs<TWO, false> (win, m, tb, ro, MDP, acc_a, acc_b);
-              else
-                tilt_project_pairs<TWO, true> (win, m, tb, ro, MDP, acc_a, acc_b);
-            }
       }
-    else
-      {
-#pragma unroll
-        for (int g = 0; g < G; g++)
-          if (g < ng)
-            {
-              const TiltMeta m = meta[s % (TILT_NS + 1)][g];
-              const T *win = buf + (size_t) g * nrs * WP;
-              const float tb = fmaf ((float) tid, m.d, m.t0);
 
-              if (m.inner)
-                tilt_project<T, WP, TWO, LINEAR, false> (win, m, tb, ro, acc_a, acc_b);
-              else
-                tilt_project<T, WP, TWO, LINEAR, true> (win, m, tb, ro, acc_a, acc_b);
-            }
-      }
+    /* The sums: from the pairs, or the raw windows. */
+    using E = std::conditional_t<PAIRS != 0, P, T>;
+    constexpr int RS = PAIRS ? MDP : WP;
+    const E *base = PAIRS ? (const E *) pairs : (const E *) buf;
+
+#pragma unroll
+    for (int g = 0; g < G; g++)
+      if (g < ng)
+        {
+          const TiltMeta m = meta[s % (TILT_NS + 1)][g];
+          const E *win = base + (size_t) g * nrs * RS;
+          const float tb = fmaf ((float) tid, m.d, m.t0);
+
+          if (m.inner)
+            tilt_project<E, RS, TWO, LINEAR, false, PAIRS != 0> (win, m, tb, ro, acc_a, acc_b);
+          else
+            tilt_project<E, RS, TWO, LINEAR, true, PAIRS != 0> (win, m, tb, ro, acc_a, acc_b);
+        }
   };
 
   cp_async_ring<TILT_NS> (n_stages, plan, issue, sum);

@@ -43,6 +43,18 @@
  * (15.3 ms); float 14.9 / 10.4 ms.  On XZ it takes 9.5 ms where the tile
  * kernel's ring path, copying about the same bins, takes 6.3 ms: the time
  * goes to the per-sample instructions and shared loads, not the copy.
+ *
+ * The pairs path (TOMO_PLANE_TILT_PATH=pairs, linear interpolation; `auto`
+ * stays on the path above): 2 projections a stage, the ring sized for the
+ * stored rows the plane's v_z lets a tile need (5 at tilt 15°, not 10),
+ * and once per stage, after the copy, each stored row's window turned into
+ * float pairs (m, δ) = ((b_k + b_{k+1}) / 2, b_k − b_{k+1}); a sample then
+ * takes m + d0·δ per stored row: one 8-byte shared load, an add and an
+ * FMA, where the path above takes two 2-byte loads, two conversions and two
+ * FMAs (about 14 PTX instructions per sample, row and projection instead
+ * of 21; one more barrier a stage).  pairs-half: the pairs as
+ * half2 (half the shared wavefronts, m and δ rounded to half).  Not yet
+ * measured on a device.
  */
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
@@ -50,6 +62,9 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include <type_traits>
 
 #include <cuda_fp16.h>
 
@@ -86,11 +101,78 @@ tilt_value (T v)
   return static_cast<float> (v);
 }
 
-/* One projection of a stage for the 8 plane rows of this thread: pa[q]
- * offsets (elements) of row q's lower stored row in the stage's window. */
-template <typename T, int WP, bool TWO, int LINEAR, bool CLAMP>
+/* The pairs path (TOMO_PLANE_TILT_PATH=pairs, linear interpolation): once
+ * per stage, each stored row's window becomes float pairs (m, δ) per bin k,
+ * m = (b_k + b_{k+1}) / 2 and δ = b_k − b_{k+1}, so that the linear
+ * interpolation w0·b_k + w1·b_{k+1} with w0 = 1/2 + d0, w1 = 1/2 − d0 (d0 =
+ * k − t as below) is m + d0·δ: one 8-byte shared load, one add and one FMA
+ * per sample, row and projection instead of two 2-byte loads, two
+ * conversions and two FMAs — the pairs are built once per stored row (about
+ * 5 rows for 8 plane rows at tilt 15°) rather than once per plane row.
+ * From a half store m and δ are exact in float.
+ * TOMO_PLANE_TILT_PATH=pairs-half (half store): the pairs held as half2,
+ * 4-byte loads (half the shared-memory wavefronts, two conversions more;
+ * m and δ rounded to half, the sums in float).  Pairs k (m0, δ0) and, with
+ * both, k + 1 (m1, δ1) at o (k even). */
+typedef struct __align__ (8)
+{
+  __half2 a, b;
+} TiltHalfPairs;
+
+template <typename P>
 __device__ static inline void
-tilt_project (const T        *win,
+tilt_put_pairs (P *o, float m0, float d0, float m1, float d1, bool both)
+{
+  if constexpr (std::is_same_v<P, __half2>)
+    {
+      if (both)
+        *(TiltHalfPairs *) o = TiltHalfPairs { __floats2half2_rn (m0, d0),
+                                               __floats2half2_rn (m1, d1) };
+      else
+        *o = __floats2half2_rn (m0, d0);
+    }
+  else if (both)
+    *(float4 *) o = make_float4 (m0, d0, m1, d1);
+  else
+    *o = make_float2 (m0, d0);
+}
+
+/* Bins k and k + 1 of a window as float; aligned: k even in a row of
+ * 16-byte units (one 4- or 8-byte load). */
+template <bool ALIGNED>
+__device__ static inline float2
+tilt_two (const __half *p)
+{
+  if (ALIGNED)
+    return __half22float2 (*(const __half2 *) p);
+  return make_float2 (__half2float (p[0]), __half2float (p[1]));
+}
+
+template <bool ALIGNED>
+__device__ static inline float2
+tilt_two (const float *p)
+{
+  if (ALIGNED)
+    return *(const float2 *) p;
+  return make_float2 (p[0], p[1]);
+}
+
+/* Bytes of the ring of raw windows with nrs rows per projection, rounded
+ * up to 16 (the pairs follow it). */
+template <typename T, int VEC, int G>
+__host__ __device__ static inline size_t
+tilt_ring_bytes (int nrs)
+{
+  return ((size_t) TILT_NS * G * nrs * TILT_WP (VEC) * sizeof (T) + 15) / 16 * 16;
+}
+
+/* One projection of a stage for the 8 plane rows of this thread: pa[q]
+ * offsets (elements) of row q's lower stored row in the stage's window.
+ * E: the stored type, or with PAIRS the pairs' (float2, __half2); WP: the
+ * row stride in E. */
+template <typename E, int WP, bool TWO, int LINEAR, bool CLAMP, bool PAIRS = false>
+__device__ static inline void
+tilt_project (const E        *win,
               const TiltMeta &m,
               float           tb,
               const int      *ro,
@@ -106,9 +188,28 @@ tilt_project (const T        *win,
         t = fminf (fmaxf (t, m.cmin), m.cmax);
 
       const float tm = __fadd_rn (t, TILT_MAGIC);
-      const T *pa = win + ro[q] + (__float_as_int (tm) - TILT_MAGIC_BITS);
+      const E *pa = win + ro[q] + (__float_as_int (tm) - TILT_MAGIC_BITS);
 
-      if (LINEAR)
+      if constexpr (PAIRS)
+        {
+          const float d0 = __fsub_rn (__fsub_rn (tm, TILT_MAGIC), t);
+          float2 va, vb;
+
+          if constexpr (std::is_same_v<E, __half2>)
+            va = __half22float2 (pa[0]);
+          else
+            va = pa[0];
+          acc_a[q] = fmaf (d0, va.y, acc_a[q] + va.x);
+          if (TWO)
+            {
+              if constexpr (std::is_same_v<E, __half2>)
+                vb = __half22float2 (pa[WP]);
+              else
+                vb = pa[WP];
+              acc_b[q] = fmaf (d0, vb.y, acc_b[q] + vb.x);
+            }
+        }
+      else if (LINEAR)
         {
           /* t here is t − 0.5: k = rint(t − 0.5) is floor(t), or floor(t) − 1
            * with weight 1 on k + 1 when t is an integer; d0 = k − (t − 0.5). */
@@ -129,22 +230,31 @@ tilt_project (const T        *win,
 }
 
 /* T: the stored type; VEC bins per copy (16 bytes, or 1); G projections
- * per stage; TWO: some plane row lies between two stored rows.  Three
- * blocks per SM (four with G = 2 of a half store: 34 KiB of bins, at most
- * 64 registers). */
-template <typename T, int VEC, int G, bool TWO, int LINEAR>
+ * per stage; TWO: some plane row lies between two stored rows; PAIRS: the
+ * pairs path (linear only; 1: float2 pairs, 2: half2), whose ring holds
+ * nrl rows per projection (the launcher's bound for the plane's v_z) and
+ * is followed by the stage's pairs [G][nrl][MDP]; 0: nrl is TILT_NR.
+ * Three blocks per SM (four with G = 2 of a half store: 34 KiB of bins,
+ * at most 64 registers). */
+template <typename T, int VEC, int G, bool TWO, int LINEAR, int PAIRS>
 __global__ static void __launch_bounds__ (TILT_X, G == 2 && sizeof (T) == 2 ? 4 : 3)
 plane_tilt_kernel (const T      *rows,
                    const float2 *trig,
                    PlaneArgs     a,
+                   int           nrl,
                    float        *out)
 {
+  static_assert (!PAIRS || LINEAR, "pairs: linear interpolation");
   constexpr int WP = TILT_WP (VEC);
   constexpr int WV = WP / VEC;
   constexpr int BYTES = VEC * (int) sizeof (T);
-  constexpr int STAGE = G * TILT_NR * WP;       /* bins per stage */
+  constexpr int MDP = (WP + 1) / 2 * 2;         /* pairs per row: rows of 16-byte multiples */
+  const int nrs = PAIRS ? nrl : TILT_NR;        /* rows per projection in a stage */
+  const int STAGE = G * nrs * WP;               /* bins per stage */
   extern __shared__ __align__ (16) unsigned char tilt_smem[];
-  T *ring = (T *) tilt_smem;                    /* [TILT_NS][G][TILT_NR][WP] */
+  T *ring = (T *) tilt_smem;                    /* [TILT_NS][G][nrs][WP] */
+  using P = std::conditional_t<PAIRS == 2, __half2, float2>;
+  P *pairs = (P *) (tilt_smem + (PAIRS ? tilt_ring_bytes<T, VEC, G> (nrs) : 0));
   __shared__ TiltMeta meta[TILT_NS + 1][G];
   __shared__ int ro_s[TILT_K];
   __shared__ float fz_s[TILT_K];
@@ -187,13 +297,13 @@ plane_tilt_kernel (const T      *rows,
         {
           /* n ≤ TILT_NR for |v_z| ≤ 1 (the launcher checks); kept inside
            * the stage regardless. */
-          ro_s[tid] = r0 >= 0 ? min (r0 - lo, TILT_NR - (TWO ? 2 : 1)) : 0;
+          ro_s[tid] = r0 >= 0 ? min (r0 - lo, nrs - (TWO ? 2 : 1)) : 0;
           fz_s[tid] = fz;
         }
       if (tid == 0)
         {
           rlo_s = lo;
-          nr_s = hi < 0 ? 0 : min (hi - lo + (TWO ? 2 : 1), TILT_NR);
+          nr_s = hi < 0 ? 0 : min (hi - lo + (TWO ? 2 : 1), nrs);
           valid_s = valid;
         }
     }
@@ -214,7 +324,7 @@ plane_tilt_kernel (const T      *rows,
 
       acc_a[q] = 0.0f;
       acc_b[q] = 0.0f;
-      ro[q] = ro_s[q] * WP;
+      ro[q] = ro_s[q] * (PAIRS ? MDP : WP);
       if (tid < nA && jA + q < a.h && (valid_s >> q & 1u) && fabsf (x) <= a.lim &&
           fabsf (y) <= a.lim)
         inside |= 1u << q;
@@ -276,7 +386,7 @@ plane_tilt_kernel (const T      *rows,
                 const T *src = on ? rows + (size_t) (rlo + r) * a.row_elems +
                                       (size_t) (p0 + g) * a.W + col
                                   : rows;
-                T *dst = buf + ((size_t) g * TILT_NR + r) * WP + v * VEC;
+                T *dst = buf + ((size_t) g * nrs + r) * WP + v * VEC;
 
                 if constexpr (BYTES == 16 || BYTES == 4)
                   copy_async<BYTES> (dst, src, on ? BYTES : 0);
@@ -293,18 +403,57 @@ plane_tilt_kernel (const T      *rows,
     const T *buf = ring + (size_t) (s % TILT_NS) * STAGE;
     const int ng = min (G, a.P - s * G);
 
+    if constexpr (PAIRS)
+      {
+        /* The pairs of bins k < nb − 1 (the sums read k ≤ nb − 2, as the
+         * other path reads bins ≤ nb − 1), two bins a thread; the
+         * previous stage's sums are done (the ring's barrier). */
+        constexpr int UPR = MDP / 2;
+
+#pragma unroll
+        for (int g = 0; g < G; g++)
+          if (g < ng)
+            {
+              const int nb = meta[s % (TILT_NS + 1)][g].nb;
+              const T *raw = buf + (size_t) g * nrs * WP;
+              P *dst = pairs + (size_t) g * nrs * MDP;
+
+              for (int u = tid; u < nr * UPR; u += TILT_X)
+                {
+                  const int r = u / UPR, k = 2 * (u - r * UPR);
+
+                  if (k + 1 < nb)
+                    {
+                      const T *src = raw + r * WP + k;
+                      const float2 b = tilt_two<(VEC > 1)> (src);
+                      const bool both = k + 2 < nb;
+                      const float b2 = both ? tilt_value (src[2]) : 0.0f;
+
+                      tilt_put_pairs (dst + r * MDP + k, 0.5f * (b.x + b.y), b.x - b.y,
+                                      0.5f * (b.y + b2), b.y - b2, both);
+                    }
+                }
+            }
+        __syncthreads ();
+      }
+
+    /* The sums: from the pairs, or the raw windows. */
+    using E = std::conditional_t<PAIRS != 0, P, T>;
+    constexpr int RS = PAIRS ? MDP : WP;
+    const E *base = PAIRS ? (const E *) pairs : (const E *) buf;
+
 #pragma unroll
     for (int g = 0; g < G; g++)
       if (g < ng)
         {
           const TiltMeta m = meta[s % (TILT_NS + 1)][g];
-          const T *win = buf + (size_t) g * TILT_NR * WP;
+          const E *win = base + (size_t) g * nrs * RS;
           const float tb = fmaf ((float) tid, m.d, m.t0);
 
           if (m.inner)
-            tilt_project<T, WP, TWO, LINEAR, false> (win, m, tb, ro, acc_a, acc_b);
+            tilt_project<E, RS, TWO, LINEAR, false, PAIRS != 0> (win, m, tb, ro, acc_a, acc_b);
           else
-            tilt_project<T, WP, TWO, LINEAR, true> (win, m, tb, ro, acc_a, acc_b);
+            tilt_project<E, RS, TWO, LINEAR, true, PAIRS != 0> (win, m, tb, ro, acc_a, acc_b);
         }
   };
 
@@ -323,43 +472,66 @@ plane_tilt_kernel (const T      *rows,
  * three blocks per SM), or 2 with TOMO_PLANE_TILT_STAGE=2 (the bench's
  * variant: four blocks per SM); float: 2.  On the H100 (half store, 2048²
  * planes) 8 projections per stage, one block per SM, took 1.5 times as
- * long as 4: the kernel wants warps in flight. */
-template <typename T, int VEC, int G>
+ * long as 4: the kernel wants warps in flight.  pairs: the pairs path
+ * (linear interpolation; G = 2), its ring and pairs sized for the stored
+ * rows a tile can need: 8 plane rows z0 + j·v_z span 7·|v_z| (plus float
+ * rounding, < 0.01), so their lower rows differ by at most
+ * ceil(7·|v_z| + 0.01) + 1 (rows_for_z may round up by one) and the tile
+ * needs that + 2 rows (5 at tilt 15°, 4 for XY; ≤ TILT_NR). */
+template <typename T, int VEC, int G, int PAIRS = 0>
 static gboolean
 launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, float *out,
              cudaStream_t stream, GError **error)
 {
-  const size_t smem = (size_t) TILT_NS * G * TILT_NR * TILT_WP (VEC) * sizeof (T);
+  const int nrl = PAIRS ? MIN (TILT_NR, (int) ceilf (7.0f * fabsf (a.vz) + 0.01f) + 3) : TILT_NR;
+  const size_t smem = tilt_ring_bytes<T, VEC, G> (nrl) +
+                      (PAIRS ? (size_t) G * nrl * ((TILT_WP (VEC) + 1) / 2 * 2) *
+                                 (PAIRS == 2 ? sizeof (__half2) : sizeof (float2))
+                             : 0);
   dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
   /* Every plane row on a stored row (integer z, integer step): no blend. */
   const bool two = !(a.z0 == rintf (a.z0) && a.vz == rintf (a.vz));
-  auto kern = two ? (interp ? plane_tilt_kernel<T, VEC, G, true, 1>
-                            : plane_tilt_kernel<T, VEC, G, true, 0>)
-                  : (interp ? plane_tilt_kernel<T, VEC, G, false, 1>
-                            : plane_tilt_kernel<T, VEC, G, false, 0>);
+  auto kern = PAIRS ? (two ? plane_tilt_kernel<T, VEC, G, true, 1, PAIRS>
+                           : plane_tilt_kernel<T, VEC, G, false, 1, PAIRS>)
+            : two ? (interp ? plane_tilt_kernel<T, VEC, G, true, 1, 0>
+                            : plane_tilt_kernel<T, VEC, G, true, 0, 0>)
+                  : (interp ? plane_tilt_kernel<T, VEC, G, false, 1, 0>
+                            : plane_tilt_kernel<T, VEC, G, false, 0, 0>);
 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
     return FALSE;
-  kern<<<grid, TILT_X, smem, stream>>> (rows, trig, a, out);
+  kern<<<grid, TILT_X, smem, stream>>> (rows, trig, a, nrl, out);
   return TOMO_CUDA_CHECK_LAUNCH ("plane tilt kernel", error);
 }
 
-/* As _tomo_gpu_store_tile_launch (tomo-gpu-store-private.h). */
+/* As _tomo_gpu_store_tile_launch (tomo-gpu-store-private.h).
+ * TOMO_PLANE_TILT_PATH=pairs takes the pairs path for linear
+ * interpolation (nearest keeps the path above); pairs-half its half2
+ * pairs from a half store (from a float store: pairs). */
 gboolean
 _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig,
                              const PlaneArgs *a, int interp, float *out, cudaStream_t stream,
                              GError **error)
 {
   const char *stage = g_getenv ("TOMO_PLANE_TILT_STAGE");
+  const char *path = g_getenv ("TOMO_PLANE_TILT_PATH");
   const gboolean narrow = stage != NULL && atoi (stage) == 2;
+  const gboolean use_pairs = interp && path != NULL && strcmp (path, "pairs") == 0;
+  const gboolean half_pairs = interp && path != NULL && strcmp (path, "pairs-half") == 0;
 
   if (half)
     {
       const __half *r = (const __half *) rows;
 
       if (a->W % 8 != 0)
-        return launch_tilt<__half, 1, 4> (r, trig, *a, interp, out, stream, error);
+        return use_pairs    ? launch_tilt<__half, 1, 2, 1> (r, trig, *a, interp, out, stream, error)
+               : half_pairs ? launch_tilt<__half, 1, 2, 2> (r, trig, *a, interp, out, stream, error)
+                            : launch_tilt<__half, 1, 4> (r, trig, *a, interp, out, stream, error);
+      if (use_pairs)
+        return launch_tilt<__half, 8, 2, 1> (r, trig, *a, interp, out, stream, error);
+      if (half_pairs)
+        return launch_tilt<__half, 8, 2, 2> (r, trig, *a, interp, out, stream, error);
       return narrow ? launch_tilt<__half, 8, 2> (r, trig, *a, interp, out, stream, error)
                     : launch_tilt<__half, 8, 4> (r, trig, *a, interp, out, stream, error);
     }
@@ -367,6 +539,10 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
   const float *r = (const float *) rows;
 
   if (a->W % 4 != 0)
-    return launch_tilt<float, 1, 2> (r, trig, *a, interp, out, stream, error);
-  return launch_tilt<float, 4, 2> (r, trig, *a, interp, out, stream, error);
+    return use_pairs || half_pairs
+             ? launch_tilt<float, 1, 2, 1> (r, trig, *a, interp, out, stream, error)
+             : launch_tilt<float, 1, 2> (r, trig, *a, interp, out, stream, error);
+  return use_pairs || half_pairs
+           ? launch_tilt<float, 4, 2, 1> (r, trig, *a, interp, out, stream, error)
+           : launch_tilt<float, 4, 2> (r, trig, *a, interp, out, stream, error);
 }

@@ -375,7 +375,9 @@ test_tile (gconstpointer data)
  * all of them.  1 — the same store holding rows 3 … 14 only: the tilted
  * planes run past both ends.  2 — 161 columns (single-bin copies; auto
  * keeps the rows kernel there).  3 — as 0, two of the planes only (for
- * the sanitizers).  Half stores of 16-byte rows run both stage sizes. */
+ * the sanitizers).  Half stores of 16-byte rows run both stage sizes;
+ * every store runs the pairs path (TOMO_PLANE_TILT_PATH=pairs) for
+ * linear interpolation, half stores its half2 pairs too (pairs-half). */
 static void
 run_tilt (TomoGpuStorePrecision precision,
           guint                 kind)
@@ -435,19 +437,27 @@ run_tilt (TomoGpuStorePrecision precision,
     for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
       {
         const double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
-        /* Half store of 16-byte rows: 4 and 2 projections per stage. */
-        const guint n_var = precision == TOMO_GPU_STORE_HALF && kind != 2 ? 2 : 1;
+        /* v: the default path; 2 projections per stage (half store of
+         * 16-byte rows); the pairs path (linear); half2 pairs (linear,
+         * half store). */
+        const gboolean stages = precision == TOMO_GPU_STORE_HALF && kind != 2;
 
         if (kind == 3 && k != 0 && k != 4)
           continue;
-        for (guint v = 0; v < n_var; v++)
+        for (guint v = 0; v < 4; v++)
           {
             double e;
 
+            if ((v == 1 && !stages) || (v >= 2 && in == TOMO_INTERP_NEAREST) ||
+                (v == 3 && precision != TOMO_GPU_STORE_HALF))
+              continue;
             if (v == 1)
               g_setenv ("TOMO_PLANE_TILT_STAGE", "2", TRUE);
+            if (v >= 2)
+              g_setenv ("TOMO_PLANE_TILT_PATH", v == 2 ? "pairs" : "pairs-half", TRUE);
             e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
             g_unsetenv ("TOMO_PLANE_TILT_STAGE");
+            g_unsetenv ("TOMO_PLANE_TILT_PATH");
             g_test_message ("%s store, %u columns, rows %u … %u, %s, %s%s: relative L2 tilt "
                             "%.3g (tolerance %g), %.3f ms",
                             tomo_gpu_store_precision_to_string (precision), fx.w,
@@ -455,7 +465,11 @@ run_tilt (TomoGpuStorePrecision precision,
                             tomo_gpu_store_get_row_start (store) +
                               tomo_gpu_store_get_n_rows (store) - 1,
                             names[k], tomo_interp_to_string (in),
-                            v == 1 ? ", 2 projections per stage" : "", e, t,
+                            v == 1   ? ", 2 projections per stage"
+                            : v == 2 ? ", pairs path"
+                            : v == 3 ? ", half2 pairs"
+                                     : "",
+                            e, t,
                             tomo_gpu_store_get_plane_ms (store));
             g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==, TOMO_GPU_PLANE_TILT);
             g_assert_cmpfloat (e, <=, t);

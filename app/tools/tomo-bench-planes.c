@@ -294,6 +294,23 @@ bench_store (guint                 W,
                   ms_global / ms_k);
           ok = FALSE;
         }
+      /* The tilt kernel's pairs path (TOMO_PLANE_TILT_PATH=pairs in
+       * tomo-gpu-store-tilt.cu), both stores; its half2 pairs (pairs-half),
+       * half stores. */
+      for (guint v = 0; v < 2 && pl->u[2] == 0.0 && kernel_wanted (TOMO_GPU_PLANE_TILT); v++)
+        {
+          if (v == 1 && precision != TOMO_GPU_STORE_HALF)
+            break;
+          g_setenv ("TOMO_PLANE_TILT_PATH", v == 0 ? "pairs" : "pairs-half", TRUE);
+          ok = time_plane (store, pl, center, TOMO_GPU_PLANE_TILT, runs, &ms_k, error);
+          g_unsetenv ("TOMO_PLANE_TILT_PATH");
+          if (!ok)
+            goto out;
+          printf ("| %s | %u × %u | tilt, %s | %.2f | %.0f | %.2f |\n", planes[k].name,
+                  pl->width, pl->height, v == 0 ? "pairs path" : "half2 pairs", ms_k,
+                  gu / (ms_k * 1e6), ms_global / ms_k);
+          ok = FALSE;
+        }
       /* The tile kernel's variants on vertical planes (above: auto, the
        * wide path with bulk copies): the ring path (the baseline) with 8, 4
        * and 16 plane rows per block, the register-staged pair path, the

@@ -64,7 +64,7 @@ if [ "$QUICK" = "--faults" ]; then
   exit 0
 fi
 passed=0; failed=0; skipped=0
-for t in test-gpu test-gpu-bp test-gpu-plane test-gpu-center test-gpu-rowchange test-gpu-storefill test-raw-rows test-volume-writer test-hdf5-direct test-engine-centers test-gpu-fault test-gpu-preprocess test-plane test-gpu-gl test-backend test-backend-store test-engine test-volume-export test-gpu-rows test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-center test-geometry test-hardening test-hdf5-faults test-live-accumulate test-live test-live-parse; do
+for t in test-gpu test-gpu-bp test-gpu-plane test-gpu-live-volume test-gpu-center test-gpu-rowchange test-gpu-storefill test-raw-rows test-volume-writer test-hdf5-direct test-engine-centers test-gpu-fault test-gpu-preprocess test-plane test-gpu-gl test-backend test-backend-store test-engine test-volume-export test-gpu-rows test-cli test-bench test-fbp test-io test-filter test-preprocess test-phantom test-center test-geometry test-hardening test-hdf5-faults test-live-accumulate test-live test-live-parse; do
   [ -x "$B/tests/$t" ] || continue
   start=$(date +%s%N)
   "$B/tests/$t" --tap >"$OUT/$t.tap" 2>&1

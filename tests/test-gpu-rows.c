@@ -210,6 +210,7 @@ vol_read (guint row, float *sino, gpointer user_data, GError **error)
 {
   VolumeSrc *src = user_data;
 
+  g_atomic_int_inc (&src->row_calls[row]);
   for (gsize i = 0; i < (gsize) V * V; i++)
     sino[i] = src->counts[(gsize) row * V * V + i] * 1e-4f;
   g_atomic_int_inc (&src->calls);

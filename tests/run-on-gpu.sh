@@ -113,7 +113,7 @@ if [ -x "$CS" ]; then
     echo "racecheck test-gpu-plane: $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck-plane.log" | tail -1)"
   fi
   "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-backend-store" \
-    -p /tomo/backend-store/gpu >"$OUT/memcheck-backend-store.log" 2>&1
+    -p /tomo/backend-store/gpu/plane -p /tomo/backend-store/gpu/errors -p /tomo/backend-store/gpu/volume >"$OUT/memcheck-backend-store.log" 2>&1
   echo "memcheck test-backend-store gpu: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-backend-store.log" | tail -1)"
   "$CS" --tool memcheck --report-api-errors no "$B/tests/test-live-accumulate" -p /tomo/live/accumulate/gpu \
     >"$OUT/memcheck-live-accumulate.log" 2>&1

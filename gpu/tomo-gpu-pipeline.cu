@@ -553,11 +553,13 @@ pipeline_prepare (Pipeline *pl,
 
   pipeline_layout (pl, n_devices);
   *adopted = pipeline_adopt (pl, k, &local);
-  if (*adopted || local != NULL)
+  if (local != NULL)
     {
       g_propagate_error (error, local);
-      return *adopted;
+      return FALSE;
     }
+  if (*adopted)
+    return TRUE;
   /* Kept buffers of another layout: their memory back before allocating. */
   kept_free (k);
   pl->workers = g_new0 (Worker, pl->n_workers);

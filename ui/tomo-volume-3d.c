@@ -27,6 +27,8 @@ struct _TomoVolume3d
   const TomoDeviceBufferOps *device_ops;
   gboolean upload;          /* half or device not in the texture yet */
   gboolean interop;         /* the GL context runs on a CUDA device */
+  int gl_device;            /* that device */
+  guint interop_failures;   /* in a row */
   TomoGpuGlVolume *cuda_texture;  /* the texture registered for its current size */
   const char *upload_path;
   guint nx, ny, nz;         /* of the data waiting or uploaded */
@@ -230,7 +232,8 @@ tomo_volume_3d_realize (GtkWidget *widget)
   self->lut_texture = tomo_gl_texture_new (GL_TEXTURE_2D, GL_NEAREST);
   self->lut_dirty = TRUE;
   self->tex_nx = self->tex_ny = self->tex_nz = 0;
-  self->interop = tomo_gpu_gl_get_device (NULL);
+  self->gl_device = -1;
+  self->interop = tomo_gpu_gl_get_device (&self->gl_device);
 }
 
 static void
@@ -309,6 +312,19 @@ probe_frame (TomoVolume3d *self,
   self->stats.n_pixels = n;
 }
 
+static guint signal_upload_path_changed;
+
+/* How the volume reached the texture; the view's title follows it. */
+static void
+set_upload_path (TomoVolume3d *self,
+                 const char   *path)
+{
+  if (g_strcmp0 (self->upload_path, path) == 0)
+    return;
+  self->upload_path = path;
+  g_signal_emit (self, signal_upload_path_changed, 0);
+}
+
 /* The device volume through interop into the bound texture (GL_R16F of its
  * size); FALSE and the reason when that is not possible. */
 static gboolean
@@ -325,6 +341,14 @@ copy_device (TomoVolume3d *self,
       return FALSE;
     }
   data = self->device_ops->data (self->device, &device);
+  if (device != self->gl_device)
+    {
+      /* No peer access is set up between devices: never read across. */
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                   "The volume is on CUDA device %d, the GL context on device %d", device,
+                   self->gl_device);
+      return FALSE;
+    }
   if (self->cuda_texture == NULL)
     self->cuda_texture = tomo_gpu_gl_volume_register (self->texture, self->nx, self->ny,
                                                       self->nz, TRUE, error);
@@ -358,18 +382,31 @@ upload_volume (TomoVolume3d *self)
 
       if (copy_device (self, &error))
         {
-          self->upload_path = "CUDA–GL interop";
+          set_upload_path (self, "CUDA–GL interop");
+          self->interop_failures = 0;
           self->have_volume = TRUE;
           return;
         }
-      /* Once failed, uploads from now on: the view asks get_interop(). */
+      /* Not possible here (another device, no CUDA context): uploads from
+       * now on, the view asks get_interop().  Another failure (say, out of
+       * memory while registering): this volume downloaded, the next one
+       * tried again; a second failure in a row ends interop too. */
       g_message ("3D preview: CUDA–GL interop not possible (%s); downloading the volume",
                  error->message);
-      self->interop = FALSE;
+      if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED) ||
+          ++self->interop_failures >= 2)
+        self->interop = FALSE;
       g_clear_pointer (&self->cuda_texture, tomo_gpu_gl_volume_unregister);
       host = g_new (float, (gsize) self->nx * self->ny * self->nz);
       if (!self->device_ops->download (self->device, host))
-        return;
+        {
+          /* Nothing to show: the texture may just have been re-specified. */
+          g_warning ("3D preview: the volume could not be downloaded from the device");
+          self->device_ops->free (self->device);
+          self->device = NULL;
+          self->have_volume = FALSE;
+          return;
+        }
       g_free (self->half);
       self->half = tomo_volume_3d_pack_half (host, (gsize) self->nx * self->ny * self->nz);
       self->device_ops->free (self->device);
@@ -378,7 +415,7 @@ upload_volume (TomoVolume3d *self)
   glPixelStorei (GL_UNPACK_ALIGNMENT, 2);
   glTexSubImage3D (GL_TEXTURE_3D, 0, 0, 0, 0, self->nx, self->ny, self->nz, GL_RED,
                    GL_HALF_FLOAT, self->half);
-  self->upload_path = "GL upload";
+  set_upload_path (self, "GL upload");
   self->have_volume = TRUE;
 }
 
@@ -556,6 +593,12 @@ tomo_volume_3d_class_init (TomoVolume3dClass *klass)
   GTK_WIDGET_CLASS (klass)->realize = tomo_volume_3d_realize;
   GTK_WIDGET_CLASS (klass)->unrealize = tomo_volume_3d_unrealize;
   GTK_GL_AREA_CLASS (klass)->render = tomo_volume_3d_render;
+
+  /* The path the last volume took into the texture changed (see
+   * tomo_volume_3d_get_upload_path()). */
+  signal_upload_path_changed = g_signal_new ("upload-path-changed", G_TYPE_FROM_CLASS (klass),
+                                             G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+                                             G_TYPE_NONE, 0);
 }
 
 static void

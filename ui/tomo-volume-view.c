@@ -378,6 +378,29 @@ update_title3d (TomoVolumeView *self,
   gtk_widget_set_tooltip_text (GTK_WIDGET (self->title3d), title);
 }
 
+/* The shown preview's title again (a new mode, or the path it took). */
+static void
+refresh_title3d (TomoVolumeView *self)
+{
+  if (self->preview_valid && self->scan != NULL)
+    update_title3d (self, MIN (tomo_scan_get_width (self->scan), self->preview_size),
+                    MIN (tomo_scan_get_width (self->scan), self->preview_size),
+                    MIN (tomo_scan_get_height (self->scan), self->preview_size));
+}
+
+/* The pane drew a volume by another path than the one asked for (interop
+ * failed and it downloaded, or the reverse): the title says what happened. */
+static void
+on_upload_path_changed (TomoVolumeView *self)
+{
+  const char *path = tomo_volume_3d_get_upload_path (self->view3d);
+
+  if (path == NULL || g_strcmp0 (path, self->preview_path) == 0)
+    return;
+  self->preview_path = path;
+  refresh_title3d (self);
+}
+
 static void on_look_notify (TomoWindow *window, GParamSpec *pspec, TomoVolumeView *self);
 
 static void
@@ -428,6 +451,7 @@ update_done (GObject      *source,
           tomo_volume_3d_take (self->view3d, g_steal_pointer (&u->preview_half),
                                g_steal_pointer (&u->preview_device), u->preview_ops, u->pnx,
                                u->pny, u->pnz, W, W, sz);
+          /* What the pane will try; it says so again once drawn. */
           self->preview_path = u->preview_ops != NULL ? "CUDA–GL interop" : "GL upload";
           self->preview_min = u->preview_min;
           self->preview_max = u->preview_max;
@@ -1033,6 +1057,8 @@ tomo_volume_view_init (TomoVolumeView *self)
      * title does not widen the pane. */
     gtk_label_set_max_width_chars (self->title3d, 60);
     self->view3d = TOMO_VOLUME_3D (tomo_volume_3d_new ());
+    g_signal_connect_object (self->view3d, "upload-path-changed",
+                             G_CALLBACK (on_upload_path_changed), self, G_CONNECT_SWAPPED);
     gtk_widget_set_hexpand (GTK_WIDGET (self->view3d), TRUE);
     gtk_widget_set_vexpand (GTK_WIDGET (self->view3d), TRUE);
     gtk_widget_set_size_request (GTK_WIDGET (self->view3d), 160, 120);
@@ -1245,10 +1271,7 @@ tomo_volume_view_set_render (TomoVolumeView  *self,
   gtk_drop_down_set_selected (self->render_drop, mode == TOMO_VOLUME_3D_COMPOSITE ? 1 : 0);
   g_signal_handlers_unblock_by_func (self->render_drop, on_render_changed, self);
   tomo_volume_3d_set_mode (self->view3d, mode);
-  if (self->preview_valid)
-    update_title3d (self, MIN (tomo_scan_get_width (self->scan), self->preview_size),
-                    MIN (tomo_scan_get_width (self->scan), self->preview_size),
-                    MIN (tomo_scan_get_height (self->scan), self->preview_size));
+  refresh_title3d (self);
 }
 
 void

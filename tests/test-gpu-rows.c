@@ -313,6 +313,23 @@ assert_volumes_equal (const float *a,
   for (gsize i = (gsize) 3 * V * V; i < (gsize) 94 * V * V; i++)
     sum += fabs (a[i]);
   g_assert_true (isfinite (sum) && sum > 0);
+  if (memcmp (a, b, (gsize) V * V * V * sizeof (float)) != 0)
+    {
+      gsize n_diff = 0, first = G_MAXSIZE, last = 0;
+      double max_diff = 0;
+
+      for (gsize i = 0; i < (gsize) V * V * V; i++)
+        if (a[i] != b[i])
+          {
+            n_diff++;
+            first = MIN (first, i);
+            last = i;
+            max_diff = MAX (max_diff, fabs ((double) a[i] - b[i]));
+          }
+      g_test_message ("%" G_GSIZE_FORMAT " values differ, slices %" G_GSIZE_FORMAT " to %"
+                      G_GSIZE_FORMAT ", largest difference %g", n_diff, first / ((gsize) V * V),
+                      last / ((gsize) V * V), max_diff);
+    }
   g_assert_cmpmem (a, (gsize) V * V * V * sizeof (float), b, (gsize) V * V * V * sizeof (float));
 }
 
@@ -387,6 +404,9 @@ run_and_compare (VolumeFixture *f,
                  gboolean       kept)
 {
   memset (out, 0, (gsize) V * V * V * sizeof (float));
+  g_test_message ("volume: %s input, %s, keep_resources %d, buffers %s",
+                  f->job.read_raw != NULL ? "raw" : "float", f->job.bp.interp ? "linear" : "nearest",
+                  f->job.keep_resources, kept ? "kept" : "new");
   run_volume (f, out);
   g_assert_cmpint (f->job.stats->kept, ==, kept);
   assert_volumes_equal (out, ref);

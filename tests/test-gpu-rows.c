@@ -433,12 +433,12 @@ test_volume_kept (void)
   g_assert_false (st.kept);
   f.job.bp.interp = 0;
   run_volume (&f, ref_nearest);
+  f.job.bp.interp = 1;
   f.job.read_raw = NULL;
   f.job.read = vol_read;
   run_volume (&f, ref_float);
   f.job.read = NULL;
   f.job.read_raw = vol_read_raw;
-  f.job.bp.interp = 1;
 
   f.job.keep_resources = TRUE;
   f.job.read_concurrent = TRUE;

@@ -439,12 +439,22 @@ plane_tile_async_kernel (const T      *rows,
       /* Integer z here (the launcher checked): a row or nothing. */
       r0_s[tid] = jA + tid < a.h && r >= 0 && r < a.n_rows ? r : -1;
     }
-  if (COPY == 2 && tid < NS)
+  if (COPY == 2 && tid == 0)
     {
-      /* One arrival per warp and stage. */
-      asm volatile ("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r" (smem_addr (&bars[tid])),
-                    "r" (NW) : "memory");
+      /* One arrival per warp and stage.  One thread, one mbarrier.init
+       * instruction per barrier: ptxas counts the kernel's mbarriers
+       * (EIATTR_NUM_MBARRIERS, which compute-sanitizer's racecheck and
+       * synccheck size their per-block tables by) from the init
+       * instructions, so an init in a loop over threads counted 1 of the 3
+       * and the tools overflowed.  The fences make the initialised
+       * barriers visible to the bulk copies' complete_tx (async proxy)
+       * before the block's barrier below. */
+#pragma unroll
+      for (int s = 0; s < NS; s++)
+        asm volatile ("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r" (smem_addr (&bars[s])),
+                      "r" (NW) : "memory");
       asm volatile ("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+      asm volatile ("fence.proxy.async.shared::cta;\n" ::: "memory");
     }
 #pragma unroll
   for (int s = 0; s < SPT; s++)
@@ -724,9 +734,11 @@ plane_tile_async_kernel (const T      *rows,
        * invalidated (PTX asks for mbarrier.inval before the location serves
        * anything else — here the next block on this SM). */
       __syncthreads ();
-      if (tid < NS)
-        asm volatile ("mbarrier.inval.shared::cta.b64 [%0];\n" :: "r" (smem_addr (&bars[tid]))
-                      : "memory");
+      if (tid == 0)
+#pragma unroll
+        for (int s = 0; s < NS; s++)
+          asm volatile ("mbarrier.inval.shared::cta.b64 [%0];\n" :: "r" (smem_addr (&bars[s]))
+                        : "memory");
     }
 #pragma unroll
   for (int sm = 0; sm < SPT; sm++)

@@ -111,6 +111,12 @@ if [ -x "$CS" ]; then
     echo "memcheck test-gpu-plane: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-plane.log" | tail -1)"
     "$CS" --tool racecheck "$B/tests/test-gpu-plane" -p /tomo/gpu/store/planes-half >"$OUT/racecheck-plane.log" 2>&1
     echo "racecheck test-gpu-plane: $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck-plane.log" | tail -1)"
+    # The tile kernel's wide path (bulk copies, mbarriers) on a small store.
+    for tool in racecheck synccheck; do
+      timeout "${SAN_TIMEOUT:-120}" "$CS" --tool $tool "$B/tests/test-gpu-plane" \
+        -p /tomo/gpu/store/tile-wide-small >"$OUT/$tool-plane-wide.log" 2>&1
+      echo "$tool test-gpu-plane tile-wide-small: rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY' "$OUT/$tool-plane-wide.log" | tail -1)"
+    done
   fi
   "$CS" --tool memcheck --report-api-errors no --leak-check full "$B/tests/test-backend-store" \
     -p /tomo/backend-store/gpu/plane -p /tomo/backend-store/gpu/errors -p /tomo/backend-store/gpu/volume >"$OUT/memcheck-backend-store.log" 2>&1

@@ -102,6 +102,7 @@ compare_plane (Fixture            *fx,
   g_autofree float *got = g_new (float, n);
   TomoPlaneSource src = fx->src;
   TomoGpuPlane gp;
+  gboolean ok;
 
   src.row_start = tomo_gpu_store_get_row_start (store);
   src.n_rows = tomo_gpu_store_get_n_rows (store);
@@ -110,8 +111,9 @@ compare_plane (Fixture            *fx,
 
   G_STATIC_ASSERT (sizeof (TomoGpuPlane) == sizeof (TomoPlane));
   memcpy (&gp, plane, sizeof gp);
-  g_assert_true (tomo_gpu_store_plane (store, &gp, fx->params.center, interp, kernel, &error));
-  g_assert_no_error (error);
+  ok = tomo_gpu_store_plane (store, &gp, fx->params.center, interp, kernel, &error);
+  g_assert_no_error (error);   /* first: a failure shows its message */
+  g_assert_true (ok);
   g_assert_true (tomo_gpu_store_download (store, got, &error));
   g_assert_no_error (error);
   for (gsize i = 0; i < n; i++)
@@ -513,6 +515,61 @@ test_tilt (gconstpointer data)
   run_tilt (GPOINTER_TO_INT (data) & 0xf, GPOINTER_TO_INT (data) >> 4);
 }
 
+/* The tile kernel's wide path (bulk copies, an mbarrier per ring slot) on
+ * a small store, both precisions: small enough for compute-sanitizer's
+ * racecheck and synccheck (tests/run-on-gpu.sh) yet every part of the ring
+ * — 40 projections are 10 stages of the half store and 20 of the float
+ * store, so each of the 3 slots completes phases of both parities; windows
+ * partly off the detector (zeroed units); 9 plane rows, so the second
+ * block's rows 1…7 copy nothing; a plane of 600 samples, two tiles, the
+ * second partial.  The cp.async variant of the wide path beside it. */
+static void
+test_tile_wide_small (void)
+{
+  const char *const paths[] = { NULL, "wide" };
+
+  if (!have_device)
+    {
+      g_test_skip ("no CUDA device");
+      return;
+    }
+  for (TomoGpuStorePrecision precision = TOMO_GPU_STORE_FLOAT; precision <= TOMO_GPU_STORE_HALF;
+       precision++)
+    {
+      const double tol = precision == TOMO_GPU_STORE_HALF ? 2e-3 : 2e-5;
+      Fixture fx;
+      TomoGpuStore *store;
+      TomoPlane planes[2];
+
+      fixture_init (&fx, 128, 9, 40);
+      store = store_new (&fx, 0, fx.h, precision);
+      tomo_plane_init_xz (&planes[0], 98, 0, fx.w, 0, fx.h);   /* corners off the detector */
+      tomo_plane_init_oblique (&planes[1], (double[3]) { 63.5, 63.5, 4.0 }, 25.0, 0.0, 600,
+                               fx.h, 0.2);
+      for (guint k = 0; k < G_N_ELEMENTS (planes); k++)
+        for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
+          for (guint v = 0; v < G_N_ELEMENTS (paths); v++)
+            {
+              const double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
+              double e;
+
+              if (paths[v] != NULL)
+                g_setenv ("TOMO_PLANE_TILE_PATH", paths[v], TRUE);
+              e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILE);
+              g_unsetenv ("TOMO_PLANE_TILE_PATH");
+              g_test_message ("%s store, plane %u (%u × %u), %s, %s: relative L2 %.3g "
+                              "(tolerance %g)",
+                              tomo_gpu_store_precision_to_string (precision), k,
+                              planes[k].width, planes[k].height, tomo_interp_to_string (in),
+                              paths[v] != NULL ? paths[v] : "bulk (auto)", e, t);
+              g_assert_cmpfloat (e, <=, t);
+              g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==, TOMO_GPU_PLANE_TILE);
+            }
+      tomo_gpu_store_free (store);
+      fixture_clear (&fx);
+    }
+}
+
 /* The preview volume of the store against tomo_preview_backproject() on the
  * same filtered rows: float store ≤ 1e-4, half ≤ 3e-3 (relative L2; the
  * H100 gave ≤ 7.7e-7 and ≤ 7.3e-5, nearest and linear); 161
@@ -752,6 +809,7 @@ main (int   argc,
                         test_tile);
   g_test_add_data_func ("/tomo/gpu/store/tile-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),
                         test_tile);
+  g_test_add_func ("/tomo/gpu/store/tile-wide-small", test_tile_wide_small);
   g_test_add_data_func ("/tomo/gpu/store/tilt-float", TILT_CASE (TOMO_GPU_STORE_FLOAT, 0),
                         test_tilt);
   g_test_add_data_func ("/tomo/gpu/store/tilt-half", TILT_CASE (TOMO_GPU_STORE_HALF, 0), test_tilt);

@@ -163,14 +163,6 @@ tomo_center_finder_set_scan (TomoCenterFinder *self,
 }
 
 void
-tomo_center_finder_set_row (TomoCenterFinder *self,
-                            guint             row)
-{
-  g_return_if_fail (TOMO_IS_CENTER_FINDER (self));
-  self->row = row;
-}
-
-void
 tomo_center_finder_find (TomoCenterFinder *self)
 {
   g_return_if_fail (TOMO_IS_CENTER_FINDER (self));

@@ -17,8 +17,6 @@ G_DECLARE_FINAL_TYPE (TomoCenterFinder, tomo_center_finder, TOMO, CENTER_FINDER,
 
 void tomo_center_finder_set_scan (TomoCenterFinder *self,
                                   TomoScan         *scan);
-void tomo_center_finder_set_row  (TomoCenterFinder *self,
-                                  guint             row);
 /* Runs the full estimate on the current row now (what the button does). */
 void tomo_center_finder_find     (TomoCenterFinder *self);
 

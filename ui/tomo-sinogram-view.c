@@ -219,13 +219,6 @@ tomo_sinogram_view_set_row (TomoSinogramView *self,
   load_row (self);
 }
 
-guint
-tomo_sinogram_view_get_row (TomoSinogramView *self)
-{
-  g_return_val_if_fail (TOMO_IS_SINOGRAM_VIEW (self), 0);
-  return self->row;
-}
-
 void
 tomo_sinogram_view_set_center (TomoSinogramView *self,
                                double            center)

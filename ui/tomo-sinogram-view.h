@@ -19,7 +19,6 @@ void        tomo_sinogram_view_set_scan   (TomoSinogramView *self,
                                            TomoScan         *scan);
 void        tomo_sinogram_view_set_row    (TomoSinogramView *self,
                                            guint             row);
-guint       tomo_sinogram_view_get_row    (TomoSinogramView *self);
 void        tomo_sinogram_view_set_center (TomoSinogramView *self,
                                            double            center);
 double      tomo_sinogram_view_get_center (TomoSinogramView *self);

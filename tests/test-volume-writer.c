@@ -158,19 +158,11 @@ fill_info (TomoVolumeInfo *info,
            guint           height,
            guint           n_rows)
 {
-  memset (info, 0, sizeof *info);
-  info->width = width;
-  info->height = height;
-  info->row_start = 5;
-  info->n_rows = n_rows;
-  info->roi_x = 3;
-  info->n_projections = 1234;
-  info->center = 345.625;
-  info->filter = "shepp-logan";
-  info->interp = "linear";
-  info->backend = "NVIDIA H100";
-  info->source = "/data/scan ü.h5";
-  info->pixel_size = 6.5e-7;
+  *info = (TomoVolumeInfo) {
+    .width = width, .height = height, .row_start = 5, .n_rows = n_rows, .roi_x = 3,
+    .n_projections = 1234, .center = 345.625, .filter = "shepp-logan", .interp = "linear",
+    .backend = "NVIDIA H100", .source = "/data/scan ü.h5", .pixel_size = 6.5e-7,
+  };
 }
 
 /* The ways of writing the one-file formats (info.write_mode). */

@@ -14,56 +14,45 @@
 #include <glib/gstdio.h>
 
 #include "tomo-engine.h"
+#include "tomo-test-util.h"
 
-static const char *tomolive;
 static int n_devices;
-
-typedef struct
-{
-  int status;
-  char *out;
-  char *err;
-} Result;
-
-static void
-result_clear (Result *r)
-{
-  g_free (r->out);
-  g_free (r->err);
-}
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Result, result_clear)
 
 /* Runs `tomolive bench args…` with TMPDIR set to `tmp` (NULL: unchanged). */
 static void
-run_bench (Result      *r,
-           const char  *tmp,
-           const char *const *args)
+run_bench (TomoTestResult     *r,
+           const char         *tmp,
+           const char *const  *args)
 {
   g_autoptr(GPtrArray) argv = g_ptr_array_new ();
-  g_autoptr(GError) error = NULL;
   g_auto(GStrv) env = g_get_environ ();
-  int wait_status;
 
-  g_ptr_array_add (argv, (char *) tomolive);
   g_ptr_array_add (argv, (char *) "bench");
   for (guint i = 0; args[i] != NULL; i++)
     g_ptr_array_add (argv, (char *) args[i]);
   g_ptr_array_add (argv, NULL);
   if (tmp != NULL)
     env = g_environ_setenv (env, "TMPDIR", tmp, TRUE);
-  g_spawn_sync (NULL, (char **) argv->pdata, env, G_SPAWN_DEFAULT, NULL, NULL,
-                &r->out, &r->err, &wait_status, &error);
-  g_assert_no_error (error);
-  r->status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : 128 + WTERMSIG (wait_status);
+  tomo_test_run_argv_env (r, (const char *const *) env, (const char **) argv->pdata);
   g_test_message ("tomolive bench exited %d\n%s%s", r->status, r->out, r->err);
 }
 
 #define RUN(r, tmp, ...) \
   G_STMT_START { const char *a_[] = { __VA_ARGS__, NULL }; run_bench (r, tmp, a_); } G_STMT_END
 
-/* The Markdown table row of `out` that starts with `prefix`, split at '|'
- * and stripped: cells[0] is the empty text before the first bar. */
+/* A Markdown table row split at '|' and stripped: cells[0] is the empty
+ * text before the first bar. */
+static char **
+split_row (const char *line)
+{
+  char **cells = g_strsplit (line, "|", -1);
+
+  for (guint c = 0; cells[c] != NULL; c++)
+    g_strstrip (cells[c]);
+  return cells;
+}
+
+/* The table row of `out` that starts with `prefix`, split_row(). */
 static char **
 table_row (const char *out,
            const char *prefix)
@@ -72,13 +61,7 @@ table_row (const char *out,
 
   for (guint i = 0; lines[i] != NULL; i++)
     if (g_str_has_prefix (lines[i], prefix))
-      {
-        char **cells = g_strsplit (lines[i], "|", -1);
-
-        for (guint c = 0; cells[c] != NULL; c++)
-          g_strstrip (cells[c]);
-        return cells;
-      }
+      return split_row (lines[i]);
   g_error ("no table row starting with “%s” in:\n%s", prefix, out);
   return NULL;
 }
@@ -96,13 +79,7 @@ first_data_row (const char *out,
   lines = g_strsplit (section, "\n", -1);
   for (guint i = 0; lines[i] != NULL; i++)
     if (g_str_has_prefix (lines[i], "| ") && g_ascii_isdigit (lines[i][2]))
-      {
-        char **cells = g_strsplit (lines[i], "|", -1);
-
-        for (guint c = 0; cells[c] != NULL; c++)
-          g_strstrip (cells[c]);
-        return cells;
-      }
+      return split_row (lines[i]);
   g_error ("no row of numbers after “%s” in:\n%s", heading, out);
   return NULL;
 }
@@ -123,21 +100,11 @@ positive_cell (char      **cells,
   return v;
 }
 
-static gboolean
-dir_is_empty (const char *path)
-{
-  g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-
-  g_assert_nonnull (dir);
-  return g_dir_read_name (dir) == NULL;
-}
-
 static void
 test_cpu (void)
 {
-  g_autoptr(GError) error = NULL;
-  g_autofree char *tmp = g_dir_make_tmp ("test-bench-XXXXXX", &error);
-  g_auto(Result) r = { 0 };
+  g_autofree char *tmp = tomo_test_make_tmp_dir ("test-bench-XXXXXX");
+  g_auto(TomoTestResult) r = { 0 };
   const guint S = 96, N = 60;
   g_autofree char *linear = g_strdup_printf ("| %u² | %u | linear |", S, N);
   g_autofree char *nearest = g_strdup_printf ("| %u² | %u | nearest |", S, N);
@@ -148,7 +115,6 @@ test_cpu (void)
   g_auto(GStrv) header = NULL;
   double s, gus, ms, ups;
 
-  g_assert_no_error (error);
   RUN (&r, tmp, "--cpu", "--sizes", "96", "--projections", "60", "--runs", "3");
   g_assert_cmpint (r.status, ==, 0);
 
@@ -191,7 +157,7 @@ test_cpu (void)
   g_assert_nonnull (strstr (r.out, "load average"));
   g_assert_nonnull (strstr (r.err, "fewer than 5 runs"));
   /* Every temporary scan removed, the folder too. */
-  g_assert_true (dir_is_empty (tmp));
+  g_assert_cmpuint (tomo_test_count_entries (tmp), ==, 0);
   g_assert_cmpint (g_rmdir (tmp), ==, 0);
 }
 
@@ -208,7 +174,7 @@ test_bad_arguments (void)
 
   for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
     {
-      g_auto(Result) r = { 0 };
+      g_auto(TomoTestResult) r = { 0 };
 
       run_bench (&r, NULL, cases[i].args);
       g_assert_cmpint (r.status, ==, 1);
@@ -222,8 +188,8 @@ test_bad_arguments (void)
 static void
 test_no_gpu (void)
 {
-  g_auto(Result) r = { 0 };
-  g_auto(Result) r2 = { 0 };
+  g_auto(TomoTestResult) r = { 0 };
+  g_auto(TomoTestResult) r2 = { 0 };
 
   if (n_devices > 0)
     {
@@ -246,12 +212,7 @@ main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  tomolive = g_getenv ("TOMOLIVE");
-  if (tomolive == NULL)
-    {
-      g_printerr ("TOMOLIVE must name the tomolive executable\n");
-      return 1;
-    }
+  tomo_test_require_env ("TOMOLIVE");
   n_devices = tomo_engine_count_gpus ();
 
   g_test_add_func ("/tomo/bench/cpu", test_cpu);

@@ -260,14 +260,10 @@ int
 main (int    argc,
       char **argv)
 {
-  g_autoptr(GError) error = NULL;
-  int status;
-
   g_test_init (&argc, &argv, NULL);
   tomolive = tomo_test_require_env ("TOMOLIVE");
   sample = tomo_test_require_env ("TOMO_SAMPLE_SCAN");
-  tmp_dir = g_dir_make_tmp ("tomo-cli-XXXXXX", &error);
-  g_assert_no_error (error);
+  tmp_dir = tomo_test_make_tmp_dir ("tomo-cli-XXXXXX");
 
   g_test_add_func ("/tomo/cli/help", test_help);
   g_test_add_func ("/tomo/cli/info", test_info);
@@ -277,19 +273,5 @@ main (int    argc,
   g_test_add_func ("/tomo/cli/phantom", test_phantom_roundtrip);
   g_test_add_func ("/tomo/cli/bad-input", test_bad_input);
   g_test_add_func ("/tomo/cli/gpu-without-device", test_backend_gpu_without_device);
-  status = g_test_run ();
-
-  {
-    g_autoptr(GDir) dir = g_dir_open (tmp_dir, 0, NULL);
-    const char *name;
-
-    while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-      {
-        g_autofree char *path = g_build_filename (tmp_dir, name, NULL);
-        g_unlink (path);
-      }
-  }
-  g_rmdir (tmp_dir);
-  g_free (tmp_dir);
-  return status;
+  return tomo_test_run_and_remove_tree (tmp_dir);
 }

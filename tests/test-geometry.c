@@ -30,16 +30,8 @@ typedef struct
 static void
 temp_scan_clear (TempScan *t)
 {
-  g_autoptr(GDir) d = t->dir ? g_dir_open (t->dir, 0, NULL) : NULL;
-  const char *name;
-
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    {
-      g_autofree char *p = g_build_filename (t->dir, name, NULL);
-      g_unlink (p);
-    }
   if (t->dir)
-    g_rmdir (t->dir);
+    tomo_test_remove_tree (t->dir);
   g_clear_pointer (&t->dir, g_free);
   g_clear_pointer (&t->path, g_free);
 }
@@ -51,8 +43,7 @@ write_scan (TempScan                *t,
 {
   g_autoptr(GError) error = NULL;
 
-  t->dir = g_dir_make_tmp ("tomo-geometry-XXXXXX", &error);
-  g_assert_no_error (error);
+  t->dir = tomo_test_make_tmp_dir ("tomo-geometry-XXXXXX");
   t->path = g_build_filename (t->dir, "scan.h5", NULL);
   g_assert_true (tomo_phantom_write_dxchange (p, t->path, &error));
   g_assert_no_error (error);

@@ -483,36 +483,65 @@ time_run (TomoBp                         *bp,
   return median20 (ms);
 }
 
-/* --timing: GU/s at 2048² × 2048 projections, median of 20 launches. */
-static int
-run_timing (void)
+/* What the timing runs share: 4 random sinograms of W × P columns on the
+ * device, room for 4 slices of W², two events and a TomoBp with the
+ * geometry (P angles over π) set. */
+typedef struct
 {
-  const guint W = 2048, P = 2048;
+  float *d_sino, *d_out;
+  cudaEvent_t e0, e1;
+  TomoBp *bp;
+} Timing;
+
+/* FALSE (and the reason printed) without a device. */
+static gboolean
+timing_init (Timing *t,
+             guint   W,
+             guint   P)
+{
   g_autoptr (GRand) rand = g_rand_new_with_seed (1);
   g_autofree double *angles = g_new (double, P);
   g_autofree float *sino = g_new (float, (gsize) W * P * 4);
   g_autoptr (GError) error = NULL;
-  float *d_sino = NULL, *d_out = NULL;
-  cudaEvent_t e0, e1;
-  TomoBp *bp;
 
   if (!have_device)
     {
       g_print ("%s\n", skip_reason);
-      return 0;
+      return FALSE;
     }
   for (guint p = 0; p < P; p++)
     angles[p] = G_PI * p / P;
   for (gsize i = 0; i < (gsize) W * P * 4; i++)
     sino[i] = (float) g_rand_double_range (rand, -1, 1);
-  CUDA_OK (cudaMalloc ((void **) &d_sino, (gsize) W * P * 4 * sizeof (float)));
-  CUDA_OK (cudaMalloc ((void **) &d_out, (gsize) W * W * 4 * sizeof (float)));
-  CUDA_OK (cudaMemcpy (d_sino, sino, (gsize) W * P * 4 * sizeof (float), cudaMemcpyHostToDevice));
-  CUDA_OK (cudaEventCreate (&e0));
-  CUDA_OK (cudaEventCreate (&e1));
-  bp = tomo_bp_new (0, &error);
+  CUDA_OK (cudaMalloc ((void **) &t->d_sino, (gsize) W * P * 4 * sizeof (float)));
+  CUDA_OK (cudaMalloc ((void **) &t->d_out, (gsize) W * W * 4 * sizeof (float)));
+  CUDA_OK (cudaMemcpy (t->d_sino, sino, (gsize) W * P * 4 * sizeof (float), cudaMemcpyHostToDevice));
+  CUDA_OK (cudaEventCreate (&t->e0));
+  CUDA_OK (cudaEventCreate (&t->e1));
+  t->bp = tomo_bp_new (0, &error);
   g_assert_no_error (error);
-  g_assert_true (tomo_bp_set_geometry (bp, W, P, angles, &error));
+  g_assert_true (tomo_bp_set_geometry (t->bp, W, P, angles, &error));
+  return TRUE;
+}
+
+static void
+timing_clear (Timing *t)
+{
+  tomo_bp_free (t->bp);
+  CUDA_OK (cudaFree (t->d_sino));
+  CUDA_OK (cudaFree (t->d_out));
+}
+
+/* --timing: GU/s at 2048² × 2048 projections, median of 20 launches. */
+static int
+run_timing (void)
+{
+  const guint W = 2048, P = 2048;
+  g_autoptr (GError) error = NULL;
+  Timing t;
+
+  if (!timing_init (&t, W, P))
+    return 0;
 
   static const guint slices[] = { 1, 2, 4 };
   static const float ratios[] = { 0.f, 0.25f, 0.3125f, 0.375f, 0.4375f, 0.5f, 0.625f, 0.75f, 0.8125f,
@@ -521,7 +550,7 @@ run_timing (void)
     {
       const guint S = slices[si];
 
-      g_assert_true (tomo_bp_set_sinograms (bp, d_sino, S, 0, &error));
+      g_assert_true (tomo_bp_set_sinograms (t.bp, t.d_sino, S, 0, &error));
       for (int interp = 1; interp >= 0; interp--)
         for (int k = TOMO_GPU_KERNEL_STANDARD; k < TOMO_GPU_N_KERNELS; k++)
           for (int half = 0; half < 2; half++)
@@ -541,15 +570,13 @@ run_timing (void)
                 params.kernel = k;
                 params.half_cache = half;
                 params.hybrid_ratio = ratios[ri];
-                double med = time_run (bp, &params, d_out, e0, e1);
+                double med = time_run (t.bp, &params, t.d_out, t.e0, t.e1);
                 g_print ("%-8s %u-slice %-7s %-5s ratio %.3f: %8.3f ms %8.1f GU/s\n",
                          kernel_name (k), S, interp ? "linear" : "nearest", half ? "half" : "float",
                          ratios[ri], med, (double) W * W * P * S / (med * 1e-3) / 1e9);
               }
     }
-  tomo_bp_free (bp);
-  CUDA_OK (cudaFree (d_sino));
-  CUDA_OK (cudaFree (d_out));
+  timing_clear (&t);
   return 0;
 }
 
@@ -560,43 +587,23 @@ static int
 run_timing4 (void)
 {
   const guint W = 2048, P = 2048, S = 4;
-  g_autoptr (GRand) rand = g_rand_new_with_seed (1);
-  g_autofree double *angles = g_new (double, P);
-  g_autofree float *sino = g_new (float, (gsize) W * P * S);
   g_autoptr (GError) error = NULL;
-  float *d_sino = NULL, *d_out = NULL;
-  cudaEvent_t e0, e1;
-  TomoBp *bp;
+  Timing t;
   /* sixteenths of ALU blocks; 0.01 → 0: all texture */
   static const float ratios[] = { 0.01f, 5 / 16.f, 6 / 16.f, 7 / 16.f, 8 / 16.f, 9 / 16.f, 10 / 16.f,
                                   11 / 16.f, 12 / 16.f, 13 / 16.f };
   float pack_ms[20];
 
-  if (!have_device)
-    {
-      g_print ("%s\n", skip_reason);
-      return 0;
-    }
-  for (guint p = 0; p < P; p++)
-    angles[p] = G_PI * p / P;
-  for (gsize i = 0; i < (gsize) W * P * S; i++)
-    sino[i] = (float) g_rand_double_range (rand, -1, 1);
-  CUDA_OK (cudaMalloc ((void **) &d_sino, (gsize) W * P * S * sizeof (float)));
-  CUDA_OK (cudaMalloc ((void **) &d_out, (gsize) W * W * S * sizeof (float)));
-  CUDA_OK (cudaMemcpy (d_sino, sino, (gsize) W * P * S * sizeof (float), cudaMemcpyHostToDevice));
-  CUDA_OK (cudaEventCreate (&e0));
-  CUDA_OK (cudaEventCreate (&e1));
-  bp = tomo_bp_new (0, &error);
-  g_assert_no_error (error);
-  g_assert_true (tomo_bp_set_geometry (bp, W, P, angles, &error));
-  g_assert_true (tomo_bp_set_sinograms (bp, d_sino, S, 0, &error));
+  if (!timing_init (&t, W, P))
+    return 0;
+  g_assert_true (tomo_bp_set_sinograms (t.bp, t.d_sino, S, 0, &error));
   for (int r = 0; r < 20; r++)
     {
-      CUDA_OK (cudaEventRecord (e0, 0));
-      g_assert_true (tomo_bp_set_sinograms (bp, d_sino, S, 0, &error));
-      CUDA_OK (cudaEventRecord (e1, 0));
-      CUDA_OK (cudaEventSynchronize (e1));
-      CUDA_OK (cudaEventElapsedTime (&pack_ms[r], e0, e1));
+      CUDA_OK (cudaEventRecord (t.e0, 0));
+      g_assert_true (tomo_bp_set_sinograms (t.bp, t.d_sino, S, 0, &error));
+      CUDA_OK (cudaEventRecord (t.e1, 0));
+      CUDA_OK (cudaEventSynchronize (t.e1));
+      CUDA_OK (cudaEventElapsedTime (&pack_ms[r], t.e0, t.e1));
     }
   g_print ("packing 4 slices (float4 + half4 bins): %.3f ms\n", median20 (pack_ms));
   g_print ("default variant %d\n", tomo_bp_get_variant ());
@@ -615,15 +622,13 @@ run_timing4 (void)
         params.kernel = ri < 0 ? TOMO_GPU_KERNEL_ALU : TOMO_GPU_KERNEL_HYBRID;
         params.half_cache = TRUE;
         params.hybrid_ratio = ri < 0 ? 0.f : ratios[ri];
-        double med = time_run (bp, &params, d_out, e0, e1);
+        double med = time_run (t.bp, &params, t.d_out, t.e0, t.e1);
         g_print ("variant %d %-6s alu16 %2d: %7.3f ms %7.1f GU/s %6.3f ms per slice\n", v,
                  ri < 0 ? "alu" : "hybrid", ri < 0 ? 16 : (int) lrintf (ratios[ri] * 16), med,
                  (double) W * W * P * S / (med * 1e-3) / 1e9, med / S);
       }
   tomo_bp_set_variant (-1);
-  tomo_bp_free (bp);
-  CUDA_OK (cudaFree (d_sino));
-  CUDA_OK (cudaFree (d_out));
+  timing_clear (&t);
   return 0;
 }
 

@@ -221,8 +221,7 @@ test_raw_rows (void)
   gboolean normalise = FALSE, apply_log = FALSE;
   TomoRowPrefetch *prefetch;
 
-  dir = g_dir_make_tmp ("tomo-gpu-pre-XXXXXX", &error);
-  g_assert_no_error (error);
+  dir = tomo_test_make_tmp_dir ("tomo-gpu-pre-XXXXXX");
   path = write_uint16_scan (dir);
   scan = tomo_test_open_scan (path);
   g_assert_cmpint (tomo_scan_get_raw_dtype (scan), ==, TOMO_DTYPE_UINT16);
@@ -285,8 +284,7 @@ test_volume_raw (gconstpointer data)
 
   if (!tomo_test_need_gpu (NO_GPU))
     return;
-  dir = g_dir_make_tmp ("tomo-gpu-pre-XXXXXX", &error);
-  g_assert_no_error (error);
+  dir = tomo_test_make_tmp_dir ("tomo-gpu-pre-XXXXXX");
   path = write_uint16_scan (dir);
   scan = tomo_test_open_scan (path);
   g_assert_cmpint (tomo_scan_get_dtype (scan), ==, TOMO_DTYPE_UINT16);

@@ -171,8 +171,7 @@ test_errors (void)
 
   if (!tomo_test_need_gpu (NO_GPU))
     return;
-  dir = g_dir_make_tmp ("tomo-rowchange-XXXXXX", &error);
-  g_assert_no_error (error);
+  dir = tomo_test_make_tmp_dir ("tomo-rowchange-XXXXXX");
   path = g_build_filename (dir, "cut.h5", NULL);
   g_assert_true (g_file_get_contents (scan_path, &contents, &length, &error));
   g_assert_true (g_file_set_contents (path, contents, length, &error));
@@ -211,8 +210,7 @@ test_errors (void)
   g_clear_error (&error);
   g_clear_object (&engine);
   g_clear_object (&scan);
-  g_unlink (path);
-  g_rmdir (dir);
+  tomo_test_remove_tree (dir);
 }
 
 int

@@ -71,6 +71,20 @@ rel_l2_fd (const float  *a,
   return den > 0.0 ? sqrt (num / den) : sqrt (num);
 }
 
+/* The FBP-scaled response of `filter` for `width` columns and n_proj
+ * projections: tomo_filter_padded_width (width) / 2 + 1 values. */
+static double *
+response_new (TomoFilterType filter,
+              guint          width,
+              guint          n_proj)
+{
+  guint padded = tomo_filter_padded_width (width);
+  double *resp = g_new (double, padded / 2 + 1);
+
+  tomo_filter_response (filter, padded, tomo_fbp_scale (n_proj) / padded, resp);
+  return resp;
+}
+
 static TomoGpuContext *
 make_context (guint          width,
               guint          n_proj,
@@ -79,17 +93,16 @@ make_context (guint          width,
               TomoPadMode    pad)
 {
   g_autoptr(GError) error = NULL;
-  guint padded = tomo_filter_padded_width (width);
-  g_autofree double *resp = g_new (double, padded / 2 + 1);
+  g_autofree double *resp = response_new (filter, width, n_proj);
   TomoGpuContext *ctx;
 
-  tomo_filter_response (filter, padded, tomo_fbp_scale (n_proj) / padded, resp);
   ctx = tomo_gpu_context_new (0, &error);
   g_assert_no_error (error);
   g_assert_nonnull (ctx);
   g_assert_true (tomo_gpu_context_set_geometry (ctx, width, n_proj, angles, &error));
   g_assert_no_error (error);
-  g_assert_true (tomo_gpu_context_set_filter (ctx, padded, resp, pad, &error));
+  g_assert_true (tomo_gpu_context_set_filter (ctx, tomo_filter_padded_width (width), resp, pad,
+                                              &error));
   g_assert_no_error (error);
   return ctx;
 }
@@ -413,27 +426,20 @@ test_volume (gconstpointer data)
   g_autoptr(GError) error = NULL;
   const guint W = 256, N = 180, first = 3, rows = 61;  /* 61: last group partial */
   g_autofree double *angles = tomo_test_half_turn (N);
-  guint padded = tomo_filter_padded_width (W);
-  g_autofree double *resp = g_new (double, padded / 2 + 1);
+  g_autofree double *resp = NULL;
   g_autofree float *sinos = NULL;
   g_autofree float *vol = g_new0 (float, (gsize) rows * W * W);
   g_autofree float *one = g_new (float, (gsize) W * W);
   TomoGpuVolumeJob job;
-  VolumeData vd = { 0 };
+  VolumeData vd;
   g_autoptr(TomoGpuContext) ctx = NULL;
   double worst = 0.0;
 
   REQUIRE_GPU ();
+  resp = response_new (TOMO_FILTER_SHEPP_LOGAN, W, N);
   sinos = phantom_sinos (W, N, rows, first, 64, angles);
-  tomo_filter_response (TOMO_FILTER_SHEPP_LOGAN, padded, tomo_fbp_scale (N) / padded, resp);
-
-  vd.W = W;
-  vd.N = N;
-  vd.first = first;
-  vd.sinos = sinos;
-  vd.out = vol;
-  vd.next_row = first;
-  vd.in_order = TRUE;
+  vd = (VolumeData) { .W = W, .N = N, .first = first, .sinos = sinos, .out = vol,
+                      .next_row = first, .in_order = TRUE };
 
   volume_job_init (&job, &vd, angles, resp);
   job.bp.center = (W - 1) / 2.0 + 3.37;
@@ -473,24 +479,18 @@ test_volume_cancel (void)
   g_autoptr(GError) error = NULL;
   const guint W = 128, N = 90, rows = 40;
   g_autofree double *angles = tomo_test_half_turn (N);
-  guint padded = tomo_filter_padded_width (W);
-  g_autofree double *resp = g_new (double, padded / 2 + 1);
+  g_autofree double *resp = NULL;
   g_autofree float *sinos = NULL;
   g_autofree float *vol = g_new0 (float, (gsize) rows * W * W);
   volatile gint cancel = 0;
   TomoGpuVolumeJob job;
-  VolumeData vd = { 0 };
+  VolumeData vd;
 
   REQUIRE_GPU ();
+  resp = response_new (TOMO_FILTER_RAMLAK, W, N);
   sinos = random_sinos (rows * N * W, 3);
-  tomo_filter_response (TOMO_FILTER_RAMLAK, padded, tomo_fbp_scale (N) / padded, resp);
-  vd.W = W;
-  vd.N = N;
-  vd.sinos = sinos;
-  vd.out = vol;
-  vd.in_order = TRUE;
-  vd.cancel = &cancel;
-  vd.cancel_after = 4;
+  vd = (VolumeData) { .W = W, .N = N, .sinos = sinos, .out = vol, .in_order = TRUE,
+                      .cancel = &cancel, .cancel_after = 4 };
 
   volume_job_init (&job, &vd, angles, resp);
   job.bp.center = (W - 1) / 2.0;
@@ -514,13 +514,14 @@ test_out_of_memory (void)
   g_autofree double *angles = tomo_test_half_turn (N);
   g_autofree float *sinos = random_sinos (4 * N * W, 5);
   guint padded = tomo_filter_padded_width (W);
-  g_autofree double *resp = g_new (double, padded / 2 + 1);
+  g_autofree double *resp = NULL;
   TomoGpuBackprojectParams params;
   g_autoptr(TomoGpuContext) ctx = NULL;
   gboolean ok;
 
   REQUIRE_GPU ();
-  tomo_filter_response (TOMO_FILTER_RAMLAK, padded, tomo_fbp_scale (N) / padded, resp);
+  /* Seconds of direct summation at this width: only where the test runs. */
+  resp = response_new (TOMO_FILTER_RAMLAK, W, N);
   ctx = tomo_gpu_context_new (0, &error);
   g_assert_no_error (error);
   tomo_gpu_backproject_params_init (&params);
@@ -540,13 +541,11 @@ test_out_of_memory (void)
     g_autofree double *ang = tomo_test_half_turn (n);
     g_autofree float *s = random_sinos (n * w, 6);
     g_autofree float *out = g_new (float, w * w);
-    guint p = tomo_filter_padded_width (w);
-    g_autofree double *r = g_new (double, p / 2 + 1);
+    g_autofree double *r = response_new (TOMO_FILTER_RAMLAK, w, n);
 
-    tomo_filter_response (TOMO_FILTER_RAMLAK, p, tomo_fbp_scale (n) / p, r);
     params.center = (w - 1) / 2.0;
     g_assert_true (tomo_gpu_context_set_geometry (ctx, w, n, ang, &error));
-    g_assert_true (tomo_gpu_context_set_filter (ctx, p, r, 0, &error));
+    g_assert_true (tomo_gpu_context_set_filter (ctx, tomo_filter_padded_width (w), r, 0, &error));
     g_assert_true (tomo_gpu_context_load_sinograms (ctx, 1, s, &error));
     g_assert_true (tomo_gpu_context_backproject (ctx, &params, &error));
     g_assert_true (tomo_gpu_context_download (ctx, out, &error));

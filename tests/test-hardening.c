@@ -1303,8 +1303,7 @@ main (int    argc,
   /* The test writes odd TIFFs on purpose: libtiff's complaints are expected. */
   TIFFSetErrorHandler (NULL);
   TIFFSetWarningHandler (NULL);
-  tmp_dir = g_dir_make_tmp ("tomo-hardening-XXXXXX", &error);
-  g_assert_no_error (error);
+  tmp_dir = tomo_test_make_tmp_dir ("tomo-hardening-XXXXXX");
 
   tomo_phantom_params_init (&p);
   p.width = 64;
@@ -1346,15 +1345,8 @@ main (int    argc,
     _TIFFfree (codecs);
   }
 
-  status = g_test_run ();
+  status = tomo_test_run_and_remove_tree (tmp_dir);
   g_ptr_array_unref (codec_names);
-
-  {
-    g_autofree char *cmd = g_strdup_printf ("rm -rf '%s'", tmp_dir);
-    if (system (cmd) != 0)
-      g_test_message ("could not remove %s", tmp_dir);
-  }
   g_free (small_scan);
-  g_free (tmp_dir);
   return status;
 }

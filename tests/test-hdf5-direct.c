@@ -227,16 +227,9 @@ test_truncated (void)
 int
 main (int argc, char **argv)
 {
-  g_autoptr(GError) error = NULL;
-  int status;
-
   g_test_init (&argc, &argv, NULL);
-  tmp_dir = g_dir_make_tmp ("tomo-hdf5-direct-XXXXXX", &error);
-  g_assert_no_error (error);
+  tmp_dir = tomo_test_make_tmp_dir ("tomo-hdf5-direct-XXXXXX");
   g_test_add_func ("/tomo/hdf5/direct/layouts", test_layouts);
   g_test_add_func ("/tomo/hdf5/direct/truncated", test_truncated);
-  status = g_test_run ();
-  g_rmdir (tmp_dir);
-  g_free (tmp_dir);
-  return status;
+  return tomo_test_run_and_remove_tree (tmp_dir);
 }

@@ -68,37 +68,15 @@ typedef struct
 } Fixture;
 
 static void
-remove_tree (const char *path)
-{
-  if (g_file_test (path, G_FILE_TEST_IS_DIR) && !g_file_test (path, G_FILE_TEST_IS_SYMLINK))
-    {
-      g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
-      const char *name;
-
-      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
-        {
-          g_autofree char *child = g_build_filename (path, name, NULL);
-          remove_tree (child);
-        }
-      g_rmdir (path);
-    }
-  else
-    g_unlink (path);
-}
-
-static void
 fixture_setup (Fixture *f, gconstpointer data)
 {
-  g_autoptr(GError) error = NULL;
-
-  f->dir = g_dir_make_tmp ("tomo-io-XXXXXX", &error);
-  g_assert_no_error (error);
+  f->dir = tomo_test_make_tmp_dir ("tomo-io-XXXXXX");
 }
 
 static void
 fixture_teardown (Fixture *f, gconstpointer data)
 {
-  remove_tree (f->dir);
+  tomo_test_remove_tree (f->dir);
   g_free (f->dir);
 }
 
@@ -1331,12 +1309,27 @@ test_tiff_bad (Fixture *f, gconstpointer data)
 /* ------------------------------------------------------------------ */
 /* raw                                                                 */
 
+/* Value i of the typed raw file of test_raw(). */
+static double
+typed_value (TomoDType dtype,
+             guint     i)
+{
+  return dtype == TOMO_DTYPE_UINT8 ? i % 250 : dtype == TOMO_DTYPE_UINT32 ? 100000.0 + i : i * 0.5 - 3.0;
+}
+
 static void
 test_raw (Fixture *f, gconstpointer data)
 {
   const guint w = 7, h = 3, n = 4, header = 13;
   g_autoptr(GError) error = NULL;
-  TomoOpenOptions options;
+  TomoOpenOptions raw, options;
+
+  /* What every file below shares: w × h × n values. */
+  tomo_open_options_init (&raw);
+  raw.format = TOMO_SCAN_FORMAT_RAW;
+  raw.raw_width = w;
+  raw.raw_height = h;
+  raw.raw_n_projections = n;
 
   for (guint big = 0; big < 2; big++)
     {
@@ -1354,11 +1347,7 @@ test_raw (Fixture *f, gconstpointer data)
         }
       g_assert_true (g_file_set_contents (path, (char *) bytes, size, NULL));
 
-      tomo_open_options_init (&options);
-      options.format = TOMO_SCAN_FORMAT_RAW;
-      options.raw_width = w;
-      options.raw_height = h;
-      options.raw_n_projections = n;
+      options = raw;
       options.raw_dtype = TOMO_DTYPE_UINT16;
       options.raw_offset = header;
       options.raw_big_endian = big;
@@ -1399,8 +1388,7 @@ test_raw (Fixture *f, gconstpointer data)
 
         for (guint i = 0; i < w * h * n; i++)
           {
-            double v = dtypes[d] == TOMO_DTYPE_UINT8 ? i % 250
-                     : dtypes[d] == TOMO_DTYPE_UINT32 ? 100000.0 + i : i * 0.5 - 3.0;
+            double v = typed_value (dtypes[d], i);
             guint8 tmp[8];
             guint8 *dst = bytes + i * elem;
 
@@ -1417,11 +1405,7 @@ test_raw (Fixture *f, gconstpointer data)
           }
         g_assert_true (g_file_set_contents (path, (char *) bytes, size, NULL));
 
-        tomo_open_options_init (&options);
-        options.format = TOMO_SCAN_FORMAT_RAW;
-        options.raw_width = w;
-        options.raw_height = h;
-        options.raw_n_projections = n;
+        options = raw;
         options.raw_dtype = dtypes[d];
         options.raw_big_endian = TRUE;
         options.already_sinogram = TRUE;
@@ -1430,12 +1414,7 @@ test_raw (Fixture *f, gconstpointer data)
         g_assert_true (tomo_scan_read_raw_sinogram (scan, 1, row, &error));
         for (guint p = 0; p < n; p++)
           for (guint x = 0; x < w; x++)
-            {
-              guint i = (p * h + 1) * w + x;
-              double v = dtypes[d] == TOMO_DTYPE_UINT8 ? i % 250
-                       : dtypes[d] == TOMO_DTYPE_UINT32 ? 100000.0 + i : i * 0.5 - 3.0;
-              g_assert_cmpfloat (row[p * w + x], ==, (float) v);
-            }
+            g_assert_cmpfloat (row[p * w + x], ==, (float) typed_value (dtypes[d], (p * h + 1) * w + x));
       }
   }
 }

@@ -10,6 +10,7 @@
 
 #include "tomo-error.h"
 #include "tomo-phantom.h"
+#include "tomo-test-util.h"
 
 /* The POINTS phantom's first dot is a disk at the origin with no neighbour
  * within a few pixels of its projection: its profile is the analytic chord
@@ -153,16 +154,6 @@ centred_params (TomoPhantomParams *params,
   params->center = (width - 1) / 2.0;
 }
 
-static char *
-make_tmp_dir (void)
-{
-  g_autoptr (GError) error = NULL;
-  char *dir = g_dir_make_tmp ("tomo-phantom-XXXXXX", &error);
-
-  g_assert_no_error (error);
-  return dir;
-}
-
 static void
 assert_dims (hid_t       file,
              const char *name,
@@ -194,7 +185,7 @@ static void
 test_write_dxchange (void)
 {
   g_autoptr (GError) error = NULL;
-  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *dir = tomo_test_make_tmp_dir ("tomo-phantom-XXXXXX");
   g_autofree char *path = g_build_filename (dir, "phantom.h5", NULL);
   g_autofree guint16 *row = NULL;
   TomoPhantomParams params;
@@ -303,7 +294,7 @@ static void
 test_noise_is_seeded (void)
 {
   g_autoptr (GError) error = NULL;
-  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *dir = tomo_test_make_tmp_dir ("tomo-phantom-XXXXXX");
   g_autofree char *a = g_build_filename (dir, "a.h5", NULL);
   g_autofree char *b = g_build_filename (dir, "b.h5", NULL);
   g_autofree char *c = g_build_filename (dir, "c.h5", NULL);
@@ -373,7 +364,7 @@ static void
 test_parallel_same_counts (void)
 {
   const char *names[] = { "/exchange/data", "/exchange/data_white", "/exchange/data_dark" };
-  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *dir = tomo_test_make_tmp_dir ("tomo-phantom-XXXXXX");
   TomoPhantomParams params;
 
   tomo_phantom_params_init (&params);
@@ -438,7 +429,7 @@ static void
 test_write_errors (void)
 {
   g_autoptr (GError) error = NULL;
-  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *dir = tomo_test_make_tmp_dir ("tomo-phantom-XXXXXX");
   g_autofree char *bad_path = g_build_filename (dir, "no-such-folder", "x.h5", NULL);
   g_autofree char *path = g_build_filename (dir, "x.h5", NULL);
   TomoPhantomParams params;
@@ -489,7 +480,7 @@ test_params_init (void)
 static void
 test_noise_statistics (void)
 {
-  g_autofree char *dir = make_tmp_dir ();
+  g_autofree char *dir = tomo_test_make_tmp_dir ("tomo-phantom-XXXXXX");
   g_autofree char *path = g_build_filename (dir, "stats.h5", NULL);
   double levels[] = { 20000, 4.5 };
 

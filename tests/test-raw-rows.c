@@ -83,10 +83,7 @@ static void
 fixture_set_up (Fixture       *f,
                 gconstpointer  data)
 {
-  g_autoptr(GError) error = NULL;
-
-  f->dir = g_dir_make_tmp ("tomo-raw-rows-XXXXXX", &error);
-  g_assert_no_error (error);
+  f->dir = tomo_test_make_tmp_dir ("tomo-raw-rows-XXXXXX");
   f->path = write_scan (f->dir, GPOINTER_TO_UINT (data), FALSE);
   f->scan = tomo_test_open_scan (f->path);
 }
@@ -165,7 +162,7 @@ static void
 test_contiguous_float (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autofree char *dir = g_dir_make_tmp ("tomo-raw-rows-XXXXXX", &error);
+  g_autofree char *dir = tomo_test_make_tmp_dir ("tomo-raw-rows-XXXXXX");
   g_autofree char *path = write_scan (dir, 0, TRUE);
   g_autoptr(TomoScan) scan = tomo_test_open_scan (path);
   g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (scan, 0);

@@ -27,21 +27,12 @@ static char *scan_path;
 static char *tmp_dir;
 static gboolean have_gpu;
 
-static TomoScan *
-open_scan (void)
-{
-  g_autoptr(GError) error = NULL;
-  TomoScan *scan = tomo_scan_open (scan_path, NULL, &error);
-
-  g_assert_no_error (error);
-  return scan;
-}
-
+/* An engine on `backend` with the test scan. */
 static TomoEngine *
-make_engine (TomoBackend backend,
-             TomoScan   *scan)
+make_engine (TomoBackend backend)
 {
   g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
   TomoEngine *engine = tomo_engine_new (TOMO_BACKEND_CPU);
 
   g_assert_true (tomo_engine_set_backend (engine, backend, &error));
@@ -164,27 +155,12 @@ read_folder (const char *dir,
   return data;
 }
 
-static void
-remove_tree (const char *dir)
-{
-  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
-  const char *name;
-
-  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-    {
-      g_autofree char *p = g_build_filename (dir, name, NULL);
-      g_remove (p);
-    }
-  g_rmdir (dir);
-}
-
 /* Every output format holds exactly what slice-by-slice reconstruction
  * gives, bit for bit. */
 static void
 check_formats (TomoBackend backend)
 {
-  g_autoptr(TomoScan) scan = open_scan ();
-  g_autoptr(TomoEngine) engine = make_engine (backend, scan);
+  g_autoptr(TomoEngine) engine = make_engine (backend);
   const guint row_start = 1, row_end = 8, n_rows = row_end - row_start;
   gsize n = (gsize) n_rows * WIDTH * WIDTH;
   TomoVolumeFormat formats[] = { TOMO_VOLUME_FORMAT_HDF5, TOMO_VOLUME_FORMAT_TIFF_STACK,
@@ -251,8 +227,7 @@ check_formats (TomoBackend backend)
           sum += fabsf (got[i]);
         g_assert_cmpfloat (sum, >, 0); /* not a volume of zeros */
       }
-      remove_tree (path);
-      remove_tree (dir);
+      tomo_test_remove_tree (dir);
     }
 }
 
@@ -300,8 +275,7 @@ check_cancel (TomoBackend backend)
 
   for (guint f = 0; f < G_N_ELEMENTS (names); f++)
     {
-      g_autoptr(TomoScan) scan = open_scan ();
-      g_autoptr(TomoEngine) engine = make_engine (backend, scan);
+      g_autoptr(TomoEngine) engine = make_engine (backend);
       g_autoptr(GCancellable) cancellable = g_cancellable_new ();
       g_autoptr(TomoVolumeExport) export = NULL;
       g_autoptr(GError) error = NULL;
@@ -331,8 +305,7 @@ check_cancel (TomoBackend backend)
           g_assert_cmpstr (contents, ==, "older");
         }
       g_assert_cmpuint (tomo_test_count_entries (dir), ==, 1);
-      remove_tree (path);
-      remove_tree (dir);
+      tomo_test_remove_tree (dir);
     }
 }
 
@@ -353,8 +326,9 @@ test_cancel_gpu (void)
   check_cancel (TOMO_BACKEND_GPU);
 }
 
-/* The disk fills up (a file size limit: writes past it fail with EFBIG):
- * the export fails naming the output, and leaves nothing. */
+/* The disk fills up (a file size limit: writes past it fail with EFBIG,
+ * SIGXFSZ being ignored): the export fails naming the output, and leaves
+ * nothing. */
 static void
 test_disk_full (void)
 {
@@ -362,11 +336,9 @@ test_disk_full (void)
   struct rlimit saved, small;
 
   g_assert_cmpint (getrlimit (RLIMIT_FSIZE, &saved), ==, 0);
-  signal (SIGXFSZ, SIG_IGN);
   for (guint f = 0; f < G_N_ELEMENTS (names); f++)
     {
-      g_autoptr(TomoScan) scan = open_scan ();
-      g_autoptr(TomoEngine) engine = make_engine (TOMO_BACKEND_CPU, scan);
+      g_autoptr(TomoEngine) engine = make_engine (TOMO_BACKEND_CPU);
       g_autoptr(TomoVolumeExport) export = NULL;
       g_autoptr(GError) error = NULL;
       g_autofree char *dir = g_build_filename (tmp_dir, "full", NULL);
@@ -402,10 +374,8 @@ test_disk_full (void)
           g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
           g_assert_cmpuint (tomo_test_count_entries (dir), ==, 0);
         }
-      remove_tree (path);
-      remove_tree (dir);
+      tomo_test_remove_tree (dir);
     }
-  signal (SIGXFSZ, SIG_DFL);
 }
 
 /* The limit is met part-way through writing (set after the file was
@@ -418,7 +388,6 @@ test_full_midway (void)
   struct rlimit saved, small;
 
   g_assert_cmpint (getrlimit (RLIMIT_FSIZE, &saved), ==, 0);
-  signal (SIGXFSZ, SIG_IGN);
   for (guint f = 0; f < G_N_ELEMENTS (names); f++)
     {
       g_autoptr(GError) error = NULL;
@@ -447,7 +416,6 @@ test_full_midway (void)
       g_assert_cmpuint (tomo_test_count_entries (dir), ==, 0);
       g_rmdir (dir);
     }
-  signal (SIGXFSZ, SIG_DFL);
 }
 
 /* A writer error in the middle of a folder export (a slice's file name is
@@ -455,8 +423,7 @@ test_full_midway (void)
 static void
 test_writer_error (void)
 {
-  g_autoptr(TomoScan) scan = open_scan ();
-  g_autoptr(TomoEngine) engine = make_engine (TOMO_BACKEND_CPU, scan);
+  g_autoptr(TomoEngine) engine = make_engine (TOMO_BACKEND_CPU);
   g_autoptr(TomoVolumeExport) export = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *dir = g_build_filename (tmp_dir, "werr", NULL);
@@ -506,8 +473,7 @@ export_done (GObject      *object,
 static void
 test_async (void)
 {
-  g_autoptr(TomoScan) scan = open_scan ();
-  g_autoptr(TomoEngine) engine = make_engine (TOMO_BACKEND_CPU, scan);
+  g_autoptr(TomoEngine) engine = make_engine (TOMO_BACKEND_CPU);
   g_autoptr(TomoVolumeExport) export = NULL;
   g_autofree char *path = g_build_filename (tmp_dir, "async.h5", NULL);
   g_autofree float *got = NULL;
@@ -539,9 +505,11 @@ main (int argc, char **argv)
   int status;
 
   g_test_init (&argc, &argv, NULL);
+  /* The disk-full tests lower the file size limit: a write past it fails
+   * with EFBIG instead of killing the program. */
+  signal (SIGXFSZ, SIG_IGN);
   have_gpu = tomo_gpu_get_n_devices () > 0;
-  tmp_dir = g_dir_make_tmp ("tomo-volume-XXXXXX", &error);
-  g_assert_no_error (error);
+  tmp_dir = tomo_test_make_tmp_dir ("tomo-volume-XXXXXX");
   scan_path = g_build_filename (tmp_dir, "scan.h5", NULL);
   tomo_test_phantom_params (&p, WIDTH, HEIGHT, N_PROJ);
   p.noise = TRUE;
@@ -556,11 +524,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tomo/volume/writer-error", test_writer_error);
   g_test_add_func ("/tomo/volume/disk-full-midway", test_full_midway);
   g_test_add_func ("/tomo/volume/async", test_async);
-  status = g_test_run ();
-
-  g_remove (scan_path);
-  g_rmdir (tmp_dir);
+  status = tomo_test_run_and_remove_tree (tmp_dir);
   g_free (scan_path);
-  g_free (tmp_dir);
   return status;
 }

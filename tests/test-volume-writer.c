@@ -158,19 +158,11 @@ fill_info (TomoVolumeInfo *info,
            guint           height,
            guint           n_rows)
 {
-  memset (info, 0, sizeof *info);
-  info->width = width;
-  info->height = height;
-  info->row_start = 5;
-  info->n_rows = n_rows;
-  info->roi_x = 3;
-  info->n_projections = 1234;
-  info->center = 345.625;
-  info->filter = "shepp-logan";
-  info->interp = "linear";
-  info->backend = "NVIDIA H100";
-  info->source = "/data/scan ü.h5";
-  info->pixel_size = 6.5e-7;
+  *info = (TomoVolumeInfo) {
+    .width = width, .height = height, .row_start = 5, .n_rows = n_rows, .roi_x = 3,
+    .n_projections = 1234, .center = 345.625, .filter = "shepp-logan", .interp = "linear",
+    .backend = "NVIDIA H100", .source = "/data/scan ü.h5", .pixel_size = 6.5e-7,
+  };
 }
 
 /* The ways of writing the one-file formats (info.write_mode). */
@@ -243,20 +235,8 @@ test_bit_equal (void)
                          plane * info.n_rows * sizeof (float));
         /* Only the output: no temporary left beside it. */
         g_assert_cmpuint (tomo_test_count_entries (tmp_dir), ==, 1);
-        if (formats[f] == TOMO_VOLUME_FORMAT_TIFF_FOLDER)
-          {
-            g_autoptr(GDir) d = g_dir_open (path, 0, NULL);
-            const char *name;
-
-            while ((name = g_dir_read_name (d)) != NULL)
-              {
-                g_autofree char *p = g_build_filename (path, name, NULL);
-                g_assert_cmpint (g_remove (p), ==, 0);
-              }
-            g_assert_cmpint (g_rmdir (path), ==, 0);
-          }
-        else
-          g_assert_cmpint (g_remove (path), ==, 0);
+        tomo_test_remove_tree (path);
+        g_assert_false (g_file_test (path, G_FILE_TEST_EXISTS));
       }
 }
 
@@ -484,20 +464,13 @@ test_bad_mode (void)
 int
 main (int argc, char **argv)
 {
-  g_autoptr(GError) error = NULL;
-  int status;
-
   g_test_init (&argc, &argv, NULL);
-  tmp_dir = g_dir_make_tmp ("tomo-volume-writer-XXXXXX", &error);
-  g_assert_no_error (error);
+  tmp_dir = tomo_test_make_tmp_dir ("tomo-volume-writer-XXXXXX");
 
   g_test_add_func ("/tomo/volume-writer/bit-equal", test_bit_equal);
   g_test_add_func ("/tomo/volume-writer/tiff-layout", test_tiff_layout);
   g_test_add_func ("/tomo/volume-writer/broken", test_broken);
   g_test_add_func ("/tomo/volume-writer/write-error", test_write_error);
   g_test_add_func ("/tomo/volume-writer/bad-mode", test_bad_mode);
-  status = g_test_run ();
-  g_rmdir (tmp_dir);
-  g_free (tmp_dir);
-  return status;
+  return tomo_test_run_and_remove_tree (tmp_dir);
 }

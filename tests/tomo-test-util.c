@@ -43,8 +43,7 @@ tomo_test_write_phantom (guint   width,
   TomoPhantomParams p;
   char *path;
 
-  *dir = g_dir_make_tmp ("tomo-test-XXXXXX", &error);
-  g_assert_no_error (error);
+  *dir = tomo_test_make_tmp_dir ("tomo-test-XXXXXX");
   path = g_build_filename (*dir, "phantom.h5", NULL);
   tomo_test_phantom_params (&p, width, height, n_proj);
   p.center = (width - 1) / 2.0 + center_offset;
@@ -252,6 +251,14 @@ void
 tomo_test_run_argv (TomoTestResult *r,
                     const char    **args)
 {
+  tomo_test_run_argv_env (r, NULL, args);
+}
+
+void
+tomo_test_run_argv_env (TomoTestResult     *r,
+                        const char *const  *env,
+                        const char        **args)
+{
   g_autoptr(GPtrArray) argv = g_ptr_array_new ();
   g_autoptr(GError) error = NULL;
   const char *tomolive = g_getenv ("TOMOLIVE");
@@ -262,7 +269,7 @@ tomo_test_run_argv (TomoTestResult *r,
   for (guint i = 0; args[i] != NULL; i++)
     g_ptr_array_add (argv, (char *) args[i]);
   g_ptr_array_add (argv, NULL);
-  g_spawn_sync (NULL, (char **) argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL,
+  g_spawn_sync (NULL, (char **) argv->pdata, (char **) env, G_SPAWN_DEFAULT, NULL, NULL,
                 &r->out, &r->err, &wait_status, &error);
   g_assert_no_error (error);
   r->status = WIFEXITED (wait_status) ? WEXITSTATUS (wait_status) : 128 + WTERMSIG (wait_status);
@@ -375,6 +382,45 @@ tomo_test_reconstruct (TomoEngine *engine,
   g_assert_no_error (error);
   g_assert_nonnull (slice);
   return slice;
+}
+
+char *
+tomo_test_make_tmp_dir (const char *tmpl)
+{
+  g_autoptr(GError) error = NULL;
+  char *dir = g_dir_make_tmp (tmpl, &error);
+
+  g_assert_no_error (error);
+  return dir;
+}
+
+void
+tomo_test_remove_tree (const char *path)
+{
+  if (g_file_test (path, G_FILE_TEST_IS_DIR) && !g_file_test (path, G_FILE_TEST_IS_SYMLINK))
+    {
+      g_autoptr(GDir) dir = g_dir_open (path, 0, NULL);
+      const char *name;
+
+      while (dir != NULL && (name = g_dir_read_name (dir)) != NULL)
+        {
+          g_autofree char *child = g_build_filename (path, name, NULL);
+          tomo_test_remove_tree (child);
+        }
+      g_rmdir (path);
+    }
+  else
+    g_unlink (path);
+}
+
+int
+tomo_test_run_and_remove_tree (char *dir)
+{
+  int status = g_test_run ();
+
+  tomo_test_remove_tree (dir);
+  g_free (dir);
+  return status;
 }
 
 guint

@@ -27,6 +27,10 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (TomoTestResult, tomo_test_result_clear)
 /* Runs $TOMOLIVE with `args` (NULL-terminated) and waits for it. */
 void tomo_test_run_argv        (TomoTestResult *r,
                                 const char    **args);
+/* The same with environment `env` (NULL: this process's). */
+void tomo_test_run_argv_env    (TomoTestResult     *r,
+                                const char *const  *env,
+                                const char        **args);
 /* Failure as a user must see it: exit status 1, a "tomolive: " line
  * containing `words`, no crash. */
 void tomo_test_assert_fails_with (TomoTestResult *r,
@@ -152,6 +156,15 @@ double    tomo_test_disc_mean     (const float *img,
                                    double       cx,
                                    double       cy,
                                    double       radius);
+
+/* A new temporary folder from template `tmpl` (g_dir_make_tmp()); the test
+ * fails if it cannot be made. */
+char *tomo_test_make_tmp_dir (const char *tmpl);
+/* Removes `path`: a file, or a folder with everything in it. */
+void  tomo_test_remove_tree  (const char *path);
+/* For main(): g_test_run(), then tomo_test_remove_tree (dir) and g_free (dir);
+ * returns g_test_run()'s status. */
+int   tomo_test_run_and_remove_tree (char *dir);
 
 /* Entries in folder `dir` (0 when it cannot be read). */
 guint tomo_test_count_entries (const char *dir);

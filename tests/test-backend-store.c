@@ -367,16 +367,16 @@ test_preview (gconstpointer data)
 static void
 test_preview_kept (void)
 {
+  enum { NX = 32, NZ = 6 };
+  const gsize n = NX * NX * NZ;
+  TomoPreviewRequest request;
+  TomoReconParams params;
+  const TomoDeviceBufferOps *ops;
+  g_autofree float *host = NULL, *down = NULL;
   g_autoptr (GError) error = NULL;
   g_autoptr (GError) device_error = NULL;
   g_autoptr (TomoScan) scan = NULL;
   g_autoptr (TomoVolume) vol = NULL;
-  g_autofree float *host = NULL, *down = NULL;
-  const TomoDeviceBufferOps *ops;
-  TomoReconParams params;
-  TomoPreviewRequest request;
-  enum { NX = 32, NZ = 6 };
-  const gsize n = NX * NX * NZ;
   const float *p1, *p2, *p3;
   gpointer b1, b2;
   float lo = G_MAXFLOAT, hi = -G_MAXFLOAT;

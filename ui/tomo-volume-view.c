@@ -116,9 +116,8 @@ typedef struct
   gboolean preview_interop; /* the 3D pane takes a volume on the device */
   gpointer preview_device;  /* or the volume left there (preview_ops) */
   const TomoDeviceBufferOps *preview_ops;
-  float preview_min, preview_max;
+  TomoPreviewRequest request; /* the preview's time and range (its data above) */
   guint pnx, pny, pnz;
-  double preview_ms;
   char *preview_device_error; /* the device preview failed: made through host memory */
   char *preview_error;      /* no preview at all (the planes are still shown) */
   char *status;
@@ -226,12 +225,10 @@ update_thread (GTask        *task,
         {
           if (device_error != NULL)
             u->preview_device_error = g_strdup (device_error->message);
-          u->preview = request.out;
-          u->preview_ms = request.ms;
-          u->preview_min = request.min;
-          u->preview_max = request.max;
-          u->preview_device = request.device_buffer;
-          u->preview_ops = request.device_ops;
+          u->request = request;
+          u->preview = g_steal_pointer (&u->request.out);
+          u->preview_device = g_steal_pointer (&u->request.device_buffer);
+          u->preview_ops = u->request.device_ops;
           /* The texture's half floats made here, not on the UI thread. */
           if (u->preview_device == NULL)
             u->preview_half = tomo_volume_3d_pack_half (u->preview,
@@ -243,7 +240,7 @@ update_thread (GTask        *task,
     g_autofree char *desc = tomo_volume_describe (u->volume);
 
     g_autofree char *preview = u->need_preview
-      ? g_strdup_printf (" · 3D preview %.*f ms", ms_digits (u->preview_ms), u->preview_ms)
+      ? g_strdup_printf (" · 3D preview %.*f ms", ms_digits (u->request.ms), u->request.ms)
       : g_strdup ("");
 
     u->status = g_strdup_printf ("%s · last plane %.1f ms%s · vertical planes %s%u× · drag to "
@@ -494,13 +491,13 @@ update_done (GObject      *source,
                                u->pny, u->pnz, W, W, sz);
           /* What the pane will try; it says so again once drawn. */
           self->preview_path = u->preview_ops != NULL ? "CUDA–GL interop" : "GL upload";
-          self->preview_min = u->preview_min;
-          self->preview_max = u->preview_max;
+          self->preview_min = u->request.min;
+          self->preview_max = u->request.max;
           self->preview_shown_size = MAX (u->pnx, u->pnz);
           self->preview_valid = TRUE;
           self->preview_center = u->params.center;
           self->preview_interp = u->params.interp;
-          self->preview_ms = u->preview_ms;
+          self->preview_ms = u->request.ms;
           self->preview_time = g_get_monotonic_time ();
           self->preview_generation = u->generation;
           if (u->preview_device_error != NULL)

@@ -38,6 +38,7 @@ parse_spec (const char        *spec,
     { "alloc", TOMO_GPU_FAULT_POINT_ALLOC },
     { "launch", TOMO_GPU_FAULT_POINT_LAUNCH },
     { "lost", TOMO_GPU_FAULT_POINT_CALL },
+    { "keep", TOMO_GPU_FAULT_POINT_KEEP },
   };
   const char *colon;
   gsize len;
@@ -57,7 +58,7 @@ parse_spec (const char        *spec,
   if (!*enabled)
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "TOMO_GPU_FAIL=“%s”: expected alloc, launch or lost, optionally followed by :N",
+                   "TOMO_GPU_FAIL=“%s”: expected alloc, launch, lost or keep, optionally followed by :N",
                    spec);
       return FALSE;
     }

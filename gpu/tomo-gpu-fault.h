@@ -14,6 +14,8 @@ typedef enum
   TOMO_GPU_FAULT_POINT_ALLOC,  /* a device allocation */
   TOMO_GPU_FAULT_POINT_LAUNCH, /* a kernel launch */
   TOMO_GPU_FAULT_POINT_CALL,   /* any checked CUDA call */
+  TOMO_GPU_FAULT_POINT_KEEP,   /* a store output kept on the device
+                                * (tomo_gpu_store_keep_output) */
 } TomoGpuFaultPoint;
 
 /* TRUE when the call at `point` is to fail; once lost, every call fails. */

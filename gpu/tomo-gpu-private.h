@@ -152,6 +152,11 @@ TomoGpuBuffer     *_tomo_gpu_buffer_pool_copy  (TomoGpuBufferPool *pool,
                                                 cudaStream_t       stream,
                                                 GError           **error);
 
+/* Frees the kept buffers that do not hold n floats (on the calling
+ * thread), so that a pool serving one size at a time keeps only that. */
+void               _tomo_gpu_buffer_pool_trim  (TomoGpuBufferPool *pool,
+                                                size_t             n);
+
 /* The kernel table lookup for `auto`; AUTO when the table has no entry. */
 TomoGpuKernel _tomo_gpu_context_resolve_kernel (TomoGpuContext *ctx,
                                                 guint           n_slices,

@@ -50,5 +50,6 @@ NOT_BUILT (gboolean, FALSE, tomo_gpu_store_preview,
            TomoGpuStore *store, const TomoGpuPreview *preview, double center, int interp, GError **error)
 
 double tomo_gpu_store_get_preview_prep_ms (TomoGpuStore *store) { return 0.0; }
+void tomo_gpu_store_set_keep_fresh (TomoGpuStore *store, gboolean fresh) { }
 NOT_BUILT (TomoGpuBuffer *, NULL, tomo_gpu_store_keep_output,
            TomoGpuStore *store, TomoGpuStats *stats, GError **error)

@@ -87,6 +87,13 @@ struct _TomoGpuStore
   TomoGpuPreview binned_for;
   guint binned_generation;
   double prep_ms;
+  /* keep_output(): its copies come from this pool and go back to it when
+   * their holder frees them (a mutex, no cudaFree on the holder's thread);
+   * the statistics' workspace is made once.  keep_fresh: every copy and
+   * workspace made and freed anew, as before (for the bench). */
+  TomoGpuBufferPool *keep_pool;
+  TomoGpuStatsWork *keep_stats;
+  gboolean keep_fresh;
 
   cudaTextureObject_t *h_tex;   /* one per stored row, for the texture kernel */
   cudaTextureObject_t *d_tex;
@@ -584,6 +591,9 @@ tomo_gpu_store_free (TomoGpuStore *store)
     TOMO_CUDA_WARN (cudaFree (store->d_tmp));
   if (store->d_binned != NULL)
     TOMO_CUDA_WARN (cudaFree (store->d_binned));
+  /* Copies still held are freed by their holders. */
+  g_clear_pointer (&store->keep_pool, _tomo_gpu_buffer_pool_close);
+  g_clear_pointer (&store->keep_stats, _tomo_gpu_stats_work_free);
   for (guint r = 0; store->h_tex != NULL && r < store->n_rows; r++)
     if (store->h_tex[r] != 0)
       TOMO_CUDA_WARN (cudaDestroyTextureObject (store->h_tex[r]));
@@ -1296,16 +1306,50 @@ tomo_gpu_store_keep_output (TomoGpuStore  *store,
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "No plane computed yet");
       return NULL;
     }
-  buffer = _tomo_gpu_buffer_new_copy (store->device, store->d_out, n, store->stream, error);
+  if (_tomo_gpu_fault_hit (TOMO_GPU_FAULT_POINT_KEEP))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY,
+                   "Keeping the output on the device failed (injected fault)");
+      return NULL;
+    }
+  if (store->keep_fresh)
+    {
+      buffer = _tomo_gpu_buffer_new_copy (store->device, store->d_out, n, store->stream, error);
+      if (buffer == NULL || stats == NULL)
+        return buffer;
+      work = _tomo_gpu_stats_work_new (store->device, error);
+      ok = work != NULL && _tomo_gpu_stats_run (work, tomo_gpu_buffer_get_data (buffer), n,
+                                                 store->stream, stats, error);
+      _tomo_gpu_stats_work_free (work);
+      if (!ok)
+        g_clear_pointer (&buffer, tomo_gpu_buffer_free);
+      return buffer;
+    }
+  if (store->keep_pool == NULL)
+    store->keep_pool = _tomo_gpu_buffer_pool_new ();
+  /* Copies of another size (the preview's size changed) are let go here,
+   * on the caller's thread, not by whoever frees the next one. */
+  _tomo_gpu_buffer_pool_trim (store->keep_pool, n);
+  buffer = _tomo_gpu_buffer_pool_copy (store->keep_pool, store->device, store->d_out, n,
+                                       store->stream, error);
   if (buffer == NULL || stats == NULL)
     return buffer;
-  work = _tomo_gpu_stats_work_new (store->device, error);
-  ok = work != NULL && _tomo_gpu_stats_run (work, tomo_gpu_buffer_get_data (buffer), n,
-                                             store->stream, stats, error);
-  _tomo_gpu_stats_work_free (work);
+  if (store->keep_stats == NULL)
+    store->keep_stats = _tomo_gpu_stats_work_new (store->device, error);
+  ok = store->keep_stats != NULL
+       && _tomo_gpu_stats_run (store->keep_stats, tomo_gpu_buffer_get_data (buffer), n,
+                               store->stream, stats, error);
   if (!ok)
     g_clear_pointer (&buffer, tomo_gpu_buffer_free);
   return buffer;
+}
+
+void
+tomo_gpu_store_set_keep_fresh (TomoGpuStore *store,
+                               gboolean      fresh)
+{
+  g_return_if_fail (store != NULL);
+  store->keep_fresh = fresh;
 }
 
 /* ------------------------------------------------------------------------ */

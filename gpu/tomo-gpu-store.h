@@ -155,5 +155,13 @@ double   tomo_gpu_store_get_preview_prep_ms (TomoGpuStore *store);
 TomoGpuBuffer *tomo_gpu_store_keep_output   (TomoGpuStore  *store,
                                              TomoGpuStats  *stats,
                                              GError       **error);
+/* Kept outputs reuse the store's buffers: a copy its holder frees goes back
+ * to the store (freeing it makes no CUDA call; a copy outliving the store
+ * is freed for good), one of another size is let go at the next
+ * keep_output(), and the statistics' workspace is made once.  fresh: a
+ * buffer and workspace allocated for each copy and freed with it (the way
+ * before; `bench --planes` measures both). */
+void           tomo_gpu_store_set_keep_fresh (TomoGpuStore *store,
+                                              gboolean      fresh);
 
 G_END_DECLS

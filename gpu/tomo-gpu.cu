@@ -1575,6 +1575,28 @@ _tomo_gpu_buffer_pool_close (TomoGpuBufferPool *pool)
   pool_unref (pool);
 }
 
+void
+_tomo_gpu_buffer_pool_trim (TomoGpuBufferPool *pool,
+                            size_t             n)
+{
+  g_autoptr (GPtrArray) drop = g_ptr_array_new ();
+
+  g_mutex_lock (&pool->lock);
+  for (guint i = pool->kept->len; i-- > 0;)
+    if (((TomoGpuBuffer *) g_ptr_array_index (pool->kept, i))->n != n)
+      g_ptr_array_add (drop, g_ptr_array_steal_index_fast (pool->kept, i));
+  g_mutex_unlock (&pool->lock);
+  for (guint i = 0; i < drop->len; i++)
+    {
+      TomoGpuBuffer *b = (TomoGpuBuffer *) g_ptr_array_index (drop, i);
+
+      /* Out of the pool: freed for good, and the pool's reference with it. */
+      b->pool = NULL;
+      pool_unref (pool);
+      tomo_gpu_buffer_free (b);
+    }
+}
+
 static TomoGpuBuffer *
 buffer_copy_into (TomoGpuBuffer *buffer,
                   const float   *d_src,

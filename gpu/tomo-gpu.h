@@ -34,8 +34,10 @@ GQuark tomo_gpu_error_quark (void);
 /* Fault injection and a device-memory cap, to exercise the error paths.
  * `spec`: NULL or "" (none), "alloc[:N]" (the N-th device allocation
  * fails as out of memory, once), "launch[:N]" (the N-th kernel launch
- * fails, once) or "lost[:N]" (from the N-th checked CUDA call on, every
- * call fails as a lost device and no device is counted).  N defaults to 1.
+ * fails, once), "lost[:N]" (from the N-th checked CUDA call on, every
+ * call fails as a lost device and no device is counted) or "keep[:N]" (the
+ * N-th store output kept on the device, tomo_gpu_store_keep_output(), fails
+ * as out of memory, once: the 3D preview's interop path).  N defaults to 1.
  * memory_limit: bytes of device memory tomolive may allocate per device
  * beyond what was in use at its first allocation there; 0 for no cap.
  * Read from TOMO_GPU_FAIL and TOMO_GPU_MEMORY_LIMIT on first use unless set

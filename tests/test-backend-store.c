@@ -16,6 +16,7 @@
 #include "tomo-backend.h"
 #include "tomo-error.h"
 #include "tomo-fbp.h"
+#include "tomo-gpu.h"
 #include "tomo-volume.h"
 #include "tomo-test-util.h"
 
@@ -354,6 +355,133 @@ test_preview (gconstpointer data)
   tomo_backend_free (impl);
 }
 
+/* The preview kept on the device (the 3D pane's interop path) through
+ * TomoVolume on the GPU: its copy equals the host preview bit for bit, its
+ * device min/max the host's; a copy let go is used again for the next (the
+ * store keeps its buffers: the same device pointer), two held at once are
+ * two buffers.  When keeping fails (TOMO_GPU_FAIL=keep:1),
+ * tomo_volume_preview() fails and tomo_volume_preview_or_host() makes the
+ * same preview through host memory (bit for bit the host preview) and says
+ * why; the next kept preview works again.  A new size after the store's
+ * buffers served another: still right. */
+static void
+test_preview_kept (void)
+{
+  enum { NX = 32, NZ = 6 };
+  const gsize n = NX * NX * NZ;
+  TomoPreviewRequest request;
+  TomoReconParams params;
+  const TomoDeviceBufferOps *ops;
+  g_autofree float *host = NULL, *down = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (GError) device_error = NULL;
+  g_autoptr (TomoScan) scan = NULL;
+  g_autoptr (TomoVolume) vol = NULL;
+  const float *p1, *p2, *p3;
+  gpointer b1, b2;
+  float lo = G_MAXFLOAT, hi = -G_MAXFLOAT;
+  int device = -1;
+
+  if (!tomo_test_need_gpu ("the preview kept on the device is tested on the GPU machine"))
+    return;
+  scan = tomo_test_open_scan (scan_path);
+  tomo_recon_params_init (&params, WIDTH);
+  params.center = AXIS;
+  vol = tomo_volume_new (scan, 0, HEIGHT, &params, TOMO_BACKEND_GPU, 0, &error);
+  g_assert_no_error (error);
+  g_assert_true (tomo_volume_fill (vol, NULL, NULL, NULL, &error));
+
+  host = g_new (float, n);
+  down = g_new (float, n);
+  request = (TomoPreviewRequest) { NX, NX, NZ, AXIS, TOMO_INTERP_LINEAR, host };
+  g_assert_true (tomo_volume_preview (vol, &request, &error));
+  g_assert_no_error (error);
+  for (gsize i = 0; i < n; i++)
+    {
+      lo = MIN (lo, host[i]);
+      hi = MAX (hi, host[i]);
+    }
+
+  request = (TomoPreviewRequest) { NX, NX, NZ, AXIS, TOMO_INTERP_LINEAR, NULL };
+  request.keep_on_device = TRUE;
+  g_assert_true (tomo_volume_preview (vol, &request, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (request.device_buffer);
+  ops = request.device_ops;
+  b1 = request.device_buffer;
+  p1 = ops->data (b1, &device);
+  g_assert_cmpint (device, >=, 0);
+  g_assert_true (ops->download (b1, down));
+  g_assert_cmpmem (down, n * sizeof (float), host, n * sizeof (float));
+  g_assert_cmpfloat (request.min, ==, lo);
+  g_assert_cmpfloat (request.max, ==, hi);
+  ops->free (b1);
+
+  /* Let go: its buffer serves the next; held: another one. */
+  g_assert_true (tomo_volume_preview (vol, &request, &error));
+  b1 = request.device_buffer;
+  p2 = ops->data (b1, &device);
+  g_assert_true (p2 == p1);
+  g_assert_true (tomo_volume_preview (vol, &request, &error));
+  b2 = request.device_buffer;
+  p3 = ops->data (b2, &device);
+  g_assert_true (p3 != p2);
+  g_assert_true (ops->download (b2, down));
+  g_assert_cmpmem (down, n * sizeof (float), host, n * sizeof (float));
+  ops->free (b1);
+  ops->free (b2);
+
+  /* Keeping fails once. */
+  g_assert_true (tomo_gpu_fault_configure ("keep:1", 0, &error));
+  request = (TomoPreviewRequest) { NX, NX, NZ, AXIS, TOMO_INTERP_LINEAR, NULL };
+  request.keep_on_device = TRUE;
+  g_assert_false (tomo_volume_preview (vol, &request, &error));
+  g_test_message ("kept preview, fault injected: %s", error->message);
+  g_clear_error (&error);
+  g_assert_true (tomo_gpu_fault_configure ("keep:1", 0, &error));
+  g_assert_true (tomo_volume_preview_or_host (vol, &request, &device_error, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (device_error);
+  g_test_message ("through host memory because: %s", device_error->message);
+  g_assert_nonnull (strstr (device_error->message, "injected fault"));
+  g_assert_null (request.device_buffer);
+  g_assert_false (request.keep_on_device);
+  g_assert_nonnull (request.out);
+  g_assert_cmpmem (request.out, n * sizeof (float), host, n * sizeof (float));
+  g_assert_cmpfloat (request.min, ==, lo);
+  g_assert_cmpfloat (request.max, ==, hi);
+  g_free (request.out);
+  g_assert_true (tomo_gpu_fault_configure (NULL, 0, &error));
+
+  /* Kept again, no fault: on the device, right. */
+  g_clear_error (&device_error);
+  request = (TomoPreviewRequest) { NX, NX, NZ, AXIS, TOMO_INTERP_LINEAR, NULL };
+  request.keep_on_device = TRUE;
+  g_assert_true (tomo_volume_preview_or_host (vol, &request, &device_error, &error));
+  g_assert_null (device_error);
+  g_assert_nonnull (request.device_buffer);
+  g_assert_true (ops->download (request.device_buffer, down));
+  g_assert_cmpmem (down, n * sizeof (float), host, n * sizeof (float));
+  ops->free (request.device_buffer);
+
+  /* Another size: the buffers of the first are let go, this one is right. */
+  {
+    g_autofree float *h8 = g_new (float, 8 * 8 * 5), *d8 = g_new (float, 8 * 8 * 5);
+
+    request = (TomoPreviewRequest) { 8, 8, 5, AXIS, TOMO_INTERP_LINEAR, h8 };
+    g_assert_true (tomo_volume_preview (vol, &request, &error));
+    request = (TomoPreviewRequest) { 8, 8, 5, AXIS, TOMO_INTERP_LINEAR, NULL };
+    request.keep_on_device = TRUE;
+    g_assert_true (tomo_volume_preview (vol, &request, &error));
+    g_assert_no_error (error);
+    g_assert_true (ops->download (request.device_buffer, d8));
+    g_assert_cmpmem (d8, 8 * 8 * 5 * sizeof (float), h8, 8 * 8 * 5 * sizeof (float));
+    /* Held past the store: freed for good then. */
+    g_clear_pointer (&vol, tomo_volume_free);
+    ops->free (request.device_buffer);
+  }
+}
+
 /* AUTO with a GPU limit too small for even half precision falls back to
  * the CPU store and says why; GPU asked explicitly gives the error. */
 static void
@@ -429,5 +557,6 @@ main (int    argc,
     add_cases ("volume", preview, sizeof preview[0], 1, test_preview);
   }
   g_test_add_func ("/tomo/backend-store/volume-fallback", test_volume_fallback);
+  g_test_add_func ("/tomo/backend-store/gpu/volume/preview-kept", test_preview_kept);
   return tomo_test_run_and_remove_scan (scan_path, tmp_dir);
 }

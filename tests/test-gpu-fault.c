@@ -103,7 +103,7 @@ static void
 test_spec (void)
 {
   const char *bad[] = { "boom", "alloc:", "alloc:0", "launch:-1", "lost:x", "alloca", ":3" };
-  const char *good[] = { "alloc", "alloc:3", "launch:1", "lost:7", "" };
+  const char *good[] = { "alloc", "alloc:3", "launch:1", "lost:7", "keep", "keep:2", "" };
 
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {

@@ -7,6 +7,9 @@
 #include <gtk/gtk.h>
 #include <gdk/x11/gdkx.h>
 
+#include "tomo-gpu.h"
+#include "tomo-preview.h"
+#include "tomo-volume.h"
 #include "tomo-volume-view.h"
 #include "ui-test-common.h"
 
@@ -492,6 +495,183 @@ test_three_views (void)
   g_object_unref (view);
 }
 
+static float
+half_to_float (guint16 h)
+{
+  int e = (h >> 10) & 0x1f, m = h & 0x3ff;
+  float v = e == 0 ? ldexpf ((float) m, -24)
+                   : e == 31 ? (m != 0 ? NAN : INFINITY) : ldexpf ((float) (m | 0x400), e - 25);
+
+  return (h & 0x8000) ? -v : v;
+}
+
+/* A new preview of the view (a new size), waited for until drawn, that
+ * reached the texture by `path`; the 3D pane's title and tooltip then. */
+static void
+preview_again (TomoVolumeView *view,
+               guint           size,
+               const char     *path,
+               const char    **title,
+               const char    **tooltip)
+{
+  TomoVolume3d *v3d = tomo_volume_view_get_3d (view);
+  guint n = tomo_volume_view_get_n_updates (view), f;
+
+  tomo_volume_view_set_preview_size (view, size);
+  g_assert_true (wait_updates (view, n + 1, 60));
+  f = tomo_volume_3d_get_n_frames (v3d);
+  gtk_widget_queue_draw (GTK_WIDGET (v3d));
+  g_assert_true (wait_frames (v3d, f + 1, 30));
+  tomo_volume_view_get_3d_title (view, title, tooltip);
+  g_test_message ("3D title: %s", *title);
+  g_assert_cmpstr (tomo_volume_3d_get_upload_path (v3d), ==, path);
+}
+
+/* The GPU store's preview, made here as the view makes it, through host
+ * memory: what the 3D pane must hold after its device preview failed. */
+static float *
+reference_preview (TomoScan *scan,
+                   guint     n_xy,
+                   guint     nz)
+{
+  TomoPreviewRequest request = { n_xy, n_xy, nz };
+  TomoReconParams params;
+  g_autofree char *filter = NULL;
+  g_autofree char *interp = NULL;
+  g_autoptr (GError) error = NULL;
+  g_autoptr (TomoVolume) vol = NULL;
+
+  tomo_recon_params_init (&params, tomo_scan_get_width (scan));
+  g_object_get (window, "center", &params.center, "filter", &filter, "interp", &interp, NULL);
+  g_assert_true (tomo_filter_type_from_string (filter, &params.filter, NULL));
+  g_assert_true (tomo_interp_from_string (interp, &params.interp, NULL));
+  vol = tomo_volume_new (scan, 0, tomo_scan_get_height (scan), &params, TOMO_BACKEND_GPU, 0,
+                         &error);
+  g_assert_no_error (error);
+  g_assert_true (tomo_volume_fill (vol, NULL, NULL, NULL, &error));
+  request.center = params.center;
+  request.interp = params.interp;
+  request.out = g_new (float, (gsize) n_xy * n_xy * nz);
+  g_assert_true (tomo_volume_preview (vol, &request, &error));
+  g_assert_no_error (error);
+  return request.out;
+}
+
+/* On a GL context that runs on a CUDA device (the GPU machine's window,
+ * VirtualGL's EGL back end): the preview reaches the 3D pane through
+ * interop and its title says so.  A preview that cannot stay on the device
+ * (TOMO_GPU_FAIL=keep, once) comes through host memory: the three views
+ * still update, the pane holds that volume (the GPU store's own preview,
+ * bit for bit after half rounding), the title says why; the next one takes
+ * interop again.  Two failures in a row: host memory until the store is
+ * made again.  A store that does not fit on the device: the CPU store, the pane
+ * uploads, nothing fails.  Skips without a CUDA device or where GL does not
+ * run on one (Mesa). */
+static void
+test_preview_device_fails (void)
+{
+  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  g_autoptr (GError) error = NULL;
+  GtkStack *stack;
+  TomoVolumeView *view;
+  TomoVolume3d *v3d;
+  const char *title, *tooltip;
+  guint n, nx, ny, nz;
+
+  if (skip_without_display ())
+    return;
+  if (!tomo_test_need_gpu ("the 3D preview's interop path needs a CUDA device"))
+    return;
+  view = volume_window_new (&stack);
+  v3d = tomo_volume_view_get_3d (view);
+  g_assert_true (open_and_wait (sample));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win-volume.three-views", NULL));
+  g_assert_true (wait_updates (view, 1, 120));
+  g_assert_true (wait_frames (v3d, 1, 30));
+  if (!tomo_volume_3d_get_interop (v3d))
+    {
+      g_test_skip ("the 3D pane's GL context does not run on a CUDA device");
+      return;
+    }
+  g_test_message ("status: %s", tomo_volume_view_get_status (view));
+  g_assert_true (g_str_has_prefix (tomo_volume_view_get_status (view), "GPU store"));
+
+  /* Interop: nothing of the volume on the host. */
+  preview_again (view, 64, "CUDA–GL interop", &title, &tooltip);
+  g_assert_nonnull (strstr (title, "CUDA–GL interop"));
+  g_assert_null (tomo_volume_3d_peek_half (v3d, &nx, &ny, &nz));
+
+  /* The device preview fails once: through host memory. */
+  g_assert_true (tomo_gpu_fault_configure ("keep:1", 0, &error));
+  preview_again (view, 128, "GL upload", &title, &tooltip);
+  g_test_message ("3D tooltip: %s", tooltip);
+  g_assert_false (g_str_has_prefix (tomo_volume_view_get_status (view), "Three views unavailable"));
+  for (guint k = 0; k < 4; k++)
+    g_assert_nonnull (tomo_slice_view_get_slice (tomo_volume_view_get_pane (view, k)));
+  g_assert_nonnull (strstr (title, "GL upload, device preview failed"));
+  g_assert_nonnull (strstr (tooltip, "injected fault"));
+  {
+    const guint16 *half = tomo_volume_3d_peek_half (v3d, &nx, &ny, &nz);
+    g_autofree float *ref = NULL;
+    g_autofree guint16 *ref_half = NULL;
+    g_autofree float *got = NULL;
+    gsize nv, same = 0;
+
+    g_assert_nonnull (half);
+    g_assert_cmpuint (nx, ==, 128);
+    g_assert_cmpuint (ny, ==, 128);
+    g_assert_cmpuint (nz, ==, 64);
+    nv = (gsize) nx * ny * nz;
+    ref = reference_preview (tomo_window_get_scan (window), nx, nz);
+    ref_half = tomo_volume_3d_pack_half (ref, nv);
+    got = g_new (float, nv);
+    for (gsize i = 0; i < nv; i++)
+      {
+        got[i] = half_to_float (half[i]);
+        same += half[i] == ref_half[i];
+      }
+    g_test_message ("host volume after the failed device preview: %" G_GSIZE_FORMAT " of %"
+                    G_GSIZE_FORMAT " halves equal to the GPU store's own preview, relative L2 "
+                    "%.3g (tolerance 1e-3: half rounding)", same, nv,
+                    tomo_test_rel_l2 (got, ref, nv));
+    g_assert_cmpfloat (tomo_test_rel_l2 (got, ref, nv), <=, 1e-3);
+  }
+  ui_test_screenshot ("preview-device-failed.png");
+
+  /* The next preview stays on the device again. */
+  preview_again (view, 64, "CUDA–GL interop", &title, &tooltip);
+  g_assert_null (strstr (title, "device preview failed"));
+
+  /* Twice in a row: host memory until the store is made again, said in the tooltip. */
+  for (guint i = 0; i < 2; i++)
+    {
+      g_assert_true (tomo_gpu_fault_configure ("keep:1", 0, &error));
+      preview_again (view, i == 0 ? 128 : 64, "GL upload", &title, &tooltip);
+    }
+  g_assert_true (tomo_gpu_fault_configure (NULL, 0, &error));
+  preview_again (view, 128, "GL upload", &title, &tooltip);
+  g_test_message ("after two failures: %s", tooltip);
+  g_assert_nonnull (strstr (tooltip, "as the next ones will until the scan or the filter changes"));
+
+  /* A store that does not fit on the device (1 KiB allowed): the CPU
+   * store, the pane uploads, the views update. */
+  g_assert_true (tomo_gpu_fault_configure (NULL, 1024, &error));
+  n = tomo_volume_view_get_n_updates (view);
+  g_object_set (window, "filter", "shepp-logan", NULL);
+  g_assert_true (wait_updates (view, n + 1, 120));
+  g_test_message ("store too big: %s", tomo_volume_view_get_status (view));
+  g_assert_true (g_str_has_prefix (tomo_volume_view_get_status (view), "CPU store"));
+  g_assert_nonnull (strstr (tomo_volume_view_get_status (view), "GPU not used"));
+  preview_again (view, 64, "GL upload", &title, &tooltip);
+  /* A new store: the earlier failures are not its. */
+  g_assert_null (strstr (title, "device preview failed"));
+  g_assert_nonnull (tomo_volume_3d_peek_half (v3d, &nx, &ny, &nz));
+  g_assert_true (tomo_gpu_fault_configure (NULL, 0, &error));
+  ui_test_screenshot ("preview-cpu-store.png");
+  gtk_window_destroy (GTK_WINDOW (window));
+  window = NULL;
+}
+
 /* The 3D texture's half floats (rounded to nearest even), against
  * Python's struct 'e' format. */
 static void
@@ -519,5 +699,6 @@ main (int    argc,
   ui_test_init (&argc, &argv);
   g_test_add_func ("/tomo/ui/volume/half", test_half);
   g_test_add_func ("/tomo/ui/volume/three-views", test_three_views);
+  g_test_add_func ("/tomo/ui/volume/preview-device-fails", test_preview_device_fails);
   return ui_test_run ();
 }

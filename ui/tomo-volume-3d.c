@@ -708,6 +708,19 @@ tomo_volume_3d_get_interop (TomoVolume3d *self)
   return self->interop;
 }
 
+const guint16 *
+tomo_volume_3d_peek_half (TomoVolume3d *self,
+                          guint        *nx,
+                          guint        *ny,
+                          guint        *nz)
+{
+  g_return_val_if_fail (TOMO_IS_VOLUME_3D (self), NULL);
+  *nx = self->nx;
+  *ny = self->ny;
+  *nz = self->nz;
+  return self->half;
+}
+
 const char *
 tomo_volume_3d_get_upload_path (TomoVolume3d *self)
 {

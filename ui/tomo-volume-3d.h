@@ -63,6 +63,13 @@ gboolean   tomo_volume_3d_get_interop  (TomoVolume3d *self);
 /* "CUDA–GL interop", "GL upload", or NULL before the first volume reached
  * the texture: how the last one did. */
 const char *tomo_volume_3d_get_upload_path (TomoVolume3d *self);
+/* The half floats the texture was last given from host memory (taken, or
+ * downloaded after interop failed), nx × ny × nz of them; NULL while the
+ * volume came through interop or before any.  For tests. */
+const guint16 *tomo_volume_3d_peek_half (TomoVolume3d *self,
+                                         guint        *nx,
+                                         guint        *ny,
+                                         guint        *nz);
 /* IEEE half floats of n floats (round to nearest even; ±inf beyond 65504). */
 guint16   *tomo_volume_3d_pack_half    (const float  *data,
                                         gsize         n);

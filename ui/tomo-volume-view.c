@@ -65,6 +65,12 @@ struct _TomoVolumeView
   TomoInterp preview_interp;
   double preview_ms;
   const char *preview_path; /* how the last preview reached the texture */
+  /* The preview could not stay on the device (keep_on_device failed) and
+   * came through host memory: why, and how many times in a row (after
+   * PREVIEW_KEEP_TRIES the view stops asking until the store is made
+   * again: a new scan or filter). */
+  char *preview_note;
+  guint preview_keep_failures;
   float preview_min, preview_max;
   guint preview_size;       /* binned pixels a side (fewer for a narrow scan) */
   guint preview_shown_size;
@@ -87,6 +93,8 @@ struct _TomoVolumeView
   gboolean refilling;
 };
 
+#define PREVIEW_KEEP_TRIES 2
+
 G_DEFINE_FINAL_TYPE (TomoVolumeView, tomo_volume_view, GTK_TYPE_WIDGET)
 
 static const char *const pane_names[N_PANES] = { "XY", "XZ", "YZ", "Oblique" };
@@ -108,9 +116,10 @@ typedef struct
   gboolean preview_interop; /* the 3D pane takes a volume on the device */
   gpointer preview_device;  /* or the volume left there (preview_ops) */
   const TomoDeviceBufferOps *preview_ops;
-  float preview_min, preview_max;
+  TomoPreviewRequest request; /* the preview's time and range (its data above) */
   guint pnx, pny, pnz;
-  double preview_ms;
+  char *preview_device_error; /* the device preview failed: made through host memory */
+  char *preview_error;      /* no preview at all (the planes are still shown) */
   char *status;
   gboolean refill;          /* fill the store (made earlier) again: a live scan */
   gboolean filled;          /* the store was (re)filled */
@@ -119,6 +128,14 @@ typedef struct
   guint n_present, n_expected;
   gint64 t_start;
 } Update;
+
+/* Decimals for a time in ms: a GPU preview of the sample takes a tenth of
+ * one, which "%.0f" would show as 0 ms. */
+static int
+ms_digits (double ms)
+{
+  return ms < 1.0 ? 2 : ms < 10.0 ? 1 : 0;
+}
 
 static void
 update_free (Update *u)
@@ -131,6 +148,8 @@ update_free (Update *u)
   g_free (u->preview_half);
   if (u->preview_device != NULL)
     u->preview_ops->free (u->preview_device);
+  g_free (u->preview_device_error);
+  g_free (u->preview_error);
   g_free (u->status);
   g_free (u);
 }
@@ -187,34 +206,42 @@ update_thread (GTask        *task,
   if (u->need_preview)
     {
       TomoPreviewRequest request = { u->pnx, u->pny, u->pnz, u->params.center, u->params.interp };
+      g_autoptr (GError) device_error = NULL;
 
       /* On the GPU, with the pane's GL on the same kind of device, the
-       * volume stays there for CUDA–GL interop: no download, no upload. */
+       * volume stays there for CUDA–GL interop: no download, no upload.
+       * Should that fail, the preview comes through host memory; should
+       * that fail too, the planes are shown all the same. */
       request.keep_on_device = u->preview_interop
                                && tomo_volume_get_backend (u->volume) == TOMO_BACKEND_GPU;
-      if (!request.keep_on_device)
-        request.out = u->preview = g_new (float, (gsize) u->pnx * u->pny * u->pnz);
-      if (!tomo_volume_preview (u->volume, &request, &error))
+      if (!tomo_volume_preview_or_host (u->volume, &request, &device_error, &error))
         {
-          g_task_return_error (task, error);
-          return;
+          u->preview_error = g_strdup (error->message);
+          g_clear_error (&error);
+          g_free (request.out);
+          u->need_preview = FALSE;
         }
-      u->preview_ms = request.ms;
-      u->preview_min = request.min;
-      u->preview_max = request.max;
-      u->preview_device = request.device_buffer;
-      u->preview_ops = request.device_ops;
-      /* The texture's half floats made here, not on the UI thread. */
-      if (u->preview_device == NULL)
-        u->preview_half = tomo_volume_3d_pack_half (u->preview,
-                                                    (gsize) u->pnx * u->pny * u->pnz);
-      g_clear_pointer (&u->preview, g_free);
+      else
+        {
+          if (device_error != NULL)
+            u->preview_device_error = g_strdup (device_error->message);
+          u->request = request;
+          u->preview = g_steal_pointer (&u->request.out);
+          u->preview_device = g_steal_pointer (&u->request.device_buffer);
+          u->preview_ops = u->request.device_ops;
+          /* The texture's half floats made here, not on the UI thread. */
+          if (u->preview_device == NULL)
+            u->preview_half = tomo_volume_3d_pack_half (u->preview,
+                                                        (gsize) u->pnx * u->pny * u->pnz);
+          g_clear_pointer (&u->preview, g_free);
+        }
     }
   {
     g_autofree char *desc = tomo_volume_describe (u->volume);
 
     g_autofree char *preview = u->need_preview
-      ? g_strdup_printf (" · 3D preview %.0f ms", u->preview_ms) : g_strdup ("");
+      ? g_strdup_printf (" · 3D preview %.*f ms", ms_digits (u->request.ms), u->request.ms)
+      : g_strdup ("");
 
     u->status = g_strdup_printf ("%s · last plane %.1f ms%s · vertical planes %s%u× · drag to "
                                  "move the planes, Alt+drag to pan, wheel to zoom", desc,
@@ -357,9 +384,12 @@ update_titles (TomoVolumeView *self)
     }
 }
 
-/* "3D · 128 × 128 × 64, maximum intensity · 40 ms · GL upload · values −0.0015 … 0.0087 ·
- * drag to turn", also as its tooltip: the pane is narrow.  Not in the status
- * line, which wraps: a line more there would move the panes. */
+/* "3D · 128 × 128 × 64 · GL upload · maximum intensity · 40 ms · values −0.0015 … 0.0087 ·
+ * drag to turn", also as its tooltip: the pane is narrow, so the path the
+ * volume took comes first, where it stays readable.  Not in the status
+ * line, which wraps: a line more there would move the panes.  A preview
+ * that could not stay on the device says so after its path ("GL upload,
+ * device preview failed"), the tooltip why. */
 static void
 update_title3d (TomoVolumeView *self,
                 guint           nx,
@@ -367,15 +397,23 @@ update_title3d (TomoVolumeView *self,
                 guint           nz)
 {
   g_autofree char *title = NULL;
+  g_autofree char *tooltip = NULL;
 
-  title = g_strdup_printf ("3D · %u × %u × %u, %s · %.0f ms · %s · values %.3g … %.3g · drag to "
-                           "turn", nx, ny, nz,
-                           tomo_volume_3d_get_mode (self->view3d) == TOMO_VOLUME_3D_MIP
-                           ? "maximum intensity" : "composite", self->preview_ms,
+  title = g_strdup_printf ("3D · %u × %u × %u · %s%s · %s · %.*f ms · values %.3g … %.3g · drag "
+                           "to turn", nx, ny, nz,
                            self->preview_path != NULL ? self->preview_path : "GL upload",
+                           self->preview_note != NULL ? ", device preview failed" : "",
+                           tomo_volume_3d_get_mode (self->view3d) == TOMO_VOLUME_3D_MIP
+                           ? "maximum intensity" : "composite", ms_digits (self->preview_ms),
+                           self->preview_ms,
                            self->preview_min, self->preview_max);
+  if (self->preview_note != NULL)
+    tooltip = g_strdup_printf ("%s\nThe preview could not stay on the device (%s); it came "
+                               "through host memory%s.", title, self->preview_note,
+                               self->preview_keep_failures >= PREVIEW_KEEP_TRIES
+                               ? ", as the next ones will until the scan or the filter changes" : "");
   gtk_label_set_text (self->title3d, title);
-  gtk_widget_set_tooltip_text (GTK_WIDGET (self->title3d), title);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->title3d), tooltip != NULL ? tooltip : title);
 }
 
 /* The shown preview's title again (a new mode, or the path it took). */
@@ -453,16 +491,41 @@ update_done (GObject      *source,
                                u->pny, u->pnz, W, W, sz);
           /* What the pane will try; it says so again once drawn. */
           self->preview_path = u->preview_ops != NULL ? "CUDA–GL interop" : "GL upload";
-          self->preview_min = u->preview_min;
-          self->preview_max = u->preview_max;
+          self->preview_min = u->request.min;
+          self->preview_max = u->request.max;
           self->preview_shown_size = MAX (u->pnx, u->pnz);
           self->preview_valid = TRUE;
           self->preview_center = u->params.center;
           self->preview_interp = u->params.interp;
-          self->preview_ms = u->preview_ms;
+          self->preview_ms = u->request.ms;
           self->preview_time = g_get_monotonic_time ();
           self->preview_generation = u->generation;
+          if (u->preview_device_error != NULL)
+            {
+              /* Said once per run of failures (and in the title). */
+              if (self->preview_keep_failures++ == 0)
+                g_message ("3D preview: the volume could not stay on the device (%s); it comes "
+                           "through host memory", u->preview_device_error);
+              g_free (self->preview_note);
+              self->preview_note = g_steal_pointer (&u->preview_device_error);
+            }
+          else if (u->preview_ops != NULL)
+            {
+              self->preview_keep_failures = 0;
+              g_clear_pointer (&self->preview_note, g_free);
+            }
           update_title3d (self, u->pnx, u->pny, u->pnz);
+        }
+      else if (u->preview_error != NULL)
+        {
+          /* The planes are shown; the pane keeps what it had and says why. */
+          g_autofree char *title = g_strdup_printf ("3D · preview unavailable: %s",
+                                                    u->preview_error);
+
+          g_message ("3D preview: %s", u->preview_error);
+          self->preview_valid = FALSE;
+          gtk_label_set_text (self->title3d, title);
+          gtk_widget_set_tooltip_text (GTK_WIDGET (self->title3d), title);
         }
       if (u->live && u->filled)
         {
@@ -660,7 +723,8 @@ start_update (TomoVolumeView *self)
     /* Live: the preview (the slowest part on the CPU) at most a third of
      * the time; live_poll asks for the last one. */
     || (u->refill && g_get_monotonic_time () - self->preview_time >= 2000 * self->preview_ms);
-  u->preview_interop = tomo_volume_3d_get_interop (self->view3d);
+  u->preview_interop = tomo_volume_3d_get_interop (self->view3d)
+                       && self->preview_keep_failures < PREVIEW_KEEP_TRIES;
   self->shown_vex = self->vex;
   update_titles (self);
   queue_hairs (self);
@@ -683,6 +747,9 @@ static void
 invalidate_store (TomoVolumeView *self)
 {
   g_clear_pointer (&self->volume, tomo_volume_free);
+  /* A new store may keep its previews on the device again. */
+  self->preview_keep_failures = 0;
+  g_clear_pointer (&self->preview_note, g_free);
   if (self->busy)
     self->rebuild = TRUE;
 }
@@ -958,6 +1025,7 @@ tomo_volume_view_finalize (GObject *object)
   g_free (self->filter);
   g_free (self->interp);
   g_free (self->status);
+  g_free (self->preview_note);
   G_OBJECT_CLASS (tomo_volume_view_parent_class)->finalize (object);
 }
 
@@ -1272,6 +1340,16 @@ tomo_volume_view_set_render (TomoVolumeView  *self,
   g_signal_handlers_unblock_by_func (self->render_drop, on_render_changed, self);
   tomo_volume_3d_set_mode (self->view3d, mode);
   refresh_title3d (self);
+}
+
+void
+tomo_volume_view_get_3d_title (TomoVolumeView *self,
+                               const char    **title,
+                               const char    **tooltip)
+{
+  g_return_if_fail (TOMO_IS_VOLUME_VIEW (self));
+  *title = gtk_label_get_text (self->title3d);
+  *tooltip = gtk_widget_get_tooltip_text (GTK_WIDGET (self->title3d));
 }
 
 void

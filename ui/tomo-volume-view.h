@@ -72,6 +72,11 @@ void            tomo_volume_view_set_render   (TomoVolumeView  *self,
 void            tomo_volume_view_set_preview_size (TomoVolumeView *self,
                                                    guint           size);
 guint           tomo_volume_view_get_preview_size (TomoVolumeView *self);
+/* The 3D pane's title and its tooltip (the path the preview took, why it
+ * did not stay on the device). */
+void            tomo_volume_view_get_3d_title (TomoVolumeView *self,
+                                               const char    **title,
+                                               const char    **tooltip);
 /* Planes computed so far (each completed update of all three counts 1). */
 guint           tomo_volume_view_get_n_updates (TomoVolumeView *self);
 

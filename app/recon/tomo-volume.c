@@ -168,6 +168,45 @@ tomo_volume_preview (TomoVolume         *vol,
   return TRUE;
 }
 
+/* request->out for a host preview, unless the caller gave it. */
+static gboolean
+preview_host_out (TomoPreviewRequest *request,
+                  GError            **error)
+{
+  gsize n = (gsize) request->nx * request->ny * request->nz;
+
+  if (request->out != NULL)
+    return TRUE;
+  request->out = g_try_new (float, MAX (n, 1));
+  if (request->out == NULL)
+    g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                 "No host memory for a preview of %u × %u × %u", request->nx, request->ny,
+                 request->nz);
+  return request->out != NULL;
+}
+
+gboolean
+tomo_volume_preview_or_host (TomoVolume         *vol,
+                             TomoPreviewRequest *request,
+                             GError            **device_error,
+                             GError            **error)
+{
+  g_autoptr (GError) local = NULL;
+
+  g_return_val_if_fail (vol != NULL && request != NULL, FALSE);
+
+  if (request->keep_on_device)
+    {
+      if (tomo_volume_preview (vol, request, &local))
+        return TRUE;
+      g_debug ("Preview on the device failed (%s); made again through host memory",
+               local->message);
+      g_propagate_error (device_error, g_steal_pointer (&local));
+      request->keep_on_device = FALSE;
+    }
+  return preview_host_out (request, error) && tomo_volume_preview (vol, request, error);
+}
+
 TomoBackend
 tomo_volume_get_backend (TomoVolume *vol)
 {

@@ -48,6 +48,16 @@ gboolean    tomo_volume_plane     (TomoVolume       *volume,
 gboolean    tomo_volume_preview   (TomoVolume         *volume,
                                    TomoPreviewRequest *request,
                                    GError            **error);
+/* tomo_volume_preview() for a display that takes the volume on the device
+ * when it can: with request->keep_on_device, a failure there (the copy it
+ * keeps, its statistics, device memory) is not the end: the same preview
+ * is made again into host memory, request->out, allocated here when NULL
+ * (g_free it), and *device_error (may be NULL) says why the device copy
+ * failed.  FALSE only when the preview through host memory fails too. */
+gboolean    tomo_volume_preview_or_host (TomoVolume         *volume,
+                                         TomoPreviewRequest *request,
+                                         GError            **device_error,
+                                         GError            **error);
 
 TomoBackend tomo_volume_get_backend (TomoVolume *volume);
 /* "GPU store, float, 1.23 GiB" / "CPU store, 0.10 GiB (GPU: …)" */

@@ -94,8 +94,10 @@ gpu_failed (GError    **error,
   return FALSE;
 }
 
+/* tomo_kernel_to_string() and tomo_kernel_from_string() (tomo-engine.h):
+ * the kernel names are the GPU's. */
 const char *
-tomo_backend_gpu_kernel_name (TomoKernel kernel)
+tomo_kernel_to_string (TomoKernel kernel)
 {
   if ((guint) kernel >= TOMO_N_KERNELS)
     return "invalid";
@@ -103,13 +105,14 @@ tomo_backend_gpu_kernel_name (TomoKernel kernel)
 }
 
 gboolean
-tomo_backend_gpu_kernel_parse (const char *name,
-                               TomoKernel *kernel,
-                               GError    **error)
+tomo_kernel_from_string (const char *name,
+                         TomoKernel *kernel,
+                         GError    **error)
 {
   GError *local_error = NULL;
   TomoGpuKernel k;
 
+  g_return_val_if_fail (kernel != NULL, FALSE);
   if (!tomo_gpu_kernel_from_string (name, &k, &local_error))
     {
       g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,

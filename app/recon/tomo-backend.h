@@ -308,11 +308,6 @@ TomoBackendImpl *tomo_backend_cpu_new (void);
 TomoBackendImpl *tomo_backend_gpu_new (GError **error);
 /* Number of usable CUDA devices (0 without CUDA). */
 int              tomo_backend_gpu_count_devices (void);
-/* Kernel names of the GPU backend. */
-const char      *tomo_backend_gpu_kernel_name  (TomoKernel kernel);
-gboolean         tomo_backend_gpu_kernel_parse (const char *name,
-                                                TomoKernel *kernel,
-                                                GError    **error);
 
 void             tomo_backend_free     (TomoBackendImpl *self);
 

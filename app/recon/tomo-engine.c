@@ -149,21 +149,6 @@ tomo_slice_get_device_data (TomoSlice *slice,
   return ((const TomoDeviceBufferOps *) slice->device_ops)->data (slice->device_buffer, device);
 }
 
-const char *
-tomo_kernel_to_string (TomoKernel kernel)
-{
-  return tomo_backend_gpu_kernel_name (kernel);
-}
-
-gboolean
-tomo_kernel_from_string (const char *name,
-                         TomoKernel *kernel,
-                         GError    **error)
-{
-  g_return_val_if_fail (kernel != NULL, FALSE);
-  return tomo_backend_gpu_kernel_parse (name, kernel, error);
-}
-
 void
 tomo_slice_request_init (TomoSliceRequest *request,
                          TomoScan         *scan)

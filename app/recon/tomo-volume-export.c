@@ -336,13 +336,6 @@ tomo_volume_export_get_stats (TomoVolumeExport *self,
   *stats = self->stats;
 }
 
-const char *
-tomo_volume_export_get_path (TomoVolumeExport *self)
-{
-  g_return_val_if_fail (TOMO_IS_VOLUME_EXPORT (self), NULL);
-  return self->path;
-}
-
 TomoVolumeFormat
 tomo_volume_export_get_format (TomoVolumeExport *self)
 {

@@ -236,14 +236,8 @@ gpu_load_raw (TomoBackendImpl     *impl,
       TomoPreprocessStats row = { counts[s].n_values, counts[s].n_nonpositive,
                                   counts[s].n_nonfinite };
 
-      if (row.n_nonfinite * 2 > row.n_values)
-        {
-          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
-                       "Scan %s: %" G_GUINT64_FORMAT " of the %" G_GUINT64_FORMAT
-                       " values of row %u are NaN, infinite or absurdly large: the data are corrupt",
-                       tomo_scan_get_path (scan), row.n_nonfinite, row.n_values, rows[s]->row);
-          return FALSE;
-        }
+      if (!tomo_backend_check_device_row (scan, rows[s]->row, &row, error))
+        return FALSE;
       if (stats != NULL)
         {
           tomo_preprocess_stats_add (stats, &rows[s]->stats);
@@ -526,14 +520,10 @@ gpu_volume (TomoBackendImpl         *impl,
   gjob.padded_width = padded;
   gjob.response = response;
   gjob.pad_mode = to_gpu_pad (job->params.pad);
-  tomo_gpu_backproject_params_init (&gjob.bp);
-  gjob.bp.center = job->params.center;
-  gjob.bp.interp = to_gpu_interp (job->params.interp);
-  gjob.bp.kernel = to_gpu_kernel (job->kernel);
-  gjob.bp.roi_x = job->roi.x;
-  gjob.bp.roi_y = job->roi.y;
-  gjob.bp.roi_width = job->roi.width;
-  gjob.bp.roi_height = job->roi.height;
+  plane_to_gpu_params (&(TomoBackendPlane) { .center = job->params.center,
+                                              .interp = job->params.interp,
+                                              .roi = job->roi,
+                                              .kernel = job->kernel }, &gjob.bp);
   gjob.row_start = job->row_start;
   gjob.row_end = job->row_end;
   /* Rows go up as the file holds them (uint16 stays two bytes) and are

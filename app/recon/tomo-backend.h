@@ -336,6 +336,14 @@ void             tomo_backend_store_stats (TomoBackendImpl     *self,
 gboolean         tomo_backend_store_cancelled (volatile gint *cancel,
                                                GError       **error);
 
+/* A row preprocessed on a device, with `counts` as tomo_scan_read_sinogram()
+ * counts: FALSE with that function's refusal in `error` (in place of any
+ * error there) when most of its values are NaN or infinite. */
+gboolean         tomo_backend_check_device_row (TomoScan                  *scan,
+                                                guint                      row,
+                                                const TomoPreprocessStats *counts,
+                                                GError                   **error);
+
 /* load_rows of the backends that read on the host: self->rows and
  * self->n_slices hold the preprocessed sinograms, one after another. */
 gboolean tomo_backend_load_rows_host (TomoBackendImpl *self, TomoScan *scan, guint row,

@@ -225,13 +225,8 @@ tomo_volume_export_run (TomoVolumeExport *self,
                    "Cannot export %s: no scan is open", self->path);
       return FALSE;
     }
-  if (self->row_end <= self->row_start || self->row_end > tomo_scan_get_height (scan))
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                   "Rows %u:%u are out of range: %s has rows 0 to %u", self->row_start,
-                   self->row_end, tomo_scan_get_path (scan), tomo_scan_get_height (scan) - 1);
-      return FALSE;
-    }
+  if (!tomo_recon_check_rows (scan, self->row_start, self->row_end, error))
+    return FALSE;
   roi = tomo_recon_params_get_roi (&self->params, tomo_scan_get_width (scan));
   info.width = roi.width;
   info.height = roi.height;

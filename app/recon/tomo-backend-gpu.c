@@ -413,22 +413,11 @@ gpu_correlate (TomoBackendImpl       *impl,
   return TRUE;
 }
 
-static void
-copy_gpu_stats (const TomoGpuStats *gs,
-                TomoSliceStats     *st)
-{
-  G_STATIC_ASSERT (TOMO_GPU_STATS_BINS == TOMO_SLICE_HISTOGRAM_BINS);
-  st->valid = gs->valid;
-  st->min = gs->min;
-  st->max = gs->max;
-  st->lo = gs->lo;
-  st->hi = gs->hi;
-  st->range_lo = gs->range_lo;
-  st->range_hi = gs->range_hi;
-  st->mean = gs->mean;
-  st->n_finite = gs->n_finite;
-  memcpy (st->bins, gs->bins, sizeof st->bins);
-}
+/* TomoGpuStats is TomoSliceStats field for field (gpu/ cannot include the
+ * engine's header): the device's statistics are copied as they are. */
+G_STATIC_ASSERT (sizeof (TomoGpuStats) == sizeof (TomoSliceStats));
+G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoGpuStats, mean) == G_STRUCT_OFFSET (TomoSliceStats, mean));
+G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoGpuStats, bins) == G_STRUCT_OFFSET (TomoSliceStats, bins));
 
 /* On the device, over the context's output (still the slice's values): the
  * window gets them without a download. */
@@ -439,11 +428,10 @@ gpu_stats (TomoBackendImpl *impl,
 {
   GpuBackend *self = (GpuBackend *) impl;
   TomoGpuStats gs;
-  TomoSliceStats *st = &slice->values;
 
   if (!tomo_gpu_context_stats (self->ctx, &gs, error))
     return gpu_failed (error, "GPU slice statistics");
-  copy_gpu_stats (&gs, st);
+  memcpy (&slice->values, &gs, sizeof gs);
   return TRUE;
 }
 
@@ -713,7 +701,7 @@ gpu_accumulate_slice (TomoBackendImpl *impl,
     return FALSE;
   if (!tomo_gpu_accumulator_stats (self->acc, &gs, error))
     return gpu_failed (error, "GPU live slice statistics");
-  copy_gpu_stats (&gs, &slice->values);
+  memcpy (&slice->values, &gs, sizeof gs);
   slice->device_buffer = tomo_gpu_accumulator_copy_image (self->acc, error);
   if (slice->device_buffer == NULL)
     return gpu_failed (error, "GPU live slice copy");

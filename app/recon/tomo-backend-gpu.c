@@ -415,6 +415,7 @@ gpu_correlate (TomoBackendImpl       *impl,
 
 /* TomoGpuStats is TomoSliceStats field for field (gpu/ cannot include the
  * engine's header): the device's statistics are copied as they are. */
+G_STATIC_ASSERT (TOMO_GPU_STATS_BINS == TOMO_SLICE_HISTOGRAM_BINS);
 G_STATIC_ASSERT (sizeof (TomoGpuStats) == sizeof (TomoSliceStats));
 G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoGpuStats, mean) == G_STRUCT_OFFSET (TomoSliceStats, mean));
 G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoGpuStats, bins) == G_STRUCT_OFFSET (TomoSliceStats, bins));

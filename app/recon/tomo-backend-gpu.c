@@ -94,8 +94,10 @@ gpu_failed (GError    **error,
   return FALSE;
 }
 
+/* tomo_kernel_to_string() and tomo_kernel_from_string() (tomo-engine.h):
+ * the kernel names are the GPU's. */
 const char *
-tomo_backend_gpu_kernel_name (TomoKernel kernel)
+tomo_kernel_to_string (TomoKernel kernel)
 {
   if ((guint) kernel >= TOMO_N_KERNELS)
     return "invalid";
@@ -103,13 +105,14 @@ tomo_backend_gpu_kernel_name (TomoKernel kernel)
 }
 
 gboolean
-tomo_backend_gpu_kernel_parse (const char *name,
-                               TomoKernel *kernel,
-                               GError    **error)
+tomo_kernel_from_string (const char *name,
+                         TomoKernel *kernel,
+                         GError    **error)
 {
   GError *local_error = NULL;
   TomoGpuKernel k;
 
+  g_return_val_if_fail (kernel != NULL, FALSE);
   if (!tomo_gpu_kernel_from_string (name, &k, &local_error))
     {
       g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
@@ -233,14 +236,8 @@ gpu_load_raw (TomoBackendImpl     *impl,
       TomoPreprocessStats row = { counts[s].n_values, counts[s].n_nonpositive,
                                   counts[s].n_nonfinite };
 
-      if (row.n_nonfinite * 2 > row.n_values)
-        {
-          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
-                       "Scan %s: %" G_GUINT64_FORMAT " of the %" G_GUINT64_FORMAT
-                       " values of row %u are NaN, infinite or absurdly large: the data are corrupt",
-                       tomo_scan_get_path (scan), row.n_nonfinite, row.n_values, rows[s]->row);
-          return FALSE;
-        }
+      if (!tomo_backend_check_device_row (scan, rows[s]->row, &row, error))
+        return FALSE;
       if (stats != NULL)
         {
           tomo_preprocess_stats_add (stats, &rows[s]->stats);
@@ -416,22 +413,12 @@ gpu_correlate (TomoBackendImpl       *impl,
   return TRUE;
 }
 
-static void
-copy_gpu_stats (const TomoGpuStats *gs,
-                TomoSliceStats     *st)
-{
-  G_STATIC_ASSERT (TOMO_GPU_STATS_BINS == TOMO_SLICE_HISTOGRAM_BINS);
-  st->valid = gs->valid;
-  st->min = gs->min;
-  st->max = gs->max;
-  st->lo = gs->lo;
-  st->hi = gs->hi;
-  st->range_lo = gs->range_lo;
-  st->range_hi = gs->range_hi;
-  st->mean = gs->mean;
-  st->n_finite = gs->n_finite;
-  memcpy (st->bins, gs->bins, sizeof st->bins);
-}
+/* TomoGpuStats is TomoSliceStats field for field (gpu/ cannot include the
+ * engine's header): the device's statistics are copied as they are. */
+G_STATIC_ASSERT (TOMO_GPU_STATS_BINS == TOMO_SLICE_HISTOGRAM_BINS);
+G_STATIC_ASSERT (sizeof (TomoGpuStats) == sizeof (TomoSliceStats));
+G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoGpuStats, mean) == G_STRUCT_OFFSET (TomoSliceStats, mean));
+G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoGpuStats, bins) == G_STRUCT_OFFSET (TomoSliceStats, bins));
 
 /* On the device, over the context's output (still the slice's values): the
  * window gets them without a download. */
@@ -442,11 +429,10 @@ gpu_stats (TomoBackendImpl *impl,
 {
   GpuBackend *self = (GpuBackend *) impl;
   TomoGpuStats gs;
-  TomoSliceStats *st = &slice->values;
 
   if (!tomo_gpu_context_stats (self->ctx, &gs, error))
     return gpu_failed (error, "GPU slice statistics");
-  copy_gpu_stats (&gs, st);
+  memcpy (&slice->values, &gs, sizeof gs);
   return TRUE;
 }
 
@@ -523,14 +509,10 @@ gpu_volume (TomoBackendImpl         *impl,
   gjob.padded_width = padded;
   gjob.response = response;
   gjob.pad_mode = to_gpu_pad (job->params.pad);
-  tomo_gpu_backproject_params_init (&gjob.bp);
-  gjob.bp.center = job->params.center;
-  gjob.bp.interp = to_gpu_interp (job->params.interp);
-  gjob.bp.kernel = to_gpu_kernel (job->kernel);
-  gjob.bp.roi_x = job->roi.x;
-  gjob.bp.roi_y = job->roi.y;
-  gjob.bp.roi_width = job->roi.width;
-  gjob.bp.roi_height = job->roi.height;
+  plane_to_gpu_params (&(TomoBackendPlane) { .center = job->params.center,
+                                              .interp = job->params.interp,
+                                              .roi = job->roi,
+                                              .kernel = job->kernel }, &gjob.bp);
   gjob.row_start = job->row_start;
   gjob.row_end = job->row_end;
   /* Rows go up as the file holds them (uint16 stays two bytes) and are
@@ -720,7 +702,7 @@ gpu_accumulate_slice (TomoBackendImpl *impl,
     return FALSE;
   if (!tomo_gpu_accumulator_stats (self->acc, &gs, error))
     return gpu_failed (error, "GPU live slice statistics");
-  copy_gpu_stats (&gs, &slice->values);
+  memcpy (&slice->values, &gs, sizeof gs);
   slice->device_buffer = tomo_gpu_accumulator_copy_image (self->acc, error);
   if (slice->device_buffer == NULL)
     return gpu_failed (error, "GPU live slice copy");

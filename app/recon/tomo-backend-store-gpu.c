@@ -141,6 +141,7 @@ fill_raw (TomoBackendStore *store,
   TomoGpuStoreRawFill fill = { 0 };
   gsize row_bytes;
   guint chunk;
+  gboolean ok;
   g_autofree TomoGpuPreprocessCounts *counts = g_new0 (TomoGpuPreprocessCounts, n_rows);
 
   fill.type = tomo_scan_get_raw_dtype (scan) == TOMO_DTYPE_UINT16 ? TOMO_GPU_RAW_UINT16
@@ -155,29 +156,20 @@ fill_raw (TomoBackendStore *store,
   fill.user_data = store;
   fill.cancel = cancel;
   fill.counts = counts;
-  if (tomo_gpu_store_fill_raw (store->gpu, &fill, error))
-    {
-      for (guint r = 0; r < n_rows; r++)
-        {
-          TomoPreprocessStats row = { counts[r].n_values, counts[r].n_nonpositive,
-                                      counts[r].n_nonfinite };
-
-          tomo_preprocess_stats_add (&store->stats, &row);
-        }
-      return TRUE;
-    }
+  ok = tomo_gpu_store_fill_raw (store->gpu, &fill, error);
+  /* The rows' counts; after a failure, the first row found corrupt is the
+   * error. */
   for (guint r = 0; r < n_rows; r++)
-    if (counts[r].n_nonfinite * 2 > counts[r].n_values)
-      {
-        g_clear_error (error);
-        g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
-                     "Scan %s: %" G_GUINT64_FORMAT " of the %" G_GUINT64_FORMAT
-                     " values of row %u are NaN, infinite or absurdly large: the data are corrupt",
-                     tomo_scan_get_path (scan), counts[r].n_nonfinite, counts[r].n_values,
-                     store->setup.row_start + r);
+    {
+      TomoPreprocessStats row = { counts[r].n_values, counts[r].n_nonpositive,
+                                  counts[r].n_nonfinite };
+
+      if (ok)
+        tomo_preprocess_stats_add (&store->stats, &row);
+      else if (!tomo_backend_check_device_row (scan, store->setup.row_start + r, &row, error))
         break;
-      }
-  return FALSE;
+    }
+  return ok;
 }
 
 static gboolean

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  *
- * What the backends share: reading rows on the host and allocating host
- * slices.
+ * What the backends share: reading rows on the host, checking rows
+ * preprocessed on a device, allocating host slices.
  */
 #define G_LOG_DOMAIN "tomo-backend"
 
@@ -146,4 +146,20 @@ tomo_backend_store_cancelled (volatile gint *cancel,
   g_clear_error (error);
   g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED, "Cancelled");
   return TRUE;
+}
+
+gboolean
+tomo_backend_check_device_row (TomoScan                  *scan,
+                               guint                      row,
+                               const TomoPreprocessStats *counts,
+                               GError                   **error)
+{
+  if (counts->n_nonfinite * 2 <= counts->n_values)
+    return TRUE;
+  g_clear_error (error);
+  g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE,
+               "Scan %s: %" G_GUINT64_FORMAT " of the %" G_GUINT64_FORMAT
+               " values of row %u are NaN, infinite or absurdly large: the data are corrupt",
+               tomo_scan_get_path (scan), counts->n_nonfinite, counts->n_values, row);
+  return FALSE;
 }

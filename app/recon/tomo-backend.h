@@ -308,11 +308,6 @@ TomoBackendImpl *tomo_backend_cpu_new (void);
 TomoBackendImpl *tomo_backend_gpu_new (GError **error);
 /* Number of usable CUDA devices (0 without CUDA). */
 int              tomo_backend_gpu_count_devices (void);
-/* Kernel names of the GPU backend. */
-const char      *tomo_backend_gpu_kernel_name  (TomoKernel kernel);
-gboolean         tomo_backend_gpu_kernel_parse (const char *name,
-                                                TomoKernel *kernel,
-                                                GError    **error);
 
 void             tomo_backend_free     (TomoBackendImpl *self);
 
@@ -340,6 +335,14 @@ void             tomo_backend_store_stats (TomoBackendImpl     *self,
  * TOMO_RECON_ERROR_CANCELLED in `error` in place of any error there. */
 gboolean         tomo_backend_store_cancelled (volatile gint *cancel,
                                                GError       **error);
+
+/* A row preprocessed on a device, with `counts` as tomo_scan_read_sinogram()
+ * counts: FALSE with that function's refusal in `error` (in place of any
+ * error there) when most of its values are NaN or infinite. */
+gboolean         tomo_backend_check_device_row (TomoScan                  *scan,
+                                                guint                      row,
+                                                const TomoPreprocessStats *counts,
+                                                GError                   **error);
 
 /* load_rows of the backends that read on the host: self->rows and
  * self->n_slices hold the preprocessed sinograms, one after another. */

@@ -149,21 +149,6 @@ tomo_slice_get_device_data (TomoSlice *slice,
   return ((const TomoDeviceBufferOps *) slice->device_ops)->data (slice->device_buffer, device);
 }
 
-const char *
-tomo_kernel_to_string (TomoKernel kernel)
-{
-  return tomo_backend_gpu_kernel_name (kernel);
-}
-
-gboolean
-tomo_kernel_from_string (const char *name,
-                         TomoKernel *kernel,
-                         GError    **error)
-{
-  g_return_val_if_fail (kernel != NULL, FALSE);
-  return tomo_backend_gpu_kernel_parse (name, kernel, error);
-}
-
 void
 tomo_slice_request_init (TomoSliceRequest *request,
                          TomoScan         *scan)
@@ -422,6 +407,27 @@ tomo_engine_get_scan (TomoEngine *self)
   return self->scan;
 }
 
+gboolean
+tomo_recon_check_rows (TomoScan *scan,
+                       guint     row_start,
+                       guint     row_end,
+                       GError  **error)
+{
+  guint height = tomo_scan_get_height (scan);
+
+  if (row_end > row_start && row_end <= height)
+    return TRUE;
+  if (row_end == row_start + 1 || row_start >= height)
+    g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                 "Row %u is out of range: %s has rows 0 to %u",
+                 row_start, tomo_scan_get_path (scan), height - 1);
+  else
+    g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                 "Rows %u:%u are out of range: %s has rows 0 to %u", row_start, row_end,
+                 tomo_scan_get_path (scan), height - 1);
+  return FALSE;
+}
+
 static gboolean
 check_locked (TomoEngine            *self,
               guint                  row_start,
@@ -431,7 +437,7 @@ check_locked (TomoEngine            *self,
               GError               **error)
 {
   TomoScan *scan = self->scan;
-  guint height, width;
+  guint width;
 
   if (scan == NULL)
     {
@@ -439,21 +445,9 @@ check_locked (TomoEngine            *self,
                            "No scan is open");
       return FALSE;
     }
-  height = tomo_scan_get_height (scan);
   width = tomo_scan_get_width (scan);
-  if (row_end <= row_start || row_end > height)
-    {
-      if (row_end == row_start + 1 || row_start >= height)
-        g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                     "Row %u is out of range: %s has rows 0 to %u",
-                     row_start, tomo_scan_get_path (scan), height - 1);
-      else
-        g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                     "Rows %u:%u are out of range: %s has rows 0 to %u", row_start, row_end,
-                     tomo_scan_get_path (scan), height - 1);
-      return FALSE;
-    }
-  if (!tomo_recon_params_validate (params, width, error))
+  if (!tomo_recon_check_rows (scan, row_start, row_end, error)
+      || !tomo_recon_params_validate (params, width, error))
     return FALSE;
   if (roi != NULL)
     *roi = tomo_recon_params_get_roi (params, width);

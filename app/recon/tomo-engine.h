@@ -150,6 +150,12 @@ gboolean     tomo_engine_check              (TomoEngine            *self,
                                              const TomoReconParams *params,
                                              TomoRoi               *roi,
                                              GError               **error);
+/* Its rows part, for a scan without an engine: [row_start, row_end) is not
+ * empty and lies in `scan`, or FALSE and TOMO_RECON_ERROR_INVALID_PARAM. */
+gboolean     tomo_recon_check_rows          (TomoScan *scan,
+                                             guint     row_start,
+                                             guint     row_end,
+                                             GError  **error);
 
 /* Blocking; callable from any thread (requests are serialised). */
 TomoSlice   *tomo_engine_reconstruct        (TomoEngine             *self,

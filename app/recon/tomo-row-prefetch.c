@@ -11,9 +11,9 @@ typedef struct
 {
   gint64 row;       /* the row this slot holds or is reading; −1 free */
   gboolean ready;
-  float *data;      /* preprocessed row, or raw row then flat and dark */
+  float *data;      /* raw row, then flat and dark */
   GError *error;
-  TomoPreprocessStats stats;  /* of this read (raw rows: the flat and dark averaging) */
+  TomoPreprocessStats stats;  /* of this read: the flat and dark averaging */
 } Slot;
 
 struct _TomoRowPrefetch
@@ -21,9 +21,8 @@ struct _TomoRowPrefetch
   TomoScan *scan;
   guint row_start, row_end;
   gsize plane;
-  gboolean raw;     /* tomo_scan_read_raw_row() rows */
-  gsize elt;        /* raw: bytes per value */
-  gsize raw_bytes;  /* raw: bytes of the projections (aligned), then 2 × width floats */
+  gsize elt;        /* bytes per value */
+  gsize raw_bytes;  /* bytes of the projections (aligned), then 2 × width floats */
   guint width;
   guint depth;
   Slot *slots;
@@ -43,19 +42,6 @@ raw_flat (TomoRowPrefetch *p,
   return (float *) ((char *) data + p->raw_bytes);
 }
 
-static gboolean
-read_row (TomoRowPrefetch     *p,
-          guint                row,
-          float               *data,
-          TomoPreprocessStats *stats,
-          GError             **error)
-{
-  if (p->raw)
-    return tomo_scan_read_raw_row (p->scan, row, data, raw_flat (p, data),
-                                   raw_flat (p, data) + p->width, stats, error);
-  return tomo_scan_read_sinogram_direct (p->scan, row, data, stats, error);
-}
-
 static void
 read_run (gpointer data,
           gpointer user_data)
@@ -72,7 +58,8 @@ read_run (gpointer data,
   stop = p->stop;
   g_mutex_unlock (&p->lock);
   if (!stop)
-    read_row (p, row, slot->data, &stats, &error);
+    tomo_scan_read_raw_row (p->scan, row, slot->data, raw_flat (p, slot->data),
+                            raw_flat (p, slot->data) + p->width, &stats, &error);
 
   g_mutex_lock (&p->lock);
   slot->error = error;
@@ -97,16 +84,14 @@ schedule_locked (TomoRowPrefetch *p,
   g_thread_pool_push (p->pool, GUINT_TO_POINTER (row + 1), NULL);
 }
 
-static TomoRowPrefetch *
-prefetch_new (TomoScan *scan,
-              guint     row_start,
-              guint     row_end,
-              guint     n_threads,
-              guint     depth,
-              gboolean  raw)
+TomoRowPrefetch *
+tomo_row_prefetch_new_raw (TomoScan *scan,
+                           guint     row_start,
+                           guint     row_end,
+                           guint     n_threads,
+                           guint     depth)
 {
   TomoRowPrefetch *p;
-  gsize slot_bytes;
 
   g_return_val_if_fail (TOMO_IS_SCAN (scan), NULL);
   g_return_val_if_fail (row_end > row_start, NULL);
@@ -117,20 +102,14 @@ prefetch_new (TomoScan *scan,
   p->row_end = row_end;
   p->width = tomo_scan_get_width (scan);
   p->plane = (gsize) tomo_scan_get_n_projections (scan) * p->width;
-  p->raw = raw;
-  slot_bytes = p->plane * sizeof (float);
-  if (raw)
-    {
-      p->elt = tomo_scan_get_raw_dtype (scan) == TOMO_DTYPE_UINT16 ? 2 : 4;
-      p->raw_bytes = (p->plane * p->elt + 15) & ~(gsize) 15;
-      slot_bytes = p->raw_bytes + 2 * (gsize) p->width * sizeof (float);
-    }
+  p->elt = tomo_scan_get_raw_dtype (scan) == TOMO_DTYPE_UINT16 ? 2 : 4;
+  p->raw_bytes = (p->plane * p->elt + 15) & ~(gsize) 15;
   p->depth = MAX (depth, 2);
   p->slots = g_new0 (Slot, p->depth);
   for (guint i = 0; i < p->depth; i++)
     {
       p->slots[i].row = -1;
-      p->slots[i].data = g_malloc (slot_bytes);
+      p->slots[i].data = g_malloc (p->raw_bytes + 2 * (gsize) p->width * sizeof (float));
     }
   g_mutex_init (&p->lock);
   g_cond_init (&p->cond);
@@ -142,39 +121,19 @@ prefetch_new (TomoScan *scan,
   return p;
 }
 
-TomoRowPrefetch *
-tomo_row_prefetch_new (TomoScan *scan,
-                       guint     row_start,
-                       guint     row_end,
-                       guint     n_threads,
-                       guint     depth)
-{
-  return prefetch_new (scan, row_start, row_end, n_threads, depth, FALSE);
-}
-
-TomoRowPrefetch *
-tomo_row_prefetch_new_raw (TomoScan *scan,
-                           guint     row_start,
-                           guint     row_end,
-                           guint     n_threads,
-                           guint     depth)
-{
-  return prefetch_new (scan, row_start, row_end, n_threads, depth, TRUE);
-}
-
-/* Waits for row `row` and copies it out: the preprocessed row to `out`, or
- * the raw row to `out` and its flat and dark. */
-static gboolean
-take (TomoRowPrefetch *p,
-      guint            row,
-      void            *out,
-      float           *flat,
-      float           *dark,
-      GError         **error)
+gboolean
+tomo_row_prefetch_take_raw (TomoRowPrefetch *p,
+                            guint            row,
+                            void            *raw,
+                            float           *flat,
+                            float           *dark,
+                            GError         **error)
 {
   Slot *slot;
   GError *slot_error;
+  gboolean normalise;
 
+  g_return_val_if_fail (p != NULL, FALSE);
   slot = &p->slots[row % p->depth];
   g_mutex_lock (&p->lock);
   if (slot->row != row)
@@ -184,10 +143,7 @@ take (TomoRowPrefetch *p,
       gboolean ok;
 
       g_mutex_unlock (&p->lock);
-      if (p->raw)
-        ok = tomo_scan_read_raw_row (p->scan, row, out, flat, dark, &stats, error);
-      else
-        ok = tomo_scan_read_sinogram_direct (p->scan, row, out, &stats, error);
+      ok = tomo_scan_read_raw_row (p->scan, row, raw, flat, dark, &stats, error);
       g_mutex_lock (&p->lock);
       tomo_preprocess_stats_add (&p->stats, &stats);
       g_mutex_unlock (&p->lock);
@@ -197,20 +153,13 @@ take (TomoRowPrefetch *p,
     g_cond_wait (&p->cond, &p->lock);
   g_mutex_unlock (&p->lock);
 
-  if (p->raw)
+  memcpy (raw, slot->data, p->plane * p->elt);
+  tomo_scan_get_preprocessing (p->scan, &normalise, NULL);
+  if (normalise)
     {
-      gboolean normalise;
-
-      memcpy (out, slot->data, p->plane * p->elt);
-      tomo_scan_get_preprocessing (p->scan, &normalise, NULL);
-      if (normalise)
-        {
-          memcpy (flat, raw_flat (p, slot->data), p->width * sizeof (float));
-          memcpy (dark, raw_flat (p, slot->data) + p->width, p->width * sizeof (float));
-        }
+      memcpy (flat, raw_flat (p, slot->data), p->width * sizeof (float));
+      memcpy (dark, raw_flat (p, slot->data) + p->width, p->width * sizeof (float));
     }
-  else
-    memcpy (out, slot->data, p->plane * sizeof (float));
 
   g_mutex_lock (&p->lock);
   slot_error = g_steal_pointer (&slot->error);
@@ -224,28 +173,6 @@ take (TomoRowPrefetch *p,
       return FALSE;
     }
   return TRUE;
-}
-
-gboolean
-tomo_row_prefetch_take (TomoRowPrefetch *p,
-                        guint            row,
-                        float           *out,
-                        GError         **error)
-{
-  g_return_val_if_fail (p != NULL && !p->raw, FALSE);
-  return take (p, row, out, NULL, NULL, error);
-}
-
-gboolean
-tomo_row_prefetch_take_raw (TomoRowPrefetch *p,
-                            guint            row,
-                            void            *raw,
-                            float           *flat,
-                            float           *dark,
-                            GError         **error)
-{
-  g_return_val_if_fail (p != NULL && p->raw, FALSE);
-  return take (p, row, raw, flat, dark, error);
 }
 
 double

@@ -5,30 +5,22 @@
 
 G_BEGIN_DECLS
 
-/* Preprocessed sinogram rows [row_start, row_end) read ahead by a pool of
- * threads into a ring of `depth` rows, for consumers that take them about
- * in order (the volume pipeline).  The file read is serialised by the
- * scan; the preprocessing runs on all reader threads at once. */
+/* Raw rows [row_start, row_end) (tomo_scan_read_raw_row(), in
+ * tomo_scan_get_raw_dtype(), no preprocessing) with their flats and darks,
+ * read ahead by a pool of threads into a ring of `depth` rows, for
+ * consumers that take them about in order (the volume pipeline's device
+ * path).  The file read is serialised by the scan; the averaging of the
+ * flats and darks runs on all reader threads at once. */
 typedef struct _TomoRowPrefetch TomoRowPrefetch;
 
-TomoRowPrefetch *tomo_row_prefetch_new  (TomoScan *scan,
-                                         guint     row_start,
-                                         guint     row_end,
-                                         guint     n_threads,
-                                         guint     depth);
-/* Copies row `row` into `out` (n_proj × width floats), waiting for it; a
- * row outside the ring's window is read on the spot. */
-gboolean         tomo_row_prefetch_take (TomoRowPrefetch *prefetch,
-                                         guint            row,
-                                         float           *out,
-                                         GError         **error);
-/* The same for the device path: raw rows (tomo_scan_read_raw_row(), in
- * tomo_scan_get_raw_dtype()) with their flats and darks, no preprocessing. */
 TomoRowPrefetch *tomo_row_prefetch_new_raw  (TomoScan *scan,
                                              guint     row_start,
                                              guint     row_end,
                                              guint     n_threads,
                                              guint     depth);
+/* Copies row `row` into `raw` and, when the scan normalises, its flat and
+ * dark (width floats each), waiting for it; a row outside the ring's window
+ * is read on the spot. */
 gboolean         tomo_row_prefetch_take_raw (TomoRowPrefetch *prefetch,
                                              guint            row,
                                              void            *raw,
@@ -37,9 +29,8 @@ gboolean         tomo_row_prefetch_take_raw (TomoRowPrefetch *prefetch,
                                              GError         **error);
 /* Busy time of the reader threads, summed (ms). */
 double           tomo_row_prefetch_get_busy_ms (TomoRowPrefetch *prefetch);
-/* The counts of the reads of the rows taken so far: for raw rows those of
- * averaging the flat and dark frames (the values' own come from the
- * device), for preprocessed rows all of tomo_scan_read_sinogram()'s. */
+/* The counts of the reads of the rows taken so far: those of averaging the
+ * flat and dark frames (the values' own come from the device). */
 void             tomo_row_prefetch_get_stats   (TomoRowPrefetch     *prefetch,
                                                 TomoPreprocessStats *stats);
 void             tomo_row_prefetch_free (TomoRowPrefetch *prefetch);

@@ -225,13 +225,8 @@ tomo_volume_export_run (TomoVolumeExport *self,
                    "Cannot export %s: no scan is open", self->path);
       return FALSE;
     }
-  if (self->row_end <= self->row_start || self->row_end > tomo_scan_get_height (scan))
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                   "Rows %u:%u are out of range: %s has rows 0 to %u", self->row_start,
-                   self->row_end, tomo_scan_get_path (scan), tomo_scan_get_height (scan) - 1);
-      return FALSE;
-    }
+  if (!tomo_recon_check_rows (scan, self->row_start, self->row_end, error))
+    return FALSE;
   roi = tomo_recon_params_get_roi (&self->params, tomo_scan_get_width (scan));
   info.width = roi.width;
   info.height = roi.height;
@@ -334,13 +329,6 @@ tomo_volume_export_get_stats (TomoVolumeExport *self,
   g_return_if_fail (TOMO_IS_VOLUME_EXPORT (self));
   g_return_if_fail (stats != NULL);
   *stats = self->stats;
-}
-
-const char *
-tomo_volume_export_get_path (TomoVolumeExport *self)
-{
-  g_return_val_if_fail (TOMO_IS_VOLUME_EXPORT (self), NULL);
-  return self->path;
 }
 
 TomoVolumeFormat

@@ -53,7 +53,6 @@ gboolean          tomo_volume_export_run_finish (TomoVolumeExport *self,
  * threads' busy time (summed) and wall_ms the whole export. */
 void              tomo_volume_export_get_stats  (TomoVolumeExport *self,
                                                  TomoVolumeStats  *stats);
-const char       *tomo_volume_export_get_path   (TomoVolumeExport *self);
 TomoVolumeFormat  tomo_volume_export_get_format (TomoVolumeExport *self);
 
 G_END_DECLS

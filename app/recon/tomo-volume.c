@@ -54,18 +54,11 @@ tomo_volume_new (TomoScan              *scan,
   g_autoptr (TomoVolume) vol = NULL;
   g_autoptr (GError) gpu_error = NULL;
   TomoBackendStoreSetup setup = { 0 };
-  guint height;
 
   g_return_val_if_fail (scan != NULL && params != NULL, NULL);
 
-  height = tomo_scan_get_height (scan);
-  if (row_start >= row_end || row_end > height)
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                   "Rows %u:%u are out of range: %s has rows 0 to %u", row_start, row_end,
-                   tomo_scan_get_path (scan), height - 1);
-      return NULL;
-    }
+  if (!tomo_recon_check_rows (scan, row_start, row_end, error))
+    return NULL;
   vol = g_new0 (TomoVolume, 1);
   vol->scan = g_object_ref (scan);
   vol->width = tomo_scan_get_width (scan);

@@ -1637,9 +1637,7 @@ tomo_bench_main (int    argc,
     "path without a window.  Either replaces the GPU tables; both may be given.\n"
     "--live measures live ingest over loopback ZeroMQ (`bench --live --help` lists its\n"
     "options).");
-  g_option_context_set_main_group (octx, tomo_number_option_group ("bench", "Bench options:",
-                                                                    entries, numbers));
-  if (!g_option_context_parse (octx, &argc, &argv, &error))
+  if (!tomo_cli_parse (octx, entries, numbers, &argc, &argv, &error))
     {
       g_printerr ("tomolive bench: %s\n", error->message);
       return 1;

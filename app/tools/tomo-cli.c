@@ -47,13 +47,15 @@ fail_literal (const char *message)
   return 1;
 }
 
-static gboolean
-parse_options (GOptionContext *context,
-               int            *argc,
-               char         ***argv,
-               GError        **error)
+gboolean
+tomo_cli_parse (GOptionContext     *context,
+                const GOptionEntry *entries,
+                TomoNumberOption   *numbers,
+                int                *argc,
+                char             ***argv,
+                GError            **error)
 {
-  g_option_context_set_help_enabled (context, TRUE);
+  g_option_context_set_main_group (context, tomo_number_option_group (NULL, NULL, entries, numbers));
   return g_option_context_parse (context, argc, argv, error);
 }
 
@@ -107,11 +109,8 @@ cmd_info (int    argc,
     "Prints what is in a scan: format, detector size, projections, flats,\n"
     "darks, data type, angles and pixel size, and the geometry it will be\n"
     "reconstructed in (a full turn reads the middle row to find the axis).");
-  g_option_context_set_main_group (context,
-                                   tomo_number_option_group ("info", "Info options:",
-                                                             entries, numbers));
   g_option_context_add_group (context, tomo_open_args_group (&a));
-  if (!parse_options (context, &argc, &argv, &error))
+  if (!tomo_cli_parse (context, entries, numbers, &argc, &argv, &error))
     goto out;
   if (argc != 2)
     {
@@ -321,12 +320,9 @@ cmd_reconstruct (int    argc,
   g_option_context_set_summary (context,
     "Filtered back projection of sinogram rows into float32 slices\n"
     "(attenuation per pixel).  Slices are W×W pixels of detector-pixel size.");
-  g_option_context_set_main_group (context,
-                                   tomo_number_option_group ("reconstruct", "Reconstruction options:",
-                                                             entries, numbers));
   g_option_context_add_group (context, tomo_open_args_group (&a));
   g_option_context_add_group (context, tomo_live_cli_listen_group (&live));
-  if (!parse_options (context, &argc, &argv, &error))
+  if (!tomo_cli_parse (context, entries, numbers, &argc, &argv, &error))
     goto out;
   if (argc != (live.url ? 1 : 2))
     {
@@ -626,10 +622,7 @@ cmd_phantom (int    argc,
       "Simulates a parallel-beam scan of an analytic phantom: exact line\n"
       "integrals of ellipsoids, turned into raw counts with flats, darks and\n"
       "Poisson noise, with the rotation axis off the detector middle.");
-    g_option_context_set_main_group (context,
-                                     tomo_number_option_group ("phantom", "Phantom options:",
-                                                               entries, numbers));
-    if (!parse_options (context, &argc, &argv, &error))
+    if (!tomo_cli_parse (context, entries, numbers, &argc, &argv, &error))
       return fail (error);
   }
 

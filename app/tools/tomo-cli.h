@@ -3,6 +3,8 @@
 
 #include <glib.h>
 
+#include "tomo-options.h"
+
 G_BEGIN_DECLS
 
 /* Runs a subcommand (info, reconstruct, phantom, bench) if argv[1] names one;
@@ -10,6 +12,16 @@ G_BEGIN_DECLS
  * then opens the viewer). */
 int tomo_cli_run (int    argc,
                   char **argv);
+
+/* Makes `entries` (numbers filled through tomo_number_option_cb into
+ * `numbers`) the main group of `context`, then parses argv.  --help shows
+ * the main group as "Application Options", so it needs no name. */
+gboolean tomo_cli_parse (GOptionContext     *context,
+                         const GOptionEntry *entries,
+                         TomoNumberOption   *numbers,
+                         int                *argc,
+                         char             ***argv,
+                         GError            **error);
 
 /* `tomolive bench …` (app/tomo-bench.c). */
 int tomo_bench_main (int    argc,

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -695,9 +696,10 @@ print_usage (void)
     "as in TomoPy; slices are attenuation per pixel.\n");
 }
 
-int
-tomo_cli_run (int    argc,
-              char **argv)
+/* The exit status of the subcommand argv[1] names, or -1 when it names none. */
+static int
+cli_run (int    argc,
+         char **argv)
 {
   const char *cmd;
 
@@ -736,4 +738,21 @@ tomo_cli_run (int    argc,
   if (g_str_equal (cmd, "find-center"))
     return tomo_find_center_main (argc - 1, argv + 1);
   return -1;
+}
+
+int
+tomo_cli_main (int    argc,
+               char **argv,
+               int  (*open_viewer) (int argc, char **argv))
+{
+  int status;
+
+  setlocale (LC_ALL, "");
+  status = cli_run (argc, argv);
+  if (status >= 0)
+    return status;
+  if (open_viewer != NULL)
+    return open_viewer (argc, argv);
+  g_printerr ("tomolive was built without the viewer (GTK 4); try “tomolive --help”.\n");
+  return 1;
 }

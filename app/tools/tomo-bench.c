@@ -27,6 +27,7 @@
 #include "tomo-bench-scrub.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
+#include "tomo-hdf5-private.h"
 #include "tomo-fbp.h"
 #include "tomo-filter.h"
 #include "tomo-gpu.h"
@@ -843,7 +844,6 @@ write_declared_scan (const char *path,
   };
   g_autofree double *theta = g_new (double, n_proj);
   hid_t file, group;
-  hsize_t n_theta = n_proj;
   hid_t space, dset;
   herr_t status = 0;
 
@@ -875,17 +875,8 @@ write_declared_scan (const char *path,
       H5Sclose (space);
       H5Pclose (dcpl);
     }
-  if (status >= 0)
-    {
-      space = H5Screate_simple (1, &n_theta, NULL);
-      dset = H5Dcreate2 (file, "/exchange/theta", H5T_IEEE_F64LE, space, H5P_DEFAULT,
-                         H5P_DEFAULT, H5P_DEFAULT);
-      status = dset >= 0 ? H5Dwrite (dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, theta)
-                         : -1;
-      if (dset >= 0)
-        H5Dclose (dset);
-      H5Sclose (space);
-    }
+  if (status >= 0 && !_tomo_hdf5_write_doubles (file, "/exchange/theta", n_proj, theta))
+    status = -1;
   if (H5Fclose (file) < 0)
     status = -1;
   if (status < 0)

@@ -1530,6 +1530,18 @@ bench_interop (guint        S,
 #endif
 }
 
+/* --runs, else `usual`; fewer than usual get a note. */
+static guint
+runs_or (int   runs,
+         guint usual)
+{
+  guint n = runs ? (guint) runs : usual;
+
+  if (n < usual)
+    g_printerr ("tomolive bench: note: fewer than %u runs (%u) per median\n", usual, n);
+  return n;
+}
+
 int
 tomo_bench_main (int    argc,
                  char **argv)
@@ -1688,42 +1700,22 @@ tomo_bench_main (int    argc,
     }
   if (cpu_flag || interop_flag)
     {
+      gboolean ok = TRUE;
+
       if (cpu_flag)
-        {
-          guint cpu_runs = runs ? runs : 5;
-
-          if (cpu_runs < 5)
-            g_printerr ("tomolive bench: note: fewer than 5 runs (%u) per median\n", cpu_runs);
-          if (!bench_cpu (sizes ? opts.sizes[0] : 1024, n_proj ? n_proj : 1024, cpu_runs,
-                          cmdline, date, &error))
-            {
-              g_printerr ("tomolive bench: %s\n", error->message);
-              status = 1;
-            }
-        }
-      if (interop_flag && status == 0)
-        {
-          guint gl_runs = runs ? runs : 50;
-
-          if (gl_runs < 50)
-            g_printerr ("tomolive bench: note: fewer than 50 runs (%u) per median\n", gl_runs);
-          if (!bench_interop (sizes ? opts.sizes[0] : 2048, n_proj ? n_proj : 2048, gl_runs,
-                              cmdline, date, &error))
-            {
-              g_printerr ("tomolive bench: %s\n", error->message);
-              status = 1;
-            }
-        }
+        ok = bench_cpu (sizes ? opts.sizes[0] : 1024, n_proj ? n_proj : 1024, runs_or (runs, 5),
+                        cmdline, date, &error);
+      if (ok && interop_flag)
+        ok = bench_interop (sizes ? opts.sizes[0] : 2048, n_proj ? n_proj : 2048,
+                            runs_or (runs, 50), cmdline, date, &error);
+      if (!ok)
+        g_printerr ("tomolive bench: %s\n", error->message);
       g_free (opts.sizes);
-      return status;
+      return ok ? 0 : 1;
     }
 
-  if (runs == 0)
-    runs = 20;
-  if (runs < 20)
-    g_printerr ("tomolive bench: note: fewer than 20 runs (%d) per median\n", runs);
   opts.n_proj = n_proj ? n_proj : 2048;
-  opts.runs = runs;
+  opts.runs = runs_or (runs, 20);
   opts.volume = volume;
   opts.tune = tune_flag;
   opts.device = device;

@@ -749,7 +749,6 @@ bench_cpu_viewer (const char *dir,
   g_autofree double *bp_centre = g_new (double, runs);
   g_autofree double *filter_row = g_new (double, runs);
   TomoPhantomParams phantom;
-  TomoOpenOptions options;
   TomoSliceRequest request;
   gint64 t0;
   double write_s, m_centre, m_row;
@@ -759,8 +758,7 @@ bench_cpu_viewer (const char *dir,
   if (!tomo_phantom_write_dxchange_timed (&phantom, path, &write_s, error))
     return FALSE;
 
-  tomo_open_options_init (&options);
-  scan = tomo_scan_open (path, &options, error);
+  scan = tomo_scan_open (path, NULL, error);
   if (scan == NULL)
     return FALSE;
   engine = tomo_engine_new (TOMO_BACKEND_CPU);
@@ -905,13 +903,11 @@ bench_header_open (const char *dir,
     {
       g_autoptr(TomoScan) scan = NULL;
       g_autofree char *text = NULL;
-      TomoOpenOptions options;
       gint64 t0;
       double ms;
 
-      tomo_open_options_init (&options);
       t0 = g_get_monotonic_time ();
-      scan = tomo_scan_open (path, &options, error);
+      scan = tomo_scan_open (path, NULL, error);
       if (scan == NULL)
         return FALSE;
       text = tomo_scan_describe (scan);
@@ -1224,11 +1220,8 @@ interop_engine (TomoGpuGlHeadless *gl,
                 GError           **error)
 {
   g_autoptr(TomoEngine) engine = NULL;
-  g_autoptr(TomoScan) scan = NULL;
-  TomoOpenOptions options;
+  g_autoptr(TomoScan) scan = tomo_scan_open (path, NULL, error);
 
-  tomo_open_options_init (&options);
-  scan = tomo_scan_open (path, &options, error);
   if (scan == NULL)
     return NULL;
   engine = tomo_engine_new (TOMO_BACKEND_GPU);

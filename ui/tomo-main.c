@@ -7,22 +7,21 @@
 
 #include "config.h"
 
-#include <locale.h>
-
 #include "tomo-cli.h"
 #include "tomo-live-link.h"
 #include "tomo-ui.h"
+
+static int
+open_viewer (int    argc,
+             char **argv)
+{
+  tomo_live_link_take_arguments (&argc, &argv);
+  return tomo_ui_main (argc, argv);
+}
 
 int
 main (int    argc,
       char **argv)
 {
-  int status;
-
-  setlocale (LC_ALL, "");
-  status = tomo_cli_run (argc, argv);
-  if (status >= 0)
-    return status;
-  tomo_live_link_take_arguments (&argc, &argv);
-  return tomo_ui_main (argc, argv);
+  return tomo_cli_main (argc, argv, open_viewer);
 }

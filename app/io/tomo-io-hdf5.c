@@ -14,6 +14,7 @@
 #include <hdf5.h>
 
 #include "tomo-error.h"
+#include "tomo-hdf5-private.h"
 #include "tomo-memory.h"
 #include "tomo-scan-private.h"
 
@@ -78,6 +79,26 @@ void
 _tomo_hdf5_unlock (void)
 {
   hdf5_lock_release ();
+}
+
+gboolean
+_tomo_hdf5_write_doubles (hid_t         loc,
+                          const char   *name,
+                          hsize_t       n,
+                          const double *values)
+{
+  hid_t space = n > 0 ? H5Screate_simple (1, &n, NULL) : H5Screate (H5S_SCALAR);
+  hid_t dset = H5Dcreate2 (loc, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT,
+                           H5P_DEFAULT);
+  herr_t status = -1;
+
+  if (dset >= 0)
+    {
+      status = H5Dwrite (dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values);
+      H5Dclose (dset);
+    }
+  H5Sclose (space);
+  return dset >= 0 && status >= 0;
 }
 
 static herr_t

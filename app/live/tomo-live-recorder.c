@@ -9,6 +9,7 @@
 #include <hdf5.h>
 
 #include "tomo-error.h"
+#include "tomo-hdf5-private.h"
 #include "tomo-live-recorder.h"
 #include "tomo-scan-private.h"
 
@@ -187,7 +188,6 @@ tomo_live_recorder_finish (TomoLiveRecorder *self,
   g_autofree double *theta = NULL;
   const double *angles;
   hsize_t n;
-  hid_t space, dset;
   gboolean ok;
 
   if (!tomo_live_recorder_flush (self, error))
@@ -209,12 +209,7 @@ tomo_live_recorder_finish (TomoLiveRecorder *self,
       hsize_t dims[3] = { n, tomo_live_scan_get_rows (self->scan), tomo_live_scan_get_cols (self->scan) };
       H5Dset_extent (self->dsets[TOMO_FRAME_PROJECTION], dims);
     }
-  space = H5Screate_simple (1, &n, NULL);
-  dset = H5Dcreate2 (self->file, "/exchange/theta", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-  ok = dset >= 0 && H5Dwrite (dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, theta) >= 0;
-  if (dset >= 0)
-    H5Dclose (dset);
-  H5Sclose (space);
+  ok = _tomo_hdf5_write_doubles (self->file, "/exchange/theta", n, theta);
   close_locked (self);
   ok = H5Fclose (self->file) >= 0 && ok;
   self->file = -1;

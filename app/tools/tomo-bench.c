@@ -27,6 +27,7 @@
 #include "tomo-bench-scrub.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
+#include "tomo-hdf5-private.h"
 #include "tomo-fbp.h"
 #include "tomo-filter.h"
 #include "tomo-gpu.h"
@@ -748,7 +749,6 @@ bench_cpu_viewer (const char *dir,
   g_autofree double *bp_centre = g_new (double, runs);
   g_autofree double *filter_row = g_new (double, runs);
   TomoPhantomParams phantom;
-  TomoOpenOptions options;
   TomoSliceRequest request;
   gint64 t0;
   double write_s, m_centre, m_row;
@@ -758,8 +758,7 @@ bench_cpu_viewer (const char *dir,
   if (!tomo_phantom_write_dxchange_timed (&phantom, path, &write_s, error))
     return FALSE;
 
-  tomo_open_options_init (&options);
-  scan = tomo_scan_open (path, &options, error);
+  scan = tomo_scan_open (path, NULL, error);
   if (scan == NULL)
     return FALSE;
   engine = tomo_engine_new (TOMO_BACKEND_CPU);
@@ -843,7 +842,6 @@ write_declared_scan (const char *path,
   };
   g_autofree double *theta = g_new (double, n_proj);
   hid_t file, group;
-  hsize_t n_theta = n_proj;
   hid_t space, dset;
   herr_t status = 0;
 
@@ -875,17 +873,8 @@ write_declared_scan (const char *path,
       H5Sclose (space);
       H5Pclose (dcpl);
     }
-  if (status >= 0)
-    {
-      space = H5Screate_simple (1, &n_theta, NULL);
-      dset = H5Dcreate2 (file, "/exchange/theta", H5T_IEEE_F64LE, space, H5P_DEFAULT,
-                         H5P_DEFAULT, H5P_DEFAULT);
-      status = dset >= 0 ? H5Dwrite (dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, theta)
-                         : -1;
-      if (dset >= 0)
-        H5Dclose (dset);
-      H5Sclose (space);
-    }
+  if (status >= 0 && !_tomo_hdf5_write_doubles (file, "/exchange/theta", n_proj, theta))
+    status = -1;
   if (H5Fclose (file) < 0)
     status = -1;
   if (status < 0)
@@ -914,13 +903,11 @@ bench_header_open (const char *dir,
     {
       g_autoptr(TomoScan) scan = NULL;
       g_autofree char *text = NULL;
-      TomoOpenOptions options;
       gint64 t0;
       double ms;
 
-      tomo_open_options_init (&options);
       t0 = g_get_monotonic_time ();
-      scan = tomo_scan_open (path, &options, error);
+      scan = tomo_scan_open (path, NULL, error);
       if (scan == NULL)
         return FALSE;
       text = tomo_scan_describe (scan);
@@ -1233,11 +1220,8 @@ interop_engine (TomoGpuGlHeadless *gl,
                 GError           **error)
 {
   g_autoptr(TomoEngine) engine = NULL;
-  g_autoptr(TomoScan) scan = NULL;
-  TomoOpenOptions options;
+  g_autoptr(TomoScan) scan = tomo_scan_open (path, NULL, error);
 
-  tomo_open_options_init (&options);
-  scan = tomo_scan_open (path, &options, error);
   if (scan == NULL)
     return NULL;
   engine = tomo_engine_new (TOMO_BACKEND_GPU);
@@ -1539,6 +1523,18 @@ bench_interop (guint        S,
 #endif
 }
 
+/* --runs, else `usual`; fewer than usual get a note. */
+static guint
+runs_or (int   runs,
+         guint usual)
+{
+  guint n = runs ? (guint) runs : usual;
+
+  if (n < usual)
+    g_printerr ("tomolive bench: note: fewer than %u runs (%u) per median\n", usual, n);
+  return n;
+}
+
 int
 tomo_bench_main (int    argc,
                  char **argv)
@@ -1637,9 +1633,7 @@ tomo_bench_main (int    argc,
     "path without a window.  Either replaces the GPU tables; both may be given.\n"
     "--live measures live ingest over loopback ZeroMQ (`bench --live --help` lists its\n"
     "options).");
-  g_option_context_set_main_group (octx, tomo_number_option_group ("bench", "Bench options:",
-                                                                    entries, numbers));
-  if (!g_option_context_parse (octx, &argc, &argv, &error))
+  if (!tomo_cli_parse (octx, entries, numbers, &argc, &argv, &error))
     {
       g_printerr ("tomolive bench: %s\n", error->message);
       return 1;
@@ -1699,42 +1693,22 @@ tomo_bench_main (int    argc,
     }
   if (cpu_flag || interop_flag)
     {
+      gboolean ok = TRUE;
+
       if (cpu_flag)
-        {
-          guint cpu_runs = runs ? runs : 5;
-
-          if (cpu_runs < 5)
-            g_printerr ("tomolive bench: note: fewer than 5 runs (%u) per median\n", cpu_runs);
-          if (!bench_cpu (sizes ? opts.sizes[0] : 1024, n_proj ? n_proj : 1024, cpu_runs,
-                          cmdline, date, &error))
-            {
-              g_printerr ("tomolive bench: %s\n", error->message);
-              status = 1;
-            }
-        }
-      if (interop_flag && status == 0)
-        {
-          guint gl_runs = runs ? runs : 50;
-
-          if (gl_runs < 50)
-            g_printerr ("tomolive bench: note: fewer than 50 runs (%u) per median\n", gl_runs);
-          if (!bench_interop (sizes ? opts.sizes[0] : 2048, n_proj ? n_proj : 2048, gl_runs,
-                              cmdline, date, &error))
-            {
-              g_printerr ("tomolive bench: %s\n", error->message);
-              status = 1;
-            }
-        }
+        ok = bench_cpu (sizes ? opts.sizes[0] : 1024, n_proj ? n_proj : 1024, runs_or (runs, 5),
+                        cmdline, date, &error);
+      if (ok && interop_flag)
+        ok = bench_interop (sizes ? opts.sizes[0] : 2048, n_proj ? n_proj : 2048,
+                            runs_or (runs, 50), cmdline, date, &error);
+      if (!ok)
+        g_printerr ("tomolive bench: %s\n", error->message);
       g_free (opts.sizes);
-      return status;
+      return ok ? 0 : 1;
     }
 
-  if (runs == 0)
-    runs = 20;
-  if (runs < 20)
-    g_printerr ("tomolive bench: note: fewer than 20 runs (%d) per median\n", runs);
   opts.n_proj = n_proj ? n_proj : 2048;
-  opts.runs = runs;
+  opts.runs = runs_or (runs, 20);
   opts.volume = volume;
   opts.tune = tune_flag;
   opts.device = device;

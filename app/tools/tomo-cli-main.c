@@ -7,20 +7,11 @@
 
 #include "config.h"
 
-#include <locale.h>
-
 #include "tomo-cli.h"
 
 int
 main (int    argc,
       char **argv)
 {
-  int status;
-
-  setlocale (LC_ALL, "");
-  status = tomo_cli_run (argc, argv);
-  if (status >= 0)
-    return status;
-  g_printerr ("tomolive was built without the viewer (GTK 4); try “tomolive --help”.\n");
-  return 1;
+  return tomo_cli_main (argc, argv, NULL);
 }

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,13 +48,15 @@ fail_literal (const char *message)
   return 1;
 }
 
-static gboolean
-parse_options (GOptionContext *context,
-               int            *argc,
-               char         ***argv,
-               GError        **error)
+gboolean
+tomo_cli_parse (GOptionContext     *context,
+                const GOptionEntry *entries,
+                TomoNumberOption   *numbers,
+                int                *argc,
+                char             ***argv,
+                GError            **error)
 {
-  g_option_context_set_help_enabled (context, TRUE);
+  g_option_context_set_main_group (context, tomo_number_option_group (NULL, NULL, entries, numbers));
   return g_option_context_parse (context, argc, argv, error);
 }
 
@@ -107,11 +110,8 @@ cmd_info (int    argc,
     "Prints what is in a scan: format, detector size, projections, flats,\n"
     "darks, data type, angles and pixel size, and the geometry it will be\n"
     "reconstructed in (a full turn reads the middle row to find the axis).");
-  g_option_context_set_main_group (context,
-                                   tomo_number_option_group ("info", "Info options:",
-                                                             entries, numbers));
   g_option_context_add_group (context, tomo_open_args_group (&a));
-  if (!parse_options (context, &argc, &argv, &error))
+  if (!tomo_cli_parse (context, entries, numbers, &argc, &argv, &error))
     goto out;
   if (argc != 2)
     {
@@ -321,12 +321,9 @@ cmd_reconstruct (int    argc,
   g_option_context_set_summary (context,
     "Filtered back projection of sinogram rows into float32 slices\n"
     "(attenuation per pixel).  Slices are W×W pixels of detector-pixel size.");
-  g_option_context_set_main_group (context,
-                                   tomo_number_option_group ("reconstruct", "Reconstruction options:",
-                                                             entries, numbers));
   g_option_context_add_group (context, tomo_open_args_group (&a));
   g_option_context_add_group (context, tomo_live_cli_listen_group (&live));
-  if (!parse_options (context, &argc, &argv, &error))
+  if (!tomo_cli_parse (context, entries, numbers, &argc, &argv, &error))
     goto out;
   if (argc != (live.url ? 1 : 2))
     {
@@ -626,10 +623,7 @@ cmd_phantom (int    argc,
       "Simulates a parallel-beam scan of an analytic phantom: exact line\n"
       "integrals of ellipsoids, turned into raw counts with flats, darks and\n"
       "Poisson noise, with the rotation axis off the detector middle.");
-    g_option_context_set_main_group (context,
-                                     tomo_number_option_group ("phantom", "Phantom options:",
-                                                               entries, numbers));
-    if (!parse_options (context, &argc, &argv, &error))
+    if (!tomo_cli_parse (context, entries, numbers, &argc, &argv, &error))
       return fail (error);
   }
 
@@ -702,9 +696,10 @@ print_usage (void)
     "as in TomoPy; slices are attenuation per pixel.\n");
 }
 
-int
-tomo_cli_run (int    argc,
-              char **argv)
+/* The exit status of the subcommand argv[1] names, or -1 when it names none. */
+static int
+cli_run (int    argc,
+         char **argv)
 {
   const char *cmd;
 
@@ -743,4 +738,21 @@ tomo_cli_run (int    argc,
   if (g_str_equal (cmd, "find-center"))
     return tomo_find_center_main (argc - 1, argv + 1);
   return -1;
+}
+
+int
+tomo_cli_main (int    argc,
+               char **argv,
+               int  (*open_viewer) (int argc, char **argv))
+{
+  int status;
+
+  setlocale (LC_ALL, "");
+  status = cli_run (argc, argv);
+  if (status >= 0)
+    return status;
+  if (open_viewer != NULL)
+    return open_viewer (argc, argv);
+  g_printerr ("tomolive was built without the viewer (GTK 4); try “tomolive --help”.\n");
+  return 1;
 }

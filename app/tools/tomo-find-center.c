@@ -71,9 +71,7 @@ tomo_find_center_main (int    argc,
     "  auto         correlation when the scan has a 180° pair, else sinogram\n"
     "The tilt is fitted to the centres of up to 16 rows (degrees; positive\n"
     "when the axis column grows towards the bottom rows).");
-  g_option_context_set_main_group (context, tomo_number_option_group ("find-center", "Options:",
-                                                                       entries, numbers));
-  if (!g_option_context_parse (context, &argc, &argv, &error))
+  if (!tomo_cli_parse (context, entries, numbers, &argc, &argv, &error))
     goto out;
   row = (int) row_v;
   if (argc != 2)

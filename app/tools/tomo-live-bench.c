@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "tomo-options.h"
+#include "tomo-cli.h"
 #include "tomo-gpu.h"
 #include "tomo-gpu-gl.h"
 #include "tomo-live-cli.h"
@@ -244,9 +245,7 @@ tomo_live_bench_main (int    argc,
   Display display = { NULL, NULL, 0, 0, g_array_new (FALSE, FALSE, sizeof (double)),
                       g_array_new (FALSE, FALSE, sizeof (double)), g_array_new (FALSE, FALSE, sizeof (double)) };
 
-  g_option_context_set_main_group (octx, tomo_number_option_group ("bench-live", "Live bench options:",
-                                                                    entries, numbers));
-  if (!g_option_context_parse (octx, &argc, &argv, &error))
+  if (!tomo_cli_parse (octx, entries, numbers, &argc, &argv, &error))
     goto out;
   size = (int) size_v;
   streams = (int) streams_v;

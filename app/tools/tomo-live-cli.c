@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "tomo-options.h"
+#include "tomo-cli.h"
 #include "tomo-error.h"
 #include "tomo-live-cli.h"
 #include "tomo-live-receiver.h"
@@ -252,9 +253,7 @@ tomo_live_cli_stream (GOptionContext  *context,
   g_option_context_set_summary (context,
     "Replays a scan as a live sender (TomoPackets or JSON header + raw frame):\n"
     "darks, flats, then projections.");
-  g_option_context_set_main_group (context, tomo_number_option_group ("stream", "Stream options:",
-                                                                       entries, numbers));
-  if (!g_option_context_parse (context, &argc, &argv, &error))
+  if (!tomo_cli_parse (context, entries, numbers, &argc, &argv, &error))
     goto out;
   if (argc != 2 || to == NULL)
     {

@@ -9,6 +9,7 @@
 #include <hdf5.h>
 
 #include "tomo-error.h"
+#include "tomo-hdf5-private.h"
 #include "tomo-output.h"
 #include "tomo-phantom.h"
 
@@ -654,26 +655,6 @@ write_row (hid_t          dset,
   return status >= 0;
 }
 
-static gboolean
-write_doubles (hid_t         loc,
-               const char   *name,
-               hsize_t       n,
-               const double *values)
-{
-  hid_t space = n > 0 ? H5Screate_simple (1, &n, NULL) : H5Screate (H5S_SCALAR);
-  hid_t dset = H5Dcreate2 (loc, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT,
-                           H5P_DEFAULT);
-  herr_t status = -1;
-
-  if (dset >= 0)
-    {
-      status = H5Dwrite (dset, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, values);
-      H5Dclose (dset);
-    }
-  H5Sclose (space);
-  return dset >= 0 && status >= 0;
-}
-
 gboolean
 tomo_phantom_write_dxchange (const TomoPhantomParams *params,
                              const char              *path,
@@ -772,7 +753,7 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
         row_maker_release (maker, row);
       }
 
-    if (!write_doubles (file, "/exchange/theta", n, theta_deg))
+    if (!_tomo_hdf5_write_doubles (file, "/exchange/theta", n, theta_deg))
       {
         failed = "write /exchange/theta";
         goto out;
@@ -786,9 +767,9 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
         group = H5Gcreate2 (file, "/process/tomolive", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
       }
     if (group < 0
-        || !write_doubles (group, "center", 0, &params->center)
-        || !write_doubles (group, "tilt", 0, &params->tilt_deg)
-        || !write_doubles (group, "max_attenuation", 0, &params->max_attenuation))
+        || !_tomo_hdf5_write_doubles (group, "center", 0, &params->center)
+        || !_tomo_hdf5_write_doubles (group, "tilt", 0, &params->tilt_deg)
+        || !_tomo_hdf5_write_doubles (group, "max_attenuation", 0, &params->max_attenuation))
       {
         failed = "write /process/tomolive";
         goto out;

@@ -262,12 +262,8 @@ tomo_gpu_accumulator_free (TomoGpuAccumulator *acc)
   TOMO_CUDA_FREE_HOST (acc->h_trig);
   free_device_path (acc);
   _tomo_gpu_buffer_pool_close (acc->display);
-  if (acc->start != NULL)
-    cudaEventDestroy (acc->start);
-  if (acc->stop != NULL)
-    cudaEventDestroy (acc->stop);
-  if (acc->stream != NULL)
-    cudaStreamDestroy (acc->stream);
+  TOMO_CUDA_EVENT_DESTROY (acc->start, acc->stop);
+  TOMO_CUDA_STREAM_DESTROY (acc->stream);
   g_free (acc);
 }
 

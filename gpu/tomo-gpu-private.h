@@ -96,6 +96,18 @@ gboolean _tomo_gpu_ensure_buffer (void      **ptr,
                                   size_t      need,
                                   const char *what,
                                   GError    **error);
+/* A fixed allocation of `size` bytes: as _tomo_gpu_ensure_buffer from
+ * nothing; *ptr is NULL on failure. */
+gboolean _tomo_gpu_alloc_device  (void      **ptr,
+                                  size_t      size,
+                                  const char *what,
+                                  GError    **error);
+/* Pinned host memory for `what`; a failure is TOMO_GPU_ERROR_OUT_OF_MEMORY
+ * naming it and the size, *ptr NULL. */
+gboolean _tomo_gpu_alloc_pinned  (void      **ptr,
+                                  size_t      size,
+                                  const char *what,
+                                  GError    **error);
 
 /* The filtered sinograms of the last filter_device / load: n_slices planes
  * of n_proj × width floats on the device (the volume store copies them). */

@@ -388,14 +388,6 @@ ensure_buffer (void      **ptr,
 }
 
 static void
-free_buffer (void   **ptr,
-             size_t  *have)
-{
-  TOMO_CUDA_FREE (*ptr);
-  *have = 0;
-}
-
-static void
 destroy_plans (TomoGpuContext *ctx)
 {
   if (ctx->plan_c2c_batch)
@@ -511,19 +503,10 @@ tomo_gpu_context_free (TomoGpuContext *ctx)
     TOMO_CUDA_WARN (cudaStreamSynchronize (ctx->stream));
   g_clear_pointer (&ctx->bp, tomo_bp_free);
   g_clear_pointer (&ctx->sweep_bp, tomo_bp_free);
-  free_buffer ((void **) &ctx->d_shifted, &ctx->d_shifted_size);
-  free_buffer ((void **) &ctx->d_lanes, &ctx->d_lanes_size);
   g_clear_pointer (&ctx->angles, g_free);
   destroy_plans (ctx);
-  free_buffer ((void **) &ctx->d_response, &ctx->d_response_size);
-  free_buffer ((void **) &ctx->d_sino, &ctx->d_sino_size);
-  free_buffer ((void **) &ctx->d_complex, &ctx->d_complex_size);
-  free_buffer ((void **) &ctx->d_real, &ctx->d_real_size);
-  free_buffer ((void **) &ctx->d_filtered, &ctx->d_filtered_size);
-  free_buffer ((void **) &ctx->d_out, &ctx->d_out_size);
-  free_buffer ((void **) &ctx->d_raw, &ctx->d_raw_size);
-  free_buffer ((void **) &ctx->d_flat_dark, &ctx->d_flat_dark_size);
-  free_buffer ((void **) &ctx->d_counts, &ctx->d_counts_size);
+  TOMO_CUDA_FREE (ctx->d_shifted, ctx->d_lanes, ctx->d_response, ctx->d_sino, ctx->d_complex, ctx->d_real,
+                  ctx->d_filtered, ctx->d_out, ctx->d_raw, ctx->d_flat_dark, ctx->d_counts);
   g_clear_pointer (&ctx->stats, _tomo_gpu_stats_work_free);
   TOMO_CUDA_EVENT_DESTROY (ctx->ev_load[0], ctx->ev_load[1], ctx->ev_load[2], ctx->ev_filter[0], ctx->ev_filter[1],
                            ctx->ev_bp[0], ctx->ev_bp[1]);
@@ -963,6 +946,36 @@ _tomo_gpu_ensure_buffer (void      **ptr,
                          GError    **error)
 {
   return ensure_buffer (ptr, have, need, what, error);
+}
+
+gboolean
+_tomo_gpu_alloc_device (void      **ptr,
+                        size_t      size,
+                        const char *what,
+                        GError    **error)
+{
+  size_t have = 0;
+
+  *ptr = NULL;
+  return ensure_buffer (ptr, &have, size, what, error);
+}
+
+gboolean
+_tomo_gpu_alloc_pinned (void      **ptr,
+                        size_t      size,
+                        const char *what,
+                        GError    **error)
+{
+  cudaError_t res = cudaHostAlloc (ptr, size, cudaHostAllocDefault);
+
+  if (res == cudaSuccess)
+    return TRUE;
+  *ptr = NULL;
+  cudaGetLastError ();
+  g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY,
+               "Cannot allocate %.1f MiB of pinned host memory for %s: %s",
+               size / 1048576.0, what, cudaGetErrorString (res));
+  return FALSE;
 }
 
 const float *

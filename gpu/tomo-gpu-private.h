@@ -89,6 +89,18 @@ gboolean _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
                                           cudaStream_t    stream,
                                           GError        **error);
 
+/* Multiplies the n_coef spectrum bins of each of n_rows rows (or row
+ * pairs) at `data` by the filter's response (multiply_kernel in
+ * tomo-gpu.cu) on `stream`: mirror = padded for whole complex spectra,
+ * 0 for the half spectra of real transforms. */
+gboolean _tomo_gpu_filter_multiply (cufftComplex *data,
+                                    const float  *response,
+                                    guint         n_coef,
+                                    guint         n_rows,
+                                    guint         mirror,
+                                    cudaStream_t  stream,
+                                    GError      **error);
+
 /* Grows a device buffer to `need` bytes (contents not kept); an allocation
  * failure is TOMO_GPU_ERROR_OUT_OF_MEMORY naming `what` and the size. */
 gboolean _tomo_gpu_ensure_buffer (void      **ptr,

@@ -948,27 +948,16 @@ launch_plane (TomoGpuStore      *store,
         async ? launch_rows_interp<T, false, true> (store, interp, a)
               : launch_rows_interp<T, false, false> (store, interp, a);
     }
-  else if (kernel == TOMO_GPU_PLANE_CACHED)
-    {
-      dim3 grid ((a.w + CACHED_BLOCK - 1) / CACHED_BLOCK, a.h);
-
-      if (interp)
-        plane_cached_kernel<T, 1><<<grid, CACHED_BLOCK, 0, store->stream>>> (
-          rows, store->d_trig, a, store->d_out);
-      else
-        plane_cached_kernel<T, 0><<<grid, CACHED_BLOCK, 0, store->stream>>> (
-          rows, store->d_trig, a, store->d_out);
-    }
   else
     {
-      dim3 block (16, 16), grid ((a.w + 15) / 16, (a.h + 15) / 16);
+      const gboolean cached = kernel == TOMO_GPU_PLANE_CACHED;
+      auto kern = cached ? (interp ? plane_cached_kernel<T, 1> : plane_cached_kernel<T, 0>)
+                         : (interp ? plane_global_kernel<T, 1> : plane_global_kernel<T, 0>);
+      dim3 block = cached ? dim3 (CACHED_BLOCK) : dim3 (16, 16);
+      dim3 grid = cached ? dim3 ((a.w + CACHED_BLOCK - 1) / CACHED_BLOCK, a.h)
+                         : dim3 ((a.w + 15) / 16, (a.h + 15) / 16);
 
-      if (interp)
-        plane_global_kernel<T, 1><<<grid, block, 0, store->stream>>> (
-          rows, store->d_trig, a, store->d_out);
-      else
-        plane_global_kernel<T, 0><<<grid, block, 0, store->stream>>> (
-          rows, store->d_trig, a, store->d_out);
+      kern<<<grid, block, 0, store->stream>>> (rows, store->d_trig, a, store->d_out);
     }
 }
 

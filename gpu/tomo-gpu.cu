@@ -27,6 +27,7 @@
 #include "tomo-gpu-tune.h"
 #include "tomo-gpu-bp.h"
 #include "tomo-gpu-private.h"
+#include "tomo-gpu-filter.cuh"
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
@@ -666,13 +667,9 @@ pad_value (const float *row,
            unsigned     n_left,
            int          edge)
 {
-  if (j < width)
-    return row[j];
-  if (!edge)
-    return 0.0f;
-  /* Circular edge extension: the tail right after the data continues the
-   * last value, the part that wraps round to column 0 the first value. */
-  return j < width + n_left ? row[width - 1] : row[0];
+  int col = tomo_gpu_pad_column (j, width, n_left, edge);
+
+  return col < 0 ? 0.0f : row[col];
 }
 
 __global__ static void
@@ -783,6 +780,21 @@ rows_grid (unsigned n_cols,
            unsigned block)
 {
   return dim3 ((n_cols + block - 1) / block, MIN (MAX (n_rows, 1u), 65535u));
+}
+
+gboolean
+_tomo_gpu_filter_multiply (cufftComplex *data,
+                           const float  *response,
+                           guint         n_coef,
+                           guint         n_rows,
+                           guint         mirror,
+                           cudaStream_t  stream,
+                           GError      **error)
+{
+  const unsigned block = 256;
+
+  return TOMO_CUDA_LAUNCH (multiply_kernel, rows_grid (n_coef, n_rows, block), block, stream, error,
+                           data, response, n_coef, n_rows, mirror);
 }
 
 static gboolean
@@ -901,8 +913,7 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
           !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_c2c, stream), error) ||
           !TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
                                            CUFFT_FORWARD), error) ||
-          !TOMO_CUDA_LAUNCH (multiply_kernel, rows_grid (P, n_pairs, block), block, stream, error,
-                             ctx->d_complex, ctx->d_response, P, n_pairs, P) ||
+          !_tomo_gpu_filter_multiply (ctx->d_complex, ctx->d_response, P, n_pairs, P, stream, error) ||
           !TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
                                            CUFFT_INVERSE), error) ||
           !TOMO_CUDA_LAUNCH (extract_pair_kernel, rows_grid (W, n_pairs, block), block, stream, error,
@@ -923,8 +934,7 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
           !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_r2c, stream), error) ||
           !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_c2r, stream), error) ||
           !TOMO_CUFFT_CHECK (cufftExecR2C (ctx->plan_r2c, ctx->d_real, ctx->d_complex), error) ||
-          !TOMO_CUDA_LAUNCH (multiply_kernel, rows_grid (n_coef, n_rows, block), block, stream, error,
-                             ctx->d_complex, ctx->d_response, n_coef, n_rows, 0) ||
+          !_tomo_gpu_filter_multiply (ctx->d_complex, ctx->d_response, n_coef, n_rows, 0, stream, error) ||
           !TOMO_CUFFT_CHECK (cufftExecC2R (ctx->plan_c2r, ctx->d_complex, ctx->d_real), error) ||
           !TOMO_CUDA_LAUNCH (extract_real_kernel, rows_grid (W, n_rows, block), block, stream, error,
                              ctx->d_real, ctx->d_filtered, W, P, n_rows))

@@ -1023,11 +1023,13 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
                    plane->u[0], plane->u[1], plane->u[2], plane->v[0], plane->v[1], plane->v[2]);
       return FALSE;
     }
-  else if (kernel == TOMO_GPU_PLANE_TILE && !plane_is_cacheable (plane))
+  else if ((kernel == TOMO_GPU_PLANE_TILE || kernel == TOMO_GPU_PLANE_CACHED) &&
+           !plane_is_cacheable (plane))
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "The tile plane kernel needs horizontal plane rows (u_z = 0) and a step of "
-                   "at most one pixel; u = (%g, %g, %g)", plane->u[0], plane->u[1], plane->u[2]);
+                   "The %s plane kernel needs horizontal plane rows (u_z = 0) and a step of "
+                   "at most one pixel; u = (%g, %g, %g)", tomo_gpu_plane_kernel_to_string (kernel),
+                   plane->u[0], plane->u[1], plane->u[2]);
       return FALSE;
     }
   else if (kernel == TOMO_GPU_PLANE_ROWS && (!plane_rows_horizontal (plane) || !rows_fit))
@@ -1037,13 +1039,6 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
                    "detector columns; u = (%g, %g, %g), %u columns",
                    (guint) (ROWS_MAX_BYTES / sizeof (float) / 4 - 8), plane->u[0], plane->u[1],
                    plane->u[2], store->width);
-      return FALSE;
-    }
-  else if (kernel == TOMO_GPU_PLANE_CACHED && !plane_is_cacheable (plane))
-    {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "The cached plane kernel needs horizontal plane rows (u_z = 0) and a step of "
-                   "at most one pixel; u = (%g, %g, %g)", plane->u[0], plane->u[1], plane->u[2]);
       return FALSE;
     }
   if (!check_filled (store, error))

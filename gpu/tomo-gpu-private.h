@@ -89,6 +89,10 @@ gboolean _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
                                           cudaStream_t    stream,
                                           GError        **error);
 
+/* Makes `device` current; no such device is TOMO_GPU_ERROR_NO_DEVICE. */
+gboolean _tomo_gpu_set_device (int      device,
+                               GError **error);
+
 /* Multiplies the n_coef spectrum bins of each of n_rows rows (or row
  * pairs) at `data` by the filter's response (multiply_kernel in
  * tomo-gpu.cu) on `stream`: mirror = padded for whole complex spectra,

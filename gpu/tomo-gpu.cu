@@ -441,30 +441,37 @@ _tomo_gpu_context_resolve_kernel (TomoGpuContext *ctx,
   return kernel;
 }
 
-TomoGpuContext *
-tomo_gpu_context_new (int      device,
+gboolean
+_tomo_gpu_set_device (int      device,
                       GError **error)
 {
-  TomoGpuContext *ctx;
   int n = 0;
-  cudaError_t res;
+  cudaError_t res = cudaGetDeviceCount (&n);
 
-  res = cudaGetDeviceCount (&n);
   if (res != cudaSuccess || n == 0)
     {
       cudaGetLastError ();
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE,
                    "No CUDA device available: %s",
                    res != cudaSuccess ? cudaGetErrorString (res) : "no device found");
-      return NULL;
+      return FALSE;
     }
   if (device < 0 || device >= n)
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE,
                    "No CUDA device %d (%d present)", device, n);
-      return NULL;
+      return FALSE;
     }
-  if (!TOMO_CUDA_CHECK (cudaSetDevice (device), error))
+  return TOMO_CUDA_CHECK (cudaSetDevice (device), error);
+}
+
+TomoGpuContext *
+tomo_gpu_context_new (int      device,
+                      GError **error)
+{
+  TomoGpuContext *ctx;
+
+  if (!_tomo_gpu_set_device (device, error))
     return NULL;
 
   ctx = g_new0 (TomoGpuContext, 1);

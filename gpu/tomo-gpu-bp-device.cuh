@@ -485,15 +485,12 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
   __shared__ Raw s_cache[2][GROUP][CACHE];
   const int tid = threadIdx.x;
   int lx, ly;
-  T acc[TL::PPT];
+  T acc[TL::PPT] = {};
   T pv[AG::NREG], pd[AG::NREG];
   uint2 hv[HSRC ? AG::NLOAD : 1], hn[HSRC ? AG::NLOAD : 1];   /* HSRC: bin and next bin */
   const int warp = tid >> 5, lane = tid & 31;
 
   TL::map (tid, lx, ly);
-#pragma unroll
-  for (int i = 0; i < TL::PPT; i++)
-    vzero (acc[i]);
   const float xl = (float) lx;
   const float yl0 = (float) ly;
   const double x0 = (double) (g.roi_x + tx0) - g.half_w_d;

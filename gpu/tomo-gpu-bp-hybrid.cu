@@ -40,12 +40,9 @@ tex_tile (cudaTextureObject_t tex, const double2 *__restrict__ cs,
   __shared__ float4 s_tp[G];
   const int tid = threadIdx.x;
   int lx, ly;
-  T acc[TL::PPT];
+  T acc[TL::PPT] = {};
 
   TL::map (tid, lx, ly);
-#pragma unroll
-  for (int i = 0; i < TL::PPT; i++)
-    vzero (acc[i]);
   const float xl = (float) lx;
   const float yl0 = (float) ly;
   const double x0 = (double) (g.roi_x + tx0) - g.half_w_d;

@@ -21,6 +21,7 @@
 
 #include "tomo-gpu-private.h"
 #include "tomo-gpu-preprocess.cuh"
+#include "tomo-gpu-filter.cuh"
 
 #define ACC_BLOCK 16
 #define ACC_MAX_BATCH 256   /* projections per launch (shared memory) */
@@ -262,12 +263,8 @@ tomo_gpu_accumulator_free (TomoGpuAccumulator *acc)
   TOMO_CUDA_FREE_HOST (acc->h_trig);
   free_device_path (acc);
   _tomo_gpu_buffer_pool_close (acc->display);
-  if (acc->start != NULL)
-    cudaEventDestroy (acc->start);
-  if (acc->stop != NULL)
-    cudaEventDestroy (acc->stop);
-  if (acc->stream != NULL)
-    cudaStreamDestroy (acc->stream);
+  TOMO_CUDA_EVENT_DESTROY (acc->start, acc->stop);
+  TOMO_CUDA_STREAM_DESTROY (acc->stream);
   g_free (acc);
 }
 
@@ -294,20 +291,6 @@ live_preprocess (float v,
   return tomo_gpu_preprocess_value (v, flat, dark, normalise, apply_log, &flags);
 }
 
-/* Column of the padded row j: the data, the edge extension or nothing (−1). */
-__device__ static inline int
-live_pad_column (unsigned j,
-                 unsigned width,
-                 unsigned n_left,
-                 int      edge)
-{
-  if (j < width)
-    return (int) j;
-  if (!edge)
-    return -1;
-  return j < width + n_left ? (int) width - 1 : 0;
-}
-
 __global__ static void
 live_pad_kernel (const float  *__restrict__ raw,
                  const float  *__restrict__ flat,
@@ -329,7 +312,7 @@ live_pad_kernel (const float  *__restrict__ raw,
 
   if (j >= padded || a >= n_rows)
     return;
-  col = live_pad_column (j, width, n_left, edge);
+  col = tomo_gpu_pad_column (j, width, n_left, edge);
   if (col >= 0)
     {
       float fl = normalise ? flat[col] : 1.0f, dk = normalise ? dark[col] : 0.0f;
@@ -339,23 +322,6 @@ live_pad_kernel (const float  *__restrict__ raw,
         v.y = live_preprocess (raw[(size_t) b * width + col], fl, dk, normalise, apply_log);
     }
   out[(size_t) p * padded + j] = v;
-}
-
-__global__ static void
-live_multiply_kernel (cufftComplex *__restrict__ data,
-                      const float  *__restrict__ response,
-                      unsigned                   padded)
-{
-  unsigned k = blockIdx.x * blockDim.x + threadIdx.x;
-  cufftComplex *v;
-  float f;
-
-  if (k >= padded)
-    return;
-  f = response[k <= padded / 2 ? k : padded - k];
-  v = data + (size_t) blockIdx.y * padded + k;
-  v->x *= f;
-  v->y *= f;
 }
 
 /* The filtered rows into their slots. */
@@ -648,8 +614,7 @@ tomo_gpu_accumulator_put_raw (TomoGpuAccumulator    *acc,
                              acc->d_raw + (gsize) (ACC_MAX_BATCH + 1) * w, normalise ? 1 : 0, apply_log ? 1 : 0,
                              acc->d_complex, w, P, k, acc->n_left, acc->edge) ||
           !TOMO_CUFFT_CHECK (cufftExecC2C (*plan, acc->d_complex, acc->d_complex, CUFFT_FORWARD), error) ||
-          !TOMO_CUDA_LAUNCH (live_multiply_kernel, dim3 ((P + block - 1) / block, pairs), block, acc->stream,
-                             error, acc->d_complex, acc->d_response, P) ||
+          !_tomo_gpu_filter_multiply (acc->d_complex, acc->d_response, P, pairs, P, acc->stream, error) ||
           !TOMO_CUFFT_CHECK (cufftExecC2C (*plan, acc->d_complex, acc->d_complex, CUFFT_INVERSE), error) ||
           !TOMO_CUDA_LAUNCH (live_extract_kernel, dim3 ((w + block - 1) / block, pairs), block, acc->stream,
                              error, acc->d_complex, acc->d_slots, acc->d_idx, w, P, k) ||

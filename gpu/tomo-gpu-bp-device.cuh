@@ -348,6 +348,46 @@ template <int TILE> struct Tile
   }
 };
 
+/* The sums of thread (lx, ly), pixels (ix, iy0 + i·STEP), into the output
+ * within the ROI. */
+template <int S, int TILE>
+static __device__ __forceinline__ void
+store_tile (float *out, const BpGeom &g, int ix, int iy0, const typename Vec<S>::T (&acc)[Tile<TILE>::PPT])
+{
+  if (ix >= g.roi_w)
+    return;
+#pragma unroll
+  for (int i = 0; i < Tile<TILE>::PPT; i++)
+    {
+      const int iy = iy0 + i * Tile<TILE>::STEP;
+      if (iy < g.roi_h)
+        store_pixel<S> (out, g.plane, (size_t) iy * g.roi_w + ix, acc[i], false);
+    }
+}
+
+/* 4 slices summed in half2 (two a pixel) over a run of projections, then
+ * added to the float sums. */
+template <int N>
+static __device__ __forceinline__ void
+half_sums_zero (__half2 (&h)[N][2])
+{
+#pragma unroll
+  for (int i = 0; i < N; i++)
+    h[i][0] = h[i][1] = __float2half2_rn (0.f);
+}
+template <typename T, int N>
+static __device__ __forceinline__ void
+half_sums_add (T (&acc)[N], const __half2 (&h)[N][2])
+{
+#pragma unroll
+  for (int i = 0; i < N; i++)
+    {
+      const float2 a = __half22float2 (h[i][0]), b = __half22float2 (h[i][1]);
+
+      vadd (acc[i], make_float4 (a.x, a.y, b.x, b.y));
+    }
+}
+
 /* Exact (double) position of the tile's first pixel for one projection and
  * the first cached bin h_m = floor(t_min − 1/4): t_min is the smallest t
  * over the tile, reached at the corner given by the signs of cos and sin
@@ -445,15 +485,12 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
   __shared__ Raw s_cache[2][GROUP][CACHE];
   const int tid = threadIdx.x;
   int lx, ly;
-  T acc[TL::PPT];
+  T acc[TL::PPT] = {};
   T pv[AG::NREG], pd[AG::NREG];
   uint2 hv[HSRC ? AG::NLOAD : 1], hn[HSRC ? AG::NLOAD : 1];   /* HSRC: bin and next bin */
   const int warp = tid >> 5, lane = tid & 31;
 
   TL::map (tid, lx, ly);
-#pragma unroll
-  for (int i = 0; i < TL::PPT; i++)
-    vzero (acc[i]);
   const float xl = (float) lx;
   const float yl0 = (float) ly;
   const double x0 = (double) (g.roi_x + tx0) - g.half_w_d;
@@ -620,9 +657,7 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
       __half2 hacc[TL::PPT][2];
 
       if constexpr (H2)
-#pragma unroll
-        for (int i = 0; i < TL::PPT; i++)
-          hacc[i][0] = hacc[i][1] = __float2half2_rn (0.f);
+        half_sums_zero (hacc);
 #pragma unroll 2
       for (int pr = 0; pr < ng; pr++)
         {
@@ -663,29 +698,14 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
             }
         }
       if constexpr (H2)
-#pragma unroll
-        for (int i = 0; i < TL::PPT; i++)
-          {
-            const float2 a = __half22float2 (hacc[i][0]), b = __half22float2 (hacc[i][1]);
-
-            vadd (acc[i], make_float4 (a.x, a.y, b.x, b.y));
-          }
+        half_sums_add (acc, hacc);
       if (more)
         put (buf ^ 1, pg + GROUP);
       consts (slot2, pg + 2 * GROUP);
       __syncthreads ();
     }
 
-  const int ix = tx0 + lx;
-  if (ix >= g.roi_w)
-    return;
-#pragma unroll
-  for (int i = 0; i < TL::PPT; i++)
-    {
-      const int iy = ty0 + ly + i * TL::STEP;
-      if (iy < g.roi_h)
-        store_pixel<S> (out, g.plane, (size_t) iy * g.roi_w + ix, acc[i], false);
-    }
+  store_tile<S, TILE> (out, g, tx0 + lx, ty0 + ly, acc);
 }
 
 /* Occupancy, measured on the H100 (2048² × 2048): 64×64 tiles run best at

@@ -40,12 +40,9 @@ tex_tile (cudaTextureObject_t tex, const double2 *__restrict__ cs,
   __shared__ float4 s_tp[G];
   const int tid = threadIdx.x;
   int lx, ly;
-  T acc[TL::PPT];
+  T acc[TL::PPT] = {};
 
   TL::map (tid, lx, ly);
-#pragma unroll
-  for (int i = 0; i < TL::PPT; i++)
-    vzero (acc[i]);
   const float xl = (float) lx;
   const float yl0 = (float) ly;
   const double x0 = (double) (g.roi_x + tx0) - g.half_w_d;
@@ -70,9 +67,7 @@ tex_tile (cudaTextureObject_t tex, const double2 *__restrict__ cs,
             __half2 hacc[TL::PPT][2];
             const int pe = min (ng, p0 + 16);
 
-#pragma unroll
-            for (int i = 0; i < TL::PPT; i++)
-              hacc[i][0] = hacc[i][1] = __float2half2_rn (0.f);
+            half_sums_zero (hacc);
 #pragma unroll 2
             for (int pr = p0; pr < pe; pr++)
               {
@@ -88,13 +83,7 @@ tex_tile (cudaTextureObject_t tex, const double2 *__restrict__ cs,
                     hacc[i][1] = __hadd2 (hacc[i][1], *(const __half2 *) &h.y);
                   }
               }
-#pragma unroll
-            for (int i = 0; i < TL::PPT; i++)
-              {
-                const float2 a = __half22float2 (hacc[i][0]), b = __half22float2 (hacc[i][1]);
-
-                vadd (acc[i], make_float4 (a.x, a.y, b.x, b.y));
-              }
+            half_sums_add (acc, hacc);
           }
       else
 #pragma unroll 2
@@ -110,16 +99,7 @@ tex_tile (cudaTextureObject_t tex, const double2 *__restrict__ cs,
       __syncthreads ();
     }
 
-  const int ix = tx0 + lx;
-  if (ix >= g.roi_w)
-    return;
-#pragma unroll
-  for (int i = 0; i < TL::PPT; i++)
-    {
-      const int iy = ty0 + ly + i * TL::STEP;
-      if (iy < g.roi_h)
-        store_pixel<S> (out, g.plane, (size_t) iy * g.roi_w + ix, acc[i], false);
-    }
+  store_tile<S, TILE> (out, g, tx0 + lx, ty0 + ly, acc);
 }
 
 /* One launch, one block per TILE×TILE square.  Thread 0 reads the SM the

@@ -165,16 +165,8 @@ tomo_bp_new (int      device,
              GError **error)
 {
   TomoBp *bp;
-  int n = 0;
 
-  if (cudaGetDeviceCount (&n) != cudaSuccess || device < 0 || device >= n)
-    {
-      cudaGetLastError ();
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE,
-                   "No CUDA device %d (%d found)", device, n);
-      return NULL;
-    }
-  if (!TOMO_CUDA_CHECK (cudaSetDevice (device), error))
+  if (!_tomo_gpu_set_device (device, error))
     return NULL;
   bp = g_new0 (TomoBp, 1);
   bp->device = device;

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The parts of the GPU API that need no CUDA: the error domain, kernel
- * names, parameter defaults and the keys of the tuning table.  Built into
- * both the CUDA library and the stub, so the two cannot disagree.
+ * The parts of the GPU API that need no CUDA: the error domain, the names
+ * of kernels and store precisions, parameter defaults and the keys of the
+ * tuning table.  Built into both the CUDA library and the stub, so the two
+ * cannot disagree.
  */
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
@@ -11,6 +12,7 @@
 #include <string.h>
 
 #include "tomo-gpu.h"
+#include "tomo-gpu-store.h"
 #include "tomo-gpu-tune.h"
 
 G_DEFINE_QUARK (tomo-gpu-error-quark, tomo_gpu_error)
@@ -18,32 +20,76 @@ G_DEFINE_QUARK (tomo-gpu-error-quark, tomo_gpu_error)
 static const char *const kernel_names[TOMO_GPU_N_KERNELS] = {
   "auto", "standard", "texture", "alu", "hybrid",
 };
+static const char *const precision_names[] = { "auto", "float", "half" };
+static const char *const plane_kernel_names[] = { "auto", "global", "cached", "rows", "tile",
+                                                  "texture", "tilt" };
 
-const char *
-tomo_gpu_kernel_to_string (TomoGpuKernel kernel)
+/* names[i], or "invalid" past the end. */
+static const char *
+name_at (const char *const *names,
+         guint              n,
+         guint              i)
 {
-  if ((int) kernel < 0 || kernel >= TOMO_GPU_N_KERNELS)
-    return "invalid";
-  return kernel_names[kernel];
+  return i < n ? names[i] : "invalid";
 }
 
-gboolean
-tomo_gpu_kernel_from_string (const char    *name,
-                             TomoGpuKernel *kernel,
-                             GError       **error)
+/* *index: where `name` (any case) stands in names[0 … n); an unknown name
+ * is an error naming `what` and the names expected. */
+static gboolean
+name_parse (const char *const *names,
+            guint              n,
+            const char        *what,
+            const char        *name,
+            int               *index,
+            GError           **error)
 {
-  g_return_val_if_fail (kernel != NULL, FALSE);
+  g_autoptr(GString) expected = g_string_new (NULL);
 
-  for (int i = 0; name != NULL && i < TOMO_GPU_N_KERNELS; i++)
-    if (g_ascii_strcasecmp (name, kernel_names[i]) == 0)
+  for (guint i = 0; name != NULL && i < n; i++)
+    if (g_ascii_strcasecmp (name, names[i]) == 0)
       {
-        *kernel = (TomoGpuKernel) i;
+        *index = (int) i;
         return TRUE;
       }
-  g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-               "Unknown back-projection kernel “%s” (expected auto, standard, texture, alu or hybrid)",
-               name ? name : "(null)");
+  for (guint i = 0; i < n; i++)
+    g_string_append_printf (expected, "%s%s", i == 0 ? "" : i + 1 < n ? ", " : " or ", names[i]);
+  g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID, "Unknown %s “%s” (expected %s)",
+               what, name ? name : "(null)", expected->str);
   return FALSE;
+}
+
+/* The to_string and from_string functions of an enumeration whose values
+ * index the table `names`. */
+#define NAMED_ENUM(Type, to_string, from_string, names, what)               \
+  const char *                                                              \
+  to_string (Type value)                                                    \
+  {                                                                         \
+    return name_at (names, G_N_ELEMENTS (names), (guint) value);            \
+  }                                                                         \
+                                                                            \
+  gboolean                                                                  \
+  from_string (const char *name,                                            \
+               Type       *value,                                           \
+               GError    **error)                                           \
+  {                                                                         \
+    int i;                                                                  \
+                                                                            \
+    g_return_val_if_fail (value != NULL, FALSE);                            \
+    if (!name_parse (names, G_N_ELEMENTS (names), what, name, &i, error))   \
+      return FALSE;                                                         \
+    *value = (Type) i;                                                      \
+    return TRUE;                                                            \
+  }
+
+NAMED_ENUM (TomoGpuKernel, tomo_gpu_kernel_to_string, tomo_gpu_kernel_from_string, kernel_names,
+            "back-projection kernel")
+NAMED_ENUM (TomoGpuPlaneKernel, tomo_gpu_plane_kernel_to_string, tomo_gpu_plane_kernel_from_string,
+            plane_kernel_names, "plane kernel")
+
+const char *
+tomo_gpu_store_precision_to_string (TomoGpuStorePrecision precision)
+{
+  return name_at (precision_names, G_N_ELEMENTS (precision_names), (guint) precision);
 }
 
 void

@@ -163,43 +163,33 @@ load_locked (void)
 gboolean
 _tomo_gpu_fault_hit (TomoGpuFaultPoint point)
 {
-  gboolean hit = FALSE;
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&fault_lock);
 
-  g_mutex_lock (&fault_lock);
   load_locked ();
   if (fault_lost)
-    hit = TRUE;
-  else if (fault_enabled && fault_point == point && ++fault_count == fault_at)
-    {
-      hit = TRUE;
-      fault_lost = point == TOMO_GPU_FAULT_POINT_CALL;
-    }
-  g_mutex_unlock (&fault_lock);
-  return hit;
+    return TRUE;
+  if (!fault_enabled || fault_point != point || ++fault_count != fault_at)
+    return FALSE;
+  fault_lost = point == TOMO_GPU_FAULT_POINT_CALL;
+  return TRUE;
 }
 
 gboolean
 _tomo_gpu_fault_is_lost (void)
 {
-  gboolean lost;
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&fault_lock);
 
-  g_mutex_lock (&fault_lock);
   load_locked ();
-  lost = fault_lost;
-  g_mutex_unlock (&fault_lock);
-  return lost;
+  return fault_lost;
 }
 
 guint64
 _tomo_gpu_fault_memory_limit (void)
 {
-  guint64 limit;
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&fault_lock);
 
-  g_mutex_lock (&fault_lock);
   load_locked ();
-  limit = fault_limit;
-  g_mutex_unlock (&fault_lock);
-  return limit;
+  return fault_limit;
 }
 
 guint64

@@ -89,11 +89,39 @@ gboolean _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
                                           cudaStream_t    stream,
                                           GError        **error);
 
+/* Makes `device` current; no such device is TOMO_GPU_ERROR_NO_DEVICE. */
+gboolean _tomo_gpu_set_device (int      device,
+                               GError **error);
+
+/* Multiplies the n_coef spectrum bins of each of n_rows rows (or row
+ * pairs) at `data` by the filter's response (multiply_kernel in
+ * tomo-gpu.cu) on `stream`: mirror = padded for whole complex spectra,
+ * 0 for the half spectra of real transforms. */
+gboolean _tomo_gpu_filter_multiply (cufftComplex *data,
+                                    const float  *response,
+                                    guint         n_coef,
+                                    guint         n_rows,
+                                    guint         mirror,
+                                    cudaStream_t  stream,
+                                    GError      **error);
+
 /* Grows a device buffer to `need` bytes (contents not kept); an allocation
  * failure is TOMO_GPU_ERROR_OUT_OF_MEMORY naming `what` and the size. */
 gboolean _tomo_gpu_ensure_buffer (void      **ptr,
                                   size_t     *have,
                                   size_t      need,
+                                  const char *what,
+                                  GError    **error);
+/* A fixed allocation of `size` bytes: as _tomo_gpu_ensure_buffer from
+ * nothing; *ptr is NULL on failure. */
+gboolean _tomo_gpu_alloc_device  (void      **ptr,
+                                  size_t      size,
+                                  const char *what,
+                                  GError    **error);
+/* Pinned host memory for `what`; a failure is TOMO_GPU_ERROR_OUT_OF_MEMORY
+ * naming it and the size, *ptr NULL. */
+gboolean _tomo_gpu_alloc_pinned  (void      **ptr,
+                                  size_t      size,
                                   const char *what,
                                   GError    **error);
 

@@ -29,36 +29,6 @@ typedef struct
   cudaEvent_t ev_up[2], ev_done[2];
 } FillBuffers;
 
-static gboolean
-alloc_pinned (void      **ptr,
-              size_t      size,
-              const char *what,
-              GError    **error)
-{
-  cudaError_t res = cudaHostAlloc (ptr, size, cudaHostAllocDefault);
-
-  if (res == cudaSuccess)
-    return TRUE;
-  *ptr = NULL;
-  cudaGetLastError ();
-  g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY,
-               "Cannot allocate %.1f MiB of pinned host memory for %s: %s",
-               size / 1048576.0, what, cudaGetErrorString (res));
-  return FALSE;
-}
-
-static gboolean
-alloc_device (void      **ptr,
-              size_t      size,
-              const char *what,
-              GError    **error)
-{
-  size_t have = 0;
-
-  *ptr = NULL;
-  return _tomo_gpu_ensure_buffer (ptr, &have, size, what, error);
-}
-
 /* Waits for everything, then frees what was allocated. */
 static void
 buffers_clear (FillBuffers  *fb,
@@ -67,29 +37,15 @@ buffers_clear (FillBuffers  *fb,
   if (stream != NULL)
     TOMO_CUDA_WARN (cudaStreamSynchronize (stream));
   if (fb->up != NULL)
-    {
-      TOMO_CUDA_WARN (cudaStreamSynchronize (fb->up));
-      TOMO_CUDA_WARN (cudaStreamDestroy (fb->up));
-    }
+    TOMO_CUDA_WARN (cudaStreamSynchronize (fb->up));
+  TOMO_CUDA_STREAM_DESTROY (fb->up);
   for (int k = 0; k < 2; k++)
     {
-      if (fb->h_raw[k] != NULL)
-        TOMO_CUDA_WARN (cudaFreeHost (fb->h_raw[k]));
-      if (fb->h_fd[k] != NULL)
-        TOMO_CUDA_WARN (cudaFreeHost (fb->h_fd[k]));
-      if (fb->d_raw[k] != NULL)
-        TOMO_CUDA_WARN (cudaFree (fb->d_raw[k]));
-      if (fb->d_fd[k] != NULL)
-        TOMO_CUDA_WARN (cudaFree (fb->d_fd[k]));
-      if (fb->ev_up[k] != NULL)
-        TOMO_CUDA_WARN (cudaEventDestroy (fb->ev_up[k]));
-      if (fb->ev_done[k] != NULL)
-        TOMO_CUDA_WARN (cudaEventDestroy (fb->ev_done[k]));
+      TOMO_CUDA_FREE_HOST (fb->h_raw[k], fb->h_fd[k]);
+      TOMO_CUDA_FREE (fb->d_raw[k], fb->d_fd[k]);
+      TOMO_CUDA_EVENT_DESTROY (fb->ev_up[k], fb->ev_done[k]);
     }
-  if (fb->d_pre != NULL)
-    TOMO_CUDA_WARN (cudaFree (fb->d_pre));
-  if (fb->d_counts != NULL)
-    TOMO_CUDA_WARN (cudaFree (fb->d_counts));
+  TOMO_CUDA_FREE (fb->d_pre, fb->d_counts);
 }
 
 /* Slab `s` of `n` rows from store row `row` (buffer b): upload on `up`,
@@ -208,18 +164,18 @@ tomo_gpu_store_fill_raw (TomoGpuStore              *store,
 
   if (!TOMO_CUDA_CHECK (cudaSetDevice (sf.device), error) ||
       !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&fb.up, cudaStreamNonBlocking), error) ||
-      !alloc_device ((void **) &fb.d_pre, FILL_GROUP * plane * sizeof (float),
-                     "preprocessed rows", error) ||
-      !alloc_device ((void **) &fb.d_counts, counts_bytes, "preprocessing counts", error) ||
+      !_tomo_gpu_alloc_device ((void **) &fb.d_pre, FILL_GROUP * plane * sizeof (float),
+                                   "preprocessed rows", error) ||
+      !_tomo_gpu_alloc_device ((void **) &fb.d_counts, counts_bytes, "preprocessing counts", error) ||
       !TOMO_CUDA_CHECK (cudaMemsetAsync (fb.d_counts, 0, counts_bytes, sf.stream), error))
     goto out;
   for (int k = 0; k < 2; k++)
-    if (!alloc_pinned (&fb.h_raw[k], slab * plane * elt, "raw rows in flight", error) ||
-        !alloc_pinned ((void **) &fb.h_fd[k], 2 * (size_t) slab * sf.width * sizeof (float),
-                       "flats and darks in flight", error) ||
-        !alloc_device (&fb.d_raw[k], slab * plane * elt, "raw rows in flight", error) ||
-        !alloc_device ((void **) &fb.d_fd[k], 2 * (size_t) slab * sf.width * sizeof (float),
-                       "flats and darks in flight", error) ||
+    if (!_tomo_gpu_alloc_pinned (&fb.h_raw[k], slab * plane * elt, "raw rows in flight", error) ||
+        !_tomo_gpu_alloc_pinned ((void **) &fb.h_fd[k], 2 * (size_t) slab * sf.width * sizeof (float),
+                                     "flats and darks in flight", error) ||
+        !_tomo_gpu_alloc_device (&fb.d_raw[k], slab * plane * elt, "raw rows in flight", error) ||
+        !_tomo_gpu_alloc_device ((void **) &fb.d_fd[k], 2 * (size_t) slab * sf.width * sizeof (float),
+                                     "flats and darks in flight", error) ||
         !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&fb.ev_up[k], cudaEventDisableTiming), error) ||
         !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&fb.ev_done[k], cudaEventDisableTiming), error))
       goto out;

@@ -466,19 +466,6 @@ to_half_kernel (const float *src,
 
 /* ------------------------------------------------------------------------ */
 
-/* A fixed allocation: the shared helper, starting from nothing. */
-static gboolean
-alloc_device (void      **ptr,
-              size_t      size,
-              const char *what,
-              GError    **error)
-{
-  size_t have = 0;
-
-  *ptr = NULL;
-  return _tomo_gpu_ensure_buffer (ptr, &have, size, what, error);
-}
-
 TomoGpuStore *
 tomo_gpu_store_new (int                    device,
                     guint                  width,
@@ -551,8 +538,8 @@ tomo_gpu_store_new (int                    device,
   for (guint p = 0; p < n_proj; p++)
     trig[p] = make_float2 ((float) cos (angles[p]), (float) sin (angles[p]));
 
-  if (!alloc_device (&store->d_rows, store->bytes, "volume store", error) ||
-      !alloc_device ((void **) &store->d_trig, n_proj * sizeof (float2), "angles", error) ||
+  if (!_tomo_gpu_alloc_device (&store->d_rows, store->bytes, "volume store", error) ||
+      !_tomo_gpu_alloc_device ((void **) &store->d_trig, n_proj * sizeof (float2), "angles", error) ||
       !TOMO_CUDA_CHECK (cudaMemcpy (store->d_trig, trig, n_proj * sizeof (float2),
                                     cudaMemcpyHostToDevice), error) ||
       !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&store->stream, cudaStreamNonBlocking), error) ||
@@ -572,6 +559,16 @@ tomo_gpu_store_new (int                    device,
   return store;
 }
 
+/* The texture objects of ensure_textures() and their device table. */
+static void
+free_textures (TomoGpuStore *store)
+{
+  for (guint r = 0; store->h_tex != NULL && r < store->n_rows; r++)
+    TOMO_CUDA_TEXTURE_DESTROY (store->h_tex[r]);
+  g_clear_pointer (&store->h_tex, g_free);
+  TOMO_CUDA_FREE (store->d_tex);
+}
+
 void
 tomo_gpu_store_free (TomoGpuStore *store)
 {
@@ -581,30 +578,13 @@ tomo_gpu_store_free (TomoGpuStore *store)
   if (store->stream != NULL)
     TOMO_CUDA_WARN (cudaStreamSynchronize (store->stream));
   g_clear_pointer (&store->ctx, tomo_gpu_context_free);
-  if (store->d_rows != NULL)
-    TOMO_CUDA_WARN (cudaFree (store->d_rows));
-  if (store->d_trig != NULL)
-    TOMO_CUDA_WARN (cudaFree (store->d_trig));
-  if (store->d_out != NULL)
-    TOMO_CUDA_WARN (cudaFree (store->d_out));
-  if (store->d_tmp != NULL)
-    TOMO_CUDA_WARN (cudaFree (store->d_tmp));
-  if (store->d_binned != NULL)
-    TOMO_CUDA_WARN (cudaFree (store->d_binned));
+  TOMO_CUDA_FREE (store->d_rows, store->d_trig, store->d_out, store->d_tmp, store->d_binned);
   /* Copies still held are freed by their holders. */
   g_clear_pointer (&store->keep_pool, _tomo_gpu_buffer_pool_close);
   g_clear_pointer (&store->keep_stats, _tomo_gpu_stats_work_free);
-  for (guint r = 0; store->h_tex != NULL && r < store->n_rows; r++)
-    if (store->h_tex[r] != 0)
-      TOMO_CUDA_WARN (cudaDestroyTextureObject (store->h_tex[r]));
-  g_free (store->h_tex);
-  if (store->d_tex != NULL)
-    TOMO_CUDA_WARN (cudaFree (store->d_tex));
-  for (int k = 0; k < 2; k++)
-    if (store->ev[k] != NULL)
-      TOMO_CUDA_WARN (cudaEventDestroy (store->ev[k]));
-  if (store->stream != NULL)
-    TOMO_CUDA_WARN (cudaStreamDestroy (store->stream));
+  free_textures (store);
+  TOMO_CUDA_EVENT_DESTROY (store->ev[0], store->ev[1]);
+  TOMO_CUDA_STREAM_DESTROY (store->stream);
   g_free (store);
 }
 
@@ -759,25 +739,12 @@ tomo_gpu_store_fill (TomoGpuStore    *store,
       !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&up, cudaStreamNonBlocking), error))
     goto out;
   for (int k = 0; k < 2; k++)
-    {
-      cudaError_t res = cudaHostAlloc ((void **) &h_buf[k], group_elems * sizeof (float),
-                                       cudaHostAllocDefault);
-
-      if (res != cudaSuccess)
-        {
-          h_buf[k] = NULL;
-          cudaGetLastError ();
-          g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY,
-                       "Cannot allocate %.1f MiB of pinned host memory for the volume store: %s",
-                       group_elems * 4 / 1048576.0, cudaGetErrorString (res));
-          goto out;
-        }
-      if (!alloc_device ((void **) &d_buf[k], group_elems * sizeof (float), "rows in flight",
-                         error) ||
-          !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&ev_up[k], cudaEventDisableTiming), error) ||
-          !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&ev_done[k], cudaEventDisableTiming), error))
-        goto out;
-    }
+    if (!_tomo_gpu_alloc_pinned ((void **) &h_buf[k], group_elems * sizeof (float), "the volume store",
+                                 error) ||
+        !_tomo_gpu_alloc_device ((void **) &d_buf[k], group_elems * sizeof (float), "rows in flight", error) ||
+        !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&ev_up[k], cudaEventDisableTiming), error) ||
+        !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&ev_done[k], cudaEventDisableTiming), error))
+      goto out;
 
   /* Group g: read into pinned buffer g % 2 (once the upload of g − 2 left
    * it), upload on `up` (once the filter of g − 2 left the device buffer),
@@ -826,21 +793,11 @@ out:
   if (store->stream != NULL)
     TOMO_CUDA_WARN (cudaStreamSynchronize (store->stream));
   if (up != NULL)
-    {
-      TOMO_CUDA_WARN (cudaStreamSynchronize (up));
-      TOMO_CUDA_WARN (cudaStreamDestroy (up));
-    }
-  for (int k = 0; k < 2; k++)
-    {
-      if (h_buf[k] != NULL)
-        TOMO_CUDA_WARN (cudaFreeHost (h_buf[k]));
-      if (d_buf[k] != NULL)
-        TOMO_CUDA_WARN (cudaFree (d_buf[k]));
-      if (ev_up[k] != NULL)
-        TOMO_CUDA_WARN (cudaEventDestroy (ev_up[k]));
-      if (ev_done[k] != NULL)
-        TOMO_CUDA_WARN (cudaEventDestroy (ev_done[k]));
-    }
+    TOMO_CUDA_WARN (cudaStreamSynchronize (up));
+  TOMO_CUDA_STREAM_DESTROY (up);
+  TOMO_CUDA_FREE_HOST (h_buf[0], h_buf[1]);
+  TOMO_CUDA_FREE (d_buf[0], d_buf[1]);
+  TOMO_CUDA_EVENT_DESTROY (ev_up[0], ev_up[1], ev_done[0], ev_done[1]);
   return ok;
 }
 
@@ -900,8 +857,8 @@ ensure_textures (TomoGpuStore *store,
       if (!TOMO_CUDA_CHECK (cudaCreateTextureObject (&store->h_tex[r], &res, &td, NULL), error))
         goto fail;
     }
-  if (alloc_device ((void **) &store->d_tex, store->n_rows * sizeof (cudaTextureObject_t),
-                    "texture objects", error) &&
+  if (_tomo_gpu_alloc_device ((void **) &store->d_tex, store->n_rows * sizeof (cudaTextureObject_t),
+                              "texture objects", error) &&
       TOMO_CUDA_CHECK (cudaMemcpy (store->d_tex, store->h_tex,
                                    store->n_rows * sizeof (cudaTextureObject_t),
                                    cudaMemcpyHostToDevice), error))
@@ -909,13 +866,7 @@ ensure_textures (TomoGpuStore *store,
 
 fail:
   /* Nothing half made stays: the next call starts again. */
-  for (guint r = 0; r < store->n_rows; r++)
-    if (store->h_tex[r] != 0)
-      TOMO_CUDA_WARN (cudaDestroyTextureObject (store->h_tex[r]));
-  g_clear_pointer (&store->h_tex, g_free);
-  if (store->d_tex != NULL)
-    TOMO_CUDA_WARN (cudaFree (store->d_tex));
-  store->d_tex = NULL;
+  free_textures (store);
   return FALSE;
 }
 
@@ -1007,27 +958,16 @@ launch_plane (TomoGpuStore      *store,
         async ? launch_rows_interp<T, false, true> (store, interp, a)
               : launch_rows_interp<T, false, false> (store, interp, a);
     }
-  else if (kernel == TOMO_GPU_PLANE_CACHED)
-    {
-      dim3 grid ((a.w + CACHED_BLOCK - 1) / CACHED_BLOCK, a.h);
-
-      if (interp)
-        plane_cached_kernel<T, 1><<<grid, CACHED_BLOCK, 0, store->stream>>> (
-          rows, store->d_trig, a, store->d_out);
-      else
-        plane_cached_kernel<T, 0><<<grid, CACHED_BLOCK, 0, store->stream>>> (
-          rows, store->d_trig, a, store->d_out);
-    }
   else
     {
-      dim3 block (16, 16), grid ((a.w + 15) / 16, (a.h + 15) / 16);
+      const gboolean cached = kernel == TOMO_GPU_PLANE_CACHED;
+      auto kern = cached ? (interp ? plane_cached_kernel<T, 1> : plane_cached_kernel<T, 0>)
+                         : (interp ? plane_global_kernel<T, 1> : plane_global_kernel<T, 0>);
+      dim3 block = cached ? dim3 (CACHED_BLOCK) : dim3 (16, 16);
+      dim3 grid = cached ? dim3 ((a.w + CACHED_BLOCK - 1) / CACHED_BLOCK, a.h)
+                         : dim3 ((a.w + 15) / 16, (a.h + 15) / 16);
 
-      if (interp)
-        plane_global_kernel<T, 1><<<grid, block, 0, store->stream>>> (
-          rows, store->d_trig, a, store->d_out);
-      else
-        plane_global_kernel<T, 0><<<grid, block, 0, store->stream>>> (
-          rows, store->d_trig, a, store->d_out);
+      kern<<<grid, block, 0, store->stream>>> (rows, store->d_trig, a, store->d_out);
     }
 }
 
@@ -1093,11 +1033,13 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
                    plane->u[0], plane->u[1], plane->u[2], plane->v[0], plane->v[1], plane->v[2]);
       return FALSE;
     }
-  else if (kernel == TOMO_GPU_PLANE_TILE && !plane_is_cacheable (plane))
+  else if ((kernel == TOMO_GPU_PLANE_TILE || kernel == TOMO_GPU_PLANE_CACHED) &&
+           !plane_is_cacheable (plane))
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "The tile plane kernel needs horizontal plane rows (u_z = 0) and a step of "
-                   "at most one pixel; u = (%g, %g, %g)", plane->u[0], plane->u[1], plane->u[2]);
+                   "The %s plane kernel needs horizontal plane rows (u_z = 0) and a step of "
+                   "at most one pixel; u = (%g, %g, %g)", tomo_gpu_plane_kernel_to_string (kernel),
+                   plane->u[0], plane->u[1], plane->u[2]);
       return FALSE;
     }
   else if (kernel == TOMO_GPU_PLANE_ROWS && (!plane_rows_horizontal (plane) || !rows_fit))
@@ -1107,13 +1049,6 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
                    "detector columns; u = (%g, %g, %g), %u columns",
                    (guint) (ROWS_MAX_BYTES / sizeof (float) / 4 - 8), plane->u[0], plane->u[1],
                    plane->u[2], store->width);
-      return FALSE;
-    }
-  else if (kernel == TOMO_GPU_PLANE_CACHED && !plane_is_cacheable (plane))
-    {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "The cached plane kernel needs horizontal plane rows (u_z = 0) and a step of "
-                   "at most one pixel; u = (%g, %g, %g)", plane->u[0], plane->u[1], plane->u[2]);
       return FALSE;
     }
   if (!check_filled (store, error))

@@ -27,6 +27,7 @@
 #include "tomo-gpu-tune.h"
 #include "tomo-gpu-bp.h"
 #include "tomo-gpu-private.h"
+#include "tomo-gpu-filter.cuh"
 
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
@@ -388,14 +389,6 @@ ensure_buffer (void      **ptr,
 }
 
 static void
-free_buffer (void   **ptr,
-             size_t  *have)
-{
-  TOMO_CUDA_FREE (*ptr);
-  *have = 0;
-}
-
-static void
 destroy_plans (TomoGpuContext *ctx)
 {
   if (ctx->plan_c2c_batch)
@@ -448,30 +441,37 @@ _tomo_gpu_context_resolve_kernel (TomoGpuContext *ctx,
   return kernel;
 }
 
-TomoGpuContext *
-tomo_gpu_context_new (int      device,
+gboolean
+_tomo_gpu_set_device (int      device,
                       GError **error)
 {
-  TomoGpuContext *ctx;
   int n = 0;
-  cudaError_t res;
+  cudaError_t res = cudaGetDeviceCount (&n);
 
-  res = cudaGetDeviceCount (&n);
   if (res != cudaSuccess || n == 0)
     {
       cudaGetLastError ();
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE,
                    "No CUDA device available: %s",
                    res != cudaSuccess ? cudaGetErrorString (res) : "no device found");
-      return NULL;
+      return FALSE;
     }
   if (device < 0 || device >= n)
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE,
                    "No CUDA device %d (%d present)", device, n);
-      return NULL;
+      return FALSE;
     }
-  if (!TOMO_CUDA_CHECK (cudaSetDevice (device), error))
+  return TOMO_CUDA_CHECK (cudaSetDevice (device), error);
+}
+
+TomoGpuContext *
+tomo_gpu_context_new (int      device,
+                      GError **error)
+{
+  TomoGpuContext *ctx;
+
+  if (!_tomo_gpu_set_device (device, error))
     return NULL;
 
   ctx = g_new0 (TomoGpuContext, 1);
@@ -511,19 +511,10 @@ tomo_gpu_context_free (TomoGpuContext *ctx)
     TOMO_CUDA_WARN (cudaStreamSynchronize (ctx->stream));
   g_clear_pointer (&ctx->bp, tomo_bp_free);
   g_clear_pointer (&ctx->sweep_bp, tomo_bp_free);
-  free_buffer ((void **) &ctx->d_shifted, &ctx->d_shifted_size);
-  free_buffer ((void **) &ctx->d_lanes, &ctx->d_lanes_size);
   g_clear_pointer (&ctx->angles, g_free);
   destroy_plans (ctx);
-  free_buffer ((void **) &ctx->d_response, &ctx->d_response_size);
-  free_buffer ((void **) &ctx->d_sino, &ctx->d_sino_size);
-  free_buffer ((void **) &ctx->d_complex, &ctx->d_complex_size);
-  free_buffer ((void **) &ctx->d_real, &ctx->d_real_size);
-  free_buffer ((void **) &ctx->d_filtered, &ctx->d_filtered_size);
-  free_buffer ((void **) &ctx->d_out, &ctx->d_out_size);
-  free_buffer ((void **) &ctx->d_raw, &ctx->d_raw_size);
-  free_buffer ((void **) &ctx->d_flat_dark, &ctx->d_flat_dark_size);
-  free_buffer ((void **) &ctx->d_counts, &ctx->d_counts_size);
+  TOMO_CUDA_FREE (ctx->d_shifted, ctx->d_lanes, ctx->d_response, ctx->d_sino, ctx->d_complex, ctx->d_real,
+                  ctx->d_filtered, ctx->d_out, ctx->d_raw, ctx->d_flat_dark, ctx->d_counts);
   g_clear_pointer (&ctx->stats, _tomo_gpu_stats_work_free);
   TOMO_CUDA_EVENT_DESTROY (ctx->ev_load[0], ctx->ev_load[1], ctx->ev_load[2], ctx->ev_filter[0], ctx->ev_filter[1],
                            ctx->ev_bp[0], ctx->ev_bp[1]);
@@ -683,13 +674,9 @@ pad_value (const float *row,
            unsigned     n_left,
            int          edge)
 {
-  if (j < width)
-    return row[j];
-  if (!edge)
-    return 0.0f;
-  /* Circular edge extension: the tail right after the data continues the
-   * last value, the part that wraps round to column 0 the first value. */
-  return j < width + n_left ? row[width - 1] : row[0];
+  int col = tomo_gpu_pad_column (j, width, n_left, edge);
+
+  return col < 0 ? 0.0f : row[col];
 }
 
 __global__ static void
@@ -800,6 +787,21 @@ rows_grid (unsigned n_cols,
            unsigned block)
 {
   return dim3 ((n_cols + block - 1) / block, MIN (MAX (n_rows, 1u), 65535u));
+}
+
+gboolean
+_tomo_gpu_filter_multiply (cufftComplex *data,
+                           const float  *response,
+                           guint         n_coef,
+                           guint         n_rows,
+                           guint         mirror,
+                           cudaStream_t  stream,
+                           GError      **error)
+{
+  const unsigned block = 256;
+
+  return TOMO_CUDA_LAUNCH (multiply_kernel, rows_grid (n_coef, n_rows, block), block, stream, error,
+                           data, response, n_coef, n_rows, mirror);
 }
 
 static gboolean
@@ -918,8 +920,7 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
           !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_c2c, stream), error) ||
           !TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
                                            CUFFT_FORWARD), error) ||
-          !TOMO_CUDA_LAUNCH (multiply_kernel, rows_grid (P, n_pairs, block), block, stream, error,
-                             ctx->d_complex, ctx->d_response, P, n_pairs, P) ||
+          !_tomo_gpu_filter_multiply (ctx->d_complex, ctx->d_response, P, n_pairs, P, stream, error) ||
           !TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
                                            CUFFT_INVERSE), error) ||
           !TOMO_CUDA_LAUNCH (extract_pair_kernel, rows_grid (W, n_pairs, block), block, stream, error,
@@ -940,8 +941,7 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
           !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_r2c, stream), error) ||
           !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_c2r, stream), error) ||
           !TOMO_CUFFT_CHECK (cufftExecR2C (ctx->plan_r2c, ctx->d_real, ctx->d_complex), error) ||
-          !TOMO_CUDA_LAUNCH (multiply_kernel, rows_grid (n_coef, n_rows, block), block, stream, error,
-                             ctx->d_complex, ctx->d_response, n_coef, n_rows, 0) ||
+          !_tomo_gpu_filter_multiply (ctx->d_complex, ctx->d_response, n_coef, n_rows, 0, stream, error) ||
           !TOMO_CUFFT_CHECK (cufftExecC2R (ctx->plan_c2r, ctx->d_complex, ctx->d_real), error) ||
           !TOMO_CUDA_LAUNCH (extract_real_kernel, rows_grid (W, n_rows, block), block, stream, error,
                              ctx->d_real, ctx->d_filtered, W, P, n_rows))
@@ -963,6 +963,36 @@ _tomo_gpu_ensure_buffer (void      **ptr,
                          GError    **error)
 {
   return ensure_buffer (ptr, have, need, what, error);
+}
+
+gboolean
+_tomo_gpu_alloc_device (void      **ptr,
+                        size_t      size,
+                        const char *what,
+                        GError    **error)
+{
+  size_t have = 0;
+
+  *ptr = NULL;
+  return ensure_buffer (ptr, &have, size, what, error);
+}
+
+gboolean
+_tomo_gpu_alloc_pinned (void      **ptr,
+                        size_t      size,
+                        const char *what,
+                        GError    **error)
+{
+  cudaError_t res = cudaHostAlloc (ptr, size, cudaHostAllocDefault);
+
+  if (res == cudaSuccess)
+    return TRUE;
+  *ptr = NULL;
+  cudaGetLastError ();
+  g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY,
+               "Cannot allocate %.1f MiB of pinned host memory for %s: %s",
+               size / 1048576.0, what, cudaGetErrorString (res));
+  return FALSE;
 }
 
 const float *

@@ -157,6 +157,151 @@ tilt_two (const float *p)
   return make_float2 (p[0], p[1]);
 }
 
+/* The stored rows of a tile's plane rows jA … jA + 7 (warp 0 of the
+ * block): row q lies between rows rlo + ro[q] and the one above, with
+ * weight fz[q] on the upper (as rows_for_z; ro kept inside a stage of nrs
+ * rows), nr the rows a stage copies (0: no plane row within the rows
+ * held), bit q of valid set for the rows held. */
+typedef struct
+{
+  int ro[TILT_K];
+  float fz[TILT_K];
+  int rlo, nr;
+  unsigned int valid;
+} TiltRows;
+
+__device__ static inline void
+tilt_rows (const PlaneArgs &a,
+           int              jA,
+           int              nrs,
+           bool             two,
+           TiltRows        *t)
+{
+  const int tid = threadIdx.x;
+  int r0 = -1, lo, hi;
+  float fz = 0.0f;
+
+  if (tid < TILT_K && jA + tid < a.h)
+    {
+      int r;
+      float f;
+
+      if (rows_for_z (a.z0 + (jA + tid) * a.vz, a.n_rows, &r, &f))
+        {
+          r0 = r;
+          fz = f;
+        }
+    }
+  lo = r0 >= 0 ? r0 : INT_MAX;
+  hi = r0 >= 0 ? r0 : -1;
+  for (int s = 1; s < 32; s <<= 1)
+    {
+      lo = min (lo, __shfl_xor_sync (0xffffffffu, lo, s));
+      hi = max (hi, __shfl_xor_sync (0xffffffffu, hi, s));
+    }
+  const unsigned int valid = __ballot_sync (0xffffffffu, r0 >= 0);
+
+  if (tid < TILT_K)
+    {
+      /* n ≤ TILT_NR for |v_z| ≤ 1 (the launcher checks); kept inside the
+       * stage regardless. */
+      t->ro[tid] = r0 >= 0 ? min (r0 - lo, nrs - (two ? 2 : 1)) : 0;
+      t->fz[tid] = fz;
+    }
+  if (tid == 0)
+    {
+      t->rlo = lo;
+      t->nr = hi < 0 ? 0 : min (hi - lo + (two ? 2 : 1), nrs);
+      t->valid = valid;
+    }
+}
+
+/* Projection cs's window for the tile at (iA, jA), bins from a multiple of
+ * VEC (see TiltMeta). */
+template <int VEC, int LINEAR>
+__device__ static inline TiltMeta
+tilt_window (const PlaneArgs &a,
+             float2           cs,
+             int              iA,
+             int              jA)
+{
+  const float W = (float) a.W;
+  const float d = fmaf (a.ux, cs.x, -a.uy * cs.y);
+  const float e = fmaf (a.vx, cs.x, -a.vy * cs.y);
+  const float xA = a.x0 + iA * a.ux + jA * a.vx, yA = a.y0 + iA * a.uy + jA * a.vy;
+  const float tA = fmaf (xA, cs.x, fmaf (-yA, cs.y, a.center));
+  /* All 256 threads' samples (those past a short tile's end too: they are
+   * not written, but read inside the window). */
+  const float di = (TILT_X - 1) * d, dj = (TILT_K - 1) * e;
+  const float tmin = tA + fminf (di, 0.0f) + fminf (dj, 0.0f) - TILT_MARGIN;
+  const float tmax = tA + fmaxf (di, 0.0f) + fmaxf (dj, 0.0f) + TILT_MARGIN;
+  const float tlo = fminf (fmaxf (tmin, -1.0f), W), thi = fminf (fmaxf (tmax, -1.0f), W);
+  const float shift = LINEAR ? 0.5f : 0.0f;
+  constexpr int WP = TILT_WP (VEC);
+  int lo = (int) floorf (tlo);
+  TiltMeta m;
+
+  lo = lo >= 0 ? lo / VEC * VEC : -((-lo + VEC - 1) / VEC) * VEC;
+  m.lo = lo;
+  m.nb = min ((int) floorf (thi) + 2 - lo, WP);
+  m.t0 = tA - lo - shift;
+  m.d = d;
+  m.e = e;
+  m.cmin = tlo - lo - shift;
+  m.cmax = fminf (thi - lo, WP - 2.0f) - shift;
+  m.inner = tmin >= -1.0f && tmax <= W && (int) floorf (thi) + 2 - lo <= WP;
+  return m;
+}
+
+/* The tile's results: row q blended with fz[q] (two) and scaled, zero
+ * outside the slice or the rows held. */
+__device__ static inline void
+tilt_write (const PlaneArgs &a,
+            const TiltRows  &rows,
+            int              iA,
+            int              jA,
+            unsigned int     inside,
+            bool             two,
+            float            scale,
+            const float     *acc_a,
+            const float     *acc_b,
+            float           *out)
+{
+  const int tid = threadIdx.x;
+
+#pragma unroll
+  for (int q = 0; q < TILT_K; q++)
+    if (iA + tid < a.w && jA + q < a.h)
+      {
+        const float v = two ? fmaf (rows.fz[q], acc_b[q] - acc_a[q], acc_a[q]) : acc_a[q];
+
+        out[(size_t) (jA + q) * a.w + iA + tid] = inside & (1u << q) ? v * scale : 0.0f;
+      }
+}
+
+/* Bit q: sample tid of plane row q is written and inside the slice. */
+__device__ static inline unsigned int
+tilt_inside (const PlaneArgs &a,
+             const TiltRows  &rows,
+             int              iA,
+             int              jA)
+{
+  const int tid = threadIdx.x;
+  unsigned int inside = 0;
+
+#pragma unroll
+  for (int q = 0; q < TILT_K; q++)
+    {
+      const float x = a.x0 + (iA + tid) * a.ux + (jA + q) * a.vx;
+      const float y = a.y0 + (iA + tid) * a.uy + (jA + q) * a.vy;
+
+      if (iA + tid < a.w && jA + q < a.h && (rows.valid >> q & 1u) && fabsf (x) <= a.lim &&
+          fabsf (y) <= a.lim)
+        inside |= 1u << q;
+    }
+  return inside;
+}
+
 /* Bytes of the ring of raw windows with nrs rows per projection, rounded
  * up to 16 (the pairs follow it). */
 template <typename T, int VEC, int G>
@@ -256,114 +401,42 @@ plane_tilt_kernel (const T      *rows,
   using P = std::conditional_t<PAIRS == 2, __half2, float2>;
   P *pairs = (P *) (tilt_smem + (PAIRS ? tilt_ring_bytes<T, VEC, G> (nrs) : 0));
   __shared__ TiltMeta meta[TILT_NS + 1][G];
-  __shared__ int ro_s[TILT_K];
-  __shared__ float fz_s[TILT_K];
-  __shared__ int rlo_s, nr_s;
-  __shared__ unsigned int valid_s;
+  __shared__ TiltRows rs;
   const int tid = threadIdx.x, iA = blockIdx.x * TILT_X, jA = blockIdx.y * TILT_K;
-  const int nA = min (TILT_X, a.w - iA), n_stages = (a.P + G - 1) / G;
-  const float W = (float) a.W;
+  const int n_stages = (a.P + G - 1) / G;
   float acc_a[TILT_K], acc_b[TILT_K];
   int ro[TILT_K];
-  unsigned int inside = 0;
 
-  /* The plane rows' stored rows (as rows_for_z) and the block's range. */
-  if (tid < 32)
-    {
-      int r0 = -1, lo, hi;
-      float fz = 0.0f;
-
-      if (tid < TILT_K && jA + tid < a.h)
-        {
-          int r;
-          float f;
-
-          if (rows_for_z (a.z0 + (jA + tid) * a.vz, a.n_rows, &r, &f))
-            {
-              r0 = r;
-              fz = f;
-            }
-        }
-      lo = r0 >= 0 ? r0 : INT_MAX;
-      hi = r0 >= 0 ? r0 : -1;
-      for (int s = 1; s < 32; s <<= 1)
-        {
-          lo = min (lo, __shfl_xor_sync (0xffffffffu, lo, s));
-          hi = max (hi, __shfl_xor_sync (0xffffffffu, hi, s));
-        }
-      const unsigned int valid = __ballot_sync (0xffffffffu, r0 >= 0);
-
-      if (tid < TILT_K)
-        {
-          /* n ≤ TILT_NR for |v_z| ≤ 1 (the launcher checks); kept inside
-           * the stage regardless. */
-          ro_s[tid] = r0 >= 0 ? min (r0 - lo, nrs - (TWO ? 2 : 1)) : 0;
-          fz_s[tid] = fz;
-        }
-      if (tid == 0)
-        {
-          rlo_s = lo;
-          nr_s = hi < 0 ? 0 : min (hi - lo + (TWO ? 2 : 1), nrs);
-          valid_s = valid;
-        }
-    }
-  __syncthreads ();
-  if (nr_s == 0)
-    {
-      /* No plane row of the tile within the rows held (uniform). */
-      for (int q = 0; q < TILT_K; q++)
-        if (tid < nA && jA + q < a.h)
-          out[(size_t) (jA + q) * a.w + iA + tid] = 0.0f;
-      return;
-    }
 #pragma unroll
   for (int q = 0; q < TILT_K; q++)
     {
-      const float x = a.x0 + (iA + tid) * a.ux + (jA + q) * a.vx;
-      const float y = a.y0 + (iA + tid) * a.uy + (jA + q) * a.vy;
-
       acc_a[q] = 0.0f;
       acc_b[q] = 0.0f;
-      ro[q] = ro_s[q] * (PAIRS ? MDP : WP);
-      if (tid < nA && jA + q < a.h && (valid_s >> q & 1u) && fabsf (x) <= a.lim &&
-          fabsf (y) <= a.lim)
-        inside |= 1u << q;
+    }
+  if (tid < 32)
+    tilt_rows (a, jA, nrs, TWO, &rs);
+  __syncthreads ();
+  if (rs.nr == 0)
+    {
+      /* No plane row of the tile within the rows held (uniform). */
+      tilt_write (a, rs, iA, jA, 0u, false, 0.0f, acc_a, acc_b, out);
+      return;
     }
 
-  const int rlo = rlo_s, nr = nr_s;
+  const unsigned int inside = tilt_inside (a, rs, iA, jA);
+
+#pragma unroll
+  for (int q = 0; q < TILT_K; q++)
+    ro[q] = rs.ro[q] * (PAIRS ? MDP : WP);
+
+  const int rlo = rs.rlo, nr = rs.nr;
 
   /* Windows of a stage: thread g < G takes projection stage·G + g. */
   auto plan = [&] (int stage) {
     const int p = stage * G + tid;
 
     if (tid < G && stage < n_stages && p < a.P)
-      {
-        const float2 cs = __ldg (trig + p);
-        const float d = fmaf (a.ux, cs.x, -a.uy * cs.y);
-        const float e = fmaf (a.vx, cs.x, -a.vy * cs.y);
-        const float xA = a.x0 + iA * a.ux + jA * a.vx, yA = a.y0 + iA * a.uy + jA * a.vy;
-        const float tA = fmaf (xA, cs.x, fmaf (-yA, cs.y, a.center));
-        /* All 256 threads' samples (those past a short tile's end too: they
-         * are not written, but read inside the window). */
-        const float di = (TILT_X - 1) * d, dj = (TILT_K - 1) * e;
-        const float tmin = tA + fminf (di, 0.0f) + fminf (dj, 0.0f) - TILT_MARGIN;
-        const float tmax = tA + fmaxf (di, 0.0f) + fmaxf (dj, 0.0f) + TILT_MARGIN;
-        const float tlo = fminf (fmaxf (tmin, -1.0f), W), thi = fminf (fmaxf (tmax, -1.0f), W);
-        const float shift = LINEAR ? 0.5f : 0.0f;
-        int lo = (int) floorf (tlo);
-        TiltMeta m;
-
-        lo = lo >= 0 ? lo / VEC * VEC : -((-lo + VEC - 1) / VEC) * VEC;
-        m.lo = lo;
-        m.nb = min ((int) floorf (thi) + 2 - lo, WP);
-        m.t0 = tA - lo - shift;
-        m.d = d;
-        m.e = e;
-        m.cmin = tlo - lo - shift;
-        m.cmax = fminf (thi - lo, WP - 2.0f) - shift;
-        m.inner = tmin >= -1.0f && tmax <= W && (int) floorf (thi) + 2 - lo <= WP;
-        meta[stage % (TILT_NS + 1)][tid] = m;
-      }
+      meta[stage % (TILT_NS + 1)][tid] = tilt_window<VEC, LINEAR> (a, __ldg (trig + p), iA, jA);
   };
 
   /* The windows of a stage's nr stored rows; zeros off the detector and
@@ -458,14 +531,301 @@ plane_tilt_kernel (const T      *rows,
   };
 
   cp_async_ring<TILT_NS> (n_stages, plan, issue, sum);
+  tilt_write (a, rs, iA, jA, inside, TWO, a.inv_scale, acc_a, acc_b, out);
+}
+
+/* ------------------------------------------------------------------------
+ * The bulk path (TOMO_PLANE_TILT_PATH=bulk, G = 2; bulk1, G = 1): linear
+ * interpolation from stores of 16-byte rows.  The raw windows come in as
+ * one bulk copy (cp.async.bulk) per stored row and projection, counted on
+ * an mbarrier per ring slot, instead of 16-byte cp.async units with their
+ * address arithmetic per unit.  Once a stage is in, the block turns each
+ * stored row's window into float pairs (s_k, δ_k) = (b_k + b_{k+1},
+ * b_k − b_{k+1}), VEC bins a thread from one 16-byte shared load: with
+ * k = rint(t − 1/2) and d0 = k − (t − 1/2), the linear interpolation
+ * (1/2 + d0)·b_k + (1/2 − d0)·b_{k+1} is (s_k + 2·d0·δ_k) / 2.  The sums
+ * then take, per sample, plane row and projection, t (doubled), k and
+ * 2·d0 from three FP operations and, for each of the two stored rows, one
+ * 8-byte shared load, an add and an FMA (the factor 1/2 goes into the
+ * final scale). */
+
+/* The bulk path's shared memory: the ring of raw windows [TILT_NS][G][nrl]
+ * [WP] (+ 16 bytes: a unit's last pair reads one bin past its window),
+ * then the stage's pairs [G][nrl][WP]. */
+template <typename T, int G>
+__host__ __device__ static inline size_t
+tilt_bulk_ring_bytes (int nrl)
+{
+  return ((size_t) TILT_NS * G * nrl * TILT_WP (16 / sizeof (T)) * sizeof (T) + 16 + 15) / 16 * 16;
+}
+
+template <typename T, int G>
+__host__ __device__ static inline size_t
+tilt_bulk_smem (int nrl)
+{
+  return tilt_bulk_ring_bytes<T, G> (nrl) + (size_t) G * nrl * TILT_WP (16 / sizeof (T)) * sizeof (float2);
+}
+
+__device__ static inline unsigned int
+tilt_saddr (const void *p)
+{
+  return (unsigned int) __cvta_generic_to_shared (p);
+}
+
+/* Bins v·VEC … v·VEC + VEC of a raw window (16-byte aligned) as float. */
+__device__ static inline void
+tilt_unit (const __half *src, float *b)
+{
+  const uint4 w = *(const uint4 *) src;
+  const unsigned int u[4] = { w.x, w.y, w.z, w.w };
+
+#pragma unroll
+  for (int j = 0; j < 4; j++)
+    {
+      const float2 f = __half22float2 (*(const __half2 *) &u[j]);
+
+      b[2 * j] = f.x;
+      b[2 * j + 1] = f.y;
+    }
+  b[8] = __half2float (src[8]);
+}
+
+__device__ static inline void
+tilt_unit (const float *src, float *b)
+{
+  const float4 w = *(const float4 *) src;
+
+  b[0] = w.x;
+  b[1] = w.y;
+  b[2] = w.z;
+  b[3] = w.w;
+  b[4] = src[4];
+}
+
+/* One projection's pairs for the 8 plane rows of this thread: base[q] the
+ * shared byte address of row q's lower stored row's pairs, less the magic
+ * number's bits; RS the bytes between stored rows.  t2 = 2·(t − 1/2) of
+ * plane row 0, e2 its step per row. */
+template <int RS, bool CLAMP>
+__device__ static inline void
+tilt_project_bulk (const unsigned int *base,
+                   float               t2,
+                   float               e2,
+                   float               c2min,
+                   float               c2max,
+                   float              *acc_a,
+                   float              *acc_b)
+{
 #pragma unroll
   for (int q = 0; q < TILT_K; q++)
-    if (tid < nA && jA + q < a.h)
-      {
-        const float v = TWO ? fmaf (fz_s[q], acc_b[q] - acc_a[q], acc_a[q]) : acc_a[q];
+    {
+      float t = fmaf ((float) q, e2, t2);
 
-        out[(size_t) (jA + q) * a.w + iA + tid] = inside & (1u << q) ? v * a.inv_scale : 0.0f;
+      if (CLAMP)
+        t = fminf (fmaxf (t, c2min), c2max);
+
+      /* k = rint(t / 2), D = 2·(k − t / 2) */
+      const float tm = fmaf (t, 0.5f, TILT_MAGIC);
+      const float D = fmaf (__fsub_rn (tm, TILT_MAGIC), 2.0f, -t);
+      const unsigned int adr = base[q] + (unsigned int) __float_as_int (tm) * 8u;
+      float2 pa, pb;
+
+      asm volatile ("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f" (pa.x), "=f" (pa.y) : "r" (adr));
+      asm volatile ("ld.shared.v2.f32 {%0, %1}, [%2+%3];" : "=f" (pb.x), "=f" (pb.y)
+                    : "r" (adr), "n" (RS));
+      acc_a[q] = fmaf (D, pa.y, acc_a[q] + pa.x);
+      acc_b[q] = fmaf (D, pb.y, acc_b[q] + pb.x);
+    }
+}
+
+/* T: the stored type (rows of a multiple of 16 bytes); G projections per
+ * stage (one lane per window: G · nrl ≤ 32).  Two blocks per SM (G = 2)
+ * or four (G = 1). */
+template <typename T, int G>
+__global__ static void __launch_bounds__ (TILT_X, G == 1 ? 4 : 2)
+plane_tilt_bulk_kernel (const T      *rows,
+                        const float2 *trig,
+                        PlaneArgs     a,
+                        int           nrl,
+                        float        *out)
+{
+  constexpr int VEC = 16 / (int) sizeof (T);
+  constexpr int WP = TILT_WP (VEC);
+  constexpr int WU = WP / VEC;
+  static_assert (G * TILT_NR <= 32, "one lane per window");
+  static_assert (WP % VEC == 0, "whole units");
+  extern __shared__ __align__ (16) unsigned char tilt_smem[];
+  T *ring = (T *) tilt_smem;
+  float2 *pairs = (float2 *) (tilt_smem + tilt_bulk_ring_bytes<T, G> (nrl));
+  __shared__ TiltMeta meta[TILT_NS + 1][G];
+  __shared__ TiltRows rs;
+  __shared__ __align__ (8) unsigned long long bars[TILT_NS];
+  const int tid = threadIdx.x, iA = blockIdx.x * TILT_X, jA = blockIdx.y * TILT_K;
+  const int n_stages = (a.P + G - 1) / G, STAGE = G * nrl * WP;
+  float acc_a[TILT_K], acc_b[TILT_K];
+  unsigned int base[TILT_K];
+
+#pragma unroll
+  for (int q = 0; q < TILT_K; q++)
+    {
+      acc_a[q] = 0.0f;
+      acc_b[q] = 0.0f;
+    }
+  if (tid < 32)
+    tilt_rows (a, jA, nrl, true, &rs);
+  __syncthreads ();
+  if (rs.nr == 0)
+    {
+      tilt_write (a, rs, iA, jA, 0u, false, 0.0f, acc_a, acc_b, out);
+      return;
+    }
+  if (tid < TILT_NS)
+    {
+      /* One arrival a stage: lane 0 of warp 0, after the warp's copies. */
+      asm volatile ("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r" (tilt_saddr (&bars[tid]))
+                    : "memory");
+      asm volatile ("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+
+  const unsigned int inside = tilt_inside (a, rs, iA, jA);
+  const int rlo = rs.rlo, nr = rs.nr;
+
+  auto plan = [&] (int stage) {
+    const int p = stage * G + tid;
+
+    if (tid < G && stage < n_stages && p < a.P)
+      meta[stage % (TILT_NS + 1)][tid] = tilt_window<VEC, 1> (a, __ldg (trig + p), iA, jA);
+  };
+
+  /* Lane g + G·r of warp 0: the window of stored row r, projection g. */
+  auto issue = [&] (int stage) {
+    if (stage >= n_stages || tid >= 32)
+      return;
+
+    const unsigned int bar = tilt_saddr (&bars[stage % TILT_NS]);
+    const int g = tid % G, r = tid / G, p = stage * G + g;
+
+    if (r < nr && p < a.P)
+      {
+        const TiltMeta &m = meta[stage % (TILT_NS + 1)][g];
+        const int nu = (m.nb + VEC - 1) / VEC;
+        const bool held = rlo + r < a.n_rows;
+        /* Units [v0, v1) on the detector (lo is a multiple of VEC). */
+        const int v0 = held ? min (max (-m.lo / VEC, 0), nu) : nu;
+        const int v1 = held ? max (min ((a.W - m.lo) / VEC, nu), v0) : nu;
+        T *dst = ring + (size_t) (stage % TILT_NS) * STAGE + ((size_t) g * nrl + r) * WP;
+
+        for (int v = 0; v < v0; v++)
+          *(uint4 *) (dst + v * VEC) = make_uint4 (0, 0, 0, 0);
+        for (int v = v1; v < nu; v++)
+          *(uint4 *) (dst + v * VEC) = make_uint4 (0, 0, 0, 0);
+        /* The block's reads of this slot (two stages ago) and the stores
+         * above, before the copy's writes. */
+        asm volatile ("fence.proxy.async.shared::cta;\n" ::: "memory");
+        if (v1 > v0)
+          {
+            const T *src = rows + (size_t) (rlo + r) * a.row_elems + (size_t) p * a.W + m.lo;
+            const unsigned int bytes = (unsigned int) (v1 - v0) * 16u;
+
+            asm volatile ("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n"
+                          :: "r" (bar), "r" (bytes) : "memory");
+            asm volatile ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
+                          "[%0], [%1], %2, [%3];\n"
+                          :: "r" (tilt_saddr (dst + v0 * VEC)), "l" (src + v0 * VEC),
+                             "r" (bytes), "r" (bar) : "memory");
+          }
       }
+    __syncwarp ();
+    if (tid == 0)
+      asm volatile ("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r" (bar) : "memory");
+  };
+
+  auto wait = [&] (int s) {
+    const unsigned int bar = tilt_saddr (&bars[s % TILT_NS]), parity = (s / TILT_NS) & 1;
+    unsigned int done = 0;
+
+    while (!done)
+      asm volatile ("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                    " selp.u32 %0, 1, 0, p;\n}\n"
+                    : "=r" (done) : "r" (bar), "r" (parity) : "memory");
+  };
+
+  const unsigned int pairs_a = tilt_saddr (pairs);
+
+#pragma unroll
+  for (int q = 0; q < TILT_K; q++)
+    base[q] = pairs_a + (unsigned int) (rs.ro[q] * WP) * 8u - (unsigned int) TILT_MAGIC_BITS * 8u;
+
+  auto sum = [&] (int s) {
+    const T *raw = ring + (size_t) (s % TILT_NS) * STAGE;
+    const int ng = min (G, a.P - s * G);
+
+    /* The pairs of bins k ≤ nb − 2 (the sums read no others), VEC a unit;
+     * the last stage's sums are done (the ring's barrier). */
+    for (int u = tid; u < G * nr * WU; u += TILT_X)
+      {
+        const int w = u / WU, v = u - w * WU, g = w % G, r = w / G;
+
+        if (g < ng && v * VEC < meta[s % (TILT_NS + 1)][g].nb - 1)
+          {
+            const int off = (g * nrl + r) * WP + v * VEC;
+            float b[VEC + 1];
+
+            tilt_unit (raw + off, b);
+#pragma unroll
+            for (int j = 0; j < VEC; j += 2)
+              *(float4 *) (pairs + off + j) = make_float4 (b[j] + b[j + 1], b[j] - b[j + 1],
+                                                           b[j + 1] + b[j + 2], b[j + 1] - b[j + 2]);
+          }
+      }
+    __syncthreads ();
+
+#pragma unroll
+    for (int g = 0; g < G; g++)
+      if (g < ng)
+        {
+          const TiltMeta m = meta[s % (TILT_NS + 1)][g];
+          const float t2 = 2.0f * fmaf ((float) tid, m.d, m.t0);
+          const unsigned int gofs = (unsigned int) (g * nrl * WP) * 8u;
+          unsigned int bq[TILT_K];
+
+#pragma unroll
+          for (int q = 0; q < TILT_K; q++)
+            bq[q] = base[q] + gofs;
+          if (m.inner)
+            tilt_project_bulk<WP * 8, false> (bq, t2, 2.0f * m.e, 0.0f, 0.0f, acc_a, acc_b);
+          else
+            tilt_project_bulk<WP * 8, true> (bq, t2, 2.0f * m.e, 2.0f * m.cmin, 2.0f * m.cmax,
+                                             acc_a, acc_b);
+        }
+  };
+
+  stage_ring<TILT_NS> (n_stages, plan, issue, wait, sum);
+  /* Every thread past its last wait: the barriers' memory given back
+   * invalidated (the next block on this SM may use it otherwise). */
+  __syncthreads ();
+  if (tid < TILT_NS)
+    asm volatile ("mbarrier.inval.shared::cta.b64 [%0];\n" :: "r" (tilt_saddr (&bars[tid]))
+                  : "memory");
+  tilt_write (a, rs, iA, jA, inside, true, 0.5f * a.inv_scale, acc_a, acc_b, out);
+}
+
+template <typename T, int G>
+static gboolean
+launch_tilt_bulk (const T *rows, const float2 *trig, const PlaneArgs &a, float *out,
+                  cudaStream_t stream, GError **error)
+{
+  /* The stored rows a tile can need (as the pairs path's bound below). */
+  const int nrl = MIN (TILT_NR, (int) ceilf (7.0f * fabsf (a.vz) + 0.01f) + 3);
+  const size_t smem = tilt_bulk_smem<T, G> (nrl);
+  dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
+  auto kern = plane_tilt_bulk_kernel<T, G>;
+
+  if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int) smem), error))
+    return FALSE;
+  kern<<<grid, TILT_X, smem, stream>>> (rows, trig, a, nrl, out);
+  return TOMO_CUDA_CHECK_LAUNCH ("plane tilt kernel (bulk)", error);
 }
 
 /* G: projections per stage.  Half, 16-byte units: 4 (3 × 67 KiB of bins,
@@ -506,9 +866,14 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
 }
 
 /* As _tomo_gpu_store_tile_launch (tomo-gpu-store-private.h).
- * TOMO_PLANE_TILT_PATH=pairs takes the pairs path for linear
- * interpolation (nearest keeps the path above); pairs-half its half2
- * pairs from a half store (from a float store: pairs). */
+ * TOMO_PLANE_TILT_PATH (the bench's and the tests' variants; unset or
+ * auto: the fastest): raw, the raw windows through 16-byte cp.async units
+ * (auto before the bulk path; TOMO_PLANE_TILT_STAGE=2: 2 projections per
+ * stage from a half store); bulk and bulk1, the bulk path with 2 and 1
+ * projections per stage (linear interpolation, 16-byte rows); pairs and
+ * pairs-half, the pairs path (linear; pairs-half its half2 pairs from a
+ * half store, from a float store pairs).  Nearest interpolation and other
+ * widths take the raw path. */
 gboolean
 _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig,
                              const PlaneArgs *a, int interp, float *out, cudaStream_t stream,
@@ -519,12 +884,23 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
   const gboolean narrow = stage != NULL && atoi (stage) == 2;
   const gboolean use_pairs = interp && path != NULL && strcmp (path, "pairs") == 0;
   const gboolean half_pairs = interp && path != NULL && strcmp (path, "pairs-half") == 0;
+  const gboolean wide = a->W % (half ? 8 : 4) == 0;
+  const gboolean bulk1 = path != NULL && strcmp (path, "bulk1") == 0;
+  const gboolean bulk = interp && wide &&
+                        (path == NULL || strcmp (path, "auto") == 0 || strcmp (path, "bulk") == 0 ||
+                         bulk1);
 
+  if (bulk && half)
+    return bulk1 ? launch_tilt_bulk<__half, 1> ((const __half *) rows, trig, *a, out, stream, error)
+                 : launch_tilt_bulk<__half, 2> ((const __half *) rows, trig, *a, out, stream, error);
+  if (bulk)
+    return bulk1 ? launch_tilt_bulk<float, 1> ((const float *) rows, trig, *a, out, stream, error)
+                 : launch_tilt_bulk<float, 2> ((const float *) rows, trig, *a, out, stream, error);
   if (half)
     {
       const __half *r = (const __half *) rows;
 
-      if (a->W % 8 != 0)
+      if (!wide)
         return use_pairs    ? launch_tilt<__half, 1, 2, 1> (r, trig, *a, interp, out, stream, error)
                : half_pairs ? launch_tilt<__half, 1, 2, 2> (r, trig, *a, interp, out, stream, error)
                             : launch_tilt<__half, 1, 4> (r, trig, *a, interp, out, stream, error);
@@ -538,7 +914,7 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
 
   const float *r = (const float *) rows;
 
-  if (a->W % 4 != 0)
+  if (!wide)
     return use_pairs || half_pairs
              ? launch_tilt<float, 1, 2, 1> (r, trig, *a, interp, out, stream, error)
              : launch_tilt<float, 1, 2> (r, trig, *a, interp, out, stream, error);

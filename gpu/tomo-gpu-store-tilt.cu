@@ -551,7 +551,8 @@ plane_tilt_kernel (const T      *rows,
 
 /* The bulk path's shared memory: the ring of raw windows [TILT_NS][G][nrl]
  * [WP] (+ 16 bytes: a unit's last pair reads one bin past its window),
- * then the stage's pairs [G][nrl][WP]. */
+ * then the stage's pairs [G][TILT_NR][WP] (a projection's pairs at a
+ * constant offset). */
 template <typename T, int G>
 __host__ __device__ static inline size_t
 tilt_bulk_ring_bytes (int nrl)
@@ -559,11 +560,12 @@ tilt_bulk_ring_bytes (int nrl)
   return ((size_t) TILT_NS * G * nrl * TILT_WP (16 / sizeof (T)) * sizeof (T) + 16 + 15) / 16 * 16;
 }
 
-template <typename T, int G>
+template <typename T, int G, bool H2>
 __host__ __device__ static inline size_t
 tilt_bulk_smem (int nrl)
 {
-  return tilt_bulk_ring_bytes<T, G> (nrl) + (size_t) G * nrl * TILT_WP (16 / sizeof (T)) * sizeof (float2);
+  return tilt_bulk_ring_bytes<T, G> (nrl) +
+         (size_t) G * TILT_NR * TILT_WP (16 / sizeof (T)) * (H2 ? sizeof (__half2) : sizeof (float2));
 }
 
 __device__ static inline unsigned int
@@ -604,9 +606,11 @@ tilt_unit (const float *src, float *b)
 
 /* One projection's pairs for the 8 plane rows of this thread: base[q] the
  * shared byte address of row q's lower stored row's pairs, less the magic
- * number's bits; RS the bytes between stored rows.  t2 = 2·(t − 1/2) of
- * plane row 0, e2 its step per row. */
-template <int RS, bool CLAMP>
+ * number's bits times the pair size, GOFS the projection's offset from it
+ * (bytes); RS the bytes between stored rows.  t2 = 2·(t − 1/2) of plane
+ * row 0, e2 its step per row.  H2: the pairs are (b_k, b_{k+1}) as half2,
+ * weighted by 1 + D and 1 − D. */
+template <int RS, unsigned int GOFS, bool CLAMP, bool H2>
 __device__ static inline void
 tilt_project_bulk (const unsigned int *base,
                    float               t2,
@@ -627,22 +631,69 @@ tilt_project_bulk (const unsigned int *base,
       /* k = rint(t / 2), D = 2·(k − t / 2) */
       const float tm = fmaf (t, 0.5f, TILT_MAGIC);
       const float D = fmaf (__fsub_rn (tm, TILT_MAGIC), 2.0f, -t);
-      const unsigned int adr = base[q] + (unsigned int) __float_as_int (tm) * 8u;
-      float2 pa, pb;
 
-      asm volatile ("ld.shared.v2.f32 {%0, %1}, [%2];" : "=f" (pa.x), "=f" (pa.y) : "r" (adr));
-      asm volatile ("ld.shared.v2.f32 {%0, %1}, [%2+%3];" : "=f" (pb.x), "=f" (pb.y)
-                    : "r" (adr), "n" (RS));
-      acc_a[q] = fmaf (D, pa.y, acc_a[q] + pa.x);
-      acc_b[q] = fmaf (D, pb.y, acc_b[q] + pb.x);
+      if constexpr (H2)
+        {
+          const unsigned int adr = base[q] + (unsigned int) __float_as_int (tm) * 4u;
+          const float w0 = 1.0f + D, w1 = 1.0f - D;
+          unsigned int ha, hb;
+
+          asm volatile ("ld.shared.b32 %0, [%1+%2];" : "=r" (ha) : "r" (adr), "n" (GOFS));
+          asm volatile ("ld.shared.b32 %0, [%1+%2];" : "=r" (hb) : "r" (adr), "n" (GOFS + RS));
+          const float2 pa = __half22float2 (*(const __half2 *) &ha);
+          const float2 pb = __half22float2 (*(const __half2 *) &hb);
+
+          acc_a[q] = fmaf (w1, pa.y, fmaf (w0, pa.x, acc_a[q]));
+          acc_b[q] = fmaf (w1, pb.y, fmaf (w0, pb.x, acc_b[q]));
+        }
+      else
+        {
+          const unsigned int adr = base[q] + (unsigned int) __float_as_int (tm) * 8u;
+          float2 pa, pb;
+
+          asm volatile ("ld.shared.v2.f32 {%0, %1}, [%2+%3];" : "=f" (pa.x), "=f" (pa.y)
+                        : "r" (adr), "n" (GOFS));
+          asm volatile ("ld.shared.v2.f32 {%0, %1}, [%2+%3];" : "=f" (pb.x), "=f" (pb.y)
+                        : "r" (adr), "n" (GOFS + RS));
+          acc_a[q] = fmaf (D, pa.y, acc_a[q] + pa.x);
+          acc_b[q] = fmaf (D, pb.y, acc_b[q] + pb.x);
+        }
     }
+}
+
+/* A unit's pairs: H2, (b_k, b_{k+1}) as half2 by byte permutes (exact);
+ * else (s_k, δ_k) as float2. */
+__device__ static inline void
+tilt_unit_pairs (const __half *src, __half2 *dst)
+{
+  const uint4 w = *(const uint4 *) src;
+  const unsigned int n = *(const unsigned int *) (src + 8);
+
+  *(uint4 *) dst = make_uint4 (w.x, __byte_perm (w.x, w.y, 0x5432), w.y,
+                               __byte_perm (w.y, w.z, 0x5432));
+  *(uint4 *) (dst + 4) = make_uint4 (w.z, __byte_perm (w.z, w.w, 0x5432), w.w,
+                                     __byte_perm (w.w, n, 0x5432));
+}
+
+template <typename T>
+__device__ static inline void
+tilt_unit_pairs (const T *src, float2 *dst)
+{
+  constexpr int VEC = 16 / (int) sizeof (T);
+  float b[VEC + 1];
+
+  tilt_unit (src, b);
+#pragma unroll
+  for (int j = 0; j < VEC; j += 2)
+    *(float4 *) (dst + j) = make_float4 (b[j] + b[j + 1], b[j] - b[j + 1], b[j + 1] + b[j + 2],
+                                         b[j + 1] - b[j + 2]);
 }
 
 /* T: the stored type (rows of a multiple of 16 bytes); G projections per
  * stage (one lane per window: G · nrl ≤ 32).  Two blocks per SM (G = 2)
  * or four (G = 1). */
-template <typename T, int G>
-__global__ static void __launch_bounds__ (TILT_X, G == 1 ? 4 : 2)
+template <typename T, int G, bool H2>
+__global__ static void __launch_bounds__ (TILT_X, G == 1 ? 4 : H2 ? 3 : 2)
 plane_tilt_bulk_kernel (const T      *rows,
                         const float2 *trig,
                         PlaneArgs     a,
@@ -651,12 +702,14 @@ plane_tilt_bulk_kernel (const T      *rows,
 {
   constexpr int VEC = 16 / (int) sizeof (T);
   constexpr int WP = TILT_WP (VEC);
-  constexpr int WU = WP / VEC;
   static_assert (G * TILT_NR <= 32, "one lane per window");
+  static_assert (G == 1 || G == 2, "one or two projections a stage");
   static_assert (WP % VEC == 0, "whole units");
   extern __shared__ __align__ (16) unsigned char tilt_smem[];
   T *ring = (T *) tilt_smem;
-  float2 *pairs = (float2 *) (tilt_smem + tilt_bulk_ring_bytes<T, G> (nrl));
+  using P = std::conditional_t<H2, __half2, float2>;
+  static_assert (!H2 || sizeof (T) == 2, "half2 pairs from a half store");
+  P *pairs = (P *) (tilt_smem + tilt_bulk_ring_bytes<T, G> (nrl));
   __shared__ TiltMeta meta[TILT_NS + 1][G];
   __shared__ TiltRows rs;
   __shared__ __align__ (8) unsigned long long bars[TILT_NS];
@@ -754,50 +807,55 @@ plane_tilt_bulk_kernel (const T      *rows,
 
 #pragma unroll
   for (int q = 0; q < TILT_K; q++)
-    base[q] = pairs_a + (unsigned int) (rs.ro[q] * WP) * 8u - (unsigned int) TILT_MAGIC_BITS * 8u;
+    base[q] = pairs_a + (unsigned int) (rs.ro[q] * WP * sizeof (P)) -
+              (unsigned int) TILT_MAGIC_BITS * (unsigned int) sizeof (P);
 
   auto sum = [&] (int s) {
     const T *raw = ring + (size_t) (s % TILT_NS) * STAGE;
     const int ng = min (G, a.P - s * G);
 
-    /* The pairs of bins k ≤ nb − 2 (the sums read no others), VEC a unit;
-     * the last stage's sums are done (the ring's barrier). */
-    for (int u = tid; u < G * nr * WU; u += TILT_X)
-      {
-        const int w = u / WU, v = u - w * WU, g = w % G, r = w / G;
+    /* The pairs of bins k ≤ nb − 2 (the sums read no others), VEC a unit:
+     * units (g, r, v) with v < nu_g, numbered over both projections so
+     * that every thread has work; r = u / nu_g through a float reciprocal
+     * (exact: u < 2¹⁰, (u + 1/2) / nu_g is ≥ 1/72 from an integer).  The
+     * last stage's sums are done (the ring's barrier). */
+    {
+      const int nu0 = (meta[s % (TILT_NS + 1)][0].nb + VEC - 2) / VEC;
+      const int nu1 = G > 1 && ng > 1 ? (meta[s % (TILT_NS + 1)][G - 1].nb + VEC - 2) / VEC : 0;
+      const float inv0 = __frcp_rn ((float) nu0), inv1 = __frcp_rn ((float) max (nu1, 1));
+      const int cnt0 = nr * nu0, total = cnt0 + nr * nu1;
 
-        if (g < ng && v * VEC < meta[s % (TILT_NS + 1)][g].nb - 1)
-          {
-            const int off = (g * nrl + r) * WP + v * VEC;
-            float b[VEC + 1];
-
-            tilt_unit (raw + off, b);
-#pragma unroll
-            for (int j = 0; j < VEC; j += 2)
-              *(float4 *) (pairs + off + j) = make_float4 (b[j] + b[j + 1], b[j] - b[j + 1],
-                                                           b[j + 1] + b[j + 2], b[j + 1] - b[j + 2]);
-          }
-      }
+      for (int u = tid; u < total; u += TILT_X)
+        {
+          const int g = G > 1 && u >= cnt0 ? 1 : 0;
+          const int uu = g ? u - cnt0 : u, nu = g ? nu1 : nu0;
+          const int r = (int) (((float) uu + 0.5f) * (g ? inv1 : inv0)), v = uu - r * nu;
+          tilt_unit_pairs (raw + (g * nrl + r) * WP + v * VEC,
+                           pairs + (g * TILT_NR + r) * WP + v * VEC);
+        }
+    }
     __syncthreads ();
 
-#pragma unroll
-    for (int g = 0; g < G; g++)
-      if (g < ng)
-        {
-          const TiltMeta m = meta[s % (TILT_NS + 1)][g];
-          const float t2 = 2.0f * fmaf ((float) tid, m.d, m.t0);
-          const unsigned int gofs = (unsigned int) (g * nrl * WP) * 8u;
-          unsigned int bq[TILT_K];
+    /* Projection g's sums (g a constant: its pairs' offset goes into the
+     * loads). */
+    auto project = [&] (auto gc) {
+      constexpr int g = decltype (gc)::value;
+      constexpr unsigned int GOFS = (unsigned int) (g * TILT_NR * WP * sizeof (P));
+      const TiltMeta m = meta[s % (TILT_NS + 1)][g];
+      const float t2 = 2.0f * fmaf ((float) tid, m.d, m.t0);
 
-#pragma unroll
-          for (int q = 0; q < TILT_K; q++)
-            bq[q] = base[q] + gofs;
-          if (m.inner)
-            tilt_project_bulk<WP * 8, false> (bq, t2, 2.0f * m.e, 0.0f, 0.0f, acc_a, acc_b);
-          else
-            tilt_project_bulk<WP * 8, true> (bq, t2, 2.0f * m.e, 2.0f * m.cmin, 2.0f * m.cmax,
-                                             acc_a, acc_b);
-        }
+      if (m.inner)
+        tilt_project_bulk<WP * sizeof (P), GOFS, false, H2> (base, t2, 2.0f * m.e, 0.0f, 0.0f,
+                                                             acc_a, acc_b);
+      else
+        tilt_project_bulk<WP * sizeof (P), GOFS, true, H2> (base, t2, 2.0f * m.e, 2.0f * m.cmin,
+                                                            2.0f * m.cmax, acc_a, acc_b);
+    };
+
+    project (std::integral_constant<int, 0> {});
+    if constexpr (G > 1)
+      if (ng > 1)
+        project (std::integral_constant<int, 1> {});
   };
 
   stage_ring<TILT_NS> (n_stages, plan, issue, wait, sum);
@@ -810,16 +868,16 @@ plane_tilt_bulk_kernel (const T      *rows,
   tilt_write (a, rs, iA, jA, inside, true, 0.5f * a.inv_scale, acc_a, acc_b, out);
 }
 
-template <typename T, int G>
+template <typename T, int G, bool H2 = false>
 static gboolean
 launch_tilt_bulk (const T *rows, const float2 *trig, const PlaneArgs &a, float *out,
                   cudaStream_t stream, GError **error)
 {
   /* The stored rows a tile can need (as the pairs path's bound below). */
   const int nrl = MIN (TILT_NR, (int) ceilf (7.0f * fabsf (a.vz) + 0.01f) + 3);
-  const size_t smem = tilt_bulk_smem<T, G> (nrl);
+  const size_t smem = tilt_bulk_smem<T, G, H2> (nrl);
   dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
-  auto kern = plane_tilt_bulk_kernel<T, G>;
+  auto kern = plane_tilt_bulk_kernel<T, G, H2>;
 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
@@ -886,13 +944,19 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
   const gboolean half_pairs = interp && path != NULL && strcmp (path, "pairs-half") == 0;
   const gboolean wide = a->W % (half ? 8 : 4) == 0;
   const gboolean bulk1 = path != NULL && strcmp (path, "bulk1") == 0;
+  const gboolean bulk_h2 = path != NULL && strcmp (path, "bulk-h2") == 0;
   const gboolean bulk = interp && wide &&
                         (path == NULL || strcmp (path, "auto") == 0 || strcmp (path, "bulk") == 0 ||
-                         bulk1);
+                         bulk1 || bulk_h2);
 
   if (bulk && half)
-    return bulk1 ? launch_tilt_bulk<__half, 1> ((const __half *) rows, trig, *a, out, stream, error)
-                 : launch_tilt_bulk<__half, 2> ((const __half *) rows, trig, *a, out, stream, error);
+    {
+      const __half *r = (const __half *) rows;
+
+      return bulk1     ? launch_tilt_bulk<__half, 1> (r, trig, *a, out, stream, error)
+             : bulk_h2 ? launch_tilt_bulk<__half, 2, true> (r, trig, *a, out, stream, error)
+                       : launch_tilt_bulk<__half, 2> (r, trig, *a, out, stream, error);
+    }
   if (bulk)
     return bulk1 ? launch_tilt_bulk<float, 1> ((const float *) rows, trig, *a, out, stream, error)
                  : launch_tilt_bulk<float, 2> ((const float *) rows, trig, *a, out, stream, error);

@@ -549,22 +549,22 @@ plane_tilt_kernel (const T      *rows,
  * 8-byte shared load, an add and an FMA (the factor 1/2 goes into the
  * final scale). */
 
-/* The bulk path's shared memory: the ring of raw windows [TILT_NS][G][nrl]
+/* The bulk path's shared memory: the ring of raw windows [NS][G][nrl]
  * [WP] (+ 16 bytes: a unit's last pair reads one bin past its window),
  * then the stage's pairs [G][TILT_NR][WP] (a projection's pairs at a
  * constant offset). */
-template <typename T, int G>
+template <typename T, int G, int NS>
 __host__ __device__ static inline size_t
 tilt_bulk_ring_bytes (int nrl)
 {
-  return ((size_t) TILT_NS * G * nrl * TILT_WP (16 / sizeof (T)) * sizeof (T) + 16 + 15) / 16 * 16;
+  return ((size_t) NS * G * nrl * TILT_WP (16 / sizeof (T)) * sizeof (T) + 16 + 15) / 16 * 16;
 }
 
-template <typename T, int G, bool H2>
+template <typename T, int G, int NS, bool H2>
 __host__ __device__ static inline size_t
 tilt_bulk_smem (int nrl)
 {
-  return tilt_bulk_ring_bytes<T, G> (nrl) +
+  return tilt_bulk_ring_bytes<T, G, NS> (nrl) +
          (size_t) G * TILT_NR * TILT_WP (16 / sizeof (T)) * (H2 ? sizeof (__half2) : sizeof (float2));
 }
 
@@ -664,20 +664,26 @@ tilt_project_bulk (const unsigned int *base,
 /* A unit's pairs: H2, (b_k, b_{k+1}) as half2 by byte permutes (exact);
  * else (s_k, δ_k) as float2. */
 __device__ static inline void
-tilt_unit_pairs (const __half *src, __half2 *dst)
+tilt_unit_pairs (const __half *src, __half2 *dst, int v)
 {
   const uint4 w = *(const uint4 *) src;
   const unsigned int n = *(const unsigned int *) (src + 8);
+  const uint4 x = make_uint4 (w.x, __byte_perm (w.x, w.y, 0x5432), w.y,
+                              __byte_perm (w.y, w.z, 0x5432));
+  const uint4 y = make_uint4 (w.z, __byte_perm (w.z, w.w, 0x5432), w.w,
+                              __byte_perm (w.w, n, 0x5432));
+  /* Units v … v + 7 of a row 32 bytes apart: units 4 … 7 store their
+   * second half first, so that the 8 lanes of a 16-byte store meet 8
+   * different bank quads. */
+  const bool c = (v >> 2) & 1;
 
-  *(uint4 *) dst = make_uint4 (w.x, __byte_perm (w.x, w.y, 0x5432), w.y,
-                               __byte_perm (w.y, w.z, 0x5432));
-  *(uint4 *) (dst + 4) = make_uint4 (w.z, __byte_perm (w.z, w.w, 0x5432), w.w,
-                                     __byte_perm (w.w, n, 0x5432));
+  *(uint4 *) (dst + (c ? 4 : 0)) = c ? y : x;
+  *(uint4 *) (dst + (c ? 0 : 4)) = c ? x : y;
 }
 
 template <typename T>
 __device__ static inline void
-tilt_unit_pairs (const T *src, float2 *dst)
+tilt_unit_pairs (const T *src, float2 *dst, int)
 {
   constexpr int VEC = 16 / (int) sizeof (T);
   float b[VEC + 1];
@@ -692,8 +698,8 @@ tilt_unit_pairs (const T *src, float2 *dst)
 /* T: the stored type (rows of a multiple of 16 bytes); G projections per
  * stage (one lane per window: G · nrl ≤ 32).  Two blocks per SM (G = 2)
  * or four (G = 1). */
-template <typename T, int G, bool H2>
-__global__ static void __launch_bounds__ (TILT_X, G == 1 ? 4 : H2 ? 3 : 2)
+template <typename T, int G, int NS, bool H2, int BLOCKS>
+__global__ static void __launch_bounds__ (TILT_X, BLOCKS)
 plane_tilt_bulk_kernel (const T      *rows,
                         const float2 *trig,
                         PlaneArgs     a,
@@ -702,17 +708,18 @@ plane_tilt_bulk_kernel (const T      *rows,
 {
   constexpr int VEC = 16 / (int) sizeof (T);
   constexpr int WP = TILT_WP (VEC);
-  static_assert (G * TILT_NR <= 32, "one lane per window");
+  constexpr int NW = TILT_X / 32;
+  static_assert (G * TILT_NR <= 32 * NW, "one lane per window");
   static_assert (G == 1 || G == 2, "one or two projections a stage");
   static_assert (WP % VEC == 0, "whole units");
   extern __shared__ __align__ (16) unsigned char tilt_smem[];
   T *ring = (T *) tilt_smem;
   using P = std::conditional_t<H2, __half2, float2>;
   static_assert (!H2 || sizeof (T) == 2, "half2 pairs from a half store");
-  P *pairs = (P *) (tilt_smem + tilt_bulk_ring_bytes<T, G> (nrl));
-  __shared__ TiltMeta meta[TILT_NS + 1][G];
+  P *pairs = (P *) (tilt_smem + tilt_bulk_ring_bytes<T, G, NS> (nrl));
+  __shared__ TiltMeta meta[NS + 1][G];
   __shared__ TiltRows rs;
-  __shared__ __align__ (8) unsigned long long bars[TILT_NS];
+  __shared__ __align__ (8) unsigned long long bars[NS];
   const int tid = threadIdx.x, iA = blockIdx.x * TILT_X, jA = blockIdx.y * TILT_K;
   const int n_stages = (a.P + G - 1) / G, STAGE = G * nrl * WP;
   float acc_a[TILT_K], acc_b[TILT_K];
@@ -732,11 +739,11 @@ plane_tilt_bulk_kernel (const T      *rows,
       tilt_write (a, rs, iA, jA, 0u, false, 0.0f, acc_a, acc_b, out);
       return;
     }
-  if (tid < TILT_NS)
+  if (tid < NS)
     {
-      /* One arrival a stage: lane 0 of warp 0, after the warp's copies. */
-      asm volatile ("mbarrier.init.shared::cta.b64 [%0], 1;\n" :: "r" (tilt_saddr (&bars[tid]))
-                    : "memory");
+      /* One arrival a stage per warp, after the warp's copies. */
+      asm volatile ("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r" (tilt_saddr (&bars[tid])),
+                    "n" (NW) : "memory");
       asm volatile ("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
 
@@ -747,33 +754,36 @@ plane_tilt_bulk_kernel (const T      *rows,
     const int p = stage * G + tid;
 
     if (tid < G && stage < n_stages && p < a.P)
-      meta[stage % (TILT_NS + 1)][tid] = tilt_window<VEC, 1> (a, __ldg (trig + p), iA, jA);
+      meta[stage % (NS + 1)][tid] = tilt_window<VEC, 1> (a, __ldg (trig + p), iA, jA);
   };
 
-  /* Lane g + G·r of warp 0: the window of stored row r, projection g. */
+  /* Window w = g + G·r (stored row r, projection g): lane w / NW of warp
+   * w % NW, so that the copies' issue is spread over the warps; one
+   * arrival per warp. */
   auto issue = [&] (int stage) {
-    if (stage >= n_stages || tid >= 32)
+    if (stage >= n_stages)
       return;
 
-    const unsigned int bar = tilt_saddr (&bars[stage % TILT_NS]);
-    const int g = tid % G, r = tid / G, p = stage * G + g;
+    const unsigned int bar = tilt_saddr (&bars[stage % NS]);
+    const int w = (tid >> 5) + NW * (tid & 31);
+    const int g = w % G, r = w / G, p = stage * G + g;
 
     if (r < nr && p < a.P)
       {
-        const TiltMeta &m = meta[stage % (TILT_NS + 1)][g];
+        const TiltMeta &m = meta[stage % (NS + 1)][g];
         const int nu = (m.nb + VEC - 1) / VEC;
         const bool held = rlo + r < a.n_rows;
         /* Units [v0, v1) on the detector (lo is a multiple of VEC). */
         const int v0 = held ? min (max (-m.lo / VEC, 0), nu) : nu;
         const int v1 = held ? max (min ((a.W - m.lo) / VEC, nu), v0) : nu;
-        T *dst = ring + (size_t) (stage % TILT_NS) * STAGE + ((size_t) g * nrl + r) * WP;
+        T *dst = ring + (size_t) (stage % NS) * STAGE + ((size_t) g * nrl + r) * WP;
 
         for (int v = 0; v < v0; v++)
           *(uint4 *) (dst + v * VEC) = make_uint4 (0, 0, 0, 0);
         for (int v = v1; v < nu; v++)
           *(uint4 *) (dst + v * VEC) = make_uint4 (0, 0, 0, 0);
-        /* The block's reads of this slot (two stages ago) and the stores
-         * above, before the copy's writes. */
+        /* The block's reads of this slot (its last stage, before the
+         * ring's barrier) and the stores above, before the copy's writes. */
         asm volatile ("fence.proxy.async.shared::cta;\n" ::: "memory");
         if (v1 > v0)
           {
@@ -789,12 +799,12 @@ plane_tilt_bulk_kernel (const T      *rows,
           }
       }
     __syncwarp ();
-    if (tid == 0)
+    if ((tid & 31) == 0)
       asm volatile ("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r" (bar) : "memory");
   };
 
   auto wait = [&] (int s) {
-    const unsigned int bar = tilt_saddr (&bars[s % TILT_NS]), parity = (s / TILT_NS) & 1;
+    const unsigned int bar = tilt_saddr (&bars[s % NS]), parity = (s / NS) & 1;
     unsigned int done = 0;
 
     while (!done)
@@ -811,7 +821,7 @@ plane_tilt_bulk_kernel (const T      *rows,
               (unsigned int) TILT_MAGIC_BITS * (unsigned int) sizeof (P);
 
   auto sum = [&] (int s) {
-    const T *raw = ring + (size_t) (s % TILT_NS) * STAGE;
+    const T *raw = ring + (size_t) (s % NS) * STAGE;
     const int ng = min (G, a.P - s * G);
 
     /* The pairs of bins k ≤ nb − 2 (the sums read no others), VEC a unit:
@@ -820,8 +830,8 @@ plane_tilt_bulk_kernel (const T      *rows,
      * (exact: u < 2¹⁰, (u + 1/2) / nu_g is ≥ 1/72 from an integer).  The
      * last stage's sums are done (the ring's barrier). */
     {
-      const int nu0 = (meta[s % (TILT_NS + 1)][0].nb + VEC - 2) / VEC;
-      const int nu1 = G > 1 && ng > 1 ? (meta[s % (TILT_NS + 1)][G - 1].nb + VEC - 2) / VEC : 0;
+      const int nu0 = (meta[s % (NS + 1)][0].nb + VEC - 2) / VEC;
+      const int nu1 = G > 1 && ng > 1 ? (meta[s % (NS + 1)][G - 1].nb + VEC - 2) / VEC : 0;
       const float inv0 = __frcp_rn ((float) nu0), inv1 = __frcp_rn ((float) max (nu1, 1));
       const int cnt0 = nr * nu0, total = cnt0 + nr * nu1;
 
@@ -831,7 +841,7 @@ plane_tilt_bulk_kernel (const T      *rows,
           const int uu = g ? u - cnt0 : u, nu = g ? nu1 : nu0;
           const int r = (int) (((float) uu + 0.5f) * (g ? inv1 : inv0)), v = uu - r * nu;
           tilt_unit_pairs (raw + (g * nrl + r) * WP + v * VEC,
-                           pairs + (g * TILT_NR + r) * WP + v * VEC);
+                           pairs + (g * TILT_NR + r) * WP + v * VEC, v);
         }
     }
     __syncthreads ();
@@ -841,7 +851,7 @@ plane_tilt_bulk_kernel (const T      *rows,
     auto project = [&] (auto gc) {
       constexpr int g = decltype (gc)::value;
       constexpr unsigned int GOFS = (unsigned int) (g * TILT_NR * WP * sizeof (P));
-      const TiltMeta m = meta[s % (TILT_NS + 1)][g];
+      const TiltMeta m = meta[s % (NS + 1)][g];
       const float t2 = 2.0f * fmaf ((float) tid, m.d, m.t0);
 
       if (m.inner)
@@ -858,26 +868,26 @@ plane_tilt_bulk_kernel (const T      *rows,
         project (std::integral_constant<int, 1> {});
   };
 
-  stage_ring<TILT_NS> (n_stages, plan, issue, wait, sum);
+  stage_ring<NS> (n_stages, plan, issue, wait, sum);
   /* Every thread past its last wait: the barriers' memory given back
    * invalidated (the next block on this SM may use it otherwise). */
   __syncthreads ();
-  if (tid < TILT_NS)
+  if (tid < NS)
     asm volatile ("mbarrier.inval.shared::cta.b64 [%0];\n" :: "r" (tilt_saddr (&bars[tid]))
                   : "memory");
   tilt_write (a, rs, iA, jA, inside, true, 0.5f * a.inv_scale, acc_a, acc_b, out);
 }
 
-template <typename T, int G, bool H2 = false>
+template <typename T, int G, int NS, bool H2, int BLOCKS>
 static gboolean
 launch_tilt_bulk (const T *rows, const float2 *trig, const PlaneArgs &a, float *out,
                   cudaStream_t stream, GError **error)
 {
   /* The stored rows a tile can need (as the pairs path's bound below). */
   const int nrl = MIN (TILT_NR, (int) ceilf (7.0f * fabsf (a.vz) + 0.01f) + 3);
-  const size_t smem = tilt_bulk_smem<T, G, H2> (nrl);
+  const size_t smem = tilt_bulk_smem<T, G, NS, H2> (nrl);
   dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
-  auto kern = plane_tilt_bulk_kernel<T, G, H2>;
+  auto kern = plane_tilt_bulk_kernel<T, G, NS, H2, BLOCKS>;
 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
@@ -943,23 +953,26 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
   const gboolean use_pairs = interp && path != NULL && strcmp (path, "pairs") == 0;
   const gboolean half_pairs = interp && path != NULL && strcmp (path, "pairs-half") == 0;
   const gboolean wide = a->W % (half ? 8 : 4) == 0;
-  const gboolean bulk1 = path != NULL && strcmp (path, "bulk1") == 0;
-  const gboolean bulk_h2 = path != NULL && strcmp (path, "bulk-h2") == 0;
+  const gboolean bulk_h2 = path == NULL || strcmp (path, "auto") == 0 ||
+                           strcmp (path, "bulk-h2") == 0;
+  const gboolean bulk_h2_1 = path != NULL && strcmp (path, "bulk-h2-1") == 0;
+  const gboolean bulk_h2_6 = path != NULL && strcmp (path, "bulk-h2-6") == 0;
   const gboolean bulk = interp && wide &&
-                        (path == NULL || strcmp (path, "auto") == 0 || strcmp (path, "bulk") == 0 ||
-                         bulk1 || bulk_h2);
+                        (bulk_h2 || bulk_h2_1 || bulk_h2_6 ||
+                         (path != NULL && strcmp (path, "bulk") == 0));
 
   if (bulk && half)
     {
       const __half *r = (const __half *) rows;
 
-      return bulk1     ? launch_tilt_bulk<__half, 1> (r, trig, *a, out, stream, error)
-             : bulk_h2 ? launch_tilt_bulk<__half, 2, true> (r, trig, *a, out, stream, error)
-                       : launch_tilt_bulk<__half, 2> (r, trig, *a, out, stream, error);
+      return bulk_h2     ? launch_tilt_bulk<__half, 2, 4, true, 3> (r, trig, *a, out, stream, error)
+             : bulk_h2_1 ? launch_tilt_bulk<__half, 1, 7, true, 4> (r, trig, *a, out, stream, error)
+             : bulk_h2_6 ? launch_tilt_bulk<__half, 2, 6, true, 2> (r, trig, *a, out, stream, error)
+                         : launch_tilt_bulk<__half, 1, 5, false, 4> (r, trig, *a, out, stream, error);
     }
-  if (bulk)
-    return bulk1 ? launch_tilt_bulk<float, 1> ((const float *) rows, trig, *a, out, stream, error)
-                 : launch_tilt_bulk<float, 2> ((const float *) rows, trig, *a, out, stream, error);
+  if (bulk && !bulk_h2)
+    return launch_tilt_bulk<float, 1, 5, false, 2> ((const float *) rows, trig, *a, out, stream,
+                                                    error);
   if (half)
     {
       const __half *r = (const __half *) rows;

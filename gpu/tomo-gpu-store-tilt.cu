@@ -46,15 +46,24 @@
  *
  * The pairs path (TOMO_PLANE_TILT_PATH=pairs, linear interpolation; `auto`
  * stays on the path above): 2 projections a stage, the ring sized for the
- * stored rows the plane's v_z lets a tile need (5 at tilt 15°, not 10),
- * and once per stage, after the copy, each stored row's window turned into
+ * stored rows the plane's v_z lets a tile need (ceil(7·|v_z|) + 3), and
+ * once per stage, after the copy, each stored row's window turned into
  * float pairs (m, δ) = ((b_k + b_{k+1}) / 2, b_k − b_{k+1}); a sample then
  * takes m + d0·δ per stored row: one 8-byte shared load, an add and an
  * FMA, where the path above takes two 2-byte loads, two conversions and two
  * FMAs (about 14 PTX instructions per sample, row and projection instead
- * of 21; one more barrier a stage).  pairs-half: the pairs as
- * half2 (half the shared wavefronts, m and δ rounded to half).  Not yet
- * measured on a device.
+ * of 21; one more barrier a stage).  pairs-half: the pairs as half2 (half
+ * the shared wavefronts, m and δ rounded to half).  On the H100: 19.6 and
+ * 17.3 ms for the oblique plane.
+ *
+ * The bulk path (TOMO_PLANE_TILT_PATH=bulk-h2, below): bulk copies per
+ * window and exact half2 pairs (b_k, b_{k+1}) built once a stage; 12.1 ms
+ * for the oblique plane (the raw path 12.1 ms in the same run), XY 9.95 ms
+ * (9.38), so `auto` stays on the raw path.  Variants measured and removed
+ * (docs/PERFORMANCE.md): float pairs (s, δ) with 11 PTX instructions per
+ * sample-row in the sums (17.4 ms: their 16-byte stores 64 bytes apart
+ * meet a quarter of the bank quads), deeper rings with fewer blocks per SM
+ * (14.0–14.8 ms).
  */
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
@@ -535,37 +544,37 @@ plane_tilt_kernel (const T      *rows,
 }
 
 /* ------------------------------------------------------------------------
- * The bulk path (TOMO_PLANE_TILT_PATH=bulk, G = 2; bulk1, G = 1): linear
- * interpolation from stores of 16-byte rows.  The raw windows come in as
- * one bulk copy (cp.async.bulk) per stored row and projection, counted on
- * an mbarrier per ring slot, instead of 16-byte cp.async units with their
- * address arithmetic per unit.  Once a stage is in, the block turns each
- * stored row's window into float pairs (s_k, δ_k) = (b_k + b_{k+1},
- * b_k − b_{k+1}), VEC bins a thread from one 16-byte shared load: with
- * k = rint(t − 1/2) and d0 = k − (t − 1/2), the linear interpolation
- * (1/2 + d0)·b_k + (1/2 − d0)·b_{k+1} is (s_k + 2·d0·δ_k) / 2.  The sums
- * then take, per sample, plane row and projection, t (doubled), k and
- * 2·d0 from three FP operations and, for each of the two stored rows, one
- * 8-byte shared load, an add and an FMA (the factor 1/2 goes into the
- * final scale). */
+ * The bulk path (TOMO_PLANE_TILT_PATH=bulk-h2; linear interpolation from a
+ * half store of 16-byte rows; not `auto`: on the H100 as fast as the raw
+ * path for the oblique plane, slower for XY and vertical planes between
+ * rows, docs/PERFORMANCE.md).  The raw windows come in as one bulk copy
+ * (cp.async.bulk) per stored row and projection, issued by lanes of every
+ * warp and counted on an mbarrier per ring slot (NS slots of G
+ * projections), instead of 16-byte cp.async units with their address
+ * arithmetic per unit.  Once a stage is in, the block turns each stored
+ * row's window into pairs (b_k, b_{k+1}) as half2 — byte permutes of the
+ * 4-byte words, exact — 8 bins a thread, so that a sample takes both bins
+ * of a stored row in one 4-byte shared load (one 2-byte load each on the
+ * raw path).  With k = rint(t − 1/2) and D = 2·(k − (t − 1/2)) the linear
+ * interpolation is ((1 + D)·b_k + (1 − D)·b_{k+1}) / 2 (the factor 1/2 goes
+ * into the final scale). */
 
-/* The bulk path's shared memory: the ring of raw windows [NS][G][nrl]
- * [WP] (+ 16 bytes: a unit's last pair reads one bin past its window),
- * then the stage's pairs [G][TILT_NR][WP] (a projection's pairs at a
- * constant offset). */
-template <typename T, int G, int NS>
+/* The bulk path's shared memory: the ring of raw windows [NS][G][nrl][WP]
+ * (+ 16 bytes: a unit's last pair reads one bin past its window), then the
+ * stage's pairs [G][TILT_NR][WP] (a projection's pairs at a constant
+ * offset). */
+template <int G, int NS>
 __host__ __device__ static inline size_t
 tilt_bulk_ring_bytes (int nrl)
 {
-  return ((size_t) NS * G * nrl * TILT_WP (16 / sizeof (T)) * sizeof (T) + 16 + 15) / 16 * 16;
+  return ((size_t) NS * G * nrl * TILT_WP (8) * sizeof (__half) + 16 + 15) / 16 * 16;
 }
 
-template <typename T, int G, int NS, bool H2>
+template <int G, int NS>
 __host__ __device__ static inline size_t
 tilt_bulk_smem (int nrl)
 {
-  return tilt_bulk_ring_bytes<T, G, NS> (nrl) +
-         (size_t) G * TILT_NR * TILT_WP (16 / sizeof (T)) * (H2 ? sizeof (__half2) : sizeof (float2));
+  return tilt_bulk_ring_bytes<G, NS> (nrl) + (size_t) G * TILT_NR * TILT_WP (8) * sizeof (__half2);
 }
 
 __device__ static inline unsigned int
@@ -574,43 +583,12 @@ tilt_saddr (const void *p)
   return (unsigned int) __cvta_generic_to_shared (p);
 }
 
-/* Bins v·VEC … v·VEC + VEC of a raw window (16-byte aligned) as float. */
-__device__ static inline void
-tilt_unit (const __half *src, float *b)
-{
-  const uint4 w = *(const uint4 *) src;
-  const unsigned int u[4] = { w.x, w.y, w.z, w.w };
-
-#pragma unroll
-  for (int j = 0; j < 4; j++)
-    {
-      const float2 f = __half22float2 (*(const __half2 *) &u[j]);
-
-      b[2 * j] = f.x;
-      b[2 * j + 1] = f.y;
-    }
-  b[8] = __half2float (src[8]);
-}
-
-__device__ static inline void
-tilt_unit (const float *src, float *b)
-{
-  const float4 w = *(const float4 *) src;
-
-  b[0] = w.x;
-  b[1] = w.y;
-  b[2] = w.z;
-  b[3] = w.w;
-  b[4] = src[4];
-}
-
 /* One projection's pairs for the 8 plane rows of this thread: base[q] the
  * shared byte address of row q's lower stored row's pairs, less the magic
- * number's bits times the pair size, GOFS the projection's offset from it
- * (bytes); RS the bytes between stored rows.  t2 = 2·(t − 1/2) of plane
- * row 0, e2 its step per row.  H2: the pairs are (b_k, b_{k+1}) as half2,
- * weighted by 1 + D and 1 − D. */
-template <int RS, unsigned int GOFS, bool CLAMP, bool H2>
+ * number's bits times 4, GOFS the projection's offset from it (bytes); RS
+ * the bytes between stored rows.  t2 = 2·(t − 1/2) of plane row 0, e2 its
+ * step per row. */
+template <int RS, unsigned int GOFS, bool CLAMP>
 __device__ static inline void
 tilt_project_bulk (const unsigned int *base,
                    float               t2,
@@ -631,40 +609,26 @@ tilt_project_bulk (const unsigned int *base,
       /* k = rint(t / 2), D = 2·(k − t / 2) */
       const float tm = fmaf (t, 0.5f, TILT_MAGIC);
       const float D = fmaf (__fsub_rn (tm, TILT_MAGIC), 2.0f, -t);
+      const unsigned int adr = base[q] + (unsigned int) __float_as_int (tm) * 4u;
+      const float w0 = 1.0f + D, w1 = 1.0f - D;
+      unsigned int ha, hb;
 
-      if constexpr (H2)
-        {
-          const unsigned int adr = base[q] + (unsigned int) __float_as_int (tm) * 4u;
-          const float w0 = 1.0f + D, w1 = 1.0f - D;
-          unsigned int ha, hb;
+      asm volatile ("ld.shared.b32 %0, [%1+%2];" : "=r" (ha) : "r" (adr), "n" (GOFS));
+      asm volatile ("ld.shared.b32 %0, [%1+%2];" : "=r" (hb) : "r" (adr), "n" (GOFS + RS));
+      const float2 pa = __half22float2 (*(const __half2 *) &ha);
+      const float2 pb = __half22float2 (*(const __half2 *) &hb);
 
-          asm volatile ("ld.shared.b32 %0, [%1+%2];" : "=r" (ha) : "r" (adr), "n" (GOFS));
-          asm volatile ("ld.shared.b32 %0, [%1+%2];" : "=r" (hb) : "r" (adr), "n" (GOFS + RS));
-          const float2 pa = __half22float2 (*(const __half2 *) &ha);
-          const float2 pb = __half22float2 (*(const __half2 *) &hb);
-
-          acc_a[q] = fmaf (w1, pa.y, fmaf (w0, pa.x, acc_a[q]));
-          acc_b[q] = fmaf (w1, pb.y, fmaf (w0, pb.x, acc_b[q]));
-        }
-      else
-        {
-          const unsigned int adr = base[q] + (unsigned int) __float_as_int (tm) * 8u;
-          float2 pa, pb;
-
-          asm volatile ("ld.shared.v2.f32 {%0, %1}, [%2+%3];" : "=f" (pa.x), "=f" (pa.y)
-                        : "r" (adr), "n" (GOFS));
-          asm volatile ("ld.shared.v2.f32 {%0, %1}, [%2+%3];" : "=f" (pb.x), "=f" (pb.y)
-                        : "r" (adr), "n" (GOFS + RS));
-          acc_a[q] = fmaf (D, pa.y, acc_a[q] + pa.x);
-          acc_b[q] = fmaf (D, pb.y, acc_b[q] + pb.x);
-        }
+      acc_a[q] = fmaf (w1, pa.y, fmaf (w0, pa.x, acc_a[q]));
+      acc_b[q] = fmaf (w1, pb.y, fmaf (w0, pb.x, acc_b[q]));
     }
 }
 
-/* A unit's pairs: H2, (b_k, b_{k+1}) as half2 by byte permutes (exact);
- * else (s_k, δ_k) as float2. */
+/* Unit v of a window (bins 8v … 8v + 8, 16-byte aligned) as the pairs
+ * (b_k, b_{k+1}) of k = 8v … 8v + 7. */
 __device__ static inline void
-tilt_unit_pairs (const __half *src, __half2 *dst, int v)
+tilt_unit_pairs (const __half *src,
+                 __half2      *dst,
+                 int           v)
 {
   const uint4 w = *(const uint4 *) src;
   const unsigned int n = *(const unsigned int *) (src + 8);
@@ -681,42 +645,25 @@ tilt_unit_pairs (const __half *src, __half2 *dst, int v)
   *(uint4 *) (dst + (c ? 0 : 4)) = c ? x : y;
 }
 
-template <typename T>
-__device__ static inline void
-tilt_unit_pairs (const T *src, float2 *dst, int)
-{
-  constexpr int VEC = 16 / (int) sizeof (T);
-  float b[VEC + 1];
-
-  tilt_unit (src, b);
-#pragma unroll
-  for (int j = 0; j < VEC; j += 2)
-    *(float4 *) (dst + j) = make_float4 (b[j] + b[j + 1], b[j] - b[j + 1], b[j + 1] + b[j + 2],
-                                         b[j + 1] - b[j + 2]);
-}
-
-/* T: the stored type (rows of a multiple of 16 bytes); G projections per
- * stage (one lane per window: G · nrl ≤ 32).  Two blocks per SM (G = 2)
- * or four (G = 1). */
-template <typename T, int G, int NS, bool H2, int BLOCKS>
+/* G projections per stage, NS stages (one lane per window: G · nrl ≤
+ * 256); at least BLOCKS blocks an SM (registers). */
+template <int G, int NS, int BLOCKS>
 __global__ static void __launch_bounds__ (TILT_X, BLOCKS)
-plane_tilt_bulk_kernel (const T      *rows,
+plane_tilt_bulk_kernel (const __half *rows,
                         const float2 *trig,
                         PlaneArgs     a,
                         int           nrl,
                         float        *out)
 {
-  constexpr int VEC = 16 / (int) sizeof (T);
+  constexpr int VEC = 8;
   constexpr int WP = TILT_WP (VEC);
   constexpr int NW = TILT_X / 32;
   static_assert (G * TILT_NR <= 32 * NW, "one lane per window");
   static_assert (G == 1 || G == 2, "one or two projections a stage");
   static_assert (WP % VEC == 0, "whole units");
   extern __shared__ __align__ (16) unsigned char tilt_smem[];
-  T *ring = (T *) tilt_smem;
-  using P = std::conditional_t<H2, __half2, float2>;
-  static_assert (!H2 || sizeof (T) == 2, "half2 pairs from a half store");
-  P *pairs = (P *) (tilt_smem + tilt_bulk_ring_bytes<T, G, NS> (nrl));
+  __half *ring = (__half *) tilt_smem;
+  __half2 *pairs = (__half2 *) (tilt_smem + tilt_bulk_ring_bytes<G, NS> (nrl));
   __shared__ TiltMeta meta[NS + 1][G];
   __shared__ TiltRows rs;
   __shared__ __align__ (8) unsigned long long bars[NS];
@@ -776,7 +723,7 @@ plane_tilt_bulk_kernel (const T      *rows,
         /* Units [v0, v1) on the detector (lo is a multiple of VEC). */
         const int v0 = held ? min (max (-m.lo / VEC, 0), nu) : nu;
         const int v1 = held ? max (min ((a.W - m.lo) / VEC, nu), v0) : nu;
-        T *dst = ring + (size_t) (stage % NS) * STAGE + ((size_t) g * nrl + r) * WP;
+        __half *dst = ring + (size_t) (stage % NS) * STAGE + ((size_t) g * nrl + r) * WP;
 
         for (int v = 0; v < v0; v++)
           *(uint4 *) (dst + v * VEC) = make_uint4 (0, 0, 0, 0);
@@ -787,7 +734,7 @@ plane_tilt_bulk_kernel (const T      *rows,
         asm volatile ("fence.proxy.async.shared::cta;\n" ::: "memory");
         if (v1 > v0)
           {
-            const T *src = rows + (size_t) (rlo + r) * a.row_elems + (size_t) p * a.W + m.lo;
+            const __half *src = rows + (size_t) (rlo + r) * a.row_elems + (size_t) p * a.W + m.lo;
             const unsigned int bytes = (unsigned int) (v1 - v0) * 16u;
 
             asm volatile ("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n"
@@ -817,11 +764,10 @@ plane_tilt_bulk_kernel (const T      *rows,
 
 #pragma unroll
   for (int q = 0; q < TILT_K; q++)
-    base[q] = pairs_a + (unsigned int) (rs.ro[q] * WP * sizeof (P)) -
-              (unsigned int) TILT_MAGIC_BITS * (unsigned int) sizeof (P);
+    base[q] = pairs_a + (unsigned int) (rs.ro[q] * WP * 4) - (unsigned int) TILT_MAGIC_BITS * 4u;
 
   auto sum = [&] (int s) {
-    const T *raw = ring + (size_t) (s % NS) * STAGE;
+    const __half *raw = ring + (size_t) (s % NS) * STAGE;
     const int ng = min (G, a.P - s * G);
 
     /* The pairs of bins k ≤ nb − 2 (the sums read no others), VEC a unit:
@@ -840,6 +786,7 @@ plane_tilt_bulk_kernel (const T      *rows,
           const int g = G > 1 && u >= cnt0 ? 1 : 0;
           const int uu = g ? u - cnt0 : u, nu = g ? nu1 : nu0;
           const int r = (int) (((float) uu + 0.5f) * (g ? inv1 : inv0)), v = uu - r * nu;
+
           tilt_unit_pairs (raw + (g * nrl + r) * WP + v * VEC,
                            pairs + (g * TILT_NR + r) * WP + v * VEC, v);
         }
@@ -850,16 +797,15 @@ plane_tilt_bulk_kernel (const T      *rows,
      * loads). */
     auto project = [&] (auto gc) {
       constexpr int g = decltype (gc)::value;
-      constexpr unsigned int GOFS = (unsigned int) (g * TILT_NR * WP * sizeof (P));
+      constexpr unsigned int GOFS = (unsigned int) (g * TILT_NR * WP * 4);
       const TiltMeta m = meta[s % (NS + 1)][g];
       const float t2 = 2.0f * fmaf ((float) tid, m.d, m.t0);
 
       if (m.inner)
-        tilt_project_bulk<WP * sizeof (P), GOFS, false, H2> (base, t2, 2.0f * m.e, 0.0f, 0.0f,
-                                                             acc_a, acc_b);
+        tilt_project_bulk<WP * 4, GOFS, false> (base, t2, 2.0f * m.e, 0.0f, 0.0f, acc_a, acc_b);
       else
-        tilt_project_bulk<WP * sizeof (P), GOFS, true, H2> (base, t2, 2.0f * m.e, 2.0f * m.cmin,
-                                                            2.0f * m.cmax, acc_a, acc_b);
+        tilt_project_bulk<WP * 4, GOFS, true> (base, t2, 2.0f * m.e, 2.0f * m.cmin, 2.0f * m.cmax,
+                                               acc_a, acc_b);
     };
 
     project (std::integral_constant<int, 0> {});
@@ -878,16 +824,16 @@ plane_tilt_bulk_kernel (const T      *rows,
   tilt_write (a, rs, iA, jA, inside, true, 0.5f * a.inv_scale, acc_a, acc_b, out);
 }
 
-template <typename T, int G, int NS, bool H2, int BLOCKS>
+template <int G, int NS, int BLOCKS>
 static gboolean
-launch_tilt_bulk (const T *rows, const float2 *trig, const PlaneArgs &a, float *out,
+launch_tilt_bulk (const __half *rows, const float2 *trig, const PlaneArgs &a, float *out,
                   cudaStream_t stream, GError **error)
 {
   /* The stored rows a tile can need (as the pairs path's bound below). */
   const int nrl = MIN (TILT_NR, (int) ceilf (7.0f * fabsf (a.vz) + 0.01f) + 3);
-  const size_t smem = tilt_bulk_smem<T, G, NS, H2> (nrl);
+  const size_t smem = tilt_bulk_smem<G, NS> (nrl);
   dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
-  auto kern = plane_tilt_bulk_kernel<T, G, NS, H2, BLOCKS>;
+  auto kern = plane_tilt_bulk_kernel<G, NS, BLOCKS>;
 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
@@ -934,14 +880,14 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
 }
 
 /* As _tomo_gpu_store_tile_launch (tomo-gpu-store-private.h).
- * TOMO_PLANE_TILT_PATH (the bench's and the tests' variants; unset or
- * auto: the fastest): raw, the raw windows through 16-byte cp.async units
- * (auto before the bulk path; TOMO_PLANE_TILT_STAGE=2: 2 projections per
- * stage from a half store); bulk and bulk1, the bulk path with 2 and 1
- * projections per stage (linear interpolation, 16-byte rows); pairs and
+ * TOMO_PLANE_TILT_PATH (the bench's and the tests' variants): unset, auto
+ * or raw, the raw windows through 16-byte cp.async units (with
+ * TOMO_PLANE_TILT_STAGE=2: 2 projections per stage from a half store);
+ * bulk-h2, the bulk path (2 projections × 4 stages; linear interpolation
+ * from a half store of 16-byte rows, else the raw path); pairs and
  * pairs-half, the pairs path (linear; pairs-half its half2 pairs from a
- * half store, from a float store pairs).  Nearest interpolation and other
- * widths take the raw path. */
+ * half store, from a float store pairs).  On the H100 (docs/PERFORMANCE.md)
+ * neither bulk nor pairs beat the raw path, which stays `auto`. */
 gboolean
 _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig,
                              const PlaneArgs *a, int interp, float *out, cudaStream_t stream,
@@ -953,26 +899,10 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
   const gboolean use_pairs = interp && path != NULL && strcmp (path, "pairs") == 0;
   const gboolean half_pairs = interp && path != NULL && strcmp (path, "pairs-half") == 0;
   const gboolean wide = a->W % (half ? 8 : 4) == 0;
-  const gboolean bulk_h2 = path == NULL || strcmp (path, "auto") == 0 ||
-                           strcmp (path, "bulk-h2") == 0;
-  const gboolean bulk_h2_1 = path != NULL && strcmp (path, "bulk-h2-1") == 0;
-  const gboolean bulk_h2_6 = path != NULL && strcmp (path, "bulk-h2-6") == 0;
-  const gboolean bulk = interp && wide &&
-                        (bulk_h2 || bulk_h2_1 || bulk_h2_6 ||
-                         (path != NULL && strcmp (path, "bulk") == 0));
+  const gboolean bulk = interp && half && wide && path != NULL && strcmp (path, "bulk-h2") == 0;
 
-  if (bulk && half)
-    {
-      const __half *r = (const __half *) rows;
-
-      return bulk_h2     ? launch_tilt_bulk<__half, 2, 4, true, 3> (r, trig, *a, out, stream, error)
-             : bulk_h2_1 ? launch_tilt_bulk<__half, 1, 7, true, 4> (r, trig, *a, out, stream, error)
-             : bulk_h2_6 ? launch_tilt_bulk<__half, 2, 6, true, 2> (r, trig, *a, out, stream, error)
-                         : launch_tilt_bulk<__half, 1, 5, false, 4> (r, trig, *a, out, stream, error);
-    }
-  if (bulk && !bulk_h2)
-    return launch_tilt_bulk<float, 1, 5, false, 2> ((const float *) rows, trig, *a, out, stream,
-                                                    error);
+  if (bulk)
+    return launch_tilt_bulk<2, 4, 3> ((const __half *) rows, trig, *a, out, stream, error);
   if (half)
     {
       const __half *r = (const __half *) rows;

@@ -378,8 +378,7 @@ test_tile (gconstpointer data)
  * the sanitizers).  Every path of TOMO_PLANE_TILT_PATH runs: the raw
  * path (both stage sizes from half stores of 16-byte rows), for linear
  * interpolation the pairs path (half stores its half2 pairs too) and,
- * on 16-byte rows, the bulk path (half stores its half2 pairs with 2 and
- * 1 projections per stage too). */
+ * from half stores of 16-byte rows, the bulk path. */
 static void
 run_tilt (TomoGpuStorePrecision precision,
           guint                 kind)
@@ -439,20 +438,16 @@ run_tilt (TomoGpuStorePrecision precision,
     for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
       {
         const double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
-        /* v: the default path (auto); the raw path (auto before the bulk
-         * path) and its 2 projections per stage (half store of 16-byte
-         * rows); the pairs path (linear); half2 pairs (linear, half
-         * store); the bulk path (float pairs) and, from a half store, its
-         * half2 pairs with 2 and 1 projections per stage and 2 with 6
-         * stages (linear, 16-byte rows). */
-        static const char *const paths[] = { NULL, "raw", "raw", "pairs", "pairs-half", "bulk",
-                                             "bulk-h2", "bulk-h2-1", "bulk-h2-6" };
+        /* v: the default path (auto, the raw path); the raw path and its
+         * 2 projections per stage (half store of 16-byte rows); the pairs
+         * path (linear); half2 pairs (linear, half store); the bulk path
+         * (linear, half store of 16-byte rows). */
+        static const char *const paths[] = { NULL, "raw", "raw", "pairs", "pairs-half",
+                                             "bulk-h2" };
         static const char *const labels[] = { "", ", raw path",
                                               ", raw path, 2 projections per stage",
-                                              ", pairs path", ", half2 pairs", ", bulk path",
-                                              ", bulk path, half2 pairs",
-                                              ", bulk path, half2 pairs, 1 projection per stage",
-                                              ", bulk path, half2 pairs, 6 stages" };
+                                              ", pairs path", ", half2 pairs",
+                                              ", bulk path, half2 pairs" };
         const gboolean stages = precision == TOMO_GPU_STORE_HALF && kind != 2;
 
         if (kind == 3 && k != 0 && k != 4)
@@ -462,8 +457,7 @@ run_tilt (TomoGpuStorePrecision precision,
             double e;
 
             if ((v == 2 && !stages) || (v >= 3 && in == TOMO_INTERP_NEAREST) ||
-                ((v == 4 || v >= 6) && precision != TOMO_GPU_STORE_HALF) ||
-                (v >= 5 && kind == 2))
+                (v >= 4 && precision != TOMO_GPU_STORE_HALF) || (v == 5 && kind == 2))
               continue;
             if (v == 2)
               g_setenv ("TOMO_PLANE_TILT_STAGE", "2", TRUE);

@@ -280,22 +280,19 @@ bench_store (guint                 W,
                   gu / (ms_k * 1e6), ms_global / ms_k);
         }
       /* The tilt kernel's paths (TOMO_PLANE_TILT_PATH in
-       * tomo-gpu-store-tilt.cu; above: auto): the raw path (auto before the
-       * bulk path) and, on a half store, its 2 projections per stage; the
-       * bulk path with float pairs and (half stores) with half2 pairs, 2
-       * and 1 projections per stage; the pairs path, both stores, and its
+       * tomo-gpu-store-tilt.cu; above: auto): the raw path (auto, the
+       * baseline of other paths) and, on a half store, its 2 projections
+       * per stage and the bulk path; the pairs path, both stores, and its
        * half2 pairs, half stores. */
       static const char *const tilt_paths[][3] = {
         { "raw", NULL, "raw path" }, { "raw", "2", "raw path, 2 projections per stage" },
-        { "bulk", NULL, "bulk path, float pairs" }, { "bulk-h2", NULL, "bulk path, half2 pairs" },
-        { "bulk-h2-1", NULL, "bulk path, half2 pairs, 1 projection per stage" },
-        { "bulk-h2-6", NULL, "bulk path, half2 pairs, 6 stages" },
-        { "pairs", NULL, "pairs path" }, { "pairs-half", NULL, "half2 pairs" } };
+        { "bulk-h2", NULL, "bulk path, half2 pairs" }, { "pairs", NULL, "pairs path" },
+        { "pairs-half", NULL, "half2 pairs" } };
 
       for (guint v = 0; v < G_N_ELEMENTS (tilt_paths) && pl->u[2] == 0.0 &&
                         kernel_wanted (TOMO_GPU_PLANE_TILT); v++)
         {
-          if ((v == 1 || (v >= 3 && v <= 5) || v == 7) && precision != TOMO_GPU_STORE_HALF)
+          if ((v == 1 || v == 2 || v == 4) && precision != TOMO_GPU_STORE_HALF)
             continue;
           g_setenv ("TOMO_PLANE_TILT_PATH", tilt_paths[v][0], TRUE);
           if (tilt_paths[v][1] != NULL)

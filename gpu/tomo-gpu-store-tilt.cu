@@ -311,6 +311,37 @@ tilt_inside (const PlaneArgs &a,
   return inside;
 }
 
+/* A tile's start: the sums zeroed, the tile's stored rows in *rs (every
+ * thread, after a barrier); FALSE when no plane row of the tile lies
+ * within the rows held (uniform; zeros written). */
+__device__ static inline bool
+tilt_begin (const PlaneArgs &a,
+            int              iA,
+            int              jA,
+            int              nrs,
+            bool             two,
+            TiltRows        *rs,
+            float           *acc_a,
+            float           *acc_b,
+            float           *out)
+{
+#pragma unroll
+  for (int q = 0; q < TILT_K; q++)
+    {
+      acc_a[q] = 0.0f;
+      acc_b[q] = 0.0f;
+    }
+  if ((int) threadIdx.x < 32)
+    tilt_rows (a, jA, nrs, two, rs);
+  __syncthreads ();
+  if (rs->nr == 0)
+    {
+      tilt_write (a, *rs, iA, jA, 0u, false, 0.0f, acc_a, acc_b, out);
+      return false;
+    }
+  return true;
+}
+
 /* Bytes of the ring of raw windows with nrs rows per projection, rounded
  * up to 16 (the pairs follow it). */
 template <typename T, int VEC, int G>
@@ -416,21 +447,8 @@ plane_tilt_kernel (const T      *rows,
   float acc_a[TILT_K], acc_b[TILT_K];
   int ro[TILT_K];
 
-#pragma unroll
-  for (int q = 0; q < TILT_K; q++)
-    {
-      acc_a[q] = 0.0f;
-      acc_b[q] = 0.0f;
-    }
-  if (tid < 32)
-    tilt_rows (a, jA, nrs, TWO, &rs);
-  __syncthreads ();
-  if (rs.nr == 0)
-    {
-      /* No plane row of the tile within the rows held (uniform). */
-      tilt_write (a, rs, iA, jA, 0u, false, 0.0f, acc_a, acc_b, out);
-      return;
-    }
+  if (!tilt_begin (a, iA, jA, nrs, TWO, &rs, acc_a, acc_b, out))
+    return;
 
   const unsigned int inside = tilt_inside (a, rs, iA, jA);
 
@@ -583,6 +601,27 @@ tilt_saddr (const void *p)
   return (unsigned int) __cvta_generic_to_shared (p);
 }
 
+/* A bulk copy of bytes (a multiple of 16) into shared memory, counted on
+ * the mbarrier at bar (expected first). */
+__device__ static inline void
+tilt_bulk_copy (void *dst, const void *src, unsigned int bytes, unsigned int bar)
+{
+  asm volatile ("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n"
+                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%2], [%3], %1, [%0];\n"
+                :: "r" (bar), "r" (bytes), "r" (tilt_saddr (dst)), "l" (src) : "memory");
+}
+
+/* Returns once the mbarrier at bar has completed its phase of parity. */
+__device__ static inline void
+tilt_bar_wait (unsigned int bar, unsigned int parity)
+{
+  unsigned int done = 0;
+
+  while (!done)
+    asm volatile ("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                  " selp.u32 %0, 1, 0, p;\n}\n" : "=r" (done) : "r" (bar), "r" (parity) : "memory");
+}
+
 /* One projection's pairs for the 8 plane rows of this thread: base[q] the
  * shared byte address of row q's lower stored row's pairs, less the magic
  * number's bits times 4, GOFS the projection's offset from it (bytes); RS
@@ -672,20 +711,8 @@ plane_tilt_bulk_kernel (const __half *rows,
   float acc_a[TILT_K], acc_b[TILT_K];
   unsigned int base[TILT_K];
 
-#pragma unroll
-  for (int q = 0; q < TILT_K; q++)
-    {
-      acc_a[q] = 0.0f;
-      acc_b[q] = 0.0f;
-    }
-  if (tid < 32)
-    tilt_rows (a, jA, nrl, true, &rs);
-  __syncthreads ();
-  if (rs.nr == 0)
-    {
-      tilt_write (a, rs, iA, jA, 0u, false, 0.0f, acc_a, acc_b, out);
-      return;
-    }
+  if (!tilt_begin (a, iA, jA, nrl, true, &rs, acc_a, acc_b, out))
+    return;
   if (tid < NS)
     {
       /* One arrival a stage per warp, after the warp's copies. */
@@ -733,31 +760,19 @@ plane_tilt_bulk_kernel (const __half *rows,
          * ring's barrier) and the stores above, before the copy's writes. */
         asm volatile ("fence.proxy.async.shared::cta;\n" ::: "memory");
         if (v1 > v0)
-          {
-            const __half *src = rows + (size_t) (rlo + r) * a.row_elems + (size_t) p * a.W + m.lo;
-            const unsigned int bytes = (unsigned int) (v1 - v0) * 16u;
-
-            asm volatile ("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n"
-                          :: "r" (bar), "r" (bytes) : "memory");
-            asm volatile ("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes "
-                          "[%0], [%1], %2, [%3];\n"
-                          :: "r" (tilt_saddr (dst + v0 * VEC)), "l" (src + v0 * VEC),
-                             "r" (bytes), "r" (bar) : "memory");
-          }
+          tilt_bulk_copy (dst + v0 * VEC,
+                          rows + (size_t) (rlo + r) * a.row_elems + (size_t) p * a.W + m.lo +
+                            v0 * VEC,
+                          (unsigned int) (v1 - v0) * 16u, bar);
       }
     __syncwarp ();
     if ((tid & 31) == 0)
       asm volatile ("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r" (bar) : "memory");
   };
 
+  /* Stage s uses slot s % NS for the (s / NS)-th time: that phase. */
   auto wait = [&] (int s) {
-    const unsigned int bar = tilt_saddr (&bars[s % NS]), parity = (s / NS) & 1;
-    unsigned int done = 0;
-
-    while (!done)
-      asm volatile ("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                    " selp.u32 %0, 1, 0, p;\n}\n"
-                    : "=r" (done) : "r" (bar), "r" (parity) : "memory");
+    tilt_bar_wait (tilt_saddr (&bars[s % NS]), (s / NS) & 1);
   };
 
   const unsigned int pairs_a = tilt_saddr (pairs);

@@ -95,18 +95,19 @@ gboolean _tomo_gpu_store_tile_launch (const void      *rows,
  * as the tile kernel's. */
 decltype (_tomo_gpu_store_tile_launch) _tomo_gpu_store_tilt_launch;
 
-/* A ring of NS stages of cp.async copies in shared memory, two or more in
- * flight while one is summed: plan(s) writes what issue(s) reads (after a
- * barrier), issue(s) starts stage s's copies as one commit group (and
- * commits an empty one past the last stage), sum(s) reads stage s.  The
+/* A ring of NS stages of asynchronous copies in shared memory, two or more
+ * in flight while one is summed: plan(s) writes what issue(s) reads (after
+ * a barrier), issue(s) starts stage s's copies, wait(s) returns once stage
+ * s is in shared memory (for this thread), sum(s) reads stage s.  The
  * caller keeps NS + 1 plans and NS buffers; every thread of the block
  * calls it. */
-template <int NS, typename Plan, typename Issue, typename Sum>
+template <int NS, typename Plan, typename Issue, typename Wait, typename Sum>
 __device__ static inline void
-cp_async_ring (int     n_stages,
-               Plan  &&plan,
-               Issue &&issue,
-               Sum   &&sum)
+stage_ring (int     n_stages,
+            Plan  &&plan,
+            Issue &&issue,
+            Wait  &&wait,
+            Sum   &&sum)
 {
   for (int s = 0; s < NS; s++)
     plan (s);
@@ -115,12 +116,25 @@ cp_async_ring (int     n_stages,
     issue (s);
   for (int s = 0; s < n_stages; s++)
     {
-      asm volatile ("cp.async.wait_group %0;\n" :: "n" (NS - 2));
+      wait (s);
       __syncthreads ();   /* stage s is in; stage s − 1's sums are done */
       issue (s + NS - 1);
       plan (s + NS);
       sum (s);
     }
+}
+
+/* stage_ring with cp.async copies: issue(s) starts stage s's copies as one
+ * commit group (and commits an empty one past the last stage). */
+template <int NS, typename Plan, typename Issue, typename Sum>
+__device__ static inline void
+cp_async_ring (int     n_stages,
+               Plan  &&plan,
+               Issue &&issue,
+               Sum   &&sum)
+{
+  stage_ring<NS> (n_stages, plan, issue,
+                  [] (int) { asm volatile ("cp.async.wait_group %0;\n" :: "n" (NS - 2)); }, sum);
   asm volatile ("cp.async.wait_group 0;\n" ::);
 }
 

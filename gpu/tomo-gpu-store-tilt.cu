@@ -46,15 +46,24 @@
  *
  * The pairs path (TOMO_PLANE_TILT_PATH=pairs, linear interpolation; `auto`
  * stays on the path above): 2 projections a stage, the ring sized for the
- * stored rows the plane's v_z lets a tile need (5 at tilt 15°, not 10),
- * and once per stage, after the copy, each stored row's window turned into
+ * stored rows the plane's v_z lets a tile need (ceil(7·|v_z|) + 3), and
+ * once per stage, after the copy, each stored row's window turned into
  * float pairs (m, δ) = ((b_k + b_{k+1}) / 2, b_k − b_{k+1}); a sample then
  * takes m + d0·δ per stored row: one 8-byte shared load, an add and an
  * FMA, where the path above takes two 2-byte loads, two conversions and two
  * FMAs (about 14 PTX instructions per sample, row and projection instead
- * of 21; one more barrier a stage).  pairs-half: the pairs as
- * half2 (half the shared wavefronts, m and δ rounded to half).  Not yet
- * measured on a device.
+ * of 21; one more barrier a stage).  pairs-half: the pairs as half2 (half
+ * the shared wavefronts, m and δ rounded to half).  On the H100: 19.6 and
+ * 17.3 ms for the oblique plane.
+ *
+ * The bulk path (TOMO_PLANE_TILT_PATH=bulk-h2, below): bulk copies per
+ * window and exact half2 pairs (b_k, b_{k+1}) built once a stage; 12.1 ms
+ * for the oblique plane (the raw path 12.1 ms in the same run), XY 9.95 ms
+ * (9.38), so `auto` stays on the raw path.  Variants measured and removed
+ * (docs/PERFORMANCE.md): float pairs (s, δ) with 11 PTX instructions per
+ * sample-row in the sums (17.4 ms: their 16-byte stores 64 bytes apart
+ * meet a quarter of the bank quads), deeper rings with fewer blocks per SM
+ * (14.0–14.8 ms).
  */
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
@@ -157,6 +166,182 @@ tilt_two (const float *p)
   return make_float2 (p[0], p[1]);
 }
 
+/* The stored rows of a tile's plane rows jA … jA + 7 (warp 0 of the
+ * block): row q lies between rows rlo + ro[q] and the one above, with
+ * weight fz[q] on the upper (as rows_for_z; ro kept inside a stage of nrs
+ * rows), nr the rows a stage copies (0: no plane row within the rows
+ * held), bit q of valid set for the rows held. */
+typedef struct
+{
+  int ro[TILT_K];
+  float fz[TILT_K];
+  int rlo, nr;
+  unsigned int valid;
+} TiltRows;
+
+__device__ static inline void
+tilt_rows (const PlaneArgs &a,
+           int              jA,
+           int              nrs,
+           bool             two,
+           TiltRows        *t)
+{
+  const int tid = threadIdx.x;
+  int r0 = -1, lo, hi;
+  float fz = 0.0f;
+
+  if (tid < TILT_K && jA + tid < a.h)
+    {
+      int r;
+      float f;
+
+      if (rows_for_z (a.z0 + (jA + tid) * a.vz, a.n_rows, &r, &f))
+        {
+          r0 = r;
+          fz = f;
+        }
+    }
+  lo = r0 >= 0 ? r0 : INT_MAX;
+  hi = r0 >= 0 ? r0 : -1;
+  for (int s = 1; s < 32; s <<= 1)
+    {
+      lo = min (lo, __shfl_xor_sync (0xffffffffu, lo, s));
+      hi = max (hi, __shfl_xor_sync (0xffffffffu, hi, s));
+    }
+  const unsigned int valid = __ballot_sync (0xffffffffu, r0 >= 0);
+
+  if (tid < TILT_K)
+    {
+      /* n ≤ TILT_NR for |v_z| ≤ 1 (the launcher checks); kept inside the
+       * stage regardless. */
+      t->ro[tid] = r0 >= 0 ? min (r0 - lo, nrs - (two ? 2 : 1)) : 0;
+      t->fz[tid] = fz;
+    }
+  if (tid == 0)
+    {
+      t->rlo = lo;
+      t->nr = hi < 0 ? 0 : min (hi - lo + (two ? 2 : 1), nrs);
+      t->valid = valid;
+    }
+}
+
+/* Projection cs's window for the tile at (iA, jA), bins from a multiple of
+ * VEC (see TiltMeta). */
+template <int VEC, int LINEAR>
+__device__ static inline TiltMeta
+tilt_window (const PlaneArgs &a,
+             float2           cs,
+             int              iA,
+             int              jA)
+{
+  const float W = (float) a.W;
+  const float d = fmaf (a.ux, cs.x, -a.uy * cs.y);
+  const float e = fmaf (a.vx, cs.x, -a.vy * cs.y);
+  const float xA = a.x0 + iA * a.ux + jA * a.vx, yA = a.y0 + iA * a.uy + jA * a.vy;
+  const float tA = fmaf (xA, cs.x, fmaf (-yA, cs.y, a.center));
+  /* All 256 threads' samples (those past a short tile's end too: they are
+   * not written, but read inside the window). */
+  const float di = (TILT_X - 1) * d, dj = (TILT_K - 1) * e;
+  const float tmin = tA + fminf (di, 0.0f) + fminf (dj, 0.0f) - TILT_MARGIN;
+  const float tmax = tA + fmaxf (di, 0.0f) + fmaxf (dj, 0.0f) + TILT_MARGIN;
+  const float tlo = fminf (fmaxf (tmin, -1.0f), W), thi = fminf (fmaxf (tmax, -1.0f), W);
+  const float shift = LINEAR ? 0.5f : 0.0f;
+  constexpr int WP = TILT_WP (VEC);
+  int lo = (int) floorf (tlo);
+  TiltMeta m;
+
+  lo = lo >= 0 ? lo / VEC * VEC : -((-lo + VEC - 1) / VEC) * VEC;
+  m.lo = lo;
+  m.nb = min ((int) floorf (thi) + 2 - lo, WP);
+  m.t0 = tA - lo - shift;
+  m.d = d;
+  m.e = e;
+  m.cmin = tlo - lo - shift;
+  m.cmax = fminf (thi - lo, WP - 2.0f) - shift;
+  m.inner = tmin >= -1.0f && tmax <= W && (int) floorf (thi) + 2 - lo <= WP;
+  return m;
+}
+
+/* The tile's results: row q blended with fz[q] (two) and scaled, zero
+ * outside the slice or the rows held. */
+__device__ static inline void
+tilt_write (const PlaneArgs &a,
+            const TiltRows  &rows,
+            int              iA,
+            int              jA,
+            unsigned int     inside,
+            bool             two,
+            float            scale,
+            const float     *acc_a,
+            const float     *acc_b,
+            float           *out)
+{
+  const int tid = threadIdx.x;
+
+#pragma unroll
+  for (int q = 0; q < TILT_K; q++)
+    if (iA + tid < a.w && jA + q < a.h)
+      {
+        const float v = two ? fmaf (rows.fz[q], acc_b[q] - acc_a[q], acc_a[q]) : acc_a[q];
+
+        out[(size_t) (jA + q) * a.w + iA + tid] = inside & (1u << q) ? v * scale : 0.0f;
+      }
+}
+
+/* Bit q: sample tid of plane row q is written and inside the slice. */
+__device__ static inline unsigned int
+tilt_inside (const PlaneArgs &a,
+             const TiltRows  &rows,
+             int              iA,
+             int              jA)
+{
+  const int tid = threadIdx.x;
+  unsigned int inside = 0;
+
+#pragma unroll
+  for (int q = 0; q < TILT_K; q++)
+    {
+      const float x = a.x0 + (iA + tid) * a.ux + (jA + q) * a.vx;
+      const float y = a.y0 + (iA + tid) * a.uy + (jA + q) * a.vy;
+
+      if (iA + tid < a.w && jA + q < a.h && (rows.valid >> q & 1u) && fabsf (x) <= a.lim &&
+          fabsf (y) <= a.lim)
+        inside |= 1u << q;
+    }
+  return inside;
+}
+
+/* A tile's start: the sums zeroed, the tile's stored rows in *rs (every
+ * thread, after a barrier); FALSE when no plane row of the tile lies
+ * within the rows held (uniform; zeros written). */
+__device__ static inline bool
+tilt_begin (const PlaneArgs &a,
+            int              iA,
+            int              jA,
+            int              nrs,
+            bool             two,
+            TiltRows        *rs,
+            float           *acc_a,
+            float           *acc_b,
+            float           *out)
+{
+#pragma unroll
+  for (int q = 0; q < TILT_K; q++)
+    {
+      acc_a[q] = 0.0f;
+      acc_b[q] = 0.0f;
+    }
+  if ((int) threadIdx.x < 32)
+    tilt_rows (a, jA, nrs, two, rs);
+  __syncthreads ();
+  if (rs->nr == 0)
+    {
+      tilt_write (a, *rs, iA, jA, 0u, false, 0.0f, acc_a, acc_b, out);
+      return false;
+    }
+  return true;
+}
+
 /* Bytes of the ring of raw windows with nrs rows per projection, rounded
  * up to 16 (the pairs follow it). */
 template <typename T, int VEC, int G>
@@ -256,114 +441,29 @@ plane_tilt_kernel (const T      *rows,
   using P = std::conditional_t<PAIRS == 2, __half2, float2>;
   P *pairs = (P *) (tilt_smem + (PAIRS ? tilt_ring_bytes<T, VEC, G> (nrs) : 0));
   __shared__ TiltMeta meta[TILT_NS + 1][G];
-  __shared__ int ro_s[TILT_K];
-  __shared__ float fz_s[TILT_K];
-  __shared__ int rlo_s, nr_s;
-  __shared__ unsigned int valid_s;
+  __shared__ TiltRows rs;
   const int tid = threadIdx.x, iA = blockIdx.x * TILT_X, jA = blockIdx.y * TILT_K;
-  const int nA = min (TILT_X, a.w - iA), n_stages = (a.P + G - 1) / G;
-  const float W = (float) a.W;
+  const int n_stages = (a.P + G - 1) / G;
   float acc_a[TILT_K], acc_b[TILT_K];
   int ro[TILT_K];
-  unsigned int inside = 0;
 
-  /* The plane rows' stored rows (as rows_for_z) and the block's range. */
-  if (tid < 32)
-    {
-      int r0 = -1, lo, hi;
-      float fz = 0.0f;
+  if (!tilt_begin (a, iA, jA, nrs, TWO, &rs, acc_a, acc_b, out))
+    return;
 
-      if (tid < TILT_K && jA + tid < a.h)
-        {
-          int r;
-          float f;
+  const unsigned int inside = tilt_inside (a, rs, iA, jA);
 
-          if (rows_for_z (a.z0 + (jA + tid) * a.vz, a.n_rows, &r, &f))
-            {
-              r0 = r;
-              fz = f;
-            }
-        }
-      lo = r0 >= 0 ? r0 : INT_MAX;
-      hi = r0 >= 0 ? r0 : -1;
-      for (int s = 1; s < 32; s <<= 1)
-        {
-          lo = min (lo, __shfl_xor_sync (0xffffffffu, lo, s));
-          hi = max (hi, __shfl_xor_sync (0xffffffffu, hi, s));
-        }
-      const unsigned int valid = __ballot_sync (0xffffffffu, r0 >= 0);
-
-      if (tid < TILT_K)
-        {
-          /* n ≤ TILT_NR for |v_z| ≤ 1 (the launcher checks); kept inside
-           * the stage regardless. */
-          ro_s[tid] = r0 >= 0 ? min (r0 - lo, nrs - (TWO ? 2 : 1)) : 0;
-          fz_s[tid] = fz;
-        }
-      if (tid == 0)
-        {
-          rlo_s = lo;
-          nr_s = hi < 0 ? 0 : min (hi - lo + (TWO ? 2 : 1), nrs);
-          valid_s = valid;
-        }
-    }
-  __syncthreads ();
-  if (nr_s == 0)
-    {
-      /* No plane row of the tile within the rows held (uniform). */
-      for (int q = 0; q < TILT_K; q++)
-        if (tid < nA && jA + q < a.h)
-          out[(size_t) (jA + q) * a.w + iA + tid] = 0.0f;
-      return;
-    }
 #pragma unroll
   for (int q = 0; q < TILT_K; q++)
-    {
-      const float x = a.x0 + (iA + tid) * a.ux + (jA + q) * a.vx;
-      const float y = a.y0 + (iA + tid) * a.uy + (jA + q) * a.vy;
+    ro[q] = rs.ro[q] * (PAIRS ? MDP : WP);
 
-      acc_a[q] = 0.0f;
-      acc_b[q] = 0.0f;
-      ro[q] = ro_s[q] * (PAIRS ? MDP : WP);
-      if (tid < nA && jA + q < a.h && (valid_s >> q & 1u) && fabsf (x) <= a.lim &&
-          fabsf (y) <= a.lim)
-        inside |= 1u << q;
-    }
-
-  const int rlo = rlo_s, nr = nr_s;
+  const int rlo = rs.rlo, nr = rs.nr;
 
   /* Windows of a stage: thread g < G takes projection stage·G + g. */
   auto plan = [&] (int stage) {
     const int p = stage * G + tid;
 
     if (tid < G && stage < n_stages && p < a.P)
-      {
-        const float2 cs = __ldg (trig + p);
-        const float d = fmaf (a.ux, cs.x, -a.uy * cs.y);
-        const float e = fmaf (a.vx, cs.x, -a.vy * cs.y);
-        const float xA = a.x0 + iA * a.ux + jA * a.vx, yA = a.y0 + iA * a.uy + jA * a.vy;
-        const float tA = fmaf (xA, cs.x, fmaf (-yA, cs.y, a.center));
-        /* All 256 threads' samples (those past a short tile's end too: they
-         * are not written, but read inside the window). */
-        const float di = (TILT_X - 1) * d, dj = (TILT_K - 1) * e;
-        const float tmin = tA + fminf (di, 0.0f) + fminf (dj, 0.0f) - TILT_MARGIN;
-        const float tmax = tA + fmaxf (di, 0.0f) + fmaxf (dj, 0.0f) + TILT_MARGIN;
-        const float tlo = fminf (fmaxf (tmin, -1.0f), W), thi = fminf (fmaxf (tmax, -1.0f), W);
-        const float shift = LINEAR ? 0.5f : 0.0f;
-        int lo = (int) floorf (tlo);
-        TiltMeta m;
-
-        lo = lo >= 0 ? lo / VEC * VEC : -((-lo + VEC - 1) / VEC) * VEC;
-        m.lo = lo;
-        m.nb = min ((int) floorf (thi) + 2 - lo, WP);
-        m.t0 = tA - lo - shift;
-        m.d = d;
-        m.e = e;
-        m.cmin = tlo - lo - shift;
-        m.cmax = fminf (thi - lo, WP - 2.0f) - shift;
-        m.inner = tmin >= -1.0f && tmax <= W && (int) floorf (thi) + 2 - lo <= WP;
-        meta[stage % (TILT_NS + 1)][tid] = m;
-      }
+      meta[stage % (TILT_NS + 1)][tid] = tilt_window<VEC, LINEAR> (a, __ldg (trig + p), iA, jA);
   };
 
   /* The windows of a stage's nr stored rows; zeros off the detector and
@@ -458,14 +558,303 @@ plane_tilt_kernel (const T      *rows,
   };
 
   cp_async_ring<TILT_NS> (n_stages, plan, issue, sum);
+  tilt_write (a, rs, iA, jA, inside, TWO, a.inv_scale, acc_a, acc_b, out);
+}
+
+/* ------------------------------------------------------------------------
+ * The bulk path (TOMO_PLANE_TILT_PATH=bulk-h2; linear interpolation from a
+ * half store of 16-byte rows; not `auto`: on the H100 as fast as the raw
+ * path for the oblique plane, slower for XY and vertical planes between
+ * rows, docs/PERFORMANCE.md).  The raw windows come in as one bulk copy
+ * (cp.async.bulk) per stored row and projection, issued by lanes of every
+ * warp and counted on an mbarrier per ring slot (NS slots of G
+ * projections), instead of 16-byte cp.async units with their address
+ * arithmetic per unit.  Once a stage is in, the block turns each stored
+ * row's window into pairs (b_k, b_{k+1}) as half2 — byte permutes of the
+ * 4-byte words, exact — 8 bins a thread, so that a sample takes both bins
+ * of a stored row in one 4-byte shared load (one 2-byte load each on the
+ * raw path).  With k = rint(t − 1/2) and D = 2·(k − (t − 1/2)) the linear
+ * interpolation is ((1 + D)·b_k + (1 − D)·b_{k+1}) / 2 (the factor 1/2 goes
+ * into the final scale). */
+
+/* The bulk path's shared memory: the ring of raw windows [NS][G][nrl][WP]
+ * (+ 16 bytes: a unit's last pair reads one bin past its window), then the
+ * stage's pairs [G][TILT_NR][WP] (a projection's pairs at a constant
+ * offset). */
+template <int G, int NS>
+__host__ __device__ static inline size_t
+tilt_bulk_ring_bytes (int nrl)
+{
+  return ((size_t) NS * G * nrl * TILT_WP (8) * sizeof (__half) + 16 + 15) / 16 * 16;
+}
+
+template <int G, int NS>
+__host__ __device__ static inline size_t
+tilt_bulk_smem (int nrl)
+{
+  return tilt_bulk_ring_bytes<G, NS> (nrl) + (size_t) G * TILT_NR * TILT_WP (8) * sizeof (__half2);
+}
+
+__device__ static inline unsigned int
+tilt_saddr (const void *p)
+{
+  return (unsigned int) __cvta_generic_to_shared (p);
+}
+
+/* A bulk copy of bytes (a multiple of 16) into shared memory, counted on
+ * the mbarrier at bar (expected first). */
+__device__ static inline void
+tilt_bulk_copy (void *dst, const void *src, unsigned int bytes, unsigned int bar)
+{
+  asm volatile ("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;\n"
+                "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%2], [%3], %1, [%0];\n"
+                :: "r" (bar), "r" (bytes), "r" (tilt_saddr (dst)), "l" (src) : "memory");
+}
+
+/* Returns once the mbarrier at bar has completed its phase of parity. */
+__device__ static inline void
+tilt_bar_wait (unsigned int bar, unsigned int parity)
+{
+  unsigned int done = 0;
+
+  while (!done)
+    asm volatile ("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                  " selp.u32 %0, 1, 0, p;\n}\n" : "=r" (done) : "r" (bar), "r" (parity) : "memory");
+}
+
+/* One projection's pairs for the 8 plane rows of this thread: base[q] the
+ * shared byte address of row q's lower stored row's pairs, less the magic
+ * number's bits times 4, GOFS the projection's offset from it (bytes); RS
+ * the bytes between stored rows.  t2 = 2·(t − 1/2) of plane row 0, e2 its
+ * step per row. */
+template <int RS, unsigned int GOFS, bool CLAMP>
+__device__ static inline void
+tilt_project_bulk (const unsigned int *base,
+                   float               t2,
+                   float               e2,
+                   float               c2min,
+                   float               c2max,
+                   float              *acc_a,
+                   float              *acc_b)
+{
 #pragma unroll
   for (int q = 0; q < TILT_K; q++)
-    if (tid < nA && jA + q < a.h)
-      {
-        const float v = TWO ? fmaf (fz_s[q], acc_b[q] - acc_a[q], acc_a[q]) : acc_a[q];
+    {
+      float t = fmaf ((float) q, e2, t2);
 
-        out[(size_t) (jA + q) * a.w + iA + tid] = inside & (1u << q) ? v * a.inv_scale : 0.0f;
+      if (CLAMP)
+        t = fminf (fmaxf (t, c2min), c2max);
+
+      /* k = rint(t / 2), D = 2·(k − t / 2) */
+      const float tm = fmaf (t, 0.5f, TILT_MAGIC);
+      const float D = fmaf (__fsub_rn (tm, TILT_MAGIC), 2.0f, -t);
+      const unsigned int adr = base[q] + (unsigned int) __float_as_int (tm) * 4u;
+      const float w0 = 1.0f + D, w1 = 1.0f - D;
+      unsigned int ha, hb;
+
+      asm volatile ("ld.shared.b32 %0, [%1+%2];" : "=r" (ha) : "r" (adr), "n" (GOFS));
+      asm volatile ("ld.shared.b32 %0, [%1+%2];" : "=r" (hb) : "r" (adr), "n" (GOFS + RS));
+      const float2 pa = __half22float2 (*(const __half2 *) &ha);
+      const float2 pb = __half22float2 (*(const __half2 *) &hb);
+
+      acc_a[q] = fmaf (w1, pa.y, fmaf (w0, pa.x, acc_a[q]));
+      acc_b[q] = fmaf (w1, pb.y, fmaf (w0, pb.x, acc_b[q]));
+    }
+}
+
+/* Unit v of a window (bins 8v … 8v + 8, 16-byte aligned) as the pairs
+ * (b_k, b_{k+1}) of k = 8v … 8v + 7. */
+__device__ static inline void
+tilt_unit_pairs (const __half *src,
+                 __half2      *dst,
+                 int           v)
+{
+  const uint4 w = *(const uint4 *) src;
+  const unsigned int n = *(const unsigned int *) (src + 8);
+  const uint4 x = make_uint4 (w.x, __byte_perm (w.x, w.y, 0x5432), w.y,
+                              __byte_perm (w.y, w.z, 0x5432));
+  const uint4 y = make_uint4 (w.z, __byte_perm (w.z, w.w, 0x5432), w.w,
+                              __byte_perm (w.w, n, 0x5432));
+  /* Units v … v + 7 of a row 32 bytes apart: units 4 … 7 store their
+   * second half first, so that the 8 lanes of a 16-byte store meet 8
+   * different bank quads. */
+  const bool c = (v >> 2) & 1;
+
+  *(uint4 *) (dst + (c ? 4 : 0)) = c ? y : x;
+  *(uint4 *) (dst + (c ? 0 : 4)) = c ? x : y;
+}
+
+/* G projections per stage, NS stages (one lane per window: G · nrl ≤
+ * 256); at least BLOCKS blocks an SM (registers). */
+template <int G, int NS, int BLOCKS>
+__global__ static void __launch_bounds__ (TILT_X, BLOCKS)
+plane_tilt_bulk_kernel (const __half *rows,
+                        const float2 *trig,
+                        PlaneArgs     a,
+                        int           nrl,
+                        float        *out)
+{
+  constexpr int VEC = 8;
+  constexpr int WP = TILT_WP (VEC);
+  constexpr int NW = TILT_X / 32;
+  static_assert (G * TILT_NR <= 32 * NW, "one lane per window");
+  static_assert (G == 1 || G == 2, "one or two projections a stage");
+  static_assert (WP % VEC == 0, "whole units");
+  extern __shared__ __align__ (16) unsigned char tilt_smem[];
+  __half *ring = (__half *) tilt_smem;
+  __half2 *pairs = (__half2 *) (tilt_smem + tilt_bulk_ring_bytes<G, NS> (nrl));
+  __shared__ TiltMeta meta[NS + 1][G];
+  __shared__ TiltRows rs;
+  __shared__ __align__ (8) unsigned long long bars[NS];
+  const int tid = threadIdx.x, iA = blockIdx.x * TILT_X, jA = blockIdx.y * TILT_K;
+  const int n_stages = (a.P + G - 1) / G, STAGE = G * nrl * WP;
+  float acc_a[TILT_K], acc_b[TILT_K];
+  unsigned int base[TILT_K];
+
+  if (!tilt_begin (a, iA, jA, nrl, true, &rs, acc_a, acc_b, out))
+    return;
+  if (tid < NS)
+    {
+      /* One arrival a stage per warp, after the warp's copies. */
+      asm volatile ("mbarrier.init.shared::cta.b64 [%0], %1;\n" :: "r" (tilt_saddr (&bars[tid])),
+                    "n" (NW) : "memory");
+      asm volatile ("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+
+  const unsigned int inside = tilt_inside (a, rs, iA, jA);
+  const int rlo = rs.rlo, nr = rs.nr;
+
+  auto plan = [&] (int stage) {
+    const int p = stage * G + tid;
+
+    if (tid < G && stage < n_stages && p < a.P)
+      meta[stage % (NS + 1)][tid] = tilt_window<VEC, 1> (a, __ldg (trig + p), iA, jA);
+  };
+
+  /* Window w = g + G·r (stored row r, projection g): lane w / NW of warp
+   * w % NW, so that the copies' issue is spread over the warps; one
+   * arrival per warp. */
+  auto issue = [&] (int stage) {
+    if (stage >= n_stages)
+      return;
+
+    const unsigned int bar = tilt_saddr (&bars[stage % NS]);
+    const int w = (tid >> 5) + NW * (tid & 31);
+    const int g = w % G, r = w / G, p = stage * G + g;
+
+    if (r < nr && p < a.P)
+      {
+        const TiltMeta &m = meta[stage % (NS + 1)][g];
+        const int nu = (m.nb + VEC - 1) / VEC;
+        const bool held = rlo + r < a.n_rows;
+        /* Units [v0, v1) on the detector (lo is a multiple of VEC). */
+        const int v0 = held ? min (max (-m.lo / VEC, 0), nu) : nu;
+        const int v1 = held ? max (min ((a.W - m.lo) / VEC, nu), v0) : nu;
+        __half *dst = ring + (size_t) (stage % NS) * STAGE + ((size_t) g * nrl + r) * WP;
+
+        for (int v = 0; v < v0; v++)
+          *(uint4 *) (dst + v * VEC) = make_uint4 (0, 0, 0, 0);
+        for (int v = v1; v < nu; v++)
+          *(uint4 *) (dst + v * VEC) = make_uint4 (0, 0, 0, 0);
+        /* The block's reads of this slot (its last stage, before the
+         * ring's barrier) and the stores above, before the copy's writes. */
+        asm volatile ("fence.proxy.async.shared::cta;\n" ::: "memory");
+        if (v1 > v0)
+          tilt_bulk_copy (dst + v0 * VEC,
+                          rows + (size_t) (rlo + r) * a.row_elems + (size_t) p * a.W + m.lo +
+                            v0 * VEC,
+                          (unsigned int) (v1 - v0) * 16u, bar);
       }
+    __syncwarp ();
+    if ((tid & 31) == 0)
+      asm volatile ("mbarrier.arrive.shared::cta.b64 _, [%0];\n" :: "r" (bar) : "memory");
+  };
+
+  /* Stage s uses slot s % NS for the (s / NS)-th time: that phase. */
+  auto wait = [&] (int s) {
+    tilt_bar_wait (tilt_saddr (&bars[s % NS]), (s / NS) & 1);
+  };
+
+  const unsigned int pairs_a = tilt_saddr (pairs);
+
+#pragma unroll
+  for (int q = 0; q < TILT_K; q++)
+    base[q] = pairs_a + (unsigned int) (rs.ro[q] * WP * 4) - (unsigned int) TILT_MAGIC_BITS * 4u;
+
+  auto sum = [&] (int s) {
+    const __half *raw = ring + (size_t) (s % NS) * STAGE;
+    const int ng = min (G, a.P - s * G);
+
+    /* The pairs of bins k ≤ nb − 2 (the sums read no others), VEC a unit:
+     * units (g, r, v) with v < nu_g, numbered over both projections so
+     * that every thread has work; r = u / nu_g through a float reciprocal
+     * (exact: u < 2¹⁰, (u + 1/2) / nu_g is ≥ 1/72 from an integer).  The
+     * last stage's sums are done (the ring's barrier). */
+    {
+      const int nu0 = (meta[s % (NS + 1)][0].nb + VEC - 2) / VEC;
+      const int nu1 = G > 1 && ng > 1 ? (meta[s % (NS + 1)][G - 1].nb + VEC - 2) / VEC : 0;
+      const float inv0 = __frcp_rn ((float) nu0), inv1 = __frcp_rn ((float) max (nu1, 1));
+      const int cnt0 = nr * nu0, total = cnt0 + nr * nu1;
+
+      for (int u = tid; u < total; u += TILT_X)
+        {
+          const int g = G > 1 && u >= cnt0 ? 1 : 0;
+          const int uu = g ? u - cnt0 : u, nu = g ? nu1 : nu0;
+          const int r = (int) (((float) uu + 0.5f) * (g ? inv1 : inv0)), v = uu - r * nu;
+
+          tilt_unit_pairs (raw + (g * nrl + r) * WP + v * VEC,
+                           pairs + (g * TILT_NR + r) * WP + v * VEC, v);
+        }
+    }
+    __syncthreads ();
+
+    /* Projection g's sums (g a constant: its pairs' offset goes into the
+     * loads). */
+    auto project = [&] (auto gc) {
+      constexpr int g = decltype (gc)::value;
+      constexpr unsigned int GOFS = (unsigned int) (g * TILT_NR * WP * 4);
+      const TiltMeta m = meta[s % (NS + 1)][g];
+      const float t2 = 2.0f * fmaf ((float) tid, m.d, m.t0);
+
+      if (m.inner)
+        tilt_project_bulk<WP * 4, GOFS, false> (base, t2, 2.0f * m.e, 0.0f, 0.0f, acc_a, acc_b);
+      else
+        tilt_project_bulk<WP * 4, GOFS, true> (base, t2, 2.0f * m.e, 2.0f * m.cmin, 2.0f * m.cmax,
+                                               acc_a, acc_b);
+    };
+
+    project (std::integral_constant<int, 0> {});
+    if constexpr (G > 1)
+      if (ng > 1)
+        project (std::integral_constant<int, 1> {});
+  };
+
+  stage_ring<NS> (n_stages, plan, issue, wait, sum);
+  /* Every thread past its last wait: the barriers' memory given back
+   * invalidated (the next block on this SM may use it otherwise). */
+  __syncthreads ();
+  if (tid < NS)
+    asm volatile ("mbarrier.inval.shared::cta.b64 [%0];\n" :: "r" (tilt_saddr (&bars[tid]))
+                  : "memory");
+  tilt_write (a, rs, iA, jA, inside, true, 0.5f * a.inv_scale, acc_a, acc_b, out);
+}
+
+template <int G, int NS, int BLOCKS>
+static gboolean
+launch_tilt_bulk (const __half *rows, const float2 *trig, const PlaneArgs &a, float *out,
+                  cudaStream_t stream, GError **error)
+{
+  /* The stored rows a tile can need (as the pairs path's bound below). */
+  const int nrl = MIN (TILT_NR, (int) ceilf (7.0f * fabsf (a.vz) + 0.01f) + 3);
+  const size_t smem = tilt_bulk_smem<G, NS> (nrl);
+  dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
+  auto kern = plane_tilt_bulk_kernel<G, NS, BLOCKS>;
+
+  if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int) smem), error))
+    return FALSE;
+  kern<<<grid, TILT_X, smem, stream>>> (rows, trig, a, nrl, out);
+  return TOMO_CUDA_CHECK_LAUNCH ("plane tilt kernel (bulk)", error);
 }
 
 /* G: projections per stage.  Half, 16-byte units: 4 (3 × 67 KiB of bins,
@@ -506,9 +895,14 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
 }
 
 /* As _tomo_gpu_store_tile_launch (tomo-gpu-store-private.h).
- * TOMO_PLANE_TILT_PATH=pairs takes the pairs path for linear
- * interpolation (nearest keeps the path above); pairs-half its half2
- * pairs from a half store (from a float store: pairs). */
+ * TOMO_PLANE_TILT_PATH (the bench's and the tests' variants): unset, auto
+ * or raw, the raw windows through 16-byte cp.async units (with
+ * TOMO_PLANE_TILT_STAGE=2: 2 projections per stage from a half store);
+ * bulk-h2, the bulk path (2 projections × 4 stages; linear interpolation
+ * from a half store of 16-byte rows, else the raw path); pairs and
+ * pairs-half, the pairs path (linear; pairs-half its half2 pairs from a
+ * half store, from a float store pairs).  On the H100 (docs/PERFORMANCE.md)
+ * neither bulk nor pairs beat the raw path, which stays `auto`. */
 gboolean
 _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig,
                              const PlaneArgs *a, int interp, float *out, cudaStream_t stream,
@@ -519,12 +913,16 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
   const gboolean narrow = stage != NULL && atoi (stage) == 2;
   const gboolean use_pairs = interp && path != NULL && strcmp (path, "pairs") == 0;
   const gboolean half_pairs = interp && path != NULL && strcmp (path, "pairs-half") == 0;
+  const gboolean wide = a->W % (half ? 8 : 4) == 0;
+  const gboolean bulk = interp && half && wide && path != NULL && strcmp (path, "bulk-h2") == 0;
 
+  if (bulk)
+    return launch_tilt_bulk<2, 4, 3> ((const __half *) rows, trig, *a, out, stream, error);
   if (half)
     {
       const __half *r = (const __half *) rows;
 
-      if (a->W % 8 != 0)
+      if (!wide)
         return use_pairs    ? launch_tilt<__half, 1, 2, 1> (r, trig, *a, interp, out, stream, error)
                : half_pairs ? launch_tilt<__half, 1, 2, 2> (r, trig, *a, interp, out, stream, error)
                             : launch_tilt<__half, 1, 4> (r, trig, *a, interp, out, stream, error);
@@ -538,7 +936,7 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
 
   const float *r = (const float *) rows;
 
-  if (a->W % 4 != 0)
+  if (!wide)
     return use_pairs || half_pairs
              ? launch_tilt<float, 1, 2, 1> (r, trig, *a, interp, out, stream, error)
              : launch_tilt<float, 1, 2> (r, trig, *a, interp, out, stream, error);

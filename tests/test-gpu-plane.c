@@ -377,9 +377,10 @@ test_tile (gconstpointer data)
  * all of them.  1 — the same store holding rows 3 … 14 only: the tilted
  * planes run past both ends.  2 — 161 columns (single-bin copies; auto
  * keeps the rows kernel there).  3 — as 0, two of the planes only (for
- * the sanitizers).  Half stores of 16-byte rows run both stage sizes;
- * every store runs the pairs path (TOMO_PLANE_TILT_PATH=pairs) for
- * linear interpolation, half stores its half2 pairs too (pairs-half). */
+ * the sanitizers).  Every path of TOMO_PLANE_TILT_PATH runs: the raw
+ * path (both stage sizes from half stores of 16-byte rows), for linear
+ * interpolation the pairs path (half stores its half2 pairs too) and,
+ * from half stores of 16-byte rows, the bulk path. */
 static void
 run_tilt (TomoGpuStorePrecision precision,
           guint                 kind)
@@ -439,24 +440,31 @@ run_tilt (TomoGpuStorePrecision precision,
     for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
       {
         const double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
-        /* v: the default path; 2 projections per stage (half store of
-         * 16-byte rows); the pairs path (linear); half2 pairs (linear,
-         * half store). */
+        /* v: the default path (auto, the raw path); the raw path and its
+         * 2 projections per stage (half store of 16-byte rows); the pairs
+         * path (linear); half2 pairs (linear, half store); the bulk path
+         * (linear, half store of 16-byte rows). */
+        static const char *const paths[] = { NULL, "raw", "raw", "pairs", "pairs-half",
+                                             "bulk-h2" };
+        static const char *const labels[] = { "", ", raw path",
+                                              ", raw path, 2 projections per stage",
+                                              ", pairs path", ", half2 pairs",
+                                              ", bulk path, half2 pairs" };
         const gboolean stages = precision == TOMO_GPU_STORE_HALF && kind != 2;
 
         if (kind == 3 && k != 0 && k != 4)
           continue;
-        for (guint v = 0; v < 4; v++)
+        for (guint v = 0; v < G_N_ELEMENTS (paths); v++)
           {
             double e;
 
-            if ((v == 1 && !stages) || (v >= 2 && in == TOMO_INTERP_NEAREST) ||
-                (v == 3 && precision != TOMO_GPU_STORE_HALF))
+            if ((v == 2 && !stages) || (v >= 3 && in == TOMO_INTERP_NEAREST) ||
+                (v >= 4 && precision != TOMO_GPU_STORE_HALF) || (v == 5 && kind == 2))
               continue;
-            if (v == 1)
+            if (v == 2)
               g_setenv ("TOMO_PLANE_TILT_STAGE", "2", TRUE);
-            if (v >= 2)
-              g_setenv ("TOMO_PLANE_TILT_PATH", v == 2 ? "pairs" : "pairs-half", TRUE);
+            if (paths[v] != NULL)
+              g_setenv ("TOMO_PLANE_TILT_PATH", paths[v], TRUE);
             e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
             g_unsetenv ("TOMO_PLANE_TILT_STAGE");
             g_unsetenv ("TOMO_PLANE_TILT_PATH");
@@ -466,12 +474,7 @@ run_tilt (TomoGpuStorePrecision precision,
                             tomo_gpu_store_get_row_start (store),
                             tomo_gpu_store_get_row_start (store) +
                               tomo_gpu_store_get_n_rows (store) - 1,
-                            names[k], tomo_interp_to_string (in),
-                            v == 1   ? ", 2 projections per stage"
-                            : v == 2 ? ", pairs path"
-                            : v == 3 ? ", half2 pairs"
-                                     : "",
-                            e, t,
+                            names[k], tomo_interp_to_string (in), labels[v], e, t,
                             tomo_gpu_store_get_plane_ms (store));
             g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==, TOMO_GPU_PLANE_TILT);
             g_assert_cmpfloat (e, <=, t);

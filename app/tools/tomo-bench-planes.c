@@ -294,36 +294,32 @@ bench_store (guint                 W,
                   pl->height, tomo_gpu_plane_kernel_to_string (others[o]), ms_k,
                   gu / (ms_k * 1e6), ms_global / ms_k);
         }
-      /* The tilt kernel on a half store with 2 projections per stage
-       * instead of 4 (four blocks per SM instead of three). */
-      if (pl->u[2] == 0.0 && precision == TOMO_GPU_STORE_HALF &&
-          kernel_wanted (TOMO_GPU_PLANE_TILT))
+      /* The tilt kernel's paths (TOMO_PLANE_TILT_PATH in
+       * tomo-gpu-store-tilt.cu; above: auto): the raw path (auto, the
+       * baseline of other paths) and, on a half store, its 2 projections
+       * per stage and the bulk path; the pairs path, both stores, and its
+       * half2 pairs, half stores. */
+      static const char *const tilt_paths[][3] = {
+        { "raw", NULL, "raw path" }, { "raw", "2", "raw path, 2 projections per stage" },
+        { "bulk-h2", NULL, "bulk path, half2 pairs" }, { "pairs", NULL, "pairs path" },
+        { "pairs-half", NULL, "half2 pairs" } };
+
+      for (guint v = 0; v < G_N_ELEMENTS (tilt_paths) && pl->u[2] == 0.0 &&
+                        kernel_wanted (TOMO_GPU_PLANE_TILT); v++)
         {
-          g_setenv ("TOMO_PLANE_TILT_STAGE", "2", TRUE);
+          if ((v == 1 || v == 2 || v == 4) && precision != TOMO_GPU_STORE_HALF)
+            continue;
+          g_setenv ("TOMO_PLANE_TILT_PATH", tilt_paths[v][0], TRUE);
+          if (tilt_paths[v][1] != NULL)
+            g_setenv ("TOMO_PLANE_TILT_STAGE", tilt_paths[v][1], TRUE);
           ok = time_plane (store, pl, center, TOMO_GPU_PLANE_TILT, runs, &ms_k, error);
+          g_unsetenv ("TOMO_PLANE_TILT_PATH");
           g_unsetenv ("TOMO_PLANE_TILT_STAGE");
           if (!ok)
             goto out;
-          printf ("| %s | %u × %u | tilt, 2 projections per stage | %.2f | %.0f | %.2f |\n",
-                  planes[k].name, pl->width, pl->height, ms_k, gu / (ms_k * 1e6),
-                  ms_global / ms_k);
-          ok = FALSE;
-        }
-      /* The tilt kernel's pairs path (TOMO_PLANE_TILT_PATH=pairs in
-       * tomo-gpu-store-tilt.cu), both stores; its half2 pairs (pairs-half),
-       * half stores. */
-      for (guint v = 0; v < 2 && pl->u[2] == 0.0 && kernel_wanted (TOMO_GPU_PLANE_TILT); v++)
-        {
-          if (v == 1 && precision != TOMO_GPU_STORE_HALF)
-            break;
-          g_setenv ("TOMO_PLANE_TILT_PATH", v == 0 ? "pairs" : "pairs-half", TRUE);
-          ok = time_plane (store, pl, center, TOMO_GPU_PLANE_TILT, runs, &ms_k, error);
-          g_unsetenv ("TOMO_PLANE_TILT_PATH");
-          if (!ok)
-            goto out;
           printf ("| %s | %u × %u | tilt, %s | %.2f | %.0f | %.2f |\n", planes[k].name,
-                  pl->width, pl->height, v == 0 ? "pairs path" : "half2 pairs", ms_k,
-                  gu / (ms_k * 1e6), ms_global / ms_k);
+                  pl->width, pl->height, tilt_paths[v][2], ms_k, gu / (ms_k * 1e6),
+                  ms_global / ms_k);
           ok = FALSE;
         }
       /* The tile kernel's variants on vertical planes (above: auto, the

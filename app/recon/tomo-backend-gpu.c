@@ -417,8 +417,22 @@ gpu_correlate (TomoBackendImpl       *impl,
  * engine's header): the device's statistics are copied as they are. */
 G_STATIC_ASSERT (TOMO_GPU_STATS_BINS == TOMO_SLICE_HISTOGRAM_BINS);
 G_STATIC_ASSERT (sizeof (TomoGpuStats) == sizeof (TomoSliceStats));
-G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoGpuStats, mean) == G_STRUCT_OFFSET (TomoSliceStats, mean));
-G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoGpuStats, bins) == G_STRUCT_OFFSET (TomoSliceStats, bins));
+/* Every field where the other has it: equal sizes alone would let two
+ * fields of one type (lo and hi, min and max) change places unseen. */
+#define SAME_STATS_FIELD(f)                                                                \
+  G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoGpuStats, f) == G_STRUCT_OFFSET (TomoSliceStats, f) \
+                   && sizeof (((TomoGpuStats *) 0)->f) == sizeof (((TomoSliceStats *) 0)->f))
+SAME_STATS_FIELD (valid);
+SAME_STATS_FIELD (min);
+SAME_STATS_FIELD (max);
+SAME_STATS_FIELD (lo);
+SAME_STATS_FIELD (hi);
+SAME_STATS_FIELD (range_lo);
+SAME_STATS_FIELD (range_hi);
+SAME_STATS_FIELD (mean);
+SAME_STATS_FIELD (n_finite);
+SAME_STATS_FIELD (bins);
+#undef SAME_STATS_FIELD
 
 /* On the device, over the context's output (still the slice's values): the
  * window gets them without a download. */

@@ -166,6 +166,38 @@ fill_info (TomoVolumeInfo *info,
   };
 }
 
+/* Gives `w` every slice of `volume`, in `order` (NULL: row order), each
+ * from a buffer that is reused at once, as the pipeline does; finishes and
+ * reads `path` back: bit for bit `volume`. */
+static void
+write_and_compare (TomoVolumeWriter     *w,
+                   const char           *path,
+                   const TomoVolumeInfo *info,
+                   const float          *volume,
+                   const guint          *order)
+{
+  TomoVolumeFormat format = tomo_volume_writer_get_format (w);
+  gsize plane = (gsize) info->width * info->height;
+  g_autoptr(GError) error = NULL;
+  g_autofree float *got = NULL;
+
+  for (guint i = 0; i < info->n_rows; i++)
+    {
+      guint k = order != NULL ? order[i] : i;
+      g_autofree float *slice = g_memdup2 (volume + k * plane, plane * sizeof (float));
+
+      g_assert_true (tomo_volume_writer_add (w, info->row_start + k, slice, &error));
+      g_assert_no_error (error);
+      if (format != TOMO_VOLUME_FORMAT_TIFF_FOLDER)
+        memset (slice, 0xA5, plane * sizeof (float));
+    }
+  g_assert_true (tomo_volume_writer_finish (w, &error));
+  g_assert_no_error (error);
+  got = read_back (path, format, info);
+  g_assert_cmpmem (got, plane * info->n_rows * sizeof (float), volume,
+                   plane * info->n_rows * sizeof (float));
+}
+
 /* The ways of writing the one-file formats (info.write_mode). */
 static const char *modes[] = { "pwrite", "copy", "mmap", "prefault", "flush", "prefault+flush",
                                "copy+flush" };
@@ -184,13 +216,11 @@ test_bit_equal (void)
   const char *names[] = { "v.h5", "v.tif", "slices" };
   guint threads[] = { 1, 3, 8 };
   TomoVolumeInfo info;
-  gsize plane;
   g_autofree float *volume = NULL;
   g_autoptr(GRand) rand = g_rand_new_with_seed (3);
   guint order[9];
 
   fill_info (&info, 700, 500, G_N_ELEMENTS (order));
-  plane = (gsize) info.width * info.height;
   volume = make_volume (info.width, info.height, info.n_rows, 17);
   for (guint i = 0; i < info.n_rows; i++)
     order[i] = i;
@@ -208,7 +238,6 @@ test_bit_equal (void)
       {
         g_autoptr(GError) error = NULL;
         g_autofree char *path = g_build_filename (tmp_dir, names[f], NULL);
-        g_autofree float *got = NULL;
         TomoVolumeWriter *w;
 
         info.write_mode = modes[m];
@@ -217,23 +246,7 @@ test_bit_equal (void)
         w = tomo_volume_writer_new (path, formats[f], &info, threads[t], &error);
         g_assert_no_error (error);
         g_assert_cmpint (tomo_volume_writer_get_format (w), ==, formats[f]);
-        for (guint i = 0; i < info.n_rows; i++)
-          {
-            /* The caller's buffer is reused at once, as the pipeline does. */
-            g_autofree float *slice = g_memdup2 (volume + order[i] * plane,
-                                                 plane * sizeof (float));
-
-            g_assert_true (tomo_volume_writer_add (w, info.row_start + order[i], slice, &error));
-            g_assert_no_error (error);
-            if (formats[f] != TOMO_VOLUME_FORMAT_TIFF_FOLDER)
-              memset (slice, 0xA5, plane * sizeof (float));
-          }
-        g_assert_true (tomo_volume_writer_finish (w, &error));
-        g_assert_no_error (error);
-
-        got = read_back (path, formats[f], &info);
-        g_assert_cmpmem (got, plane * info.n_rows * sizeof (float), volume,
-                         plane * info.n_rows * sizeof (float));
+        write_and_compare (w, path, &info, volume, order);
         /* Only the output: no temporary left beside it. */
         g_assert_cmpuint (tomo_test_count_entries (tmp_dir), ==, 1);
         tomo_test_remove_tree (path);
@@ -451,7 +464,6 @@ test_copy_queue (void)
     {
       g_autoptr(GError) error = NULL;
       g_autofree char *path = g_build_filename (tmp_dir, names[f], NULL);
-      g_autofree float *got = NULL;
       TomoVolumeWriter *w;
 
       /* The budget is read when the writer is made. */
@@ -459,19 +471,7 @@ test_copy_queue (void)
       w = tomo_volume_writer_new (path, formats[f], &info, 1, &error);
       tomo_memory_set_limit (0);
       g_assert_no_error (error);
-      for (guint i = 0; i < info.n_rows; i++)
-        {
-          g_autofree float *slice = g_memdup2 (volume + i * plane, plane * sizeof (float));
-
-          g_assert_true (tomo_volume_writer_add (w, info.row_start + i, slice, &error));
-          g_assert_no_error (error);
-          memset (slice, 0xA5, plane * sizeof (float));
-        }
-      g_assert_true (tomo_volume_writer_finish (w, &error));
-      g_assert_no_error (error);
-      got = read_back (path, formats[f], &info);
-      g_assert_cmpmem (got, plane * info.n_rows * sizeof (float), volume,
-                       plane * info.n_rows * sizeof (float));
+      write_and_compare (w, path, &info, volume, NULL);
       g_assert_cmpint (g_remove (path), ==, 0);
 
       /* An abort with slices queued. */

@@ -16,6 +16,7 @@
 #include <tiffio.h>
 
 #include "tomo-error.h"
+#include "tomo-memory.h"
 #include "tomo-test-util.h"
 #include "tomo-tiff-stack.h"
 #include "tomo-tiff-writer.h"
@@ -165,6 +166,38 @@ fill_info (TomoVolumeInfo *info,
   };
 }
 
+/* Gives `w` every slice of `volume`, in `order` (NULL: row order), each
+ * from a buffer that is reused at once, as the pipeline does; finishes and
+ * reads `path` back: bit for bit `volume`. */
+static void
+write_and_compare (TomoVolumeWriter     *w,
+                   const char           *path,
+                   const TomoVolumeInfo *info,
+                   const float          *volume,
+                   const guint          *order)
+{
+  TomoVolumeFormat format = tomo_volume_writer_get_format (w);
+  gsize plane = (gsize) info->width * info->height;
+  g_autoptr(GError) error = NULL;
+  g_autofree float *got = NULL;
+
+  for (guint i = 0; i < info->n_rows; i++)
+    {
+      guint k = order != NULL ? order[i] : i;
+      g_autofree float *slice = g_memdup2 (volume + k * plane, plane * sizeof (float));
+
+      g_assert_true (tomo_volume_writer_add (w, info->row_start + k, slice, &error));
+      g_assert_no_error (error);
+      if (format != TOMO_VOLUME_FORMAT_TIFF_FOLDER)
+        memset (slice, 0xA5, plane * sizeof (float));
+    }
+  g_assert_true (tomo_volume_writer_finish (w, &error));
+  g_assert_no_error (error);
+  got = read_back (path, format, info);
+  g_assert_cmpmem (got, plane * info->n_rows * sizeof (float), volume,
+                   plane * info->n_rows * sizeof (float));
+}
+
 /* The ways of writing the one-file formats (info.write_mode). */
 static const char *modes[] = { "pwrite", "copy", "mmap", "prefault", "flush", "prefault+flush",
                                "copy+flush" };
@@ -183,13 +216,11 @@ test_bit_equal (void)
   const char *names[] = { "v.h5", "v.tif", "slices" };
   guint threads[] = { 1, 3, 8 };
   TomoVolumeInfo info;
-  gsize plane;
   g_autofree float *volume = NULL;
   g_autoptr(GRand) rand = g_rand_new_with_seed (3);
   guint order[9];
 
   fill_info (&info, 700, 500, G_N_ELEMENTS (order));
-  plane = (gsize) info.width * info.height;
   volume = make_volume (info.width, info.height, info.n_rows, 17);
   for (guint i = 0; i < info.n_rows; i++)
     order[i] = i;
@@ -207,7 +238,6 @@ test_bit_equal (void)
       {
         g_autoptr(GError) error = NULL;
         g_autofree char *path = g_build_filename (tmp_dir, names[f], NULL);
-        g_autofree float *got = NULL;
         TomoVolumeWriter *w;
 
         info.write_mode = modes[m];
@@ -216,23 +246,7 @@ test_bit_equal (void)
         w = tomo_volume_writer_new (path, formats[f], &info, threads[t], &error);
         g_assert_no_error (error);
         g_assert_cmpint (tomo_volume_writer_get_format (w), ==, formats[f]);
-        for (guint i = 0; i < info.n_rows; i++)
-          {
-            /* The caller's buffer is reused at once, as the pipeline does. */
-            g_autofree float *slice = g_memdup2 (volume + order[i] * plane,
-                                                 plane * sizeof (float));
-
-            g_assert_true (tomo_volume_writer_add (w, info.row_start + order[i], slice, &error));
-            g_assert_no_error (error);
-            if (formats[f] != TOMO_VOLUME_FORMAT_TIFF_FOLDER)
-              memset (slice, 0xA5, plane * sizeof (float));
-          }
-        g_assert_true (tomo_volume_writer_finish (w, &error));
-        g_assert_no_error (error);
-
-        got = read_back (path, formats[f], &info);
-        g_assert_cmpmem (got, plane * info.n_rows * sizeof (float), volume,
-                         plane * info.n_rows * sizeof (float));
+        write_and_compare (w, path, &info, volume, order);
         /* Only the output: no temporary left beside it. */
         g_assert_cmpuint (tomo_test_count_entries (tmp_dir), ==, 1);
         tomo_test_remove_tree (path);
@@ -427,6 +441,73 @@ test_write_error (void)
     }
 }
 
+/* "copy" with more slices than buffers: a memory budget (--max-memory) that
+ * leaves the writer two copies, one thread, 24 slices, so that the caller
+ * waits for a free buffer again and again.  Every slice arrives bit for
+ * bit; with every write failing (/dev/full) the waiting caller is never
+ * left blocked and the error comes back; an abort with slices still queued
+ * leaves nothing but the older file. */
+static void
+test_copy_queue (void)
+{
+  TomoVolumeFormat formats[] = { TOMO_VOLUME_FORMAT_HDF5, TOMO_VOLUME_FORMAT_TIFF_STACK };
+  const char *names[] = { "q.h5", "q.tif" };
+  TomoVolumeInfo info;
+  gsize plane;
+  g_autofree float *volume = NULL;
+
+  fill_info (&info, 256, 128, 24);
+  info.write_mode = "copy";
+  plane = (gsize) info.width * info.height;
+  volume = make_volume (info.width, info.height, info.n_rows, 23);
+  for (guint f = 0; f < G_N_ELEMENTS (formats); f++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *path = g_build_filename (tmp_dir, names[f], NULL);
+      TomoVolumeWriter *w;
+
+      /* The budget is read when the writer is made. */
+      tomo_memory_set_limit (8 * 2 * plane * sizeof (float));
+      w = tomo_volume_writer_new (path, formats[f], &info, 1, &error);
+      tomo_memory_set_limit (0);
+      g_assert_no_error (error);
+      write_and_compare (w, path, &info, volume, NULL);
+      g_assert_cmpint (g_remove (path), ==, 0);
+
+      /* An abort with slices queued. */
+      g_assert_true (g_file_set_contents (path, "older", -1, NULL));
+      tomo_memory_set_limit (8 * 2 * plane * sizeof (float));
+      w = tomo_volume_writer_new (path, formats[f], &info, 1, &error);
+      tomo_memory_set_limit (0);
+      g_assert_no_error (error);
+      for (guint i = 0; i < info.n_rows; i++)
+        g_assert_true (tomo_volume_writer_add (w, info.row_start + i, volume + i * plane,
+                                               &error));
+      g_assert_cmpuint (tomo_volume_writer_abort (w), ==, 1);
+      assert_older_kept (path);
+    }
+
+  if (g_file_test ("/dev/full", G_FILE_TEST_EXISTS))
+    {
+      g_autoptr(GError) error = NULL;
+      gboolean ok = TRUE;
+      TomoVolumeWriter *w;
+
+      tomo_memory_set_limit (8 * 2 * plane * sizeof (float));
+      w = tomo_volume_writer_new ("/dev/full", TOMO_VOLUME_FORMAT_TIFF_STACK, &info, 1, &error);
+      tomo_memory_set_limit (0);
+      g_assert_no_error (error);
+      for (guint i = 0; ok && i < info.n_rows; i++)
+        ok = tomo_volume_writer_add (w, info.row_start + i, volume + i * plane, &error);
+      /* Two copies: the third slice at the latest waits for the first one's
+       * failed write, and the fourth sees it. */
+      g_assert_false (ok);
+      tomo_volume_writer_abort (w);
+      g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+      g_assert_nonnull (strstr (error->message, g_strerror (ENOSPC)));
+    }
+}
+
 /* An unknown write mode, given or from TOMO_VOLUME_WRITE, is refused before
  * anything is created, naming the mode; an existing file stays.  The
  * environment is set in a subprocess, before any thread runs. */
@@ -472,5 +553,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tomo/volume-writer/broken", test_broken);
   g_test_add_func ("/tomo/volume-writer/write-error", test_write_error);
   g_test_add_func ("/tomo/volume-writer/bad-mode", test_bad_mode);
+  g_test_add_func ("/tomo/volume-writer/copy-queue", test_copy_queue);
   return tomo_test_run_and_remove_tree (tmp_dir);
 }

@@ -54,12 +54,12 @@ TomoVolumeWriter *tomo_volume_writer_new      (const char           *path,
                                                guint                 n_threads,
                                                GError              **error);
 /* Writes `slice` (width × height floats of detector row `row`), in any
- * order.  The TIFF folder, and HDF5 and the multi-page TIFF in the default
- * write mode ("copy"): copied and queued, blocking while every buffer is
- * queued; a write error comes back with a later slice or from finish.
- * HDF5 and the multi-page TIFF in mode "pwrite" (or "mmap"): written in
- * pieces by all threads at once straight from `slice`, returning when it is
- * written.  FALSE with the first writer error once one failed. */
+ * order.  HDF5 and the multi-page TIFF in the default write mode
+ * ("pwrite", or "mmap"): written in pieces by all threads at once straight
+ * from `slice`, returning when it is written.  The TIFF folder, and the
+ * one-file formats in mode "copy": copied and queued, blocking while every
+ * buffer is queued; a write error comes back with a later slice or from
+ * finish.  FALSE with the first writer error once one failed. */
 gboolean          tomo_volume_writer_add      (TomoVolumeWriter *writer,
                                                guint             row,
                                                const float      *slice,

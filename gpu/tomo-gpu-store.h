@@ -156,8 +156,9 @@ TomoGpuBuffer *tomo_gpu_store_keep_output   (TomoGpuStore  *store,
                                              TomoGpuStats  *stats,
                                              GError       **error);
 /* Kept outputs reuse the store's buffers: a copy its holder frees goes back
- * to the store (freeing it makes no CUDA call; a copy outliving the store
- * is freed for good), one of another size is let go at the next
+ * to the store (no CUDA call while the store keeps fewer than four; beyond
+ * that, or once the store is gone, the copy is freed for good on the
+ * holder's thread), one of another size is let go at the next
  * keep_output(), and the statistics' workspace is made once.  fresh: a
  * buffer and workspace allocated for each copy and freed with it (the way
  * before; `bench --planes` measures both). */

@@ -530,6 +530,8 @@ timing_clear (Timing *t)
   tomo_bp_free (t->bp);
   CUDA_OK (cudaFree (t->d_sino));
   CUDA_OK (cudaFree (t->d_out));
+  CUDA_OK (cudaEventDestroy (t->e0));
+  CUDA_OK (cudaEventDestroy (t->e1));
 }
 
 /* --timing: GU/s at 2048² × 2048 projections, median of 20 launches. */

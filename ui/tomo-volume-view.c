@@ -522,7 +522,9 @@ update_done (GObject      *source,
           g_autofree char *title = g_strdup_printf ("3D · preview unavailable: %s",
                                                     u->preview_error);
 
-          g_message ("3D preview: %s", u->preview_error);
+          /* Said once while the same failure repeats (live refills retry). */
+          if (g_strcmp0 (gtk_label_get_text (self->title3d), title) != 0)
+            g_message ("3D preview: %s", u->preview_error);
           self->preview_valid = FALSE;
           gtk_label_set_text (self->title3d, title);
           gtk_widget_set_tooltip_text (GTK_WIDGET (self->title3d), title);

@@ -5,7 +5,7 @@
 #pragma once
 
 #include <epoxy/gl.h>
-#include <glib.h>
+#include <gdk/gdk.h>
 
 G_BEGIN_DECLS
 
@@ -13,5 +13,19 @@ G_BEGIN_DECLS
  * sampled with `filter` (GL_NEAREST, GL_LINEAR) and clamped at every edge. */
 GLuint tomo_gl_texture_new (GLenum target,
                             GLint  filter);
+
+/* A program linked from two GLSL bodies written without a #version line:
+ * "330 core" or, on GLES, "300 es" with high precision is put in front of
+ * each. `attrib0`, when not NULL, is bound to attribute location 0. The
+ * names say in errors which shader failed to compile (`vertex_name`,
+ * `fragment_name`) or which program failed to link (`program_name`), with
+ * the driver's log. 0 and `error` set on failure. */
+GLuint tomo_gl_program_new (const char  *vertex_source,
+                            const char  *vertex_name,
+                            const char  *fragment_source,
+                            const char  *fragment_name,
+                            const char  *attrib0,
+                            const char  *program_name,
+                            GError     **error);
 
 G_END_DECLS

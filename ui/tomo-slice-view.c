@@ -144,92 +144,23 @@ image_to_widget (TomoSliceView *self,
 
 /* ---- GL ------------------------------------------------------------------ */
 
-static GLuint
-compile_shader (TomoSliceView *self,
-                GLenum         type,
-                const char    *resource,
-                GError       **error)
-{
-  g_autoptr(GBytes) bytes = NULL;
-  g_autofree char *source = NULL;
-  GdkGLContext *context = gtk_gl_area_get_context (GTK_GL_AREA (self));
-  const char *header;
-  GLuint shader;
-  GLint status;
-
-  bytes = g_resources_lookup_data (resource, 0, error);
-  if (bytes == NULL)
-    return 0;
-
-  header = gdk_gl_context_get_use_es (context)
-    ? "#version 300 es\nprecision highp float;\n"
-    : "#version 330 core\n";
-  source = g_strconcat (header, (const char *) g_bytes_get_data (bytes, NULL), NULL);
-
-  shader = glCreateShader (type);
-  glShaderSource (shader, 1, (const char **) &source, NULL);
-  glCompileShader (shader);
-  glGetShaderiv (shader, GL_COMPILE_STATUS, &status);
-  if (status == GL_FALSE)
-    {
-      GLint len = 0;
-      g_autofree char *log = NULL;
-
-      glGetShaderiv (shader, GL_INFO_LOG_LENGTH, &len);
-      log = g_malloc0 (len + 1);
-      glGetShaderInfoLog (shader, len, NULL, log);
-      g_set_error (error, GDK_GL_ERROR, GDK_GL_ERROR_COMPILATION_FAILED,
-                   "Compiling %s failed: %s", resource, log);
-      glDeleteShader (shader);
-      return 0;
-    }
-
-  return shader;
-}
-
 static gboolean
 init_gl (TomoSliceView *self,
          GError       **error)
 {
   static const float quad[] = { 0, 0, 1, 0, 0, 1, 1, 1 };
-  GLuint vs, fs;
-  GLint status;
+  static const char vert[] = "/org/tomolive/Tomolive/shaders/slice.vert";
+  static const char frag[] = "/org/tomolive/Tomolive/shaders/slice.frag";
+  g_autoptr(GBytes) vs = g_resources_lookup_data (vert, 0, error);
+  g_autoptr(GBytes) fs = vs != NULL ? g_resources_lookup_data (frag, 0, error) : NULL;
 
-  vs = compile_shader (self, GL_VERTEX_SHADER, "/org/tomolive/Tomolive/shaders/slice.vert", error);
-  if (vs == 0)
+  if (fs == NULL)
     return FALSE;
-  fs = compile_shader (self, GL_FRAGMENT_SHADER, "/org/tomolive/Tomolive/shaders/slice.frag", error);
-  if (fs == 0)
-    {
-      glDeleteShader (vs);
-      return FALSE;
-    }
-
-  self->program = glCreateProgram ();
-  glAttachShader (self->program, vs);
-  glAttachShader (self->program, fs);
-  glBindAttribLocation (self->program, 0, "a_pos");
-  glLinkProgram (self->program);
-  glDetachShader (self->program, vs);
-  glDetachShader (self->program, fs);
-  glDeleteShader (vs);
-  glDeleteShader (fs);
-
-  glGetProgramiv (self->program, GL_LINK_STATUS, &status);
-  if (status == GL_FALSE)
-    {
-      GLint len = 0;
-      g_autofree char *log = NULL;
-
-      glGetProgramiv (self->program, GL_INFO_LOG_LENGTH, &len);
-      log = g_malloc0 (len + 1);
-      glGetProgramInfoLog (self->program, len, NULL, log);
-      g_set_error (error, GDK_GL_ERROR, GDK_GL_ERROR_LINK_FAILED,
-                   "Linking the slice shader failed: %s", log);
-      glDeleteProgram (self->program);
-      self->program = 0;
-      return FALSE;
-    }
+  self->program = tomo_gl_program_new (g_bytes_get_data (vs, NULL), vert,
+                                       g_bytes_get_data (fs, NULL), frag,
+                                       "a_pos", "the slice shader", error);
+  if (self->program == 0)
+    return FALSE;
 
   self->u_rect = glGetUniformLocation (self->program, "u_rect");
   self->u_tex_rect = glGetUniformLocation (self->program, "u_tex_rect");

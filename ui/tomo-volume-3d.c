@@ -146,74 +146,23 @@ static const char fragment_src[] =
   "  colour = vec4 (acc.rgb + (1.0 - acc.a) * under, 1.0);\n"
   "}\n";
 
-static GLuint
-compile (GdkGLContext *context,
-         GLenum        type,
-         const char   *body,
-         GError      **error)
-{
-  const char *header = gdk_gl_context_get_use_es (context)
-    ? "#version 300 es\nprecision highp float;\nprecision highp sampler3D;\n"
-    : "#version 330 core\n";
-  g_autofree char *source = g_strconcat (header, body, NULL);
-  GLuint shader = glCreateShader (type);
-  GLint status;
-
-  glShaderSource (shader, 1, (const char **) &source, NULL);
-  glCompileShader (shader);
-  glGetShaderiv (shader, GL_COMPILE_STATUS, &status);
-  if (status == GL_FALSE)
-    {
-      char log[2048] = "";
-
-      glGetShaderInfoLog (shader, sizeof log, NULL, log);
-      g_set_error (error, GDK_GL_ERROR, GDK_GL_ERROR_COMPILATION_FAILED,
-                   "Compiling the volume ray caster failed: %s", log);
-      glDeleteShader (shader);
-      return 0;
-    }
-  return shader;
-}
-
 static void
 tomo_volume_3d_realize (GtkWidget *widget)
 {
   TomoVolume3d *self = TOMO_VOLUME_3D (widget);
-  GdkGLContext *context;
   GError *error = NULL;
-  GLuint vs, fs;
-  GLint status;
 
   GTK_WIDGET_CLASS (tomo_volume_3d_parent_class)->realize (widget);
   gtk_gl_area_make_current (GTK_GL_AREA (self));
   if (gtk_gl_area_get_error (GTK_GL_AREA (self)) != NULL)
     return;
-  context = gtk_gl_area_get_context (GTK_GL_AREA (self));
-  vs = compile (context, GL_VERTEX_SHADER, vertex_src, &error);
-  fs = vs != 0 ? compile (context, GL_FRAGMENT_SHADER, fragment_src, &error) : 0;
-  if (fs == 0)
+  self->program = tomo_gl_program_new (vertex_src, "the volume ray caster",
+                                       fragment_src, "the volume ray caster",
+                                       NULL, "the volume ray caster", &error);
+  if (self->program == 0)
     {
-      if (vs != 0)
-        glDeleteShader (vs);
       gtk_gl_area_set_error (GTK_GL_AREA (self), error);
       g_error_free (error);
-      return;
-    }
-  self->program = glCreateProgram ();
-  glAttachShader (self->program, vs);
-  glAttachShader (self->program, fs);
-  glLinkProgram (self->program);
-  glDeleteShader (vs);
-  glDeleteShader (fs);
-  glGetProgramiv (self->program, GL_LINK_STATUS, &status);
-  if (status == GL_FALSE)
-    {
-      error = g_error_new_literal (GDK_GL_ERROR, GDK_GL_ERROR_LINK_FAILED,
-                                   "Linking the volume ray caster failed");
-      gtk_gl_area_set_error (GTK_GL_AREA (self), error);
-      g_error_free (error);
-      glDeleteProgram (self->program);
-      self->program = 0;
       return;
     }
   self->u_rot = glGetUniformLocation (self->program, "rot");

@@ -111,19 +111,9 @@ export_slice (TomoWindow *self,
 {
   g_autoptr(GError) error = NULL;
   g_autofree char *path = g_file_get_path (file);
+  gboolean ok = export (self, path, &error);
 
-  if (!export (self, path, &error))
-    {
-      g_autofree char *message = g_strdup_printf ("Export failed: %s", error->message);
-      tomo_window_show_error (self, message);
-    }
-  else
-    {
-      g_autofree char *folder = g_path_get_dirname (path);
-      g_autofree char *message = g_strdup_printf ("Saved %s", path);
-
-      _tomo_window_show_toast (self, message, folder);
-    }
+  _tomo_window_report_file (self, path, ok ? NULL : error, "Saved", "Export failed");
 }
 
 static void
@@ -273,21 +263,10 @@ params_action (GtkWidget  *widget,
   gboolean save = g_str_equal (action_name, "win.save-params");
   gboolean ok = save ? _tomo_window_save_params (self, &error) : _tomo_window_load_params (self, &error);
 
-  if (ok)
-    {
-      g_autofree char *folder = g_path_get_dirname (path);
-      g_autofree char *message = g_strdup_printf (save ? "Parameters saved to %s" : "Parameters loaded from %s",
-                                                  path);
-
-      _tomo_window_show_toast (self, message, folder);
-    }
-  else if (error != NULL)
-    {
-      g_autofree char *message = g_strdup_printf (save ? "Could not save the parameters: %s"
-                                                        : "Could not load the parameters: %s",
-                                                  error->message);
-      tomo_window_show_error (self, message);
-    }
+  if (ok || error != NULL)
+    _tomo_window_report_file (self, path, ok ? NULL : error,
+                              save ? "Parameters saved to" : "Parameters loaded from",
+                              save ? "Could not save the parameters" : "Could not load the parameters");
   else
     {
       g_autofree char *message = g_strdup_printf ("No saved parameters for this scan (%s)", path);

@@ -186,19 +186,10 @@ export_volume_done (GObject      *source,
   g_clear_object (&self->export_cancellable);
   _tomo_window_update_actions (self);
 
-  if (tomo_window_export_volume_finish (self, result, &error))
-    {
-      g_autofree char *folder = g_path_get_dirname (path);
-      g_autofree char *message = g_strdup_printf ("Volume written to %s", path);
-
-      _tomo_window_show_toast (self, message, folder);
-    }
-  else if (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
-           && !g_error_matches (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED))
-    {
-      g_autofree char *message = g_strdup_printf ("Volume export failed: %s", error->message);
-      tomo_window_show_error (self, message);
-    }
+  if (tomo_window_export_volume_finish (self, result, &error)
+      || (!g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED)
+          && !g_error_matches (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED)))
+    _tomo_window_report_file (self, path, error, "Volume written to", "Volume export failed");
 }
 
 void

@@ -98,6 +98,14 @@ void  _tomo_window_set_busy       (TomoWindow *self,
 void  _tomo_window_show_toast     (TomoWindow *self,
                                    const char *message,
                                    const char *folder);
+/* How writing (or reading) the file `path` went: with `error` NULL, a toast
+ * "`done` PATH" with a link to its folder; else the error banner
+ * "`failed`: MESSAGE". */
+void  _tomo_window_report_file    (TomoWindow   *self,
+                                   const char   *path,
+                                   const GError *error,
+                                   const char   *done,
+                                   const char   *failed);
 /* The scan's folder, else the last folder used; NULL when neither exists. */
 char *_tomo_window_dup_folder     (TomoWindow *self);
 

@@ -121,6 +121,28 @@ _tomo_window_show_toast (TomoWindow *self,
   self->toast_id = g_timeout_add_seconds (8, toast_timeout_cb, self);
 }
 
+void
+_tomo_window_report_file (TomoWindow   *self,
+                          const char   *path,
+                          const GError *error,
+                          const char   *done,
+                          const char   *failed)
+{
+  if (error == NULL)
+    {
+      g_autofree char *folder = g_path_get_dirname (path);
+      g_autofree char *message = g_strdup_printf ("%s %s", done, path);
+
+      _tomo_window_show_toast (self, message, folder);
+    }
+  else
+    {
+      g_autofree char *message = g_strdup_printf ("%s: %s", failed, error->message);
+
+      tomo_window_show_error (self, message);
+    }
+}
+
 const char *
 tomo_window_get_toast (TomoWindow *self)
 {

@@ -103,7 +103,7 @@ engine_for (TomoBackend backend,
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
 
-  if (backend == TOMO_BACKEND_GPU && !tomo_test_need_gpu (NO_GPU))
+  if (!tomo_test_need_backend (backend, NO_GPU))
     return NULL;
   g_assert_true (tomo_engine_set_backend (engine, backend, &error));
   g_assert_no_error (error);
@@ -432,7 +432,7 @@ test_centers (gconstpointer data)
   const gsize px = (gsize) WIDTH * WIDTH;
   double filter_ms, radius = INFINITY;
 
-  if (td->backend == TOMO_BACKEND_GPU && !tomo_test_need_gpu (NO_GPU))
+  if (!tomo_test_need_backend (td->backend, NO_GPU))
     return;
   scan = tomo_test_open_scan (scan_path);
   impl = td->backend == TOMO_BACKEND_GPU ? tomo_backend_gpu_new (&error) : tomo_backend_cpu_new ();

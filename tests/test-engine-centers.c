@@ -211,12 +211,14 @@ test_submit_beside_slices (void)
   g_assert_cmpuint (sweeps.n_freed, ==, 2);
 }
 
-/* find-center's sweep with the candidates on an engine: on the sample
- * scan (axis 255.5 + 3.37) within the issue's 0.25 px, and on the CPU
- * engine within 0.1 px of the estimate's own CPU sweep. */
+/* find-center's sweep with the candidates on an engine of the backend
+ * `data`: on the sample scan (axis 255.5 + 3.37) within the issue's
+ * 0.25 px, and on the CPU engine within 0.1 px of the estimate's own CPU
+ * sweep. */
 static void
-sweep_on_engine (TomoBackend backend)
+test_sweep_engine (gconstpointer data)
 {
+  TomoBackend backend = GPOINTER_TO_INT (data);
   const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoEngine) engine = NULL;
@@ -225,6 +227,8 @@ sweep_on_engine (TomoBackend backend)
   TomoCenterResult on_engine, own;
   guint row;
 
+  if (!tomo_test_need_backend (backend, "the GPU centre sweep cannot run here"))
+    return;
   if (sample == NULL)
     {
       g_test_skip ("TOMO_SAMPLE_SCAN is not set (run through meson test)");
@@ -253,20 +257,6 @@ sweep_on_engine (TomoBackend backend)
   g_assert_cmpfloat (fabs (on_engine.center - own.center), <, 0.1);
 }
 
-static void
-test_sweep_cpu_engine (void)
-{
-  sweep_on_engine (TOMO_BACKEND_CPU);
-}
-
-static void
-test_sweep_gpu_engine (void)
-{
-  if (!tomo_test_need_gpu ("the GPU centre sweep cannot run here"))
-    return;
-  sweep_on_engine (TOMO_BACKEND_GPU);
-}
-
 int
 main (int    argc,
       char **argv)
@@ -278,7 +268,9 @@ main (int    argc,
   g_test_add_func ("/tomo/engine/centers/gpu-equals-singles", test_gpu_equals_singles);
   g_test_add_func ("/tomo/engine/centers/bad-requests", test_bad_requests);
   g_test_add_func ("/tomo/engine/centers/submit-beside-slices", test_submit_beside_slices);
-  g_test_add_func ("/tomo/engine/centers/find-center-sweep-cpu", test_sweep_cpu_engine);
-  g_test_add_func ("/tomo/engine/centers/find-center-sweep-gpu", test_sweep_gpu_engine);
+  g_test_add_data_func ("/tomo/engine/centers/find-center-sweep-cpu", GINT_TO_POINTER (TOMO_BACKEND_CPU),
+                        test_sweep_engine);
+  g_test_add_data_func ("/tomo/engine/centers/find-center-sweep-gpu", GINT_TO_POINTER (TOMO_BACKEND_GPU),
+                        test_sweep_engine);
   return tomo_test_run_and_remove_scan (scan_path, tmp_dir);
 }

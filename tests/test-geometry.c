@@ -74,7 +74,7 @@ engine_for (TomoBackend backend)
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoEngine) engine = NULL;
 
-  if (backend == TOMO_BACKEND_GPU && !tomo_test_need_gpu ("the GPU backend is tested on the GPU machine"))
+  if (!tomo_test_need_backend (backend, "the GPU backend is tested on the GPU machine"))
     return NULL;
   engine = tomo_engine_new (TOMO_BACKEND_CPU);
   g_assert_true (tomo_engine_set_backend (engine, backend, &error));

@@ -23,9 +23,10 @@
 #define HEIGHT 10
 #define N_PROJ 120
 
+#define NO_GPU "the GPU export is tested on the GPU machine"
+
 static char *scan_path;
 static char *tmp_dir;
-static gboolean have_gpu;
 
 /* An engine on `backend` with the test scan. */
 static TomoEngine *
@@ -156,11 +157,12 @@ read_folder (const char *dir,
 }
 
 /* Every output format holds exactly what slice-by-slice reconstruction
- * gives, bit for bit. */
+ * gives, bit for bit, on the backend `data`. */
 static void
-check_formats (TomoBackend backend)
+test_formats (gconstpointer data)
 {
-  g_autoptr(TomoEngine) engine = make_engine (backend);
+  TomoBackend backend = GPOINTER_TO_INT (data);
+  g_autoptr(TomoEngine) engine = NULL;
   const guint row_start = 1, row_end = 8, n_rows = row_end - row_start;
   gsize n = (gsize) n_rows * WIDTH * WIDTH;
   TomoVolumeFormat formats[] = { TOMO_VOLUME_FORMAT_HDF5, TOMO_VOLUME_FORMAT_TIFF_STACK,
@@ -168,6 +170,9 @@ check_formats (TomoBackend backend)
   const char *names[] = { "vol.h5", "vol.tif", "slices" };
   TomoReconParams params;
 
+  if (!tomo_test_need_backend (backend, NO_GPU))
+    return;
+  engine = make_engine (backend);
   params_for (&params);
   for (guint f = 0; f < G_N_ELEMENTS (formats); f++)
     {
@@ -231,23 +236,6 @@ check_formats (TomoBackend backend)
     }
 }
 
-static void
-test_formats_cpu (void)
-{
-  check_formats (TOMO_BACKEND_CPU);
-}
-
-static void
-test_formats_gpu (void)
-{
-  if (!have_gpu)
-    {
-      g_test_skip ("no CUDA device");
-      return;
-    }
-  check_formats (TOMO_BACKEND_GPU);
-}
-
 typedef struct
 {
   GCancellable *cancellable;
@@ -265,14 +253,18 @@ cancel_progress (guint    done,
     g_cancellable_cancel (c->cancellable);
 }
 
-/* Cancelled half-way (what Ctrl+C does in the CLI): an error that says
- * nothing was left, and nothing is left — neither under the output name
- * nor as a temporary beside it; an older file of that name is untouched. */
+/* Cancelled half-way (what Ctrl+C does in the CLI) on the backend `data`:
+ * an error that says nothing was left, and nothing is left — neither under
+ * the output name nor as a temporary beside it; an older file of that name
+ * is untouched. */
 static void
-check_cancel (TomoBackend backend)
+test_cancel (gconstpointer data)
 {
+  TomoBackend backend = GPOINTER_TO_INT (data);
   const char *names[] = { "vol.h5", "vol.tif", "slices" };
 
+  if (!tomo_test_need_backend (backend, NO_GPU))
+    return;
   for (guint f = 0; f < G_N_ELEMENTS (names); f++)
     {
       g_autoptr(TomoEngine) engine = make_engine (backend);
@@ -307,23 +299,6 @@ check_cancel (TomoBackend backend)
       g_assert_cmpuint (tomo_test_count_entries (dir), ==, 1);
       tomo_test_remove_tree (dir);
     }
-}
-
-static void
-test_cancel_cpu (void)
-{
-  check_cancel (TOMO_BACKEND_CPU);
-}
-
-static void
-test_cancel_gpu (void)
-{
-  if (!have_gpu)
-    {
-      g_test_skip ("no CUDA device");
-      return;
-    }
-  check_cancel (TOMO_BACKEND_GPU);
 }
 
 /* The disk fills up (a file size limit: writes past it fail with EFBIG,
@@ -508,7 +483,6 @@ main (int argc, char **argv)
   /* The disk-full tests lower the file size limit: a write past it fails
    * with EFBIG instead of killing the program. */
   signal (SIGXFSZ, SIG_IGN);
-  have_gpu = tomo_gpu_get_n_devices () > 0;
   tmp_dir = tomo_test_make_tmp_dir ("tomo-volume-XXXXXX");
   scan_path = g_build_filename (tmp_dir, "scan.h5", NULL);
   tomo_test_phantom_params (&p, WIDTH, HEIGHT, N_PROJ);
@@ -516,10 +490,10 @@ main (int argc, char **argv)
   g_assert_true (tomo_phantom_write_dxchange (&p, scan_path, &error));
   g_assert_no_error (error);
 
-  g_test_add_func ("/tomo/volume/formats/cpu", test_formats_cpu);
-  g_test_add_func ("/tomo/volume/formats/gpu", test_formats_gpu);
-  g_test_add_func ("/tomo/volume/cancel/cpu", test_cancel_cpu);
-  g_test_add_func ("/tomo/volume/cancel/gpu", test_cancel_gpu);
+  g_test_add_data_func ("/tomo/volume/formats/cpu", GINT_TO_POINTER (TOMO_BACKEND_CPU), test_formats);
+  g_test_add_data_func ("/tomo/volume/formats/gpu", GINT_TO_POINTER (TOMO_BACKEND_GPU), test_formats);
+  g_test_add_data_func ("/tomo/volume/cancel/cpu", GINT_TO_POINTER (TOMO_BACKEND_CPU), test_cancel);
+  g_test_add_data_func ("/tomo/volume/cancel/gpu", GINT_TO_POINTER (TOMO_BACKEND_GPU), test_cancel);
   g_test_add_func ("/tomo/volume/disk-full", test_disk_full);
   g_test_add_func ("/tomo/volume/writer-error", test_writer_error);
   g_test_add_func ("/tomo/volume/disk-full-midway", test_full_midway);

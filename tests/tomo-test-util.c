@@ -446,6 +446,13 @@ tomo_test_need_gpu (const char *why)
   return FALSE;
 }
 
+gboolean
+tomo_test_need_backend (TomoBackend  backend,
+                        const char  *why)
+{
+  return backend != TOMO_BACKEND_GPU || tomo_test_need_gpu (why);
+}
+
 float *
 tomo_test_random_floats (gsize   n,
                          guint32 seed,

@@ -180,6 +180,9 @@ gboolean  tomo_test_need_gpu      (const char *why);
  * skips the test. */
 #define TOMO_TEST_REQUIRE_GPU(why) \
   G_STMT_START { if (!tomo_test_need_gpu (why)) return; } G_STMT_END
+/* TRUE for the CPU backend; for the GPU, tomo_test_need_gpu (why). */
+gboolean  tomo_test_need_backend  (TomoBackend  backend,
+                                   const char  *why);
 /* Every one of the n values is finite. */
 void      tomo_test_assert_finite (const float *v,
                                    gsize        n);

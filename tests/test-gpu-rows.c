@@ -15,6 +15,7 @@
 #include "tomo-gpu.h"
 #include "tomo-gpu-rows.h"
 #include "tomo-filter.h"
+#include "tomo-test-util.h"
 
 #define N_ROWS 37
 #define ROW_LEN 4096
@@ -245,11 +246,8 @@ volume_fixture_init (VolumeFixture *f)
   guint padded;
 
   memset (f, 0, sizeof *f);
-  if (tomo_gpu_get_n_devices () == 0)
-    {
-      g_test_skip ("no CUDA device: tomo_gpu_get_n_devices() returned 0");
-      return FALSE;
-    }
+  if (!tomo_test_need_gpu ("tomo_gpu_get_n_devices() returned 0"))
+    return FALSE;
   f->counts = g_new (guint16, (gsize) V * V * V);
   for (gsize i = 0; i < (gsize) V * V * V; i++)
     f->counts[i] = (guint16) (1000 + value ((guint) (i / 4096), (guint) (i % 4096)) % 39000);

@@ -139,16 +139,17 @@ make_texture (guint width,
   return tex;
 }
 
+/* The n texels of `tex`, a texture of `target`, as floats. */
 static float *
-read_texture (GLuint tex,
-              guint  width,
-              guint  height)
+read_texture (GLenum target,
+              GLuint tex,
+              gsize  n)
 {
-  float *out = g_new (float, (gsize) width * height);
+  float *out = g_new (float, n);
 
-  glBindTexture (GL_TEXTURE_2D, tex);
+  glBindTexture (target, tex);
   glPixelStorei (GL_PACK_ALIGNMENT, 4);
-  glGetTexImage (GL_TEXTURE_2D, 0, GL_RED, GL_FLOAT, out);
+  glGetTexImage (target, 0, GL_RED, GL_FLOAT, out);
   g_assert_cmpint (glGetError (), ==, GL_NO_ERROR);
   return out;
 }
@@ -223,7 +224,7 @@ test_copy_slice (void)
   g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
   g_clear_error (&error);
 
-  back = read_texture (tex, TW, TH);
+  back = read_texture (GL_TEXTURE_2D, tex, (gsize) TW * TH);
   for (guint y = 0; y < TH; y++)
     for (guint x = 0; x < TW; x++)
       {
@@ -299,19 +300,6 @@ make_texture_3d (guint  nx,
   glTexParameteri (GL_TEXTURE_3D, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
   g_assert_cmpint (glGetError (), ==, GL_NO_ERROR);
   return tex;
-}
-
-static float *
-read_texture_3d (GLuint tex,
-                 gsize  n)
-{
-  float *out = g_new (float, n);
-
-  glBindTexture (GL_TEXTURE_3D, tex);
-  glPixelStorei (GL_PACK_ALIGNMENT, 4);
-  glGetTexImage (GL_TEXTURE_3D, 0, GL_RED, GL_FLOAT, out);
-  g_assert_cmpint (glGetError (), ==, GL_NO_ERROR);
-  return out;
 }
 
 /* Texels that are not `want` as the texture's format holds it: bit for bit
@@ -397,7 +385,7 @@ test_copy_volume (gconstpointer data)
   g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
   g_clear_error (&error);
 
-  got = read_texture_3d (tex, n);
+  got = read_texture (GL_TEXTURE_3D, tex, n);
   bad = count_mismatches (got, want, n, c->half, &rounded);
   g_test_message ("%u mismatches of %zu texels (%u rounded to half)", bad, n, rounded);
   g_assert_cmpuint (bad, ==, 0);
@@ -410,10 +398,30 @@ test_copy_volume (gconstpointer data)
   tomo_gpu_store_free (store);
 }
 
+/* Registering `tex` as an nx × ny × nz volume is refused: an error of the
+ * GPU domain (of `code`, unless it is -1), logged after `what`. */
+static void
+assert_register_refused (GLuint      tex,
+                         guint       nx,
+                         guint       ny,
+                         guint       nz,
+                         gboolean    half,
+                         int         code,
+                         const char *what)
+{
+  g_autoptr(GError) error = NULL;
+
+  g_assert_null (tomo_gpu_gl_volume_register (tex, nx, ny, nz, half, &error));
+  g_assert_nonnull (error);
+  g_assert_true (error->domain == TOMO_GPU_ERROR);
+  if (code != -1)
+    g_assert_error (error, TOMO_GPU_ERROR, code);
+  g_test_message ("%s: %s", what, error->message);
+}
+
 static void
 test_volume_errors (void)
 {
-  g_autoptr(GError) error = NULL;
   GLuint tex3d, tex2d, unused = 0;
 
   if (skip_reason != NULL)
@@ -421,44 +429,23 @@ test_volume_errors (void)
       g_test_skip (skip_reason);
       return;
     }
-  /* No texture. */
-  g_assert_null (tomo_gpu_gl_volume_register (0, 8, 8, 8, TRUE, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_clear_error (&error);
+  assert_register_refused (0, 8, 8, 8, TRUE, TOMO_GPU_ERROR_INVALID, "no texture");
   /* A name GL never made, and one made but never given storage. */
-  g_assert_null (tomo_gpu_gl_volume_register (987654, 8, 8, 8, TRUE, &error));
-  g_assert_nonnull (error);
-  g_assert_true (error->domain == TOMO_GPU_ERROR);
-  g_test_message ("unknown texture: %s", error->message);
-  g_clear_error (&error);
+  assert_register_refused (987654, 8, 8, 8, TRUE, -1, "unknown texture");
   glGenTextures (1, &unused);
-  g_assert_null (tomo_gpu_gl_volume_register (unused, 8, 8, 8, TRUE, &error));
-  g_assert_nonnull (error);
-  g_assert_true (error->domain == TOMO_GPU_ERROR);
-  g_test_message ("texture without storage: %s", error->message);
-  g_clear_error (&error);
+  assert_register_refused (unused, 8, 8, 8, TRUE, -1, "texture without storage");
   glGetError ();
 
   /* A 2D texture is no volume of 4 slices (the driver registers it as one
    * of depth 1: seen on the H100, and a copy of 16 × 16 × 1 stays inside). */
   tex2d = make_texture (16, 16, 0.0f);
-  g_assert_null (tomo_gpu_gl_volume_register (tex2d, 16, 16, 4, FALSE, &error));
-  g_assert_nonnull (error);
-  g_assert_true (error->domain == TOMO_GPU_ERROR);
-  g_test_message ("2D texture as 16 × 16 × 4: %s", error->message);
-  g_clear_error (&error);
+  assert_register_refused (tex2d, 16, 16, 4, FALSE, -1, "2D texture as 16 × 16 × 4");
   glGetError ();
 
   /* The size or the format GL has is not the one asked for. */
   tex3d = make_texture_3d (67, 45, 30, GL_R16F);
-  g_assert_null (tomo_gpu_gl_volume_register (tex3d, 67, 45, 31, TRUE, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_test_message ("size mismatch: %s", error->message);
-  g_clear_error (&error);
-  g_assert_null (tomo_gpu_gl_volume_register (tex3d, 67, 45, 30, FALSE, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_test_message ("format mismatch: %s", error->message);
-  g_clear_error (&error);
+  assert_register_refused (tex3d, 67, 45, 31, TRUE, TOMO_GPU_ERROR_INVALID, "size mismatch");
+  assert_register_refused (tex3d, 67, 45, 30, FALSE, TOMO_GPU_ERROR_INVALID, "format mismatch");
 
   glDeleteTextures (1, &tex3d);
   glDeleteTextures (1, &tex2d);
@@ -537,7 +524,7 @@ test_backend_preview_kept (void)
                                               ny, nz, &error));
       g_assert_no_error (error);
       g_assert_cmpint (device, ==, gl_cuda_device);
-      got = read_texture_3d (tex, n);
+      got = read_texture (GL_TEXTURE_3D, tex, n);
       bad = count_mismatches (got, want, n, half, &rounded);
       g_test_message ("kept preview into GL_R%uF: %u mismatches of %zu texels", half ? 16 : 32,
                       bad, n);

@@ -55,6 +55,24 @@ wait_frames (TomoVolume3d *v3d,
   return tomo_volume_3d_get_n_frames (v3d) >= n;
 }
 
+/* The XZ and YZ planes (xz, yz) each differ by more than 5 % (relative L2)
+ * from xz0 and yz0 of the same sizes: they followed the cross-hair. */
+static void
+assert_planes_moved (const float *xz,
+                     const float *xz0,
+                     gsize        n_xz,
+                     const float *yz,
+                     const float *yz0,
+                     gsize        n_yz,
+                     const char  *when)
+{
+  double dxz = tomo_test_rel_l2 (xz, xz0, n_xz), dyz = tomo_test_rel_l2 (yz, yz0, n_yz);
+
+  g_test_message ("%s: XZ changed by %.3f, YZ by %.3f (relative L2)", when, dxz, dyz);
+  g_assert_cmpfloat (dxz, >, 0.05);
+  g_assert_cmpfloat (dyz, >, 0.05);
+}
+
 /* Real pointer events (xdotool under Xvfb): a drag in the XY pane moves
  * the cross-hair along the way and XZ/YZ follow; the XY pane is not
  * recomputed (its plane did not move). */
@@ -140,11 +158,7 @@ drag_in_xy (TomoVolumeView *view)
   g_assert_true (tomo_slice_view_get_slice (TOMO_SLICE_VIEW (pane)) == xy_before);
   xz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
   yz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
-  g_test_message ("after the drag XZ changed by %.3f, YZ by %.3f",
-                  tomo_test_rel_l2 (xz1, xz0, xw * xh),
-                  tomo_test_rel_l2 (yz1, yz0, yw * yh));
-  g_assert_cmpfloat (tomo_test_rel_l2 (xz1, xz0, xw * xh), >, 0.05);
-  g_assert_cmpfloat (tomo_test_rel_l2 (yz1, yz0, yw * yh), >, 0.05);
+  assert_planes_moved (xz1, xz0, xw * xh, yz1, yz0, yw * yh, "after the drag");
   ui_test_screenshot ("three-views-dragged.png");
 }
 
@@ -371,11 +385,7 @@ test_three_views (void)
   xz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
   yz1 = volume_pane_data (view, TOMO_VOLUME_VIEW_YZ, &yw, &yh);
   xy1 = volume_pane_data (view, TOMO_VOLUME_VIEW_XY, &w, &h);
-  g_test_message ("XZ changed by %.3f, YZ by %.3f (relative L2)",
-                  tomo_test_rel_l2 (xz1, xz0, xw * xh),
-                  tomo_test_rel_l2 (yz1, yz0, yw * yh));
-  g_assert_cmpfloat (tomo_test_rel_l2 (xz1, xz0, xw * xh), >, 0.05);
-  g_assert_cmpfloat (tomo_test_rel_l2 (yz1, yz0, yw * yh), >, 0.05);
+  assert_planes_moved (xz1, xz0, xw * xh, yz1, yz0, yw * yh, "after the click");
   /* …and they show that point's lines of the XY plane: row z of XZ is line
    * y = 330 of XY, row z of YZ is column x = 150. */
   {

@@ -28,6 +28,7 @@ typedef struct
   guint fail_a, fail_b;  /* indices that fail (G_MAXUINT: none) */
   GMutex order_lock;
   guint order[N_ROWS], n_order;
+  TomoGpuRowPool *pool;  /* NULL: one row at a time */
 } Rows;
 
 static guint32
@@ -66,20 +67,24 @@ fill_row (guint i, gpointer data, GError **error)
   return TRUE;
 }
 
+/* Rows read by a pool of n_threads threads (0: by the caller, in order). */
 static Rows *
-rows_new (void)
+rows_new (guint n_threads)
 {
   Rows *r = g_new0 (Rows, 1);
 
   r->out = g_new0 (guint32, (gsize) N_ROWS * ROW_LEN);
   r->fail_a = r->fail_b = G_MAXUINT;
   g_mutex_init (&r->order_lock);
+  if (n_threads > 0)
+    r->pool = _tomo_gpu_row_pool_new (n_threads);
   return r;
 }
 
 static void
 rows_free (Rows *r)
 {
+  g_clear_pointer (&r->pool, _tomo_gpu_row_pool_free);
   g_mutex_clear (&r->order_lock);
   g_free (r->out);
   g_free (r);
@@ -88,10 +93,10 @@ rows_free (Rows *r)
 static void
 test_serial_order (void)
 {
-  Rows *r = rows_new ();
+  Rows *r = rows_new (0);
   g_autoptr(GError) error = NULL;
 
-  g_assert_true (_tomo_gpu_row_pool_run (NULL, N_ROWS, fill_row, r, NULL, &error));
+  g_assert_true (_tomo_gpu_row_pool_run (r->pool, N_ROWS, fill_row, r, NULL, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (r->n_order, ==, N_ROWS);
   for (guint i = 0; i < N_ROWS; i++)
@@ -106,18 +111,17 @@ test_serial_order (void)
 static void
 test_concurrent_equals_serial (void)
 {
-  Rows *serial = rows_new (), *conc = rows_new ();
-  TomoGpuRowPool *pool = _tomo_gpu_row_pool_new (3);
+  Rows *serial = rows_new (0), *conc = rows_new (3);
   g_autoptr(GError) error = NULL;
 
-  g_assert_true (_tomo_gpu_row_pool_run (NULL, N_ROWS, fill_row, serial, NULL, &error));
+  g_assert_true (_tomo_gpu_row_pool_run (serial->pool, N_ROWS, fill_row, serial, NULL, &error));
   /* Several batches through one pool, as a worker does group after group. */
   for (guint pass = 0; pass < 3; pass++)
     {
       memset (conc->calls, 0, sizeof conc->calls);
       conc->n_order = 0;
       memset (conc->out, 0, (gsize) N_ROWS * ROW_LEN * sizeof (guint32));
-      g_assert_true (_tomo_gpu_row_pool_run (pool, N_ROWS, fill_row, conc, NULL, &error));
+      g_assert_true (_tomo_gpu_row_pool_run (conc->pool, N_ROWS, fill_row, conc, NULL, &error));
       g_assert_no_error (error);
       for (guint i = 0; i < N_ROWS; i++)
         g_assert_cmpint (conc->calls[i], ==, 1);
@@ -127,7 +131,6 @@ test_concurrent_equals_serial (void)
   /* It really ran rows at the same time (4 threads, 2 ms per row). */
   g_assert_cmpint (conc->max_in_flight, >=, 2);
   g_assert_cmpint (conc->max_in_flight, <=, 4);
-  _tomo_gpu_row_pool_free (pool);
   rows_free (serial);
   rows_free (conc);
 }
@@ -135,13 +138,12 @@ test_concurrent_equals_serial (void)
 static void
 test_lowest_error_wins (void)
 {
-  Rows *r = rows_new ();
-  TomoGpuRowPool *pool = _tomo_gpu_row_pool_new (3);
+  Rows *r = rows_new (3);
   g_autoptr(GError) error = NULL;
 
   r->fail_a = 1;
   r->fail_b = 2;
-  g_assert_false (_tomo_gpu_row_pool_run (pool, N_ROWS, fill_row, r, NULL, &error));
+  g_assert_false (_tomo_gpu_row_pool_run (r->pool, N_ROWS, fill_row, r, NULL, &error));
   g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_CUDA);
   g_assert_cmpstr (error->message, ==, "row 1 unreadable");
   /* No row twice, and after the failures no new rows were started: at most
@@ -149,22 +151,19 @@ test_lowest_error_wins (void)
   for (guint i = 0; i < N_ROWS; i++)
     g_assert_cmpint (r->calls[i], <=, 1);
   g_assert_cmpuint (r->n_order, <, N_ROWS);
-  _tomo_gpu_row_pool_free (pool);
   rows_free (r);
 }
 
 static void
 test_stop (void)
 {
-  Rows *r = rows_new ();
-  TomoGpuRowPool *pool = _tomo_gpu_row_pool_new (3);
+  Rows *r = rows_new (3);
   volatile gint stop = 1;
   g_autoptr(GError) error = NULL;
 
-  g_assert_true (_tomo_gpu_row_pool_run (pool, N_ROWS, fill_row, r, &stop, &error));
+  g_assert_true (_tomo_gpu_row_pool_run (r->pool, N_ROWS, fill_row, r, &stop, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (r->n_order, ==, 0);
-  _tomo_gpu_row_pool_free (pool);
   rows_free (r);
 }
 

@@ -235,9 +235,7 @@ test_sweep_engine (gconstpointer data)
       return;
     }
   scan = tomo_test_open_scan (sample);
-  engine = tomo_engine_new (backend);
-  g_assert_cmpint (tomo_engine_get_backend (engine), ==, backend);
-  tomo_engine_set_scan (engine, scan);
+  engine = tomo_test_engine_new (backend, scan);
   row = tomo_scan_get_height (scan) / 2;
   g_assert_true (tomo_center_sweep_engine (engine, row, 255.5 + 2.0, 4.0, &on_engine, &error));
   g_assert_no_error (error);

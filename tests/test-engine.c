@@ -26,24 +26,14 @@ static gboolean have_gpu;
 #define HEIGHT 6
 #define N_PROJ 72
 
-static TomoEngine *
-cpu_engine_with_scan (TomoScan *scan)
-{
-  TomoEngine *engine = tomo_engine_new (TOMO_BACKEND_CPU);
-
-  g_assert_cmpint (tomo_engine_get_backend (engine), ==, TOMO_BACKEND_CPU);
-  tomo_engine_set_scan (engine, scan);
-  return engine;
-}
-
 /* A new centre re-uses the filtered sinogram (no filtering time) and gives
  * the same slice as a fresh engine would. */
 static void
 test_cache_reuses_filtered (void)
 {
   g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
-  g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
-  g_autoptr(TomoEngine) fresh = cpu_engine_with_scan (scan);
+  g_autoptr(TomoEngine) engine = tomo_test_engine_new (TOMO_BACKEND_CPU, scan);
+  g_autoptr(TomoEngine) fresh = tomo_test_engine_new (TOMO_BACKEND_CPU, scan);
   g_autoptr(TomoSlice) first = tomo_test_reconstruct (engine, 2, 1, 47.0);
   g_autoptr(TomoSlice) second = tomo_test_reconstruct (engine, 2, 1, 49.25);
   g_autoptr(TomoSlice) expect = tomo_test_reconstruct (fresh, 2, 1, 49.25);
@@ -61,7 +51,7 @@ static void
 test_slice_parallel (void)
 {
   g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
-  g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
+  g_autoptr(TomoEngine) engine = tomo_test_engine_new (TOMO_BACKEND_CPU, scan);
   gsize plane = WIDTH * WIDTH;
 
   for (guint n = 2; n <= 4; n *= 2)
@@ -85,7 +75,7 @@ static void
 test_submit_latest_wins (void)
 {
   g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
-  g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
+  g_autoptr(TomoEngine) engine = tomo_test_engine_new (TOMO_BACKEND_CPU, scan);
   g_auto(TomoTestAnswers) answers = { 0 };
   const guint n = 40;
   const double last = 40.0 + (n - 1) * 0.25;
@@ -133,8 +123,8 @@ test_prefetch_serves_from_cache (void)
 {
   g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
   g_autoptr(TomoScan) plain_scan = tomo_test_open_scan (scan_path);
-  g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
-  g_autoptr(TomoEngine) plain = cpu_engine_with_scan (plain_scan);
+  g_autoptr(TomoEngine) engine = tomo_test_engine_new (TOMO_BACKEND_CPU, scan);
+  g_autoptr(TomoEngine) plain = tomo_test_engine_new (TOMO_BACKEND_CPU, plain_scan);
   g_autoptr(TomoSlice) first = NULL, second = NULL, reference = NULL;
   guint64 reads;
 
@@ -166,7 +156,7 @@ test_prefetch_scan_change_and_dispose (void)
   g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
   g_autoptr(TomoScan) other = tomo_test_open_scan (scan_path);
   g_autoptr(TomoSlice) slice = NULL;
-  TomoEngine *engine = cpu_engine_with_scan (scan);
+  TomoEngine *engine = tomo_test_engine_new (TOMO_BACKEND_CPU, scan);
   guint64 at_change, at_dispose;
 
   slice = tomo_test_submit_row (engine, 0, (WIDTH - 1) / 2.0);
@@ -191,7 +181,7 @@ static void
 test_volume (void)
 {
   g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
-  g_autoptr(TomoEngine) engine = cpu_engine_with_scan (scan);
+  g_autoptr(TomoEngine) engine = tomo_test_engine_new (TOMO_BACKEND_CPU, scan);
   g_autoptr(GError) error = NULL;
   g_auto(TomoTestVolume) state = { 0 };
   TomoReconParams params;

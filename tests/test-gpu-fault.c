@@ -43,17 +43,6 @@ clear_faults (void)
   g_assert_no_error (error);
 }
 
-static TomoEngine *
-engine_with_scan (TomoBackend backend,
-                  TomoScan   *scan)
-{
-  TomoEngine *engine = tomo_engine_new (backend);
-
-  g_assert_cmpint (tomo_engine_get_backend (engine), ==, backend);
-  tomo_engine_set_scan (engine, scan);
-  return engine;
-}
-
 /* A GPU engine on its own copy of the scan, or NULL (test skipped). */
 static TomoEngine *
 gpu_engine_or_skip (void)
@@ -63,7 +52,7 @@ gpu_engine_or_skip (void)
   if (skip_without_gpu ())
     return NULL;
   scan = tomo_test_open_scan (scan_path);
-  return engine_with_scan (TOMO_BACKEND_GPU, scan);
+  return tomo_test_engine_new (TOMO_BACKEND_GPU, scan);
 }
 
 static TomoSlice *
@@ -199,7 +188,7 @@ check_fault_moves_to_cpu (const char *spec,
   if (engine == NULL)
     return;
   scan = tomo_test_open_scan (scan_path);
-  cpu = engine_with_scan (TOMO_BACKEND_CPU, scan);
+  cpu = tomo_test_engine_new (TOMO_BACKEND_CPU, scan);
   g_assert_true (tomo_gpu_fault_configure (spec, 0, &error));
   slice = reconstruct (engine, &error);
   g_assert_null (slice);

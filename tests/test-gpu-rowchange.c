@@ -38,10 +38,8 @@ engine_for (TomoScan    *scan,
             TomoBackend  backend,
             gboolean     device_preprocess)
 {
-  TomoEngine *engine = tomo_engine_new (backend);
+  TomoEngine *engine = tomo_test_engine_new (backend, scan);
 
-  g_assert_cmpint (tomo_engine_get_backend (engine), ==, backend);
-  tomo_engine_set_scan (engine, scan);
   tomo_engine_set_prefetch (engine, 0, 0);
   tomo_engine_set_device_preprocess (engine, device_preprocess);
   return engine;

@@ -94,9 +94,8 @@ static TomoSlice *
 reconstruct_row (TomoScan *scan,
                  guint     row)
 {
-  g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
+  g_autoptr(TomoEngine) engine = tomo_test_engine_new (TOMO_BACKEND_CPU, scan);
 
-  tomo_engine_set_scan (engine, scan);
   return tomo_test_reconstruct (engine, row, 1, (tomo_scan_get_width (scan) - 1) / 2.0);
 }
 
@@ -548,10 +547,9 @@ test_flats_after_projections (void)
    * the normalised one. */
   tomo_live_scan_refresh (live, early);
   {
-    g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
+    g_autoptr(TomoEngine) engine = tomo_test_engine_new (TOMO_BACKEND_CPU, early);
     TomoSliceRequest request;
 
-    tomo_engine_set_scan (engine, early);
     tomo_slice_request_init (&request, early);
     request.row = h / 2;
     after = tomo_engine_reconstruct (engine, &request, NULL, &error);

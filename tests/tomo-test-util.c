@@ -364,6 +364,17 @@ tomo_test_submit_row (TomoEngine *engine,
   return tomo_test_submit (engine, &request);
 }
 
+TomoEngine *
+tomo_test_engine_new (TomoBackend  backend,
+                      TomoScan    *scan)
+{
+  TomoEngine *engine = tomo_engine_new (backend);
+
+  g_assert_cmpint (tomo_engine_get_backend (engine), ==, backend);
+  tomo_engine_set_scan (engine, scan);
+  return engine;
+}
+
 TomoSlice *
 tomo_test_reconstruct (TomoEngine *engine,
                        guint       row,

@@ -132,6 +132,11 @@ double    tomo_test_rel_l2        (const float *a,
                                    const float *b,
                                    gsize        n);
 
+/* A new engine on `backend` (the test fails if it is on another) with
+ * `scan` set. */
+TomoEngine *tomo_test_engine_new (TomoBackend  backend,
+                                  TomoScan    *scan);
+
 /* A blocking reconstruction of rows [row, row + n_slices) at `center`,
  * default parameters otherwise; an error fails the test. */
 TomoSlice *tomo_test_reconstruct (TomoEngine *engine,

@@ -160,21 +160,17 @@ test_bad_requests (void)
 
   tomo_engine_set_scan (engine, scan);
   init_request (&request, scan);
-  g_assert_null (tomo_engine_reconstruct_centers (engine, &request, whole_px, 0, NULL, &error));
-  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
-  g_clear_error (&error);
-  g_assert_null (tomo_engine_reconstruct_centers (engine, &request, bad, 2, NULL, &error));
-  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_engine_reconstruct_centers (engine, &request, whole_px, 0, NULL, &error),
+                          error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+  TOMO_TEST_ASSERT_FAILS (tomo_engine_reconstruct_centers (engine, &request, bad, 2, NULL, &error),
+                          error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
   request.n_slices = 4;
-  g_assert_null (tomo_engine_reconstruct_centers (engine, &request, whole_px, 3, NULL, &error));
-  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_engine_reconstruct_centers (engine, &request, whole_px, 3, NULL, &error),
+                          error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
   request.n_slices = 1;
   request.row = HEIGHT;
-  g_assert_null (tomo_engine_reconstruct_centers (engine, &request, whole_px, 3, NULL, &error));
-  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_engine_reconstruct_centers (engine, &request, whole_px, 3, NULL, &error),
+                          error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
 }
 
 /* A sweep submitted next to a slice request replaces neither: both are

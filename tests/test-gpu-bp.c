@@ -10,6 +10,7 @@
 
 #include "tomo-fbp.h"
 #include "tomo-phantom.h"
+#include "tomo-test-util.h"
 
 #if HAVE_CUDA
 #include <cuda_runtime.h>
@@ -370,9 +371,8 @@ test_errors (void)
       g_test_skip (skip_reason);
       return;
     }
-  g_assert_null (tomo_bp_new (999, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_bp_new (999, &error),
+                          error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE);
 
   bp = tomo_bp_new (0, &error);
   g_assert_no_error (error);
@@ -380,12 +380,10 @@ test_errors (void)
   CUDA_OK (cudaMemset (d_sino, 0, 4 * 8 * 4 * sizeof (float)));
   CUDA_OK (cudaMalloc ((void **) &d_out, 4 * 8 * 8 * sizeof (float)));
 
-  g_assert_false (tomo_bp_set_sinograms (bp, d_sino, 1, 0, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_clear_error (&error);
-  g_assert_false (tomo_bp_set_geometry (bp, 8, 0, angles, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_bp_set_sinograms (bp, d_sino, 1, 0, &error),
+                          error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+  TOMO_TEST_ASSERT_FAILS (tomo_bp_set_geometry (bp, 8, 0, angles, &error),
+                          error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
   angles[2] = NAN;
   g_assert_false (tomo_bp_set_geometry (bp, 8, 4, angles, &error));
   g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
@@ -399,20 +397,17 @@ test_errors (void)
   params.center = 3.5;
   params.interp = 1;
   params.kernel = TOMO_GPU_KERNEL_ALU;
-  g_assert_false (tomo_bp_run (bp, &params, d_out, 0, NULL, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_bp_run (bp, &params, d_out, 0, NULL, &error),
+                          error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
 
-  g_assert_false (tomo_bp_set_sinograms (bp, d_sino, 3, 0, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_bp_set_sinograms (bp, d_sino, 3, 0, &error),
+                          error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
   g_assert_true (tomo_bp_set_sinograms (bp, d_sino, 4, 0, &error));
   g_assert_no_error (error);
 
   params.kernel = TOMO_GPU_KERNEL_STANDARD;
-  g_assert_false (tomo_bp_run (bp, &params, d_out, 0, NULL, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_bp_run (bp, &params, d_out, 0, NULL, &error),
+                          error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
   params.kernel = TOMO_GPU_KERNEL_ALU;
   params.roi_x = 5;
   params.roi_width = 4;
@@ -423,14 +418,12 @@ test_errors (void)
   g_clear_error (&error);
   params.roi_x = 0;
   params.center = NAN;
-  g_assert_false (tomo_bp_run (bp, &params, d_out, 0, NULL, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_bp_run (bp, &params, d_out, 0, NULL, &error),
+                          error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
   params.center = 3.5;
   params.interp = 7;
-  g_assert_false (tomo_bp_run (bp, &params, d_out, 0, NULL, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_bp_run (bp, &params, d_out, 0, NULL, &error),
+                          error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
   params.interp = 0;
   g_assert_true (tomo_bp_run (bp, &params, d_out, 0, NULL, &error));
   g_assert_no_error (error);

@@ -568,12 +568,10 @@ test_invalid (void)
   ctx = tomo_gpu_context_new (0, &error);
   g_assert_no_error (error);
 
-  g_assert_false (tomo_gpu_context_set_geometry (ctx, 0, N, angles, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_clear_error (&error);
-  g_assert_false (tomo_gpu_context_load_sinograms (ctx, 1, sinos, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_gpu_context_set_geometry (ctx, 0, N, angles, &error),
+                          error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+  TOMO_TEST_ASSERT_FAILS (tomo_gpu_context_load_sinograms (ctx, 1, sinos, &error),
+                          error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
   tomo_gpu_context_free (ctx);
 
   ctx = make_context (W, N, angles, TOMO_FILTER_RAMLAK, TOMO_PAD_ZERO);
@@ -581,23 +579,20 @@ test_invalid (void)
   g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
   g_assert_nonnull (strstr (error->message, "3"));
   g_clear_error (&error);
-  g_assert_false (tomo_gpu_context_set_filter (ctx, W, NULL, 0, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_gpu_context_set_filter (ctx, W, NULL, 0, &error),
+                          error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
 
   tomo_gpu_backproject_params_init (&params);
   g_assert_true (tomo_gpu_context_load_sinograms (ctx, 1, sinos, &error));
   params.roi_x = 60;
   params.roi_width = 10;
   params.roi_height = 10;
-  g_assert_false (tomo_gpu_context_backproject (ctx, &params, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_gpu_context_backproject (ctx, &params, &error),
+                          error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
   params.roi_width = 0;
   params.center = NAN;
-  g_assert_false (tomo_gpu_context_backproject (ctx, &params, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_gpu_context_backproject (ctx, &params, &error),
+                          error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
 }
 
 /* Statistics on the device are the host function's on the same values:
@@ -650,9 +645,8 @@ test_stats (void)
 
   REQUIRE_GPU ();
   ctx = make_context (W, N, angles, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE);
-  g_assert_false (tomo_gpu_context_stats (ctx, &g, &error));
-  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_gpu_context_stats (ctx, &g, &error),
+                          error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
 
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
     {

@@ -225,9 +225,8 @@ test_output_error_keeps_existing (void)
   assert_no_temporaries (tmp_dir);
 
   /* An empty page is an error inside the one-shot writer: same. */
-  g_assert_false (tomo_tiff_write_float (path, page, 0, 8, 1, &error));
-  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_tiff_write_float (path, page, 0, 8, 1, &error),
+                          error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
   g_clear_pointer (&after, g_free);
   after = read_file (path);
   g_assert_cmpstr (after, ==, "precious");

@@ -691,9 +691,8 @@ test_row_range (Fixture *f, gconstpointer data)
   g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE);
   assert_error_mentions (error, "row 4", "4 rows");
   g_clear_error (&error);
-  g_assert_false (tomo_scan_read_raw_sinogram (scan, 1000, out, &error));
-  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_scan_read_raw_sinogram (scan, 1000, out, &error),
+                          error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE);
   g_assert_false (tomo_scan_read_flat_dark (scan, G_MAXUINT, flat, dark, &error));
   g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE);
 }
@@ -1181,9 +1180,8 @@ test_tiff_bad (Fixture *f, gconstpointer data)
 
     assert_open_fails (path, &options, TOMO_IO_ERROR_SHAPE, path, "page 2");
 
-    g_assert_null (tomo_tiff_read_float (path, NULL, NULL, NULL, &error));
-    g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE);
-    g_clear_error (&error);
+    TOMO_TEST_ASSERT_FAILS (tomo_tiff_read_float (path, NULL, NULL, NULL, &error),
+                            error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE);
   }
 
   /* Flats of another size than the projections. */
@@ -1515,9 +1513,8 @@ test_writer_errors (Fixture *f, gconstpointer data)
   assert_error_mentions (error, bad, NULL);
   g_clear_error (&error);
 
-  g_assert_null (tomo_tiff_read_float (missing, NULL, NULL, NULL, &error));
-  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_NOT_FOUND);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_tiff_read_float (missing, NULL, NULL, NULL, &error),
+                          error, TOMO_IO_ERROR, TOMO_IO_ERROR_NOT_FOUND);
 
   {
     TomoTiffWriter *writer = tomo_tiff_writer_new (missing, 0, &error);

@@ -421,9 +421,8 @@ test_validate (void)
   g_assert_true (tomo_plane_validate (&plane, &error));
   g_assert_no_error (error);
   plane.width = 0;
-  g_assert_false (tomo_plane_validate (&plane, &error));
-  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_plane_validate (&plane, &error),
+                          error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
   plane.width = 10;
   plane.u[1] = NAN;
   g_assert_false (tomo_plane_validate (&plane, &error));

@@ -432,12 +432,10 @@ test_write_error (void)
   g_assert_nonnull (strstr (error->message, g_strerror (ENOSPC)));
   g_clear_error (&error);
   /* Every later slice fails with the first error; finish too. */
-  g_assert_false (tomo_volume_writer_add (w, info.row_start + 1, slice, &error));
-  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
-  g_clear_error (&error);
-  g_assert_false (tomo_volume_writer_finish (w, &error));
-  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
-  g_clear_error (&error);
+  TOMO_TEST_ASSERT_FAILS (tomo_volume_writer_add (w, info.row_start + 1, slice, &error),
+                          error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  TOMO_TEST_ASSERT_FAILS (tomo_volume_writer_finish (w, &error),
+                          error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
     }
 }
 

@@ -39,6 +39,16 @@ void tomo_test_assert_fails_with (TomoTestResult *r,
 #define TOMO_TEST_RUN(r, ...) \
   G_STMT_START { const char *a_[] = { __VA_ARGS__, NULL }; tomo_test_run_argv (r, a_); } G_STMT_END
 
+/* `call` fails: it returns FALSE or NULL and sets `error` (a GError *) to
+ * `domain` and `code`; the error is then cleared.  A macro, so that a
+ * failure names the test's line. */
+#define TOMO_TEST_ASSERT_FAILS(call, error, domain, code) \
+  G_STMT_START { \
+    g_assert_true (!(call)); \
+    g_assert_error (error, domain, code); \
+    g_clear_error (&(error)); \
+  } G_STMT_END
+
 /* A TomoVolumeSink (and its progress callback, on the same user_data) that
  * keeps every slice it is given, asserting that they come in row order from
  * next_row and, where width/height are set, at that size.  After

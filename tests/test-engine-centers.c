@@ -262,9 +262,9 @@ main (int    argc,
   g_test_add_func ("/tomo/engine/centers/gpu-equals-singles", test_gpu_equals_singles);
   g_test_add_func ("/tomo/engine/centers/bad-requests", test_bad_requests);
   g_test_add_func ("/tomo/engine/centers/submit-beside-slices", test_submit_beside_slices);
-  g_test_add_data_func ("/tomo/engine/centers/find-center-sweep-cpu", GINT_TO_POINTER (TOMO_BACKEND_CPU),
-                        test_sweep_engine);
-  g_test_add_data_func ("/tomo/engine/centers/find-center-sweep-gpu", GINT_TO_POINTER (TOMO_BACKEND_GPU),
-                        test_sweep_engine);
+  g_test_add_data_func ("/tomo/engine/centers/find-center-sweep-cpu",
+                        GINT_TO_POINTER (TOMO_BACKEND_CPU), test_sweep_engine);
+  g_test_add_data_func ("/tomo/engine/centers/find-center-sweep-gpu",
+                        GINT_TO_POINTER (TOMO_BACKEND_GPU), test_sweep_engine);
   return tomo_test_run_and_remove_scan (scan_path, tmp_dir);
 }

@@ -490,8 +490,10 @@ main (int argc, char **argv)
   g_assert_true (tomo_phantom_write_dxchange (&p, scan_path, &error));
   g_assert_no_error (error);
 
-  g_test_add_data_func ("/tomo/volume/formats/cpu", GINT_TO_POINTER (TOMO_BACKEND_CPU), test_formats);
-  g_test_add_data_func ("/tomo/volume/formats/gpu", GINT_TO_POINTER (TOMO_BACKEND_GPU), test_formats);
+  g_test_add_data_func ("/tomo/volume/formats/cpu", GINT_TO_POINTER (TOMO_BACKEND_CPU),
+                        test_formats);
+  g_test_add_data_func ("/tomo/volume/formats/gpu", GINT_TO_POINTER (TOMO_BACKEND_GPU),
+                        test_formats);
   g_test_add_data_func ("/tomo/volume/cancel/cpu", GINT_TO_POINTER (TOMO_BACKEND_CPU), test_cancel);
   g_test_add_data_func ("/tomo/volume/cancel/gpu", GINT_TO_POINTER (TOMO_BACKEND_GPU), test_cancel);
   g_test_add_func ("/tomo/volume/disk-full", test_disk_full);

@@ -1648,20 +1648,18 @@ tomo_bench_main (int    argc,
       g_printerr ("tomolive bench: --projections must be 1…65000, --runs ≥ 1, --volume 0…16384\n");
       return 1;
     }
-  if (!parse_sizes (sizes ? sizes : "1024,2048,4096", &opts, &error) ||
-      !parse_kernels (kernels, &opts, &error))
+  gboolean parsed = parse_sizes (sizes ? sizes : "1024,2048,4096", &opts, &error);
+  g_autofree guint *size_list = opts.sizes;
+
+  if (!parsed || !parse_kernels (kernels, &opts, &error))
     {
       g_printerr ("tomolive bench: %s\n", error->message);
-      g_free (opts.sizes);
       return 1;
     }
 
   if (center_flag)
     {
-      guint width = sizes ? opts.sizes[0] : 2048;
-
-      g_free (opts.sizes);
-      return tomo_center_bench (width, runs ? runs : 20, device);
+      return tomo_center_bench (sizes ? opts.sizes[0] : 2048, runs ? runs : 20, device);
     }
   if (fill_flag)
     {
@@ -1673,9 +1671,7 @@ tomo_bench_main (int    argc,
           g_printerr ("tomolive bench: %s\n", error->message);
           status = 1;
         }
-      if (dir != NULL)
-        g_rmdir (dir);
-      g_free (opts.sizes);
+      remove_tmp_dir (dir);
       return status;
     }
   if (planes_flag)
@@ -1688,7 +1684,6 @@ tomo_bench_main (int    argc,
           g_printerr ("tomolive bench: %s\n", error->message);
           status = 1;
         }
-      g_free (opts.sizes);
       return status;
     }
   if (cpu_flag || interop_flag)
@@ -1703,7 +1698,6 @@ tomo_bench_main (int    argc,
                             runs_or (runs, 50), cmdline, date, &error);
       if (!ok)
         g_printerr ("tomolive bench: %s\n", error->message);
-      g_free (opts.sizes);
       return ok ? 0 : 1;
     }
 
@@ -1721,14 +1715,12 @@ tomo_bench_main (int    argc,
       g_printerr ("tomolive bench: no GPU to measure (%s); "
                   "“tomolive bench --cpu” measures the CPU backend\n",
                   error ? error->message : "no CUDA device");
-      g_free (opts.sizes);
       return 1;
     }
   ctx = tomo_gpu_context_new (device, &error);
   if (ctx == NULL)
     {
       g_printerr ("tomolive bench: %s\n", error->message);
-      g_free (opts.sizes);
       return 1;
     }
 
@@ -1784,23 +1776,16 @@ tomo_bench_main (int    argc,
   if (status == 0 && row_flag)
     {
       g_autofree char *dir = g_dir_make_tmp ("tomolive-row-XXXXXX", &error);
-      g_autofree char *file = NULL;
 
       if (dir == NULL || !tomo_bench_row_change (dir, TOMO_BACKEND_GPU, 20, &error))
         {
           g_printerr ("tomolive bench: %s\n", error->message);
           status = 1;
         }
-      if (dir != NULL)
-        {
-          file = g_build_filename (dir, "rowchange.h5", NULL);
-          g_remove (file);
-          g_rmdir (dir);
-        }
+      remove_tmp_dir (dir);
     }
 
 out:
   tomo_gpu_context_free (ctx);
-  g_free (opts.sizes);
   return status;
 }

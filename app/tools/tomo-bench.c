@@ -1214,9 +1214,12 @@ write_interop_scan (const char *dir,
   return g_steal_pointer (&path);
 }
 
+/* A GPU engine over `path` on the GL context's device, and the window's
+ * request for it: row 0, the slice kept on the device, no download. */
 static TomoEngine *
 interop_engine (TomoGpuGlHeadless *gl,
                 const char        *path,
+                TomoSliceRequest  *request,
                 GError           **error)
 {
   g_autoptr(TomoEngine) engine = NULL;
@@ -1239,6 +1242,10 @@ interop_engine (TomoGpuGlHeadless *gl,
       return NULL;
     }
   tomo_engine_set_scan (engine, scan);
+  tomo_slice_request_init (request, scan);
+  request->row = 0;
+  request->keep_on_device = TRUE;
+  request->skip_download = TRUE;
   return g_steal_pointer (&engine);
 }
 
@@ -1256,23 +1263,19 @@ bench_interop_window (TomoGpuGlHeadless *gl,
                       guint              runs,
                       GError           **error)
 {
-  g_autoptr(TomoEngine) engine = interop_engine (gl, path, error);
+  TomoSliceRequest request;
+  g_autoptr(TomoEngine) engine = interop_engine (gl, path, &request, error);
   g_autofree double *total = g_new (double, runs);
   g_autofree double *recon = g_new (double, runs);
   g_autofree double *bp = g_new (double, runs);
   g_autofree double *show = g_new (double, runs);
   g_autofree float *texels = NULL;
   g_autoptr(TomoSlice) last = NULL;
-  TomoSliceRequest request;
   gsize mismatches = 0, checked = 0;
   double mx = 0, m;
 
   if (engine == NULL)
     return FALSE;
-  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
-  request.row = 0;
-  request.keep_on_device = TRUE;
-  request.skip_download = TRUE;
   for (guint i = 0; i < runs + 3; i++)
     {
       g_autoptr(TomoSlice) slice = NULL;
@@ -1355,7 +1358,6 @@ bench_interop_stream (TomoGpuGlHeadless *gl,
                       guint              n_proj,
                       GError           **error)
 {
-  g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoEngine) engine = NULL;
   g_autoptr(TomoSlice) first = NULL;
   g_autoptr(GMainLoop) loop = NULL;
@@ -1365,14 +1367,9 @@ bench_interop_stream (TomoGpuGlHeadless *gl,
   double max_lag = 0, lag_med, recon_med;
   gboolean ok = FALSE;
 
-  engine = interop_engine (gl, path, error);
+  engine = interop_engine (gl, path, &st.request, error);
   if (engine == NULL)
     return FALSE;
-  scan = g_object_ref (tomo_engine_get_scan (engine));
-  tomo_slice_request_init (&st.request, scan);
-  st.request.row = 0;
-  st.request.keep_on_device = TRUE;
-  st.request.skip_download = TRUE;
   st.base_center = axis - 1.0;
   st.request.params.center = st.base_center;
 

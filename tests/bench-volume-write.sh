@@ -8,12 +8,12 @@
 # with bench-write-floor (32 GiB buffered into one file and into 8 files,
 # the same with the page cache prefaulted and the writeback started early,
 # O_DIRECT), then reconstructs the whole scan into vol.h5 and vol.tif with
-# TOMO_VOLUME_WRITE=pwrite (the old path) and MODE_NEW, and the other modes
-# while the budget lasts.  Each output is removed before the next.
+# TOMO_VOLUME_WRITE=pwrite (the default) and MODE_NEW while the budget
+# lasts.  Each output is removed before the next.
 set -u
 . "$(dirname "$0")/bench-common.sh"
 bench_args /tmp/vw 170 "$@"
-NEW=${MODE_NEW:-prefault+flush}
+NEW=${MODE_NEW:-mmap}
 machine
 
 step "tests: the writer's modes; the GPU volume in mode $NEW"
@@ -48,7 +48,5 @@ recon vol.h5 pwrite
 recon vol.h5 "$NEW"
 recon vol.tif pwrite
 recon vol.tif "$NEW"
-recon vol.h5 prefault
-recon vol.h5 flush
 rm -f "$D/scan.h5"
 step done

@@ -1246,7 +1246,8 @@ hdf5_open (const char     *path,
   Hdf5Loader *self;
   gboolean ok;
 
-  self = g_new0 (Hdf5Loader, 1);
+  self = _tomo_scan_loader_new (sizeof (Hdf5Loader), &dxchange_class, TOMO_SCAN_FORMAT_DXCHANGE,
+                                path);
   self->file = -1;
   for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
     {
@@ -1254,9 +1255,6 @@ hdf5_open (const char     *path,
       self->parts[k].fd = -1;
     }
   loader = &self->parent;
-  loader->klass = &dxchange_class;
-  loader->format = TOMO_SCAN_FORMAT_DXCHANGE;
-  loader->path = g_strdup (path);
 
   hdf5_lock_acquire ();
 

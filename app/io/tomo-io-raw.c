@@ -110,12 +110,9 @@ _tomo_io_raw_open (const char            *path,
       return NULL;
     }
 
-  self = g_new0 (RawLoader, 1);
+  self = _tomo_scan_loader_new (sizeof (RawLoader), &raw_class, TOMO_SCAN_FORMAT_RAW, path);
   self->fd = -1;
   loader = &self->parent;
-  loader->klass = &raw_class;
-  loader->format = TOMO_SCAN_FORMAT_RAW;
-  loader->path = g_strdup (path);
   loader->width = options->raw_width;
   loader->height = options->raw_height;
   loader->n_frames[TOMO_FRAME_PROJECTION] = options->raw_n_projections;

@@ -642,11 +642,8 @@ _tomo_io_tiff_open (const char            *path,
   const char *specs[TOMO_N_FRAME_KINDS] = { path, options->flats, options->darks };
   static const char *whats[TOMO_N_FRAME_KINDS] = { "Projections", "Flats", "Darks" };
 
-  self = g_new0 (TiffLoader, 1);
+  self = _tomo_scan_loader_new (sizeof (TiffLoader), &tiff_class, TOMO_SCAN_FORMAT_TIFF, path);
   loader = &self->parent;
-  loader->klass = &tiff_class;
-  loader->format = TOMO_SCAN_FORMAT_TIFF;
-  loader->path = g_strdup (path);
 
   for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
     {

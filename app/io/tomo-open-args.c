@@ -10,16 +10,18 @@
 #include "tomo-probe.h"
 #include "tomo-open-args.h"
 
+/* The strings TomoOpenArgs owns. */
+static const gsize owned_strings[] = {
+  G_STRUCT_OFFSET (TomoOpenArgs, format), G_STRUCT_OFFSET (TomoOpenArgs, flats),
+  G_STRUCT_OFFSET (TomoOpenArgs, darks), G_STRUCT_OFFSET (TomoOpenArgs, angles),
+  G_STRUCT_OFFSET (TomoOpenArgs, raw_dtype), G_STRUCT_OFFSET (TomoOpenArgs, max_memory),
+};
 
 void
 tomo_open_args_clear (TomoOpenArgs *a)
 {
-  g_clear_pointer (&a->format, g_free);
-  g_clear_pointer (&a->flats, g_free);
-  g_clear_pointer (&a->darks, g_free);
-  g_clear_pointer (&a->angles, g_free);
-  g_clear_pointer (&a->raw_dtype, g_free);
-  g_clear_pointer (&a->max_memory, g_free);
+  for (guint i = 0; i < G_N_ELEMENTS (owned_strings); i++)
+    g_clear_pointer (&G_STRUCT_MEMBER (char *, a, owned_strings[i]), g_free);
 }
 
 GOptionGroup *
@@ -140,12 +142,9 @@ tomo_open_args_copy (const TomoOpenArgs *src,
                      TomoOpenArgs       *dest)
 {
   *dest = *src;
-  dest->format = g_strdup (src->format);
-  dest->flats = g_strdup (src->flats);
-  dest->darks = g_strdup (src->darks);
-  dest->angles = g_strdup (src->angles);
-  dest->raw_dtype = g_strdup (src->raw_dtype);
-  dest->max_memory = g_strdup (src->max_memory);
+  for (guint i = 0; i < G_N_ELEMENTS (owned_strings); i++)
+    G_STRUCT_MEMBER (char *, dest, owned_strings[i]) =
+      g_strdup (G_STRUCT_MEMBER (char *, src, owned_strings[i]));
   memset (dest->numbers, 0, sizeof dest->numbers);
 }
 

@@ -91,6 +91,12 @@ TomoScanLoader *_tomo_io_raw_open    (const char            *path,
                                       const TomoOpenOptions *options,
                                       GError               **error);
 
+/* A loader of `size` bytes (a struct that embeds TomoScanLoader first),
+ * zero-filled, with its class, format and path (copied; may be NULL) set. */
+gpointer        _tomo_scan_loader_new  (gsize                      size,
+                                        const TomoScanLoaderClass *klass,
+                                        TomoScanFormat             format,
+                                        const char                *path);
 void            _tomo_scan_loader_free (TomoScanLoader *loader);
 
 /* The checks of tomo_scan_open() on a loader already open (takes it): the

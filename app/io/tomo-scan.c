@@ -377,6 +377,21 @@ _tomo_parse_angles (const char *name,
   return (double *) g_array_free (g_steal_pointer (&angles), FALSE);
 }
 
+gpointer
+_tomo_scan_loader_new (gsize                      size,
+                       const TomoScanLoaderClass *klass,
+                       TomoScanFormat             format,
+                       const char                *path)
+{
+  TomoScanLoader *loader = g_malloc0 (size);
+
+  g_assert (size >= sizeof (TomoScanLoader));
+  loader->klass = klass;
+  loader->format = format;
+  loader->path = g_strdup (path);
+  return loader;
+}
+
 void
 _tomo_scan_loader_free (TomoScanLoader *loader)
 {
@@ -1393,15 +1408,13 @@ _tomo_scan_new_derived (TomoScan             *base,
   g_return_val_if_fail (TOMO_IS_SCAN (base), NULL);
   g_return_val_if_fail (transform != NULL && angles != NULL, NULL);
 
-  d = g_new0 (DerivedLoader, 1);
+  d = _tomo_scan_loader_new (sizeof (DerivedLoader), &derived_class, base->loader->format,
+                             base->loader->path);
   d->base = g_object_ref (base);
   d->transform = transform;
   d->user_data = user_data;
   d->destroy = destroy;
   l = &d->parent;
-  l->klass = &derived_class;
-  l->format = base->loader->format;
-  l->path = g_strdup (base->loader->path);
   l->width = width;
   l->height = base->loader->height;
   l->n_frames[TOMO_FRAME_PROJECTION] = n_proj;

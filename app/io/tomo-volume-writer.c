@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #define G_LOG_DOMAIN "tomo-volume-writer"
-#define _GNU_SOURCE   /* fallocate(), sync_file_range() */
+#define _GNU_SOURCE   /* fallocate() */
 
 #include "config.h"
 
@@ -37,45 +37,16 @@
  *  - multi-page TIFF: pages one after the other behind the header
  *    (tomo-tiff-stack.h), the page directories written at the end.
  *
- * Two additions to pwrite(), measured on the H100 machine (ext4 on a
- * virtio disk; docs/PERFORMANCE.md, "One file at the machine's floor"):
- *
- *  - "prefault": each piece's page-cache pages are made before its
- *    pwrite() with posix_fadvise(WILLNEED) over the (sized, still sparse)
- *    file: zero pages, no disk read, and made under the mapping's
- *    invalidate lock only, so the threads make them at once; the buffered
- *    write that follows holds the file's lock (ext4 serialises buffered
- *    writes to one inode) only to copy into pages that exist.  Where page
- *    allocation is slow (memory the machine has not touched yet) it is
- *    what that lock serialised;
- *  - "flush": a thread starts the writeback of each slice once it is
- *    written (sync_file_range(SYNC_FILE_RANGE_WRITE), not waiting for it),
- *    so that the disk works from the first slice instead of from the
- *    kernel's background dirty limit, and fewer slices meet the dirty
- *    limit, whose throttling sleeps with the file's lock held.
- *
- * O_DIRECT is not used: on that machine it writes at the disk's 1.7 GB/s
- * whatever the thread count, file count or preallocation, below buffered
- * writes into one file.  Both additions were measured there end to end
- * (15:01 run) at more than twice the time of plain pwrite(); they stay
- * opt-in.
- *
- * "copy": the slice is copied into one of the writer's buffers (as the
- * folder does) and written whole at its offset by a writer thread, and the
- * caller goes on at once: the delivering thread no longer waits for each
- * slice's pieces, so reading, the GPU and the writers overlap, and the
- * file's lock is taken once per slice instead of once per piece.  Measured
- * on the H100 machine end to end (16:12 run) it was slower than pwrite()
- * (HDF5 13.4 s against 12.0 s): eight threads writing whole slices into
- * one file keep its lock busier (writers 755 % busy against 419 %), and
- * the delivering thread still waited for free buffers 96 % of the run.  It
- * stays opt-in.
+ * O_DIRECT is not used: on the H100 machine (ext4 on a virtio disk;
+ * docs/PERFORMANCE.md, "One file against several") it writes at the
+ * disk's 1.7 GB/s whatever the thread count, file count or preallocation,
+ * below buffered writes into one file.  Three other ways measured there end
+ * to end were slower than plain pwrite() and were removed: the page cache
+ * prefaulted before each piece, the writeback started per slice, and whole
+ * slices copied and written behind the caller.
  *
  * The TIFF-per-slice folder copies each slice and writes whole files on the
  * threads, several slices at once. */
-
-/* The default for the one-file formats (TOMO_VOLUME_WRITE overrides it). */
-#define DEFAULT_WRITE_MODE "pwrite"
 
 typedef struct
 {
@@ -108,12 +79,8 @@ struct _TomoVolumeWriter
   goffset *slice_offset;   /* per slice */
   char *map;               /* TOMO_VOLUME_WRITE=mmap: the file mapped, or NULL */
   gsize map_len;
-  gboolean copy;           /* "copy": slices copied, written whole, the caller not waited for */
   guint pending;           /* pieces queued and not yet written (under lock) */
   GCond pieces_done;
-  gboolean prefault;       /* posix_fadvise(WILLNEED) before each pwrite() */
-  GThread *flusher;        /* "flush": starts the writeback of written slices */
-  GAsyncQueue *flush_queue;  /* of FlushRange; len 0 stops the thread */
 
   GMutex lock;
   GError *error;           /* first failure */
@@ -122,12 +89,6 @@ struct _TomoVolumeWriter
   GPtrArray *done_files;   /* folder: files renamed into place */
   double busy_ms;
 };
-
-typedef struct
-{
-  goffset at;
-  gsize len;
-} FlushRange;
 
 TomoVolumeFormat
 tomo_volume_format_guess (const char *path)
@@ -191,9 +152,6 @@ write_piece (TomoVolumeWriter *w,
       memcpy (w->map + item->at, item->bytes, item->len);
       return TRUE;
     }
-  /* Advice only: pwrite() makes any page still missing. */
-  if (w->prefault)
-    posix_fadvise (w->fd, (off_t) item->at, (off_t) item->len, POSIX_FADV_WILLNEED);
   if (!tomo_pwrite_all (w->fd, item->bytes, item->len, item->at))
     {
       int saved = errno;
@@ -274,10 +232,6 @@ write_folder_slice (TomoVolumeWriter *w,
   return TRUE;
 }
 
-static void flush_range (TomoVolumeWriter *w,
-                         goffset           at,
-                         gsize             len);
-
 static void
 write_run (gpointer data,
            gpointer user_data)
@@ -293,20 +247,16 @@ write_run (gpointer data,
 
       ok = w->one_file ? write_piece (w, item, &error)
                        : write_folder_slice (w, item->row, item->data, &error);
-      /* A whole slice (the folder's, or "copy"'s): done.  Pieces are
-       * counted by the thread that queued them. */
-      if (ok && item->data != NULL)
-        {
-          w->written[item->row - w->info.row_start] = TRUE;
-          if (w->flusher != NULL)
-            flush_range (w, item->at, item->len);
-        }
+      /* A folder's slice: done.  Pieces are counted by the thread that
+       * queued them. */
+      if (ok && !w->one_file)
+        w->written[item->row - w->info.row_start] = TRUE;
       if (!ok)
         set_failed (w, error);
     }
   g_mutex_lock (&w->lock);
   w->busy_ms += (g_get_monotonic_time () - t0) / 1e3;
-  if (w->one_file && item->data == NULL && --w->pending == 0)
+  if (w->one_file && --w->pending == 0)
     g_cond_broadcast (&w->pieces_done);
   g_mutex_unlock (&w->lock);
   if (item->data != NULL)
@@ -314,99 +264,29 @@ write_run (gpointer data,
   g_free (item);
 }
 
-/* Starts the writeback of each written slice and returns at once (it may
- * wait while the disk's queue is full: on this thread, not a writer's). */
-static gpointer
-flush_run (gpointer data)
-{
-  TomoVolumeWriter *w = data;
-
-  for (;;)
-    {
-      FlushRange *r = g_async_queue_pop (w->flush_queue);
-      gboolean stop = r->len == 0;
-
-      if (!stop && !g_atomic_int_get (&w->failed))
-        sync_file_range (w->fd, (off_t) r->at, (off_t) r->len, SYNC_FILE_RANGE_WRITE);
-      g_free (r);
-      if (stop)
-        return NULL;
-    }
-}
-
-static void
-flush_range (TomoVolumeWriter *w,
-             goffset           at,
-             gsize             len)
-{
-  g_async_queue_push (w->flush_queue, g_memdup2 (&(FlushRange) { at, len }, sizeof (FlushRange)));
-}
-
-/* Before the file is closed: the thread's last calls done. */
-static void
-stop_flusher (TomoVolumeWriter *w)
-{
-  if (w->flusher == NULL)
-    return;
-  flush_range (w, 0, 0);
-  g_thread_join (g_steal_pointer (&w->flusher));
-}
-
-/* TOMO_VOLUME_WRITE or info->write_mode: "pwrite", "mmap", or "pwrite" or
- * "copy", "prefault" and "flush" joined by '+'.  FALSE for anything else. */
+/* TOMO_VOLUME_WRITE or info->write_mode: "pwrite" (the default) or "mmap".
+ * FALSE for anything else. */
 static gboolean
 parse_write_mode (TomoVolumeWriter     *w,
                   const TomoVolumeInfo *info,
                   gboolean             *map,
-                  gboolean             *flush,
                   GError              **error)
 {
   const char *mode = info->write_mode;
-  g_auto(GStrv) parts = NULL;
 
   if (mode == NULL)
     mode = g_getenv ("TOMO_VOLUME_WRITE");
   if (mode == NULL || mode[0] == '\0')
-    mode = DEFAULT_WRITE_MODE;
-  *map = info->mmap || g_str_equal (mode, "mmap");
-  *flush = FALSE;
-  if (*map)
-    return TRUE;
-  parts = g_strsplit (mode, "+", -1);
-  for (guint i = 0; parts[i] != NULL; i++)
-    if (g_str_equal (parts[i], "copy"))
-      w->copy = TRUE;
-    else if (g_str_equal (parts[i], "prefault"))
-      w->prefault = TRUE;
-    else if (g_str_equal (parts[i], "flush"))
-      *flush = TRUE;
-    else if (!g_str_equal (parts[i], "pwrite"))
-      {
-        g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
-                     "Cannot write volume %s: unknown write mode “%s” (TOMO_VOLUME_WRITE: "
-                     "pwrite, copy, mmap, prefault, flush or prefault+flush)", w->path, mode);
-        return FALSE;
-      }
+    mode = "pwrite";
+  *map = g_str_equal (mode, "mmap");
+  if (!*map && !g_str_equal (mode, "pwrite"))
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                   "Cannot write volume %s: unknown write mode “%s” (TOMO_VOLUME_WRITE: "
+                   "pwrite or mmap)", w->path, mode);
+      return FALSE;
+    }
   return TRUE;
-}
-
-/* The one-file output's final size, so that the prefault advice finds the
- * pages it is to make inside the file (a sparse extension: nothing
- * written).  A device written in place is left as it is. */
-static void
-size_output (TomoVolumeWriter *w)
-{
-  guint64 end = 0;
-  struct stat st;
-
-  for (guint i = 0; i < w->info.n_rows; i++)
-    end = MAX (end, (guint64) w->slice_offset[i] + w->slice_floats * sizeof (float));
-  if (w->format == TOMO_VOLUME_FORMAT_TIFF_STACK)
-    end = tomo_tiff_stack_file_size (&w->stack);
-  if (fstat (w->fd, &st) == 0 && S_ISREG (st.st_mode) && (guint64) st.st_size < end &&
-      ftruncate (w->fd, (off_t) end) != 0)
-    g_debug ("%s: cannot extend to %" G_GUINT64_FORMAT " bytes (%s): no prefault", w->tmp_path,
-             end, g_strerror (errno));
 }
 
 static gboolean
@@ -561,8 +441,7 @@ create_tiff_stack (TomoVolumeWriter *w,
   return open_for_pwrite (w, error);
 }
 
-/* info->mmap or TOMO_VOLUME_WRITE=mmap (an alternative to measure against
- * pwrite()):
+/* TOMO_VOLUME_WRITE=mmap (an alternative to measure against pwrite()):
  * the file's blocks reserved with fallocate() — so that no page fault can
  * meet a full disk (SIGBUS) — and mapped; the pieces are copied into the
  * mapping, whose page faults run in parallel where buffered writes to one
@@ -640,7 +519,7 @@ check_room (const char *path,
   return TRUE;
 }
 
-/* The folder's and "copy"'s copies: every thread busy and as many waiting,
+/* The folder's copies: every thread busy and as many waiting,
  * but no more than the volume has slices, and, beyond two (one written, one
  * filled), no more than an eighth of the memory budget (--max-memory): with
  * 8 threads that is 18 slices, 4.5 GiB for slices of 8192 × 8192. */
@@ -661,9 +540,6 @@ writer_free (TomoVolumeWriter *w)
 {
   if (w->pool != NULL)
     g_thread_pool_free (w->pool, FALSE, TRUE);
-  stop_flusher (w);
-  if (w->flush_queue != NULL)
-    g_async_queue_unref (w->flush_queue);
   unmap_output (w);
   if (w->fd >= 0)
     close (w->fd);
@@ -692,7 +568,7 @@ tomo_volume_writer_new (const char           *path,
 {
   TomoVolumeWriter *w;
   GError *local = NULL;
-  gboolean map = FALSE, flush = FALSE;
+  gboolean map = FALSE;
 
   g_return_val_if_fail (path != NULL, NULL);
   g_return_val_if_fail (info != NULL, NULL);
@@ -730,7 +606,7 @@ tomo_volume_writer_new (const char           *path,
   w->one_file = format != TOMO_VOLUME_FORMAT_TIFF_FOLDER;
   w->n_threads = n_threads = n_threads > 0 ? n_threads : 8;
 
-  if (!parse_write_mode (w, info, &map, &flush, &local))
+  if (!parse_write_mode (w, info, &map, &local))
     goto fail;
   /* Slices plus headers and strip tables (well under 1 %). */
   if (!check_room (path, (guint64) w->slice_floats * sizeof (float) * info->n_rows * 101 / 100
@@ -748,20 +624,11 @@ tomo_volume_writer_new (const char           *path,
         goto fail;
       if (map)
         map_output (w);
-      else if (w->prefault)
-        size_output (w);
-      if (flush && w->map == NULL)
-        {
-          w->flush_queue = g_async_queue_new ();
-          w->flusher = g_thread_try_new ("tomo-flush", flush_run, w, &local);
-          if (w->flusher == NULL)
-            goto fail;
-        }
     }
   else if (!tomo_output_check_inputs (path, info->inputs, &local))
     goto fail;
 
-  w->n_buffers = w->one_file && !w->copy ? 0 : n_copy_buffers (w);
+  w->n_buffers = w->one_file ? 0 : n_copy_buffers (w);
   w->buffers = g_new0 (float *, w->n_buffers);
   w->free_buffers = g_async_queue_new ();
   for (guint i = 0; i < w->n_buffers; i++)
@@ -807,7 +674,7 @@ tomo_volume_writer_add (TomoVolumeWriter *w,
     }
   if (g_atomic_int_get (&w->failed))
     goto failed;
-  if (w->one_file && !w->copy)
+  if (w->one_file)
     {
       /* Pieces of at least 1 MiB, page-aligned, one per thread. */
       gsize bytes = w->slice_floats * sizeof (float);
@@ -834,20 +701,12 @@ tomo_volume_writer_add (TomoVolumeWriter *w,
       if (g_atomic_int_get (&w->failed))
         goto failed;
       w->written[index] = TRUE;
-      if (w->flusher != NULL)
-        flush_range (w, w->slice_offset[index], bytes);
       return TRUE;
     }
   item = g_new0 (Item, 1);
   item->row = row;
   item->data = g_async_queue_pop (w->free_buffers);
   memcpy (item->data, slice, w->slice_floats * sizeof (float));
-  if (w->one_file)
-    {
-      item->bytes = (const char *) item->data;
-      item->len = w->slice_floats * sizeof (float);
-      item->at = w->slice_offset[row - w->info.row_start];
-    }
   g_thread_pool_push (w->pool, item, NULL);
   return TRUE;
 
@@ -886,7 +745,6 @@ tomo_volume_writer_finish (TomoVolumeWriter *w,
                    w->info.n_rows);
       goto fail;
     }
-  stop_flusher (w);
   unmap_output (w);
   if (w->format == TOMO_VOLUME_FORMAT_TIFF_STACK &&
       !tomo_tiff_stack_write_directories (&w->stack, w->fd, w->path, &local))
@@ -926,7 +784,6 @@ tomo_volume_writer_abort (TomoVolumeWriter *w)
   g_atomic_int_set (&w->failed, 1);
   if (w->pool != NULL)
     g_thread_pool_free (g_steal_pointer (&w->pool), FALSE, TRUE);
-  stop_flusher (w);
   unmap_output (w);
   if (w->fd >= 0)
     {

@@ -32,12 +32,9 @@ typedef struct
   const char *source;     /* the scan's path */
   double pixel_size;      /* metres, 0 = unknown */
   const char * const *inputs; /* files the output must not be (NULL-terminated), or NULL */
-  gboolean mmap;          /* HDF5 and multi-page TIFF through a shared mapping instead of
-                           * pwrite() (also set by TOMO_VOLUME_WRITE=mmap in the environment) */
-  const char *write_mode; /* how the one-file formats are written: "pwrite", "mmap",
-                           * "prefault", "flush" or "prefault+flush" (see
-                           * tomo-volume-writer.c); NULL: TOMO_VOLUME_WRITE from the
-                           * environment, else the default */
+  const char *write_mode; /* how the one-file formats are written: "pwrite" or "mmap"
+                           * (through a shared mapping; see tomo-volume-writer.c); NULL:
+                           * TOMO_VOLUME_WRITE from the environment, else "pwrite" */
 } TomoVolumeInfo;
 
 /* Writes a volume as slices arrive, on a pool of threads, never holding
@@ -54,12 +51,11 @@ TomoVolumeWriter *tomo_volume_writer_new      (const char           *path,
                                                guint                 n_threads,
                                                GError              **error);
 /* Writes `slice` (width × height floats of detector row `row`), in any
- * order.  HDF5 and the multi-page TIFF in the default write mode
- * ("pwrite", or "mmap"): written in pieces by all threads at once straight
- * from `slice`, returning when it is written.  The TIFF folder, and the
- * one-file formats in mode "copy": copied and queued, blocking while every
- * buffer is queued; a write error comes back with a later slice or from
- * finish.  FALSE with the first writer error once one failed. */
+ * order.  HDF5 and the multi-page TIFF: written in pieces by all threads at
+ * once straight from `slice`, returning when it is written.  The TIFF
+ * folder: copied and queued, blocking while every buffer is queued; a write
+ * error comes back with a later slice or from finish.  FALSE with the first
+ * writer error once one failed. */
 gboolean          tomo_volume_writer_add      (TomoVolumeWriter *writer,
                                                guint             row,
                                                const float      *slice,

@@ -596,8 +596,8 @@ tomo_live_scan_create_scan (TomoLiveScan *self,
   guint n_proj;
 
   tomo_open_options_init (&options);
-  loader = g_new0 (LiveLoader, 1);
-  loader->parent.klass = &live_loader_class;
+  loader = _tomo_scan_loader_new (sizeof (LiveLoader), &live_loader_class, TOMO_SCAN_FORMAT_AUTO,
+                                  NULL);
   loader->live = tomo_live_scan_ref (self);
 
   {
@@ -605,7 +605,6 @@ tomo_live_scan_create_scan (TomoLiveScan *self,
     gboolean any_angle;
 
     n_proj = self->n_projections > 0 ? self->n_projections : self->frames[TOMO_FRAME_PROJECTION]->len;
-    loader->parent.format = TOMO_SCAN_FORMAT_AUTO;
     loader->parent.path = g_strdup_printf ("live %s scan", tomo_live_protocol_to_string (self->protocol));
     loader->parent.width = self->cols;
     loader->parent.height = self->rows;

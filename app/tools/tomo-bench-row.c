@@ -16,12 +16,15 @@
 #define ROW_PROJ 1800
 #define ROW_HEIGHT 32
 
+/* The stages of a row change, in the table's column order. */
+enum { TOTAL, READ, UPLOAD, PREPROCESS, FILTER, BP, N_STAGES };
+
 /* Medians of one way of changing rows, stage by stage (ms). */
 typedef struct
 {
   const char *what;
   guint n;
-  double *total, *read, *upload, *preprocess, *filter, *bp;
+  double *ms[N_STAGES];   /* runs values per stage */
   double max;
   gboolean device;
 } RowTimes;
@@ -33,12 +36,8 @@ row_times_init (RowTimes   *t,
 {
   t->what = what;
   t->n = 0;
-  t->total = g_new0 (double, runs);
-  t->read = g_new0 (double, runs);
-  t->upload = g_new0 (double, runs);
-  t->preprocess = g_new0 (double, runs);
-  t->filter = g_new0 (double, runs);
-  t->bp = g_new0 (double, runs);
+  for (guint s = 0; s < N_STAGES; s++)
+    t->ms[s] = g_new0 (double, runs);
   t->max = 0;
   t->device = TRUE;
 }
@@ -46,12 +45,8 @@ row_times_init (RowTimes   *t,
 static void
 row_times_clear (RowTimes *t)
 {
-  g_free (t->total);
-  g_free (t->read);
-  g_free (t->upload);
-  g_free (t->preprocess);
-  g_free (t->filter);
-  g_free (t->bp);
+  for (guint s = 0; s < N_STAGES; s++)
+    g_free (t->ms[s]);
 }
 
 /* `runs` row changes, row += 7 each (7 is prime to the height): `first`
@@ -77,13 +72,13 @@ walk_rows (TomoEngine       *engine,
       slice = tomo_engine_reconstruct (engine, request, NULL, error);
       if (slice == NULL)
         return FALSE;
-      t->total[n] = (g_get_monotonic_time () - t0) / 1e3;
-      t->max = MAX (t->max, t->total[n]);
-      t->read[n] = slice->read_ms;
-      t->upload[n] = slice->upload_ms;
-      t->preprocess[n] = slice->preprocess_ms;
-      t->filter[n] = slice->filter_ms;
-      t->bp[n] = slice->backproject_ms;
+      t->ms[TOTAL][n] = (g_get_monotonic_time () - t0) / 1e3;
+      t->max = MAX (t->max, t->ms[TOTAL][n]);
+      t->ms[READ][n] = slice->read_ms;
+      t->ms[UPLOAD][n] = slice->upload_ms;
+      t->ms[PREPROCESS][n] = slice->preprocess_ms;
+      t->ms[FILTER][n] = slice->filter_ms;
+      t->ms[BP][n] = slice->backproject_ms;
       t->device = t->device && slice->device_preprocess;
       t->n++;
       if (!isfinite (slice->values.mean))
@@ -99,19 +94,19 @@ walk_rows (TomoEngine       *engine,
 static void
 print_times (const RowTimes *t)
 {
-  double total = _tomo_median (t->total, t->n), read = _tomo_median (t->read, t->n);
-  double upload = _tomo_median (t->upload, t->n), pre = _tomo_median (t->preprocess, t->n);
-  double filter = _tomo_median (t->filter, t->n), bp = _tomo_median (t->bp, t->n);
-
+  double m[N_STAGES], other;
   char up[32] = "—", pp[32] = "in read";
 
+  for (guint s = 0; s < N_STAGES; s++)
+    m[s] = _tomo_median (t->ms[s], t->n);
+  other = m[TOTAL] - m[READ] - m[UPLOAD] - m[PREPROCESS] - m[FILTER] - m[BP];
   if (t->device)
     {
-      g_snprintf (up, sizeof up, "%.2f", upload);
-      g_snprintf (pp, sizeof pp, "%.2f", pre);
+      g_snprintf (up, sizeof up, "%.2f", m[UPLOAD]);
+      g_snprintf (pp, sizeof pp, "%.2f", m[PREPROCESS]);
     }
-  printf ("| %s | **%.1f** | %.1f | %.2f | %s | %s | %.2f | %.2f | %.2f |\n", t->what, total,
-          t->max, read, up, pp, filter, bp, total - read - upload - pre - filter - bp);
+  printf ("| %s | **%.1f** | %.1f | %.2f | %s | %s | %.2f | %.2f | %.2f |\n", t->what, m[TOTAL],
+          t->max, m[READ], up, pp, m[FILTER], m[BP], other);
 }
 
 /* A fresh scan of `path` and an engine on `backend` over it, warmed up on

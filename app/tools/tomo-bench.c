@@ -1214,9 +1214,12 @@ write_interop_scan (const char *dir,
   return g_steal_pointer (&path);
 }
 
+/* A GPU engine over `path` on the GL context's device, and the window's
+ * request for it: row 0, the slice kept on the device, no download. */
 static TomoEngine *
 interop_engine (TomoGpuGlHeadless *gl,
                 const char        *path,
+                TomoSliceRequest  *request,
                 GError           **error)
 {
   g_autoptr(TomoEngine) engine = NULL;
@@ -1239,6 +1242,10 @@ interop_engine (TomoGpuGlHeadless *gl,
       return NULL;
     }
   tomo_engine_set_scan (engine, scan);
+  tomo_slice_request_init (request, scan);
+  request->row = 0;
+  request->keep_on_device = TRUE;
+  request->skip_download = TRUE;
   return g_steal_pointer (&engine);
 }
 
@@ -1256,23 +1263,19 @@ bench_interop_window (TomoGpuGlHeadless *gl,
                       guint              runs,
                       GError           **error)
 {
-  g_autoptr(TomoEngine) engine = interop_engine (gl, path, error);
+  TomoSliceRequest request;
+  g_autoptr(TomoEngine) engine = interop_engine (gl, path, &request, error);
   g_autofree double *total = g_new (double, runs);
   g_autofree double *recon = g_new (double, runs);
   g_autofree double *bp = g_new (double, runs);
   g_autofree double *show = g_new (double, runs);
   g_autofree float *texels = NULL;
   g_autoptr(TomoSlice) last = NULL;
-  TomoSliceRequest request;
   gsize mismatches = 0, checked = 0;
   double mx = 0, m;
 
   if (engine == NULL)
     return FALSE;
-  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
-  request.row = 0;
-  request.keep_on_device = TRUE;
-  request.skip_download = TRUE;
   for (guint i = 0; i < runs + 3; i++)
     {
       g_autoptr(TomoSlice) slice = NULL;
@@ -1355,7 +1358,6 @@ bench_interop_stream (TomoGpuGlHeadless *gl,
                       guint              n_proj,
                       GError           **error)
 {
-  g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoEngine) engine = NULL;
   g_autoptr(TomoSlice) first = NULL;
   g_autoptr(GMainLoop) loop = NULL;
@@ -1365,14 +1367,9 @@ bench_interop_stream (TomoGpuGlHeadless *gl,
   double max_lag = 0, lag_med, recon_med;
   gboolean ok = FALSE;
 
-  engine = interop_engine (gl, path, error);
+  engine = interop_engine (gl, path, &st.request, error);
   if (engine == NULL)
     return FALSE;
-  scan = g_object_ref (tomo_engine_get_scan (engine));
-  tomo_slice_request_init (&st.request, scan);
-  st.request.row = 0;
-  st.request.keep_on_device = TRUE;
-  st.request.skip_download = TRUE;
   st.base_center = axis - 1.0;
   st.request.params.center = st.base_center;
 
@@ -1648,20 +1645,18 @@ tomo_bench_main (int    argc,
       g_printerr ("tomolive bench: --projections must be 1…65000, --runs ≥ 1, --volume 0…16384\n");
       return 1;
     }
-  if (!parse_sizes (sizes ? sizes : "1024,2048,4096", &opts, &error) ||
-      !parse_kernels (kernels, &opts, &error))
+  gboolean parsed = parse_sizes (sizes ? sizes : "1024,2048,4096", &opts, &error);
+  g_autofree guint *size_list = opts.sizes;
+
+  if (!parsed || !parse_kernels (kernels, &opts, &error))
     {
       g_printerr ("tomolive bench: %s\n", error->message);
-      g_free (opts.sizes);
       return 1;
     }
 
   if (center_flag)
     {
-      guint width = sizes ? opts.sizes[0] : 2048;
-
-      g_free (opts.sizes);
-      return tomo_center_bench (width, runs ? runs : 20, device);
+      return tomo_center_bench (sizes ? opts.sizes[0] : 2048, runs ? runs : 20, device);
     }
   if (fill_flag)
     {
@@ -1673,9 +1668,7 @@ tomo_bench_main (int    argc,
           g_printerr ("tomolive bench: %s\n", error->message);
           status = 1;
         }
-      if (dir != NULL)
-        g_rmdir (dir);
-      g_free (opts.sizes);
+      remove_tmp_dir (dir);
       return status;
     }
   if (planes_flag)
@@ -1688,7 +1681,6 @@ tomo_bench_main (int    argc,
           g_printerr ("tomolive bench: %s\n", error->message);
           status = 1;
         }
-      g_free (opts.sizes);
       return status;
     }
   if (cpu_flag || interop_flag)
@@ -1703,7 +1695,6 @@ tomo_bench_main (int    argc,
                             runs_or (runs, 50), cmdline, date, &error);
       if (!ok)
         g_printerr ("tomolive bench: %s\n", error->message);
-      g_free (opts.sizes);
       return ok ? 0 : 1;
     }
 
@@ -1721,14 +1712,12 @@ tomo_bench_main (int    argc,
       g_printerr ("tomolive bench: no GPU to measure (%s); "
                   "“tomolive bench --cpu” measures the CPU backend\n",
                   error ? error->message : "no CUDA device");
-      g_free (opts.sizes);
       return 1;
     }
   ctx = tomo_gpu_context_new (device, &error);
   if (ctx == NULL)
     {
       g_printerr ("tomolive bench: %s\n", error->message);
-      g_free (opts.sizes);
       return 1;
     }
 
@@ -1784,23 +1773,16 @@ tomo_bench_main (int    argc,
   if (status == 0 && row_flag)
     {
       g_autofree char *dir = g_dir_make_tmp ("tomolive-row-XXXXXX", &error);
-      g_autofree char *file = NULL;
 
       if (dir == NULL || !tomo_bench_row_change (dir, TOMO_BACKEND_GPU, 20, &error))
         {
           g_printerr ("tomolive bench: %s\n", error->message);
           status = 1;
         }
-      if (dir != NULL)
-        {
-          file = g_build_filename (dir, "rowchange.h5", NULL);
-          g_remove (file);
-          g_rmdir (dir);
-        }
+      remove_tmp_dir (dir);
     }
 
 out:
   tomo_gpu_context_free (ctx);
-  g_free (opts.sizes);
   return status;
 }

@@ -52,45 +52,23 @@
 /* Plane rows per block (4 and 16 measured no faster: docs/PERFORMANCE.md). */
 #define TILE_K 8
 
-template <typename T> struct PairOf;
-template <> struct PairOf<float>  { typedef float2 type; };
-template <> struct PairOf<__half> { typedef __half2 type; };
-
-__device__ static inline float2
-pair_value (float2 p)
+/* Per stored type: its pair of bins, a bin as float, a pair as float2 and
+ * two floats as a pair. */
+template <typename T> struct Bins;
+template <> struct Bins<float>
 {
-  return p;
-}
-
-__device__ static inline float2
-pair_value (__half2 p)
+  typedef float2 Pair;
+  __device__ static float value (float v) { return v; }
+  __device__ static float2 pair (float2 p) { return p; }
+  __device__ static float2 make_pair (float a, float b) { return make_float2 (a, b); }
+};
+template <> struct Bins<__half>
 {
-  return __half22float2 (p);
-}
-
-__device__ static inline void
-make_pair (float2 *p, float a, float b)
-{
-  *p = make_float2 (a, b);
-}
-
-__device__ static inline void
-make_pair (__half2 *p, float a, float b)
-{
-  *p = __floats2half2_rn (a, b);
-}
-
-__device__ static inline float
-to_float (float v)
-{
-  return v;
-}
-
-__device__ static inline float
-to_float (__half v)
-{
-  return __half2float (v);
-}
+  typedef __half2 Pair;
+  __device__ static float value (__half v) { return __half2float (v); }
+  __device__ static float2 pair (__half2 p) { return __half22float2 (p); }
+  __device__ static __half2 make_pair (float a, float b) { return __floats2half2_rn (a, b); }
+};
 
 /* VEC bins of one stored row, loaded in one instruction when VEC > 1. */
 template <typename T, int VEC>
@@ -119,7 +97,7 @@ plane_tile_kernel (const T      *rows,
                    PlaneArgs     a,
                    float        *out)
 {
-  typedef typename PairOf<T>::type Pair;
+  typedef typename Bins<T>::Pair Pair;
   constexpr int WV = TILE_WV (VEC);
   constexpr int WP = WV * VEC;                 /* pairs per window */
   constexpr int NM = VERT ? 1 : TILE_K;        /* windows per projection */
@@ -265,19 +243,19 @@ plane_tile_kernel (const T      *rows,
 #pragma unroll
             for (int k = 0; k < VEC; k++)
               {
-                val[k] = to_float (ua[m].v[k]);
+                val[k] = Bins<T>::value (ua[m].v[k]);
                 if (TWO && fz > 0.0f)
-                  val[k] = fmaf (fz, to_float (ub[mb].v[k]) - val[k], val[k]);
+                  val[k] = fmaf (fz, Bins<T>::value (ub[mb].v[k]) - val[k], val[k]);
               }
-            val[VEC] = to_float (una[m]);
+            val[VEC] = Bins<T>::value (una[m]);
             if (TWO && fz > 0.0f)
-              val[VEC] = fmaf (fz, to_float (unb[mb]) - val[VEC], val[VEC]);
+              val[VEC] = fmaf (fz, Bins<T>::value (unb[mb]) - val[VEC], val[VEC]);
 
             Vec<Pair, VEC> pv;
 
 #pragma unroll
             for (int k = 0; k < VEC; k++)
-              make_pair (&pv.v[k], val[k], val[k + 1]);
+              pv.v[k] = Bins<T>::make_pair (val[k], val[k + 1]);
             *(Vec<Pair, VEC> *) (pairs + ((size_t) g * TILE_K + q) * WP + v * VEC) = pv;
           }
       }
@@ -311,7 +289,7 @@ plane_tile_kernel (const T      *rows,
 #pragma unroll
               for (int q = 0; q < TILE_K; q++)
                 {
-                  const float2 p = pair_value (pg[q * WP + k]);
+                  const float2 p = Bins<T>::pair (pg[q * WP + k]);
 
                   if (LINEAR)
                     acc[q] = fmaf (fr, p.y, fmaf (1.0f - fr, p.x, acc[q]));
@@ -329,7 +307,7 @@ plane_tile_kernel (const T      *rows,
                   const float f = floorf (LINEAR ? t : t + 0.5f);
                   const float fr = t - f;
                   const int k = min ((int) f, WP - 1);
-                  const float2 p = pair_value (pg[q * WP + k]);
+                  const float2 p = Bins<T>::pair (pg[q * WP + k]);
 
                   if (LINEAR)
                     acc[q] = fmaf (fr, p.y, fmaf (1.0f - fr, p.x, acc[q]));
@@ -610,10 +588,10 @@ plane_tile_async_kernel (const T      *rows,
 #pragma unroll
                   for (int q = 0; q < K; q++)
                     {
-                      const float v0 = to_float (b[q * WP]);
+                      const float v0 = Bins<T>::value (b[q * WP]);
 
                       if (LINEAR)
-                        acc[sm][q] = fmaf (fr, to_float (b[q * WP + 1]),
+                        acc[sm][q] = fmaf (fr, Bins<T>::value (b[q * WP + 1]),
                                            fmaf (1.0f - fr, v0, acc[sm][q]));
                       else
                         acc[sm][q] += v0;
@@ -715,7 +693,7 @@ launch_tile (const T         *rows,
              cudaStream_t     stream,
              GError         **error)
 {
-  typedef typename PairOf<T>::type Pair;
+  typedef typename Bins<T>::Pair Pair;
   const size_t smem = (size_t) G * TILE_K * TILE_WV (VEC) * VEC * sizeof (Pair);
   dim3 grid ((a.w + TILE_X - 1) / TILE_X, (a.h + TILE_K - 1) / TILE_K);
   auto kern = interp ? plane_tile_kernel<T, VEC, G, VERT, TWO, 1>

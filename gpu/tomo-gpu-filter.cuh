@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The padding rule of the ramp filter and the C2C pair kernels around its
- * transforms, shared by the context's filter (tomo-gpu.cu) and the live
- * slice (tomo-gpu-accumulate.cu), which pads while it preprocesses.
+ * The padding rule of the ramp filter and the pad and crop kernels around
+ * its transforms (C2C row pairs, R2C rows), shared by the context's filter
+ * (tomo-gpu.cu) and the live slice (tomo-gpu-accumulate.cu), which pads
+ * while it preprocesses.
  */
 #pragma once
 

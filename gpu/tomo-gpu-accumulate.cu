@@ -20,7 +20,6 @@
 #include <cufft.h>
 
 #include "tomo-gpu-private.h"
-#include "tomo-gpu-preprocess.cuh"
 #include "tomo-gpu-filter.cuh"
 
 #define ACC_BLOCK 16
@@ -279,71 +278,10 @@ tomo_gpu_accumulator_free (TomoGpuAccumulator *acc)
  * and the display copy are made from the sum on the device: nothing comes
  * back to the host but the statistics. */
 
-__device__ static inline float
-live_preprocess (float v,
-                 float flat,
-                 float dark,
-                 int   normalise,
-                 int   apply_log)
-{
-  int flags;
-
-  return tomo_gpu_preprocess_value (v, flat, dark, normalise, apply_log, &flags);
-}
-
-__global__ static void
-live_pad_kernel (const float  *__restrict__ raw,
-                 const float  *__restrict__ flat,
-                 const float  *__restrict__ dark,
-                 int                        normalise,
-                 int                        apply_log,
-                 cufftComplex *__restrict__ out,
-                 unsigned                   width,
-                 unsigned                   padded,
-                 unsigned                   n_rows,
-                 unsigned                   n_left,
-                 int                        edge)
-{
-  unsigned j = blockIdx.x * blockDim.x + threadIdx.x;
-  unsigned p = blockIdx.y;
-  unsigned a = 2 * p, b = 2 * p + 1;
-  int col;
-  cufftComplex v = { 0.0f, 0.0f };
-
-  if (j >= padded || a >= n_rows)
-    return;
-  col = tomo_gpu_pad_column (j, width, n_left, edge);
-  if (col >= 0)
-    {
-      float fl = normalise ? flat[col] : 1.0f, dk = normalise ? dark[col] : 0.0f;
-
-      v.x = live_preprocess (raw[(size_t) a * width + col], fl, dk, normalise, apply_log);
-      if (b < n_rows)
-        v.y = live_preprocess (raw[(size_t) b * width + col], fl, dk, normalise, apply_log);
-    }
-  out[(size_t) p * padded + j] = v;
-}
-
-/* The filtered rows into their slots. */
-__global__ static void
-live_extract_kernel (const cufftComplex *__restrict__ in,
-                     float              *__restrict__ slots,
-                     const int          *__restrict__ idx,
-                     unsigned                         width,
-                     unsigned                         padded,
-                     unsigned                         n_rows)
-{
-  unsigned j = blockIdx.x * blockDim.x + threadIdx.x;
-  unsigned p = blockIdx.y;
-  cufftComplex v;
-
-  if (j >= width)
-    return;
-  v = in[(size_t) p * padded + j];
-  slots[(size_t) idx[2 * p] * width + j] = v.x;
-  if (2 * p + 1 < n_rows)
-    slots[(size_t) idx[2 * p + 1] * width + j] = v.y;
-}
+/* Padding while preprocessing, and the filtered rows into their slots
+ * (tomo-gpu-filter.cuh). */
+static constexpr auto live_pad_kernel = pad_rows_kernel<cufftComplex, true>;
+static constexpr auto live_extract_kernel = extract_rows_kernel<cufftComplex>;
 
 static void
 free_device_path (TomoGpuAccumulator *acc)

@@ -36,21 +36,6 @@ run_alu_t (TomoBp *bp, const BpGeom &g, float *out, cudaStream_t stream, GError 
   return TOMO_CUDA_CHECK_LAUNCH ("bp_alu", error);
 }
 
-/* 4 slices from the half cache: the variant chosen at run time (TEXH has
- * no ALU side). */
-template <bool LIN>
-static gboolean
-run_alu_v4 (TomoBp *bp, const BpGeom &g, float *out, cudaStream_t stream, GError **error)
-{
-  switch (g.variant & (BP_V_HSRC | BP_V_G24))
-    {
-    case 1: return run_alu_t<4, 32, LIN, true, 1> (bp, g, out, stream, error);
-    case 2: return run_alu_t<4, 32, LIN, true, 2> (bp, g, out, stream, error);
-    case 3: return run_alu_t<4, 32, LIN, true, 3> (bp, g, out, stream, error);
-    default: return run_alu_t<4, 32, LIN, true, 0> (bp, g, out, stream, error);
-    }
-}
-
 gboolean
 _tomo_bp_run_alu (TomoBp       *bp,
                   const BpGeom &g,
@@ -61,7 +46,5 @@ _tomo_bp_run_alu (TomoBp       *bp,
                   cudaStream_t  stream,
                   GError      **error)
 {
-  if (bp->n_slices == 4 && half && g.variant != 0)
-    return lin ? run_alu_v4<true> (bp, g, out, stream, error) : run_alu_v4<false> (bp, g, out, stream, error);
   return DISPATCH_S_SLH (run_alu_t, bp, g, out, stream, error);
 }

@@ -194,20 +194,15 @@ struct BpGeom
   int variant;    /* 4 slices from halves: BP_V_* bits (host side only) */
 };
 
-/* Variants of the 4-slice half-precision paths (bits; 0 = the original,
- * HSRC the default: tomo-gpu-bp.cu has the measurements).
+/* Variants of the 4-slice half-precision paths (0 = the original, HSRC the
+ * default: tomo-gpu-bp.cu has the measurements).
  * HSRC: the ALU blocks fill their cache from the half4 bins (8 bytes per bin
  * and load, differences in half2) instead of the float4 ones: half the
  * global-load traffic through L1TEX, which the texture blocks share, and no
- * spills (64 registers).  G24: 24 projections per caching pass instead of
- * 16 (32 would pass the 48 KiB of static shared memory).  TEXH: the texture
- * blocks take the texture unit's interpolated result as packed halves
- * (tex.v2.f16x2, 8 bytes per fetch instead of 16) and sum each run of 16
- * projections in half2 before adding it to the float sums. */
+ * spills (64 registers).  24 projections per caching pass and the texture
+ * unit's result as packed halves (bits 2 and 4) were slower and removed. */
 #define BP_V_HSRC 1
-#define BP_V_G24 2
-#define BP_V_TEXH 4
-#define BP_N_VARIANTS 8
+#define BP_N_VARIANTS 2
 
 /* ---------------------------------------------------------------------- */
 /* ALU kernel                                                             */
@@ -411,13 +406,13 @@ tile_constants (const double2 cs, double x0, double y0, double center, double sh
  * 24), which halves the barriers and per-pass work (1-slice linear hybrid
  * +3 %, nearest alu +1–2 % on the H100); float4 bins (2-slice linear) stay
  * at 8. */
-template <int TILE, typename Raw, bool G24 = false>
+template <int TILE, typename Raw>
 struct AluGroup
 {
   static constexpr int CACHE = Tile<TILE>::CACHE;
   static constexpr int BYTES = CACHE * (int) sizeof (Raw) * 2;   /* per projection, both buffers */
   static constexpr int GROUP0 = CACHE * (int) sizeof (Raw) * 16 <= 12288 ? 16 : 8;
-  static constexpr int GROUP = TILE != 64 ? (G24 ? 24 : GROUP0)
+  static constexpr int GROUP = TILE != 64 ? GROUP0
                              : BYTES * 32 <= 40960 ? 32 : BYTES * 24 <= 40960 ? 24 : GROUP0;
   static constexpr int NLOAD = (GROUP * CACHE + 255) / 256;  /* bins per thread and pass */
   /* Warp fill (64×64 tiles): each warp caches whole projections, lane l
@@ -458,7 +453,7 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
   typedef typename B::Raw Raw;
   constexpr int CACHE = TL::CACHE;
   constexpr bool HSRC = (V & BP_V_HSRC) && S == 4 && HALF;
-  typedef AluGroup<TILE, Raw, (V & BP_V_G24) && S == 4 && HALF> AG;
+  typedef AluGroup<TILE, Raw> AG;
   static_assert (!(HSRC && AG::WARP_FILL), "the half-source fill is the generic one");
   constexpr int GROUP = AG::GROUP;
   constexpr int NLOAD = AG::NLOAD;
@@ -725,9 +720,13 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
               : (half ? FN<S, BIG (S), false, true> (__VA_ARGS__) : FN<S, BIG (S), false, false> (__VA_ARGS__))) \
           : (lin ? (half ? FN<S, 32, true, true> (__VA_ARGS__) : FN<S, 32, true, false> (__VA_ARGS__))     \
               : (half ? FN<S, 32, false, true> (__VA_ARGS__) : FN<S, 32, false, false> (__VA_ARGS__))))
-/* The same over the loaded slices (1, 2 or 4), with bp in scope. */
+/* The same over the loaded slices (1, 2 or 4), with bp and g in scope; 4
+ * slices from the half cache take the variant chosen at run time. */
 #define DISPATCH_S_SLH(FN, ...)                                                   \
-  (bp->n_slices == 1 ? DISPATCH_SLH (FN, 1, __VA_ARGS__)                          \
+  (bp->n_slices == 4 && half && g.variant != 0                                    \
+     ? (lin ? FN<4, 32, true, true, BP_V_HSRC> (__VA_ARGS__)                      \
+            : FN<4, 32, false, true, BP_V_HSRC> (__VA_ARGS__))                    \
+   : bp->n_slices == 1 ? DISPATCH_SLH (FN, 1, __VA_ARGS__)                        \
    : bp->n_slices == 2 ? DISPATCH_SLH (FN, 2, __VA_ARGS__)                        \
                        : DISPATCH_SLH (FN, 4, __VA_ARGS__))
 

@@ -16,20 +16,10 @@ static __device__ unsigned int g_sm_blocks[BP_MAX_SM];
 /* ---------------------------------------------------------------------- */
 /* Hybrid kernel                                                          */
 
-/* TEXH: the half4 texture's interpolated texel as 4 packed halves. */
-static __device__ __forceinline__ uint2
-tex_h4 (cudaTextureObject_t t, float u, float v)
-{
-  uint2 r;
-
-  asm ("tex.2d.v2.f16x2.f32 {%0, %1}, [%2, {%3, %4}];" : "=r" (r.x), "=r" (r.y) : "l" (t), "f" (u), "f" (v));
-  return r;
-}
-
 /* Texture path of the hybrid: the same TILE×TILE square and thread mapping
  * as the ALU path (each thread PPT pixels in a loop), per-projection tile
  * bases staged in shared memory, interpolation by the texture unit. */
-template <int S, bool HALF4, int TILE, bool TEXH = false>
+template <int S, bool HALF4, int TILE>
 static __device__ __forceinline__ void
 tex_tile (cudaTextureObject_t tex, const double2 *__restrict__ cs,
           const BpGeom &g, int tx0, int ty0, float *out)
@@ -60,42 +50,16 @@ tex_tile (cudaTextureObject_t tex, const double2 *__restrict__ cs,
           s_tp[tid] = make_float4 ((float) base, (float) c.x, (float) c.y, (float) (pg + tid) + 0.5f);
         }
       __syncthreads ();
-      if constexpr (TEXH)
-        /* runs of 16 projections summed in half2, then into the float sums */
-        for (int p0 = 0; p0 < ng; p0 += 16)
-          {
-            __half2 hacc[TL::PPT][2];
-            const int pe = min (ng, p0 + 16);
-
-            half_sums_zero (hacc);
 #pragma unroll 2
-            for (int pr = p0; pr < pe; pr++)
-              {
-                const float4 pc = s_tp[pr];
-                const float u0 = fmaf (-yl0, pc.z, fmaf (xl, pc.y, pc.x));
+      for (int pr = 0; pr < ng; pr++)
+        {
+          const float4 pc = s_tp[pr];
+          const float u0 = fmaf (-yl0, pc.z, fmaf (xl, pc.y, pc.x));
 
 #pragma unroll
-                for (int i = 0; i < TL::PPT; i++)
-                  {
-                    const uint2 h = tex_h4 (tex, fmaf ((float) (-i * TL::STEP), pc.z, u0), pc.w);
-
-                    hacc[i][0] = __hadd2 (hacc[i][0], *(const __half2 *) &h.x);
-                    hacc[i][1] = __hadd2 (hacc[i][1], *(const __half2 *) &h.y);
-                  }
-              }
-            half_sums_add (acc, hacc);
-          }
-      else
-#pragma unroll 2
-        for (int pr = 0; pr < ng; pr++)
-          {
-            const float4 pc = s_tp[pr];
-            const float u0 = fmaf (-yl0, pc.z, fmaf (xl, pc.y, pc.x));
-
-#pragma unroll
-            for (int i = 0; i < TL::PPT; i++)
-              vadd (acc[i], Fetch<S, HALF4>::get (tex, fmaf ((float) (-i * TL::STEP), pc.z, u0), pc.w));
-          }
+          for (int i = 0; i < TL::PPT; i++)
+            vadd (acc[i], Fetch<S, HALF4>::get (tex, fmaf ((float) (-i * TL::STEP), pc.z, u0), pc.w));
+        }
       __syncthreads ();
     }
 
@@ -131,7 +95,7 @@ bp_hybrid (cudaTextureObject_t tex, const char *__restrict__ pack, size_t pitch,
   else
     /* 4 slices: forged half4 (nearest), half4 texture interpolated by
      * the texture unit (linear). */
-    tex_tile<S, S == 4 && !LIN, TILE, S == 4 && LIN && (V & BP_V_TEXH) != 0> (tex, cs, g, tx0, ty0, out);
+    tex_tile<S, S == 4 && !LIN, TILE> (tex, cs, g, tx0, ty0, out);
 }
 
 template <int S, int TILE, bool LIN, bool HALF, int V = 0>
@@ -152,25 +116,6 @@ run_hybrid_t (TomoBp *bp, const BpGeom &g, cudaTextureObject_t tex, int alu16, f
   return TOMO_CUDA_CHECK_LAUNCH ("bp_hybrid", error);
 }
 
-/* 4 slices from the half cache: the variant chosen at run time. */
-template <bool LIN>
-static gboolean
-run_hybrid_v4 (TomoBp *bp, const BpGeom &g, cudaTextureObject_t tex, int alu16, float *out,
-               cudaStream_t stream, GError **error)
-{
-  switch (g.variant & (BP_N_VARIANTS - 1))
-    {
-    case 1: return run_hybrid_t<4, 32, LIN, true, 1> (bp, g, tex, alu16, out, stream, error);
-    case 2: return run_hybrid_t<4, 32, LIN, true, 2> (bp, g, tex, alu16, out, stream, error);
-    case 3: return run_hybrid_t<4, 32, LIN, true, 3> (bp, g, tex, alu16, out, stream, error);
-    case 4: return run_hybrid_t<4, 32, LIN, true, 4> (bp, g, tex, alu16, out, stream, error);
-    case 5: return run_hybrid_t<4, 32, LIN, true, 5> (bp, g, tex, alu16, out, stream, error);
-    case 6: return run_hybrid_t<4, 32, LIN, true, 6> (bp, g, tex, alu16, out, stream, error);
-    case 7: return run_hybrid_t<4, 32, LIN, true, 7> (bp, g, tex, alu16, out, stream, error);
-    default: return run_hybrid_t<4, 32, LIN, true, 0> (bp, g, tex, alu16, out, stream, error);
-    }
-}
-
 gboolean
 _tomo_bp_run_hybrid (TomoBp             *bp,
                      const BpGeom       &g,
@@ -183,8 +128,5 @@ _tomo_bp_run_hybrid (TomoBp             *bp,
                      cudaStream_t        stream,
                      GError            **error)
 {
-  if (bp->n_slices == 4 && half && g.variant != 0)
-    return lin ? run_hybrid_v4<true> (bp, g, tex, alu16, out, stream, error)
-               : run_hybrid_v4<false> (bp, g, tex, alu16, out, stream, error);
   return DISPATCH_S_SLH (run_hybrid_t, bp, g, tex, alu16, out, stream, error);
 }

@@ -32,11 +32,11 @@ static guint bp_serial_counter;
  * below, TOMO_BP_VARIANT in the environment, or tomo_bp_set_variant().
  * H100, 4 × 2048² × 2048 linear hybrid at each variant's best share of ALU
  * blocks (test-gpu-bp --timing4, 2026-11-23 09:53): 0 (float4 fill) 5.994 ms
- * at 12/16; 1 (half fill) 4.786 ms at 9/16; 2 and 3 (24 projections per
- * pass) 6.367 and 5.318 ms; 4, 5, 6, 7 (texture results as packed halves)
- * 6.096, 4.993, 6.612, 5.456 ms — the texture unit's filtering, not its
- * 16-byte results, bounds the texture blocks (all texture: 8.86 ms float,
- * 8.82 ms packed halves). */
+ * at 12/16; 1 (half fill) 4.786 ms at 9/16; the removed variants 2 and 3
+ * (24 projections per pass) 6.367 and 5.318 ms; 4, 5, 6, 7 (texture results
+ * as packed halves) 6.096, 4.993, 6.612, 5.456 ms — the texture unit's
+ * filtering, not its 16-byte results, bounds the texture blocks (all
+ * texture: 8.86 ms float, 8.82 ms packed halves). */
 #define BP_DEFAULT_VARIANT BP_V_HSRC
 static gint bp_variant = -1;
 

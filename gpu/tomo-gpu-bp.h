@@ -59,10 +59,9 @@ TomoGpuKernel tomo_bp_default_kernel (guint n_slices,
                                       guint roi_width,
                                       guint roi_height);
 
-/* Variant of the 4-slice half-precision kernels, for measurements (bits:
- * 1 the ALU cache filled from the half bins — the default —, 2 24
- * projections per pass, 4 the texture unit's result as packed halves).
- * Initially TOMO_BP_VARIANT from the environment, else the default;
+/* Variant of the 4-slice half-precision kernels, for measurements: 0 the
+ * ALU cache filled from the float4 bins, 1 from the half bins (the
+ * default); larger values are taken as 1.  Initially TOMO_BP_VARIANT from the environment, else the default;
  * set_variant (−1) returns to that. */
 int      tomo_bp_get_variant  (void);
 void     tomo_bp_set_variant  (int variant);

@@ -106,6 +106,20 @@ tomo_gpu_gl_texture_register (unsigned int gl_texture,
   return texture;
 }
 
+/* The array of a registered texture, mapped on `stream` (on device). */
+static gboolean
+map_array (int                     device,
+           cudaGraphicsResource_t *resource,
+           cudaStream_t            stream,
+           cudaArray_t            *array,
+           GError                **error)
+{
+  return TOMO_CUDA_CHECK (cudaSetDevice (device), error) &&
+         TOMO_CUDA_CHECK (cudaGraphicsMapResources (1, resource, stream), error) &&
+         (TOMO_CUDA_CHECK (cudaGraphicsSubResourceGetMappedArray (array, *resource, 0, 0), error) ||
+          (cudaGraphicsUnmapResources (1, resource, stream), FALSE));
+}
+
 gboolean
 tomo_gpu_gl_texture_copy (TomoGpuGlTexture *texture,
                           const float      *device_src,
@@ -129,12 +143,9 @@ tomo_gpu_gl_texture_copy (TomoGpuGlTexture *texture,
                    width, height, dst_x, dst_y, texture->width, texture->height);
       return FALSE;
     }
-  if (!TOMO_CUDA_CHECK (cudaSetDevice (texture->device), error) ||
-      !TOMO_CUDA_CHECK (cudaGraphicsMapResources (1, &texture->resource, texture->stream), error))
+  if (!map_array (texture->device, &texture->resource, texture->stream, &array, error))
     return FALSE;
-  ok = TOMO_CUDA_CHECK (cudaGraphicsSubResourceGetMappedArray (&array, texture->resource, 0, 0),
-                        error) &&
-       TOMO_CUDA_CHECK (cudaMemcpy2DToArrayAsync (array, dst_x * sizeof (float), dst_y,
+  ok = TOMO_CUDA_CHECK (cudaMemcpy2DToArrayAsync (array, dst_x * sizeof (float), dst_y,
                                                   device_src, width * sizeof (float),
                                                   width * sizeof (float), height,
                                                   cudaMemcpyDeviceToDevice, texture->stream),
@@ -207,19 +218,6 @@ volume_to_half_kernel (const float         *src,
                x * (int) sizeof (unsigned short), y, z);
 }
 
-/* The mapped array of `volume` (mapped on its stream). */
-static gboolean
-volume_mapped_array (TomoGpuGlVolume *volume,
-                     cudaArray_t     *array,
-                     GError         **error)
-{
-  return TOMO_CUDA_CHECK (cudaSetDevice (volume->device), error) &&
-         TOMO_CUDA_CHECK (cudaGraphicsMapResources (1, &volume->resource, volume->stream), error) &&
-         (TOMO_CUDA_CHECK (cudaGraphicsSubResourceGetMappedArray (array, volume->resource, 0, 0),
-                           error) ||
-          (cudaGraphicsUnmapResources (1, &volume->resource, volume->stream), FALSE));
-}
-
 TomoGpuGlVolume *
 tomo_gpu_gl_volume_register (unsigned int gl_texture,
                              guint        nx,
@@ -267,7 +265,7 @@ tomo_gpu_gl_volume_register (unsigned int gl_texture,
     }
 
   /* What GL made of the texture, against what the caller will copy. */
-  if (!volume_mapped_array (volume, &array, error))
+  if (!map_array (volume->device, &volume->resource, volume->stream, &array, error))
     {
       tomo_gpu_gl_volume_unregister (volume);
       return NULL;
@@ -315,7 +313,7 @@ tomo_gpu_gl_volume_copy (TomoGpuGlVolume *volume,
                    device_src == NULL ? " (no data)" : "", volume->nx, volume->ny, volume->nz);
       return FALSE;
     }
-  if (!volume_mapped_array (volume, &array, error))
+  if (!map_array (volume->device, &volume->resource, volume->stream, &array, error))
     return FALSE;
   if (volume->half)
     {

@@ -42,7 +42,6 @@
 #include "config.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include <cuda_fp16.h>
@@ -50,48 +49,26 @@
 #include "tomo-gpu-store-private.h"
 
 #define TILE_X 256
-/* TILE_K, plane rows per block: 8 (TOMO_PLANE_TILE_ROWS=4 or 16 pick the
- * variants the bench compares, for XZ/YZ on the whole-row copy). */
+/* Plane rows per block (4 and 16 measured no faster: docs/PERFORMANCE.md). */
+#define TILE_K 8
 
-template <typename T> struct PairOf;
-template <> struct PairOf<float>  { typedef float2 type; };
-template <> struct PairOf<__half> { typedef __half2 type; };
-
-__device__ static inline float2
-pair_value (float2 p)
+/* Per stored type: its pair of bins, a bin as float, a pair as float2 and
+ * two floats as a pair. */
+template <typename T> struct Bins;
+template <> struct Bins<float>
 {
-  return p;
-}
-
-__device__ static inline float2
-pair_value (__half2 p)
+  typedef float2 Pair;
+  __device__ static float value (float v) { return v; }
+  __device__ static float2 pair (float2 p) { return p; }
+  __device__ static float2 make_pair (float a, float b) { return make_float2 (a, b); }
+};
+template <> struct Bins<__half>
 {
-  return __half22float2 (p);
-}
-
-__device__ static inline void
-make_pair (float2 *p, float a, float b)
-{
-  *p = make_float2 (a, b);
-}
-
-__device__ static inline void
-make_pair (__half2 *p, float a, float b)
-{
-  *p = __floats2half2_rn (a, b);
-}
-
-__device__ static inline float
-to_float (float v)
-{
-  return v;
-}
-
-__device__ static inline float
-to_float (__half v)
-{
-  return __half2float (v);
-}
+  typedef __half2 Pair;
+  __device__ static float value (__half v) { return __half2float (v); }
+  __device__ static float2 pair (__half2 p) { return __half22float2 (p); }
+  __device__ static __half2 make_pair (float a, float b) { return __floats2half2_rn (a, b); }
+};
 
 /* VEC bins of one stored row, loaded in one instruction when VEC > 1. */
 template <typename T, int VEC>
@@ -113,14 +90,14 @@ typedef struct
  * + 1 for the pair of the last, + VEC − 1 for an aligned start. */
 #define TILE_WV(VEC) ((TILE_X + 2 + 2 * ((VEC) - 1)) / (VEC))
 
-template <typename T, int VEC, int G, int TILE_K, bool VERT, bool TWO, int LINEAR>
+template <typename T, int VEC, int G, bool VERT, bool TWO, int LINEAR>
 __global__ static void __launch_bounds__ (TILE_X, 2)
 plane_tile_kernel (const T      *rows,
                    const float2 *trig,
                    PlaneArgs     a,
                    float        *out)
 {
-  typedef typename PairOf<T>::type Pair;
+  typedef typename Bins<T>::Pair Pair;
   constexpr int WV = TILE_WV (VEC);
   constexpr int WP = WV * VEC;                 /* pairs per window */
   constexpr int NM = VERT ? 1 : TILE_K;        /* windows per projection */
@@ -266,19 +243,19 @@ plane_tile_kernel (const T      *rows,
 #pragma unroll
             for (int k = 0; k < VEC; k++)
               {
-                val[k] = to_float (ua[m].v[k]);
+                val[k] = Bins<T>::value (ua[m].v[k]);
                 if (TWO && fz > 0.0f)
-                  val[k] = fmaf (fz, to_float (ub[mb].v[k]) - val[k], val[k]);
+                  val[k] = fmaf (fz, Bins<T>::value (ub[mb].v[k]) - val[k], val[k]);
               }
-            val[VEC] = to_float (una[m]);
+            val[VEC] = Bins<T>::value (una[m]);
             if (TWO && fz > 0.0f)
-              val[VEC] = fmaf (fz, to_float (unb[mb]) - val[VEC], val[VEC]);
+              val[VEC] = fmaf (fz, Bins<T>::value (unb[mb]) - val[VEC], val[VEC]);
 
             Vec<Pair, VEC> pv;
 
 #pragma unroll
             for (int k = 0; k < VEC; k++)
-              make_pair (&pv.v[k], val[k], val[k + 1]);
+              pv.v[k] = Bins<T>::make_pair (val[k], val[k + 1]);
             *(Vec<Pair, VEC> *) (pairs + ((size_t) g * TILE_K + q) * WP + v * VEC) = pv;
           }
       }
@@ -312,7 +289,7 @@ plane_tile_kernel (const T      *rows,
 #pragma unroll
               for (int q = 0; q < TILE_K; q++)
                 {
-                  const float2 p = pair_value (pg[q * WP + k]);
+                  const float2 p = Bins<T>::pair (pg[q * WP + k]);
 
                   if (LINEAR)
                     acc[q] = fmaf (fr, p.y, fmaf (1.0f - fr, p.x, acc[q]));
@@ -330,7 +307,7 @@ plane_tile_kernel (const T      *rows,
                   const float f = floorf (LINEAR ? t : t + 0.5f);
                   const float fr = t - f;
                   const int k = min ((int) f, WP - 1);
-                  const float2 p = pair_value (pg[q * WP + k]);
+                  const float2 p = Bins<T>::pair (pg[q * WP + k]);
 
                   if (LINEAR)
                     acc[q] = fmaf (fr, p.y, fmaf (1.0f - fr, p.x, acc[q]));
@@ -350,11 +327,11 @@ plane_tile_kernel (const T      *rows,
  * 16-byte aligned rows): the same tiles, but the bins are copied raw into a
  * ring of NS stages in shared memory — no registers, two stages in flight
  * while one is summed — and read as two neighbours.  The bin position and
- * weights of a sample serve its K rows.  COPY 0 with SPT = 1 is the ring
- * path: tiles of 256 samples, 16-byte cp.async units, the stage's units
- * walked over the widest window's extent.
+ * weights of a sample serve its K rows.  BULK false with SPT = 1 is the
+ * ring path: tiles of 256 samples, 16-byte cp.async units, the stage's
+ * units walked over the widest window's extent.
  *
- * The wide path, `auto` (COPY 2, SPT = 2), measured on the H100
+ * The wide path, `auto` (BULK, SPT = 2), measured on the H100
  * (docs/PERFORMANCE.md; XZ 2048² from the half store 6.30 → 4.82 ms):
  *
  * - Tiles of 256 · SPT samples (SPT = 2: 512), so a window's halo and
@@ -364,19 +341,15 @@ plane_tile_kernel (const T      *rows,
  *   4-byte shared loads per plane row (one per sample-projection instead of
  *   two), pulled apart with byte permutes whose selectors are computed once
  *   per projection.
- * - COPY 2: each window is one bulk copy (cp.async.bulk, the tensor memory
+ * - BULK: each window is one bulk copy (cp.async.bulk, the tensor memory
  *   accelerator) issued by one lane — lane l of warp w copies projection
  *   l % G of plane row w — its completion counted on an mbarrier per ring
  *   slot; units off the detector are zeroed by plain stores.  With 16-byte
  *   cp.async units the kernel was issue-bound (ncu: 70 % of issue slots
  *   busy at 53 % of DRAM bandwidth, 222 instructions per thread and
  *   projection, of which the sums 128 and the copy most of the rest).
- *   COPY 1 (TOMO_PLANE_TILE_PATH=wide): warp w copies rows w, w + 8, …
- *   with cp.async, lane l units l, l + 32, … of each window.
- * - MODE (half store, SPT = 2): 0 interpolates and accumulates in float
- *   (the half pair converted); 2 accumulates the weighted pairs in half2
- *   for the G projections of a stage, then adds them to the float sums
- *   (fewer instructions, about 3× the rounding error: not the default). */
+ *   Those cp.async units (5.31 ms) and half2 sums within a stage (4.59 ms,
+ *   about 3× the rounding error) lost and were removed. */
 #define TILE_NS 3
 
 /* Bins a window holds: the ring's windows (256 samples); the wide path's
@@ -397,13 +370,14 @@ smem_addr (const void *p)
   return (unsigned int) __cvta_generic_to_shared (p);
 }
 
-template <typename T, int SPT, int K, int G, int NS, int MODE, int COPY, int LINEAR>
+template <typename T, int SPT, int G, int NS, bool BULK, int LINEAR>
 __global__ static void __launch_bounds__ (TILE_X)
 plane_tile_async_kernel (const T      *rows,
                          const float2 *trig,
                          PlaneArgs     a,
                          float        *out)
 {
+  constexpr int K = TILE_K;
   constexpr int VEC = 16 / (int) sizeof (T);
   constexpr int TX = TILE_X * SPT;
   constexpr int WV = TILE_WV (VEC);
@@ -411,9 +385,8 @@ plane_tile_async_kernel (const T      *rows,
   constexpr int EU = G * K * WV;               /* units of a stage, the ring's copy */
   constexpr int STAGE = G * K * WP;            /* bins per stage */
   constexpr int NW = TILE_X / 32;
-  static_assert (COPY == 0 || K % NW == 0, "whole rows per warp");
-  static_assert (COPY != 0 || SPT == 1, "the ring's copy: windows of 256 samples");
-  static_assert (MODE == 0 || (MODE == 2 && sizeof (T) == 2 && SPT == 2), "half pairs only");
+  static_assert (!BULK || K % NW == 0, "whole rows per warp");
+  static_assert (BULK || SPT == 1, "the ring's copy: windows of 256 samples");
   static_assert (SPT == 1 || SPT == 2, "one or two samples per thread");
   extern __shared__ __align__ (16) unsigned char tile_smem[];
   T *ring = (T *) tile_smem;                   /* [NS][G][K][WP] */
@@ -421,14 +394,13 @@ plane_tile_async_kernel (const T      *rows,
   __shared__ int r0_s[K];
   __shared__ __align__ (8) unsigned long long bars[NS];
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  static_assert (COPY != 2 || G * (K / NW) <= 32, "one lane per window of a warp");
+  static_assert (!BULK || G * (K / NW) <= 32, "one lane per window of a warp");
   const int iA = blockIdx.x * TX;
   const int jA = blockIdx.y * K;
   const int nA = min (TX, a.w - iA);
   const int n_stages = (a.P + G - 1) / G;
   const float W = (float) a.W;
   float acc[SPT][K];
-  __half2 hacc[MODE == 2 ? SPT : 1][MODE == 2 ? K : 1];
   bool inside[SPT];
 
   if (tid < K)
@@ -439,7 +411,7 @@ plane_tile_async_kernel (const T      *rows,
       /* Integer z here (the launcher checked): a row or nothing. */
       r0_s[tid] = jA + tid < a.h && r >= 0 && r < a.n_rows ? r : -1;
     }
-  if (COPY == 2 && tid == 0)
+  if (BULK && tid == 0)
     {
       /* One arrival per warp and stage.  One thread, one mbarrier.init
        * instruction per barrier: ptxas counts the kernel's mbarriers
@@ -466,11 +438,7 @@ plane_tile_async_kernel (const T      *rows,
       inside[s] = tid * SPT + s < nA && fabsf (x) <= a.lim && fabsf (y) <= a.lim;
 #pragma unroll
       for (int q = 0; q < K; q++)
-        {
-          acc[s][q] = 0.0f;
-          if constexpr (MODE == 2)
-            hacc[s][q] = __float2half2_rn (0.0f);
-        }
+        acc[s][q] = 0.0f;
     }
 
   auto plan = [&] (int stage) {
@@ -499,7 +467,7 @@ plane_tile_async_kernel (const T      *rows,
   };
   /* The needed units of a stage; off the detector, zeros. */
   auto issue = [&] (int stage) {
-    if constexpr (COPY == 2)
+    if constexpr (BULK)
       {
         /* Lane l < G · K / NW: projection l % G, row warp + NW · (l / G). */
         if (stage < n_stages)
@@ -543,7 +511,7 @@ plane_tile_async_kernel (const T      *rows,
           }
         return;
       }
-    if (stage < n_stages && COPY == 0)
+    if (stage < n_stages)
       {
         /* The ring's copy: thread e takes units e, e + 256, … of the stage,
          * (projection, plane row, unit) with the unit fastest. */
@@ -571,39 +539,6 @@ plane_tile_async_kernel (const T      *rows,
               }
           }
       }
-    if (stage < n_stages && COPY == 1)
-      {
-        /* Warp w: rows w, w + NW, …; lane l: units l, l + 32, … of each
-         * window. */
-        T *buf = ring + (size_t) (stage % NS) * STAGE;
-        const int p0 = stage * G;
-
-        for (int g = 0; g < G && p0 + g < a.P; g++)
-          {
-            const int lo = meta[stage % (NS + 1)][g].lo;
-            const int nu = (meta[stage % (NS + 1)][g].nb + VEC - 1) / VEC;
-
-#pragma unroll
-            for (int qq = 0; qq < K / NW; qq++)
-              {
-                const int q = warp + qq * NW;
-                const int r = r0_s[q];
-
-                if (r < 0)
-                  continue;
-                const T *src = rows + (size_t) r * a.row_elems + (size_t) (p0 + g) * a.W;
-                T *dst = buf + ((size_t) g * K + q) * WP;
-
-                for (int v = lane; v < nu; v += 32)
-                  {
-                    const int col = lo + v * VEC;
-                    const bool on = col >= 0 && col + VEC <= a.W;
-
-                    copy_async<16> (dst + v * VEC, src + (on ? col : 0), on ? 16 : 0);
-                  }
-              }
-          }
-      }
     asm volatile ("cp.async.commit_group;\n" ::);
   };
 
@@ -614,7 +549,7 @@ plane_tile_async_kernel (const T      *rows,
     issue (s);
   for (int s = 0; s < n_stages; s++)
     {
-      if (COPY == 2)
+      if (BULK)
         {
           /* Use s / NS of slot s % NS: its phase of that parity completes. */
           const unsigned int bar = smem_addr (&bars[s % NS]), parity = (s / NS) & 1;
@@ -653,10 +588,10 @@ plane_tile_async_kernel (const T      *rows,
 #pragma unroll
                   for (int q = 0; q < K; q++)
                     {
-                      const float v0 = to_float (b[q * WP]);
+                      const float v0 = Bins<T>::value (b[q * WP]);
 
                       if (LINEAR)
-                        acc[sm][q] = fmaf (fr, to_float (b[q * WP + 1]),
+                        acc[sm][q] = fmaf (fr, Bins<T>::value (b[q * WP + 1]),
                                            fmaf (1.0f - fr, v0, acc[sm][q]));
                       else
                         acc[sm][q] += v0;
@@ -678,8 +613,6 @@ plane_tile_async_kernel (const T      *rows,
               const unsigned int *wd = (const unsigned int *) (bg + base);
               const unsigned int sa = 0x3210 + oa * 0x2222, sb = 0x3210 + ob * 0x2222;
               const float ra = LINEAR ? ta - fa : 0.0f, rb = LINEAR ? tb - fb : 0.0f;
-              const __half2 wa = __floats2half2_rn (1.0f - ra, ra);
-              const __half2 wb = __floats2half2_rn (1.0f - rb, rb);
 
 #pragma unroll
               for (int q = 0; q < K; q++)
@@ -688,45 +621,24 @@ plane_tile_async_kernel (const T      *rows,
                   const unsigned int pa = __byte_perm (w0, w1, sa);
                   const unsigned int pb = __byte_perm (w0, w1, sb);
 
-                  if constexpr (MODE == 2)
+                  const float2 va = __half22float2 (*(const __half2 *) &pa);
+                  const float2 vb = __half22float2 (*(const __half2 *) &pb);
+
+                  if (LINEAR)
                     {
-                      hacc[0][q] = __hfma2 (*(const __half2 *) &pa, wa, hacc[0][q]);
-                      hacc[1][q] = __hfma2 (*(const __half2 *) &pb, wb, hacc[1][q]);
+                      acc[0][q] = fmaf (ra, va.y, fmaf (1.0f - ra, va.x, acc[0][q]));
+                      acc[1][q] = fmaf (rb, vb.y, fmaf (1.0f - rb, vb.x, acc[1][q]));
                     }
                   else
                     {
-                      const float2 va = __half22float2 (*(const __half2 *) &pa);
-                      const float2 vb = __half22float2 (*(const __half2 *) &pb);
-
-                      if (LINEAR)
-                        {
-                          acc[0][q] = fmaf (ra, va.y, fmaf (1.0f - ra, va.x, acc[0][q]));
-                          acc[1][q] = fmaf (rb, vb.y, fmaf (1.0f - rb, vb.x, acc[1][q]));
-                        }
-                      else
-                        {
-                          acc[0][q] += va.x;
-                          acc[1][q] += vb.x;
-                        }
+                      acc[0][q] += va.x;
+                      acc[1][q] += vb.x;
                     }
                 }
             }
         }
-      if constexpr (MODE == 2)
-        {
-#pragma unroll
-          for (int sm = 0; sm < SPT; sm++)
-#pragma unroll
-            for (int q = 0; q < K; q++)
-              {
-                const float2 v = __half22float2 (hacc[sm][q]);
-
-                acc[sm][q] += v.x + v.y;
-                hacc[sm][q] = __float2half2_rn (0.0f);
-              }
-        }
     }
-  if (COPY != 2)
+  if (!BULK)
     asm volatile ("cp.async.wait_group 0;\n" ::);
   else
     {
@@ -749,7 +661,7 @@ plane_tile_async_kernel (const T      *rows,
           = inside[sm] && r0_s[q] >= 0 ? acc[sm][q] * a.inv_scale : 0.0f;
 }
 
-template <typename T, int G, int K, int SPT = 1, int MODE = 0, int COPY = 0>
+template <typename T, int G, int SPT, bool BULK>
 static gboolean
 launch_tile_async (const T         *rows,
                    const float2    *trig,
@@ -759,10 +671,10 @@ launch_tile_async (const T         *rows,
                    cudaStream_t     stream,
                    GError         **error)
 {
-  const size_t smem = (size_t) TILE_NS * G * K * tile_wp<T, SPT> () * sizeof (T);
-  dim3 grid ((a.w + TILE_X * SPT - 1) / (TILE_X * SPT), (a.h + K - 1) / K);
-  auto kern = interp ? plane_tile_async_kernel<T, SPT, K, G, TILE_NS, MODE, COPY, 1>
-                     : plane_tile_async_kernel<T, SPT, K, G, TILE_NS, MODE, COPY, 0>;
+  const size_t smem = (size_t) TILE_NS * G * TILE_K * tile_wp<T, SPT> () * sizeof (T);
+  dim3 grid ((a.w + TILE_X * SPT - 1) / (TILE_X * SPT), (a.h + TILE_K - 1) / TILE_K);
+  auto kern = interp ? plane_tile_async_kernel<T, SPT, G, TILE_NS, BULK, 1>
+                     : plane_tile_async_kernel<T, SPT, G, TILE_NS, BULK, 0>;
 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
@@ -771,7 +683,7 @@ launch_tile_async (const T         *rows,
   return TOMO_CUDA_CHECK_LAUNCH ("plane tile kernel (async)", error);
 }
 
-template <typename T, int VEC, int G, int K, bool VERT, bool TWO>
+template <typename T, int VEC, int G, bool VERT, bool TWO>
 static gboolean
 launch_tile (const T         *rows,
              const float2    *trig,
@@ -781,11 +693,11 @@ launch_tile (const T         *rows,
              cudaStream_t     stream,
              GError         **error)
 {
-  typedef typename PairOf<T>::type Pair;
-  const size_t smem = (size_t) G * K * TILE_WV (VEC) * VEC * sizeof (Pair);
-  dim3 grid ((a.w + TILE_X - 1) / TILE_X, (a.h + K - 1) / K);
-  auto kern = interp ? plane_tile_kernel<T, VEC, G, K, VERT, TWO, 1>
-                     : plane_tile_kernel<T, VEC, G, K, VERT, TWO, 0>;
+  typedef typename Bins<T>::Pair Pair;
+  const size_t smem = (size_t) G * TILE_K * TILE_WV (VEC) * VEC * sizeof (Pair);
+  dim3 grid ((a.w + TILE_X - 1) / TILE_X, (a.h + TILE_K - 1) / TILE_K);
+  auto kern = interp ? plane_tile_kernel<T, VEC, G, VERT, TWO, 1>
+                     : plane_tile_kernel<T, VEC, G, VERT, TWO, 0>;
 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
@@ -816,50 +728,23 @@ launch_tile_kind (const T         *rows,
     if (vert && !two)
       {
         /* TOMO_PLANE_TILE_PATH (for the bench and the tests): ring, the
-         * ring path, or pairs, the register-staged pair copy, each with
-         * TOMO_PLANE_TILE_ROWS=4, 8 or 16 plane rows per block (the same
-         * shared memory); wide or bulk-h2 below. */
+         * ring path (`auto` before the wide path, the bench's baseline), or
+         * pairs, the register-staged pair copy.  Else the wide path (tiles
+         * of 512 samples, 4 projections a stage, about 100 KiB of shared
+         * memory: two blocks an SM) with bulk copies. */
         const char *path = g_getenv ("TOMO_PLANE_TILE_PATH");
-        const char *rows_env = g_getenv ("TOMO_PLANE_TILE_ROWS");
-        const int k = rows_env != NULL ? atoi (rows_env) : 8;
-        constexpr bool H = sizeof (T) == 2;
 
         if (path != NULL && strcmp (path, "pairs") == 0)
-          {
-            if (k == 16)
-              return launch_tile<T, VEC, G / 2, 16, true, false> (rows, trig, a, interp, out,
-                                                                  stream, error);
-            if (k == 4)
-              return launch_tile<T, VEC, G * 2, 4, true, false> (rows, trig, a, interp, out,
-                                                                 stream, error);
-            return launch_tile<T, VEC, G, 8, true, false> (rows, trig, a, interp, out, stream,
-                                                           error);
-          }
+          return launch_tile<T, VEC, G, true, false> (rows, trig, a, interp, out, stream, error);
         if (path != NULL && strcmp (path, "ring") == 0)
-          {
-            if (k == 16)
-              return launch_tile_async<T, G / 2, 16> (rows, trig, a, interp, out, stream, error);
-            if (k == 4)
-              return launch_tile_async<T, G * 2, 4> (rows, trig, a, interp, out, stream, error);
-            return launch_tile_async<T, G, 8> (rows, trig, a, interp, out, stream, error);
-          }
-        /* The wide path (tiles of 512 samples, 4 projections a stage,
-         * about 100 KiB of shared memory: two blocks an SM) with bulk
-         * copies; TOMO_PLANE_TILE_PATH=wide: the same with cp.async units,
-         * bulk-h2: half2 sums within a stage (faster, more rounding). */
-        if (path != NULL && strcmp (path, "wide") == 0)
-          return launch_tile_async<T, G / 2, 8, 2, 0, 1> (rows, trig, a, interp, out, stream,
-                                                          error);
-        if (path != NULL && strcmp (path, "bulk-h2") == 0)
-          return launch_tile_async<T, G / 2, 8, 2, H ? 2 : 0, 2> (rows, trig, a, interp, out,
-                                                                 stream, error);
-        return launch_tile_async<T, G / 2, 8, 2, 0, 2> (rows, trig, a, interp, out, stream, error);
+          return launch_tile_async<T, G, 1, false> (rows, trig, a, interp, out, stream, error);
+        return launch_tile_async<T, G / 2, 2, true> (rows, trig, a, interp, out, stream, error);
       }
   if (vert)
-    return two ? launch_tile<T, VEC, G2, 8, true, true> (rows, trig, a, interp, out, stream, error)
-               : launch_tile<T, VEC, G, 8, true, false> (rows, trig, a, interp, out, stream, error);
-  return two ? launch_tile<T, VEC, G2, 8, false, true> (rows, trig, a, interp, out, stream, error)
-             : launch_tile<T, VEC, G, 8, false, false> (rows, trig, a, interp, out, stream, error);
+    return two ? launch_tile<T, VEC, G2, true, true> (rows, trig, a, interp, out, stream, error)
+               : launch_tile<T, VEC, G, true, false> (rows, trig, a, interp, out, stream, error);
+  return two ? launch_tile<T, VEC, G2, false, true> (rows, trig, a, interp, out, stream, error)
+             : launch_tile<T, VEC, G, false, false> (rows, trig, a, interp, out, stream, error);
 }
 
 gboolean

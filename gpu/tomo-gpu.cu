@@ -664,45 +664,11 @@ tomo_gpu_context_get_filter_method (TomoGpuContext *ctx)
 }
 
 /* ---- filtering kernels ----
- * One thread per padded sample; blockIdx.y walks rows (or row pairs) with a
- * grid stride so any number of projections fits the 65535 limit of grid.y. */
-
-__device__ static inline float
-pad_value (const float *row,
-           unsigned     j,
-           unsigned     width,
-           unsigned     n_left,
-           int          edge)
-{
-  int col = tomo_gpu_pad_column (j, width, n_left, edge);
-
-  return col < 0 ? 0.0f : row[col];
-}
-
-__global__ static void
-pad_pair_kernel (const float  *__restrict__ in,
-                 cufftComplex *__restrict__ out,
-                 unsigned      width,
-                 unsigned      padded,
-                 unsigned      n_rows,
-                 unsigned      n_left,
-                 int           edge)
-{
-  unsigned j = blockIdx.x * blockDim.x + threadIdx.x;
-  unsigned n_pairs = (n_rows + 1) / 2;
-
-  if (j >= padded)
-    return;
-  for (unsigned p = blockIdx.y; p < n_pairs; p += gridDim.y)
-    {
-      unsigned a = 2 * p, b = 2 * p + 1;
-      cufftComplex v;
-
-      v.x = pad_value (in + (size_t) a * width, j, width, n_left, edge);
-      v.y = b < n_rows ? pad_value (in + (size_t) b * width, j, width, n_left, edge) : 0.0f;
-      out[(size_t) p * padded + j] = v;
-    }
-}
+ * Padding and cropping are tomo-gpu-filter.cuh's, named here as in errors. */
+static constexpr auto pad_pair_kernel = pad_rows_kernel<cufftComplex, false>;
+static constexpr auto extract_pair_kernel = extract_rows_kernel<cufftComplex>;
+static constexpr auto pad_real_kernel = pad_rows_kernel<float, false>;
+static constexpr auto extract_real_kernel = extract_rows_kernel<float>;
 
 /* Multiplies the n_coef spectrum bins of each row (or row pair) by the
  * filter's response.  With mirror = padded (a whole complex spectrum) bin k
@@ -726,59 +692,6 @@ multiply_kernel (cufftComplex *__restrict__ data,
       v->x *= f;
       v->y *= f;
     }
-}
-
-__global__ static void
-extract_pair_kernel (const cufftComplex *__restrict__ in,
-                     float              *__restrict__ out,
-                     unsigned            width,
-                     unsigned            padded,
-                     unsigned            n_rows)
-{
-  unsigned j = blockIdx.x * blockDim.x + threadIdx.x;
-  unsigned n_pairs = (n_rows + 1) / 2;
-
-  if (j >= width)
-    return;
-  for (unsigned p = blockIdx.y; p < n_pairs; p += gridDim.y)
-    {
-      cufftComplex v = in[(size_t) p * padded + j];
-      out[(size_t) (2 * p) * width + j] = v.x;
-      if (2 * p + 1 < n_rows)
-        out[(size_t) (2 * p + 1) * width + j] = v.y;
-    }
-}
-
-__global__ static void
-pad_real_kernel (const float *__restrict__ in,
-                 float       *__restrict__ out,
-                 unsigned     width,
-                 unsigned     padded,
-                 unsigned     n_rows,
-                 unsigned     n_left,
-                 int          edge)
-{
-  unsigned j = blockIdx.x * blockDim.x + threadIdx.x;
-
-  if (j >= padded)
-    return;
-  for (unsigned r = blockIdx.y; r < n_rows; r += gridDim.y)
-    out[(size_t) r * padded + j] = pad_value (in + (size_t) r * width, j, width, n_left, edge);
-}
-
-__global__ static void
-extract_real_kernel (const float *__restrict__ in,
-                     float       *__restrict__ out,
-                     unsigned     width,
-                     unsigned     padded,
-                     unsigned     n_rows)
-{
-  unsigned j = blockIdx.x * blockDim.x + threadIdx.x;
-
-  if (j >= width)
-    return;
-  for (unsigned r = blockIdx.y; r < n_rows; r += gridDim.y)
-    out[(size_t) r * width + j] = in[(size_t) r * padded + j];
 }
 
 static dim3
@@ -916,7 +829,8 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
                           (size_t) n_pairs * P * sizeof (cufftComplex), "padded rows", error))
         return FALSE;
       if (!TOMO_CUDA_LAUNCH (pad_pair_kernel, rows_grid (P, n_pairs, block), block, stream, error,
-                             d_sinos, ctx->d_complex, W, P, n_rows, n_left, ctx->pad_mode) ||
+                             d_sinos, NULL, NULL, 0, 0, ctx->d_complex, W, P, n_rows, n_left,
+                             ctx->pad_mode) ||
           !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_c2c, stream), error) ||
           !TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
                                            CUFFT_FORWARD), error) ||
@@ -924,7 +838,7 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
           !TOMO_CUFFT_CHECK (cufftExecC2C (ctx->plan_c2c, ctx->d_complex, ctx->d_complex,
                                            CUFFT_INVERSE), error) ||
           !TOMO_CUDA_LAUNCH (extract_pair_kernel, rows_grid (W, n_pairs, block), block, stream, error,
-                             ctx->d_complex, ctx->d_filtered, W, P, n_rows))
+                             ctx->d_complex, ctx->d_filtered, NULL, W, P, n_rows))
         return FALSE;
     }
   else
@@ -937,14 +851,15 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
                           (size_t) n_rows * n_coef * sizeof (cufftComplex), "row spectra", error))
         return FALSE;
       if (!TOMO_CUDA_LAUNCH (pad_real_kernel, rows_grid (P, n_rows, block), block, stream, error,
-                             d_sinos, ctx->d_real, W, P, n_rows, n_left, ctx->pad_mode) ||
+                             d_sinos, NULL, NULL, 0, 0, ctx->d_real, W, P, n_rows, n_left,
+                             ctx->pad_mode) ||
           !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_r2c, stream), error) ||
           !TOMO_CUFFT_CHECK (cufftSetStream (ctx->plan_c2r, stream), error) ||
           !TOMO_CUFFT_CHECK (cufftExecR2C (ctx->plan_r2c, ctx->d_real, ctx->d_complex), error) ||
           !_tomo_gpu_filter_multiply (ctx->d_complex, ctx->d_response, n_coef, n_rows, 0, stream, error) ||
           !TOMO_CUFFT_CHECK (cufftExecC2R (ctx->plan_c2r, ctx->d_complex, ctx->d_real), error) ||
           !TOMO_CUDA_LAUNCH (extract_real_kernel, rows_grid (W, n_rows, block), block, stream, error,
-                             ctx->d_real, ctx->d_filtered, W, P, n_rows))
+                             ctx->d_real, ctx->d_filtered, NULL, W, P, n_rows))
         return FALSE;
     }
   if (!TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_filter[1], stream), error))

@@ -602,14 +602,11 @@ run_timing4 (void)
     }
   g_print ("packing 4 slices (float4 + half4 bins): %.3f ms\n", median20 (pack_ms));
   g_print ("default variant %d\n", tomo_bp_get_variant ());
-  for (int v = 0; v < 8; v++)
+  for (int v = 0; v < 2; v++)
     for (int ri = -1; ri < (int) G_N_ELEMENTS (ratios); ri++)
       {
         TomoGpuBackprojectParams params;
 
-        /* the ALU kernel alone has no texture side */
-        if (ri < 0 && (v & 4))
-          continue;
         tomo_bp_set_variant (v);
         memset (&params, 0, sizeof params);
         params.center = (W - 1) / 2.0 + 0.3;
@@ -658,7 +655,7 @@ add_tests (void)
   /* Every variant of the 4-slice half paths (selectable at run time):
    * the hybrid (small ROI: texture blocks only; 1040² ROI: both kinds) and
    * the ALU kernel from the half cache (many passes, partial last pass). */
-  for (int v = 0; v < 8; v++)
+  for (int v = 0; v < 2; v++)
     for (int kind = 0; kind < 5; kind++)
       {
         static const guint case_of[] = { 4, 10, 4, 3, 3 };
@@ -667,8 +664,6 @@ add_tests (void)
         g_autofree char *path = NULL;
         BpTest *t;
 
-        if (k == TOMO_GPU_KERNEL_ALU && v >= 4)
-          continue;   /* the texture variant bit has no ALU side */
         t = g_new (BpTest, 1);
         *t = (BpTest) { k, 4, interp, k == TOMO_GPU_KERNEL_ALU, &cases[case_of[kind]], v };
         path = g_strdup_printf ("/tomo/gpu/bp/%s/%s-4slice-variant%d/%s", kernel_name (k),

@@ -14,8 +14,6 @@
 #include <string.h>
 
 #include <epoxy/gl.h>
-#include <EGL/egl.h>
-#include <EGL/eglext.h>
 
 #include "tomo-backend.h"
 #include "tomo-filter.h"
@@ -25,98 +23,32 @@
 #include "tomo-volume.h"
 
 static int n_devices;
-static EGLDisplay egl_display = EGL_NO_DISPLAY;
-static EGLContext egl_context = EGL_NO_CONTEXT;
+static TomoGpuGlHeadless *headless;
 static int gl_cuda_device = -1;
-static const char *skip_reason;
+static char *skip_reason;
 
-static gboolean
-has_extension (const char *list,
-               const char *name)
-{
-  gsize len = strlen (name);
-
-  for (const char *p = list; p && (p = strstr (p, name)); p += len)
-    if ((p == list || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
-      return TRUE;
-  return FALSE;
-}
-
-/* Walks the EGL devices and keeps the first whose GL context CUDA can reach. */
+/* The headless EGL context of tomo-gpu-gl.cu (the first EGL device whose GL
+ * context CUDA can reach), current on this thread for every test. */
 static void
 setup_egl (void)
 {
-  PFNEGLQUERYDEVICESEXTPROC query_devices;
-  PFNEGLGETPLATFORMDISPLAYEXTPROC get_platform_display;
-  EGLDeviceEXT devices[16];
-  EGLint n = 0;
+  g_autoptr(GError) error = NULL;
 
   if (n_devices == 0)
     {
-      skip_reason = "no CUDA device: tomo_gpu_get_n_devices() returned 0";
+      skip_reason = g_strdup ("no CUDA device: tomo_gpu_get_n_devices() returned 0");
       return;
     }
-  query_devices = (PFNEGLQUERYDEVICESEXTPROC) eglGetProcAddress ("eglQueryDevicesEXT");
-  get_platform_display = (PFNEGLGETPLATFORMDISPLAYEXTPROC) eglGetProcAddress ("eglGetPlatformDisplayEXT");
-  if (query_devices == NULL || get_platform_display == NULL ||
-      !query_devices (G_N_ELEMENTS (devices), devices, &n) || n == 0)
+  headless = tomo_gpu_gl_headless_open (1, 1, &error);
+  if (headless == NULL)
     {
-      skip_reason = "no EGL device (EGL_EXT_device_enumeration missing or no devices)";
+      skip_reason = g_strdup_printf ("no headless GL context on a CUDA device: %s",
+                                     error->message);
       return;
     }
-
-  for (EGLint i = 0; i < n; i++)
-    {
-      static const EGLint config_attribs[] = {
-        EGL_SURFACE_TYPE, EGL_PBUFFER_BIT,
-        EGL_RENDERABLE_TYPE, EGL_OPENGL_BIT,
-        EGL_NONE,
-      };
-      static const EGLint context_attribs[] = {
-        EGL_CONTEXT_MAJOR_VERSION, 3,
-        EGL_CONTEXT_MINOR_VERSION, 3,
-        EGL_CONTEXT_OPENGL_PROFILE_MASK, EGL_CONTEXT_OPENGL_CORE_PROFILE_BIT,
-        EGL_NONE,
-      };
-      EGLDisplay dpy = get_platform_display (EGL_PLATFORM_DEVICE_EXT, devices[i], NULL);
-      EGLConfig config = NULL;
-      EGLint n_configs = 0;
-      EGLContext ctx;
-      int dev = -1;
-
-      if (dpy == EGL_NO_DISPLAY || !eglInitialize (dpy, NULL, NULL))
-        continue;
-      if (!has_extension (eglQueryString (dpy, EGL_EXTENSIONS), "EGL_KHR_surfaceless_context") ||
-          !eglBindAPI (EGL_OPENGL_API) ||
-          !eglChooseConfig (dpy, config_attribs, &config, 1, &n_configs) || n_configs == 0)
-        {
-          eglTerminate (dpy);
-          continue;
-        }
-      ctx = eglCreateContext (dpy, config, EGL_NO_CONTEXT, context_attribs);
-      if (ctx == EGL_NO_CONTEXT ||
-          !eglMakeCurrent (dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, ctx))
-        {
-          if (ctx != EGL_NO_CONTEXT)
-            eglDestroyContext (dpy, ctx);
-          eglTerminate (dpy);
-          continue;
-        }
-      if (tomo_gpu_gl_get_device (&dev))
-        {
-          egl_display = dpy;
-          egl_context = ctx;
-          gl_cuda_device = dev;
-          g_test_message ("EGL device %d: %s, GL %s on CUDA device %d", i,
-                          (const char *) glGetString (GL_RENDERER),
-                          (const char *) glGetString (GL_VERSION), dev);
-          return;
-        }
-      eglMakeCurrent (dpy, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-      eglDestroyContext (dpy, ctx);
-      eglTerminate (dpy);
-    }
-  skip_reason = "no EGL device whose OpenGL context runs on a CUDA device";
+  gl_cuda_device = tomo_gpu_gl_headless_get_device (headless);
+  g_test_message ("%s on CUDA device %d", tomo_gpu_gl_headless_get_renderer (headless),
+                  gl_cuda_device);
 }
 
 static GLuint
@@ -154,18 +86,22 @@ read_texture (GLenum target,
   return out;
 }
 
-static void
-test_no_context (void)
+static gpointer
+get_device_thread (gpointer data)
 {
   int dev = -1;
 
-  /* Must never crash: without a current GL context (or without CUDA) there
-   * is no interop device. */
-  if (egl_context != EGL_NO_CONTEXT)
-    eglMakeCurrent (egl_display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-  g_assert_false (tomo_gpu_gl_get_device (&dev));
-  if (egl_context != EGL_NO_CONTEXT)
-    g_assert_true (eglMakeCurrent (egl_display, EGL_NO_SURFACE, EGL_NO_SURFACE, egl_context));
+  return GINT_TO_POINTER (tomo_gpu_gl_get_device (&dev));
+}
+
+static void
+test_no_context (void)
+{
+  /* Must never crash: without a current GL context (a thread of its own:
+   * the headless context is current on this one only), or without CUDA,
+   * there is no interop device. */
+  g_assert_false (GPOINTER_TO_INT (g_thread_join (g_thread_new ("no-context",
+                                                                get_device_thread, NULL))));
 }
 
 static void
@@ -566,11 +502,7 @@ main (int    argc,
   g_test_add_func ("/tomo/gpu/gl/backend-preview-kept", test_backend_preview_kept);
   ret = g_test_run ();
 
-  if (egl_context != EGL_NO_CONTEXT)
-    {
-      eglMakeCurrent (egl_display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-      eglDestroyContext (egl_display, egl_context);
-      eglTerminate (egl_display);
-    }
+  tomo_gpu_gl_headless_close (headless);
+  g_free (skip_reason);
   return ret;
 }

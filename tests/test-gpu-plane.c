@@ -262,12 +262,9 @@ test_tile (gconstpointer data)
   planes[7].width = 600;
 
   /* Planes 0, 1, 3, 6 and 7 are vertical on whole rows: auto (the wide
-   * path with bulk copies), its variants, the ring path with 4, 8 and 16
-   * rows per block and the pair path are each checked. */
-  static const char *const variants[][2] = { { NULL, NULL }, { NULL, "wide" },
-                                             { NULL, "bulk-h2" }, { "4", "ring" },
-                                             { "8", "ring" }, { "16", "ring" },
-                                             { "8", "pairs" } };
+   * path with bulk copies), the ring path and the pair path are each
+   * checked. */
+  static const char *const variants[] = { NULL, "ring", "pairs" };
 
   for (guint k = 0; k < G_N_ELEMENTS (planes); k++)
     for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
@@ -280,19 +277,16 @@ test_tile (gconstpointer data)
           {
             double e_tile;
 
-            if (variants[v][0] != NULL)
-              g_setenv ("TOMO_PLANE_TILE_ROWS", variants[v][0], TRUE);
-            if (variants[v][1] != NULL)
-              g_setenv ("TOMO_PLANE_TILE_PATH", variants[v][1], TRUE);
+            if (variants[v] != NULL)
+              g_setenv ("TOMO_PLANE_TILE_PATH", variants[v], TRUE);
             e_tile = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILE);
-            g_unsetenv ("TOMO_PLANE_TILE_ROWS");
             g_unsetenv ("TOMO_PLANE_TILE_PATH");
-            g_test_message ("%s store, %s, %s: relative L2 tile (%s rows, %s) %.3g (tolerance "
-                            "%g), texture %.3g (2e-2)",
+            g_test_message ("%s store, %s, %s: relative L2 tile (%s) %.3g (tolerance %g), "
+                            "texture %.3g (2e-2)",
                             tomo_gpu_store_precision_to_string (precision), names[k],
-                            tomo_interp_to_string (in), variants[v][0] ? variants[v][0] : "8",
-                            variants[v][1] ? variants[v][1] : vertical ? "bulk" : "pairs", e_tile,
-                            t, e_tex);
+                            tomo_interp_to_string (in),
+                            variants[v] ? variants[v] : vertical ? "bulk" : "pairs", e_tile, t,
+                            e_tex);
             g_assert_cmpfloat (e_tile, <=, t);
           }
         g_assert_cmpfloat (e_tex, <=, 2e-2);
@@ -525,12 +519,10 @@ test_tilt (gconstpointer data)
  * store, so each of the 3 slots completes phases of both parities; windows
  * partly off the detector (zeroed units); 9 plane rows, so the second
  * block's rows 1…7 copy nothing; a plane of 600 samples, two tiles, the
- * second partial.  The cp.async variant of the wide path beside it. */
+ * second partial. */
 static void
 test_tile_wide_small (void)
 {
-  const char *const paths[] = { NULL, "wide" };
-
   if (!have_device)
     {
       g_test_skip ("no CUDA device");
@@ -551,23 +543,17 @@ test_tile_wide_small (void)
                                fx.h, 0.2);
       for (guint k = 0; k < G_N_ELEMENTS (planes); k++)
         for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
-          for (guint v = 0; v < G_N_ELEMENTS (paths); v++)
-            {
-              const double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
-              double e;
+          {
+            const double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
+            double e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILE);
 
-              if (paths[v] != NULL)
-                g_setenv ("TOMO_PLANE_TILE_PATH", paths[v], TRUE);
-              e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILE);
-              g_unsetenv ("TOMO_PLANE_TILE_PATH");
-              g_test_message ("%s store, plane %u (%u × %u), %s, %s: relative L2 %.3g "
-                              "(tolerance %g)",
-                              tomo_gpu_store_precision_to_string (precision), k,
-                              planes[k].width, planes[k].height, tomo_interp_to_string (in),
-                              paths[v] != NULL ? paths[v] : "bulk (auto)", e, t);
-              g_assert_cmpfloat (e, <=, t);
-              g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==, TOMO_GPU_PLANE_TILE);
-            }
+            g_test_message ("%s store, plane %u (%u × %u), %s, bulk (auto): relative L2 %.3g "
+                            "(tolerance %g)",
+                            tomo_gpu_store_precision_to_string (precision), k, planes[k].width,
+                            planes[k].height, tomo_interp_to_string (in), e, t);
+            g_assert_cmpfloat (e, <=, t);
+            g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==, TOMO_GPU_PLANE_TILE);
+          }
       tomo_gpu_store_free (store);
       fixture_clear (&fx);
     }

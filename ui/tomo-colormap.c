@@ -9,12 +9,9 @@
 #include "tomo-colormap.h"
 #include "tomo-types.h"
 
+/* In TomoColormap's order. */
 static const char *const colormap_names[TOMO_N_COLORMAPS] = {
-  [TOMO_COLORMAP_GRAY] = "gray",
-  [TOMO_COLORMAP_INVERTED] = "inverted",
-  [TOMO_COLORMAP_VIRIDIS] = "viridis",
-  [TOMO_COLORMAP_MAGMA] = "magma",
-  [TOMO_COLORMAP_COOLWARM] = "coolwarm",
+  "gray", "inverted", "viridis", "magma", "coolwarm",
 };
 
 const char *

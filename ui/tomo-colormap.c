@@ -17,8 +17,7 @@ static const char *const colormap_names[TOMO_N_COLORMAPS] = {
 const char *
 tomo_colormap_to_string (TomoColormap colormap)
 {
-  g_return_val_if_fail (colormap < TOMO_N_COLORMAPS, NULL);
-  return colormap_names[colormap];
+  return _tomo_name_of (colormap_names, TOMO_N_COLORMAPS, colormap);
 }
 
 gboolean

@@ -7,9 +7,9 @@
 
 #include "tomo-median.h"
 
-static int
-cmp_double (gconstpointer a,
-            gconstpointer b)
+int
+_tomo_cmp_double (gconstpointer a,
+                  gconstpointer b)
 {
   double x = *(const double *) a, y = *(const double *) b;
 
@@ -22,6 +22,6 @@ _tomo_median (double *v,
 {
   g_return_val_if_fail (v != NULL && n > 0, 0.0);
 
-  qsort (v, n, sizeof *v, cmp_double);
+  qsort (v, n, sizeof *v, _tomo_cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }

@@ -9,5 +9,8 @@ G_BEGIN_DECLS
  * v in place, so v[n − 1] is then the maximum. */
 double _tomo_median (double *v,
                      guint   n);
+/* qsort()'s comparison of two doubles, ascending. */
+int    _tomo_cmp_double (gconstpointer a,
+                         gconstpointer b);
 
 G_END_DECLS

@@ -467,6 +467,22 @@ test_three_views (void)
     g_assert_cmpfloat (tomo_test_rel_l2 (xz2, xz, xw * xh), >, 0.01);
   }
 
+  /* Another filter: a new store, made once the old one is freed (on a worker). */
+  {
+    g_autofree float *xz = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    g_autofree float *xz2 = NULL;
+    guint n = tomo_volume_view_get_n_updates (view);
+    guint freed = tomo_volume_view_get_n_stores_freed ();
+
+    g_object_set (window, "filter", "shepp-logan", NULL);
+    g_assert_true (wait_updates (view, n + 1, 60));
+    g_assert_cmpuint (tomo_volume_view_get_n_stores_freed (), ==, freed + 1);
+    xz2 = volume_pane_data (view, TOMO_VOLUME_VIEW_XZ, &xw, &xh);
+    g_test_message ("ram-lak → shepp-logan: XZ changed by %.3f",
+                    tomo_test_rel_l2 (xz2, xz, xw * xh));
+    g_assert_cmpfloat (tomo_test_rel_l2 (xz2, xz, xw * xh), >, 1e-3);
+  }
+
   /* True aspect on request: 64 rows, a band in its pane. */
   {
     guint n = tomo_volume_view_get_n_updates (view);

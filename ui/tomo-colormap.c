@@ -7,48 +7,29 @@
 #include <string.h>
 
 #include "tomo-colormap.h"
+#include "tomo-types.h"
 
-static const struct
-{
-  const char *name;
-  const char *label;
-} colormaps[TOMO_N_COLORMAPS] = {
-  [TOMO_COLORMAP_GRAY] = { "gray", "Gray" },
-  [TOMO_COLORMAP_INVERTED] = { "inverted", "Inverted gray" },
-  [TOMO_COLORMAP_VIRIDIS] = { "viridis", "Viridis" },
-  [TOMO_COLORMAP_MAGMA] = { "magma", "Magma" },
-  [TOMO_COLORMAP_COOLWARM] = { "coolwarm", "Cool–warm (diverging)" },
+/* In TomoColormap's order. */
+static const char *const colormap_names[TOMO_N_COLORMAPS] = {
+  "gray", "inverted", "viridis", "magma", "coolwarm",
 };
 
 const char *
 tomo_colormap_to_string (TomoColormap colormap)
 {
-  g_return_val_if_fail (colormap < TOMO_N_COLORMAPS, NULL);
-  return colormaps[colormap].name;
-}
-
-const char *
-tomo_colormap_get_label (TomoColormap colormap)
-{
-  g_return_val_if_fail (colormap < TOMO_N_COLORMAPS, NULL);
-  return colormaps[colormap].label;
+  return _tomo_name_of (colormap_names, TOMO_N_COLORMAPS, colormap);
 }
 
 gboolean
 tomo_colormap_from_string (const char   *name,
                            TomoColormap *colormap)
 {
-  if (name == NULL)
+  guint i;
+
+  if (!_tomo_name_lookup (colormap_names, TOMO_N_COLORMAPS, name, &i))
     return FALSE;
-
-  for (guint i = 0; i < TOMO_N_COLORMAPS; i++)
-    if (g_ascii_strcasecmp (name, colormaps[i].name) == 0)
-      {
-        *colormap = i;
-        return TRUE;
-      }
-
-  return FALSE;
+  *colormap = i;
+  return TRUE;
 }
 
 /* Polynomial fits of matplotlib's viridis and magma (degree 6, max error

@@ -18,7 +18,6 @@ typedef enum
 #define TOMO_COLORMAP_LUT_SIZE 256
 
 const char *tomo_colormap_to_string   (TomoColormap colormap);
-const char *tomo_colormap_get_label   (TomoColormap colormap);
 gboolean    tomo_colormap_from_string (const char   *name,
                                        TomoColormap *colormap);
 /* 256 RGBA8 entries; entry 0 is the colour at the window minimum, 255 at the

@@ -128,20 +128,6 @@ widget_to_image (TomoSliceView *self,
   *iy = (wy - h / 2.0) / self->zoom + self->center_y;
 }
 
-static void
-image_to_widget (TomoSliceView *self,
-                 double         ix,
-                 double         iy,
-                 double        *wx,
-                 double        *wy)
-{
-  int w = gtk_widget_get_width (GTK_WIDGET (self));
-  int h = gtk_widget_get_height (GTK_WIDGET (self));
-
-  *wx = (ix - self->center_x) * self->zoom + w / 2.0;
-  *wy = (iy - self->center_y) * self->zoom + h / 2.0;
-}
-
 /* ---- GL ------------------------------------------------------------------ */
 
 static gboolean
@@ -588,8 +574,10 @@ tomo_slice_view_snapshot (GtkWidget   *widget,
       double x0, y0, x1, y1;
       GskRoundedRect rect;
 
-      image_to_widget (self, MIN (self->roi_x0, self->roi_x1), MIN (self->roi_y0, self->roi_y1), &x0, &y0);
-      image_to_widget (self, MAX (self->roi_x0, self->roi_x1), MAX (self->roi_y0, self->roi_y1), &x1, &y1);
+      tomo_slice_view_image_to_widget (self, MIN (self->roi_x0, self->roi_x1),
+                                       MIN (self->roi_y0, self->roi_y1), &x0, &y0);
+      tomo_slice_view_image_to_widget (self, MAX (self->roi_x0, self->roi_x1),
+                                       MAX (self->roi_y0, self->roi_y1), &x1, &y1);
       gsk_rounded_rect_init_from_rect (&rect, &GRAPHENE_RECT_INIT (x0, y0, x1 - x0, y1 - y0), 0);
       gtk_snapshot_append_border (snapshot, &rect, widths, colors);
     }
@@ -1130,8 +1118,13 @@ tomo_slice_view_image_to_widget (TomoSliceView *self,
                                  double        *wx,
                                  double        *wy)
 {
+  int w, h;
+
   g_return_if_fail (TOMO_IS_SLICE_VIEW (self));
-  image_to_widget (self, ix, iy, wx, wy);
+  w = gtk_widget_get_width (GTK_WIDGET (self));
+  h = gtk_widget_get_height (GTK_WIDGET (self));
+  *wx = (ix - self->center_x) * self->zoom + w / 2.0;
+  *wy = (iy - self->center_y) * self->zoom + h / 2.0;
 }
 
 void

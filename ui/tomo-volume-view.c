@@ -137,11 +137,59 @@ ms_digits (double ms)
   return ms < 1.0 ? 2 : ms < 10.0 ? 1 : 0;
 }
 
+/* Freeing a store (up to GiB of device or host memory) is done on a
+ * worker, not the UI thread; a new store waits until every store given
+ * back is freed (update_thread), so that the two never hold memory at once
+ * and a new GPU store finds the memory the old one had. */
+static GMutex release_lock;
+static GCond release_cond;
+static guint n_releasing;
+static guint n_released;
+
+static void
+release_thread (GTask        *task,
+                gpointer      source,
+                gpointer      task_data,
+                GCancellable *cancellable)
+{
+  tomo_volume_free (task_data);
+  g_mutex_lock (&release_lock);
+  n_released++;
+  if (--n_releasing == 0)
+    g_cond_broadcast (&release_cond);
+  g_mutex_unlock (&release_lock);
+  g_task_return_boolean (task, TRUE);
+}
+
+static void
+release_volume (TomoVolume *volume)
+{
+  g_autoptr (GTask) task = NULL;
+
+  if (volume == NULL)
+    return;
+  g_mutex_lock (&release_lock);
+  n_releasing++;
+  g_mutex_unlock (&release_lock);
+  task = g_task_new (NULL, NULL, NULL, NULL);
+  g_task_set_task_data (task, volume, NULL);
+  g_task_run_in_thread (task, release_thread);
+}
+
+static void
+wait_released (void)
+{
+  g_mutex_lock (&release_lock);
+  while (n_releasing > 0)
+    g_cond_wait (&release_cond, &release_lock);
+  g_mutex_unlock (&release_lock);
+}
+
 static void
 update_free (Update *u)
 {
   g_clear_object (&u->scan);
-  g_clear_pointer (&u->volume, tomo_volume_free);
+  release_volume (g_steal_pointer (&u->volume));
   for (guint k = 0; k < N_PANES; k++)
     g_free (u->data[k]);
   g_free (u->preview);
@@ -182,6 +230,7 @@ update_thread (GTask        *task,
   u->filled = u->refill || u->volume == NULL;
   if (u->volume == NULL)
     {
+      wait_released ();
       u->volume = tomo_volume_new (u->scan, 0, tomo_scan_get_height (u->scan), &u->params,
                                    TOMO_BACKEND_AUTO, 0, &error);
       if (u->volume == NULL ||
@@ -458,7 +507,7 @@ update_done (GObject      *source,
       g_autofree char *msg = g_strdup_printf ("Three views unavailable: %s", error->message);
 
       set_status (self, msg);
-      g_clear_pointer (&u->volume, tomo_volume_free);
+      release_volume (g_steal_pointer (&u->volume));
       memset (self->shown_valid, 0, sizeof self->shown_valid);
       self->preview_valid = FALSE;
     }
@@ -561,6 +610,8 @@ update_done (GObject      *source,
    * filter that changed meanwhile. */
   if (!self->rebuild && u->scan == self->scan)
     self->volume = g_steal_pointer (&u->volume);
+  else
+    release_volume (g_steal_pointer (&u->volume));
   self->rebuild = FALSE;
   if (self->dirty)
     start_update (self);
@@ -748,7 +799,7 @@ start_update (TomoVolumeView *self)
 static void
 invalidate_store (TomoVolumeView *self)
 {
-  g_clear_pointer (&self->volume, tomo_volume_free);
+  release_volume (g_steal_pointer (&self->volume));
   /* A new store may keep its previews on the device again. */
   self->preview_keep_failures = 0;
   g_clear_pointer (&self->preview_note, g_free);
@@ -1015,6 +1066,9 @@ tomo_volume_view_dispose (GObject *object)
   g_clear_handle_id (&self->live_id, g_source_remove);
   g_clear_pointer (&self->grid, gtk_widget_unparent);
   g_clear_object (&self->scan);
+  /* Here, and after the stores given back earlier: none is still being
+   * freed when the program exits. */
+  wait_released ();
   g_clear_pointer (&self->volume, tomo_volume_free);
   G_OBJECT_CLASS (tomo_volume_view_parent_class)->dispose (object);
 }
@@ -1294,6 +1348,17 @@ const char *
 tomo_volume_view_get_status (TomoVolumeView *self)
 {
   return self->status;
+}
+
+guint
+tomo_volume_view_get_n_stores_freed (void)
+{
+  guint n;
+
+  g_mutex_lock (&release_lock);
+  n = n_released;
+  g_mutex_unlock (&release_lock);
+  return n;
 }
 
 guint

@@ -79,5 +79,7 @@ void            tomo_volume_view_get_3d_title (TomoVolumeView *self,
                                                const char    **tooltip);
 /* Planes computed so far (each completed update of all three counts 1). */
 guint           tomo_volume_view_get_n_updates (TomoVolumeView *self);
+/* Stores freed on a worker (a new scan or filter), by every view so far. */
+guint           tomo_volume_view_get_n_stores_freed (void);
 
 G_END_DECLS

@@ -33,51 +33,6 @@ chooser_response (GtkNativeDialog *dialog,
   g_object_unref (dialog);
 }
 
-static void
-run_chooser (TomoWindow           *self,
-             const char           *title,
-             GtkFileChooserAction  action,
-             const char           *suggested_name,
-             const char           *pattern,
-             const char           *pattern_name,
-             ChosenFunc            func)
-{
-  GtkFileChooserNative *chooser;
-  g_autofree char *folder = NULL;
-
-  chooser = gtk_file_chooser_native_new (title, GTK_WINDOW (self), action, NULL, NULL);
-  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
-  g_object_set_data (G_OBJECT (chooser), "tomo-window", self);
-
-  if (pattern != NULL)
-    {
-      g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
-      g_autoptr(GtkFileFilter) all = gtk_file_filter_new ();
-      g_auto(GStrv) patterns = g_strsplit (pattern, ";", -1);
-
-      gtk_file_filter_set_name (filter, pattern_name);
-      for (guint i = 0; patterns[i] != NULL; i++)
-        gtk_file_filter_add_pattern (filter, patterns[i]);
-      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), filter);
-      gtk_file_filter_set_name (all, "All files");
-      gtk_file_filter_add_pattern (all, "*");
-      gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), all);
-    }
-
-  /* Dialogs start where the scan is: exports land beside their data. */
-  folder = _tomo_window_dup_folder (self);
-  if (folder != NULL)
-    {
-      g_autoptr(GFile) dir = g_file_new_for_path (folder);
-      gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (chooser), dir, NULL);
-    }
-  if (suggested_name != NULL)
-    gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), suggested_name);
-
-  g_signal_connect (chooser, "response", G_CALLBACK (chooser_response), func);
-  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
-}
-
 static char *
 suggest_name (TomoWindow *self,
               const char *what,
@@ -130,16 +85,81 @@ export_png_chosen (TomoWindow *self,
   export_slice (self, file, tomo_window_export_slice_png);
 }
 
+/* The actions that ask for a file: what the chooser shows, the name it
+ * suggests (`what` and `ext` for suggest_name(); none when opening), and
+ * what the file chosen is for. */
+typedef struct
+{
+  const char *action, *title;
+  const char *what, *ext;
+  const char *pattern, *pattern_name;
+  ChosenFunc chosen;
+} Chooser;
+
+static const Chooser choosers[] = {
+  { "win.open", "Open Scan", NULL, NULL, "*.h5;*.hdf5;*.hdf;*.nxs;*.tif;*.tiff;*.raw;*.bin",
+    "Scans (HDF5, NeXus, TIFF, raw)", open_chosen },
+  { "win.export-tiff", "Export Slice as Float32 TIFF", "slice", "tif", "*.tif;*.tiff",
+    "TIFF images", export_tiff_chosen },
+  { "win.export-png", "Export Slice as PNG", "slice", "png", "*.png", "PNG images",
+    export_png_chosen },
+  { "win.export-volume", "Export Volume as TIFF Stack", "volume", "tif", "*.tif;*.tiff",
+    "TIFF stacks", _tomo_window_export_volume_chosen },
+};
+
+static void
+run_chooser (TomoWindow    *self,
+             const Chooser *c)
+{
+  GtkFileChooserNative *chooser;
+  g_autofree char *folder = NULL;
+  g_autoptr(GtkFileFilter) filter = gtk_file_filter_new ();
+  g_autoptr(GtkFileFilter) all = gtk_file_filter_new ();
+  g_auto(GStrv) patterns = g_strsplit (c->pattern, ";", -1);
+
+  chooser = gtk_file_chooser_native_new (c->title, GTK_WINDOW (self),
+                                         c->ext != NULL ? GTK_FILE_CHOOSER_ACTION_SAVE
+                                                        : GTK_FILE_CHOOSER_ACTION_OPEN,
+                                         NULL, NULL);
+  gtk_native_dialog_set_modal (GTK_NATIVE_DIALOG (chooser), TRUE);
+  g_object_set_data (G_OBJECT (chooser), "tomo-window", self);
+
+  gtk_file_filter_set_name (filter, c->pattern_name);
+  for (guint i = 0; patterns[i] != NULL; i++)
+    gtk_file_filter_add_pattern (filter, patterns[i]);
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), filter);
+  gtk_file_filter_set_name (all, "All files");
+  gtk_file_filter_add_pattern (all, "*");
+  gtk_file_chooser_add_filter (GTK_FILE_CHOOSER (chooser), all);
+
+  /* Dialogs start where the scan is: exports land beside their data. */
+  folder = _tomo_window_dup_folder (self);
+  if (folder != NULL)
+    {
+      g_autoptr(GFile) dir = g_file_new_for_path (folder);
+      gtk_file_chooser_set_current_folder (GTK_FILE_CHOOSER (chooser), dir, NULL);
+    }
+  if (c->ext != NULL)
+    {
+      g_autofree char *name = suggest_name (self, c->what, c->ext);
+
+      gtk_file_chooser_set_current_name (GTK_FILE_CHOOSER (chooser), name);
+    }
+
+  g_signal_connect (chooser, "response", G_CALLBACK (chooser_response), c->chosen);
+  gtk_native_dialog_show (GTK_NATIVE_DIALOG (chooser));
+}
+
 /* ---- actions -------------------------------------------------------------- */
 
 static void
-open_action (GtkWidget  *widget,
-             const char *action_name,
-             GVariant   *parameter)
+chooser_action (GtkWidget  *widget,
+                const char *action_name,
+                GVariant   *parameter)
 {
-  run_chooser (TOMO_WINDOW (widget), "Open Scan", GTK_FILE_CHOOSER_ACTION_OPEN, NULL,
-               "*.h5;*.hdf5;*.hdf;*.nxs;*.tif;*.tiff;*.raw;*.bin", "Scans (HDF5, NeXus, TIFF, raw)",
-               open_chosen);
+  for (guint i = 0; i < G_N_ELEMENTS (choosers); i++)
+    if (g_str_equal (action_name, choosers[i].action))
+      run_chooser (TOMO_WINDOW (widget), &choosers[i]);
 }
 
 static void
@@ -160,34 +180,6 @@ open_options_action (GtkWidget  *widget,
       tomo_open_dialog_set_path (dialog, start);
     }
   gtk_window_present (GTK_WINDOW (dialog));
-}
-
-static void
-export_action (GtkWidget  *widget,
-               const char *action_name,
-               GVariant   *parameter)
-{
-  TomoWindow *self = TOMO_WINDOW (widget);
-  g_autofree char *name = NULL;
-
-  if (g_str_equal (action_name, "win.export-png"))
-    {
-      name = suggest_name (self, "slice", "png");
-      run_chooser (self, "Export Slice as PNG", GTK_FILE_CHOOSER_ACTION_SAVE, name,
-                   "*.png", "PNG images", export_png_chosen);
-    }
-  else if (g_str_equal (action_name, "win.export-volume"))
-    {
-      name = suggest_name (self, "volume", "tif");
-      run_chooser (self, "Export Volume as TIFF Stack", GTK_FILE_CHOOSER_ACTION_SAVE, name,
-                   "*.tif;*.tiff", "TIFF stacks", _tomo_window_export_volume_chosen);
-    }
-  else
-    {
-      name = suggest_name (self, "slice", "tif");
-      run_chooser (self, "Export Slice as Float32 TIFF", GTK_FILE_CHOOSER_ACTION_SAVE, name,
-                   "*.tif;*.tiff", "TIFF images", export_tiff_chosen);
-    }
 }
 
 static void
@@ -447,15 +439,13 @@ _tomo_window_add_view_shortcuts (TomoWindow *self)
 void
 _tomo_window_class_add_actions (GtkWidgetClass *widget_class)
 {
-  gtk_widget_class_install_action (widget_class, "win.open", NULL, open_action);
+  for (guint i = 0; i < G_N_ELEMENTS (choosers); i++)
+    gtk_widget_class_install_action (widget_class, choosers[i].action, NULL, chooser_action);
   gtk_widget_class_install_action (widget_class, "win.open-options", NULL, open_options_action);
   gtk_widget_class_install_action (widget_class, "win.connect", NULL, connect_action);
   gtk_widget_class_install_action (widget_class, "win.open-recent", "s", open_recent_action);
   gtk_widget_class_install_action (widget_class, "win.save-params", NULL, params_action);
   gtk_widget_class_install_action (widget_class, "win.load-params", NULL, params_action);
-  gtk_widget_class_install_action (widget_class, "win.export-tiff", NULL, export_action);
-  gtk_widget_class_install_action (widget_class, "win.export-png", NULL, export_action);
-  gtk_widget_class_install_action (widget_class, "win.export-volume", NULL, export_action);
   gtk_widget_class_install_action (widget_class, "win.cancel-export", NULL, cancel_export_action);
   gtk_widget_class_install_action (widget_class, "win.set-center", "d", set_center_action);
   gtk_widget_class_install_action (widget_class, "win.nudge-center", "d", nudge_center_action);

@@ -21,6 +21,7 @@ struct _TomoBackendStore
   TomoPreprocessStats stats;    /* of the last fill */
   double *angles;           /* a copy: the setup's may go before the store */
   float *filtered;          /* n_rows × n_proj × width */
+  TomoPlaneSource source;   /* the two above, as planes and previews read them */
   TomoCpuFbp *fbp;
 };
 G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoBackendStore, stats)
@@ -68,6 +69,8 @@ cpu_store_new (TomoBackendImpl             *impl,
   store->angles = g_memdup2 (geo->angles, geo->n_proj * sizeof (double));
   store->setup.setup.angles = store->angles;
   store->filtered = filtered;
+  store->source = (TomoPlaneSource) { geo->width, geo->n_proj, store->angles, setup->row_start,
+                                      setup->n_rows, filtered };
   store->fbp = tomo_cpu_fbp_new (geo->width, geo->n_proj, store->angles, geo->filter, geo->pad,
                                  geo->n_threads);
   impl->store = store;
@@ -118,14 +121,9 @@ cpu_store_plane (TomoBackendImpl *impl,
 
   if (!tomo_backend_store_check_plane (impl, plane, center, error))
     return FALSE;
-  {
-    const TomoBackendSetup *geo = &store->setup.setup;
-    TomoPlaneSource src = { geo->width, geo->n_proj, store->angles, store->setup.row_start,
-                            store->setup.n_rows, store->filtered };
-
-    t0 = g_get_monotonic_time ();
-    tomo_plane_backproject (&src, center, interp, plane, geo->n_threads, out);
-  }
+  t0 = g_get_monotonic_time ();
+  tomo_plane_backproject (&store->source, center, interp, plane, store->setup.setup.n_threads,
+                          out);
   if (ms != NULL)
     *ms = (g_get_monotonic_time () - t0) / 1000.0;
   return TRUE;
@@ -154,15 +152,9 @@ cpu_store_preview (TomoBackendImpl    *impl,
 
   if (!tomo_backend_store_preview_geometry (impl, request, &geometry, error))
     return FALSE;
-  {
-    const TomoBackendSetup *geo = &store->setup.setup;
-    TomoPlaneSource src = { geo->width, geo->n_proj, store->angles, store->setup.row_start,
-                            store->setup.n_rows, store->filtered };
-
-    t0 = g_get_monotonic_time ();
-    tomo_preview_backproject (&src, &geometry, request->center, request->interp, geo->n_threads,
-                              request->out);
-  }
+  t0 = g_get_monotonic_time ();
+  tomo_preview_backproject (&store->source, &geometry, request->center, request->interp,
+                            store->setup.setup.n_threads, request->out);
   request->ms = (g_get_monotonic_time () - t0) / 1000.0;
   return TRUE;
 }

@@ -20,6 +20,7 @@
 #include "tomo-center-private.h"
 #include "tomo-fbp.h"
 #include "tomo-geometry.h"
+#include "tomo-median.h"
 #include "tomo-types.h"
 
 G_DEFINE_QUARK (tomo-center-error-quark, tomo_center_error)
@@ -164,15 +165,6 @@ check_angles (const double *angles,
 
 /* --- angles -------------------------------------------------------------- */
 
-static int
-cmp_double (gconstpointer a,
-            gconstpointer b)
-{
-  double x = *(const double *) a, y = *(const double *) b;
-
-  return (x > y) - (x < y);
-}
-
 static double
 fold_turn (double a)
 {
@@ -192,14 +184,14 @@ angle_step (const double *angles,
 
   if (n_proj < 2)
     return G_PI;
-  qsort (s, n_proj, sizeof (double), cmp_double);
+  qsort (s, n_proj, sizeof (double), _tomo_cmp_double);
   d = g_new (double, n_proj - 1);
   for (guint i = 1; i < n_proj; i++)
     if (s[i] - s[i - 1] > 1e-12)
       d[n++] = s[i] - s[i - 1];
   if (n == 0)
     return G_PI;
-  qsort (d, n, sizeof (double), cmp_double);
+  qsort (d, n, sizeof (double), _tomo_cmp_double);
   return d[n / 2];
 }
 
@@ -516,14 +508,6 @@ best_shifts (const float      *a,
   return TRUE;
 }
 
-static double
-median_of (double *v,
-           guint   n)
-{
-  qsort (v, n, sizeof (double), cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 /* 1.4826 × median absolute deviation: a standard deviation that ignores a
  * few outliers. */
 static double
@@ -535,7 +519,7 @@ robust_sigma (const double *v,
 
   for (guint i = 0; i < n; i++)
     dev[i] = fabs (v[i] - median);
-  return 1.4826 * median_of (dev, n);
+  return 1.4826 * _tomo_median (dev, n);
 }
 
 gboolean
@@ -572,7 +556,7 @@ _tomo_center_correlation_with (const TomoSinogram *s,
 
     for (guint i = 0; i < n_proj; i++)
       folded[i] = fold_turn (angles[i]);
-    qsort (folded, n_proj, sizeof (double), cmp_double);
+    qsort (folded, n_proj, sizeof (double), _tomo_cmp_double);
     for (guint i = 0; i < n_proj; i++)
       {
         double t = fold_turn (angles[i] + G_PI), best;
@@ -634,7 +618,7 @@ _tomo_center_correlation_with (const TomoSinogram *s,
       return FALSE;
     }
   result->n_used = n;
-  result->center = median_of (centers, n);
+  result->center = _tomo_median (centers, n);
   /* Spread of the pairs when there are enough; otherwise the sub-pixel
    * model's own limit. */
   result->uncertainty = n >= 3 ? MAX (robust_sigma (centers, n, result->center) / sqrt (n), 0.01)
@@ -1121,7 +1105,7 @@ tomo_center_fit_tilt (const double     *rows,
       for (guint i = 0; i < n; i++)
         if (isfinite (kept[i]))
           res[m++] = fabs (kept[i] - (a + tan (tilt * G_PI / 180.0) * rows[i]));
-      sigma = MAX (1.4826 * median_of (res, m), 0.05);
+      sigma = MAX (1.4826 * _tomo_median (res, m), 0.05);
       for (guint i = 0; i < n; i++)
         if (isfinite (kept[i])
             && fabs (kept[i] - (a + tan (tilt * G_PI / 180.0) * rows[i])) > 4.0 * sigma)

@@ -941,7 +941,13 @@ _tomo_gpu_store_texture_launch (const cudaTextureObject_t *tex,
                                 cudaStream_t               stream,
                                 GError                   **error)
 {
-  dim3 block (16, 16), grid ((a->w + 15) / 16, (a->h + 15) / 16);
+  /* TOMO_PLANE_TEX_BLOCK=32x8 (the bench's variant): blocks of 32 × 8, a
+   * warp on one plane row, so that on planes with horizontal rows its
+   * texture objects are the same across the warp (16 × 16: two rows a
+   * warp). */
+  const char *shape = g_getenv ("TOMO_PLANE_TEX_BLOCK");
+  const int bx = shape != NULL && strcmp (shape, "32x8") == 0 ? 32 : 16, by = 256 / bx;
+  dim3 block (bx, by), grid ((a->w + bx - 1) / bx, (a->h + by - 1) / by);
 
   plane_texture_kernel<<<grid, block, 0, stream>>> (tex, trig, *a, interp, out);
   return TOMO_CUDA_CHECK_LAUNCH ("plane texture kernel", error);

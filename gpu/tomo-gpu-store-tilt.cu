@@ -71,6 +71,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <type_traits>
@@ -414,6 +415,45 @@ tilt_project (const E        *win,
     }
 }
 
+/* The hybrid's texture projections: x of the tile's first sample and
+ * row in texture coordinates (bin k's centre at k + 0.5), its steps per
+ * sample and per plane row, and y (projection p's texel centre). */
+__device__ static inline float4
+tilt_tex_meta (const PlaneArgs &a,
+               float2           cs,
+               int              iA,
+               int              jA,
+               int              p)
+{
+  const float xA = a.x0 + iA * a.ux + jA * a.vx, yA = a.y0 + iA * a.uy + jA * a.vy;
+
+  return make_float4 (fmaf (xA, cs.x, fmaf (-yA, cs.y, a.center)) + 0.5f,
+                      fmaf (a.ux, cs.x, -a.uy * cs.y), fmaf (a.vx, cs.x, -a.vy * cs.y),
+                      p + 0.5f);
+}
+
+/* One texture projection for the 8 plane rows of this thread: the lower
+ * and upper stored row's values, linearly filtered along the detector by
+ * the texture unit (8-bit weights; zero off the detector, as the ring's
+ * zero fill). */
+__device__ static inline void
+tilt_tex_fetch (const cudaTextureObject_t (*handle)[2],
+                float4                      m,
+                float                      *va,
+                float                      *vb)
+{
+  const float xb = fmaf ((float) threadIdx.x, m.y, m.x);
+
+#pragma unroll
+  for (int q = 0; q < TILT_K; q++)
+    {
+      const float x = fmaf ((float) q, m.z, xb);
+
+      va[q] = tex2D<float> (handle[q][0], x, m.w);
+      vb[q] = tex2D<float> (handle[q][1], x, m.w);
+    }
+}
+
 /* T: the stored type; VEC bins per copy (16 bytes, or 1); G projections
  * per stage; TWO: some plane row lies between two stored rows; PAIRS: the
  * pairs path (linear only; 1: float2 pairs, 2: half2), whose ring holds
@@ -421,15 +461,18 @@ tilt_project (const E        *win,
  * is followed by the stage's pairs [G][nrl][MDP]; 0: nrl is TILT_NR.
  * Three blocks per SM (four with G = 2 of a half store: 34 KiB of bins,
  * at most 64 registers). */
-template <typename T, int VEC, int G, bool TWO, int LINEAR, int PAIRS>
+template <typename T, int VEC, int G, bool TWO, int LINEAR, int PAIRS, int TX = 0>
 __global__ static void __launch_bounds__ (TILT_X, G == 2 && sizeof (T) == 2 ? 4 : 3)
-plane_tilt_kernel (const T      *rows,
-                   const float2 *trig,
-                   PlaneArgs     a,
-                   int           nrl,
-                   float        *out)
+plane_tilt_kernel (const T                   *rows,
+                   const float2              *trig,
+                   PlaneArgs                  a,
+                   int                        nrl,
+                   const cudaTextureObject_t *tex,
+                   float                     *out)
 {
   static_assert (!PAIRS || LINEAR, "pairs: linear interpolation");
+  static_assert (TX == 0 || (LINEAR && !PAIRS && TWO && TX <= G), "hybrid: linear, raw, TX ≤ G");
+  constexpr int GS = G + TX;                    /* projections per stage */
   constexpr int WP = TILT_WP (VEC);
   constexpr int WV = WP / VEC;
   constexpr int BYTES = VEC * (int) sizeof (T);
@@ -442,13 +485,29 @@ plane_tilt_kernel (const T      *rows,
   P *pairs = (P *) (tilt_smem + (PAIRS ? tilt_ring_bytes<T, VEC, G> (nrs) : 0));
   __shared__ TiltMeta meta[TILT_NS + 1][G];
   __shared__ TiltRows rs;
+  /* The hybrid (TX > 0): per stage TX projections more, fetched through
+   * the texture objects of the stored rows (x0, d, e, y of each; the
+   * objects of each plane row's two stored rows). */
+  __shared__ float4 tmeta[TILT_NS + 1][TX > 0 ? TX : 1];
+  __shared__ __align__ (16) cudaTextureObject_t thandle[TX > 0 ? TILT_K : 1][2];
   const int tid = threadIdx.x, iA = blockIdx.x * TILT_X, jA = blockIdx.y * TILT_K;
-  const int n_stages = (a.P + G - 1) / G;
+  const int n_stages = (a.P + GS - 1) / GS;
   float acc_a[TILT_K], acc_b[TILT_K];
   int ro[TILT_K];
 
   if (!tilt_begin (a, iA, jA, nrs, TWO, &rs, acc_a, acc_b, out))
     return;
+  if constexpr (TX > 0)
+    if (tid < TILT_K)
+      {
+        /* Plane rows outside the rows held read row rlo (their sums are
+         * not written); the upper row of the last row held is that row
+         * again (weight 0). */
+        const int r = rs.rlo + rs.ro[tid];
+
+        thandle[tid][0] = tex[r];
+        thandle[tid][1] = tex[min (r + 1, a.n_rows - 1)];
+      }
 
   const unsigned int inside = tilt_inside (a, rs, iA, jA);
 
@@ -460,10 +519,13 @@ plane_tilt_kernel (const T      *rows,
 
   /* Windows of a stage: thread g < G takes projection stage·G + g. */
   auto plan = [&] (int stage) {
-    const int p = stage * G + tid;
+    const int p = stage * GS + tid;
 
     if (tid < G && stage < n_stages && p < a.P)
       meta[stage % (TILT_NS + 1)][tid] = tilt_window<VEC, LINEAR> (a, __ldg (trig + p), iA, jA);
+    if constexpr (TX > 0)
+      if (tid >= G && tid < GS && stage < n_stages && p < a.P)
+        tmeta[stage % (TILT_NS + 1)][tid - G] = tilt_tex_meta (a, __ldg (trig + p), iA, jA, p);
   };
 
   /* The windows of a stage's nr stored rows; zeros off the detector and
@@ -472,7 +534,7 @@ plane_tilt_kernel (const T      *rows,
     if (stage < n_stages)
       {
         T *buf = ring + (size_t) (stage % TILT_NS) * STAGE;
-        const int p0 = stage * G;
+        const int p0 = stage * GS;
 
         for (int u = tid; u < nr * G * WV; u += TILT_X)
           {
@@ -501,7 +563,7 @@ plane_tilt_kernel (const T      *rows,
   /* Stage s in shared memory: each projection's 8 plane rows. */
   auto sum = [&] (int s) {
     const T *buf = ring + (size_t) (s % TILT_NS) * STAGE;
-    const int ng = min (G, a.P - s * G);
+    const int ng = min (G, a.P - s * GS);
 
     if constexpr (PAIRS)
       {
@@ -542,19 +604,42 @@ plane_tilt_kernel (const T      *rows,
     constexpr int RS = PAIRS ? MDP : WP;
     const E *base = PAIRS ? (const E *) pairs : (const E *) buf;
 
+    const int nt = TX > 0 ? min (TX, a.P - s * GS - G) : 0;   /* texture projections */
+
 #pragma unroll
     for (int g = 0; g < G; g++)
-      if (g < ng)
-        {
-          const TiltMeta m = meta[s % (TILT_NS + 1)][g];
-          const E *win = base + (size_t) g * nrs * RS;
-          const float tb = fmaf ((float) tid, m.d, m.t0);
+      {
+        /* The hybrid: texture projection h's fetches issued before ALU
+         * projection h·G / TX and added after it, so the texture units
+         * work while the sums from shared memory run. */
+        float ta[TILT_K], tb2[TILT_K];
+        int h = -1;
 
-          if (m.inner)
-            tilt_project<E, RS, TWO, LINEAR, false, PAIRS != 0> (win, m, tb, ro, acc_a, acc_b);
-          else
-            tilt_project<E, RS, TWO, LINEAR, true, PAIRS != 0> (win, m, tb, ro, acc_a, acc_b);
-        }
+#pragma unroll
+        for (int hh = 0; hh < TX; hh++)
+          if (hh * G / (TX > 0 ? TX : 1) == g)
+            h = hh;
+        if (TX > 0 && h >= 0 && h < nt)
+          tilt_tex_fetch (thandle, tmeta[s % (TILT_NS + 1)][h], ta, tb2);
+        if (g < ng)
+          {
+            const TiltMeta m = meta[s % (TILT_NS + 1)][g];
+            const E *win = base + (size_t) g * nrs * RS;
+            const float tb = fmaf ((float) tid, m.d, m.t0);
+
+            if (m.inner)
+              tilt_project<E, RS, TWO, LINEAR, false, PAIRS != 0> (win, m, tb, ro, acc_a, acc_b);
+            else
+              tilt_project<E, RS, TWO, LINEAR, true, PAIRS != 0> (win, m, tb, ro, acc_a, acc_b);
+          }
+        if (TX > 0 && h >= 0 && h < nt)
+#pragma unroll
+          for (int q = 0; q < TILT_K; q++)
+            {
+              acc_a[q] += ta[q];
+              acc_b[q] += tb2[q];
+            }
+      }
   };
 
   cp_async_ring<TILT_NS> (n_stages, plan, issue, sum);
@@ -867,10 +952,10 @@ launch_tilt_bulk (const __half *rows, const float2 *trig, const PlaneArgs &a, fl
  * rounding, < 0.01), so their lower rows differ by at most
  * ceil(7·|v_z| + 0.01) + 1 (rows_for_z may round up by one) and the tile
  * needs that + 2 rows (5 at tilt 15°, 4 for XY; ≤ TILT_NR). */
-template <typename T, int VEC, int G, int PAIRS = 0>
+template <typename T, int VEC, int G, int PAIRS = 0, int TX = 0>
 static gboolean
 launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, float *out,
-             cudaStream_t stream, GError **error)
+             cudaStream_t stream, GError **error, const cudaTextureObject_t *tex = NULL)
 {
   const int nrl = PAIRS ? MIN (TILT_NR, (int) ceilf (7.0f * fabsf (a.vz) + 0.01f) + 3) : TILT_NR;
   const size_t smem = tilt_ring_bytes<T, VEC, G> (nrl) +
@@ -880,7 +965,8 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
   dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
   /* Every plane row on a stored row (integer z, integer step): no blend. */
   const bool two = !(a.z0 == rintf (a.z0) && a.vz == rintf (a.vz));
-  auto kern = PAIRS ? (two ? plane_tilt_kernel<T, VEC, G, true, 1, PAIRS>
+  auto kern = TX > 0 ? plane_tilt_kernel<T, VEC, G, true, 1, 0, TX>
+            : PAIRS ? (two ? plane_tilt_kernel<T, VEC, G, true, 1, PAIRS>
                            : plane_tilt_kernel<T, VEC, G, false, 1, PAIRS>)
             : two ? (interp ? plane_tilt_kernel<T, VEC, G, true, 1, 0>
                             : plane_tilt_kernel<T, VEC, G, true, 0, 0>)
@@ -890,8 +976,33 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
     return FALSE;
-  kern<<<grid, TILT_X, smem, stream>>> (rows, trig, a, nrl, out);
+  kern<<<grid, TILT_X, smem, stream>>> (rows, trig, a, nrl, tex, out);
   return TOMO_CUDA_CHECK_LAUNCH ("plane tilt kernel", error);
+}
+
+/* TOMO_PLANE_TILT_TEX (see tomo-gpu-store-private.h): "G:T" as 10·G + T
+ * for the splits built (4:1 … 4:4, 2:1, 2:2), 0 for none (unset, "0",
+ * anything else). */
+int
+_tomo_gpu_store_tilt_hybrid_split (void)
+{
+  const char *v = g_getenv ("TOMO_PLANE_TILT_TEX");
+  int g = 0, t = 0;
+
+  if (v == NULL || sscanf (v, "%d:%d", &g, &t) != 2)
+    return 0;
+  if ((g == 4 && t >= 1 && t <= 4) || (g == 2 && t >= 1 && t <= 2))
+    return 10 * g + t;
+  return 0;
+}
+
+gboolean
+_tomo_gpu_store_tilt_hybrid_ok (gboolean half, const PlaneArgs *a, int interp)
+{
+  /* Linear interpolation from a half store of 16-byte rows, plane rows
+   * between stored rows (the kernel blends two). */
+  return half && interp == 1 && a->W % 8 == 0 && !(a->z0 == rintf (a->z0) && a->vz == rintf (a->vz)) &&
+         _tomo_gpu_store_tilt_hybrid_split () != 0;
 }
 
 /* As _tomo_gpu_store_tile_launch (tomo-gpu-store-private.h).
@@ -906,7 +1017,7 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
 gboolean
 _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig,
                              const PlaneArgs *a, int interp, float *out, cudaStream_t stream,
-                             GError **error)
+                             const cudaTextureObject_t *tex, GError **error)
 {
   const char *stage = g_getenv ("TOMO_PLANE_TILT_STAGE");
   const char *path = g_getenv ("TOMO_PLANE_TILT_PATH");
@@ -918,6 +1029,21 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
 
   if (bulk)
     return launch_tilt_bulk<2, 4, 3> ((const __half *) rows, trig, *a, out, stream, error);
+  if (tex != NULL && _tomo_gpu_store_tilt_hybrid_ok (half, a, interp))
+    {
+      const __half *r = (const __half *) rows;
+
+      switch (_tomo_gpu_store_tilt_hybrid_split ())
+        {
+        case 41: return launch_tilt<__half, 8, 4, 0, 1> (r, trig, *a, 1, out, stream, error, tex);
+        case 42: return launch_tilt<__half, 8, 4, 0, 2> (r, trig, *a, 1, out, stream, error, tex);
+        case 43: return launch_tilt<__half, 8, 4, 0, 3> (r, trig, *a, 1, out, stream, error, tex);
+        case 44: return launch_tilt<__half, 8, 4, 0, 4> (r, trig, *a, 1, out, stream, error, tex);
+        case 21: return launch_tilt<__half, 8, 2, 0, 1> (r, trig, *a, 1, out, stream, error, tex);
+        case 22: return launch_tilt<__half, 8, 2, 0, 2> (r, trig, *a, 1, out, stream, error, tex);
+        default: break;
+        }
+    }
   if (half)
     {
       const __half *r = (const __half *) rows;

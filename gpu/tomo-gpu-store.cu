@@ -1094,9 +1094,22 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
     }
   else if (kernel == TOMO_GPU_PLANE_TILT)
     {
-      if (!_tomo_gpu_store_tilt_launch (store->d_rows, store->precision == TOMO_GPU_STORE_HALF,
-                                        store->d_trig, &a, interp, store->d_out, store->stream,
-                                        error))
+      const gboolean half = store->precision == TOMO_GPU_STORE_HALF;
+      const cudaTextureObject_t *tex = NULL;
+
+      /* The hybrid wants the texture objects (made once; where the rows
+       * cannot have them the raw path runs). */
+      if (_tomo_gpu_store_tilt_hybrid_ok (half, &a, interp))
+        {
+          g_autoptr (GError) local = NULL;
+
+          if (ensure_textures (store, &local))
+            tex = store->d_tex;
+          if (!TOMO_CUDA_CHECK (cudaEventRecord (store->ev[0], store->stream), error))
+            return FALSE;
+        }
+      if (!_tomo_gpu_store_tilt_launch (store->d_rows, half, store->d_trig, &a, interp,
+                                        store->d_out, store->stream, tex, error))
         return FALSE;
     }
   else if (store->precision == TOMO_GPU_STORE_FLOAT)

@@ -275,6 +275,16 @@ test_tile (gconstpointer data)
         const gboolean vertical = k == 0 || k == 1 || k == 3 || k == 6 || k == 7;
         double e_tex = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TEXTURE);
         double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
+        double e_tex2;
+
+        /* The texture kernel's blocks of 32 × 8 (a warp on one plane row). */
+        g_setenv ("TOMO_PLANE_TEX_BLOCK", "32x8", TRUE);
+        e_tex2 = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TEXTURE);
+        g_unsetenv ("TOMO_PLANE_TEX_BLOCK");
+        g_test_message ("%s store, %s, %s: relative L2 texture, 32 × 8 blocks %.3g (2e-2)",
+                        tomo_gpu_store_precision_to_string (precision), names[k],
+                        tomo_interp_to_string (in), e_tex2);
+        g_assert_cmpfloat (e_tex2, <=, 2e-2);
 
         for (guint v = 0; v < (vertical ? G_N_ELEMENTS (variants) : 1); v++)
           {
@@ -478,6 +488,46 @@ run_tilt (TomoGpuStorePrecision precision,
                             tomo_gpu_store_get_plane_ms (store));
             g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==, TOMO_GPU_PLANE_TILT);
             g_assert_cmpfloat (e, <=, t);
+          }
+
+        /* The hybrid (TOMO_PLANE_TILT_TEX=G:T, T of every G + T
+         * projections through the texture units): linear, half store of
+         * 16-byte rows, plane rows between stored rows.  Tolerance as the
+         * half store's (its texture share's 8-bit weights: the texture
+         * kernel alone is within 5e-4 on these planes); it must differ
+         * from the raw path, which it falls back to elsewhere. */
+        if (precision == TOMO_GPU_STORE_HALF && kind != 2 && in == TOMO_INTERP_LINEAR)
+          {
+            static const char *const splits[] = { "4:1", "4:2", "4:3", "4:4", "2:1", "2:2" };
+            const double z0 = planes[k].centre[2] - (planes[k].height - 1) / 2.0 * planes[k].v[2] -
+                              tomo_gpu_store_get_row_start (store);
+            const gboolean two = !(z0 == rint (z0) && planes[k].v[2] == rint (planes[k].v[2]));
+            double e_raw;
+
+            g_setenv ("TOMO_PLANE_TILT_PATH", "raw", TRUE);
+            e_raw = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
+            for (guint v = 0; v < G_N_ELEMENTS (splits); v++)
+              {
+                double e;
+
+                g_setenv ("TOMO_PLANE_TILT_TEX", splits[v], TRUE);
+                e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
+                g_unsetenv ("TOMO_PLANE_TILT_TEX");
+                g_test_message ("%s store, rows %u … %u, %s, hybrid %s: relative L2 %.3g "
+                                "(tolerance %g; raw path %.3g), %.3f ms",
+                                tomo_gpu_store_precision_to_string (precision),
+                                tomo_gpu_store_get_row_start (store),
+                                tomo_gpu_store_get_row_start (store) +
+                                  tomo_gpu_store_get_n_rows (store) - 1,
+                                names[k], splits[v], e, t, e_raw,
+                                tomo_gpu_store_get_plane_ms (store));
+                g_assert_cmpfloat (e, <=, t);
+                if (two)
+                  g_assert_cmpfloat (e, !=, e_raw);
+                else
+                  g_assert_cmpfloat (e, ==, e_raw);
+              }
+            g_unsetenv ("TOMO_PLANE_TILT_PATH");
           }
         compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_AUTO);
         g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==,

@@ -95,8 +95,9 @@ struct _TomoGpuStore
   TomoGpuStatsWork *keep_stats;
   gboolean keep_fresh;
 
-  cudaTextureObject_t *h_tex;   /* one per stored row, for the texture kernel */
+  cudaTextureObject_t *h_tex;   /* one per stored row, for the texture kernel and the hybrid */
   cudaTextureObject_t *d_tex;
+  gboolean tex_refused;         /* the rows cannot have them (the hybrid does not ask again) */
 
   cudaStream_t stream;
   cudaEvent_t ev[2];
@@ -1015,7 +1016,8 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
    * vertical axis) with 16-byte aligned rows take the tile kernel's wide
    * path; the other planes the tilt kernel fits (oblique by azimuth and
    * tilt, XY, vertical between rows) on 16-byte aligned rows the tilt
-   * kernel; other planes with horizontal rows and a step ≤ 1 pixel the
+   * kernel (from a half store with linear interpolation between rows its
+   * texture+ALU hybrid, where the rows can have texture objects); other planes with horizontal rows and a step ≤ 1 pixel the
    * rows kernel; the rest the global one (docs/PERFORMANCE.md). */
   if (kernel == TOMO_GPU_PLANE_AUTO)
     kernel = plane_is_cacheable (plane) && plane_is_vertical_on_rows (plane, store)
@@ -1099,12 +1101,14 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
 
       /* The hybrid wants the texture objects (made once; where the rows
        * cannot have them the raw path runs). */
-      if (_tomo_gpu_store_tilt_hybrid_ok (half, &a, interp))
+      if (!store->tex_refused && _tomo_gpu_store_tilt_hybrid_ok (half, &a, interp))
         {
           g_autoptr (GError) local = NULL;
 
           if (ensure_textures (store, &local))
             tex = store->d_tex;
+          else
+            store->tex_refused = TRUE;   /* not asked again */
           if (!TOMO_CUDA_CHECK (cudaEventRecord (store->ev[0], store->stream), error))
             return FALSE;
         }

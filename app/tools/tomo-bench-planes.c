@@ -308,47 +308,39 @@ bench_store (guint                 W,
                   planes[k].name, pl->width, pl->height, ms_k, gu / (ms_k * 1e6),
                   ms_global / ms_k);
         }
-      /* The tilt kernel's paths (TOMO_PLANE_TILT_PATH in
-       * tomo-gpu-store-tilt.cu; above: auto): the raw path (auto, the
-       * baseline of other paths) and, on a half store, its 2 projections
-       * per stage and the bulk path; the pairs path, both stores, and its
-       * half2 pairs, half stores. */
-      /* Then the hybrid (TOMO_PLANE_TILT_TEX=G:T: per stage of G ring
-       * projections T through the texture units; half store, planes
-       * between stored rows: XY and the oblique plane here). */
-      static const char *const tilt_paths[][4] = {
-        { "raw", NULL, NULL, "raw path" },
-        { "raw", "2", NULL, "raw path, 2 projections per stage" },
-        { "bulk-h2", NULL, NULL, "bulk path, half2 pairs" },
-        { "pairs", NULL, NULL, "pairs path" },
-        { "pairs-half", NULL, NULL, "half2 pairs" },
-        { "raw", NULL, "4:1", "hybrid 4 ALU + 1 texture (1/5)" },
-        { "raw", NULL, "4:2", "hybrid 4 + 2 (1/3)" },
-        { "raw", NULL, "4:3", "hybrid 4 + 3 (3/7)" },
-        { "raw", NULL, "4:4", "hybrid 4 + 4 (1/2)" },
-        { "raw", NULL, "2:1", "hybrid 2 + 1 (1/3)" },
-        { "raw", NULL, "2:2", "hybrid 2 + 2 (1/2)" } };
+      /* The tilt kernel's raw path (TOMO_PLANE_TILT_PATH=raw in
+       * tomo-gpu-store-tilt.cu: no texture share; above: auto), the
+       * baseline, then the hybrid (TOMO_PLANE_TILT_TEX=G:T: per stage of G
+       * ring projections T through the texture units; half store, planes
+       * between stored rows: XY and the oblique plane here; `auto` above
+       * takes its 2:1 there, the raw path elsewhere). */
+      static const char *const tilt_paths[][3] = {
+        { "raw", NULL, "raw path" },
+        { "raw", "4:1", "hybrid 4 ALU + 1 texture (1/5)" },
+        { "raw", "4:2", "hybrid 4 + 2 (1/3)" },
+        { "raw", "4:3", "hybrid 4 + 3 (3/7)" },
+        { "raw", "4:4", "hybrid 4 + 4 (1/2)" },
+        { "raw", "3:1", "hybrid 3 + 1 (1/4)" },
+        { "raw", "2:1", "hybrid 2 + 1 (1/3)" },
+        { "raw", "2:2", "hybrid 2 + 2 (1/2)" },
+        { "raw", "2:1L", "hybrid 2 + 1, added after the stage" },
+        { "raw", "4:1L", "hybrid 4 + 1, added after the stage" } };
 
       for (guint v = 0; v < G_N_ELEMENTS (tilt_paths) && pl->u[2] == 0.0 &&
                         kernel_wanted (TOMO_GPU_PLANE_TILT); v++)
         {
-          if ((v == 1 || v == 2 || v >= 4) && precision != TOMO_GPU_STORE_HALF)
-            continue;
-          if (tilt_paths[v][2] != NULL && k != 2 && k != 3)
+          if (tilt_paths[v][1] != NULL && (precision != TOMO_GPU_STORE_HALF || (k != 2 && k != 3)))
             continue;
           g_setenv ("TOMO_PLANE_TILT_PATH", tilt_paths[v][0], TRUE);
           if (tilt_paths[v][1] != NULL)
-            g_setenv ("TOMO_PLANE_TILT_STAGE", tilt_paths[v][1], TRUE);
-          if (tilt_paths[v][2] != NULL)
-            g_setenv ("TOMO_PLANE_TILT_TEX", tilt_paths[v][2], TRUE);
+            g_setenv ("TOMO_PLANE_TILT_TEX", tilt_paths[v][1], TRUE);
           ok = time_plane (store, pl, center, TOMO_GPU_PLANE_TILT, runs, &ms_k, error);
           g_unsetenv ("TOMO_PLANE_TILT_PATH");
-          g_unsetenv ("TOMO_PLANE_TILT_STAGE");
           g_unsetenv ("TOMO_PLANE_TILT_TEX");
           if (!ok)
             goto out;
           printf ("| %s | %u × %u | tilt, %s | %.2f | %.0f | %.2f |\n", planes[k].name,
-                  pl->width, pl->height, tilt_paths[v][3], ms_k, gu / (ms_k * 1e6),
+                  pl->width, pl->height, tilt_paths[v][2], ms_k, gu / (ms_k * 1e6),
                   ms_global / ms_k);
           ok = FALSE;
         }

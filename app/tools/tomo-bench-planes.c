@@ -295,16 +295,16 @@ bench_store (guint                 W,
                   gu / (ms_k * 1e6), ms_global / ms_k);
           if (others[o] != TOMO_GPU_PLANE_TEXTURE)
             continue;
-          /* Its blocks of 32 × 8 (TOMO_PLANE_TEX_BLOCK): a warp on one
-           * plane row, one texture object per warp on planes with
-           * horizontal rows (above: 16 × 16). */
-          g_setenv ("TOMO_PLANE_TEX_BLOCK", "32x8", TRUE);
+          /* Its blocks of 16 × 16 (TOMO_PLANE_TEX_BLOCK; above: 32 × 8, a
+           * warp on one plane row, one texture object per warp on planes
+           * with horizontal rows). */
+          g_setenv ("TOMO_PLANE_TEX_BLOCK", "16x16", TRUE);
           ok = time_plane (store, pl, center, others[o], runs, &ms_k, error);
           g_unsetenv ("TOMO_PLANE_TEX_BLOCK");
           if (!ok)
             goto out;
           ok = FALSE;
-          printf ("| %s | %u × %u | texture, 32 × 8 blocks | %.2f | %.0f | %.2f |\n",
+          printf ("| %s | %u × %u | texture, 16 × 16 blocks | %.2f | %.0f | %.2f |\n",
                   planes[k].name, pl->width, pl->height, ms_k, gu / (ms_k * 1e6),
                   ms_global / ms_k);
         }

@@ -72,6 +72,9 @@ typedef struct
   int W, P, n_rows;
   float center, lim, inv_scale;
   size_t row_elems;
+  /* The store's texture objects (one per stored row) for the tilt
+   * kernel's hybrid, or NULL. */
+  const cudaTextureObject_t *tex;
 } PlaneArgs;
 
 /* The tile kernel (tomo-gpu-store-tile.cu) takes planes with horizontal rows
@@ -92,19 +95,10 @@ gboolean _tomo_gpu_store_tile_launch (const void      *rows,
  * rows, |u| ≤ 1 and |v| ≤ 1 (the launcher's caller checks); the windows of
  * the stored rows a tile of 8 plane rows lies between staged raw through a
  * cp.async ring, the two rows blended per plane row in float.  Arguments
- * as the tile kernel's; tex: the store's texture objects (one per stored
- * row), or NULL.  With tex and _tomo_gpu_store_tilt_hybrid_ok() the
- * hybrid: per stage of G ring projections T more fetched through the
+ * as the tile kernel's.  With a->tex and _tomo_gpu_store_tilt_hybrid_ok()
+ * the hybrid: per stage of G ring projections T more fetched through the
  * texture units (TOMO_PLANE_TILT_TEX=G:T), both pipes at work at once. */
-gboolean _tomo_gpu_store_tilt_launch (const void                *rows,
-                                      gboolean                   half,
-                                      const float2              *trig,
-                                      const PlaneArgs           *a,
-                                      int                        interp,
-                                      float                     *out,
-                                      cudaStream_t               stream,
-                                      const cudaTextureObject_t *tex,
-                                      GError                   **error);
+decltype (_tomo_gpu_store_tile_launch) _tomo_gpu_store_tilt_launch;
 
 /* The hybrid's split from TOMO_PLANE_TILT_TEX ("G:T" → 10·G + T; 0: none)
  * and whether it applies to a plane (linear, half store of 16-byte rows,

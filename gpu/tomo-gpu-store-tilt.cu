@@ -388,11 +388,10 @@ tilt_tex_fetch (const cudaTextureObject_t (*handle)[2],
  * at most 64 registers). */
 template <typename T, int VEC, int G, bool TWO, int LINEAR, int TX = 0, bool LATE = false>
 __global__ static void __launch_bounds__ (TILT_X, G == 2 && sizeof (T) == 2 ? 4 : 3)
-plane_tilt_kernel (const T                   *rows,
-                   const float2              *trig,
-                   PlaneArgs                  a,
-                   const cudaTextureObject_t *tex,
-                   float                     *out)
+plane_tilt_kernel (const T      *rows,
+                   const float2 *trig,
+                   PlaneArgs     a,
+                   float        *out)
 {
   static_assert (TX == 0 || (LINEAR && TWO && TX <= G), "hybrid: linear, two rows, TX ≤ G");
   static_assert (!LATE || TX == 1, "late adds: one texture projection a stage");
@@ -426,8 +425,8 @@ plane_tilt_kernel (const T                   *rows,
          * again (weight 0). */
         const int r = rs.rlo + rs.ro[tid];
 
-        thandle[tid][0] = tex[r];
-        thandle[tid][1] = tex[min (r + 1, a.n_rows - 1)];
+        thandle[tid][0] = a.tex[r];
+        thandle[tid][1] = a.tex[min (r + 1, a.n_rows - 1)];
       }
 
   const unsigned int inside = tilt_inside (a, rs, iA, jA);
@@ -534,12 +533,12 @@ plane_tilt_kernel (const T                   *rows,
  * bins, three blocks per SM); float: 2.  On the H100 (half store, 2048²
  * planes) 8 projections per stage, one block per SM, took 1.5 times as
  * long as 4 and 2 (four blocks per SM) no less: the kernel wants warps in
- * flight.  TX, LATE: the hybrid (plane_tilt_kernel), tex its texture
- * objects. */
+ * flight.  TX, LATE: the hybrid (plane_tilt_kernel; a.tex its texture
+ * objects). */
 template <typename T, int VEC, int G, int TX = 0, bool LATE = false>
 static gboolean
 launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, float *out,
-             cudaStream_t stream, GError **error, const cudaTextureObject_t *tex = NULL)
+             cudaStream_t stream, GError **error)
 {
   const size_t smem = tilt_ring_bytes<T, VEC, G> (TILT_NR);
   dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
@@ -554,7 +553,7 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
     return FALSE;
-  kern<<<grid, TILT_X, smem, stream>>> (rows, trig, a, tex, out);
+  kern<<<grid, TILT_X, smem, stream>>> (rows, trig, a, out);
   return TOMO_CUDA_CHECK_LAUNCH ("plane tilt kernel", error);
 }
 
@@ -593,33 +592,33 @@ _tomo_gpu_store_tilt_hybrid_ok (gboolean half, const PlaneArgs *a, int interp)
 }
 
 /* As _tomo_gpu_store_tile_launch (tomo-gpu-store-private.h), with the
- * hybrid where tex is given and _tomo_gpu_store_tilt_hybrid_ok() (split
+ * hybrid where a->tex is given and _tomo_gpu_store_tilt_hybrid_ok() (split
  * from TOMO_PLANE_TILT_TEX, see there; TOMO_PLANE_TILT_PATH=raw: the raw
  * path alone, the bench's and the tests' baseline). */
 gboolean
 _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig,
                              const PlaneArgs *a, int interp, float *out, cudaStream_t stream,
-                             const cudaTextureObject_t *tex, GError **error)
+                             GError **error)
 {
   const gboolean wide = a->W % (half ? 8 : 4) == 0;
 
-  if (tex != NULL && _tomo_gpu_store_tilt_hybrid_ok (half, a, interp))
+  if (a->tex != NULL && _tomo_gpu_store_tilt_hybrid_ok (half, a, interp))
     {
       const __half *r = (const __half *) rows;
 
       switch (_tomo_gpu_store_tilt_hybrid_split ())
         {
-        case 41: return launch_tilt<__half, 8, 4, 1> (r, trig, *a, 1, out, stream, error, tex);
-        case 42: return launch_tilt<__half, 8, 4, 2> (r, trig, *a, 1, out, stream, error, tex);
-        case 43: return launch_tilt<__half, 8, 4, 3> (r, trig, *a, 1, out, stream, error, tex);
-        case 44: return launch_tilt<__half, 8, 4, 4> (r, trig, *a, 1, out, stream, error, tex);
-        case 31: return launch_tilt<__half, 8, 3, 1> (r, trig, *a, 1, out, stream, error, tex);
-        case 21: return launch_tilt<__half, 8, 2, 1> (r, trig, *a, 1, out, stream, error, tex);
-        case 22: return launch_tilt<__half, 8, 2, 2> (r, trig, *a, 1, out, stream, error, tex);
+        case 41: return launch_tilt<__half, 8, 4, 1> (r, trig, *a, 1, out, stream, error);
+        case 42: return launch_tilt<__half, 8, 4, 2> (r, trig, *a, 1, out, stream, error);
+        case 43: return launch_tilt<__half, 8, 4, 3> (r, trig, *a, 1, out, stream, error);
+        case 44: return launch_tilt<__half, 8, 4, 4> (r, trig, *a, 1, out, stream, error);
+        case 31: return launch_tilt<__half, 8, 3, 1> (r, trig, *a, 1, out, stream, error);
+        case 21: return launch_tilt<__half, 8, 2, 1> (r, trig, *a, 1, out, stream, error);
+        case 22: return launch_tilt<__half, 8, 2, 2> (r, trig, *a, 1, out, stream, error);
         case 121:
-          return launch_tilt<__half, 8, 2, 1, true> (r, trig, *a, 1, out, stream, error, tex);
+          return launch_tilt<__half, 8, 2, 1, true> (r, trig, *a, 1, out, stream, error);
         case 141:
-          return launch_tilt<__half, 8, 4, 1, true> (r, trig, *a, 1, out, stream, error, tex);
+          return launch_tilt<__half, 8, 4, 1, true> (r, trig, *a, 1, out, stream, error);
         default: break;
         }
     }

@@ -1073,6 +1073,7 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
   a.lim = (float) (c + 1e-3);
   a.inv_scale = 1.0f / store->value_scale;
   a.row_elems = store->row_elems;
+  a.tex = NULL;
 
   if (!TOMO_CUDA_CHECK (cudaSetDevice (store->device), error) ||
       !_tomo_gpu_ensure_buffer ((void **) &store->d_out, &store->out_size,
@@ -1097,7 +1098,6 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
   else if (kernel == TOMO_GPU_PLANE_TILT)
     {
       const gboolean half = store->precision == TOMO_GPU_STORE_HALF;
-      const cudaTextureObject_t *tex = NULL;
 
       /* The hybrid wants the texture objects (made once; where the rows
        * cannot have them the raw path runs). */
@@ -1106,14 +1106,14 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
           g_autoptr (GError) local = NULL;
 
           if (ensure_textures (store, &local))
-            tex = store->d_tex;
+            a.tex = store->d_tex;
           else
             store->tex_refused = TRUE;   /* not asked again */
           if (!TOMO_CUDA_CHECK (cudaEventRecord (store->ev[0], store->stream), error))
             return FALSE;
         }
       if (!_tomo_gpu_store_tilt_launch (store->d_rows, half, store->d_trig, &a, interp,
-                                        store->d_out, store->stream, tex, error))
+                                        store->d_out, store->stream, error))
         return FALSE;
     }
   else if (store->precision == TOMO_GPU_STORE_FLOAT)

@@ -1017,8 +1017,9 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
    * path; the other planes the tilt kernel fits (oblique by azimuth and
    * tilt, XY, vertical between rows) on 16-byte aligned rows the tilt
    * kernel (from a half store with linear interpolation between rows its
-   * texture+ALU hybrid, where the rows can have texture objects); other planes with horizontal rows and a step ≤ 1 pixel the
-   * rows kernel; the rest the global one (docs/PERFORMANCE.md). */
+   * texture+ALU hybrid, where the rows can have texture objects); other
+   * planes with horizontal rows and a step ≤ 1 pixel the rows kernel; the
+   * rest the global one (docs/PERFORMANCE.md). */
   if (kernel == TOMO_GPU_PLANE_AUTO)
     kernel = plane_is_cacheable (plane) && plane_is_vertical_on_rows (plane, store)
              ? TOMO_GPU_PLANE_TILE

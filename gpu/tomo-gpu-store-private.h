@@ -72,6 +72,9 @@ typedef struct
   int W, P, n_rows;
   float center, lim, inv_scale;
   size_t row_elems;
+  /* The store's texture objects (one per stored row) for the tilt
+   * kernel's hybrid, or NULL. */
+  const cudaTextureObject_t *tex;
 } PlaneArgs;
 
 /* The tile kernel (tomo-gpu-store-tile.cu) takes planes with horizontal rows
@@ -92,8 +95,19 @@ gboolean _tomo_gpu_store_tile_launch (const void      *rows,
  * rows, |u| ≤ 1 and |v| ≤ 1 (the launcher's caller checks); the windows of
  * the stored rows a tile of 8 plane rows lies between staged raw through a
  * cp.async ring, the two rows blended per plane row in float.  Arguments
- * as the tile kernel's. */
+ * as the tile kernel's.  With a->tex and _tomo_gpu_store_tilt_hybrid_ok()
+ * the hybrid: per stage of G ring projections T more fetched through the
+ * texture units (TOMO_PLANE_TILT_TEX=G:T), both pipes at work at once. */
 decltype (_tomo_gpu_store_tile_launch) _tomo_gpu_store_tilt_launch;
+
+/* The hybrid's split from TOMO_PLANE_TILT_TEX ("G:T" → 10·G + T; 0: none)
+ * and whether it applies to a plane (linear, half store of 16-byte rows,
+ * rows between stored rows, a split set); the caller then makes the
+ * texture objects. */
+int      _tomo_gpu_store_tilt_hybrid_split (void);
+gboolean _tomo_gpu_store_tilt_hybrid_ok    (gboolean         half,
+                                            const PlaneArgs *a,
+                                            int              interp);
 
 /* A ring of NS stages of asynchronous copies in shared memory, two or more
  * in flight while one is summed: plan(s) writes what issue(s) reads (after

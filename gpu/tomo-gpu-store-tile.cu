@@ -35,8 +35,10 @@
  * texture kernel: the straightforward texture version, one thread per
  * sample, each projection's value fetched through a texture object of the
  * stored row (hardware linear filtering, 8-bit fractional weights).  The
- * baseline the tile kernel is measured against (134 ms for XZ 2048² on the
- * H100: the texture units' rate, one fetch per sample-projection).
+ * baseline the tile and tilt kernels are measured against: on the H100
+ * (2048², half store) XZ 67.9 ms and oblique 108 ms with blocks of 32 × 8,
+ * 135 / 253 ms with the earlier 16 × 16 (two plane rows, so two texture
+ * objects, a warp); XY 18.6 ms either way.
  */
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
@@ -826,7 +828,14 @@ _tomo_gpu_store_texture_launch (const cudaTextureObject_t *tex,
                                 cudaStream_t               stream,
                                 GError                   **error)
 {
-  dim3 block (16, 16), grid ((a->w + 15) / 16, (a->h + 15) / 16);
+  /* Blocks of 32 × 8: a warp on one plane row, so that on planes with
+   * horizontal rows its texture objects are the same across the warp.
+   * TOMO_PLANE_TEX_BLOCK=16x16 (the bench's variant, before): two rows a
+   * warp, two objects — on the H100 twice the time for XZ and oblique
+   * planes (docs/PERFORMANCE.md). */
+  const char *shape = g_getenv ("TOMO_PLANE_TEX_BLOCK");
+  const int bx = shape != NULL && strcmp (shape, "16x16") == 0 ? 16 : 32, by = 256 / bx;
+  dim3 block (bx, by), grid ((a->w + bx - 1) / bx, (a->h + by - 1) / by);
 
   plane_texture_kernel<<<grid, block, 0, stream>>> (tex, trig, *a, interp, out);
   return TOMO_CUDA_CHECK_LAUNCH ("plane texture kernel", error);

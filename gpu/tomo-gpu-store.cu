@@ -95,8 +95,9 @@ struct _TomoGpuStore
   TomoGpuStatsWork *keep_stats;
   gboolean keep_fresh;
 
-  cudaTextureObject_t *h_tex;   /* one per stored row, for the texture kernel */
+  cudaTextureObject_t *h_tex;   /* one per stored row, for the texture kernel and the hybrid */
   cudaTextureObject_t *d_tex;
+  gboolean tex_refused;         /* the rows cannot have them (the hybrid does not ask again) */
 
   cudaStream_t stream;
   cudaEvent_t ev[2];
@@ -1015,8 +1016,10 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
    * vertical axis) with 16-byte aligned rows take the tile kernel's wide
    * path; the other planes the tilt kernel fits (oblique by azimuth and
    * tilt, XY, vertical between rows) on 16-byte aligned rows the tilt
-   * kernel; other planes with horizontal rows and a step ≤ 1 pixel the
-   * rows kernel; the rest the global one (docs/PERFORMANCE.md). */
+   * kernel (from a half store with linear interpolation between rows its
+   * texture+ALU hybrid, where the rows can have texture objects); other
+   * planes with horizontal rows and a step ≤ 1 pixel the rows kernel; the
+   * rest the global one (docs/PERFORMANCE.md). */
   if (kernel == TOMO_GPU_PLANE_AUTO)
     kernel = plane_is_cacheable (plane) && plane_is_vertical_on_rows (plane, store)
              ? TOMO_GPU_PLANE_TILE
@@ -1071,6 +1074,7 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
   a.lim = (float) (c + 1e-3);
   a.inv_scale = 1.0f / store->value_scale;
   a.row_elems = store->row_elems;
+  a.tex = NULL;
 
   if (!TOMO_CUDA_CHECK (cudaSetDevice (store->device), error) ||
       !_tomo_gpu_ensure_buffer ((void **) &store->d_out, &store->out_size,
@@ -1094,9 +1098,23 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
     }
   else if (kernel == TOMO_GPU_PLANE_TILT)
     {
-      if (!_tomo_gpu_store_tilt_launch (store->d_rows, store->precision == TOMO_GPU_STORE_HALF,
-                                        store->d_trig, &a, interp, store->d_out, store->stream,
-                                        error))
+      const gboolean half = store->precision == TOMO_GPU_STORE_HALF;
+
+      /* The hybrid wants the texture objects (made once; where the rows
+       * cannot have them the raw path runs). */
+      if (!store->tex_refused && _tomo_gpu_store_tilt_hybrid_ok (half, &a, interp))
+        {
+          g_autoptr (GError) local = NULL;
+
+          if (ensure_textures (store, &local))
+            a.tex = store->d_tex;
+          else
+            store->tex_refused = TRUE;   /* not asked again */
+          if (!TOMO_CUDA_CHECK (cudaEventRecord (store->ev[0], store->stream), error))
+            return FALSE;
+        }
+      if (!_tomo_gpu_store_tilt_launch (store->d_rows, half, store->d_trig, &a, interp,
+                                        store->d_out, store->stream, error))
         return FALSE;
     }
   else if (store->precision == TOMO_GPU_STORE_FLOAT)

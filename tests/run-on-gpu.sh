@@ -111,6 +111,10 @@ if [ -x "$CS" ]; then
     echo "memcheck test-gpu-plane: $(grep -E 'ERROR SUMMARY' "$OUT/memcheck-plane.log" | tail -1)"
     "$CS" --tool racecheck "$B/tests/test-gpu-plane" -p /tomo/gpu/store/planes-half >"$OUT/racecheck-plane.log" 2>&1
     echo "racecheck test-gpu-plane: $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck-plane.log" | tail -1)"
+    # The tilt kernel and its texture+ALU hybrid on a small half store.
+    timeout "${SAN_TIMEOUT:-120}" "$CS" --tool racecheck "$B/tests/test-gpu-plane" \
+      -p /tomo/gpu/store/tilt-small-half >"$OUT/racecheck-plane-tilt.log" 2>&1
+    echo "racecheck test-gpu-plane tilt-small-half: rc=$? $(grep -E 'RACECHECK SUMMARY' "$OUT/racecheck-plane-tilt.log" | tail -1)"
     # The tile kernel's wide path (bulk copies, mbarriers) on a small store.
     for tool in racecheck synccheck; do
       timeout "${SAN_TIMEOUT:-120}" "$CS" --tool $tool "$B/tests/test-gpu-plane" \

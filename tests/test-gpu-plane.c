@@ -272,6 +272,17 @@ test_tile (gconstpointer data)
         const gboolean vertical = k == 0 || k == 1 || k == 3 || k == 6 || k == 7;
         double e_tex = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TEXTURE);
         double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
+        double e_tex2;
+
+        /* The texture kernel's blocks of 16 × 16 (above: 32 × 8, a warp on
+         * one plane row). */
+        g_setenv ("TOMO_PLANE_TEX_BLOCK", "16x16", TRUE);
+        e_tex2 = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TEXTURE);
+        g_unsetenv ("TOMO_PLANE_TEX_BLOCK");
+        g_test_message ("%s store, %s, %s: relative L2 texture, 16 × 16 blocks %.3g (2e-2)",
+                        tomo_gpu_store_precision_to_string (precision), names[k],
+                        tomo_interp_to_string (in), e_tex2);
+        g_assert_cmpfloat (e_tex2, <=, 2e-2);
 
         for (guint v = 0; v < (vertical ? G_N_ELEMENTS (variants) : 1); v++)
           {
@@ -371,10 +382,9 @@ test_tile (gconstpointer data)
  * all of them.  1 — the same store holding rows 3 … 14 only: the tilted
  * planes run past both ends.  2 — 161 columns (single-bin copies; auto
  * keeps the rows kernel there).  3 — as 0, two of the planes only (for
- * the sanitizers).  Every path of TOMO_PLANE_TILT_PATH runs: the raw
- * path (both stage sizes from half stores of 16-byte rows), for linear
- * interpolation the pairs path (half stores its half2 pairs too) and,
- * from half stores of 16-byte rows, the bulk path. */
+ * the sanitizers).  Each plane runs `auto` and the raw path
+ * (TOMO_PLANE_TILT_PATH=raw) and, from half stores of 16-byte rows with
+ * linear interpolation, every split of the texture+ALU hybrid. */
 static void
 run_tilt (TomoGpuStorePrecision precision,
           guint                 kind)
@@ -434,17 +444,10 @@ run_tilt (TomoGpuStorePrecision precision,
     for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
       {
         const double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
-        /* v: the default path (auto, the raw path); the raw path and its
-         * 2 projections per stage (half store of 16-byte rows); the pairs
-         * path (linear); half2 pairs (linear, half store); the bulk path
-         * (linear, half store of 16-byte rows). */
-        static const char *const paths[] = { NULL, "raw", "raw", "pairs", "pairs-half",
-                                             "bulk-h2" };
-        static const char *const labels[] = { "", ", raw path",
-                                              ", raw path, 2 projections per stage",
-                                              ", pairs path", ", half2 pairs",
-                                              ", bulk path, half2 pairs" };
-        const gboolean stages = precision == TOMO_GPU_STORE_HALF && kind != 2;
+        /* v: the default path (auto: the hybrid 2:1 below where it
+         * applies, else the raw path); the raw path. */
+        static const char *const paths[] = { NULL, "raw" };
+        static const char *const labels[] = { "", ", raw path" };
 
         if (kind == 3 && k != 0 && k != 4)
           continue;
@@ -452,15 +455,9 @@ run_tilt (TomoGpuStorePrecision precision,
           {
             double e;
 
-            if ((v == 2 && !stages) || (v >= 3 && in == TOMO_INTERP_NEAREST) ||
-                (v >= 4 && precision != TOMO_GPU_STORE_HALF) || (v == 5 && kind == 2))
-              continue;
-            if (v == 2)
-              g_setenv ("TOMO_PLANE_TILT_STAGE", "2", TRUE);
             if (paths[v] != NULL)
               g_setenv ("TOMO_PLANE_TILT_PATH", paths[v], TRUE);
             e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
-            g_unsetenv ("TOMO_PLANE_TILT_STAGE");
             g_unsetenv ("TOMO_PLANE_TILT_PATH");
             g_test_message ("%s store, %u columns, rows %u … %u, %s, %s%s: relative L2 tilt "
                             "%.3g (tolerance %g), %.3f ms",
@@ -472,6 +469,54 @@ run_tilt (TomoGpuStorePrecision precision,
                             tomo_gpu_store_get_plane_ms (store));
             g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==, TOMO_GPU_PLANE_TILT);
             g_assert_cmpfloat (e, <=, t);
+          }
+
+        /* The hybrid (TOMO_PLANE_TILT_TEX=G:T, T of every G + T
+         * projections through the texture units; `auto` above takes 2:1):
+         * linear, half store of 16-byte rows, plane rows between stored
+         * rows.  Tolerance as the half store's (its texture share's 8-bit
+         * weights: the texture kernel alone is within 5e-4 on these
+         * planes); it must differ from the raw path, which it falls back
+         * to elsewhere. */
+        if (precision == TOMO_GPU_STORE_HALF && kind != 2 && in == TOMO_INTERP_LINEAR)
+          {
+            static const char *const splits[] = { "4:1", "4:2", "4:3", "4:4", "3:1", "2:1",
+                                                  "2:2", "2:1L", "4:1L" };
+            const double z0 = planes[k].centre[2] - (planes[k].height - 1) / 2.0 * planes[k].v[2] -
+                              tomo_gpu_store_get_row_start (store);
+            const gboolean two = !(z0 == rint (z0) && planes[k].v[2] == rint (planes[k].v[2]));
+            double e_raw, e_auto;
+
+            e_auto = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
+            g_setenv ("TOMO_PLANE_TILT_PATH", "raw", TRUE);
+            e_raw = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
+            /* auto: the hybrid where it applies. */
+            if (two)
+              g_assert_cmpfloat (e_auto, !=, e_raw);
+            else
+              g_assert_cmpfloat (e_auto, ==, e_raw);
+            for (guint v = 0; v < G_N_ELEMENTS (splits); v++)
+              {
+                double e;
+
+                g_setenv ("TOMO_PLANE_TILT_TEX", splits[v], TRUE);
+                e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
+                g_unsetenv ("TOMO_PLANE_TILT_TEX");
+                g_test_message ("%s store, rows %u … %u, %s, hybrid %s: relative L2 %.3g "
+                                "(tolerance %g; raw path %.3g), %.3f ms",
+                                tomo_gpu_store_precision_to_string (precision),
+                                tomo_gpu_store_get_row_start (store),
+                                tomo_gpu_store_get_row_start (store) +
+                                  tomo_gpu_store_get_n_rows (store) - 1,
+                                names[k], splits[v], e, t, e_raw,
+                                tomo_gpu_store_get_plane_ms (store));
+                g_assert_cmpfloat (e, <=, t);
+                if (two)
+                  g_assert_cmpfloat (e, !=, e_raw);
+                else
+                  g_assert_cmpfloat (e, ==, e_raw);
+              }
+            g_unsetenv ("TOMO_PLANE_TILT_PATH");
           }
         compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_AUTO);
         g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==,

@@ -293,28 +293,50 @@ bench_store (guint                 W,
           printf ("| %s | %u × %u | %s | %.2f | %.0f | %.2f |\n", planes[k].name, pl->width,
                   pl->height, tomo_gpu_plane_kernel_to_string (others[o]), ms_k,
                   gu / (ms_k * 1e6), ms_global / ms_k);
+          if (others[o] != TOMO_GPU_PLANE_TEXTURE)
+            continue;
+          /* Its blocks of 16 × 16 (TOMO_PLANE_TEX_BLOCK; above: 32 × 8, a
+           * warp on one plane row, one texture object per warp on planes
+           * with horizontal rows). */
+          g_setenv ("TOMO_PLANE_TEX_BLOCK", "16x16", TRUE);
+          ok = time_plane (store, pl, center, others[o], runs, &ms_k, error);
+          g_unsetenv ("TOMO_PLANE_TEX_BLOCK");
+          if (!ok)
+            goto out;
+          ok = FALSE;
+          printf ("| %s | %u × %u | texture, 16 × 16 blocks | %.2f | %.0f | %.2f |\n",
+                  planes[k].name, pl->width, pl->height, ms_k, gu / (ms_k * 1e6),
+                  ms_global / ms_k);
         }
-      /* The tilt kernel's paths (TOMO_PLANE_TILT_PATH in
-       * tomo-gpu-store-tilt.cu; above: auto): the raw path (auto, the
-       * baseline of other paths) and, on a half store, its 2 projections
-       * per stage and the bulk path; the pairs path, both stores, and its
-       * half2 pairs, half stores. */
+      /* The tilt kernel's raw path (TOMO_PLANE_TILT_PATH=raw in
+       * tomo-gpu-store-tilt.cu: no texture share; above: auto), the
+       * baseline, then the hybrid (TOMO_PLANE_TILT_TEX=G:T: per stage of G
+       * ring projections T through the texture units; half store, planes
+       * between stored rows: XY and the oblique plane here; `auto` above
+       * takes its 2:1 there, the raw path elsewhere). */
       static const char *const tilt_paths[][3] = {
-        { "raw", NULL, "raw path" }, { "raw", "2", "raw path, 2 projections per stage" },
-        { "bulk-h2", NULL, "bulk path, half2 pairs" }, { "pairs", NULL, "pairs path" },
-        { "pairs-half", NULL, "half2 pairs" } };
+        { "raw", NULL, "raw path" },
+        { "raw", "4:1", "hybrid 4 ALU + 1 texture (1/5)" },
+        { "raw", "4:2", "hybrid 4 + 2 (1/3)" },
+        { "raw", "4:3", "hybrid 4 + 3 (3/7)" },
+        { "raw", "4:4", "hybrid 4 + 4 (1/2)" },
+        { "raw", "3:1", "hybrid 3 + 1 (1/4)" },
+        { "raw", "2:1", "hybrid 2 + 1 (1/3)" },
+        { "raw", "2:2", "hybrid 2 + 2 (1/2)" },
+        { "raw", "2:1L", "hybrid 2 + 1, added after the stage" },
+        { "raw", "4:1L", "hybrid 4 + 1, added after the stage" } };
 
       for (guint v = 0; v < G_N_ELEMENTS (tilt_paths) && pl->u[2] == 0.0 &&
                         kernel_wanted (TOMO_GPU_PLANE_TILT); v++)
         {
-          if ((v == 1 || v == 2 || v == 4) && precision != TOMO_GPU_STORE_HALF)
+          if (tilt_paths[v][1] != NULL && (precision != TOMO_GPU_STORE_HALF || (k != 2 && k != 3)))
             continue;
           g_setenv ("TOMO_PLANE_TILT_PATH", tilt_paths[v][0], TRUE);
           if (tilt_paths[v][1] != NULL)
-            g_setenv ("TOMO_PLANE_TILT_STAGE", tilt_paths[v][1], TRUE);
+            g_setenv ("TOMO_PLANE_TILT_TEX", tilt_paths[v][1], TRUE);
           ok = time_plane (store, pl, center, TOMO_GPU_PLANE_TILT, runs, &ms_k, error);
           g_unsetenv ("TOMO_PLANE_TILT_PATH");
-          g_unsetenv ("TOMO_PLANE_TILT_STAGE");
+          g_unsetenv ("TOMO_PLANE_TILT_TEX");
           if (!ok)
             goto out;
           printf ("| %s | %u × %u | tilt, %s | %.2f | %.0f | %.2f |\n", planes[k].name,

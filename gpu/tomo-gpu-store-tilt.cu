@@ -174,7 +174,7 @@ tilt_rows (const PlaneArgs &a,
 
 /* Projection cs's window for the tile at (iA, jA), bins from a multiple of
  * VEC (see TiltMeta). */
-template <int VEC, int LINEAR>
+template <int VEC, int LINEAR, bool OLD>
 __device__ static inline TiltMeta
 tilt_window (const PlaneArgs &a,
              float2           cs,
@@ -192,7 +192,7 @@ tilt_window (const PlaneArgs &a,
   const float tmin = tA + fminf (di, 0.0f) + fminf (dj, 0.0f) - TILT_MARGIN;
   const float tmax = tA + fmaxf (di, 0.0f) + fmaxf (dj, 0.0f) + TILT_MARGIN;
   const float tlo = fminf (fmaxf (tmin, -1.0f), W), thi = fminf (fmaxf (tmax, -1.0f), W);
-  const float shift = LINEAR ? 0.5f : 0.0f;
+  const float shift = LINEAR && OLD ? 0.5f : 0.0f;
   constexpr int WP = TILT_WP (VEC);
   int lo = (int) floorf (tlo);
   TiltMeta m;
@@ -341,6 +341,75 @@ tilt_project (const E        *win,
     }
 }
 
+/* A bin of the ring at shared address ad (bytes), as float. */
+template <typename E>
+__device__ static inline float
+tilt_lds (unsigned int ad)
+{
+  if constexpr (sizeof (E) == 2)
+    {
+      unsigned short v;
+
+      asm volatile ("ld.shared.u16 %0, [%1];" : "=h" (v) : "r" (ad));
+      return __half2float (__ushort_as_half (v));
+    }
+  else
+    {
+      float v;
+
+      asm volatile ("ld.shared.f32 %0, [%1];" : "=f" (v) : "r" (ad));
+      return v;
+    }
+}
+
+/* tilt_project with one shared address per plane row: rb[q] is the
+ * shared byte address of row q's lower stored row in this stage's first
+ * window less the rounding constant's bits times the bin size, so that
+ * adding the bits of t + 1.5·2²³ (one LEA) gives bin k's address and the
+ * other three bins, the projection's window (goff) included, are
+ * immediate offsets of the loads.  Linear: t is the position itself (no
+ * 0.5 shift), k = floor(t) by rounding down (__fadd_rd), w1 = t − k. */
+template <typename E, int WP, bool TWO, int LINEAR, bool CLAMP>
+__device__ static inline void
+tilt_project_fold (const unsigned int *rb,
+                   unsigned int        goff,
+                   const TiltMeta     &m,
+                   float               tb,
+                   float              *acc_a,
+                   float              *acc_b)
+{
+  constexpr int SH = sizeof (E) == 2 ? 1 : 2;
+  constexpr unsigned int B = sizeof (E), R = WP * sizeof (E);
+
+#pragma unroll
+  for (int q = 0; q < TILT_K; q++)
+    {
+      /* Row 0: tb itself (0·e is 0 for a finite e; the fma would stay). */
+      float t = q == 0 ? tb : fmaf ((float) q, m.e, tb);
+
+      if (CLAMP)
+        t = fminf (fmaxf (t, m.cmin), m.cmax);
+
+      const float tm = LINEAR ? __fadd_rd (t, TILT_MAGIC) : __fadd_rn (t, TILT_MAGIC);
+      const unsigned int ad = rb[q] + goff + ((unsigned int) __float_as_int (tm) << SH);
+
+      if (LINEAR)
+        {
+          const float w1 = __fsub_rn (t, __fsub_rn (tm, TILT_MAGIC)), w0 = 1.0f - w1;
+
+          acc_a[q] = fmaf (w1, tilt_lds<E> (ad + B), fmaf (w0, tilt_lds<E> (ad), acc_a[q]));
+          if (TWO)
+            acc_b[q] = fmaf (w1, tilt_lds<E> (ad + R + B), fmaf (w0, tilt_lds<E> (ad + R), acc_b[q]));
+        }
+      else
+        {
+          acc_a[q] += tilt_lds<E> (ad);
+          if (TWO)
+            acc_b[q] += tilt_lds<E> (ad + R);
+        }
+    }
+}
+
 /* The hybrid's texture projections: x of the tile's first sample and
  * row in texture coordinates (bin k's centre at k + 0.5), its steps per
  * sample and per plane row, and y (projection p's texel centre). */
@@ -386,7 +455,8 @@ tilt_tex_fetch (const cudaTextureObject_t (*handle)[2],
  * texture projection added after the stage's last ring projection).
  * Three blocks per SM (four with G = 2 of a half store: 34 KiB of bins,
  * at most 64 registers). */
-template <typename T, int VEC, int G, bool TWO, int LINEAR, int TX = 0, bool LATE = false>
+template <typename T, int VEC, int G, bool TWO, int LINEAR, int TX = 0, bool LATE = false,
+          bool OLD = false>
 __global__ static void __launch_bounds__ (TILT_X, G == 2 && sizeof (T) == 2 ? 4 : 3)
 plane_tilt_kernel (const T      *rows,
                    const float2 *trig,
@@ -414,6 +484,7 @@ plane_tilt_kernel (const T      *rows,
   const int n_stages = (a.P + GS - 1) / GS;
   float acc_a[TILT_K], acc_b[TILT_K];
   int ro[TILT_K];
+  unsigned int rb[TILT_K];
 
   if (!tilt_begin (a, iA, jA, nrs, TWO, &rs, acc_a, acc_b, out))
     return;
@@ -431,9 +502,17 @@ plane_tilt_kernel (const T      *rows,
 
   const unsigned int inside = tilt_inside (a, rs, iA, jA);
 
+  const unsigned int sbase = (unsigned int) __cvta_generic_to_shared (ring);
+
 #pragma unroll
   for (int q = 0; q < TILT_K; q++)
-    ro[q] = rs.ro[q] * WP;
+    {
+      ro[q] = rs.ro[q] * WP;
+      /* Stage 0's address of row q's window less the rounding bits
+       * (modulo 2³²; see tilt_project_fold). */
+      rb[q] = sbase + (unsigned int) (ro[q] * (int) sizeof (T)) -
+              ((unsigned int) TILT_MAGIC_BITS << (sizeof (T) == 2 ? 1 : 2));
+    }
 
   const int rlo = rs.rlo, nr = rs.nr;
 
@@ -442,7 +521,7 @@ plane_tilt_kernel (const T      *rows,
     const int p = stage * GS + tid;
 
     if (tid < G && stage < n_stages && p < a.P)
-      meta[stage % (TILT_NS + 1)][tid] = tilt_window<VEC, LINEAR> (a, __ldg (trig + p), iA, jA);
+      meta[stage % (TILT_NS + 1)][tid] = tilt_window<VEC, LINEAR, OLD> (a, __ldg (trig + p), iA, jA);
     if constexpr (TX > 0)
       if (tid >= G && tid < GS && stage < n_stages && p < a.P)
         tmeta[stage % (TILT_NS + 1)][tid - G] = tilt_tex_meta (a, __ldg (trig + p), iA, jA, p);
@@ -456,9 +535,8 @@ plane_tilt_kernel (const T      *rows,
         T *buf = ring + (size_t) (stage % TILT_NS) * STAGE;
         const int p0 = stage * GS;
 
-        for (int u = tid; u < nr * G * WV; u += TILT_X)
-          {
-            const int v = u % WV, rg = u / WV, g = rg % G, r = rg / G;
+        /* Unit u: row r, projection g, bins v·VEC … */
+        auto unit = [&] (int v, int g, int r) {
             const TiltMeta &m = meta[stage % (TILT_NS + 1)][g];
 
             if (p0 + g < a.P && v * VEC < m.nb)
@@ -475,7 +553,16 @@ plane_tilt_kernel (const T      *rows,
                 else
                   *dst = on ? *src : (T) 0.0f;
               }
-          }
+        };
+
+        if constexpr (OLD)
+          for (int u = tid; u < nr * G * WV; u += TILT_X)
+            unit (u % WV, u / WV % G, u / WV / G);
+        else
+          /* Unsigned, the divisions by constants are a multiply and
+           * shifts (signed ones round toward zero: more instructions). */
+          for (unsigned int u = tid; u < (unsigned int) (nr * G * WV); u += TILT_X)
+            unit ((int) (u % WV), (int) (u / WV % G), (int) (u / WV / G));
       }
     asm volatile ("cp.async.commit_group;\n" ::);
   };
@@ -510,10 +597,16 @@ plane_tilt_kernel (const T      *rows,
             const T *win = buf + (size_t) g * nrs * WP;
             const float tb = fmaf ((float) tid, m.d, m.t0);
 
-            if (m.inner)
+            const unsigned int goff = (unsigned int) (g * nrs * WP * sizeof (T));
+
+            if (OLD && m.inner)
               tilt_project<T, WP, TWO, LINEAR, false> (win, m, tb, ro, acc_a, acc_b);
-            else
+            else if (OLD)
               tilt_project<T, WP, TWO, LINEAR, true> (win, m, tb, ro, acc_a, acc_b);
+            else if (m.inner)
+              tilt_project_fold<T, WP, TWO, LINEAR, false> (rb, goff, m, tb, acc_a, acc_b);
+            else
+              tilt_project_fold<T, WP, TWO, LINEAR, true> (rb, goff, m, tb, acc_a, acc_b);
           }
         if (TX > 0 && h >= 0 && h < nt)
 #pragma unroll
@@ -523,6 +616,14 @@ plane_tilt_kernel (const T      *rows,
               acc_b[q] += tb2[q];
             }
       }
+    /* The next stage's windows: the ring's next buffer. */
+    const unsigned int step = s % TILT_NS == TILT_NS - 1
+                                ? (unsigned int) (-(TILT_NS - 1) * STAGE * (int) sizeof (T))
+                                : (unsigned int) (STAGE * (int) sizeof (T));
+
+#pragma unroll
+    for (int q = 0; q < TILT_K; q++)
+      rb[q] += step;
   };
 
   cp_async_ring<TILT_NS> (n_stages, plan, issue, sum);
@@ -535,7 +636,7 @@ plane_tilt_kernel (const T      *rows,
  * long as 4 and 2 (four blocks per SM) no less: the kernel wants warps in
  * flight.  TX, LATE: the hybrid (plane_tilt_kernel; a.tex its texture
  * objects). */
-template <typename T, int VEC, int G, int TX = 0, bool LATE = false>
+template <typename T, int VEC, int G, int TX = 0, bool LATE = false, bool OLD = false>
 static gboolean
 launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, float *out,
              cudaStream_t stream, GError **error)
@@ -544,17 +645,35 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
   dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
   /* Every plane row on a stored row (integer z, integer step): no blend. */
   const bool two = !(a.z0 == rintf (a.z0) && a.vz == rintf (a.vz));
-  auto kern = TX > 0 ? plane_tilt_kernel<T, VEC, G, true, 1, TX, LATE>
-            : two ? (interp ? plane_tilt_kernel<T, VEC, G, true, 1>
-                            : plane_tilt_kernel<T, VEC, G, true, 0>)
-                  : (interp ? plane_tilt_kernel<T, VEC, G, false, 1>
-                            : plane_tilt_kernel<T, VEC, G, false, 0>);
+  void (*kern) (const T *, const float2 *, PlaneArgs, float *);
+
+  if constexpr (TX > 0)
+    kern = plane_tilt_kernel<T, VEC, G, true, 1, TX, LATE, OLD>;
+  else if constexpr (OLD)
+    kern = plane_tilt_kernel<T, VEC, G, true, 1, 0, false, true>;
+  else
+    kern = two ? (interp ? plane_tilt_kernel<T, VEC, G, true, 1>
+                         : plane_tilt_kernel<T, VEC, G, true, 0>)
+               : (interp ? plane_tilt_kernel<T, VEC, G, false, 1>
+                         : plane_tilt_kernel<T, VEC, G, false, 0>);
 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
     return FALSE;
   kern<<<grid, TILT_X, smem, stream>>> (rows, trig, a, out);
   return TOMO_CUDA_CHECK_LAUNCH ("plane tilt kernel", error);
+}
+
+/* TOMO_PLANE_TILT_LOOP=old: the inner loop before the shared addresses
+ * were folded (tilt_project; the A/B baseline), built for linear
+ * interpolation between rows from a half store of 16-byte rows (the raw
+ * path and the hybrid 2:1); elsewhere, and unset, tilt_project_fold. */
+static gboolean
+tilt_old_loop (void)
+{
+  const char *v = g_getenv ("TOMO_PLANE_TILT_LOOP");
+
+  return v != NULL && strcmp (v, "old") == 0;
 }
 
 /* TOMO_PLANE_TILT_TEX (see tomo-gpu-store-private.h): "G:T" as 10·G + T
@@ -606,7 +725,11 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
     {
       const __half *r = (const __half *) rows;
 
-      switch (_tomo_gpu_store_tilt_hybrid_split ())
+      const int split = _tomo_gpu_store_tilt_hybrid_split ();
+
+      if (split == 21 && tilt_old_loop ())
+        return launch_tilt<__half, 8, 2, 1, false, true> (r, trig, *a, 1, out, stream, error);
+      switch (split)
         {
         case 41: return launch_tilt<__half, 8, 4, 1> (r, trig, *a, 1, out, stream, error);
         case 42: return launch_tilt<__half, 8, 4, 2> (r, trig, *a, 1, out, stream, error);
@@ -622,6 +745,10 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
         default: break;
         }
     }
+  if (half && wide && interp == 1 && tilt_old_loop () &&
+      !(a->z0 == rintf (a->z0) && a->vz == rintf (a->vz)))
+    return launch_tilt<__half, 8, 4, 0, false, true> ((const __half *) rows, trig, *a, 1, out,
+                                                      stream, error);
   if (half)
     return wide ? launch_tilt<__half, 8, 4> ((const __half *) rows, trig, *a, interp, out, stream,
                                              error)

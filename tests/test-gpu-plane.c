@@ -445,9 +445,13 @@ run_tilt (TomoGpuStorePrecision precision,
       {
         const double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
         /* v: the default path (auto: the hybrid 2:1 below where it
-         * applies, else the raw path); the raw path. */
-        static const char *const paths[] = { NULL, "raw" };
-        static const char *const labels[] = { "", ", raw path" };
+         * applies, else the raw path); the raw path; the raw path with
+         * the inner loop before its shared addresses were folded
+         * (TOMO_PLANE_TILT_LOOP=old: half store of 16-byte rows, linear,
+         * between rows; elsewhere the same as the raw path). */
+        static const char *const paths[] = { NULL, "raw", "raw" };
+        static const char *const loops[] = { NULL, NULL, "old" };
+        static const char *const labels[] = { "", ", raw path", ", raw path, old inner loop" };
 
         if (kind == 3 && k != 0 && k != 4)
           continue;
@@ -457,8 +461,11 @@ run_tilt (TomoGpuStorePrecision precision,
 
             if (paths[v] != NULL)
               g_setenv ("TOMO_PLANE_TILT_PATH", paths[v], TRUE);
+            if (loops[v] != NULL)
+              g_setenv ("TOMO_PLANE_TILT_LOOP", loops[v], TRUE);
             e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
             g_unsetenv ("TOMO_PLANE_TILT_PATH");
+            g_unsetenv ("TOMO_PLANE_TILT_LOOP");
             g_test_message ("%s store, %u columns, rows %u … %u, %s, %s%s: relative L2 tilt "
                             "%.3g (tolerance %g), %.3f ms",
                             tomo_gpu_store_precision_to_string (precision), fx.w,
@@ -480,8 +487,9 @@ run_tilt (TomoGpuStorePrecision precision,
          * to elsewhere. */
         if (precision == TOMO_GPU_STORE_HALF && kind != 2 && in == TOMO_INTERP_LINEAR)
           {
+            /* 2:1 twice: the second with the old inner loop. */
             static const char *const splits[] = { "4:1", "4:2", "4:3", "4:4", "3:1", "2:1",
-                                                  "2:2", "2:1L", "4:1L" };
+                                                  "2:2", "2:1L", "4:1L", "2:1" };
             const double z0 = planes[k].centre[2] - (planes[k].height - 1) / 2.0 * planes[k].v[2] -
                               tomo_gpu_store_get_row_start (store);
             const gboolean two = !(z0 == rint (z0) && planes[k].v[2] == rint (planes[k].v[2]));
@@ -500,15 +508,20 @@ run_tilt (TomoGpuStorePrecision precision,
                 double e;
 
                 g_setenv ("TOMO_PLANE_TILT_TEX", splits[v], TRUE);
+                if (v == G_N_ELEMENTS (splits) - 1)
+                  g_setenv ("TOMO_PLANE_TILT_LOOP", "old", TRUE);
                 e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
                 g_unsetenv ("TOMO_PLANE_TILT_TEX");
-                g_test_message ("%s store, rows %u … %u, %s, hybrid %s: relative L2 %.3g "
+                g_unsetenv ("TOMO_PLANE_TILT_LOOP");
+                g_test_message ("%s store, rows %u … %u, %s, hybrid %s%s: relative L2 %.3g "
                                 "(tolerance %g; raw path %.3g), %.3f ms",
                                 tomo_gpu_store_precision_to_string (precision),
                                 tomo_gpu_store_get_row_start (store),
                                 tomo_gpu_store_get_row_start (store) +
                                   tomo_gpu_store_get_n_rows (store) - 1,
-                                names[k], splits[v], e, t, e_raw,
+                                names[k], splits[v],
+                                v == G_N_ELEMENTS (splits) - 1 ? " (old inner loop)" : "", e, t,
+                                e_raw,
                                 tomo_gpu_store_get_plane_ms (store));
                 g_assert_cmpfloat (e, <=, t);
                 if (two)

@@ -86,32 +86,27 @@
 /* x + 1.5·2²³ rounds x to an integer in the low mantissa bits (|x| < 2²²). */
 #define TILT_MAGIC 12582912.0f
 #define TILT_MAGIC_BITS 0x4B400000
-/* The hybrid's split where TOMO_PLANE_TILT_TEX is unset (10·G + T): 2 ring
- * projections and 1 texture projection a stage, the fastest split on the
- * H100 for the oblique plane (docs/PERFORMANCE.md). */
-#define TILT_TEX_AUTO 21
+/* The hybrid's split where TOMO_PLANE_TILT_TEX is unset (see
+ * _tomo_gpu_store_tilt_hybrid_split): 4 ring projections and 1 texture
+ * projection a stage, its values added after the stage's last ring
+ * projection ("4:1L"), the fastest split on the H100 for the oblique
+ * plane since the inner loop's shared addresses were folded (2:1 before;
+ * docs/PERFORMANCE.md). */
+#define TILT_TEX_AUTO 141
 
 /* Bins per window: 255·|d| + 7·|e| + 2·margin ≤ 262.125 apart, so at most
  * 264 + VEC − 1 + 1 bins from an aligned start; 8 more of slack. */
 #define TILT_WP(VEC) ((264 + (VEC) + 8 + (VEC) - 1) / (VEC) * (VEC))
 
 /* A projection's window within a stage: t0 is t of the tile's first
- * sample and row relative to lo (minus 0.5 for linear interpolation), d
- * and e its steps per sample and per plane row, [cmin, cmax] the clamp
- * (the detector and the window, same shift), inner: no clamp needed. */
+ * sample and row relative to lo, d and e its steps per sample and per
+ * plane row, [cmin, cmax] the clamp (the detector and the window, same
+ * shift), inner: no clamp needed. */
 typedef struct
 {
   float t0, d, e, cmin, cmax;
   int lo, nb, inner;
 } TiltMeta;
-
-/* A bin as float: float itself, or __half's conversion (__half2float). */
-template <typename T>
-__device__ static inline float
-tilt_value (T v)
-{
-  return static_cast<float> (v);
-}
 
 /* The stored rows of a tile's plane rows jA … jA + 7 (warp 0 of the
  * block): row q lies between rows rlo + ro[q] and the one above, with
@@ -174,7 +169,7 @@ tilt_rows (const PlaneArgs &a,
 
 /* Projection cs's window for the tile at (iA, jA), bins from a multiple of
  * VEC (see TiltMeta). */
-template <int VEC, int LINEAR, bool OLD>
+template <int VEC>
 __device__ static inline TiltMeta
 tilt_window (const PlaneArgs &a,
              float2           cs,
@@ -192,7 +187,6 @@ tilt_window (const PlaneArgs &a,
   const float tmin = tA + fminf (di, 0.0f) + fminf (dj, 0.0f) - TILT_MARGIN;
   const float tmax = tA + fmaxf (di, 0.0f) + fmaxf (dj, 0.0f) + TILT_MARGIN;
   const float tlo = fminf (fmaxf (tmin, -1.0f), W), thi = fminf (fmaxf (tmax, -1.0f), W);
-  const float shift = LINEAR && OLD ? 0.5f : 0.0f;
   constexpr int WP = TILT_WP (VEC);
   int lo = (int) floorf (tlo);
   TiltMeta m;
@@ -200,11 +194,11 @@ tilt_window (const PlaneArgs &a,
   lo = lo >= 0 ? lo / VEC * VEC : -((-lo + VEC - 1) / VEC) * VEC;
   m.lo = lo;
   m.nb = min ((int) floorf (thi) + 2 - lo, WP);
-  m.t0 = tA - lo - shift;
+  m.t0 = tA - lo;
   m.d = d;
   m.e = e;
-  m.cmin = tlo - lo - shift;
-  m.cmax = fminf (thi - lo, WP - 2.0f) - shift;
+  m.cmin = tlo - lo;
+  m.cmax = fminf (thi - lo, WP - 2.0f);
   m.inner = tmin >= -1.0f && tmax <= W && (int) floorf (thi) + 2 - lo <= WP;
   return m;
 }
@@ -298,49 +292,6 @@ tilt_ring_bytes (int nrs)
   return ((size_t) TILT_NS * G * nrs * TILT_WP (VEC) * sizeof (T) + 15) / 16 * 16;
 }
 
-/* One projection of a stage for the 8 plane rows of this thread: pa[q]
- * offsets (elements) of row q's lower stored row in the stage's window.
- * E: the stored type; WP: the row stride in E. */
-template <typename E, int WP, bool TWO, int LINEAR, bool CLAMP>
-__device__ static inline void
-tilt_project (const E        *win,
-              const TiltMeta &m,
-              float           tb,
-              const int      *ro,
-              float          *acc_a,
-              float          *acc_b)
-{
-#pragma unroll
-  for (int q = 0; q < TILT_K; q++)
-    {
-      float t = fmaf ((float) q, m.e, tb);
-
-      if (CLAMP)
-        t = fminf (fmaxf (t, m.cmin), m.cmax);
-
-      const float tm = __fadd_rn (t, TILT_MAGIC);
-      const E *pa = win + ro[q] + (__float_as_int (tm) - TILT_MAGIC_BITS);
-
-      if (LINEAR)
-        {
-          /* t here is t − 0.5: k = rint(t − 0.5) is floor(t), or floor(t) − 1
-           * with weight 1 on k + 1 when t is an integer; d0 = k − (t − 0.5). */
-          const float d0 = __fsub_rn (__fsub_rn (tm, TILT_MAGIC), t);
-          const float w0 = 0.5f + d0, w1 = 0.5f - d0;
-
-          acc_a[q] = fmaf (w1, tilt_value (pa[1]), fmaf (w0, tilt_value (pa[0]), acc_a[q]));
-          if (TWO)
-            acc_b[q] = fmaf (w1, tilt_value (pa[WP + 1]), fmaf (w0, tilt_value (pa[WP]), acc_b[q]));
-        }
-      else
-        {
-          acc_a[q] += tilt_value (pa[0]);
-          if (TWO)
-            acc_b[q] += tilt_value (pa[WP]);
-        }
-    }
-}
-
 /* A bin of the ring at shared address ad (bytes), as float. */
 template <typename E>
 __device__ static inline float
@@ -362,7 +313,9 @@ tilt_lds (unsigned int ad)
     }
 }
 
-/* tilt_project with one shared address per plane row: rb[q] is the
+/* One projection of a stage for the 8 plane rows of this thread, with one
+ * shared address per plane row (E: the stored type; WP: the row stride
+ * in E; goff: the projection's window in the stage, bytes): rb[q] is the
  * shared byte address of row q's lower stored row in this stage's first
  * window less the rounding constant's bits times the bin size, so that
  * adding the bits of t + 1.5·2²³ (one LEA) gives bin k's address and the
@@ -371,12 +324,12 @@ tilt_lds (unsigned int ad)
  * 0.5 shift), k = floor(t) by rounding down (__fadd_rd), w1 = t − k. */
 template <typename E, int WP, bool TWO, int LINEAR, bool CLAMP>
 __device__ static inline void
-tilt_project_fold (const unsigned int *rb,
-                   unsigned int        goff,
-                   const TiltMeta     &m,
-                   float               tb,
-                   float              *acc_a,
-                   float              *acc_b)
+tilt_project (const unsigned int *rb,
+              unsigned int        goff,
+              const TiltMeta     &m,
+              float               tb,
+              float              *acc_a,
+              float              *acc_b)
 {
   constexpr int SH = sizeof (E) == 2 ? 1 : 2;
   constexpr unsigned int B = sizeof (E), R = WP * sizeof (E);
@@ -455,8 +408,7 @@ tilt_tex_fetch (const cudaTextureObject_t (*handle)[2],
  * texture projection added after the stage's last ring projection).
  * Three blocks per SM (four with G = 2 of a half store: 34 KiB of bins,
  * at most 64 registers). */
-template <typename T, int VEC, int G, bool TWO, int LINEAR, int TX = 0, bool LATE = false,
-          bool OLD = false>
+template <typename T, int VEC, int G, bool TWO, int LINEAR, int TX = 0, bool LATE = false>
 __global__ static void __launch_bounds__ (TILT_X, G == 2 && sizeof (T) == 2 ? 4 : 3)
 plane_tilt_kernel (const T      *rows,
                    const float2 *trig,
@@ -483,7 +435,6 @@ plane_tilt_kernel (const T      *rows,
   const int tid = threadIdx.x, iA = blockIdx.x * TILT_X, jA = blockIdx.y * TILT_K;
   const int n_stages = (a.P + GS - 1) / GS;
   float acc_a[TILT_K], acc_b[TILT_K];
-  int ro[TILT_K];
   unsigned int rb[TILT_K];
 
   if (!tilt_begin (a, iA, jA, nrs, TWO, &rs, acc_a, acc_b, out))
@@ -506,13 +457,10 @@ plane_tilt_kernel (const T      *rows,
 
 #pragma unroll
   for (int q = 0; q < TILT_K; q++)
-    {
-      ro[q] = rs.ro[q] * WP;
-      /* Stage 0's address of row q's window less the rounding bits
-       * (modulo 2³²; see tilt_project_fold). */
-      rb[q] = sbase + (unsigned int) (ro[q] * (int) sizeof (T)) -
-              ((unsigned int) TILT_MAGIC_BITS << (sizeof (T) == 2 ? 1 : 2));
-    }
+    /* Stage 0's address of row q's window less the rounding bits
+     * (modulo 2³²; see tilt_project). */
+    rb[q] = sbase + (unsigned int) (rs.ro[q] * WP * (int) sizeof (T)) -
+            ((unsigned int) TILT_MAGIC_BITS << (sizeof (T) == 2 ? 1 : 2));
 
   const int rlo = rs.rlo, nr = rs.nr;
 
@@ -521,7 +469,7 @@ plane_tilt_kernel (const T      *rows,
     const int p = stage * GS + tid;
 
     if (tid < G && stage < n_stages && p < a.P)
-      meta[stage % (TILT_NS + 1)][tid] = tilt_window<VEC, LINEAR, OLD> (a, __ldg (trig + p), iA, jA);
+      meta[stage % (TILT_NS + 1)][tid] = tilt_window<VEC> (a, __ldg (trig + p), iA, jA);
     if constexpr (TX > 0)
       if (tid >= G && tid < GS && stage < n_stages && p < a.P)
         tmeta[stage % (TILT_NS + 1)][tid - G] = tilt_tex_meta (a, __ldg (trig + p), iA, jA, p);
@@ -555,14 +503,10 @@ plane_tilt_kernel (const T      *rows,
               }
         };
 
-        if constexpr (OLD)
-          for (int u = tid; u < nr * G * WV; u += TILT_X)
-            unit (u % WV, u / WV % G, u / WV / G);
-        else
-          /* Unsigned, the divisions by constants are a multiply and
-           * shifts (signed ones round toward zero: more instructions). */
-          for (unsigned int u = tid; u < (unsigned int) (nr * G * WV); u += TILT_X)
-            unit ((int) (u % WV), (int) (u / WV % G), (int) (u / WV / G));
+        /* Unsigned, the divisions by constants are a multiply and shifts
+         * (signed ones round toward zero: more instructions). */
+        for (unsigned int u = tid; u < (unsigned int) (nr * G * WV); u += TILT_X)
+          unit ((int) (u % WV), (int) (u / WV % G), (int) (u / WV / G));
       }
     asm volatile ("cp.async.commit_group;\n" ::);
   };
@@ -599,14 +543,10 @@ plane_tilt_kernel (const T      *rows,
 
             const unsigned int goff = (unsigned int) (g * nrs * WP * sizeof (T));
 
-            if (OLD && m.inner)
-              tilt_project<T, WP, TWO, LINEAR, false> (win, m, tb, ro, acc_a, acc_b);
-            else if (OLD)
-              tilt_project<T, WP, TWO, LINEAR, true> (win, m, tb, ro, acc_a, acc_b);
-            else if (m.inner)
-              tilt_project_fold<T, WP, TWO, LINEAR, false> (rb, goff, m, tb, acc_a, acc_b);
+            if (m.inner)
+              tilt_project<T, WP, TWO, LINEAR, false> (rb, goff, m, tb, acc_a, acc_b);
             else
-              tilt_project_fold<T, WP, TWO, LINEAR, true> (rb, goff, m, tb, acc_a, acc_b);
+              tilt_project<T, WP, TWO, LINEAR, true> (rb, goff, m, tb, acc_a, acc_b);
           }
         if (TX > 0 && h >= 0 && h < nt)
 #pragma unroll
@@ -636,7 +576,7 @@ plane_tilt_kernel (const T      *rows,
  * long as 4 and 2 (four blocks per SM) no less: the kernel wants warps in
  * flight.  TX, LATE: the hybrid (plane_tilt_kernel; a.tex its texture
  * objects). */
-template <typename T, int VEC, int G, int TX = 0, bool LATE = false, bool OLD = false>
+template <typename T, int VEC, int G, int TX = 0, bool LATE = false>
 static gboolean
 launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, float *out,
              cudaStream_t stream, GError **error)
@@ -645,12 +585,11 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
   dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
   /* Every plane row on a stored row (integer z, integer step): no blend. */
   const bool two = !(a.z0 == rintf (a.z0) && a.vz == rintf (a.vz));
+  /* The hybrid's launchers instantiate the hybrid kernel only. */
   void (*kern) (const T *, const float2 *, PlaneArgs, float *);
 
   if constexpr (TX > 0)
-    kern = plane_tilt_kernel<T, VEC, G, true, 1, TX, LATE, OLD>;
-  else if constexpr (OLD)
-    kern = plane_tilt_kernel<T, VEC, G, true, 1, 0, false, true>;
+    kern = plane_tilt_kernel<T, VEC, G, true, 1, TX, LATE>;
   else
     kern = two ? (interp ? plane_tilt_kernel<T, VEC, G, true, 1>
                          : plane_tilt_kernel<T, VEC, G, true, 0>)
@@ -662,18 +601,6 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
     return FALSE;
   kern<<<grid, TILT_X, smem, stream>>> (rows, trig, a, out);
   return TOMO_CUDA_CHECK_LAUNCH ("plane tilt kernel", error);
-}
-
-/* TOMO_PLANE_TILT_LOOP=old: the inner loop before the shared addresses
- * were folded (tilt_project; the A/B baseline), built for linear
- * interpolation between rows from a half store of 16-byte rows (the raw
- * path and the hybrid 2:1); elsewhere, and unset, tilt_project_fold. */
-static gboolean
-tilt_old_loop (void)
-{
-  const char *v = g_getenv ("TOMO_PLANE_TILT_LOOP");
-
-  return v != NULL && strcmp (v, "old") == 0;
 }
 
 /* TOMO_PLANE_TILT_TEX (see tomo-gpu-store-private.h): "G:T" as 10·G + T
@@ -725,11 +652,7 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
     {
       const __half *r = (const __half *) rows;
 
-      const int split = _tomo_gpu_store_tilt_hybrid_split ();
-
-      if (split == 21 && tilt_old_loop ())
-        return launch_tilt<__half, 8, 2, 1, false, true> (r, trig, *a, 1, out, stream, error);
-      switch (split)
+      switch (_tomo_gpu_store_tilt_hybrid_split ())
         {
         case 41: return launch_tilt<__half, 8, 4, 1> (r, trig, *a, 1, out, stream, error);
         case 42: return launch_tilt<__half, 8, 4, 2> (r, trig, *a, 1, out, stream, error);
@@ -745,10 +668,6 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
         default: break;
         }
     }
-  if (half && wide && interp == 1 && tilt_old_loop () &&
-      !(a->z0 == rintf (a->z0) && a->vz == rintf (a->vz)))
-    return launch_tilt<__half, 8, 4, 0, false, true> ((const __half *) rows, trig, *a, 1, out,
-                                                      stream, error);
   if (half)
     return wide ? launch_tilt<__half, 8, 4> ((const __half *) rows, trig, *a, interp, out, stream,
                                              error)

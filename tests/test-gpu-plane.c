@@ -444,14 +444,10 @@ run_tilt (TomoGpuStorePrecision precision,
     for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
       {
         const double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
-        /* v: the default path (auto: the hybrid 2:1 below where it
-         * applies, else the raw path); the raw path; the raw path with
-         * the inner loop before its shared addresses were folded
-         * (TOMO_PLANE_TILT_LOOP=old: half store of 16-byte rows, linear,
-         * between rows; elsewhere the same as the raw path). */
-        static const char *const paths[] = { NULL, "raw", "raw" };
-        static const char *const loops[] = { NULL, NULL, "old" };
-        static const char *const labels[] = { "", ", raw path", ", raw path, old inner loop" };
+        /* v: the default path (auto: the hybrid 4:1L below where it
+         * applies, else the raw path); the raw path. */
+        static const char *const paths[] = { NULL, "raw" };
+        static const char *const labels[] = { "", ", raw path" };
 
         if (kind == 3 && k != 0 && k != 4)
           continue;
@@ -461,11 +457,8 @@ run_tilt (TomoGpuStorePrecision precision,
 
             if (paths[v] != NULL)
               g_setenv ("TOMO_PLANE_TILT_PATH", paths[v], TRUE);
-            if (loops[v] != NULL)
-              g_setenv ("TOMO_PLANE_TILT_LOOP", loops[v], TRUE);
             e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
             g_unsetenv ("TOMO_PLANE_TILT_PATH");
-            g_unsetenv ("TOMO_PLANE_TILT_LOOP");
             g_test_message ("%s store, %u columns, rows %u … %u, %s, %s%s: relative L2 tilt "
                             "%.3g (tolerance %g), %.3f ms",
                             tomo_gpu_store_precision_to_string (precision), fx.w,
@@ -479,7 +472,7 @@ run_tilt (TomoGpuStorePrecision precision,
           }
 
         /* The hybrid (TOMO_PLANE_TILT_TEX=G:T, T of every G + T
-         * projections through the texture units; `auto` above takes 2:1):
+         * projections through the texture units; `auto` above takes 4:1L):
          * linear, half store of 16-byte rows, plane rows between stored
          * rows.  Tolerance as the half store's (its texture share's 8-bit
          * weights: the texture kernel alone is within 5e-4 on these
@@ -487,9 +480,8 @@ run_tilt (TomoGpuStorePrecision precision,
          * to elsewhere. */
         if (precision == TOMO_GPU_STORE_HALF && kind != 2 && in == TOMO_INTERP_LINEAR)
           {
-            /* 2:1 twice: the second with the old inner loop. */
             static const char *const splits[] = { "4:1", "4:2", "4:3", "4:4", "3:1", "2:1",
-                                                  "2:2", "2:1L", "4:1L", "2:1" };
+                                                  "2:2", "2:1L", "4:1L" };
             const double z0 = planes[k].centre[2] - (planes[k].height - 1) / 2.0 * planes[k].v[2] -
                               tomo_gpu_store_get_row_start (store);
             const gboolean two = !(z0 == rint (z0) && planes[k].v[2] == rint (planes[k].v[2]));
@@ -508,20 +500,15 @@ run_tilt (TomoGpuStorePrecision precision,
                 double e;
 
                 g_setenv ("TOMO_PLANE_TILT_TEX", splits[v], TRUE);
-                if (v == G_N_ELEMENTS (splits) - 1)
-                  g_setenv ("TOMO_PLANE_TILT_LOOP", "old", TRUE);
                 e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
                 g_unsetenv ("TOMO_PLANE_TILT_TEX");
-                g_unsetenv ("TOMO_PLANE_TILT_LOOP");
-                g_test_message ("%s store, rows %u … %u, %s, hybrid %s%s: relative L2 %.3g "
+                g_test_message ("%s store, rows %u … %u, %s, hybrid %s: relative L2 %.3g "
                                 "(tolerance %g; raw path %.3g), %.3f ms",
                                 tomo_gpu_store_precision_to_string (precision),
                                 tomo_gpu_store_get_row_start (store),
                                 tomo_gpu_store_get_row_start (store) +
                                   tomo_gpu_store_get_n_rows (store) - 1,
-                                names[k], splits[v],
-                                v == G_N_ELEMENTS (splits) - 1 ? " (old inner loop)" : "", e, t,
-                                e_raw,
+                                names[k], splits[v], e, t, e_raw,
                                 tomo_gpu_store_get_plane_ms (store));
                 g_assert_cmpfloat (e, <=, t);
                 if (two)

@@ -313,19 +313,15 @@ bench_store (guint                 W,
        * baseline, then the hybrid (TOMO_PLANE_TILT_TEX=G:T: per stage of G
        * ring projections T through the texture units; half store, planes
        * between stored rows: XY and the oblique plane here; `auto` above
-       * takes its 2:1 there, the raw path elsewhere); "old inner loop":
-       * TOMO_PLANE_TILT_LOOP=old, the loop before its shared addresses were
-       * folded (half store, linear, between rows). */
-      static const char *const tilt_paths[][4] = {
+       * takes its 4:1L there, the raw path elsewhere). */
+      static const char *const tilt_paths[][3] = {
         { "raw", NULL, "raw path" },
-        { "raw", NULL, "raw path, old inner loop", "old" },
         { "raw", "4:1", "hybrid 4 ALU + 1 texture (1/5)" },
         { "raw", "4:2", "hybrid 4 + 2 (1/3)" },
         { "raw", "4:3", "hybrid 4 + 3 (3/7)" },
         { "raw", "4:4", "hybrid 4 + 4 (1/2)" },
         { "raw", "3:1", "hybrid 3 + 1 (1/4)" },
         { "raw", "2:1", "hybrid 2 + 1 (1/3)" },
-        { "raw", "2:1", "hybrid 2 + 1, old inner loop", "old" },
         { "raw", "2:2", "hybrid 2 + 2 (1/2)" },
         { "raw", "2:1L", "hybrid 2 + 1, added after the stage" },
         { "raw", "4:1L", "hybrid 4 + 1, added after the stage" } };
@@ -335,17 +331,12 @@ bench_store (guint                 W,
         {
           if (tilt_paths[v][1] != NULL && (precision != TOMO_GPU_STORE_HALF || (k != 2 && k != 3)))
             continue;
-          if (tilt_paths[v][3] != NULL && precision != TOMO_GPU_STORE_HALF)
-            continue;
           g_setenv ("TOMO_PLANE_TILT_PATH", tilt_paths[v][0], TRUE);
           if (tilt_paths[v][1] != NULL)
             g_setenv ("TOMO_PLANE_TILT_TEX", tilt_paths[v][1], TRUE);
-          if (tilt_paths[v][3] != NULL)
-            g_setenv ("TOMO_PLANE_TILT_LOOP", tilt_paths[v][3], TRUE);
           ok = time_plane (store, pl, center, TOMO_GPU_PLANE_TILT, runs, &ms_k, error);
           g_unsetenv ("TOMO_PLANE_TILT_PATH");
           g_unsetenv ("TOMO_PLANE_TILT_TEX");
-          g_unsetenv ("TOMO_PLANE_TILT_LOOP");
           if (!ok)
             goto out;
           printf ("| %s | %u × %u | tilt, %s | %.2f | %.0f | %.2f |\n", planes[k].name,

@@ -23,9 +23,11 @@
  * XZ plane (n / 8 ≈ 1.1 times), not those of two rows blended per plane row.
  *
  * Each thread then takes, per projection and plane row, its bin k and the
- * two linear weights once (a float add of 1.5·2²³ rounds t to an integer
- * on the FP units: no conversion instructions), and interpolates both
- * stored rows the plane row lies between.  The blend between the two rows
+ * two linear weights once (a float add of 1.5·2²³, rounded down, gives
+ * floor(t) on the FP units: no conversion instructions), and interpolates
+ * both stored rows the plane row lies between: one shared address per
+ * plane row and stage, the four bins at immediate offsets of the loads
+ * (tilt_project; 18 SASS instructions per plane row and projection).  The blend between the two rows
  * uses a weight constant along the plane row, so it is deferred: two float
  * sums per plane row (lower and upper stored row), blended once at the end
  * with the row weight fz in float — the same value as blending every
@@ -39,10 +41,12 @@
  * ties up).
  *
  * On the H100 (2048² planes of a 2048³ store, docs/PERFORMANCE.md): oblique
- * 30°/15° 12.1 ms from the half store (rows kernel 15.6 ms), XY 9.4 ms
- * (15.3 ms); float 14.9 / 10.4 ms.  On XZ it takes 9.5 ms where the tile
- * kernel's ring path, copying about the same bins, takes 6.3 ms: the time
- * goes to the per-sample instructions and shared loads, not the copy.
+ * 30°/15° 10.3 ms from the half store (12.1 ms before the shared
+ * addresses were folded; rows kernel 15.6 ms), XY 7.5 ms (9.4; 15.3 ms);
+ * float 14.9 / 10.4 ms before the fold.  On XZ it takes 8.2 ms where the
+ * tile kernel's ring path, copying about the same bins, takes 6.3 ms: the
+ * time goes to the per-sample instructions and shared loads, not the
+ * copy.
  *
  * The hybrid (TOMO_PLANE_TILT_TEX, `auto` from a half store with linear
  * interpolation between rows): per stage of G ring projections, T more
@@ -50,14 +54,15 @@
  * row, hardware linear filtering along the detector), their fetches issued
  * before a ring projection's sums and added after them, so that the
  * texture pipe works beside the shared-memory and FP pipes.  On the H100:
- * 2 ring + 1 texture projection a stage, oblique 10.8 ms (raw path 12.1 ms
- * in the same run), XY 8.5 ms (9.4).  ncu (oblique 2048²): both are bound
- * by instruction issue (86 % / 83 % of the issue slots busy; 39 / 33
- * instructions per sample and projection), not by shared memory (LSU
- * wavefronts 46 %) or DRAM (23–25 %); the interpolation of a plane row's two
- * stored rows takes 25 SASS instructions, 7 of them address arithmetic
- * (the magic number's bias is added once per shared load, since it does
- * not fit the load's offset field).
+ * 4 ring + 1 texture projection a stage, added after the stage's last
+ * ring projection (`auto`), oblique 9.8 ms (raw path 10.3 ms in the same
+ * run), XY 7.4 ms (7.5).  ncu (oblique 2048², before the fold): raw path
+ * and hybrid are bound by instruction issue (86 % / 83 % of the issue
+ * slots busy; 39 / 33 instructions per sample and projection), not by
+ * shared memory (LSU wavefronts 46 %) or DRAM (23–25 %); the interpolation
+ * of a plane row's two stored rows took 25 SASS instructions, 7 of them
+ * address arithmetic (the magic number's bias added once per shared load,
+ * since it does not fit the load's offset field), now 18 with 1.
  *
  * Removed after their measurements (docs/PERFORMANCE.md): the pairs path
  * (float or half2 pairs (m, δ) built once a stage: 19.6 / 17.3 ms for the

@@ -27,13 +27,13 @@
  * floor(t) on the FP units: no conversion instructions), and interpolates
  * both stored rows the plane row lies between: one shared address per
  * plane row and stage, the four bins at immediate offsets of the loads
- * (tilt_project; 18 SASS instructions per plane row and projection).  The blend between the two rows
- * uses a weight constant along the plane row, so it is deferred: two float
- * sums per plane row (lower and upper stored row), blended once at the end
- * with the row weight fz in float — the same value as blending every
- * projection, exactly in real arithmetic, and only float roundings in
- * between.  Projections whose whole tile stays on the detector ([−1, W])
- * skip the clamp of t.
+ * (tilt_project; 18 SASS instructions per plane row and projection).
+ * The blend between the two rows uses a weight constant along the plane
+ * row, so it is deferred: two float sums per plane row (lower and upper
+ * stored row), blended once at the end with the row weight fz in float —
+ * the same value as blending every projection, exactly in real
+ * arithmetic, and only float roundings in between.  Projections whose
+ * whole tile stays on the detector ([−1, W]) skip the clamp of t.
  *
  * Widths whose projection rows are not 16-byte aligned copy single bins
  * (cp.async of 4 bytes for float, plain loads for half): correct, slower.
@@ -357,7 +357,8 @@ tilt_project (const unsigned int *rb,
 
           acc_a[q] = fmaf (w1, tilt_lds<E> (ad + B), fmaf (w0, tilt_lds<E> (ad), acc_a[q]));
           if (TWO)
-            acc_b[q] = fmaf (w1, tilt_lds<E> (ad + R + B), fmaf (w0, tilt_lds<E> (ad + R), acc_b[q]));
+            acc_b[q] =
+              fmaf (w1, tilt_lds<E> (ad + R + B), fmaf (w0, tilt_lds<E> (ad + R), acc_b[q]));
         }
       else
         {

@@ -829,14 +829,18 @@ ensure_textures (TomoGpuStore *store,
     return TRUE;
   if (!TOMO_CUDA_CHECK (cudaGetDeviceProperties (&prop, store->device), error))
     return FALSE;
-  if ((store->width * elem) % prop.texturePitchAlignment != 0 || store->n_proj > 65000 ||
+  /* Each stored row's texture starts at that row: its address as well as
+   * the detector row's pitch must be aligned. */
+  if ((store->width * elem) % prop.texturePitchAlignment != 0 ||
+      (store->row_elems * elem) % prop.textureAlignment != 0 || store->n_proj > 65000 ||
       store->width > 65000)
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "The texture plane kernel needs detector rows of a multiple of %zu bytes and "
-                   "at most 65000 projections; the store has %u columns of %zu bytes, %u "
-                   "projections", (size_t) prop.texturePitchAlignment, store->width, elem,
-                   store->n_proj);
+                   "The texture plane kernel needs detector rows of a multiple of %zu bytes, "
+                   "sinograms of a multiple of %zu bytes and at most 65000 projections; the "
+                   "store has %u columns × %u projections of %zu bytes",
+                   (size_t) prop.texturePitchAlignment, (size_t) prop.textureAlignment,
+                   store->width, store->n_proj, elem);
       return FALSE;
     }
   store->h_tex = g_new0 (cudaTextureObject_t, store->n_rows);
@@ -860,9 +864,9 @@ ensure_textures (TomoGpuStore *store,
     }
   if (_tomo_gpu_alloc_device ((void **) &store->d_tex, store->n_rows * sizeof (cudaTextureObject_t),
                               "texture objects", error) &&
-      TOMO_CUDA_CHECK (cudaMemcpy (store->d_tex, store->h_tex,
-                                   store->n_rows * sizeof (cudaTextureObject_t),
-                                   cudaMemcpyHostToDevice), error))
+      TOMO_CUDA_CHECK (cudaMemcpyAsync (store->d_tex, store->h_tex,
+                                        store->n_rows * sizeof (cudaTextureObject_t),
+                                        cudaMemcpyHostToDevice, store->stream), error))
     return TRUE;
 
 fail:
@@ -1109,7 +1113,13 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
           if (ensure_textures (store, &local))
             a.tex = store->d_tex;
           else
-            store->tex_refused = TRUE;   /* not asked again */
+            {
+              /* The raw path runs; rows that cannot have textures are not
+               * asked again, anything else (memory) is tried next time. */
+              g_debug ("tilt kernel: the texture+ALU hybrid is off: %s", local->message);
+              if (g_error_matches (local, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID))
+                store->tex_refused = TRUE;
+            }
           if (!TOMO_CUDA_CHECK (cudaEventRecord (store->ev[0], store->stream), error))
             return FALSE;
         }

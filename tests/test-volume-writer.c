@@ -455,6 +455,32 @@ test_folder_queue (void)
   tomo_volume_writer_abort (w);
   g_assert_cmpuint (tomo_test_count_entries (path), ==, 0);
   tomo_test_remove_tree (path);
+
+  /* A slice that cannot be written (a folder stands under its name): the
+   * caller, waiting for a free buffer, gets the error back instead of
+   * waiting for ever, and so does finish; the folder put there stays. */
+  {
+    g_autofree char *blocker = g_build_filename (path, "slice_00008.tif", NULL);
+    gboolean failed = FALSE;
+
+    g_assert_cmpint (g_mkdir_with_parents (blocker, 0700), ==, 0);
+    tomo_memory_set_limit (8 * 2 * plane * sizeof (float));
+    w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 1, &error);
+    tomo_memory_set_limit (0);
+    g_assert_no_error (error);
+    for (guint i = 0; i < info.n_rows && !failed; i++)
+      failed = !tomo_volume_writer_add (w, info.row_start + i, volume + i * plane, &error);
+    if (failed)
+      {
+        g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+        g_assert_nonnull (strstr (error->message, "slice_00008.tif"));
+        g_clear_error (&error);
+      }
+    TOMO_TEST_ASSERT_FAILS (tomo_volume_writer_finish (w, &error),
+                            error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+    g_assert_true (g_file_test (blocker, G_FILE_TEST_IS_DIR));
+    tomo_test_remove_tree (path);
+  }
 }
 
 /* An unknown write mode, given or from TOMO_VOLUME_WRITE, is refused before

@@ -502,6 +502,13 @@ update_done (GObject      *source,
 
   self->busy = FALSE;
   g_clear_handle_id (&self->progress_id, g_source_remove);
+  if (self->grid == NULL)
+    {
+      /* Disposed while the update ran (its window closed): the panes and
+       * labels are gone; only the store is left to give back. */
+      release_volume (g_steal_pointer (&u->volume));
+      return;
+    }
   if (!g_task_propagate_boolean (task, &error))
     {
       g_autofree char *msg = g_strdup_printf ("Three views unavailable: %s", error->message);
@@ -1066,8 +1073,8 @@ tomo_volume_view_dispose (GObject *object)
   g_clear_handle_id (&self->live_id, g_source_remove);
   g_clear_pointer (&self->grid, gtk_widget_unparent);
   g_clear_object (&self->scan);
-  /* Here, and after the stores given back earlier: none is still being
-   * freed when the program exits. */
+  /* The stores given back so far are freed before this returns (an update
+   * still running gives its store back when it ends, in update_done). */
   wait_released ();
   g_clear_pointer (&self->volume, tomo_volume_free);
   G_OBJECT_CLASS (tomo_volume_view_parent_class)->dispose (object);

@@ -604,7 +604,11 @@ tomo_volume_writer_new (const char           *path,
   g_mutex_init (&w->lock);
   g_cond_init (&w->pieces_done);
   w->one_file = format != TOMO_VOLUME_FORMAT_TIFF_FOLDER;
-  w->n_threads = n_threads = n_threads > 0 ? n_threads : 8;
+  /* One file takes one buffered write at a time (ext4 holds the file's
+   * lock through the copy), so more threads only wait for it: on the H100
+   * machine 1 writer was as fast as 8, or faster, at a quarter of the CPU
+   * (docs/PERFORMANCE.md, "Writer threads for one file"). */
+  w->n_threads = n_threads = n_threads > 0 ? n_threads : w->one_file ? 1 : 8;
 
   if (!parse_write_mode (w, info, &map, &local))
     goto fail;

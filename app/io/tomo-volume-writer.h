@@ -44,7 +44,7 @@ typedef struct
  * writer wrote, so nothing half-written is left under the output name. */
 typedef struct _TomoVolumeWriter TomoVolumeWriter;
 
-/* n_threads 0 = a default (8). */
+/* n_threads 0 = a default: 8 for the TIFF folder, 1 for one file. */
 TomoVolumeWriter *tomo_volume_writer_new      (const char           *path,
                                                TomoVolumeFormat      format,
                                                const TomoVolumeInfo *info,

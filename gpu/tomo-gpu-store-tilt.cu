@@ -98,6 +98,8 @@
  * plane since the inner loop's shared addresses were folded (2:1 before;
  * docs/PERFORMANCE.md). */
 #define TILT_TEX_AUTO 141
+/* Whether `auto` takes the packed sums (tilt_project's PK). */
+#define TILT_PACK_AUTO FALSE
 
 /* Bins per window: 255·|d| + 7·|e| + 2·margin ≤ 262.125 apart, so at most
  * 264 + VEC − 1 + 1 bins from an aligned start; 8 more of slack. */
@@ -318,6 +320,18 @@ tilt_lds (unsigned int ad)
     }
 }
 
+/* Bins at shared addresses lo and hi as one half2 (lo in the low half). */
+__device__ static inline __half2
+tilt_lds2 (unsigned int lo,
+           unsigned int hi)
+{
+  unsigned short a, b;
+
+  asm volatile ("ld.shared.u16 %0, [%1];" : "=h" (a) : "r" (lo));
+  asm volatile ("ld.shared.u16 %0, [%1];" : "=h" (b) : "r" (hi));
+  return __halves2half2 (__ushort_as_half (a), __ushort_as_half (b));
+}
+
 /* One projection of a stage for the 8 plane rows of this thread, with one
  * shared address per plane row (E: the stored type; WP: the row stride
  * in E; goff: the projection's window in the stage, bytes): rb[q] is the
@@ -327,14 +341,16 @@ tilt_lds (unsigned int ad)
  * other three bins, the projection's window (goff) included, are
  * immediate offsets of the loads.  Linear: t is the position itself (no
  * 0.5 shift), k = floor(t) by rounding down (__fadd_rd), w1 = t − k. */
-template <typename E, int WP, bool TWO, int LINEAR, bool CLAMP>
+template <typename E, int WP, bool TWO, int LINEAR, bool CLAMP, bool PK = false>
 __device__ static inline void
 tilt_project (const unsigned int *rb,
               unsigned int        goff,
               const TiltMeta     &m,
               float               tb,
               float              *acc_a,
-              float              *acc_b)
+              float              *acc_b,
+              __half2            *acc_h,
+              bool                first)
 {
   constexpr int SH = sizeof (E) == 2 ? 1 : 2;
   constexpr unsigned int B = sizeof (E), R = WP * sizeof (E);
@@ -355,6 +371,22 @@ tilt_project (const unsigned int *rb,
         {
           const float w1 = __fsub_rn (t, __fsub_rn (tm, TILT_MAGIC)), w0 = 1.0f - w1;
 
+          if constexpr (PK)
+            {
+              /* Packed (half store, two rows): bin k of both stored rows
+               * in one half2, bin k + 1 in another, both rows
+               * interpolated by two HFMA2 with the weights (w0, w1)
+               * broadcast from one half2. */
+              const __half2 w = __floats2half2_rn (w0, w1);
+              const __half2 pk = tilt_lds2 (ad, ad + R), pk1 = tilt_lds2 (ad + B, ad + R + B);
+
+              /* The stage's first projection starts the sums (no zeroing). */
+              const __half2 lo = first ? __hmul2 (pk, __low2half2 (w))
+                                       : __hfma2 (pk, __low2half2 (w), acc_h[q]);
+
+              acc_h[q] = __hfma2 (pk1, __high2half2 (w), lo);
+              continue;
+            }
           acc_a[q] = fmaf (w1, tilt_lds<E> (ad + B), fmaf (w0, tilt_lds<E> (ad), acc_a[q]));
           if (TWO)
             acc_b[q] =
@@ -414,7 +446,8 @@ tilt_tex_fetch (const cudaTextureObject_t (*handle)[2],
  * texture projection added after the stage's last ring projection).
  * Three blocks per SM (four with G = 2 of a half store: 34 KiB of bins,
  * at most 64 registers). */
-template <typename T, int VEC, int G, bool TWO, int LINEAR, int TX = 0, bool LATE = false>
+template <typename T, int VEC, int G, bool TWO, int LINEAR, int TX = 0, bool LATE = false,
+          bool PK = false>
 __global__ static void __launch_bounds__ (TILT_X, G == 2 && sizeof (T) == 2 ? 4 : 3)
 plane_tilt_kernel (const T      *rows,
                    const float2 *trig,
@@ -423,6 +456,7 @@ plane_tilt_kernel (const T      *rows,
 {
   static_assert (TX == 0 || (LINEAR && TWO && TX <= G), "hybrid: linear, two rows, TX ≤ G");
   static_assert (!LATE || TX == 1, "late adds: one texture projection a stage");
+  static_assert (!PK || (sizeof (T) == 2 && LINEAR && TWO), "packed: half store, linear, two rows");
   constexpr int GS = G + TX;                    /* projections per stage */
   constexpr int WP = TILT_WP (VEC);
   constexpr int WV = WP / VEC;
@@ -441,10 +475,14 @@ plane_tilt_kernel (const T      *rows,
   const int tid = threadIdx.x, iA = blockIdx.x * TILT_X, jA = blockIdx.y * TILT_K;
   const int n_stages = (a.P + GS - 1) / GS;
   float acc_a[TILT_K], acc_b[TILT_K];
+  __half2 acc_h[PK ? TILT_K : 1];   /* packed: (lower, upper) row's sums of a stage */
   unsigned int rb[TILT_K];
 
   if (!tilt_begin (a, iA, jA, nrs, TWO, &rs, acc_a, acc_b, out))
     return;
+#pragma unroll
+  for (int q = 0; q < (PK ? TILT_K : 1); q++)
+    acc_h[q] = __float2half2_rn (0.0f);     /* set by each stage's first projection */
   if constexpr (TX > 0)
     if (tid < TILT_K)
       {
@@ -550,9 +588,11 @@ plane_tilt_kernel (const T      *rows,
             const unsigned int goff = (unsigned int) (g * nrs * WP * sizeof (T));
 
             if (m.inner)
-              tilt_project<T, WP, TWO, LINEAR, false> (rb, goff, m, tb, acc_a, acc_b);
+              tilt_project<T, WP, TWO, LINEAR, false, PK> (rb, goff, m, tb, acc_a, acc_b, acc_h,
+                                                           g == 0);
             else
-              tilt_project<T, WP, TWO, LINEAR, true> (rb, goff, m, tb, acc_a, acc_b);
+              tilt_project<T, WP, TWO, LINEAR, true, PK> (rb, goff, m, tb, acc_a, acc_b, acc_h,
+                                                           g == 0);
           }
         if (TX > 0 && h >= 0 && h < nt)
 #pragma unroll
@@ -561,6 +601,18 @@ plane_tilt_kernel (const T      *rows,
               acc_a[q] += ta[q];
               acc_b[q] += tb2[q];
             }
+      }
+    /* Packed: the stage's half2 sums into the float sums. */
+    if constexpr (PK)
+      {
+#pragma unroll
+        for (int q = 0; q < TILT_K; q++)
+          {
+            const float2 f = __half22float2 (acc_h[q]);
+
+            acc_a[q] += f.x;
+            acc_b[q] += f.y;
+          }
       }
     /* The next stage's windows: the ring's next buffer. */
     const unsigned int step = s % TILT_NS == TILT_NS - 1
@@ -582,7 +634,7 @@ plane_tilt_kernel (const T      *rows,
  * long as 4 and 2 (four blocks per SM) no less: the kernel wants warps in
  * flight.  TX, LATE: the hybrid (plane_tilt_kernel; a.tex its texture
  * objects). */
-template <typename T, int VEC, int G, int TX = 0, bool LATE = false>
+template <typename T, int VEC, int G, int TX = 0, bool LATE = false, bool PK = false>
 static gboolean
 launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, float *out,
              cudaStream_t stream, GError **error)
@@ -595,7 +647,12 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
   void (*kern) (const T *, const float2 *, PlaneArgs, float *);
 
   if constexpr (TX > 0)
-    kern = plane_tilt_kernel<T, VEC, G, true, 1, TX, LATE>;
+    kern = plane_tilt_kernel<T, VEC, G, true, 1, TX, LATE, PK>;
+  else if constexpr (PK)
+    kern = two && interp ? plane_tilt_kernel<T, VEC, G, true, 1, 0, false, true>
+                         : two ? plane_tilt_kernel<T, VEC, G, true, 0>
+                               : (interp ? plane_tilt_kernel<T, VEC, G, false, 1>
+                                         : plane_tilt_kernel<T, VEC, G, false, 0>);
   else
     kern = two ? (interp ? plane_tilt_kernel<T, VEC, G, true, 1>
                          : plane_tilt_kernel<T, VEC, G, true, 0>)
@@ -634,6 +691,19 @@ _tomo_gpu_store_tilt_hybrid_split (void)
   return 0;
 }
 
+/* TOMO_PLANE_TILT_PATH=pack: the packed sums (half store, linear, plane
+ * rows between stored rows; elsewhere the raw path), with the hybrid
+ * where TOMO_PLANE_TILT_TEX is set; unset or auto: TILT_PACK_AUTO. */
+static gboolean
+tilt_pack_wanted (void)
+{
+  const char *path = g_getenv ("TOMO_PLANE_TILT_PATH");
+
+  if (path == NULL || strcmp (path, "auto") == 0)
+    return TILT_PACK_AUTO;
+  return strcmp (path, "pack") == 0;
+}
+
 gboolean
 _tomo_gpu_store_tilt_hybrid_ok (gboolean half, const PlaneArgs *a, int interp)
 {
@@ -653,6 +723,7 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
                              GError **error)
 {
   const gboolean wide = a->W % (half ? 8 : 4) == 0;
+  const gboolean pack = half && wide && tilt_pack_wanted ();
 
   if (a->tex != NULL && _tomo_gpu_store_tilt_hybrid_ok (half, a, interp))
     {
@@ -670,10 +741,14 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
         case 121:
           return launch_tilt<__half, 8, 2, 1, true> (r, trig, *a, 1, out, stream, error);
         case 141:
-          return launch_tilt<__half, 8, 4, 1, true> (r, trig, *a, 1, out, stream, error);
+          return pack ? launch_tilt<__half, 8, 4, 1, true, true> (r, trig, *a, 1, out, stream, error)
+                      : launch_tilt<__half, 8, 4, 1, true> (r, trig, *a, 1, out, stream, error);
         default: break;
         }
     }
+  if (pack)
+    return launch_tilt<__half, 8, 4, 0, false, true> ((const __half *) rows, trig, *a, interp, out,
+                                                      stream, error);
   if (half)
     return wide ? launch_tilt<__half, 8, 4> ((const __half *) rows, trig, *a, interp, out, stream,
                                              error)

@@ -64,6 +64,20 @@
  * address arithmetic (the magic number's bias added once per shared load,
  * since it does not fit the load's offset field), now 18 with 1.
  *
+ * The packed sums (PK; TOMO_PLANE_TILT_PATH=pack, `auto` from a half
+ * store with linear interpolation between rows): bin k of the lower and
+ * upper stored row go into one half2 (two 16-bit loads, one PRMT), bin
+ * k + 1 into another, and both rows are interpolated at once by two HFMA2
+ * with the weights (w0, w1) packed once (F2FP) and broadcast by the
+ * operands' half selects; the half2 sums of a stage (4 projections) are
+ * added to the float sums once a stage.  15 SASS instructions per plane
+ * row and projection instead of 18 (no conversions from half, no float
+ * FMAs).  On the H100 (18:35 run): oblique 30°/15° 9.48 ms alone, 9.38 ms
+ * with the hybrid 4 + 1 late (`auto` there; 10.27 / 9.76 without the
+ * packing), XY 6.82 ms alone (`auto` on level planes; 7.20 with the
+ * hybrid, raw path 7.46).  Relative L2 against the CPU reference up to
+ * 2.6·10⁻⁴ in the tests (raw path 6.3·10⁻⁵; tolerance 2·10⁻³).
+ *
  * Removed after their measurements (docs/PERFORMANCE.md): the pairs path
  * (float or half2 pairs (m, δ) built once a stage: 19.6 / 17.3 ms for the
  * oblique plane), the bulk path (cp.async.bulk windows and exact half2
@@ -98,8 +112,11 @@
  * plane since the inner loop's shared addresses were folded (2:1 before;
  * docs/PERFORMANCE.md). */
 #define TILT_TEX_AUTO 141
-/* Whether `auto` takes the packed sums (tilt_project's PK). */
-#define TILT_PACK_AUTO FALSE
+/* Whether `auto` takes the packed sums (tilt_project's PK): on the H100
+ * (18:35 run) oblique 9.76 → 9.38 ms with 4:1L, XY between rows 7.37 →
+ * 6.82 ms without the texture share (7.20 with it; see
+ * _tomo_gpu_store_tilt_hybrid_ok). */
+#define TILT_PACK_AUTO TRUE
 
 /* Bins per window: 255·|d| + 7·|e| + 2·margin ≤ 262.125 apart, so at most
  * 264 + VEC − 1 + 1 bins from an aligned start; 8 more of slack. */
@@ -709,6 +726,8 @@ _tomo_gpu_store_tilt_hybrid_ok (gboolean half, const PlaneArgs *a, int interp)
 {
   /* Linear interpolation from a half store of 16-byte rows, plane rows
    * between stored rows (the kernel blends two). */
+  if (half && a->vz == 0.0f && g_getenv ("TOMO_PLANE_TILT_TEX") == NULL && tilt_pack_wanted ())
+    return FALSE;   /* `auto` on level planes (XY): the packed sums alone */
   return half && interp == 1 && a->W % 8 == 0 && !(a->z0 == rintf (a->z0) && a->vz == rintf (a->vz)) &&
          _tomo_gpu_store_tilt_hybrid_split () != 0;
 }

@@ -444,8 +444,9 @@ run_tilt (TomoGpuStorePrecision precision,
     for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
       {
         const double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
-        /* v: the default path (auto: the hybrid 4:1L below where it
-         * applies, else the raw path); the raw path; the packed half2
+        /* v: the default path (auto: the packed sums, with the hybrid
+         * 4:1L below where it applies and the plane rows climb, else the
+         * raw path); the raw path; the packed half2
          * sums (TOMO_PLANE_TILT_PATH=pack: half store of 16-byte rows,
          * linear, plane rows between stored rows; elsewhere the raw
          * path, to the bit). */
@@ -591,8 +592,8 @@ run_tilt (TomoGpuStorePrecision precision,
 /* Sinograms of 144 columns × 151 projections of half bins (43 488 bytes, an
  * odd multiple of 32) start at addresses no texture may start at: the
  * texture kernel says so, and the tilt kernel, whose texture+ALU hybrid
- * wants a texture over each stored row, runs its raw path, as exact as
- * ever, on every call. */
+ * wants a texture over each stored row, runs without it (its packed
+ * sums), on every call. */
 static void
 test_tex_unaligned (void)
 {

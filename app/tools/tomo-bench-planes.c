@@ -312,10 +312,11 @@ bench_store (guint                 W,
        * tomo-gpu-store-tilt.cu: no texture share; above: auto), the
        * baseline, then the hybrid (TOMO_PLANE_TILT_TEX=G:T: per stage of G
        * ring projections T through the texture units; half store, planes
-       * between stored rows: XY and the oblique plane here; `auto` above
-       * takes its 4:1L there, the raw path elsewhere); the packed half2
-       * sums (TOMO_PLANE_TILT_PATH=pack) alone and with 4:1L, then the
-       * raw path and 4:1L again, after them. */
+       * between stored rows: XY and the oblique plane here); the packed
+       * half2 sums (TOMO_PLANE_TILT_PATH=pack) alone and with 4:1L, then
+       * the raw path and 4:1L again, after them.  `auto` above: packed +
+       * 4:1L on the oblique plane, packed alone on XY, the raw path on
+       * XZ and YZ (rows on stored rows). */
       static const char *const tilt_paths[][3] = {
         { "raw", NULL, "raw path" },
         { "raw", "4:1", "hybrid 4 ALU + 1 texture (1/5)" },

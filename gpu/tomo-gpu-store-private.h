@@ -94,7 +94,9 @@ gboolean _tomo_gpu_store_tile_launch (const void      *rows,
 /* The tilted plane kernel (tomo-gpu-store-tilt.cu): planes with horizontal
  * rows, |u| ≤ 1 and |v| ≤ 1 (the launcher's caller checks); the windows of
  * the stored rows a tile of 8 plane rows lies between staged raw through a
- * cp.async ring, the two rows blended per plane row in float.  Arguments
+ * cp.async ring, the two rows blended per plane row in float (from a half
+ * store, linear: interpolated as half2 pairs, summed in half2 a stage; see
+ * there).  Arguments
  * as the tile kernel's.  With a->tex and _tomo_gpu_store_tilt_hybrid_ok()
  * the hybrid: per stage of G ring projections T more fetched through the
  * texture units (TOMO_PLANE_TILT_TEX=G:T), both pipes at work at once. */

@@ -64,6 +64,20 @@
  * address arithmetic (the magic number's bias added once per shared load,
  * since it does not fit the load's offset field), now 18 with 1.
  *
+ * The packed sums (PK; TOMO_PLANE_TILT_PATH=pack, `auto` from a half
+ * store with linear interpolation between rows): bin k of the lower and
+ * upper stored row go into one half2 (two 16-bit loads, one PRMT), bin
+ * k + 1 into another, and both rows are interpolated at once by two HFMA2
+ * with the weights (w0, w1) packed once (F2FP) and broadcast by the
+ * operands' half selects; the half2 sums of a stage (4 projections) are
+ * added to the float sums once a stage.  15 SASS instructions per plane
+ * row and projection instead of 18 (no conversions from half, no float
+ * FMAs).  On the H100 (18:35 run): oblique 30°/15° 9.48 ms alone, 9.38 ms
+ * with the hybrid 4 + 1 late (`auto` there; 10.27 / 9.76 without the
+ * packing), XY 6.82 ms alone (`auto` on level planes; 7.20 with the
+ * hybrid, raw path 7.46).  Relative L2 against the CPU reference up to
+ * 2.6·10⁻⁴ in the tests (raw path 6.3·10⁻⁵; tolerance 2·10⁻³).
+ *
  * Removed after their measurements (docs/PERFORMANCE.md): the pairs path
  * (float or half2 pairs (m, δ) built once a stage: 19.6 / 17.3 ms for the
  * oblique plane), the bulk path (cp.async.bulk windows and exact half2
@@ -98,6 +112,11 @@
  * plane since the inner loop's shared addresses were folded (2:1 before;
  * docs/PERFORMANCE.md). */
 #define TILT_TEX_AUTO 141
+/* Whether `auto` takes the packed sums (tilt_project's PK): on the H100
+ * (18:35 run) oblique 9.76 → 9.38 ms with 4:1L, XY between rows 7.37 →
+ * 6.82 ms without the texture share (7.20 with it; see
+ * _tomo_gpu_store_tilt_hybrid_ok). */
+#define TILT_PACK_AUTO TRUE
 
 /* Bins per window: 255·|d| + 7·|e| + 2·margin ≤ 262.125 apart, so at most
  * 264 + VEC − 1 + 1 bins from an aligned start; 8 more of slack. */
@@ -318,6 +337,18 @@ tilt_lds (unsigned int ad)
     }
 }
 
+/* Bins at shared addresses lo and hi as one half2 (lo in the low half). */
+__device__ static inline __half2
+tilt_lds2 (unsigned int lo,
+           unsigned int hi)
+{
+  unsigned short a, b;
+
+  asm volatile ("ld.shared.u16 %0, [%1];" : "=h" (a) : "r" (lo));
+  asm volatile ("ld.shared.u16 %0, [%1];" : "=h" (b) : "r" (hi));
+  return __halves2half2 (__ushort_as_half (a), __ushort_as_half (b));
+}
+
 /* One projection of a stage for the 8 plane rows of this thread, with one
  * shared address per plane row (E: the stored type; WP: the row stride
  * in E; goff: the projection's window in the stage, bytes): rb[q] is the
@@ -327,14 +358,16 @@ tilt_lds (unsigned int ad)
  * other three bins, the projection's window (goff) included, are
  * immediate offsets of the loads.  Linear: t is the position itself (no
  * 0.5 shift), k = floor(t) by rounding down (__fadd_rd), w1 = t − k. */
-template <typename E, int WP, bool TWO, int LINEAR, bool CLAMP>
+template <typename E, int WP, bool TWO, int LINEAR, bool CLAMP, bool PK = false>
 __device__ static inline void
 tilt_project (const unsigned int *rb,
               unsigned int        goff,
               const TiltMeta     &m,
               float               tb,
               float              *acc_a,
-              float              *acc_b)
+              float              *acc_b,
+              __half2            *acc_h,
+              bool                first)
 {
   constexpr int SH = sizeof (E) == 2 ? 1 : 2;
   constexpr unsigned int B = sizeof (E), R = WP * sizeof (E);
@@ -355,6 +388,22 @@ tilt_project (const unsigned int *rb,
         {
           const float w1 = __fsub_rn (t, __fsub_rn (tm, TILT_MAGIC)), w0 = 1.0f - w1;
 
+          if constexpr (PK)
+            {
+              /* Packed (half store, two rows): bin k of both stored rows
+               * in one half2, bin k + 1 in another, both rows
+               * interpolated by two HFMA2 with the weights (w0, w1)
+               * broadcast from one half2. */
+              const __half2 w = __floats2half2_rn (w0, w1);
+              const __half2 pk = tilt_lds2 (ad, ad + R), pk1 = tilt_lds2 (ad + B, ad + R + B);
+
+              /* The stage's first projection starts the sums (no zeroing). */
+              const __half2 lo = first ? __hmul2 (pk, __low2half2 (w))
+                                       : __hfma2 (pk, __low2half2 (w), acc_h[q]);
+
+              acc_h[q] = __hfma2 (pk1, __high2half2 (w), lo);
+              continue;
+            }
           acc_a[q] = fmaf (w1, tilt_lds<E> (ad + B), fmaf (w0, tilt_lds<E> (ad), acc_a[q]));
           if (TWO)
             acc_b[q] =
@@ -414,7 +463,8 @@ tilt_tex_fetch (const cudaTextureObject_t (*handle)[2],
  * texture projection added after the stage's last ring projection).
  * Three blocks per SM (four with G = 2 of a half store: 34 KiB of bins,
  * at most 64 registers). */
-template <typename T, int VEC, int G, bool TWO, int LINEAR, int TX = 0, bool LATE = false>
+template <typename T, int VEC, int G, bool TWO, int LINEAR, int TX = 0, bool LATE = false,
+          bool PK = false>
 __global__ static void __launch_bounds__ (TILT_X, G == 2 && sizeof (T) == 2 ? 4 : 3)
 plane_tilt_kernel (const T      *rows,
                    const float2 *trig,
@@ -423,6 +473,7 @@ plane_tilt_kernel (const T      *rows,
 {
   static_assert (TX == 0 || (LINEAR && TWO && TX <= G), "hybrid: linear, two rows, TX ≤ G");
   static_assert (!LATE || TX == 1, "late adds: one texture projection a stage");
+  static_assert (!PK || (sizeof (T) == 2 && LINEAR && TWO), "packed: half store, linear, two rows");
   constexpr int GS = G + TX;                    /* projections per stage */
   constexpr int WP = TILT_WP (VEC);
   constexpr int WV = WP / VEC;
@@ -441,10 +492,14 @@ plane_tilt_kernel (const T      *rows,
   const int tid = threadIdx.x, iA = blockIdx.x * TILT_X, jA = blockIdx.y * TILT_K;
   const int n_stages = (a.P + GS - 1) / GS;
   float acc_a[TILT_K], acc_b[TILT_K];
+  __half2 acc_h[PK ? TILT_K : 1];   /* packed: (lower, upper) row's sums of a stage */
   unsigned int rb[TILT_K];
 
   if (!tilt_begin (a, iA, jA, nrs, TWO, &rs, acc_a, acc_b, out))
     return;
+#pragma unroll
+  for (int q = 0; q < (PK ? TILT_K : 1); q++)
+    acc_h[q] = __float2half2_rn (0.0f);     /* set by each stage's first projection */
   if constexpr (TX > 0)
     if (tid < TILT_K)
       {
@@ -550,9 +605,11 @@ plane_tilt_kernel (const T      *rows,
             const unsigned int goff = (unsigned int) (g * nrs * WP * sizeof (T));
 
             if (m.inner)
-              tilt_project<T, WP, TWO, LINEAR, false> (rb, goff, m, tb, acc_a, acc_b);
+              tilt_project<T, WP, TWO, LINEAR, false, PK> (rb, goff, m, tb, acc_a, acc_b, acc_h,
+                                                           g == 0);
             else
-              tilt_project<T, WP, TWO, LINEAR, true> (rb, goff, m, tb, acc_a, acc_b);
+              tilt_project<T, WP, TWO, LINEAR, true, PK> (rb, goff, m, tb, acc_a, acc_b, acc_h,
+                                                           g == 0);
           }
         if (TX > 0 && h >= 0 && h < nt)
 #pragma unroll
@@ -561,6 +618,18 @@ plane_tilt_kernel (const T      *rows,
               acc_a[q] += ta[q];
               acc_b[q] += tb2[q];
             }
+      }
+    /* Packed: the stage's half2 sums into the float sums. */
+    if constexpr (PK)
+      {
+#pragma unroll
+        for (int q = 0; q < TILT_K; q++)
+          {
+            const float2 f = __half22float2 (acc_h[q]);
+
+            acc_a[q] += f.x;
+            acc_b[q] += f.y;
+          }
       }
     /* The next stage's windows: the ring's next buffer. */
     const unsigned int step = s % TILT_NS == TILT_NS - 1
@@ -582,7 +651,7 @@ plane_tilt_kernel (const T      *rows,
  * long as 4 and 2 (four blocks per SM) no less: the kernel wants warps in
  * flight.  TX, LATE: the hybrid (plane_tilt_kernel; a.tex its texture
  * objects). */
-template <typename T, int VEC, int G, int TX = 0, bool LATE = false>
+template <typename T, int VEC, int G, int TX = 0, bool LATE = false, bool PK = false>
 static gboolean
 launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, float *out,
              cudaStream_t stream, GError **error)
@@ -595,7 +664,12 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
   void (*kern) (const T *, const float2 *, PlaneArgs, float *);
 
   if constexpr (TX > 0)
-    kern = plane_tilt_kernel<T, VEC, G, true, 1, TX, LATE>;
+    kern = plane_tilt_kernel<T, VEC, G, true, 1, TX, LATE, PK>;
+  else if constexpr (PK)
+    kern = two && interp ? plane_tilt_kernel<T, VEC, G, true, 1, 0, false, true>
+                         : two ? plane_tilt_kernel<T, VEC, G, true, 0>
+                               : (interp ? plane_tilt_kernel<T, VEC, G, false, 1>
+                                         : plane_tilt_kernel<T, VEC, G, false, 0>);
   else
     kern = two ? (interp ? plane_tilt_kernel<T, VEC, G, true, 1>
                          : plane_tilt_kernel<T, VEC, G, true, 0>)
@@ -634,11 +708,26 @@ _tomo_gpu_store_tilt_hybrid_split (void)
   return 0;
 }
 
+/* TOMO_PLANE_TILT_PATH=pack: the packed sums (half store, linear, plane
+ * rows between stored rows; elsewhere the raw path), with the hybrid
+ * where TOMO_PLANE_TILT_TEX is set; unset or auto: TILT_PACK_AUTO. */
+static gboolean
+tilt_pack_wanted (void)
+{
+  const char *path = g_getenv ("TOMO_PLANE_TILT_PATH");
+
+  if (path == NULL || strcmp (path, "auto") == 0)
+    return TILT_PACK_AUTO;
+  return strcmp (path, "pack") == 0;
+}
+
 gboolean
 _tomo_gpu_store_tilt_hybrid_ok (gboolean half, const PlaneArgs *a, int interp)
 {
   /* Linear interpolation from a half store of 16-byte rows, plane rows
    * between stored rows (the kernel blends two). */
+  if (half && a->vz == 0.0f && g_getenv ("TOMO_PLANE_TILT_TEX") == NULL && tilt_pack_wanted ())
+    return FALSE;   /* `auto` on level planes (XY): the packed sums alone */
   return half && interp == 1 && a->W % 8 == 0 && !(a->z0 == rintf (a->z0) && a->vz == rintf (a->vz)) &&
          _tomo_gpu_store_tilt_hybrid_split () != 0;
 }
@@ -653,6 +742,7 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
                              GError **error)
 {
   const gboolean wide = a->W % (half ? 8 : 4) == 0;
+  const gboolean pack = half && wide && tilt_pack_wanted ();
 
   if (a->tex != NULL && _tomo_gpu_store_tilt_hybrid_ok (half, a, interp))
     {
@@ -670,10 +760,14 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
         case 121:
           return launch_tilt<__half, 8, 2, 1, true> (r, trig, *a, 1, out, stream, error);
         case 141:
-          return launch_tilt<__half, 8, 4, 1, true> (r, trig, *a, 1, out, stream, error);
+          return pack ? launch_tilt<__half, 8, 4, 1, true, true> (r, trig, *a, 1, out, stream, error)
+                      : launch_tilt<__half, 8, 4, 1, true> (r, trig, *a, 1, out, stream, error);
         default: break;
         }
     }
+  if (pack)
+    return launch_tilt<__half, 8, 4, 0, false, true> ((const __half *) rows, trig, *a, interp, out,
+                                                      stream, error);
   if (half)
     return wide ? launch_tilt<__half, 8, 4> ((const __half *) rows, trig, *a, interp, out, stream,
                                              error)

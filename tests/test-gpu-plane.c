@@ -444,10 +444,20 @@ run_tilt (TomoGpuStorePrecision precision,
     for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
       {
         const double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
-        /* v: the default path (auto: the hybrid 4:1L below where it
-         * applies, else the raw path); the raw path. */
-        static const char *const paths[] = { NULL, "raw" };
-        static const char *const labels[] = { "", ", raw path" };
+        /* v: the default path (auto: the packed sums, with the hybrid
+         * 4:1L below where it applies and the plane rows climb, else the
+         * raw path); the raw path; the packed half2
+         * sums (TOMO_PLANE_TILT_PATH=pack: half store of 16-byte rows,
+         * linear, plane rows between stored rows; elsewhere the raw
+         * path, to the bit). */
+        static const char *const paths[] = { NULL, "raw", "pack" };
+        static const char *const labels[] = { "", ", raw path", ", packed" };
+        const double zr = planes[k].centre[2] - (planes[k].height - 1) / 2.0 * planes[k].v[2] -
+                          tomo_gpu_store_get_row_start (store);
+        const gboolean packs = precision == TOMO_GPU_STORE_HALF && kind != 2 &&
+                               in == TOMO_INTERP_LINEAR &&
+                               !(zr == rint (zr) && planes[k].v[2] == rint (planes[k].v[2]));
+        double e_raw0 = 0.0;
 
         if (kind == 3 && k != 0 && k != 4)
           continue;
@@ -469,6 +479,15 @@ run_tilt (TomoGpuStorePrecision precision,
                             tomo_gpu_store_get_plane_ms (store));
             g_assert_cmpint (tomo_gpu_store_get_last_kernel (store), ==, TOMO_GPU_PLANE_TILT);
             g_assert_cmpfloat (e, <=, t);
+            if (v == 1)
+              e_raw0 = e;
+            /* The packed sums ran where they apply (their half roundings
+             * differ from the raw path's float sums), the raw path
+             * elsewhere. */
+            if (v == 2 && packs)
+              g_assert_cmpfloat (e, !=, e_raw0);
+            else if (v == 2)
+              g_assert_cmpfloat (e, ==, e_raw0);
           }
 
         /* The hybrid (TOMO_PLANE_TILT_TEX=G:T, T of every G + T
@@ -516,6 +535,28 @@ run_tilt (TomoGpuStorePrecision precision,
                 else
                   g_assert_cmpfloat (e, ==, e_raw);
               }
+            /* The hybrid 4:1L with the packed sums. */
+            {
+              double e, e_h;
+
+              g_setenv ("TOMO_PLANE_TILT_TEX", "4:1L", TRUE);
+              e_h = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
+              g_setenv ("TOMO_PLANE_TILT_PATH", "pack", TRUE);
+              e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
+              g_unsetenv ("TOMO_PLANE_TILT_TEX");
+              g_test_message ("%s store, rows %u … %u, %s, packed + hybrid 4:1L: relative L2 "
+                              "%.3g (tolerance %g; raw path %.3g, hybrid 4:1L %.3g), %.3f ms",
+                              tomo_gpu_store_precision_to_string (precision),
+                              tomo_gpu_store_get_row_start (store),
+                              tomo_gpu_store_get_row_start (store) +
+                                tomo_gpu_store_get_n_rows (store) - 1,
+                              names[k], e, t, e_raw, e_h, tomo_gpu_store_get_plane_ms (store));
+              g_assert_cmpfloat (e, <=, t);
+              if (two)
+                g_assert_cmpfloat (e, !=, e_h);
+              else
+                g_assert_cmpfloat (e, ==, e_raw);
+            }
             g_unsetenv ("TOMO_PLANE_TILT_PATH");
           }
         compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_AUTO);
@@ -551,8 +592,8 @@ run_tilt (TomoGpuStorePrecision precision,
 /* Sinograms of 144 columns × 151 projections of half bins (43 488 bytes, an
  * odd multiple of 32) start at addresses no texture may start at: the
  * texture kernel says so, and the tilt kernel, whose texture+ALU hybrid
- * wants a texture over each stored row, runs its raw path, as exact as
- * ever, on every call. */
+ * wants a texture over each stored row, runs without it (its packed
+ * sums), on every call. */
 static void
 test_tex_unaligned (void)
 {

@@ -312,8 +312,11 @@ bench_store (guint                 W,
        * tomo-gpu-store-tilt.cu: no texture share; above: auto), the
        * baseline, then the hybrid (TOMO_PLANE_TILT_TEX=G:T: per stage of G
        * ring projections T through the texture units; half store, planes
-       * between stored rows: XY and the oblique plane here; `auto` above
-       * takes its 4:1L there, the raw path elsewhere). */
+       * between stored rows: XY and the oblique plane here); the packed
+       * half2 sums (TOMO_PLANE_TILT_PATH=pack) alone and with 4:1L, then
+       * the raw path and 4:1L again, after them.  `auto` above: packed +
+       * 4:1L on the oblique plane, packed alone on XY, the raw path on
+       * XZ and YZ (rows on stored rows). */
       static const char *const tilt_paths[][3] = {
         { "raw", NULL, "raw path" },
         { "raw", "4:1", "hybrid 4 ALU + 1 texture (1/5)" },
@@ -324,7 +327,11 @@ bench_store (guint                 W,
         { "raw", "2:1", "hybrid 2 + 1 (1/3)" },
         { "raw", "2:2", "hybrid 2 + 2 (1/2)" },
         { "raw", "2:1L", "hybrid 2 + 1, added after the stage" },
-        { "raw", "4:1L", "hybrid 4 + 1, added after the stage" } };
+        { "raw", "4:1L", "hybrid 4 + 1, added after the stage" },
+        { "pack", NULL, "packed half2 sums" },
+        { "pack", "4:1L", "packed + hybrid 4 + 1 late" },
+        { "raw", NULL, "raw path (again)" },
+        { "raw", "4:1L", "hybrid 4 + 1 late (again)" } };
 
       for (guint v = 0; v < G_N_ELEMENTS (tilt_paths) && pl->u[2] == 0.0 &&
                         kernel_wanted (TOMO_GPU_PLANE_TILT); v++)

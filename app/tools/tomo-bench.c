@@ -551,7 +551,9 @@ bench_volume (const BenchOptions *opts,
               return FALSE;
             }
           wall[r] = (g_get_monotonic_time () - t0) / 1e6;
-          kernels[r] = st.compute_ms / 1e3;
+          /* The GPUs share the rows evenly: the kernels' time per GPU is
+           * what the wall can approach. */
+          kernels[r] = st.compute_ms / 1e3 / MAX (tomo_gpu_get_n_devices (), 1);
           setup[r] = st.setup_ms / 1e3;
           if (r == 0)
             {
@@ -590,7 +592,7 @@ bench_volume (const BenchOptions *opts,
           printf ("  - %u volumes: wall", n);
           for (guint r = 0; r < n; r++)
             printf (" %.3f", wall[r]);
-          printf (" s; kernels (preprocess + filter + back projection, compute stream busy)");
+          printf (" s; kernels (preprocess + filter + back projection, compute stream busy, per GPU)");
           for (guint r = 0; r < n; r++)
             printf (" %.3f", kernels[r]);
           printf (" s; setup");

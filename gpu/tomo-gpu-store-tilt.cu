@@ -665,16 +665,11 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
 
   if constexpr (TX > 0)
     kern = plane_tilt_kernel<T, VEC, G, true, 1, TX, LATE, PK>;
-  else if constexpr (PK)
-    kern = two && interp ? plane_tilt_kernel<T, VEC, G, true, 1, 0, false, true>
-                         : two ? plane_tilt_kernel<T, VEC, G, true, 0>
-                               : (interp ? plane_tilt_kernel<T, VEC, G, false, 1>
-                                         : plane_tilt_kernel<T, VEC, G, false, 0>);
+  else if (two)   /* the packed sums apply to linear interpolation between rows only */
+    kern = interp ? plane_tilt_kernel<T, VEC, G, true, 1, 0, false, PK>
+                  : plane_tilt_kernel<T, VEC, G, true, 0>;
   else
-    kern = two ? (interp ? plane_tilt_kernel<T, VEC, G, true, 1>
-                         : plane_tilt_kernel<T, VEC, G, true, 0>)
-               : (interp ? plane_tilt_kernel<T, VEC, G, false, 1>
-                         : plane_tilt_kernel<T, VEC, G, false, 0>);
+    kern = interp ? plane_tilt_kernel<T, VEC, G, false, 1> : plane_tilt_kernel<T, VEC, G, false, 0>;
 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))

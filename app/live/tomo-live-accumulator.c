@@ -185,17 +185,6 @@ tomo_live_accumulator_get_image (TomoLiveAccumulator *self,
   return self->image;
 }
 
-void
-tomo_live_accumulator_get_last_ms (TomoLiveAccumulator *self,
-                                   double              *filter_ms,
-                                   double              *backproject_ms)
-{
-  if (filter_ms != NULL)
-    *filter_ms = self->filter_ms;
-  if (backproject_ms != NULL)
-    *backproject_ms = self->backproject_ms;
-}
-
 guint
 tomo_live_accumulator_get_n (TomoLiveAccumulator *self)
 {

@@ -65,10 +65,6 @@ TomoSlice    *tomo_live_accumulator_dup_slice    (TomoLiveAccumulator *self,
 /* The slice now (width × width floats; owned by the accumulator). */
 const float  *tomo_live_accumulator_get_image    (TomoLiveAccumulator *self,
                                                   GError             **error);
-/* Milliseconds the last add spent filtering and back projecting. */
-void          tomo_live_accumulator_get_last_ms  (TomoLiveAccumulator *self,
-                                                  double              *filter_ms,
-                                                  double              *backproject_ms);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoLiveAccumulator, tomo_live_accumulator_free)
 

@@ -126,12 +126,6 @@ tomo_live_scan_get_cols (TomoLiveScan *self)
   return self->cols;
 }
 
-TomoLiveProtocol
-tomo_live_scan_get_protocol (TomoLiveScan *self)
-{
-  return self->protocol;
-}
-
 gboolean
 tomo_live_scan_same_geometry (TomoLiveScan *self,
                               guint         rows,

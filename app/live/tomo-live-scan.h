@@ -40,7 +40,6 @@ void          tomo_live_scan_unref        (TomoLiveScan *self);
 
 guint         tomo_live_scan_get_rows     (TomoLiveScan *self);
 guint         tomo_live_scan_get_cols     (TomoLiveScan *self);
-TomoLiveProtocol tomo_live_scan_get_protocol (TomoLiveScan *self);
 /* Same geometry as another announcement (a sender that reconnects). */
 gboolean      tomo_live_scan_same_geometry (TomoLiveScan *self,
                                             guint         rows,

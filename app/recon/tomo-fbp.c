@@ -138,20 +138,6 @@ tomo_cpu_fbp_free (TomoCpuFbp *fbp)
 }
 
 guint
-tomo_cpu_fbp_get_width (TomoCpuFbp *fbp)
-{
-  g_return_val_if_fail (fbp != NULL, 0);
-  return fbp->width;
-}
-
-guint
-tomo_cpu_fbp_get_n_proj (TomoCpuFbp *fbp)
-{
-  g_return_val_if_fail (fbp != NULL, 0);
-  return fbp->n_proj;
-}
-
-guint
 tomo_cpu_fbp_get_n_threads (TomoCpuFbp *fbp)
 {
   g_return_val_if_fail (fbp != NULL, 0);

@@ -20,8 +20,6 @@ TomoCpuFbp *tomo_cpu_fbp_new              (guint          width,
                                            TomoPadMode    pad,
                                            guint          n_threads);
 void        tomo_cpu_fbp_free             (TomoCpuFbp *fbp);
-guint       tomo_cpu_fbp_get_width        (TomoCpuFbp *fbp);
-guint       tomo_cpu_fbp_get_n_proj       (TomoCpuFbp *fbp);
 guint       tomo_cpu_fbp_get_n_threads    (TomoCpuFbp *fbp);
 
 /* sino, filtered: n_proj × width.  filtered already carries the FBP scale. */

@@ -12,6 +12,21 @@
 static const char *const filter_names[TOMO_N_FILTERS] = {
   "ram-lak", "shepp-logan", "cosine", "hamming", "hann", "parzen",
 };
+static const TomoNameTable filter_table = {
+  "filter", filter_names, TOMO_N_FILTERS,
+  /* Common spellings from other packages. */
+  (const char *const[]) { "ramlak", "ram-lak", "ramp", "ram-lak", "shepp", "shepp-logan",
+                          "hanning", "hann", NULL },
+  NULL, tomo_recon_error_quark, TOMO_RECON_ERROR_INVALID_PARAM,
+};
+static const TomoNameTable interp_table = {
+  "interpolation", (const char *const[]) { "nearest", "linear" }, 2, NULL, NULL,
+  tomo_recon_error_quark, TOMO_RECON_ERROR_INVALID_PARAM,
+};
+static const TomoNameTable backend_table = {
+  "backend", (const char *const[]) { "auto", "cpu", "gpu" }, 3, NULL, NULL,
+  tomo_recon_error_quark, TOMO_RECON_ERROR_INVALID_PARAM,
+};
 
 void
 tomo_recon_params_init (TomoReconParams *params,
@@ -86,39 +101,7 @@ tomo_filter_type_to_string (TomoFilterType type)
   return filter_names[type];
 }
 
-gboolean
-tomo_filter_type_from_string (const char     *name,
-                              TomoFilterType *type,
-                              GError        **error)
-{
-  guint i;
-
-  if (_tomo_name_lookup (filter_names, TOMO_N_FILTERS, name, &i))
-    {
-      *type = i;
-      return TRUE;
-    }
-  /* Common spellings from other packages. */
-  if (g_ascii_strcasecmp (name, "ramlak") == 0 || g_ascii_strcasecmp (name, "ramp") == 0)
-    {
-      *type = TOMO_FILTER_RAMLAK;
-      return TRUE;
-    }
-  if (g_ascii_strcasecmp (name, "shepp") == 0)
-    {
-      *type = TOMO_FILTER_SHEPP_LOGAN;
-      return TRUE;
-    }
-  if (g_ascii_strcasecmp (name, "hanning") == 0)
-    {
-      *type = TOMO_FILTER_HANN;
-      return TRUE;
-    }
-  g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-               "Unknown filter “%s” (known: ram-lak, shepp-logan, cosine, hamming, hann, parzen)",
-               name);
-  return FALSE;
-}
+TOMO_DEFINE_FROM_STRING (tomo_filter_type_from_string, TomoFilterType, filter_table)
 
 const char *
 tomo_interp_to_string (TomoInterp interp)
@@ -126,23 +109,7 @@ tomo_interp_to_string (TomoInterp interp)
   return interp == TOMO_INTERP_NEAREST ? "nearest" : "linear";
 }
 
-gboolean
-tomo_interp_from_string (const char *name,
-                         TomoInterp *interp,
-                         GError    **error)
-{
-  if (g_ascii_strcasecmp (name, "nearest") == 0)
-    *interp = TOMO_INTERP_NEAREST;
-  else if (g_ascii_strcasecmp (name, "linear") == 0)
-    *interp = TOMO_INTERP_LINEAR;
-  else
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                   "Unknown interpolation “%s” (known: nearest, linear)", name);
-      return FALSE;
-    }
-  return TRUE;
-}
+TOMO_DEFINE_FROM_STRING (tomo_interp_from_string, TomoInterp, interp_table)
 
 const char *
 tomo_backend_to_string (TomoBackend backend)
@@ -156,21 +123,7 @@ tomo_backend_to_string (TomoBackend backend)
     }
 }
 
-gboolean
-tomo_backend_from_string (const char  *name,
-                          TomoBackend *backend,
-                          GError     **error)
-{
-  for (TomoBackend b = TOMO_BACKEND_AUTO; b <= TOMO_BACKEND_GPU; b++)
-    if (g_ascii_strcasecmp (name, tomo_backend_to_string (b)) == 0)
-      {
-        *backend = b;
-        return TRUE;
-      }
-  g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-               "Unknown backend “%s” (known: auto, cpu, gpu)", name);
-  return FALSE;
-}
+TOMO_DEFINE_FROM_STRING (tomo_backend_from_string, TomoBackend, backend_table)
 
 gboolean
 _tomo_name_lookup (const char *const *names,
@@ -185,6 +138,27 @@ _tomo_name_lookup (const char *const *names,
         return TRUE;
       }
   return FALSE;
+}
+
+int
+_tomo_name_parse (const TomoNameTable *table,
+                  const char          *name,
+                  GError             **error)
+{
+  g_autoptr (GString) known = NULL;
+  guint i;
+
+  if (_tomo_name_lookup (table->names, table->n, name, &i))
+    return i;
+  for (const char *const *a = table->aliases; name != NULL && a != NULL && a[0] != NULL; a += 2)
+    if (g_ascii_strcasecmp (name, a[0]) == 0 && _tomo_name_lookup (table->names, table->n, a[1], &i))
+      return i;
+  known = g_string_new (table->known);
+  for (i = 0; table->known == NULL && i < table->n; i++)
+    g_string_append_printf (known, "%s%s", i == 0 ? "known: " : ", ", table->names[i]);
+  g_set_error (error, table->domain (), table->code, "Unknown %s “%s” (%s)", table->what,
+               name != NULL ? name : "", known->str);
+  return -1;
 }
 
 const char *

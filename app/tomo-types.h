@@ -93,4 +93,34 @@ const char *_tomo_name_of     (const char *const *names,
                                guint              n,
                                guint              value);
 
+/* An enum's names for its *_from_string() (internal). */
+typedef struct
+{
+  const char *what;             /* "filter", in the error */
+  const char *const *names;     /* names[value] */
+  guint n;
+  const char *const *aliases;   /* other spellings: alias, its name, …, NULL (or NULL) */
+  const char *known;            /* the error's list of names (NULL: "known: " and names) */
+  GQuark (*domain) (void);
+  int code;
+} TomoNameTable;
+
+/* The value `name` stands for in `table` (case-insensitive), or −1 and
+ * "Unknown WHAT “NAME” (known: …)" in the table's domain and code. */
+int         _tomo_name_parse  (const TomoNameTable *table,
+                               const char          *name,
+                               GError             **error);
+/* Defines `gboolean func (const char *name, Type *value, GError **error)`
+ * over _tomo_name_parse(): *value set only on success.  A macro because the
+ * enums' *_from_string() differ only in the type. */
+#define TOMO_DEFINE_FROM_STRING(func, Type, table)                       \
+  gboolean func (const char *name, Type *value, GError **error)         \
+  {                                                                     \
+    int v = _tomo_name_parse (&(table), name, error);                   \
+                                                                        \
+    if (v >= 0)                                                         \
+      *value = (Type) v;                                                \
+    return v >= 0;                                                      \
+  }
+
 G_END_DECLS

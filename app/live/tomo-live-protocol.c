@@ -9,6 +9,7 @@
 #include <json-glib/json-glib.h>
 
 #include "tomo-live-protocol.h"
+#include "tomo-types.h"
 #include "tomo-scan-private.h"
 
 G_DEFINE_QUARK (tomo-live-error-quark, tomo_live_error)
@@ -37,23 +38,13 @@ tomo_live_drop_to_string (TomoLiveDrop drop)
   return drop_names[drop];
 }
 
-gboolean
-tomo_live_protocol_from_string (const char        *name,
-                                TomoLiveProtocol  *protocol,
-                                GError           **error)
-{
-  if (g_ascii_strcasecmp (name, "tomop") == 0 || g_ascii_strcasecmp (name, "tomopackets") == 0)
-    *protocol = TOMO_LIVE_PROTOCOL_TOMOP;
-  else if (g_ascii_strcasecmp (name, "json") == 0)
-    *protocol = TOMO_LIVE_PROTOCOL_JSON;
-  else
-    {
-      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
-                   "Unknown live protocol “%s” (tomop or json)", name);
-      return FALSE;
-    }
-  return TRUE;
-}
+static const TomoNameTable protocol_table = {
+  "live protocol", (const char *const[]) { "tomop", "json" }, 2,
+  (const char *const[]) { "tomopackets", "tomop", NULL }, "tomop or json",
+  tomo_live_error_quark, TOMO_LIVE_ERROR_URL,
+};
+
+TOMO_DEFINE_FROM_STRING (tomo_live_protocol_from_string, TomoLiveProtocol, protocol_table)
 
 const char *
 tomo_live_protocol_to_string (TomoLiveProtocol protocol)

@@ -28,6 +28,10 @@ G_DEFINE_QUARK (tomo-center-error-quark, tomo_center_error)
 #define MAX_PAIRS 32
 
 static const char *const method_names[] = { "auto", "correlation", "sinogram", "sweep" };
+static const TomoNameTable method_table = {
+  "centre method", method_names, G_N_ELEMENTS (method_names), NULL, NULL,
+  tomo_center_error_quark, TOMO_CENTER_ERROR_INVALID,
+};
 
 const char *
 tomo_center_method_to_string (TomoCenterMethod method)
@@ -36,23 +40,7 @@ tomo_center_method_to_string (TomoCenterMethod method)
   return method_names[method];
 }
 
-gboolean
-tomo_center_method_from_string (const char       *name,
-                                TomoCenterMethod *method,
-                                GError          **error)
-{
-  guint i;
-
-  if (_tomo_name_lookup (method_names, G_N_ELEMENTS (method_names), name, &i))
-    {
-      *method = (TomoCenterMethod) i;
-      return TRUE;
-    }
-  g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_INVALID,
-               "Unknown centre method “%s” (known: auto, correlation, sinogram, sweep)",
-               name != NULL ? name : "");
-  return FALSE;
-}
+TOMO_DEFINE_FROM_STRING (tomo_center_method_from_string, TomoCenterMethod, method_table)
 
 static void
 result_init (TomoCenterResult *result,

@@ -252,9 +252,3 @@ tomo_histogram_init (TomoHistogram *self)
   gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
   gtk_widget_set_cursor_from_name (GTK_WIDGET (self), "col-resize");
 }
-
-GtkWidget *
-tomo_histogram_new (void)
-{
-  return g_object_new (TOMO_TYPE_HISTOGRAM, NULL);
-}

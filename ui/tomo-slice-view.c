@@ -873,7 +873,8 @@ tomo_slice_view_zoom_fit (TomoSliceView *self)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-void
+/* Screen pixels per slice pixel. */
+static void
 tomo_slice_view_set_zoom (TomoSliceView *self,
                           double         zoom)
 {
@@ -894,13 +895,6 @@ tomo_slice_view_zoom_one (TomoSliceView *self)
   tomo_slice_view_set_zoom (self, 1.0);
 }
 
-double
-tomo_slice_view_get_zoom (TomoSliceView *self)
-{
-  g_return_val_if_fail (TOMO_IS_SLICE_VIEW (self), 1.0);
-  return self->zoom;
-}
-
 const char *
 tomo_slice_view_get_upload_path (TomoSliceView *self)
 {
@@ -915,7 +909,7 @@ tomo_slice_view_get_display_ms (TomoSliceView *self)
   return self->display_ms;
 }
 
-void
+static void
 tomo_slice_view_set_roi_mode (TomoSliceView *self,
                               gboolean       roi_mode)
 {
@@ -927,13 +921,6 @@ tomo_slice_view_set_roi_mode (TomoSliceView *self,
   self->roi_mode = roi_mode;
   gtk_widget_set_cursor_from_name (GTK_WIDGET (self), roi_mode ? "crosshair" : NULL);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ROI_MODE]);
-}
-
-gboolean
-tomo_slice_view_get_roi_mode (TomoSliceView *self)
-{
-  g_return_val_if_fail (TOMO_IS_SLICE_VIEW (self), FALSE);
-  return self->roi_mode;
 }
 
 /* ---- GObject -------------------------------------------------------------- */

@@ -746,15 +746,6 @@ tomo_volume_3d_set_rotation (TomoVolume3d *self,
   gtk_gl_area_queue_render (GTK_GL_AREA (self));
 }
 
-void
-tomo_volume_3d_get_rotation (TomoVolume3d *self,
-                             double       *yaw,
-                             double       *pitch)
-{
-  *yaw = self->yaw;
-  *pitch = self->pitch;
-}
-
 guint
 tomo_volume_3d_get_n_frames (TomoVolume3d *self)
 {

@@ -93,9 +93,6 @@ void       tomo_volume_3d_set_planes   (TomoVolume3d *self,
 void       tomo_volume_3d_set_rotation (TomoVolume3d *self,
                                         double        yaw,
                                         double        pitch);
-void       tomo_volume_3d_get_rotation (TomoVolume3d *self,
-                                        double       *yaw,
-                                        double       *pitch);
 /* While the pane turns (a drag in it sets this): rays cast for a quarter
  * of the pixels and scaled up; a full frame when it ends. */
 void       tomo_volume_3d_set_interactive (TomoVolume3d *self,

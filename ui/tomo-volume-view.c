@@ -1439,10 +1439,3 @@ tomo_volume_view_set_preview_size (TomoVolumeView *self,
   g_signal_handlers_unblock_by_func (self->size_drop, on_size_changed, self);
   start_update (self);
 }
-
-guint
-tomo_volume_view_get_preview_size (TomoVolumeView *self)
-{
-  g_return_val_if_fail (TOMO_IS_VOLUME_VIEW (self), 0);
-  return self->preview_size;
-}

@@ -11,6 +11,7 @@
 #include "tomo-gl.h"
 #include "tomo-gpu-gl.h"
 #include "tomo-slice-view.h"
+#include "tomo-ui-private.h"
 
 #define ZOOM_MIN 0.05
 #define ZOOM_MAX 64.0
@@ -1082,12 +1083,9 @@ tomo_slice_view_init (TomoSliceView *self)
   g_signal_connect (controller, "scroll", G_CALLBACK (on_scroll), self);
   gtk_widget_add_controller (GTK_WIDGET (self), controller);
 
-  drag = gtk_gesture_drag_new ();
+  drag = _tomo_ui_add_drag (GTK_WIDGET (self), G_CALLBACK (on_drag_begin),
+                            G_CALLBACK (on_drag_update), G_CALLBACK (on_drag_end), self);
   gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (drag), GDK_BUTTON_PRIMARY);
-  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
-  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
-  g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
 }
 
 GtkWidget *

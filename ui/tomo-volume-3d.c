@@ -16,6 +16,7 @@
 #include "tomo-backend.h"
 #include "tomo-gl.h"
 #include "tomo-gpu-gl.h"
+#include "tomo-ui-private.h"
 #include "tomo-volume-3d.h"
 
 struct _TomoVolume3d
@@ -553,18 +554,14 @@ tomo_volume_3d_class_init (TomoVolume3dClass *klass)
 static void
 tomo_volume_3d_init (TomoVolume3d *self)
 {
-  GtkGesture *drag = gtk_gesture_drag_new ();
-
   self->yaw = 0.6;
   self->pitch = 0.5;
   self->hi = 1.0;
   self->planes[0] = self->planes[1] = self->planes[2] = -1;
   gtk_gl_area_set_required_version (GTK_GL_AREA (self), 3, 0);
   gtk_gl_area_set_has_depth_buffer (GTK_GL_AREA (self), FALSE);
-  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
-  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
-  g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
+  _tomo_ui_add_drag (GTK_WIDGET (self), G_CALLBACK (on_drag_begin), G_CALLBACK (on_drag_update),
+                     G_CALLBACK (on_drag_end), self);
 }
 
 GtkWidget *

@@ -205,16 +205,11 @@ tomo_slice_view_unrealize (GtkWidget *widget)
     {
       /* CUDA must let go of the texture before GL deletes it. */
       g_clear_pointer (&self->cuda_texture, tomo_gpu_gl_texture_unregister);
-      if (self->texture)
-        glDeleteTextures (1, &self->texture);
-      if (self->lut_texture)
-        glDeleteTextures (1, &self->lut_texture);
-      if (self->vbo)
-        glDeleteBuffers (1, &self->vbo);
-      if (self->vao)
-        glDeleteVertexArrays (1, &self->vao);
-      if (self->program)
-        glDeleteProgram (self->program);
+      /* GL passes over names that are 0 (never made). */
+      glDeleteTextures (2, (GLuint[]) { self->texture, self->lut_texture });
+      glDeleteBuffers (1, &self->vbo);
+      glDeleteVertexArrays (1, &self->vao);
+      glDeleteProgram (self->program);
     }
   self->texture = self->lut_texture = self->vbo = self->vao = self->program = 0;
   self->tex_width = self->tex_height = 0;

@@ -196,18 +196,11 @@ tomo_volume_3d_unrealize (GtkWidget *widget)
     {
       /* CUDA lets go of the texture before GL deletes it. */
       g_clear_pointer (&self->cuda_texture, tomo_gpu_gl_volume_unregister);
-      if (self->texture != 0)
-        glDeleteTextures (1, &self->texture);
-      if (self->lut_texture != 0)
-        glDeleteTextures (1, &self->lut_texture);
-      if (self->fbo_texture != 0)
-        glDeleteTextures (1, &self->fbo_texture);
-      if (self->fbo != 0)
-        glDeleteFramebuffers (1, &self->fbo);
-      if (self->vao != 0)
-        glDeleteVertexArrays (1, &self->vao);
-      if (self->program != 0)
-        glDeleteProgram (self->program);
+      /* GL passes over names that are 0 (never made). */
+      glDeleteTextures (3, (GLuint[]) { self->texture, self->lut_texture, self->fbo_texture });
+      glDeleteFramebuffers (1, &self->fbo);
+      glDeleteVertexArrays (1, &self->vao);
+      glDeleteProgram (self->program);
     }
   self->texture = self->lut_texture = self->vao = self->program = 0;
   self->fbo = self->fbo_texture = 0;

@@ -231,13 +231,8 @@ update_texture (TomoSliceView *self,
 
   if (self->lut_dirty)
     {
-      guint8 lut[TOMO_COLORMAP_LUT_SIZE * 4];
-
-      tomo_colormap_fill_lut (self->colormap, lut);
       glBindTexture (GL_TEXTURE_2D, self->lut_texture);
-      glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
-      glTexImage2D (GL_TEXTURE_2D, 0, GL_RGBA8, TOMO_COLORMAP_LUT_SIZE, 1, 0,
-                    GL_RGBA, GL_UNSIGNED_BYTE, lut);
+      tomo_gl_upload_lut (self->colormap);
       self->lut_dirty = FALSE;
     }
 

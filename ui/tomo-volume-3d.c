@@ -746,12 +746,6 @@ tomo_volume_3d_set_probe (TomoVolume3d *self,
   gtk_gl_area_queue_render (GTK_GL_AREA (self));
 }
 
-double
-tomo_volume_3d_get_mean (TomoVolume3d *self)
-{
-  return self->stats.mean_grey;
-}
-
 void
 tomo_volume_3d_get_stats (TomoVolume3d      *self,
                           TomoVolume3dStats *stats)

@@ -104,8 +104,7 @@ guint      tomo_volume_3d_get_n_frames (TomoVolume3d *self);
  * pipeline. */
 void       tomo_volume_3d_set_probe    (TomoVolume3d *self,
                                         gboolean      probe);
-/* The mean grey level (0–255) of the last probed frame. */
-double     tomo_volume_3d_get_mean     (TomoVolume3d *self);
+/* Of the last probed frame. */
 void       tomo_volume_3d_get_stats    (TomoVolume3d      *self,
                                         TomoVolume3dStats *stats);
 

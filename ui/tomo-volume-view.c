@@ -1152,10 +1152,10 @@ tomo_volume_view_init (TomoVolumeView *self)
       tomo_slice_view_set_tight (self->panes[k], TRUE);
       self->hover[k][0] = self->hover[k][1] = -1;
       g_signal_connect (view, "hover", G_CALLBACK (on_hover), self);
-      /* Before the pane's own drag (pan) sees the press. */
       drag = _tomo_ui_add_drag (view, G_CALLBACK (on_drag_begin), G_CALLBACK (on_drag_update),
                                 NULL, self);
       gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (drag), GDK_BUTTON_PRIMARY);
+      /* Before the pane's own drag (pan) sees the press. */
       gtk_event_controller_set_propagation_phase (GTK_EVENT_CONTROLLER (drag), GTK_PHASE_CAPTURE);
       gtk_grid_attach (grid, box, k % 2, k / 2, 1, 1);
       if (k == TOMO_VOLUME_VIEW_OBLIQUE)

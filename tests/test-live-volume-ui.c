@@ -79,13 +79,15 @@ preview_mean (TomoVolume3d *v3d)
 {
   guint f = tomo_volume_3d_get_n_frames (v3d);
   gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  TomoVolume3dStats stats;
 
   gtk_widget_queue_draw (GTK_WIDGET (v3d));
   while (tomo_volume_3d_get_n_frames (v3d) <= f && g_get_monotonic_time () < deadline)
     if (!g_main_context_iteration (NULL, FALSE))
       g_usleep (1000);
   g_assert_cmpuint (tomo_volume_3d_get_n_frames (v3d), >, f);
-  return tomo_volume_3d_get_mean (v3d);
+  tomo_volume_3d_get_stats (v3d, &stats);
+  return stats.mean_grey;
 }
 
 /* The XZ plane of the file itself, as the view makes it (through row y,

@@ -162,19 +162,13 @@ tomo_center_finder_set_scan (TomoCenterFinder *self,
     }
 }
 
-void
-tomo_center_finder_find (TomoCenterFinder *self)
-{
-  g_return_if_fail (TOMO_IS_CENTER_FINDER (self));
-  start (self, TRUE);
-}
-
+/* The button: the full estimate on the current row. */
 static void
 find_action (GtkWidget  *widget,
              const char *action_name,
              GVariant   *parameter)
 {
-  tomo_center_finder_find (TOMO_CENTER_FINDER (widget));
+  start (TOMO_CENTER_FINDER (widget), TRUE);
 }
 
 static void

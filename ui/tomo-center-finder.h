@@ -17,7 +17,5 @@ G_DECLARE_FINAL_TYPE (TomoCenterFinder, tomo_center_finder, TOMO, CENTER_FINDER,
 
 void tomo_center_finder_set_scan (TomoCenterFinder *self,
                                   TomoScan         *scan);
-/* Runs the full estimate on the current row now (what the button does). */
-void tomo_center_finder_find     (TomoCenterFinder *self);
 
 G_END_DECLS

@@ -22,6 +22,17 @@ tomo_gl_texture_new (GLenum target,
   return texture;
 }
 
+void
+tomo_gl_upload_lut (TomoColormap colormap)
+{
+  guint8 lut[TOMO_COLORMAP_LUT_SIZE * 4];
+
+  tomo_colormap_fill_lut (colormap, lut);
+  glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
+  glTexImage2D (GL_TEXTURE_2D, 0, GL_RGBA8, TOMO_COLORMAP_LUT_SIZE, 1, 0, GL_RGBA,
+                GL_UNSIGNED_BYTE, lut);
+}
+
 /* TRUE when the shader `object` compiled or, `program` TRUE, the program
  * `object` linked; else FALSE with `error` set to "Compiling `name` failed: "
  * (or "Linking") and the driver's log. */

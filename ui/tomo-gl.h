@@ -7,12 +7,18 @@
 #include <epoxy/gl.h>
 #include <gdk/gdk.h>
 
+#include "tomo-colormap.h"
+
 G_BEGIN_DECLS
 
 /* A new texture of `target` (GL_TEXTURE_2D or GL_TEXTURE_3D), left bound,
  * sampled with `filter` (GL_NEAREST, GL_LINEAR) and clamped at every edge. */
 GLuint tomo_gl_texture_new (GLenum target,
                             GLint  filter);
+
+/* The colour map's lookup table into the bound GL_TEXTURE_2D (RGBA8,
+ * TOMO_COLORMAP_LUT_SIZE × 1). */
+void   tomo_gl_upload_lut  (TomoColormap colormap);
 
 /* A program linked from two GLSL bodies written without a #version line:
  * "330 core" or, on GLES, "300 es" with high precision is put in front of

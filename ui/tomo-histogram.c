@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tomo-histogram.h"
+#include "tomo-ui-private.h"
 
 #define N_BINS 256
 #define GRAB_PX 8.0
@@ -242,19 +243,10 @@ tomo_histogram_class_init (TomoHistogramClass *klass)
 static void
 tomo_histogram_init (TomoHistogram *self)
 {
-  GtkGesture *drag = gtk_gesture_drag_new ();
-
   self->lo = 0;
   self->hi = 1;
   self->window_max = 1;
-  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
-  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
+  _tomo_ui_add_drag (GTK_WIDGET (self), G_CALLBACK (on_drag_begin), G_CALLBACK (on_drag_update),
+                     NULL, self);
   gtk_widget_set_cursor_from_name (GTK_WIDGET (self), "col-resize");
-}
-
-GtkWidget *
-tomo_histogram_new (void)
-{
-  return g_object_new (TOMO_TYPE_HISTOGRAM, NULL);
 }

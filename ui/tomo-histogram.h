@@ -8,7 +8,6 @@ G_BEGIN_DECLS
 #define TOMO_TYPE_HISTOGRAM (tomo_histogram_get_type ())
 G_DECLARE_FINAL_TYPE (TomoHistogram, tomo_histogram, TOMO, HISTOGRAM, GtkWidget)
 
-GtkWidget *tomo_histogram_new        (void);
 /* Shows counts binned evenly over [lo, hi) — the statistics that come with
  * a slice; NULL clears. */
 void       tomo_histogram_set_bins   (TomoHistogram *self,

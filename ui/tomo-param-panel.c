@@ -14,7 +14,8 @@ G_DEFINE_FINAL_TYPE (TomoParamPanel, tomo_param_panel, GTK_TYPE_BOX)
  * screen pixels of slider that is 0.05 px per pixel of drag. */
 #define FINE_SPAN 5.0
 
-void
+/* Re-centres the fine centre slider on the centre's current value. */
+static void
 tomo_param_panel_recenter_fine (TomoParamPanel *self)
 {
   double c = gtk_adjustment_get_value (self->center_adjustment);
@@ -126,30 +127,6 @@ make_strict (GtkSpinButton *spin)
   g_signal_connect (spin, "input", G_CALLBACK (on_spin_input), NULL);
 }
 
-/* ---- sections ---------------------------------------------------------------- */
-
-void
-tomo_param_panel_add_section (TomoParamPanel *self,
-                              const char     *title,
-                              GtkWidget      *section)
-{
-  GtkWidget *separator;
-  GtkWidget *heading;
-
-  g_return_if_fail (TOMO_IS_PARAM_PANEL (self));
-  g_return_if_fail (GTK_IS_WIDGET (section));
-
-  separator = gtk_separator_new (GTK_ORIENTATION_HORIZONTAL);
-  gtk_widget_set_margin_top (separator, 8);
-  gtk_widget_set_margin_bottom (separator, 4);
-  heading = gtk_label_new (title);
-  gtk_label_set_xalign (GTK_LABEL (heading), 0);
-  gtk_widget_add_css_class (heading, "title-4");
-  gtk_box_append (GTK_BOX (self), separator);
-  gtk_box_append (GTK_BOX (self), heading);
-  gtk_box_append (GTK_BOX (self), section);
-}
-
 /* ---- GObject ----------------------------------------------------------------- */
 
 static void
@@ -215,10 +192,4 @@ tomo_param_panel_init (TomoParamPanel *self)
   spins[5] = self->export_last_spin;
   for (guint i = 0; i < G_N_ELEMENTS (spins); i++)
     make_strict (spins[i]);
-}
-
-GtkWidget *
-tomo_param_panel_new (void)
-{
-  return g_object_new (TOMO_TYPE_PARAM_PANEL, NULL);
 }

@@ -187,12 +187,6 @@ load_row (TomoSinogramView *self)
 
 /* ---- public ----------------------------------------------------------------- */
 
-GtkWidget *
-tomo_sinogram_view_new (void)
-{
-  return g_object_new (TOMO_TYPE_SINOGRAM_VIEW, NULL);
-}
-
 void
 tomo_sinogram_view_set_scan (TomoSinogramView *self,
                              TomoScan         *scan)

@@ -14,7 +14,6 @@ G_DECLARE_FINAL_TYPE (TomoSinogramView, tomo_sinogram_view, TOMO, SINOGRAM_VIEW,
  * across) with the rotation centre as a line.  A row is read, windowed
  * (0.5–99.5 % percentiles) and coloured on a worker thread, only while the
  * view is mapped; a centre change only moves the line. */
-GtkWidget  *tomo_sinogram_view_new        (void);
 void        tomo_sinogram_view_set_scan   (TomoSinogramView *self,
                                            TomoScan         *scan);
 void        tomo_sinogram_view_set_row    (TomoSinogramView *self,

@@ -11,6 +11,7 @@
 #include "tomo-gl.h"
 #include "tomo-gpu-gl.h"
 #include "tomo-slice-view.h"
+#include "tomo-ui-private.h"
 
 #define ZOOM_MIN 0.05
 #define ZOOM_MAX 64.0
@@ -204,16 +205,11 @@ tomo_slice_view_unrealize (GtkWidget *widget)
     {
       /* CUDA must let go of the texture before GL deletes it. */
       g_clear_pointer (&self->cuda_texture, tomo_gpu_gl_texture_unregister);
-      if (self->texture)
-        glDeleteTextures (1, &self->texture);
-      if (self->lut_texture)
-        glDeleteTextures (1, &self->lut_texture);
-      if (self->vbo)
-        glDeleteBuffers (1, &self->vbo);
-      if (self->vao)
-        glDeleteVertexArrays (1, &self->vao);
-      if (self->program)
-        glDeleteProgram (self->program);
+      /* GL passes over names that are 0 (never made). */
+      glDeleteTextures (2, (GLuint[]) { self->texture, self->lut_texture });
+      glDeleteBuffers (1, &self->vbo);
+      glDeleteVertexArrays (1, &self->vao);
+      glDeleteProgram (self->program);
     }
   self->texture = self->lut_texture = self->vbo = self->vao = self->program = 0;
   self->tex_width = self->tex_height = 0;
@@ -235,13 +231,8 @@ update_texture (TomoSliceView *self,
 
   if (self->lut_dirty)
     {
-      guint8 lut[TOMO_COLORMAP_LUT_SIZE * 4];
-
-      tomo_colormap_fill_lut (self->colormap, lut);
       glBindTexture (GL_TEXTURE_2D, self->lut_texture);
-      glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
-      glTexImage2D (GL_TEXTURE_2D, 0, GL_RGBA8, TOMO_COLORMAP_LUT_SIZE, 1, 0,
-                    GL_RGBA, GL_UNSIGNED_BYTE, lut);
+      tomo_gl_upload_lut (self->colormap);
       self->lut_dirty = FALSE;
     }
 
@@ -873,7 +864,8 @@ tomo_slice_view_zoom_fit (TomoSliceView *self)
   gtk_widget_queue_draw (GTK_WIDGET (self));
 }
 
-void
+/* Screen pixels per slice pixel. */
+static void
 tomo_slice_view_set_zoom (TomoSliceView *self,
                           double         zoom)
 {
@@ -894,13 +886,6 @@ tomo_slice_view_zoom_one (TomoSliceView *self)
   tomo_slice_view_set_zoom (self, 1.0);
 }
 
-double
-tomo_slice_view_get_zoom (TomoSliceView *self)
-{
-  g_return_val_if_fail (TOMO_IS_SLICE_VIEW (self), 1.0);
-  return self->zoom;
-}
-
 const char *
 tomo_slice_view_get_upload_path (TomoSliceView *self)
 {
@@ -915,7 +900,7 @@ tomo_slice_view_get_display_ms (TomoSliceView *self)
   return self->display_ms;
 }
 
-void
+static void
 tomo_slice_view_set_roi_mode (TomoSliceView *self,
                               gboolean       roi_mode)
 {
@@ -927,13 +912,6 @@ tomo_slice_view_set_roi_mode (TomoSliceView *self,
   self->roi_mode = roi_mode;
   gtk_widget_set_cursor_from_name (GTK_WIDGET (self), roi_mode ? "crosshair" : NULL);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ROI_MODE]);
-}
-
-gboolean
-tomo_slice_view_get_roi_mode (TomoSliceView *self)
-{
-  g_return_val_if_fail (TOMO_IS_SLICE_VIEW (self), FALSE);
-  return self->roi_mode;
 }
 
 /* ---- GObject -------------------------------------------------------------- */
@@ -1095,12 +1073,9 @@ tomo_slice_view_init (TomoSliceView *self)
   g_signal_connect (controller, "scroll", G_CALLBACK (on_scroll), self);
   gtk_widget_add_controller (GTK_WIDGET (self), controller);
 
-  drag = gtk_gesture_drag_new ();
+  drag = _tomo_ui_add_drag (GTK_WIDGET (self), G_CALLBACK (on_drag_begin),
+                            G_CALLBACK (on_drag_update), G_CALLBACK (on_drag_end), self);
   gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (drag), GDK_BUTTON_PRIMARY);
-  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
-  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
-  g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
 }
 
 GtkWidget *

@@ -38,10 +38,6 @@ void        tomo_slice_view_zoom_fit        (TomoSliceView *self);
 void        tomo_slice_view_set_tight       (TomoSliceView *self,
                                              gboolean       tight);
 void        tomo_slice_view_zoom_one        (TomoSliceView *self);
-/* Screen pixels per slice pixel. */
-double      tomo_slice_view_get_zoom        (TomoSliceView *self);
-void        tomo_slice_view_set_zoom        (TomoSliceView *self,
-                                             double         zoom);
 
 /* "GL upload" or "CUDA–GL interop": how the last slice reached the texture. */
 const char *tomo_slice_view_get_upload_path (TomoSliceView *self);
@@ -74,9 +70,5 @@ void        tomo_slice_view_image_to_widget (TomoSliceView *self,
                                              double         iy,
                                              double        *wx,
                                              double        *wy);
-
-void        tomo_slice_view_set_roi_mode    (TomoSliceView *self,
-                                             gboolean       roi_mode);
-gboolean    tomo_slice_view_get_roi_mode    (TomoSliceView *self);
 
 G_END_DECLS

@@ -22,6 +22,23 @@ _tomo_ui_ensure_resources (void)
     }
 }
 
+GtkGesture *
+_tomo_ui_add_drag (GtkWidget *widget,
+                   GCallback  begin,
+                   GCallback  update,
+                   GCallback  end,
+                   gpointer   data)
+{
+  GtkGesture *drag = gtk_gesture_drag_new ();
+
+  g_signal_connect (drag, "drag-begin", begin, data);
+  g_signal_connect (drag, "drag-update", update, data);
+  if (end != NULL)
+    g_signal_connect (drag, "drag-end", end, data);
+  gtk_widget_add_controller (widget, GTK_EVENT_CONTROLLER (drag));
+  return drag;
+}
+
 /* An uninstalled build keeps its compiled schema in <builddir>/data; use it
  * when the schema is not installed, so settings work from ./run.sh too. */
 static void

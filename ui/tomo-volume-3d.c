@@ -16,6 +16,7 @@
 #include "tomo-backend.h"
 #include "tomo-gl.h"
 #include "tomo-gpu-gl.h"
+#include "tomo-ui-private.h"
 #include "tomo-volume-3d.h"
 
 struct _TomoVolume3d
@@ -195,18 +196,11 @@ tomo_volume_3d_unrealize (GtkWidget *widget)
     {
       /* CUDA lets go of the texture before GL deletes it. */
       g_clear_pointer (&self->cuda_texture, tomo_gpu_gl_volume_unregister);
-      if (self->texture != 0)
-        glDeleteTextures (1, &self->texture);
-      if (self->lut_texture != 0)
-        glDeleteTextures (1, &self->lut_texture);
-      if (self->fbo_texture != 0)
-        glDeleteTextures (1, &self->fbo_texture);
-      if (self->fbo != 0)
-        glDeleteFramebuffers (1, &self->fbo);
-      if (self->vao != 0)
-        glDeleteVertexArrays (1, &self->vao);
-      if (self->program != 0)
-        glDeleteProgram (self->program);
+      /* GL passes over names that are 0 (never made). */
+      glDeleteTextures (3, (GLuint[]) { self->texture, self->lut_texture, self->fbo_texture });
+      glDeleteFramebuffers (1, &self->fbo);
+      glDeleteVertexArrays (1, &self->vao);
+      glDeleteProgram (self->program);
     }
   self->texture = self->lut_texture = self->vao = self->program = 0;
   self->fbo = self->fbo_texture = 0;
@@ -396,12 +390,7 @@ tomo_volume_3d_render (GtkGLArea    *area,
   glBindTexture (GL_TEXTURE_2D, self->lut_texture);
   if (self->lut_dirty)
     {
-      guint8 lut[TOMO_COLORMAP_LUT_SIZE * 4];
-
-      tomo_colormap_fill_lut (self->colormap, lut);
-      glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
-      glTexImage2D (GL_TEXTURE_2D, 0, GL_RGBA8, TOMO_COLORMAP_LUT_SIZE, 1, 0, GL_RGBA,
-                    GL_UNSIGNED_BYTE, lut);
+      tomo_gl_upload_lut (self->colormap);
       self->lut_dirty = FALSE;
     }
   glActiveTexture (GL_TEXTURE0);
@@ -553,18 +542,14 @@ tomo_volume_3d_class_init (TomoVolume3dClass *klass)
 static void
 tomo_volume_3d_init (TomoVolume3d *self)
 {
-  GtkGesture *drag = gtk_gesture_drag_new ();
-
   self->yaw = 0.6;
   self->pitch = 0.5;
   self->hi = 1.0;
   self->planes[0] = self->planes[1] = self->planes[2] = -1;
   gtk_gl_area_set_required_version (GTK_GL_AREA (self), 3, 0);
   gtk_gl_area_set_has_depth_buffer (GTK_GL_AREA (self), FALSE);
-  g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
-  g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
-  g_signal_connect (drag, "drag-end", G_CALLBACK (on_drag_end), self);
-  gtk_widget_add_controller (GTK_WIDGET (self), GTK_EVENT_CONTROLLER (drag));
+  _tomo_ui_add_drag (GTK_WIDGET (self), G_CALLBACK (on_drag_begin), G_CALLBACK (on_drag_update),
+                     G_CALLBACK (on_drag_end), self);
 }
 
 GtkWidget *
@@ -746,15 +731,6 @@ tomo_volume_3d_set_rotation (TomoVolume3d *self,
   gtk_gl_area_queue_render (GTK_GL_AREA (self));
 }
 
-void
-tomo_volume_3d_get_rotation (TomoVolume3d *self,
-                             double       *yaw,
-                             double       *pitch)
-{
-  *yaw = self->yaw;
-  *pitch = self->pitch;
-}
-
 guint
 tomo_volume_3d_get_n_frames (TomoVolume3d *self)
 {
@@ -768,12 +744,6 @@ tomo_volume_3d_set_probe (TomoVolume3d *self,
   g_return_if_fail (TOMO_IS_VOLUME_3D (self));
   self->probe = probe;
   gtk_gl_area_queue_render (GTK_GL_AREA (self));
-}
-
-double
-tomo_volume_3d_get_mean (TomoVolume3d *self)
-{
-  return self->stats.mean_grey;
 }
 
 void

@@ -93,9 +93,6 @@ void       tomo_volume_3d_set_planes   (TomoVolume3d *self,
 void       tomo_volume_3d_set_rotation (TomoVolume3d *self,
                                         double        yaw,
                                         double        pitch);
-void       tomo_volume_3d_get_rotation (TomoVolume3d *self,
-                                        double       *yaw,
-                                        double       *pitch);
 /* While the pane turns (a drag in it sets this): rays cast for a quarter
  * of the pixels and scaled up; a full frame when it ends. */
 void       tomo_volume_3d_set_interactive (TomoVolume3d *self,
@@ -107,8 +104,7 @@ guint      tomo_volume_3d_get_n_frames (TomoVolume3d *self);
  * pipeline. */
 void       tomo_volume_3d_set_probe    (TomoVolume3d *self,
                                         gboolean      probe);
-/* The mean grey level (0–255) of the last probed frame. */
-double     tomo_volume_3d_get_mean     (TomoVolume3d *self);
+/* Of the last probed frame. */
 void       tomo_volume_3d_get_stats    (TomoVolume3d      *self,
                                         TomoVolume3dStats *stats);
 

@@ -9,6 +9,7 @@
 #include "tomo-backend.h"
 #include "tomo-live-link.h"
 #include "tomo-scan-private.h"
+#include "tomo-ui-private.h"
 #include "tomo-volume-3d.h"
 #include "tomo-volume-view.h"
 #include "tomo-volume.h"
@@ -1124,7 +1125,7 @@ tomo_volume_view_init (TomoVolumeView *self)
     {
       GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
       GtkWidget *view = tomo_slice_view_new ();
-      GtkGesture *drag = gtk_gesture_drag_new ();
+      GtkGesture *drag;
 
       self->titles[k] = GTK_LABEL (gtk_label_new (pane_names[k]));
       gtk_widget_add_css_class (GTK_WIDGET (self->titles[k]), "caption");
@@ -1151,12 +1152,11 @@ tomo_volume_view_init (TomoVolumeView *self)
       tomo_slice_view_set_tight (self->panes[k], TRUE);
       self->hover[k][0] = self->hover[k][1] = -1;
       g_signal_connect (view, "hover", G_CALLBACK (on_hover), self);
-      /* Before the pane's own drag (pan) sees the press. */
+      drag = _tomo_ui_add_drag (view, G_CALLBACK (on_drag_begin), G_CALLBACK (on_drag_update),
+                                NULL, self);
       gtk_gesture_single_set_button (GTK_GESTURE_SINGLE (drag), GDK_BUTTON_PRIMARY);
+      /* Before the pane's own drag (pan) sees the press. */
       gtk_event_controller_set_propagation_phase (GTK_EVENT_CONTROLLER (drag), GTK_PHASE_CAPTURE);
-      g_signal_connect (drag, "drag-begin", G_CALLBACK (on_drag_begin), self);
-      g_signal_connect (drag, "drag-update", G_CALLBACK (on_drag_update), self);
-      gtk_widget_add_controller (view, GTK_EVENT_CONTROLLER (drag));
       gtk_grid_attach (grid, box, k % 2, k / 2, 1, 1);
       if (k == TOMO_VOLUME_VIEW_OBLIQUE)
         {
@@ -1438,11 +1438,4 @@ tomo_volume_view_set_preview_size (TomoVolumeView *self,
                               : GTK_INVALID_LIST_POSITION);
   g_signal_handlers_unblock_by_func (self->size_drop, on_size_changed, self);
   start_update (self);
-}
-
-guint
-tomo_volume_view_get_preview_size (TomoVolumeView *self)
-{
-  g_return_val_if_fail (TOMO_IS_VOLUME_VIEW (self), 0);
-  return self->preview_size;
 }

@@ -71,7 +71,6 @@ void            tomo_volume_view_set_render   (TomoVolumeView  *self,
  * remakes it. */
 void            tomo_volume_view_set_preview_size (TomoVolumeView *self,
                                                    guint           size);
-guint           tomo_volume_view_get_preview_size (TomoVolumeView *self);
 /* The 3D pane's title and its tooltip (the path the preview took, why it
  * did not stay on the device). */
 void            tomo_volume_view_get_3d_title (TomoVolumeView *self,

@@ -951,13 +951,6 @@ tomo_window_get_slice_view (TomoWindow *self)
   return self->slice_view;
 }
 
-GtkWidget *
-tomo_window_get_panel (TomoWindow *self)
-{
-  g_return_val_if_fail (TOMO_IS_WINDOW (self), NULL);
-  return GTK_WIDGET (self->panel);
-}
-
 void
 tomo_window_add_view (TomoWindow *self,
                       const char *name,

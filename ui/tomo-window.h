@@ -33,8 +33,6 @@ void           tomo_window_add_view              (TomoWindow *self,
                                                   const char *name,
                                                   const char *title,
                                                   GtkWidget  *view);
-/* The side panel, to add a section to (tomo_param_panel_add_section). */
-GtkWidget     *tomo_window_get_panel             (TomoWindow *self);
 /* The toast's text after an export, NULL while none is shown. */
 const char    *tomo_window_get_toast             (TomoWindow *self);
 /* The text of the error banner, NULL while it is hidden. */

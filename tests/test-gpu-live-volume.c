@@ -115,8 +115,7 @@ test_live_gpu_store (void)
       return;
     }
   g_assert_nonnull (sample);
-  file = tomo_scan_open (sample, NULL, &error);
-  g_assert_no_error (error);
+  file = tomo_test_open_scan (sample);
   n = tomo_scan_get_n_projections (file);
   W = tomo_scan_get_width (file);
   H = tomo_scan_get_height (file);

@@ -15,6 +15,7 @@
 #include "tomo-engine.h"
 #include "tomo-live-link.h"
 #include "tomo-slice-view.h"
+#include "tomo-test-util.h"
 #include "tomo-window.h"
 #include "test-live-util.h"
 
@@ -138,8 +139,7 @@ test_receive (gconstpointer data)
       g_test_skip ("no display (run under xvfb-run)");
       return;
     }
-  file = tomo_scan_open (sample, NULL, &error);
-  g_assert_no_error (error);
+  file = tomo_test_open_scan (sample);
   n = tomo_scan_get_n_projections (file);
   proj = read_frames (file, TOMO_FRAME_PROJECTION);
 

@@ -291,7 +291,6 @@ test_malformed_tomop (void)
 {
   g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
   g_autoptr(TomoLiveSender) tx = NULL;
-  g_autoptr(GError) error = NULL;
   g_autoptr(TomoLiveScan) live = NULL;
   TomoLiveReceiverStats s;
   TomoLiveScanInfo info;
@@ -713,8 +712,7 @@ test_cli (gconstpointer data)
   g_assert_cmpfloat (relative_difference (a, b, (gsize) wa * wa), <, 1e-4);
 
   /* The recording is a scan like the file. */
-  recorded = tomo_scan_open (record, NULL, &error);
-  g_assert_no_error (error);
+  recorded = tomo_test_open_scan (record);
   assert_same_scan (file, recorded);
 
   g_unlink (live_tif);

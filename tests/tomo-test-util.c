@@ -130,11 +130,8 @@ TomoScan *
 tomo_test_open_scan (const char *path)
 {
   g_autoptr(GError) error = NULL;
-  TomoOpenOptions options;
-  TomoScan *scan;
+  TomoScan *scan = tomo_scan_open (path, NULL, &error);
 
-  tomo_open_options_init (&options);
-  scan = tomo_scan_open (path, &options, &error);
   g_assert_no_error (error);
   g_assert_nonnull (scan);
   return scan;

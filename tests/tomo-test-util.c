@@ -442,6 +442,22 @@ tomo_test_count_entries (const char *dir)
   return n;
 }
 
+void
+tomo_test_add_backend_case (const char    *prefix,
+                            TomoBackend    backend,
+                            const char    *group,
+                            gconstpointer  item,
+                            GTestDataFunc  func)
+{
+  const char *name = item != NULL ? *(const char *const *) item : NULL;
+  TomoTestBackendCase *c = g_new (TomoTestBackendCase, 1);
+  g_autofree char *path = g_strdup_printf ("%s/%s/%s%s%s", prefix, tomo_backend_to_string (backend),
+                                           group, name ? "/" : "", name ? name : "");
+
+  *c = (TomoTestBackendCase) { backend, item };
+  g_test_add_data_func_full (path, c, func, g_free);
+}
+
 gboolean
 tomo_test_need_gpu (const char *why)
 {

@@ -188,6 +188,23 @@ guint tomo_test_count_entries (const char *dir);
  * sets; where it is not set, the program says so and exits with status 1. */
 const char *tomo_test_require_env (const char *name);
 
+/* Adds `func` as test "<prefix>/<cpu|gpu>/<group>[/<name>]" with a
+ * TomoTestBackendCase of `backend` and `item` (freed with the test); an
+ * item that is not NULL begins with its name (a const char *). */
+void tomo_test_add_backend_case (const char    *prefix,
+                                 TomoBackend    backend,
+                                 const char    *group,
+                                 gconstpointer  item,
+                                 GTestDataFunc  func);
+
+/* The data of a test that tomo_test_add_backend_case() adds: the backend
+ * it runs on and its case. */
+typedef struct
+{
+  TomoBackend   backend;
+  gconstpointer item;
+} TomoTestBackendCase;
+
 /* TRUE where a CUDA device is present; otherwise the test skips with
  * "no CUDA device: " and `why`, and FALSE. */
 gboolean  tomo_test_need_gpu      (const char *why);

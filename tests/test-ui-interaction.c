@@ -34,24 +34,6 @@ skip_without_xdotool (void)
   return FALSE;
 }
 
-static gboolean
-set_flag_cb (gpointer data)
-{
-  *(gboolean *) data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
-/* Lets the main loop run for ms milliseconds. */
-static void
-spin (guint ms)
-{
-  gboolean done = FALSE;
-
-  g_timeout_add (ms, set_flag_cb, &done);
-  while (!done)
-    g_main_context_iteration (NULL, TRUE);
-}
-
 /* Runs xdotool with the window focused, then lets GTK see the events. */
 static void
 xdo (const char *args)

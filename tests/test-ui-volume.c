@@ -23,7 +23,7 @@ wait_updates (TomoVolumeView *view,
               guint           timeout_s)
 {
   gboolean timed_out = FALSE;
-  guint id = g_timeout_add_seconds (timeout_s, set_flag_cb, &timed_out);
+  guint id = g_timeout_add_seconds (timeout_s, tomo_test_set_flag_cb, &timed_out);
 
   while (tomo_volume_view_get_n_updates (view) < n && !timed_out)
     g_main_context_iteration (NULL, TRUE);

@@ -431,6 +431,23 @@ tomo_test_run_and_remove_tree (char *dir)
   return status;
 }
 
+gboolean
+tomo_test_set_flag_cb (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+void
+tomo_test_spin (guint ms)
+{
+  gboolean done = FALSE;
+
+  g_timeout_add (ms, tomo_test_set_flag_cb, &done);
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+}
+
 guint
 tomo_test_count_entries (const char *dir)
 {

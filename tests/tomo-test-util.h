@@ -181,6 +181,11 @@ void  tomo_test_remove_tree  (const char *path);
  * returns g_test_run()'s status. */
 int   tomo_test_run_and_remove_tree (char *dir);
 
+/* A GSourceFunc: sets the gboolean at `data` and removes the source. */
+gboolean tomo_test_set_flag_cb (gpointer data);
+/* Lets the default main context run for ms milliseconds. */
+void     tomo_test_spin        (guint    ms);
+
 /* Entries in folder `dir` (0 when it cannot be read). */
 guint tomo_test_count_entries (const char *dir);
 

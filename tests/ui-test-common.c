@@ -36,23 +36,6 @@ ui_test_run (void)
   return ret;
 }
 
-gboolean
-set_flag_cb (gpointer data)
-{
-  *(gboolean *) data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
-void
-spin (guint ms)
-{
-  gboolean done = FALSE;
-
-  g_timeout_add (ms, set_flag_cb, &done);
-  while (!done)
-    g_main_context_iteration (NULL, TRUE);
-}
-
 void
 ui_test_screenshot (const char *name)
 {
@@ -63,7 +46,7 @@ ui_test_screenshot (const char *name)
   if (dir == NULL)
     return;
   /* Let the frames be drawn first. */
-  spin (1000);
+  tomo_test_spin (1000);
   cmd = g_strdup_printf ("%s %s/%s", tool != NULL ? tool : "import -window root", dir, name);
   g_spawn_command_line_sync (cmd, NULL, NULL, NULL, NULL);
 }
@@ -74,7 +57,7 @@ wait_for (gboolean *flag,
           guint     timeout_s)
 {
   gboolean timed_out = FALSE;
-  guint id = g_timeout_add_seconds (timeout_s, set_flag_cb, &timed_out);
+  guint id = g_timeout_add_seconds (timeout_s, tomo_test_set_flag_cb, &timed_out);
 
   while (!*flag && !timed_out)
     g_main_context_iteration (NULL, TRUE);

@@ -24,10 +24,6 @@ void      ui_test_init         (int        *argc,
                                 char     ***argv);
 /* g_test_run (), then closes the window and removes the temporary folder. */
 int       ui_test_run          (void);
-/* A GSourceFunc: sets the gboolean at `data` and removes the source. */
-gboolean  set_flag_cb          (gpointer    data);
-/* Lets the main loop run for ms milliseconds. */
-void      spin                 (guint       ms);
 /* Iterates the main context until *flag is set; FALSE after timeout_s. */
 gboolean  wait_for             (gboolean   *flag,
                                 guint       timeout_s);

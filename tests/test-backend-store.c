@@ -54,12 +54,6 @@ static const PlaneCase plane_cases[] = {
   { "oblique-range", OBLIQUE, 120, 0, 45, 0, 11, 0, 1.2, 2, 8, TOMO_INTERP_LINEAR, AXIS },
 };
 
-typedef struct
-{
-  TomoBackend backend;
-  gconstpointer item;
-} TestData;
-
 static void
 plane_of_case (TomoPlane       *plane,
                const PlaneCase *c)
@@ -172,7 +166,7 @@ cpu_filtered_rows (TomoScan *scan,
 static void
 test_plane (gconstpointer data)
 {
-  const TestData *td = data;
+  const TomoTestBackendCase *td = data;
   const PlaneCase *c = td->item;
   g_autoptr (GError) error = NULL;
   g_autoptr (TomoScan) scan = NULL;
@@ -225,7 +219,7 @@ test_plane (gconstpointer data)
 static void
 test_bad_planes (gconstpointer data)
 {
-  const TestData *td = data;
+  const TomoTestBackendCase *td = data;
   g_autoptr (GError) error = NULL;
   g_autoptr (TomoScan) scan = NULL;
   TomoBackendImpl *impl = backend_new (td->backend);
@@ -284,7 +278,7 @@ test_bad_planes (gconstpointer data)
 static void
 test_preview (gconstpointer data)
 {
-  const TestData *td = data;
+  const TomoTestBackendCase *td = data;
   g_autoptr (GError) error = NULL;
   g_autoptr (TomoScan) scan = NULL;
   g_autofree float *filtered = NULL, *vol = NULL, *ref = NULL, *xy = NULL, *stack = NULL;
@@ -528,17 +522,8 @@ add_cases (const char    *group,
 
   for (guint b = 0; b < G_N_ELEMENTS (backends); b++)
     for (gsize i = 0; i < n_items; i++)
-      {
-        const char *const *name = (const char *const *) ((const char *) items + i * item_size);
-        TestData *td = g_new0 (TestData, 1);
-        g_autofree char *path = NULL;
-
-        td->backend = backends[b];
-        td->item = (const char *) items + i * item_size;
-        path = g_strdup_printf ("/tomo/backend-store/%s/%s/%s",
-                                backends[b] == TOMO_BACKEND_CPU ? "cpu" : "gpu", group, *name);
-        g_test_add_data_func_full (path, td, func, g_free);
-      }
+      tomo_test_add_backend_case ("/tomo/backend-store", backends[b], group,
+                                  (const char *) items + i * item_size, func);
 }
 
 int

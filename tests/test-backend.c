@@ -86,12 +86,6 @@ static const BadCase bad_cases[] = {
   { "kernel", 0, 1, AXIS, { 0 }, 17, FALSE, "Unknown back-projection kernel 17" },
 };
 
-typedef struct
-{
-  TomoBackend backend;
-  gconstpointer item;
-} TestData;
-
 /* NULL (and the test skipped) when the backend is not here; else an
  * engine of that backend and, in *scan, the test scan (set on the engine
  * when `set_scan`). */
@@ -200,7 +194,7 @@ assert_stats_match (const TomoSliceStats *got,
 static void
 test_slice_case (gconstpointer data)
 {
-  const TestData *td = data;
+  const TomoTestBackendCase *td = data;
   const SliceCase *c = td->item;
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoEngine) engine = engine_for (td->backend, TRUE, &scan);
@@ -298,7 +292,7 @@ test_slice_case (gconstpointer data)
 static void
 test_volume (gconstpointer data)
 {
-  const TestData *td = data;
+  const TomoTestBackendCase *td = data;
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoEngine) engine = engine_for (td->backend, TRUE, &scan);
   g_autoptr(GError) error = NULL;
@@ -347,7 +341,7 @@ test_volume (gconstpointer data)
 static void
 test_bad_case (gconstpointer data)
 {
-  const TestData *td = data;
+  const TomoTestBackendCase *td = data;
   const BadCase *c = td->item;
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoEngine) engine = engine_for (td->backend, !c->no_scan, &scan);
@@ -418,7 +412,7 @@ test_kernel_names (void)
 static void
 test_centers (gconstpointer data)
 {
-  const TestData *td = data;
+  const TomoTestBackendCase *td = data;
   const double centers[] = { AXIS - 1.5, AXIS - 1.0, AXIS - 0.5, AXIS, AXIS + 0.5, AXIS + 1.0,
                              AXIS + 1.5, AXIS + 0.3 };
   const guint n = G_N_ELEMENTS (centers), row = 3;
@@ -488,37 +482,19 @@ test_centers (gconstpointer data)
 }
 
 static void
-add_case (GPtrArray     *keep,
-          TomoBackend    backend,
-          gconstpointer  item,
-          const char    *kind,
-          const char    *name,
-          GTestDataFunc  func)
-{
-  TestData *td = g_new (TestData, 1);
-  g_autofree char *path = g_strdup_printf ("/tomo/backend/%s/%s%s%s",
-                                           tomo_backend_to_string (backend), kind,
-                                           name ? "/" : "", name ? name : "");
-
-  *td = (TestData) { backend, item };
-  g_ptr_array_add (keep, td);
-  g_test_add_data_func (path, td, func);
-}
-
-static void
-add_tests (GPtrArray *keep)
+add_tests (void)
 {
   const TomoBackend backends[] = { TOMO_BACKEND_CPU, TOMO_BACKEND_GPU };
 
   for (guint b = 0; b < G_N_ELEMENTS (backends); b++)
     {
       for (guint i = 0; i < G_N_ELEMENTS (slice_cases); i++)
-        add_case (keep, backends[b], &slice_cases[i], "slice", slice_cases[i].name,
-                  test_slice_case);
+        tomo_test_add_backend_case ("/tomo/backend", backends[b], "slice", &slice_cases[i],
+                                    test_slice_case);
       for (guint i = 0; i < G_N_ELEMENTS (bad_cases); i++)
-        add_case (keep, backends[b], &bad_cases[i], "bad", bad_cases[i].name, test_bad_case);
-      add_case (keep, backends[b], NULL, "volume", NULL, test_volume);
-      add_case (keep, backends[b], NULL, "centers", NULL, test_centers);
+        tomo_test_add_backend_case ("/tomo/backend", backends[b], "bad", &bad_cases[i], test_bad_case);
+      tomo_test_add_backend_case ("/tomo/backend", backends[b], "volume", NULL, test_volume);
+      tomo_test_add_backend_case ("/tomo/backend", backends[b], "centers", NULL, test_centers);
     }
   g_test_add_func ("/tomo/backend/kernel-names", test_kernel_names);
 }
@@ -527,13 +503,10 @@ int
 main (int    argc,
       char **argv)
 {
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) keep = g_ptr_array_new_with_free_func (g_free);
-
   g_test_init (&argc, &argv, NULL);
 
   scan_path = tomo_test_write_phantom (WIDTH, HEIGHT, N_PROJ, 1.5, &tmp_dir);
 
-  add_tests (keep);
+  add_tests ();
   return tomo_test_run_and_remove_scan (scan_path, tmp_dir);
 }

@@ -13,6 +13,7 @@
 
 #include "tomo-application.h"
 #include "tomo-center-sweep.h"
+#include "tomo-test-util.h"
 #include "tomo-window.h"
 
 #define TRUTH (255.5 + 3.37)
@@ -107,7 +108,6 @@ test_estimate_and_sweep (void)
   g_autoptr(TomoApplication) app = NULL;
   g_autoptr(TomoScan) scan = NULL;
   g_autoptr(GFile) file = NULL;
-  g_autoptr(GError) error = NULL;
   TomoWindow *window;
   TomoCenterSweep *sweep;
   guint n, best = 0;
@@ -136,8 +136,7 @@ test_estimate_and_sweep (void)
   g_object_get (window, "center", &c, NULL);
   g_test_message ("centre after opening: %.3f (truth %.3f)", c, TRUTH);
 
-  scan = tomo_scan_open (sample, NULL, &error);
-  g_assert_no_error (error);
+  scan = tomo_test_open_scan (sample);
   sweep = tomo_center_sweep_new (GTK_WINDOW (window), scan, 32, TRUTH + 1.3);
   gtk_window_present (GTK_WINDOW (sweep));
   g_assert_true (wait_until (sweep_ready, sweep, 120));

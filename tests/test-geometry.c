@@ -227,7 +227,7 @@ test_offset (gconstpointer data)
 static void
 test_centred_360 (gconstpointer data)
 {
-  TomoBackend backend = GPOINTER_TO_INT (data);
+  TomoBackend backend = ((const TomoTestBackendCase *) data)->backend;
   const guint w = 128, n = 360;
   const double axis = (w - 1) / 2.0 + 1.5;
   g_autoptr(TomoEngine) engine = engine_for (backend);
@@ -467,10 +467,8 @@ main (int    argc,
   g_test_add_data_func ("/tomo/geometry/cpu/offset-right", &offset_cases[1], test_offset);
   g_test_add_data_func ("/tomo/geometry/gpu/offset-left", &offset_cases[2], test_offset);
   g_test_add_data_func ("/tomo/geometry/gpu/offset-right", &offset_cases[3], test_offset);
-  g_test_add_data_func ("/tomo/geometry/cpu/centred-360", GINT_TO_POINTER (TOMO_BACKEND_CPU),
-                        test_centred_360);
-  g_test_add_data_func ("/tomo/geometry/gpu/centred-360", GINT_TO_POINTER (TOMO_BACKEND_GPU),
-                        test_centred_360);
+  tomo_test_add_backend_case ("/tomo/geometry", TOMO_BACKEND_CPU, "centred-360", NULL, test_centred_360);
+  tomo_test_add_backend_case ("/tomo/geometry", TOMO_BACKEND_GPU, "centred-360", NULL, test_centred_360);
   g_test_add_func ("/tomo/geometry/weighted-360", test_weighted_360);
   g_test_add_func ("/tomo/geometry/errors", test_errors);
   g_test_add_func ("/tomo/geometry/cli", test_cli);

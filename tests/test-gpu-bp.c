@@ -174,13 +174,6 @@ tolerance (const BpTest *t,
   return 1e-5;
 }
 
-typedef struct
-{
-  float *d_sino;
-  float *d_out;
-  gsize out_len;    /* floats of output, guard excluded */
-} DeviceBufs;
-
 #define GUARD 4096
 #define GUARD_BYTE 0xAB
 

@@ -13,7 +13,6 @@
 #include <math.h>
 #include <string.h>
 
-#include "tomo-backend.h"
 #include "tomo-live-receiver.h"
 #include "tomo-live-scan.h"
 #include "tomo-volume.h"
@@ -109,14 +108,10 @@ test_live_gpu_store (void)
   gsize nxz, nyz;
   double e[10];
 
-  if (tomo_backend_gpu_count_devices () == 0)
-    {
-      g_test_skip ("no CUDA device: the GPU backend's store cannot be made");
-      return;
-    }
+  if (!tomo_test_need_gpu ("the GPU backend's store cannot be made"))
+    return;
   g_assert_nonnull (sample);
-  file = tomo_scan_open (sample, NULL, &error);
-  g_assert_no_error (error);
+  file = tomo_test_open_scan (sample);
   n = tomo_scan_get_n_projections (file);
   W = tomo_scan_get_width (file);
   H = tomo_scan_get_height (file);

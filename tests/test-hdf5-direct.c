@@ -144,7 +144,6 @@ test_layouts (void)
   for (guint i = 0; i < G_N_ELEMENTS (layouts); i++)
     {
       const Layout *l = &layouts[i];
-      g_autoptr(GError) error = NULL;
       g_autofree char *path = g_build_filename (tmp_dir, "direct.h5", NULL);
       gsize elt = l->float32 ? 4 : 2;
       gsize n = (gsize) N_PROJ * HEIGHT * WIDTH;
@@ -162,8 +161,7 @@ test_layouts (void)
             ((guint16 *) values)[k] = (guint16) (1 + (k * 2654435761u) % 65531);
         }
       write_scan (path, l, values);
-      scan = tomo_scan_open (path, NULL, &error);
-      g_assert_no_error (error);
+      scan = tomo_test_open_scan (path);
       g_assert_cmpint (tomo_scan_get_raw_dtype (scan), ==,
                        l->float32 ? TOMO_DTYPE_FLOAT32 : TOMO_DTYPE_UINT16);
       r.scan = scan;
@@ -211,8 +209,7 @@ test_truncated (void)
   H5Dclose (dset);
   H5Fclose (file);
   g_assert_cmpuint (at, !=, HADDR_UNDEF);
-  scan = tomo_scan_open (path, NULL, &error);
-  g_assert_no_error (error);
+  scan = tomo_test_open_scan (path);
   /* Cut after a third of the data (the metadata before them stays). */
   g_assert_cmpint (truncate (path, at + N_PROJ * HEIGHT * WIDTH * 2 / 3), ==, 0);
   g_assert_false (tomo_scan_read_raw_row (scan, HEIGHT - 1, out, flat, dark, NULL, &error));

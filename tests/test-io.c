@@ -286,12 +286,11 @@ test_dxchange (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = write_dxchange (f, "scan.h5", DX_FULL, H5T_IEEE_F32LE, NULL);
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_scan_open (path, NULL, &error);
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (path);
   TomoPreprocessStats stats = { 0, };
   float flat[NW], dark[NW], raw[NP * NW];
   g_autofree char *text = NULL;
 
-  g_assert_no_error (error);
   assert_known_layout (scan);
   g_assert_cmpint (tomo_scan_get_dtype (scan), ==, TOMO_DTYPE_FLOAT32);
   g_assert_cmpstr (tomo_scan_get_path (scan), ==, path);
@@ -328,10 +327,8 @@ static void
 test_dxchange_chunked (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = write_dxchange (f, "chunked.h5", DX_CHUNKED, H5T_IEEE_F64BE, NULL);
-  g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_scan_open (path, NULL, &error);
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (path);
 
-  g_assert_no_error (error);
   g_assert_cmpint (tomo_scan_get_dtype (scan), ==, TOMO_DTYPE_FLOAT64);
   assert_known_sinogram (scan, NULL);
 }
@@ -341,10 +338,9 @@ test_dxchange_uint16 (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = write_dxchange (f, "u16.h5", DX_FULL, H5T_STD_U16LE, NULL);
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_scan_open (path, NULL, &error);
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (path);
   float raw[NP * NW], sino[NP * NW];
 
-  g_assert_no_error (error);
   g_assert_cmpint (tomo_scan_get_dtype (scan), ==, TOMO_DTYPE_UINT16);
   g_assert_true (tomo_scan_read_raw_sinogram (scan, 1, raw, &error));
   g_assert_no_error (error);
@@ -372,8 +368,7 @@ test_dxchange_no_theta (Fixture *f, gconstpointer data)
   const double *angles;
 
   {
-    g_autoptr(TomoScan) scan = tomo_scan_open (path, NULL, &error);
-    g_assert_no_error (error);
+    g_autoptr(TomoScan) scan = tomo_test_open_scan (path);
     g_assert_false (tomo_scan_get_angles_from_file (scan));
     angles = tomo_scan_get_angles (scan);
     /* Evenly spaced over 180°, endpoint excluded. */
@@ -449,11 +444,9 @@ static void
 test_nxtomo (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = write_nxtomo (f, "nx.nxs", GPOINTER_TO_INT (data));
-  g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_scan_open (path, NULL, &error);
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (path);
   TomoPreprocessStats stats = { 0, };
 
-  g_assert_no_error (error);
   assert_known_layout (scan);
   g_assert_nonnull (strstr (tomo_scan_get_format_name (scan), "NXtomo"));
 
@@ -609,11 +602,10 @@ test_nan (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = write_dxchange (f, "nan.h5", DX_FULL, H5T_IEEE_F32LE, spoil_nan);
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_scan_open (path, NULL, &error);
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (path);
   TomoPreprocessStats stats = { 0, };
   float out[NP * NW];
 
-  g_assert_no_error (error);
   g_assert_true (tomo_scan_read_sinogram (scan, 1, out, &stats, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (stats.n_nonfinite, ==, 3);
@@ -638,10 +630,9 @@ test_flats_equal_darks (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = write_dxchange (f, "fd.h5", DX_FLATS_ARE_DARKS, H5T_IEEE_F32LE, NULL);
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_scan_open (path, NULL, &error);
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (path);
   float out[NP * NW];
 
-  g_assert_no_error (error);
   g_assert_false (tomo_scan_read_sinogram (scan, 2, out, NULL, &error));
   g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_VALUE);
   assert_error_mentions (error, path, "row 2");
@@ -669,8 +660,7 @@ test_dead_pixel (Fixture *f, gconstpointer data)
   h5_write_frames (file, "/exchange/data_dark", H5T_IEEE_F32LE, ND, darks);
   H5Fclose (file);
 
-  scan = tomo_scan_open (path, NULL, &error);
-  g_assert_no_error (error);
+  scan = tomo_test_open_scan (path);
   g_assert_true (tomo_scan_read_sinogram (scan, 0, out, &stats, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (stats.n_nonpositive, ==, NP);
@@ -683,10 +673,9 @@ test_row_range (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = write_dxchange (f, "range.h5", DX_FULL, H5T_IEEE_F32LE, NULL);
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_scan_open (path, NULL, &error);
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (path);
   float out[NP * NW], flat[NW], dark[NW];
 
-  g_assert_no_error (error);
   g_assert_false (tomo_scan_read_sinogram (scan, NR, out, NULL, &error));
   g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE);
   assert_error_mentions (error, "row 4", "4 rows");
@@ -802,14 +791,13 @@ test_cache_join (Fixture *f, gconstpointer data)
 {
   g_autofree char *path = write_dxchange (f, "join.h5", DX_CHUNKED, H5T_IEEE_F32LE, NULL);
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_scan_open (path, NULL, &error);
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (path);
   const gsize row_bytes = NP * NW * sizeof (float);
   g_autofree float *direct = g_new (float, NP * NW);
   SameRowJob jobs[6];
   GThread *threads[6];
   guint64 before;
 
-  g_assert_no_error (error);
   g_assert_true (tomo_scan_read_sinogram_direct (scan, 2, direct, NULL, &error));
   g_assert_no_error (error);
   before = _tomo_scan_get_n_row_reads (scan);

@@ -31,12 +31,11 @@ fixture_setup (Fixture       *f,
                gconstpointer  data)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoScan) scan = tomo_scan_open (sample_path, NULL, &error);
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (sample_path);
   g_autoptr(TomoCpuFbp) fbp = NULL, fbp_half = NULL;
   TomoReconParams params;
   guint h;
 
-  g_assert_no_error (error);
   f->width = tomo_scan_get_width (scan);
   f->n = tomo_scan_get_n_projections (scan);
   h = f->n / 2;

@@ -15,6 +15,7 @@
 #include "tomo-engine.h"
 #include "tomo-live-link.h"
 #include "tomo-slice-view.h"
+#include "tomo-test-util.h"
 #include "tomo-window.h"
 #include "test-live-util.h"
 
@@ -138,8 +139,7 @@ test_receive (gconstpointer data)
       g_test_skip ("no display (run under xvfb-run)");
       return;
     }
-  file = tomo_scan_open (sample, NULL, &error);
-  g_assert_no_error (error);
+  file = tomo_test_open_scan (sample);
   n = tomo_scan_get_n_projections (file);
   proj = read_frames (file, TOMO_FRAME_PROJECTION);
 
@@ -226,21 +226,13 @@ test_receive (gconstpointer data)
       if (g_getenv ("TOMO_LIVE_SHOT") != NULL)
         {
           /* A moment to look at (screenshots of the live window). */
-          gint64 until = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
-          while (g_get_monotonic_time () < until)
-            if (!g_main_context_iteration (NULL, FALSE))
-              g_usleep (1000);
+          tomo_test_spin (5000);
         }
     }
   else
     g_assert_nonnull (strstr (tomo_live_link_get_status (window), "Receiving (whole scan)"));
   /* Wait for the slice of all n/2 (the first may have had fewer). */
-  {
-    gint64 until = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
-    while (g_get_monotonic_time () < until)
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (1000);
-  }
+  tomo_test_spin (2000);
   partial = g_memdup2 (watch.last, watch.n * sizeof (float));
   n_before = watch.n_changed;
   /* The user's centre stays while the scan goes on (and grows). */
@@ -250,13 +242,8 @@ test_receive (gconstpointer data)
   send_projections (tx, file, proj, n / 2, n, 0);
   g_assert_true (tomo_live_sender_send_end (tx, &error));
   g_assert_true (wait_for_slice (window, &watch, "Scan complete", n_before));
-  {
-    /* The last reconstruction may still be on its way. */
-    gint64 until = g_get_monotonic_time () + 2 * G_USEC_PER_SEC;
-    while (g_get_monotonic_time () < until)
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (1000);
-  }
+  /* The last reconstruction may still be on its way. */
+  tomo_test_spin (2000);
   g_test_message ("status: %s; %u different slices shown, %u of them incremental",
                   tomo_live_link_get_status (window), watch.n_changed, watch.n_incremental);
   /* A scan of announced size is shown from the incremental slice while it arrives. */

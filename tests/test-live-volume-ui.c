@@ -57,11 +57,8 @@ wait_held (TomoVolumeView *view,
         {
           /* The views are idle once an iteration of a second starts no update. */
           guint u = tomo_volume_view_get_n_updates (view);
-          gint64 until = g_get_monotonic_time () + G_USEC_PER_SEC;
 
-          while (g_get_monotonic_time () < until)
-            if (!g_main_context_iteration (NULL, FALSE))
-              g_usleep (1000);
+          tomo_test_spin (1000);
           if (u == tomo_volume_view_get_n_updates (view))
             return TRUE;
           continue;

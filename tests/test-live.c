@@ -12,7 +12,6 @@
 #include <glib/gstdio.h>
 #include <hdf5.h>
 
-#include "tomo-backend.h"
 #include "tomo-engine.h"
 #include "tomo-live-preview.h"
 #include "tomo-live-receiver.h"
@@ -291,7 +290,6 @@ test_malformed_tomop (void)
 {
   g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE);
   g_autoptr(TomoLiveSender) tx = NULL;
-  g_autoptr(GError) error = NULL;
   g_autoptr(TomoLiveScan) live = NULL;
   TomoLiveReceiverStats s;
   TomoLiveScanInfo info;
@@ -713,8 +711,7 @@ test_cli (gconstpointer data)
   g_assert_cmpfloat (relative_difference (a, b, (gsize) wa * wa), <, 1e-4);
 
   /* The recording is a scan like the file. */
-  recorded = tomo_scan_open (record, NULL, &error);
-  g_assert_no_error (error);
+  recorded = tomo_test_open_scan (record);
   assert_same_scan (file, recorded);
 
   g_unlink (live_tif);
@@ -992,11 +989,8 @@ test_preview_second_rotation (gconstpointer data)
   guint64 version;
   double diff, tolerance = gpu ? 1e-3 : 1e-4;   /* the GPU: float trigonometry and preprocessing */
 
-  if (gpu && tomo_backend_gpu_count_devices () == 0)
-    {
-      g_test_skip ("no CUDA device (or built without CUDA)");
-      return;
-    }
+  if (gpu && !tomo_test_need_gpu ("none found, or built without CUDA"))
+    return;
   preview = preview_new (rx, gpu, mode, -1);   /* stepped here */
   tx = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
   send_scan_header (tx, file);

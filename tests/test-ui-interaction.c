@@ -34,24 +34,6 @@ skip_without_xdotool (void)
   return FALSE;
 }
 
-static gboolean
-set_flag_cb (gpointer data)
-{
-  *(gboolean *) data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
-/* Lets the main loop run for ms milliseconds. */
-static void
-spin (guint ms)
-{
-  gboolean done = FALSE;
-
-  g_timeout_add (ms, set_flag_cb, &done);
-  while (!done)
-    g_main_context_iteration (NULL, TRUE);
-}
-
 /* Runs xdotool with the window focused, then lets GTK see the events. */
 static void
 xdo (const char *args)
@@ -65,7 +47,7 @@ xdo (const char *args)
   g_assert_true (g_spawn_command_line_sync (cmd, NULL, NULL, &status, &error));
   g_assert_no_error (error);
   g_assert_cmpint (status, ==, 0);
-  spin (150);
+  tomo_test_spin (150);
 }
 
 /* Moves the pointer to the middle of `widget`. */
@@ -257,7 +239,7 @@ test_frame_stalls (void)
   }
   shown_row = tomo_sinogram_view_get_shown_row (window->sinogram_view);
   g_assert_cmpint (shown_row, ==, (int) get_row ());
-  spin (500);
+  tomo_test_spin (500);
 
   clock = gtk_widget_get_frame_clock (GTK_WIDGET (window));
   drag.frame_times = g_array_new (FALSE, FALSE, sizeof (gint64));
@@ -284,7 +266,7 @@ test_frame_stalls (void)
     }
   g_main_context_set_poll_func (NULL, default_poll);
   poll_return = 0;
-  spin (100);
+  tomo_test_spin (100);
   g_signal_handler_disconnect (clock, ids[0]);
   g_signal_handler_disconnect (clock, ids[1]);
   g_signal_handler_disconnect (window->sinogram_view, ids[2]);
@@ -351,7 +333,7 @@ test_typing_keeps_center (void)
 
   /* Focus in the centre field; the shortcut characters are text there. */
   gtk_widget_grab_focus (GTK_WIDGET (window->panel->center_spin));
-  spin (100);
+  tomo_test_spin (100);
   xdo ("key s a f 1 bracketleft bracketright Return");
   g_object_get (window, "show-sinogram", &sinogram, NULL);
   g_assert_false (sinogram);
@@ -364,7 +346,7 @@ test_typing_keeps_center (void)
 
   /* A number typed is taken as typed, not rounded or truncated. */
   gtk_widget_grab_focus (GTK_WIDGET (window->panel->center_spin));
-  spin (100);
+  tomo_test_spin (100);
   xdo ("key ctrl+a type 257.43");
   xdo ("key Return");
   g_assert_cmpfloat_with_epsilon (get_center (), 257.43, 1e-9);
@@ -989,7 +971,7 @@ test_empty_window (void)
   ensure_window ();
   empty = tomo_window_new (GTK_APPLICATION (app));
   gtk_window_present (GTK_WINDOW (empty));
-  spin (200);
+  tomo_test_spin (200);
 
   g_assert_cmpstr (gtk_stack_get_visible_child_name (empty->main_stack), ==, "empty");
   g_assert_false (gtk_widget_get_sensitive (GTK_WIDGET (empty->panel)));

@@ -16,13 +16,6 @@
 /* The three-view layout in the window on the sample scan (CPU backend
  * under Xvfb). */
 
-static gboolean
-timeout_cb (gpointer data)
-{
-  *(gboolean *) data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
 /* Iterates the main context until the view has made `n` updates. */
 static gboolean
 wait_updates (TomoVolumeView *view,
@@ -30,7 +23,7 @@ wait_updates (TomoVolumeView *view,
               guint           timeout_s)
 {
   gboolean timed_out = FALSE;
-  guint id = g_timeout_add_seconds (timeout_s, timeout_cb, &timed_out);
+  guint id = g_timeout_add_seconds (timeout_s, tomo_test_set_flag_cb, &timed_out);
 
   while (tomo_volume_view_get_n_updates (view) < n && !timed_out)
     g_main_context_iteration (NULL, TRUE);

@@ -130,11 +130,8 @@ TomoScan *
 tomo_test_open_scan (const char *path)
 {
   g_autoptr(GError) error = NULL;
-  TomoOpenOptions options;
-  TomoScan *scan;
+  TomoScan *scan = tomo_scan_open (path, NULL, &error);
 
-  tomo_open_options_init (&options);
-  scan = tomo_scan_open (path, &options, &error);
   g_assert_no_error (error);
   g_assert_nonnull (scan);
   return scan;
@@ -434,6 +431,23 @@ tomo_test_run_and_remove_tree (char *dir)
   return status;
 }
 
+gboolean
+tomo_test_set_flag_cb (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+void
+tomo_test_spin (guint ms)
+{
+  gboolean done = FALSE;
+
+  g_timeout_add (ms, tomo_test_set_flag_cb, &done);
+  while (!done)
+    g_main_context_iteration (NULL, TRUE);
+}
+
 guint
 tomo_test_count_entries (const char *dir)
 {
@@ -443,6 +457,22 @@ tomo_test_count_entries (const char *dir)
   while (d != NULL && g_dir_read_name (d) != NULL)
     n++;
   return n;
+}
+
+void
+tomo_test_add_backend_case (const char    *prefix,
+                            TomoBackend    backend,
+                            const char    *group,
+                            gconstpointer  item,
+                            GTestDataFunc  func)
+{
+  const char *name = item != NULL ? *(const char *const *) item : NULL;
+  TomoTestBackendCase *c = g_new (TomoTestBackendCase, 1);
+  g_autofree char *path = g_strdup_printf ("%s/%s/%s%s%s", prefix, tomo_backend_to_string (backend),
+                                           group, name ? "/" : "", name ? name : "");
+
+  *c = (TomoTestBackendCase) { backend, item };
+  g_test_add_data_func_full (path, c, func, g_free);
 }
 
 gboolean

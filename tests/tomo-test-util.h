@@ -181,12 +181,34 @@ void  tomo_test_remove_tree  (const char *path);
  * returns g_test_run()'s status. */
 int   tomo_test_run_and_remove_tree (char *dir);
 
+/* A GSourceFunc: sets the gboolean at `data` and removes the source. */
+gboolean tomo_test_set_flag_cb (gpointer data);
+/* Lets the default main context run for ms milliseconds. */
+void     tomo_test_spin        (guint    ms);
+
 /* Entries in folder `dir` (0 when it cannot be read). */
 guint tomo_test_count_entries (const char *dir);
 
 /* For main(): the value of environment variable `name`, which meson test
  * sets; where it is not set, the program says so and exits with status 1. */
 const char *tomo_test_require_env (const char *name);
+
+/* Adds `func` as test "<prefix>/<cpu|gpu>/<group>[/<name>]" with a
+ * TomoTestBackendCase of `backend` and `item` (freed with the test); an
+ * item that is not NULL begins with its name (a const char *). */
+void tomo_test_add_backend_case (const char    *prefix,
+                                 TomoBackend    backend,
+                                 const char    *group,
+                                 gconstpointer  item,
+                                 GTestDataFunc  func);
+
+/* The data of a test that tomo_test_add_backend_case() adds: the backend
+ * it runs on and its case. */
+typedef struct
+{
+  TomoBackend   backend;
+  gconstpointer item;
+} TomoTestBackendCase;
 
 /* TRUE where a CUDA device is present; otherwise the test skips with
  * "no CUDA device: " and `why`, and FALSE. */

@@ -36,27 +36,17 @@ ui_test_run (void)
   return ret;
 }
 
-static gboolean
-timeout_cb (gpointer data)
-{
-  *(gboolean *) data = TRUE;
-  return G_SOURCE_REMOVE;
-}
-
 void
 ui_test_screenshot (const char *name)
 {
   const char *dir = g_getenv ("TOMO_SCREENSHOT_DIR");
   const char *tool = g_getenv ("TOMO_SCREENSHOT_CMD");
   g_autofree char *cmd = NULL;
-  gboolean done = FALSE;
 
   if (dir == NULL)
     return;
   /* Let the frames be drawn first. */
-  g_timeout_add (1000, timeout_cb, &done);
-  while (!done)
-    g_main_context_iteration (NULL, TRUE);
+  tomo_test_spin (1000);
   cmd = g_strdup_printf ("%s %s/%s", tool != NULL ? tool : "import -window root", dir, name);
   g_spawn_command_line_sync (cmd, NULL, NULL, NULL, NULL);
 }
@@ -67,7 +57,7 @@ wait_for (gboolean *flag,
           guint     timeout_s)
 {
   gboolean timed_out = FALSE;
-  guint id = g_timeout_add_seconds (timeout_s, timeout_cb, &timed_out);
+  guint id = g_timeout_add_seconds (timeout_s, tomo_test_set_flag_cb, &timed_out);
 
   while (!*flag && !timed_out)
     g_main_context_iteration (NULL, TRUE);

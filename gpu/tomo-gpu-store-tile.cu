@@ -120,20 +120,13 @@ plane_tile_kernel (const T      *rows,
    * held) and the weight of r0 + 1. */
   if (tid < TILE_K)
     {
-      const float z = a.z0 + (jA + tid) * a.vz, eps = 1e-4f;
+      const float z = a.z0 + (jA + tid) * a.vz;
       int r0 = -1;
       float fz = 0.0f;
 
-      if (jA + tid < a.h && z >= -eps && z <= a.n_rows - 1 + eps)
-        {
-          r0 = (int) floorf (z);
-          fz = z - r0;
-          if (r0 < 0 || r0 >= a.n_rows - 1 || fz < eps)
-            {
-              r0 = min (max ((int) rintf (z), 0), a.n_rows - 1);
-              fz = 0.0f;
-            }
-        }
+      /* Outside, rows_for_z leaves r0 and fz as they are. */
+      if (jA + tid < a.h)
+        rows_for_z (z, a.n_rows, &r0, &fz);
       r0_s[tid] = r0;
       fz_s[tid] = fz;
     }
@@ -678,11 +671,8 @@ launch_tile_async (const T         *rows,
   auto kern = interp ? plane_tile_async_kernel<T, SPT, G, TILE_NS, BULK, 1>
                      : plane_tile_async_kernel<T, SPT, G, TILE_NS, BULK, 0>;
 
-  if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int) smem), error))
-    return FALSE;
-  kern<<<grid, TILE_X, smem, stream>>> (rows, trig, a, out);
-  return TOMO_CUDA_CHECK_LAUNCH ("plane tile kernel (async)", error);
+  return TOMO_CUDA_LAUNCH_SMEM (kern, grid, TILE_X, smem, stream, "plane tile kernel (async)", error,
+                                rows, trig, a, out);
 }
 
 template <typename T, int VEC, int G, bool VERT, bool TWO>
@@ -701,11 +691,8 @@ launch_tile (const T         *rows,
   auto kern = interp ? plane_tile_kernel<T, VEC, G, VERT, TWO, 1>
                      : plane_tile_kernel<T, VEC, G, VERT, TWO, 0>;
 
-  if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int) smem), error))
-    return FALSE;
-  kern<<<grid, TILE_X, smem, stream>>> (rows, trig, a, out);
-  return TOMO_CUDA_CHECK_LAUNCH ("plane tile kernel", error);
+  return TOMO_CUDA_LAUNCH_SMEM (kern, grid, TILE_X, smem, stream, "plane tile kernel", error,
+                                rows, trig, a, out);
 }
 
 /* G: projections per stage, as many as keep the copy in flight within
@@ -781,24 +768,13 @@ plane_texture_kernel (const cudaTextureObject_t *tex,
 {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
-  const float eps = 1e-4f;
-  float x, y, z, fz, acc = 0.0f;
+  float x, y, fz, acc = 0.0f;
   int r0;
 
   if (i >= a.w || j >= a.h)
     return;
-  x = a.x0 + i * a.ux + j * a.vx;
-  y = a.y0 + i * a.uy + j * a.vy;
-  z = a.z0 + i * a.uz + j * a.vz;
-  if (fabsf (x) <= a.lim && fabsf (y) <= a.lim && z >= -eps && z <= a.n_rows - 1 + eps)
+  if (plane_sample (a, i, j, &x, &y, &r0, &fz))
     {
-      r0 = (int) floorf (z);
-      fz = z - r0;
-      if (r0 < 0 || r0 >= a.n_rows - 1 || fz < eps)
-        {
-          r0 = min (max ((int) rintf (z), 0), a.n_rows - 1);
-          fz = 0.0f;
-        }
       const cudaTextureObject_t A = tex[r0], B = fz > 0.0f ? tex[r0 + 1] : A;
 
       for (int p = 0; p < a.P; p++)

@@ -656,57 +656,48 @@ plane_tile_async_kernel (const T      *rows,
           = inside[sm] && r0_s[q] >= 0 ? acc[sm][q] * a.inv_scale : 0.0f;
 }
 
-template <typename T, int G, int SPT, bool BULK>
-static gboolean
-launch_tile_async (const T         *rows,
-                   const float2    *trig,
-                   const PlaneArgs &a,
-                   int              interp,
-                   float           *out,
-                   cudaStream_t     stream,
-                   GError         **error)
+/* A tile kernel chosen for a plane: the kernel, its dynamic shared memory
+ * and grid (blocks of TILE_X threads), and its name for errors. */
+template <typename T>
+struct TileKernel
 {
-  const size_t smem = (size_t) TILE_NS * G * TILE_K * tile_wp<T, SPT> () * sizeof (T);
-  dim3 grid ((a.w + TILE_X * SPT - 1) / (TILE_X * SPT), (a.h + TILE_K - 1) / TILE_K);
-  auto kern = interp ? plane_tile_async_kernel<T, SPT, G, TILE_NS, BULK, 1>
-                     : plane_tile_async_kernel<T, SPT, G, TILE_NS, BULK, 0>;
+  void (*kern) (const T *, const float2 *, PlaneArgs, float *);
+  size_t smem;
+  dim3 grid;
+  const char *what;
+};
 
-  return TOMO_CUDA_LAUNCH_SMEM (kern, grid, TILE_X, smem, stream, "plane tile kernel (async)", error,
-                                rows, trig, a, out);
+template <typename T, int G, int SPT, bool BULK>
+static TileKernel<T>
+tile_async (const PlaneArgs &a,
+            int              interp)
+{
+  return { interp ? plane_tile_async_kernel<T, SPT, G, TILE_NS, BULK, 1>
+                  : plane_tile_async_kernel<T, SPT, G, TILE_NS, BULK, 0>,
+           (size_t) TILE_NS * G * TILE_K * tile_wp<T, SPT> () * sizeof (T),
+           dim3 ((a.w + TILE_X * SPT - 1) / (TILE_X * SPT), (a.h + TILE_K - 1) / TILE_K),
+           "plane tile kernel (async)" };
 }
 
 template <typename T, int VEC, int G, bool VERT, bool TWO>
-static gboolean
-launch_tile (const T         *rows,
-             const float2    *trig,
-             const PlaneArgs &a,
-             int              interp,
-             float           *out,
-             cudaStream_t     stream,
-             GError         **error)
+static TileKernel<T>
+tile_pairs (const PlaneArgs &a,
+            int              interp)
 {
-  typedef typename Bins<T>::Pair Pair;
-  const size_t smem = (size_t) G * TILE_K * TILE_WV (VEC) * VEC * sizeof (Pair);
-  dim3 grid ((a.w + TILE_X - 1) / TILE_X, (a.h + TILE_K - 1) / TILE_K);
-  auto kern = interp ? plane_tile_kernel<T, VEC, G, VERT, TWO, 1>
-                     : plane_tile_kernel<T, VEC, G, VERT, TWO, 0>;
-
-  return TOMO_CUDA_LAUNCH_SMEM (kern, grid, TILE_X, smem, stream, "plane tile kernel", error,
-                                rows, trig, a, out);
+  return { interp ? plane_tile_kernel<T, VEC, G, VERT, TWO, 1>
+                  : plane_tile_kernel<T, VEC, G, VERT, TWO, 0>,
+           (size_t) G * TILE_K * TILE_WV (VEC) * VEC * sizeof (typename Bins<T>::Pair),
+           dim3 ((a.w + TILE_X - 1) / TILE_X, (a.h + TILE_K - 1) / TILE_K),
+           "plane tile kernel" };
 }
 
 /* G: projections per stage, as many as keep the copy in flight within
  * 128 registers (half 16-byte units 8, float 4; blending two rows needs
  * twice the registers per unit). */
 template <typename T, int VEC, int G>
-static gboolean
-launch_tile_kind (const T         *rows,
-                  const float2    *trig,
-                  const PlaneArgs &a,
-                  int              interp,
-                  float           *out,
-                  cudaStream_t     stream,
-                  GError         **error)
+static TileKernel<T>
+tile_kernel (const PlaneArgs &a,
+             int              interp)
 {
   constexpr int G2 = G > 1 ? G / 2 : 1;
   /* Every plane row on a detector row (integer z, integer step): no blend. */
@@ -724,16 +715,16 @@ launch_tile_kind (const T         *rows,
         const char *path = g_getenv ("TOMO_PLANE_TILE_PATH");
 
         if (path != NULL && strcmp (path, "pairs") == 0)
-          return launch_tile<T, VEC, G, true, false> (rows, trig, a, interp, out, stream, error);
+          return tile_pairs<T, VEC, G, true, false> (a, interp);
         if (path != NULL && strcmp (path, "ring") == 0)
-          return launch_tile_async<T, G, 1, false> (rows, trig, a, interp, out, stream, error);
-        return launch_tile_async<T, G / 2, 2, true> (rows, trig, a, interp, out, stream, error);
+          return tile_async<T, G, 1, false> (a, interp);
+        return tile_async<T, G / 2, 2, true> (a, interp);
       }
   if (vert)
-    return two ? launch_tile<T, VEC, G2, true, true> (rows, trig, a, interp, out, stream, error)
-               : launch_tile<T, VEC, G, true, false> (rows, trig, a, interp, out, stream, error);
-  return two ? launch_tile<T, VEC, G2, false, true> (rows, trig, a, interp, out, stream, error)
-             : launch_tile<T, VEC, G, false, false> (rows, trig, a, interp, out, stream, error);
+    return two ? tile_pairs<T, VEC, G2, true, true> (a, interp)
+               : tile_pairs<T, VEC, G, true, false> (a, interp);
+  return two ? tile_pairs<T, VEC, G2, false, true> (a, interp)
+             : tile_pairs<T, VEC, G, false, false> (a, interp);
 }
 
 gboolean
@@ -749,12 +740,18 @@ _tomo_gpu_store_tile_launch (const void      *rows,
   /* 16-byte copies where every projection's row starts 16-byte aligned;
    * else one bin at a time, one projection per stage. */
   if (half)
-    return a->W % 8 == 0
-      ? launch_tile_kind<__half, 8, 8> ((const __half *) rows, trig, *a, interp, out, stream, error)
-      : launch_tile_kind<__half, 1, 1> ((const __half *) rows, trig, *a, interp, out, stream, error);
-  return a->W % 4 == 0
-    ? launch_tile_kind<float, 4, 4> ((const float *) rows, trig, *a, interp, out, stream, error)
-    : launch_tile_kind<float, 1, 1> ((const float *) rows, trig, *a, interp, out, stream, error);
+    {
+      const TileKernel<__half> k = a->W % 8 == 0 ? tile_kernel<__half, 8, 8> (*a, interp)
+                                                 : tile_kernel<__half, 1, 1> (*a, interp);
+
+      return TOMO_CUDA_LAUNCH_SMEM (k.kern, k.grid, TILE_X, k.smem, stream, k.what, error,
+                                    (const __half *) rows, trig, *a, out);
+    }
+  const TileKernel<float> k = a->W % 4 == 0 ? tile_kernel<float, 4, 4> (*a, interp)
+                                            : tile_kernel<float, 1, 1> (*a, interp);
+
+  return TOMO_CUDA_LAUNCH_SMEM (k.kern, k.grid, TILE_X, k.smem, stream, k.what, error,
+                                (const float *) rows, trig, *a, out);
 }
 
 /* ------------------------------------------------------------------------ */

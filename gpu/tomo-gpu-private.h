@@ -81,30 +81,13 @@ cudaError_t _tomo_gpu_malloc_pitch (void **ptr, size_t *pitch, size_t width, siz
 
 /* As TOMO_CUDA_LAUNCH with `smem` bytes of dynamic shared memory (the
  * kernel's limit raised to that first), the launch checked under `what`. */
-#define TOMO_CUDA_LAUNCH_SMEM(kern, grid, block, smem, stream, what, error, ...) \
-  _tomo_gpu_launch_smem ((kern), (grid), (block), (smem), (stream), (what), __FILE__, __LINE__, \
-                         (error), __VA_ARGS__)
-template <typename... Param, typename... Arg>
-static inline gboolean
-_tomo_gpu_launch_smem (void       (*kern) (Param...),
-                       dim3         grid,
-                       dim3         block,
-                       size_t       smem,
-                       cudaStream_t stream,
-                       const char  *what,
-                       const char  *file,
-                       int          line,
-                       GError     **error,
-                       Arg &&...    args)
-{
-  if (!_tomo_gpu_check_cuda (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                  (int) smem),
-                             "cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize, "
-                             "(int) smem)", file, line, error))
-    return FALSE;
-  kern<<<grid, block, smem, stream>>> (args...);
-  return _tomo_gpu_check_cuda (_tomo_gpu_fault_launch (cudaGetLastError ()), what, file, line, error);
-}
+#define TOMO_CUDA_LAUNCH_SMEM(kern, grid, block, smem, stream, what, error, ...)                    \
+  (_tomo_gpu_check_cuda (cudaFuncSetAttribute ((kern), cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                                               (int) (smem)),                                      \
+                         "cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize, " \
+                         "(int) smem)", __FILE__, __LINE__, (error))                                \
+   && ((kern)<<<(grid), (block), (smem), (stream)>>> (__VA_ARGS__),                                 \
+       TOMO_CUDA_CHECK_LAUNCH ((what), (error))))
 
 /* Filters n_slices planes of n_proj × width floats already on the device
  * (d_sinos) on `stream`, leaves the result in the context's filtered buffer

@@ -563,7 +563,10 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
             }
       }
   };
-  auto fetch_gen = [&] (int slot, int pg) {
+  /* The generic fill: the thread's load l is bin j of projection pr of the
+   * pass (k = tid + 256·l); each that is one of the pass's is handed to
+   * `load`, after `clear` (l) for every load. */
+  auto gen_loads = [&] (int pg, auto &&clear, auto &&load) {
     const int ng = min (GROUP, g.n_proj - pg);
 #pragma unroll
     for (int l = 0; l < NLOAD; l++)
@@ -572,53 +575,48 @@ alu_tile (const char *__restrict__ pack, size_t pitch, const double2 *__restrict
         const int pr = k / CACHE;
         const int j = k - pr * CACHE;
 
-        if constexpr (HSRC)
-          {
-            hv[l] = hn[l] = make_uint2 (0u, 0u);
-            if (k < GROUP * CACHE && pr < ng)
-              {
-                const char *row = pack + (size_t) (pg + pr) * pitch;
-                const int b = __float_as_int (s_proj[slot][pr].w) + j;
-
-                hv[l] = load_hbin (row, b, g.width);
-                if (LIN)
-                  hn[l] = load_hbin (row, b + 1, g.width);
-              }
-            continue;
-          }
-        vzero (pv[l]);
-        vzero (pd[l]);
+        clear (l);
         if (k < GROUP * CACHE && pr < ng)
-          {
-            const char *row = pack + (size_t) (pg + pr) * pitch;
-            const int b = __float_as_int (s_proj[slot][pr].w) + j;
-
-            pv[l] = load_bin<S> (row, b, g.width);
-            if (LIN)
-              pd[l] = vsub (load_bin<S> (row, b + 1, g.width), pv[l]);
-          }
+          load (l, pr, j);
       }
   };
-  auto put_gen = [&] (int buf, int pg) {
-    const int ng = min (GROUP, g.n_proj - pg);
-#pragma unroll
-    for (int l = 0; l < NLOAD; l++)
-      {
-        const int k = tid + 256 * l;
-        const int pr = k / CACHE;
-        const int j = k - pr * CACHE;
+  auto fetch_gen = [&] (int slot, int pg) {
+    gen_loads (pg, [&] (int l) {
+      if constexpr (HSRC)
+        hv[l] = hn[l] = make_uint2 (0u, 0u);
+      else
+        {
+          vzero (pv[l]);
+          vzero (pd[l]);
+        }
+    }, [&] (int l, int pr, int j) {
+      const char *row = pack + (size_t) (pg + pr) * pitch;
+      const int b = __float_as_int (s_proj[slot][pr].w) + j;
 
-        if (k < GROUP * CACHE && pr < ng)
-          {
-            if constexpr (HSRC && LIN)
-              s_cache[buf][pr][j] = make_uint4 (hv[l].x, hv[l].y, hsub_u (hn[l].x, hv[l].x),
-                                                hsub_u (hn[l].y, hv[l].y));
-            else if constexpr (HSRC)
-              s_cache[buf][pr][j] = hv[l];
-            else
-              s_cache[buf][pr][j] = B::pack (FMAFORM ? vaxpy (pv[l], (float) (j - M), pd[l]) : pv[l], pd[l]);
-          }
-      }
+      if constexpr (HSRC)
+        {
+          hv[l] = load_hbin (row, b, g.width);
+          if (LIN)
+            hn[l] = load_hbin (row, b + 1, g.width);
+        }
+      else
+        {
+          pv[l] = load_bin<S> (row, b, g.width);
+          if (LIN)
+            pd[l] = vsub (load_bin<S> (row, b + 1, g.width), pv[l]);
+        }
+    });
+  };
+  auto put_gen = [&] (int buf, int pg) {
+    gen_loads (pg, [] (int) {}, [&] (int l, int pr, int j) {
+      if constexpr (HSRC && LIN)
+        s_cache[buf][pr][j] = make_uint4 (hv[l].x, hv[l].y, hsub_u (hn[l].x, hv[l].x),
+                                          hsub_u (hn[l].y, hv[l].y));
+      else if constexpr (HSRC)
+        s_cache[buf][pr][j] = hv[l];
+      else
+        s_cache[buf][pr][j] = B::pack (FMAFORM ? vaxpy (pv[l], (float) (j - M), pd[l]) : pv[l], pd[l]);
+    });
   };
   auto fetch = [&] (int slot, int pg) {
     if constexpr (AG::WARP_FILL)

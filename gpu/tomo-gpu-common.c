@@ -58,33 +58,32 @@ name_parse (const char *const *names,
   return FALSE;
 }
 
-/* The to_string and from_string functions of an enumeration whose values
- * index the table `names`. */
-#define NAMED_ENUM(Type, to_string, from_string, names, what)               \
-  const char *                                                              \
-  to_string (Type value)                                                    \
-  {                                                                         \
-    return name_at (names, G_N_ELEMENTS (names), (guint) value);            \
-  }                                                                         \
-                                                                            \
-  gboolean                                                                  \
-  from_string (const char *name,                                            \
-               Type       *value,                                           \
-               GError    **error)                                           \
-  {                                                                         \
-    int i;                                                                  \
-                                                                            \
-    g_return_val_if_fail (value != NULL, FALSE);                            \
-    if (!name_parse (names, G_N_ELEMENTS (names), what, name, &i, error))   \
-      return FALSE;                                                         \
-    *value = (Type) i;                                                      \
-    return TRUE;                                                            \
-  }
+const char *
+tomo_gpu_kernel_to_string (TomoGpuKernel kernel)
+{
+  return name_at (kernel_names, G_N_ELEMENTS (kernel_names), (guint) kernel);
+}
 
-NAMED_ENUM (TomoGpuKernel, tomo_gpu_kernel_to_string, tomo_gpu_kernel_from_string, kernel_names,
-            "back-projection kernel")
-NAMED_ENUM (TomoGpuPlaneKernel, tomo_gpu_plane_kernel_to_string, tomo_gpu_plane_kernel_from_string,
-            plane_kernel_names, "plane kernel")
+gboolean
+tomo_gpu_kernel_from_string (const char    *name,
+                             TomoGpuKernel *kernel,
+                             GError       **error)
+{
+  int i;
+
+  g_return_val_if_fail (kernel != NULL, FALSE);
+  if (!name_parse (kernel_names, G_N_ELEMENTS (kernel_names), "back-projection kernel", name, &i,
+                   error))
+    return FALSE;
+  *kernel = (TomoGpuKernel) i;
+  return TRUE;
+}
+
+const char *
+tomo_gpu_plane_kernel_to_string (TomoGpuPlaneKernel kernel)
+{
+  return name_at (plane_kernel_names, G_N_ELEMENTS (plane_kernel_names), (guint) kernel);
+}
 
 const char *
 tomo_gpu_store_precision_to_string (TomoGpuStorePrecision precision)

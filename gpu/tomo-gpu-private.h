@@ -79,6 +79,16 @@ cudaError_t _tomo_gpu_malloc_pitch (void **ptr, size_t *pitch, size_t width, siz
 #define cudaMallocPitch(ptr, pitch, width, height) \
   _tomo_gpu_malloc_pitch ((void **) (ptr), (pitch), (width), (height))
 
+/* As TOMO_CUDA_LAUNCH with `smem` bytes of dynamic shared memory (the
+ * kernel's limit raised to that first), the launch checked under `what`. */
+#define TOMO_CUDA_LAUNCH_SMEM(kern, grid, block, smem, stream, what, error, ...)                    \
+  (_tomo_gpu_check_cuda (cudaFuncSetAttribute ((kern), cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                                               (int) (smem)),                                      \
+                         "cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize, " \
+                         "(int) smem)", __FILE__, __LINE__, (error))                                \
+   && ((kern)<<<(grid), (block), (smem), (stream)>>> (__VA_ARGS__),                                 \
+       TOMO_CUDA_CHECK_LAUNCH ((what), (error))))
+
 /* Filters n_slices planes of n_proj × width floats already on the device
  * (d_sinos) on `stream`, leaves the result in the context's filtered buffer
  * and hands it to the back projector.  The filter events are recorded on

@@ -77,6 +77,25 @@ typedef struct
   const cudaTextureObject_t *tex;
 } PlaneArgs;
 
+/* Sample (i, j) of the plane at (x, y) in the slice, between stored rows
+ * r0 and r0 + 1 (weight fz, as rows_for_z); FALSE outside the W × W square
+ * or the rows held. */
+__device__ static inline bool
+plane_sample (const PlaneArgs &a,
+              int              i,
+              int              j,
+              float           *x,
+              float           *y,
+              int             *r0,
+              float           *fz)
+{
+  *x = a.x0 + i * a.ux + j * a.vx;
+  *y = a.y0 + i * a.uy + j * a.vy;
+  const float z = a.z0 + i * a.uz + j * a.vz;
+
+  return fabsf (*x) <= a.lim && fabsf (*y) <= a.lim && rows_for_z (z, a.n_rows, r0, fz);
+}
+
 /* The tile kernel (tomo-gpu-store-tile.cu) takes planes with horizontal rows
  * and a step of at most one pixel; `vertical` when the plane's columns are
  * vertical as well (v_x = v_y = 0: XZ, YZ and planes turned about the

@@ -120,20 +120,13 @@ plane_tile_kernel (const T      *rows,
    * held) and the weight of r0 + 1. */
   if (tid < TILE_K)
     {
-      const float z = a.z0 + (jA + tid) * a.vz, eps = 1e-4f;
+      const float z = a.z0 + (jA + tid) * a.vz;
       int r0 = -1;
       float fz = 0.0f;
 
-      if (jA + tid < a.h && z >= -eps && z <= a.n_rows - 1 + eps)
-        {
-          r0 = (int) floorf (z);
-          fz = z - r0;
-          if (r0 < 0 || r0 >= a.n_rows - 1 || fz < eps)
-            {
-              r0 = min (max ((int) rintf (z), 0), a.n_rows - 1);
-              fz = 0.0f;
-            }
-        }
+      /* Outside, rows_for_z leaves r0 and fz as they are. */
+      if (jA + tid < a.h)
+        rows_for_z (z, a.n_rows, &r0, &fz);
       r0_s[tid] = r0;
       fz_s[tid] = fz;
     }
@@ -663,63 +656,48 @@ plane_tile_async_kernel (const T      *rows,
           = inside[sm] && r0_s[q] >= 0 ? acc[sm][q] * a.inv_scale : 0.0f;
 }
 
-template <typename T, int G, int SPT, bool BULK>
-static gboolean
-launch_tile_async (const T         *rows,
-                   const float2    *trig,
-                   const PlaneArgs &a,
-                   int              interp,
-                   float           *out,
-                   cudaStream_t     stream,
-                   GError         **error)
+/* A tile kernel chosen for a plane: the kernel, its dynamic shared memory
+ * and grid (blocks of TILE_X threads), and its name for errors. */
+template <typename T>
+struct TileKernel
 {
-  const size_t smem = (size_t) TILE_NS * G * TILE_K * tile_wp<T, SPT> () * sizeof (T);
-  dim3 grid ((a.w + TILE_X * SPT - 1) / (TILE_X * SPT), (a.h + TILE_K - 1) / TILE_K);
-  auto kern = interp ? plane_tile_async_kernel<T, SPT, G, TILE_NS, BULK, 1>
-                     : plane_tile_async_kernel<T, SPT, G, TILE_NS, BULK, 0>;
+  void (*kern) (const T *, const float2 *, PlaneArgs, float *);
+  size_t smem;
+  dim3 grid;
+  const char *what;
+};
 
-  if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int) smem), error))
-    return FALSE;
-  kern<<<grid, TILE_X, smem, stream>>> (rows, trig, a, out);
-  return TOMO_CUDA_CHECK_LAUNCH ("plane tile kernel (async)", error);
+template <typename T, int G, int SPT, bool BULK>
+static TileKernel<T>
+tile_async (const PlaneArgs &a,
+            int              interp)
+{
+  return { interp ? plane_tile_async_kernel<T, SPT, G, TILE_NS, BULK, 1>
+                  : plane_tile_async_kernel<T, SPT, G, TILE_NS, BULK, 0>,
+           (size_t) TILE_NS * G * TILE_K * tile_wp<T, SPT> () * sizeof (T),
+           dim3 ((a.w + TILE_X * SPT - 1) / (TILE_X * SPT), (a.h + TILE_K - 1) / TILE_K),
+           "plane tile kernel (async)" };
 }
 
 template <typename T, int VEC, int G, bool VERT, bool TWO>
-static gboolean
-launch_tile (const T         *rows,
-             const float2    *trig,
-             const PlaneArgs &a,
-             int              interp,
-             float           *out,
-             cudaStream_t     stream,
-             GError         **error)
+static TileKernel<T>
+tile_pairs (const PlaneArgs &a,
+            int              interp)
 {
-  typedef typename Bins<T>::Pair Pair;
-  const size_t smem = (size_t) G * TILE_K * TILE_WV (VEC) * VEC * sizeof (Pair);
-  dim3 grid ((a.w + TILE_X - 1) / TILE_X, (a.h + TILE_K - 1) / TILE_K);
-  auto kern = interp ? plane_tile_kernel<T, VEC, G, VERT, TWO, 1>
-                     : plane_tile_kernel<T, VEC, G, VERT, TWO, 0>;
-
-  if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              (int) smem), error))
-    return FALSE;
-  kern<<<grid, TILE_X, smem, stream>>> (rows, trig, a, out);
-  return TOMO_CUDA_CHECK_LAUNCH ("plane tile kernel", error);
+  return { interp ? plane_tile_kernel<T, VEC, G, VERT, TWO, 1>
+                  : plane_tile_kernel<T, VEC, G, VERT, TWO, 0>,
+           (size_t) G * TILE_K * TILE_WV (VEC) * VEC * sizeof (typename Bins<T>::Pair),
+           dim3 ((a.w + TILE_X - 1) / TILE_X, (a.h + TILE_K - 1) / TILE_K),
+           "plane tile kernel" };
 }
 
 /* G: projections per stage, as many as keep the copy in flight within
  * 128 registers (half 16-byte units 8, float 4; blending two rows needs
  * twice the registers per unit). */
 template <typename T, int VEC, int G>
-static gboolean
-launch_tile_kind (const T         *rows,
-                  const float2    *trig,
-                  const PlaneArgs &a,
-                  int              interp,
-                  float           *out,
-                  cudaStream_t     stream,
-                  GError         **error)
+static TileKernel<T>
+tile_kernel (const PlaneArgs &a,
+             int              interp)
 {
   constexpr int G2 = G > 1 ? G / 2 : 1;
   /* Every plane row on a detector row (integer z, integer step): no blend. */
@@ -737,16 +715,16 @@ launch_tile_kind (const T         *rows,
         const char *path = g_getenv ("TOMO_PLANE_TILE_PATH");
 
         if (path != NULL && strcmp (path, "pairs") == 0)
-          return launch_tile<T, VEC, G, true, false> (rows, trig, a, interp, out, stream, error);
+          return tile_pairs<T, VEC, G, true, false> (a, interp);
         if (path != NULL && strcmp (path, "ring") == 0)
-          return launch_tile_async<T, G, 1, false> (rows, trig, a, interp, out, stream, error);
-        return launch_tile_async<T, G / 2, 2, true> (rows, trig, a, interp, out, stream, error);
+          return tile_async<T, G, 1, false> (a, interp);
+        return tile_async<T, G / 2, 2, true> (a, interp);
       }
   if (vert)
-    return two ? launch_tile<T, VEC, G2, true, true> (rows, trig, a, interp, out, stream, error)
-               : launch_tile<T, VEC, G, true, false> (rows, trig, a, interp, out, stream, error);
-  return two ? launch_tile<T, VEC, G2, false, true> (rows, trig, a, interp, out, stream, error)
-             : launch_tile<T, VEC, G, false, false> (rows, trig, a, interp, out, stream, error);
+    return two ? tile_pairs<T, VEC, G2, true, true> (a, interp)
+               : tile_pairs<T, VEC, G, true, false> (a, interp);
+  return two ? tile_pairs<T, VEC, G2, false, true> (a, interp)
+             : tile_pairs<T, VEC, G, false, false> (a, interp);
 }
 
 gboolean
@@ -762,12 +740,18 @@ _tomo_gpu_store_tile_launch (const void      *rows,
   /* 16-byte copies where every projection's row starts 16-byte aligned;
    * else one bin at a time, one projection per stage. */
   if (half)
-    return a->W % 8 == 0
-      ? launch_tile_kind<__half, 8, 8> ((const __half *) rows, trig, *a, interp, out, stream, error)
-      : launch_tile_kind<__half, 1, 1> ((const __half *) rows, trig, *a, interp, out, stream, error);
-  return a->W % 4 == 0
-    ? launch_tile_kind<float, 4, 4> ((const float *) rows, trig, *a, interp, out, stream, error)
-    : launch_tile_kind<float, 1, 1> ((const float *) rows, trig, *a, interp, out, stream, error);
+    {
+      const TileKernel<__half> k = a->W % 8 == 0 ? tile_kernel<__half, 8, 8> (*a, interp)
+                                                 : tile_kernel<__half, 1, 1> (*a, interp);
+
+      return TOMO_CUDA_LAUNCH_SMEM (k.kern, k.grid, TILE_X, k.smem, stream, k.what, error,
+                                    (const __half *) rows, trig, *a, out);
+    }
+  const TileKernel<float> k = a->W % 4 == 0 ? tile_kernel<float, 4, 4> (*a, interp)
+                                            : tile_kernel<float, 1, 1> (*a, interp);
+
+  return TOMO_CUDA_LAUNCH_SMEM (k.kern, k.grid, TILE_X, k.smem, stream, k.what, error,
+                                (const float *) rows, trig, *a, out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -781,24 +765,13 @@ plane_texture_kernel (const cudaTextureObject_t *tex,
 {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   const int j = blockIdx.y * blockDim.y + threadIdx.y;
-  const float eps = 1e-4f;
-  float x, y, z, fz, acc = 0.0f;
+  float x, y, fz, acc = 0.0f;
   int r0;
 
   if (i >= a.w || j >= a.h)
     return;
-  x = a.x0 + i * a.ux + j * a.vx;
-  y = a.y0 + i * a.uy + j * a.vy;
-  z = a.z0 + i * a.uz + j * a.vz;
-  if (fabsf (x) <= a.lim && fabsf (y) <= a.lim && z >= -eps && z <= a.n_rows - 1 + eps)
+  if (plane_sample (a, i, j, &x, &y, &r0, &fz))
     {
-      r0 = (int) floorf (z);
-      fz = z - r0;
-      if (r0 < 0 || r0 >= a.n_rows - 1 || fz < eps)
-        {
-          r0 = min (max ((int) rintf (z), 0), a.n_rows - 1);
-          fz = 0.0f;
-        }
       const cudaTextureObject_t A = tex[r0], B = fz > 0.0f ? tex[r0 + 1] : A;
 
       for (int p = 0; p < a.P; p++)

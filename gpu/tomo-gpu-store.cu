@@ -139,15 +139,12 @@ plane_global_kernel (const T      *rows,
 {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   int j = blockIdx.y * blockDim.y + threadIdx.y;
-  float x, y, z, fz, acc = 0.0f;
+  float x, y, fz, acc = 0.0f;
   int r0;
 
   if (i >= a.w || j >= a.h)
     return;
-  x = a.x0 + i * a.ux + j * a.vx;
-  y = a.y0 + i * a.uy + j * a.vy;
-  z = a.z0 + i * a.uz + j * a.vz;
-  if (fabsf (x) <= a.lim && fabsf (y) <= a.lim && rows_for_z (z, a.n_rows, &r0, &fz))
+  if (plane_sample (a, i, j, &x, &y, &r0, &fz))
     {
       const T *A = rows + (size_t) r0 * a.row_elems;
       const T *B = A + a.row_elems;

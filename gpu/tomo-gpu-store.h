@@ -43,10 +43,7 @@ typedef enum
                             * cp.async ring, rows blended in float (tomo-gpu-store-tilt.cu) */
 } TomoGpuPlaneKernel;
 
-const char *tomo_gpu_plane_kernel_to_string   (TomoGpuPlaneKernel kernel);
-gboolean    tomo_gpu_plane_kernel_from_string (const char         *name,
-                                               TomoGpuPlaneKernel *kernel,
-                                               GError            **error);
+const char *tomo_gpu_plane_kernel_to_string (TomoGpuPlaneKernel kernel);
 
 /* The plane, as TomoPlane in app/recon/tomo-plane.h (same layout and
  * meaning): sample (i, j) at centre + (i − (width−1)/2)·u + (j − (height−1)/2)·v

@@ -126,18 +126,25 @@ parse_kernels (const char    *text,
   return TRUE;
 }
 
-static gboolean
+/* The context set up for S columns and n_proj projections over 180° with
+ * the ramp filter, and random sinograms of n_slices slices for it (NULL on
+ * error). */
+static float *
 setup_context (TomoGpuContext *ctx,
-               guint           width,
+               guint           S,
                guint           n_proj,
-               const double   *angles,
+               guint           n_slices,
+               guint32         seed,
                GError        **error)
 {
+  g_autofree double *angles = make_angles (n_proj);
   guint padded;
-  g_autofree double *resp = tomo_filter_fbp_response (TOMO_FILTER_RAMLAK, width, n_proj, &padded);
+  g_autofree double *resp = tomo_filter_fbp_response (TOMO_FILTER_RAMLAK, S, n_proj, &padded);
 
-  return tomo_gpu_context_set_geometry (ctx, width, n_proj, angles, error) &&
-         tomo_gpu_context_set_filter (ctx, padded, resp, 0, error);
+  if (!tomo_gpu_context_set_geometry (ctx, S, n_proj, angles, error) ||
+      !tomo_gpu_context_set_filter (ctx, padded, resp, 0, error))
+    return NULL;
+  return random_floats ((gsize) n_slices * n_proj * S, seed);
 }
 
 /* Median back-projection time (CUDA events) after two warm-up runs. */
@@ -172,7 +179,6 @@ bench_backprojection (TomoGpuContext     *ctx,
                       GError            **error)
 {
   static const guint slice_counts[] = { 1, 2, 4 };
-  g_autofree double *angles = make_angles (opts->n_proj);
 
   printf ("## Back projection (GU/s = pixels × projections × slices / s / 1e9; "
           "CUDA events, median of %u runs after 2 warm-up runs)\n\n", opts->runs);
@@ -182,10 +188,9 @@ bench_backprojection (TomoGpuContext     *ctx,
   for (guint si = 0; si < opts->n_sizes; si++)
     {
       guint S = opts->sizes[si];
-      gsize plane = (gsize) opts->n_proj * S;
-      g_autofree float *data = random_floats (4 * plane, 1000 + S);
+      g_autofree float *data = setup_context (ctx, S, opts->n_proj, 4, 1000 + S, error);
 
-      if (!setup_context (ctx, S, opts->n_proj, angles, error))
+      if (data == NULL)
         return FALSE;
       for (guint c = 0; c < G_N_ELEMENTS (slice_counts); c++)
         {
@@ -266,7 +271,6 @@ bench_filter (TomoGpuContext     *ctx,
   static const TomoGpuFilterMethod methods[] = {
     TOMO_GPU_FILTER_METHOD_C2C_PAIR, TOMO_GPU_FILTER_METHOD_R2C,
   };
-  g_autofree double *angles = make_angles (opts->n_proj);
 
   printf ("## Filtering (pad + FFT + response + inverse FFT + crop, CUDA events, median of %u)\n\n",
           opts->runs);
@@ -275,10 +279,9 @@ bench_filter (TomoGpuContext     *ctx,
   for (guint si = 0; si < opts->n_sizes; si++)
     {
       guint S = opts->sizes[si];
-      gsize plane = (gsize) opts->n_proj * S;
-      g_autofree float *data = random_floats (4 * plane, 2000 + S);
+      g_autofree float *data = setup_context (ctx, S, opts->n_proj, 4, 2000 + S, error);
 
-      if (!setup_context (ctx, S, opts->n_proj, angles, error))
+      if (data == NULL)
         return FALSE;
       for (guint c = 0; c < G_N_ELEMENTS (slice_counts); c++)
         {
@@ -343,8 +346,6 @@ bench_latency (TomoGpuContext     *ctx,
                const BenchOptions *opts,
                GError            **error)
 {
-  g_autofree double *angles = make_angles (opts->n_proj);
-
   printf ("## Centre change → slice in device memory (1 slice, linear, auto kernel, "
           "wall clock, median of %u)\n\n", opts->runs);
   printf ("| size | projections | kernel | latency ms | first load (upload + filter) ms |\n");
@@ -352,13 +353,13 @@ bench_latency (TomoGpuContext     *ctx,
   for (guint si = 0; si < opts->n_sizes; si++)
     {
       guint S = opts->sizes[si];
-      g_autofree float *data = random_floats ((gsize) opts->n_proj * S, 3000 + S);
+      g_autofree float *data = setup_context (ctx, S, opts->n_proj, 1, 3000 + S, error);
       g_autofree double *t = g_new (double, opts->runs);
       TomoGpuBackprojectParams params;
       gint64 t0;
       double load_ms;
 
-      if (!setup_context (ctx, S, opts->n_proj, angles, error))
+      if (data == NULL)
         return FALSE;
       tomo_gpu_backproject_params_init (&params);
       t0 = g_get_monotonic_time ();
@@ -993,8 +994,7 @@ bench_interop_latency (TomoGpuGlHeadless *gl,
                        guint              runs,
                        GError           **error)
 {
-  g_autofree double *angles = make_angles (n_proj);
-  g_autofree float *sino = random_floats ((gsize) n_proj * S, 6000 + S);
+  g_autofree float *sino = NULL;
   g_autofree double *total = g_new (double, runs);
   g_autofree double *bp = g_new (double, runs);
   g_autofree double *show = g_new (double, runs);
@@ -1010,8 +1010,8 @@ bench_interop_latency (TomoGpuGlHeadless *gl,
   ctx = tomo_gpu_context_new (tomo_gpu_gl_headless_get_device (gl), error);
   if (ctx == NULL)
     return FALSE;
-  if (!setup_context (ctx, S, n_proj, angles, error) ||
-      !tomo_gpu_context_load_sinograms (ctx, 1, sino, error))
+  sino = setup_context (ctx, S, n_proj, 1, 6000 + S, error);
+  if (sino == NULL || !tomo_gpu_context_load_sinograms (ctx, 1, sino, error))
     goto out;
   tomo_gpu_backproject_params_init (&params);
   for (guint i = 0; i < runs + 3; i++)

@@ -1253,16 +1253,10 @@ tomo_scan_read_raw_sinogram (TomoScan *self,
                              float    *out,
                              GError  **error)
 {
-  g_autoptr(GMutexLocker) locker = NULL;
-
   g_return_val_if_fail (TOMO_IS_SCAN (self), FALSE);
   g_return_val_if_fail (out != NULL, FALSE);
 
-  if (!check_row (self, row, error))
-    return FALSE;
-
-  locker = g_mutex_locker_new (&self->lock);
-  return read_frames_locked (self, TOMO_FRAME_PROJECTION, row, out, error);
+  return _tomo_scan_read_frames (self, TOMO_FRAME_PROJECTION, row, out, error);
 }
 
 gboolean

@@ -1534,6 +1534,14 @@ runs_or (int   runs,
   return n;
 }
 
+/* A failed measurement's message; exit status 1. */
+static int
+bench_fail (const GError *error)
+{
+  g_printerr ("tomolive bench: %s\n", error->message);
+  return 1;
+}
+
 int
 tomo_bench_main (int    argc,
                  char **argv)
@@ -1633,28 +1641,17 @@ tomo_bench_main (int    argc,
     "--live measures live ingest over loopback ZeroMQ (`bench --live --help` lists its\n"
     "options).");
   if (!tomo_cli_parse (octx, entries, numbers, &argc, &argv, &error))
-    {
-      g_printerr ("tomolive bench: %s\n", error->message);
-      return 1;
-    }
+    return bench_fail (error);
   n_proj = (int) n_proj_v;
   runs = (int) runs_v;
   volume = (int) volume_v;
   device = (int) device_v;
   plane_rows = (int) plane_rows_v;
-  if (n_proj < 0 || n_proj > 65000 || runs < 0 || volume < 0 || volume > 16384)
-    {
-      g_printerr ("tomolive bench: --projections must be 1…65000, --runs ≥ 1, --volume 0…16384\n");
-      return 1;
-    }
   gboolean parsed = parse_sizes (sizes ? sizes : "1024,2048,4096", &opts, &error);
   g_autofree guint *size_list = opts.sizes;
 
   if (!parsed || !parse_kernels (kernels, &opts, &error))
-    {
-      g_printerr ("tomolive bench: %s\n", error->message);
-      return 1;
-    }
+    return bench_fail (error);
 
   if (center_flag)
     {
@@ -1666,10 +1663,7 @@ tomo_bench_main (int    argc,
 
       if (dir == NULL || !tomo_bench_store_fill (dir, plane_rows > 0 ? (guint) plane_rows : 64,
                                                  runs ? (guint) runs : 5, &error))
-        {
-          g_printerr ("tomolive bench: %s\n", error->message);
-          status = 1;
-        }
+        status = bench_fail (error);
       remove_tmp_dir (dir);
       return status;
     }
@@ -1679,10 +1673,7 @@ tomo_bench_main (int    argc,
 
       if (!tomo_bench_planes (S, n_proj ? (guint) n_proj : S, plane_rows > 0 ? (guint) plane_rows : S,
                               runs ? (guint) runs : 10, device, cmdline, date, &error))
-        {
-          g_printerr ("tomolive bench: %s\n", error->message);
-          status = 1;
-        }
+        status = bench_fail (error);
       return status;
     }
   if (cpu_flag || interop_flag)
@@ -1695,9 +1686,7 @@ tomo_bench_main (int    argc,
       if (ok && interop_flag)
         ok = bench_interop (sizes ? opts.sizes[0] : 2048, n_proj ? n_proj : 2048,
                             runs_or (runs, 50), cmdline, date, &error);
-      if (!ok)
-        g_printerr ("tomolive bench: %s\n", error->message);
-      return ok ? 0 : 1;
+      return ok ? 0 : bench_fail (error);
     }
 
   opts.n_proj = n_proj ? n_proj : 2048;
@@ -1718,10 +1707,7 @@ tomo_bench_main (int    argc,
     }
   ctx = tomo_gpu_context_new (device, &error);
   if (ctx == NULL)
-    {
-      g_printerr ("tomolive bench: %s\n", error->message);
-      return 1;
-    }
+    return bench_fail (error);
 
   name = tomo_gpu_get_device_name (device);
   tomo_gpu_get_device_clocks (device, &sm_khz, &mem_khz);
@@ -1740,8 +1726,7 @@ tomo_bench_main (int    argc,
       (!skip_filter && !bench_filter (ctx, &opts, &error)) ||
       (print_volume_per_slice (&opts), !bench_latency (ctx, &opts, &error)))
     {
-      g_printerr ("tomolive bench: %s\n", error->message);
-      status = 1;
+      status = bench_fail (error);
       goto out;
     }
   if (tune != NULL && !skip_bp)
@@ -1760,27 +1745,20 @@ tomo_bench_main (int    argc,
         }
       if (!g_key_file_save_to_file (tune, path, &error))
         {
-          g_printerr ("tomolive bench: %s\n", error->message);
-          status = 1;
+          status = bench_fail (error);
           goto out;
         }
       tomo_gpu_context_reload_tuning (ctx);
       printf ("Tuning table written to %s\n\n", path);
     }
   if (volume > 0 && !bench_volume (&opts, &error))
-    {
-      g_printerr ("tomolive bench: %s\n", error->message);
-      status = 1;
-    }
+    status = bench_fail (error);
   if (status == 0 && row_flag)
     {
       g_autofree char *dir = g_dir_make_tmp ("tomolive-row-XXXXXX", &error);
 
       if (dir == NULL || !tomo_bench_row_change (dir, TOMO_BACKEND_GPU, 20, &error))
-        {
-          g_printerr ("tomolive bench: %s\n", error->message);
-          status = 1;
-        }
+        status = bench_fail (error);
       remove_tmp_dir (dir);
     }
 

@@ -45,8 +45,6 @@ typedef struct
   guint n_proj;
   guint runs;
   guint volume;
-  gboolean tune;
-  int device;
   gboolean kernels[TOMO_GPU_N_KERNELS];
   /* Per size: the volume path's 4-slice linear `auto` back projection and
    * the 4-slice filtering with the default method, ms (0: not measured). */
@@ -1692,8 +1690,6 @@ tomo_bench_main (int    argc,
   opts.n_proj = n_proj ? n_proj : 2048;
   opts.runs = runs_or (runs, 20);
   opts.volume = volume;
-  opts.tune = tune_flag;
-  opts.device = device;
   g_autofree double *bp4_ms = opts.bp4_ms = g_new0 (double, opts.n_sizes);
   g_autofree double *filter4_ms = opts.filter4_ms = g_new0 (double, opts.n_sizes);
 

@@ -126,9 +126,11 @@ test_slab (Fixture       *f,
   g_autoptr(TomoScan) reference = tomo_test_open_scan (f->path);
   g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (f->scan, 0);
   guint64 hits, read, slabs;
+  guint slab_rows;
 
   g_assert_cmpuint (_tomo_scan_get_chunk_rows (f->scan), ==, 4);
-  g_assert_cmpuint (tomo_raw_rows_get_slab_rows (rows), ==, 4);
+  tomo_raw_rows_get_sizes (rows, &slab_rows, NULL, NULL);
+  g_assert_cmpuint (slab_rows, ==, 4);
   for (guint r = 4; r < 8; r++)
     {
       g_autoptr(TomoRawRow) row = tomo_raw_rows_get (rows, r == 4 ? 5 : r == 5 ? 4 : r, &error);
@@ -169,9 +171,11 @@ test_contiguous_float (void)
   g_autoptr(TomoRawRow) row = NULL;
   g_autofree float *raw = g_new (float, (gsize) N * W);
   float flat[W], dark[W];
+  guint slab_rows;
 
   g_assert_cmpuint (_tomo_scan_get_chunk_rows (scan), ==, 0);
-  g_assert_cmpuint (tomo_raw_rows_get_slab_rows (rows), ==, 1);
+  tomo_raw_rows_get_sizes (rows, &slab_rows, NULL, NULL);
+  g_assert_cmpuint (slab_rows, ==, 1);
   row = tomo_raw_rows_get (rows, 2, &error);
   g_assert_no_error (error);
   g_assert_cmpint (row->dtype, ==, TOMO_DTYPE_FLOAT32);
@@ -190,8 +194,10 @@ test_limit (Fixture       *f,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoRawRows) rows = tomo_raw_rows_new (f->scan, 5 * sizeof (guint16) * N * W);
+  guint slab_rows;
 
-  g_assert_cmpuint (tomo_raw_rows_get_slab_rows (rows), ==, 1);
+  tomo_raw_rows_get_sizes (rows, &slab_rows, NULL, NULL);
+  g_assert_cmpuint (slab_rows, ==, 1);
   for (guint r = 0; r < 6; r++)
     {
       g_autoptr(TomoRawRow) row = tomo_raw_rows_get (rows, r, &error);

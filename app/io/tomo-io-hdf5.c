@@ -901,16 +901,6 @@ hdf5_read_slab_native (TomoScanLoader *loader,
   return hdf5_read_rows_as (loader, kind, row, n_rows, mem_type, out, error);
 }
 
-static gboolean
-hdf5_read_rows_native (TomoScanLoader *loader,
-                       TomoFrameKind   kind,
-                       guint           row,
-                       void           *out,
-                       GError        **error)
-{
-  return hdf5_read_slab_native (loader, kind, row, 1, out, error);
-}
-
 /* Detector rows per chunk of the projections; 0 when not chunked. */
 static guint
 hdf5_chunk_rows (TomoScanLoader *loader)
@@ -957,7 +947,6 @@ hdf5_free (TomoScanLoader *loader)
 #define HDF5_LOADER_CLASS(label) {              \
     .name = label,                              \
     .read_rows = hdf5_read_rows,                \
-    .read_rows_native = hdf5_read_rows_native,  \
     .read_slab_native = hdf5_read_slab_native,  \
     .chunk_rows = hdf5_chunk_rows,              \
     .read_rows_direct = hdf5_read_rows_direct,  \

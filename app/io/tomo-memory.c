@@ -11,7 +11,7 @@
 
 static guint64 limit_bytes;   /* 0 = default */
 
-guint64
+static guint64
 tomo_memory_get_physical (void)
 {
   long pages = sysconf (_SC_PHYS_PAGES);

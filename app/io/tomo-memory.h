@@ -17,7 +17,6 @@ G_BEGIN_DECLS
 guint64  tomo_memory_get_limit     (void);
 /* 0 restores the default. */
 void     tomo_memory_set_limit     (guint64 bytes);
-guint64  tomo_memory_get_physical  (void);
 
 /* Parses "8G", "512M", "1.5T", "1000000" (bytes), "50%" (of physical
  * memory).  FALSE with a message naming `option` on anything else. */

@@ -272,13 +272,6 @@ tomo_output_get_write_path (TomoOutput *output)
   return output->temp != NULL ? output->temp : output->target;
 }
 
-const char *
-tomo_output_get_path (TomoOutput *output)
-{
-  g_return_val_if_fail (output != NULL, NULL);
-  return output->path;
-}
-
 static void
 remove_temp (TomoOutput *output)
 {

@@ -53,8 +53,6 @@ TomoOutput *tomo_output_open           (const char         *path,
 /* Where the writer writes: the temporary file, or `path` itself when it is
  * not a regular file. */
 const char *tomo_output_get_write_path (TomoOutput *output);
-/* The final path as given to tomo_output_open(). */
-const char *tomo_output_get_path       (TomoOutput *output);
 /* Renames the temporary file over the final path.  On failure the
  * temporary file is removed and the final path left as it was. */
 gboolean    tomo_output_commit         (TomoOutput *output,

@@ -376,25 +376,20 @@ tomo_raw_rows_contains (TomoRawRows *self,
   return yes;
 }
 
-guint
-tomo_raw_rows_get_slab_rows (TomoRawRows *self)
+void
+tomo_raw_rows_get_sizes (TomoRawRows *self,
+                         guint       *slab_rows,
+                         gsize       *row_bytes,
+                         gsize       *limit)
 {
-  g_return_val_if_fail (self != NULL, 1);
-  return self->slab_rows;
-}
+  g_return_if_fail (self != NULL);
 
-gsize
-tomo_raw_rows_get_row_bytes (TomoRawRows *self)
-{
-  g_return_val_if_fail (self != NULL, 0);
-  return self->row_bytes;
-}
-
-gsize
-tomo_raw_rows_get_limit (TomoRawRows *self)
-{
-  g_return_val_if_fail (self != NULL, 0);
-  return self->limit;
+  if (slab_rows != NULL)
+    *slab_rows = self->slab_rows;
+  if (row_bytes != NULL)
+    *row_bytes = self->row_bytes;
+  if (limit != NULL)
+    *limit = self->limit;
 }
 
 void

@@ -48,11 +48,12 @@ gboolean     tomo_raw_rows_prefetch (TomoRawRows *self,
                                      guint        row);
 gboolean     tomo_raw_rows_contains (TomoRawRows *self,
                                      guint        row);
-/* Rows a slab read takes. */
-guint        tomo_raw_rows_get_slab_rows (TomoRawRows *self);
-/* Bytes of one row and the cache's limit. */
-gsize        tomo_raw_rows_get_row_bytes (TomoRawRows *self);
-gsize        tomo_raw_rows_get_limit     (TomoRawRows *self);
+/* Rows a slab read takes, bytes of one row and the cache's limit (each
+ * out-parameter may be NULL). */
+void         tomo_raw_rows_get_sizes     (TomoRawRows *self,
+                                          guint       *slab_rows,
+                                          gsize       *row_bytes,
+                                          gsize       *limit);
 /* Rows served from memory, rows read from the file, slab reads. */
 void         tomo_raw_rows_get_counts    (TomoRawRows *self,
                                           guint64     *n_hits,

@@ -29,17 +29,11 @@ typedef struct
                           float          *out,
                           GError        **error);
   void      (*free)      (TomoScanLoader *loader);
-  /* Optional: the same rows in the file's own type (loader->dtype, native
-   * byte order) into `out`, no conversion; NULL where the loader has none. */
-  gboolean  (*read_rows_native) (TomoScanLoader *loader,
-                                 TomoFrameKind   kind,
-                                 guint           row,
-                                 void           *out,
-                                 GError        **error);
   /* Optional: rows [row, row + n_rows) of every frame of `kind` in the
-   * file's own type, as the file lays them out (n_frames × n_rows × width),
-   * in one read; and how many detector rows one chunk of the projections
-   * spans (0: not chunked), which sizes such reads. */
+   * file's own type (loader->dtype, native byte order), no conversion, as
+   * the file lays them out (n_frames × n_rows × width), in one read; NULL
+   * where the loader has none.  And how many detector rows one chunk of
+   * the projections spans (0: not chunked), which sizes such reads. */
   gboolean  (*read_slab_native) (TomoScanLoader *loader,
                                  TomoFrameKind   kind,
                                  guint           row,
@@ -47,9 +41,9 @@ typedef struct
                                  void           *out,
                                  GError        **error);
   guint     (*chunk_rows)       (TomoScanLoader *loader);
-  /* Optional: as read_rows_native(), but safe to call from many threads at
-   * once without TomoScan's lock; *handled FALSE (returning TRUE) where it
-   * cannot, and read_rows_native() is used. */
+  /* Optional: as read_slab_native() of one row, but safe to call from many
+   * threads at once without TomoScan's lock; *handled FALSE (returning
+   * TRUE) where it cannot, and read_slab_native() is used. */
   gboolean  (*read_rows_direct) (TomoScanLoader *loader,
                                  TomoFrameKind   kind,
                                  guint           row,

@@ -1092,7 +1092,7 @@ tomo_scan_get_raw_dtype (TomoScan *self)
 {
   g_return_val_if_fail (TOMO_IS_SCAN (self), TOMO_DTYPE_FLOAT32);
 
-  if (self->loader->klass->read_rows_native != NULL &&
+  if (self->loader->klass->read_slab_native != NULL &&
       (self->loader->dtype == TOMO_DTYPE_UINT16 || self->loader->dtype == TOMO_DTYPE_FLOAT32))
     return self->loader->dtype;
   return TOMO_DTYPE_FLOAT32;
@@ -1144,9 +1144,9 @@ tomo_scan_read_raw_row (TomoScan            *self,
   self->n_direct_reads += direct;
   if (direct)
     ok = TRUE;
-  else if (self->loader->klass->read_rows_native != NULL &&
+  else if (self->loader->klass->read_slab_native != NULL &&
            tomo_scan_get_raw_dtype (self) == self->loader->dtype)
-    ok = self->loader->klass->read_rows_native (self->loader, TOMO_FRAME_PROJECTION, row, out,
+    ok = self->loader->klass->read_slab_native (self->loader, TOMO_FRAME_PROJECTION, row, 1, out,
                                                 error);
   else
     ok = read_frames_locked (self, TOMO_FRAME_PROJECTION, row, out, error);
@@ -1253,16 +1253,10 @@ tomo_scan_read_raw_sinogram (TomoScan *self,
                              float    *out,
                              GError  **error)
 {
-  g_autoptr(GMutexLocker) locker = NULL;
-
   g_return_val_if_fail (TOMO_IS_SCAN (self), FALSE);
   g_return_val_if_fail (out != NULL, FALSE);
 
-  if (!check_row (self, row, error))
-    return FALSE;
-
-  locker = g_mutex_locker_new (&self->lock);
-  return read_frames_locked (self, TOMO_FRAME_PROJECTION, row, out, error);
+  return _tomo_scan_read_frames (self, TOMO_FRAME_PROJECTION, row, out, error);
 }
 
 gboolean

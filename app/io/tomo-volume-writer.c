@@ -106,23 +106,6 @@ tomo_volume_format_guess (const char *path)
   return TOMO_VOLUME_FORMAT_TIFF_STACK;
 }
 
-const char *
-tomo_volume_format_to_string (TomoVolumeFormat format)
-{
-  switch (format)
-    {
-    case TOMO_VOLUME_FORMAT_TIFF_FOLDER:
-      return "TIFF per slice";
-    case TOMO_VOLUME_FORMAT_TIFF_STACK:
-      return "multi-page TIFF";
-    case TOMO_VOLUME_FORMAT_HDF5:
-      return "HDF5";
-    case TOMO_VOLUME_FORMAT_AUTO:
-    default:
-      return "auto";
-    }
-}
-
 static char *
 slice_name (guint row)
 {

@@ -14,7 +14,6 @@ typedef enum
 } TomoVolumeFormat;
 
 TomoVolumeFormat tomo_volume_format_guess     (const char *path);
-const char      *tomo_volume_format_to_string (TomoVolumeFormat format);
 
 /* What is written: slices of width × height floats for detector rows
  * [row_start, row_start + n_rows), and how they were made (HDF5 attributes

@@ -109,10 +109,7 @@ aim (TomoScrubPrefetch *self,
 
   height = tomo_scan_get_height (scan);
   if (raw != NULL)
-    {
-      row_bytes = tomo_raw_rows_get_row_bytes (raw);
-      limit = tomo_raw_rows_get_limit (raw);
-    }
+    tomo_raw_rows_get_sizes (raw, NULL, &row_bytes, &limit);
   else
     {
       row_bytes = (gsize) tomo_scan_get_n_projections (scan) * tomo_scan_get_width (scan) * sizeof (float);

@@ -24,30 +24,10 @@ typedef struct
 {
   const char *what;
   guint n;
-  double *ms[N_STAGES];   /* runs values per stage */
+  double ms[N_STAGES][ROW_HEIGHT];   /* one value per run (runs < ROW_HEIGHT) */
   double max;
   gboolean device;
 } RowTimes;
-
-static void
-row_times_init (RowTimes   *t,
-                const char *what,
-                guint       runs)
-{
-  t->what = what;
-  t->n = 0;
-  for (guint s = 0; s < N_STAGES; s++)
-    t->ms[s] = g_new0 (double, runs);
-  t->max = 0;
-  t->device = TRUE;
-}
-
-static void
-row_times_clear (RowTimes *t)
-{
-  for (guint s = 0; s < N_STAGES; s++)
-    g_free (t->ms[s]);
-}
 
 /* `runs` row changes, row += 7 each (7 is prime to the height): `first`
  * decides where the walk starts, so that a second walk meets the rows of
@@ -92,7 +72,7 @@ walk_rows (TomoEngine       *engine,
 }
 
 static void
-print_times (const RowTimes *t)
+print_times (RowTimes *t)
 {
   double m[N_STAGES], other;
   char up[32] = "—", pp[32] = "in read";
@@ -151,7 +131,9 @@ tomo_bench_row_change (const char  *dir,
   g_autoptr(TomoScan) probe = NULL;
   TomoPhantomParams phantom;
   TomoSliceRequest request;
-  RowTimes cold, warm, host;
+  RowTimes cold = { "device path, row not read before (slab read from the file)", .device = TRUE };
+  RowTimes warm = { "device path, row in the raw row cache (what scrub prefetch serves)", .device = TRUE };
+  RowTimes host = { "baseline: host path, read as float + CPU preprocessing, float upload", .device = TRUE };
   double write_s;
   gboolean ok;
 
@@ -167,9 +149,6 @@ tomo_bench_row_change (const char  *dir,
 
   /* The baseline first, on its own scan (own HDF5 handles and row cache):
    * the earlier path, rows read as floats and preprocessed on the CPU. */
-  row_times_init (&cold, "device path, row not read before (slab read from the file)", runs);
-  row_times_init (&warm, "device path, row in the raw row cache (what scrub prefetch serves)", runs);
-  row_times_init (&host, "baseline: host path, read as float + CPU preprocessing, float upload", runs);
   baseline = open_engine (path, backend, FALSE, &request, phantom.center, error);
   ok = baseline != NULL && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &host, path, error);
   g_clear_object (&baseline);
@@ -201,8 +180,5 @@ tomo_bench_row_change (const char  *dir,
         printf ("(The engine's backend has no device path: every row went the host path.)\n\n");
       fflush (stdout);
     }
-  row_times_clear (&cold);
-  row_times_clear (&warm);
-  row_times_clear (&host);
   return ok;
 }

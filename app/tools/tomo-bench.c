@@ -45,8 +45,6 @@ typedef struct
   guint n_proj;
   guint runs;
   guint volume;
-  gboolean tune;
-  int device;
   gboolean kernels[TOMO_GPU_N_KERNELS];
   /* Per size: the volume path's 4-slice linear `auto` back projection and
    * the 4-slice filtering with the default method, ms (0: not measured). */
@@ -126,18 +124,25 @@ parse_kernels (const char    *text,
   return TRUE;
 }
 
-static gboolean
+/* The context set up for S columns and n_proj projections over 180° with
+ * the ramp filter, and random sinograms of n_slices slices for it (NULL on
+ * error). */
+static float *
 setup_context (TomoGpuContext *ctx,
-               guint           width,
+               guint           S,
                guint           n_proj,
-               const double   *angles,
+               guint           n_slices,
+               guint32         seed,
                GError        **error)
 {
+  g_autofree double *angles = make_angles (n_proj);
   guint padded;
-  g_autofree double *resp = tomo_filter_fbp_response (TOMO_FILTER_RAMLAK, width, n_proj, &padded);
+  g_autofree double *resp = tomo_filter_fbp_response (TOMO_FILTER_RAMLAK, S, n_proj, &padded);
 
-  return tomo_gpu_context_set_geometry (ctx, width, n_proj, angles, error) &&
-         tomo_gpu_context_set_filter (ctx, padded, resp, 0, error);
+  if (!tomo_gpu_context_set_geometry (ctx, S, n_proj, angles, error) ||
+      !tomo_gpu_context_set_filter (ctx, padded, resp, 0, error))
+    return NULL;
+  return random_floats ((gsize) n_slices * n_proj * S, seed);
 }
 
 /* Median back-projection time (CUDA events) after two warm-up runs. */
@@ -172,7 +177,6 @@ bench_backprojection (TomoGpuContext     *ctx,
                       GError            **error)
 {
   static const guint slice_counts[] = { 1, 2, 4 };
-  g_autofree double *angles = make_angles (opts->n_proj);
 
   printf ("## Back projection (GU/s = pixels × projections × slices / s / 1e9; "
           "CUDA events, median of %u runs after 2 warm-up runs)\n\n", opts->runs);
@@ -182,10 +186,9 @@ bench_backprojection (TomoGpuContext     *ctx,
   for (guint si = 0; si < opts->n_sizes; si++)
     {
       guint S = opts->sizes[si];
-      gsize plane = (gsize) opts->n_proj * S;
-      g_autofree float *data = random_floats (4 * plane, 1000 + S);
+      g_autofree float *data = setup_context (ctx, S, opts->n_proj, 4, 1000 + S, error);
 
-      if (!setup_context (ctx, S, opts->n_proj, angles, error))
+      if (data == NULL)
         return FALSE;
       for (guint c = 0; c < G_N_ELEMENTS (slice_counts); c++)
         {
@@ -266,7 +269,6 @@ bench_filter (TomoGpuContext     *ctx,
   static const TomoGpuFilterMethod methods[] = {
     TOMO_GPU_FILTER_METHOD_C2C_PAIR, TOMO_GPU_FILTER_METHOD_R2C,
   };
-  g_autofree double *angles = make_angles (opts->n_proj);
 
   printf ("## Filtering (pad + FFT + response + inverse FFT + crop, CUDA events, median of %u)\n\n",
           opts->runs);
@@ -275,10 +277,9 @@ bench_filter (TomoGpuContext     *ctx,
   for (guint si = 0; si < opts->n_sizes; si++)
     {
       guint S = opts->sizes[si];
-      gsize plane = (gsize) opts->n_proj * S;
-      g_autofree float *data = random_floats (4 * plane, 2000 + S);
+      g_autofree float *data = setup_context (ctx, S, opts->n_proj, 4, 2000 + S, error);
 
-      if (!setup_context (ctx, S, opts->n_proj, angles, error))
+      if (data == NULL)
         return FALSE;
       for (guint c = 0; c < G_N_ELEMENTS (slice_counts); c++)
         {
@@ -343,8 +344,6 @@ bench_latency (TomoGpuContext     *ctx,
                const BenchOptions *opts,
                GError            **error)
 {
-  g_autofree double *angles = make_angles (opts->n_proj);
-
   printf ("## Centre change → slice in device memory (1 slice, linear, auto kernel, "
           "wall clock, median of %u)\n\n", opts->runs);
   printf ("| size | projections | kernel | latency ms | first load (upload + filter) ms |\n");
@@ -352,13 +351,13 @@ bench_latency (TomoGpuContext     *ctx,
   for (guint si = 0; si < opts->n_sizes; si++)
     {
       guint S = opts->sizes[si];
-      g_autofree float *data = random_floats ((gsize) opts->n_proj * S, 3000 + S);
+      g_autofree float *data = setup_context (ctx, S, opts->n_proj, 1, 3000 + S, error);
       g_autofree double *t = g_new (double, opts->runs);
       TomoGpuBackprojectParams params;
       gint64 t0;
       double load_ms;
 
-      if (!setup_context (ctx, S, opts->n_proj, angles, error))
+      if (data == NULL)
         return FALSE;
       tomo_gpu_backproject_params_init (&params);
       t0 = g_get_monotonic_time ();
@@ -993,8 +992,7 @@ bench_interop_latency (TomoGpuGlHeadless *gl,
                        guint              runs,
                        GError           **error)
 {
-  g_autofree double *angles = make_angles (n_proj);
-  g_autofree float *sino = random_floats ((gsize) n_proj * S, 6000 + S);
+  g_autofree float *sino = NULL;
   g_autofree double *total = g_new (double, runs);
   g_autofree double *bp = g_new (double, runs);
   g_autofree double *show = g_new (double, runs);
@@ -1010,8 +1008,8 @@ bench_interop_latency (TomoGpuGlHeadless *gl,
   ctx = tomo_gpu_context_new (tomo_gpu_gl_headless_get_device (gl), error);
   if (ctx == NULL)
     return FALSE;
-  if (!setup_context (ctx, S, n_proj, angles, error) ||
-      !tomo_gpu_context_load_sinograms (ctx, 1, sino, error))
+  sino = setup_context (ctx, S, n_proj, 1, 6000 + S, error);
+  if (sino == NULL || !tomo_gpu_context_load_sinograms (ctx, 1, sino, error))
     goto out;
   tomo_gpu_backproject_params_init (&params);
   for (guint i = 0; i < runs + 3; i++)
@@ -1534,6 +1532,14 @@ runs_or (int   runs,
   return n;
 }
 
+/* A failed measurement's message; exit status 1. */
+static int
+bench_fail (const GError *error)
+{
+  g_printerr ("tomolive bench: %s\n", error->message);
+  return 1;
+}
+
 int
 tomo_bench_main (int    argc,
                  char **argv)
@@ -1633,28 +1639,17 @@ tomo_bench_main (int    argc,
     "--live measures live ingest over loopback ZeroMQ (`bench --live --help` lists its\n"
     "options).");
   if (!tomo_cli_parse (octx, entries, numbers, &argc, &argv, &error))
-    {
-      g_printerr ("tomolive bench: %s\n", error->message);
-      return 1;
-    }
+    return bench_fail (error);
   n_proj = (int) n_proj_v;
   runs = (int) runs_v;
   volume = (int) volume_v;
   device = (int) device_v;
   plane_rows = (int) plane_rows_v;
-  if (n_proj < 0 || n_proj > 65000 || runs < 0 || volume < 0 || volume > 16384)
-    {
-      g_printerr ("tomolive bench: --projections must be 1…65000, --runs ≥ 1, --volume 0…16384\n");
-      return 1;
-    }
   gboolean parsed = parse_sizes (sizes ? sizes : "1024,2048,4096", &opts, &error);
   g_autofree guint *size_list = opts.sizes;
 
   if (!parsed || !parse_kernels (kernels, &opts, &error))
-    {
-      g_printerr ("tomolive bench: %s\n", error->message);
-      return 1;
-    }
+    return bench_fail (error);
 
   if (center_flag)
     {
@@ -1666,10 +1661,7 @@ tomo_bench_main (int    argc,
 
       if (dir == NULL || !tomo_bench_store_fill (dir, plane_rows > 0 ? (guint) plane_rows : 64,
                                                  runs ? (guint) runs : 5, &error))
-        {
-          g_printerr ("tomolive bench: %s\n", error->message);
-          status = 1;
-        }
+        status = bench_fail (error);
       remove_tmp_dir (dir);
       return status;
     }
@@ -1679,10 +1671,7 @@ tomo_bench_main (int    argc,
 
       if (!tomo_bench_planes (S, n_proj ? (guint) n_proj : S, plane_rows > 0 ? (guint) plane_rows : S,
                               runs ? (guint) runs : 10, device, cmdline, date, &error))
-        {
-          g_printerr ("tomolive bench: %s\n", error->message);
-          status = 1;
-        }
+        status = bench_fail (error);
       return status;
     }
   if (cpu_flag || interop_flag)
@@ -1695,16 +1684,12 @@ tomo_bench_main (int    argc,
       if (ok && interop_flag)
         ok = bench_interop (sizes ? opts.sizes[0] : 2048, n_proj ? n_proj : 2048,
                             runs_or (runs, 50), cmdline, date, &error);
-      if (!ok)
-        g_printerr ("tomolive bench: %s\n", error->message);
-      return ok ? 0 : 1;
+      return ok ? 0 : bench_fail (error);
     }
 
   opts.n_proj = n_proj ? n_proj : 2048;
   opts.runs = runs_or (runs, 20);
   opts.volume = volume;
-  opts.tune = tune_flag;
-  opts.device = device;
   g_autofree double *bp4_ms = opts.bp4_ms = g_new0 (double, opts.n_sizes);
   g_autofree double *filter4_ms = opts.filter4_ms = g_new0 (double, opts.n_sizes);
 
@@ -1718,10 +1703,7 @@ tomo_bench_main (int    argc,
     }
   ctx = tomo_gpu_context_new (device, &error);
   if (ctx == NULL)
-    {
-      g_printerr ("tomolive bench: %s\n", error->message);
-      return 1;
-    }
+    return bench_fail (error);
 
   name = tomo_gpu_get_device_name (device);
   tomo_gpu_get_device_clocks (device, &sm_khz, &mem_khz);
@@ -1740,8 +1722,7 @@ tomo_bench_main (int    argc,
       (!skip_filter && !bench_filter (ctx, &opts, &error)) ||
       (print_volume_per_slice (&opts), !bench_latency (ctx, &opts, &error)))
     {
-      g_printerr ("tomolive bench: %s\n", error->message);
-      status = 1;
+      status = bench_fail (error);
       goto out;
     }
   if (tune != NULL && !skip_bp)
@@ -1760,27 +1741,20 @@ tomo_bench_main (int    argc,
         }
       if (!g_key_file_save_to_file (tune, path, &error))
         {
-          g_printerr ("tomolive bench: %s\n", error->message);
-          status = 1;
+          status = bench_fail (error);
           goto out;
         }
       tomo_gpu_context_reload_tuning (ctx);
       printf ("Tuning table written to %s\n\n", path);
     }
   if (volume > 0 && !bench_volume (&opts, &error))
-    {
-      g_printerr ("tomolive bench: %s\n", error->message);
-      status = 1;
-    }
+    status = bench_fail (error);
   if (status == 0 && row_flag)
     {
       g_autofree char *dir = g_dir_make_tmp ("tomolive-row-XXXXXX", &error);
 
       if (dir == NULL || !tomo_bench_row_change (dir, TOMO_BACKEND_GPU, 20, &error))
-        {
-          g_printerr ("tomolive bench: %s\n", error->message);
-          status = 1;
-        }
+        status = bench_fail (error);
       remove_tmp_dir (dir);
     }
 

@@ -94,6 +94,15 @@ scan_clear (Scan *s)
   g_free (s->sino);
 }
 
+/* Prints and clears *error (the other measurements go on); exit status 1. */
+static int
+report (GError **error)
+{
+  g_printerr ("tomolive bench: %s\n", (*error)->message);
+  g_clear_error (error);
+  return 1;
+}
+
 int
 tomo_center_bench (guint  width,
                    guint  runs,
@@ -115,10 +124,7 @@ tomo_center_bench (guint  width,
       gpu_name = tomo_gpu_get_device_name (device);
       xc = tomo_gpu_xcorr_new (device, width, 32, &error);
       if (xc == NULL)
-        {
-          g_printerr ("tomolive bench: %s\n", error->message);
-          g_clear_error (&error);
-        }
+        report (&error);
     }
 
   printf ("# tomolive bench --center\n\n");
@@ -159,9 +165,7 @@ tomo_center_bench (guint  width,
           }
         if (!ok)
           {
-            g_printerr ("tomolive bench: %s\n", error->message);
-            g_clear_error (&error);
-            status = 1;
+            status = report (&error);
             continue;
           }
         printf ("| %s | %u | %s | %.2f | %+.3f |\n", scans[k].name, r.n_used, names[path],
@@ -200,9 +204,7 @@ tomo_center_bench (guint  width,
                     }
                   if (!tomo_gpu_xcorr_run (xc, m, a, b, 32, cases[c].w, cases[c].d_lo, cases[c].n, 8, out, &error))
                     {
-                      g_printerr ("tomolive bench: %s\n", error->message);
-                      g_clear_error (&error);
-                      status = 1;
+                      status = report (&error);
                       break;
                     }
                   if (i > 0)
@@ -233,11 +235,7 @@ tomo_center_bench (guint  width,
       if (ctx == NULL
           || !tomo_gpu_context_set_geometry (ctx, width, n_proj, angles, &error)
           || !tomo_gpu_context_load_filtered (ctx, 1, filtered, &error))
-        {
-          g_printerr ("tomolive bench: %s\n", error->message);
-          g_clear_error (&error);
-          status = 1;
-        }
+        status = report (&error);
       else
         {
           printf ("\n## GPU centre sweep: 16 candidates, %u projections (wall time of the 16)\n\n"
@@ -288,11 +286,7 @@ tomo_center_bench (guint  width,
                 fflush (stdout);
               }
           if (error != NULL)
-            {
-              g_printerr ("tomolive bench: %s\n", error->message);
-              g_clear_error (&error);
-              status = 1;
-            }
+            status = report (&error);
         }
       if (ctx != NULL)
         tomo_gpu_context_free (ctx);

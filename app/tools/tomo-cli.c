@@ -701,6 +701,14 @@ static int
 cli_run (int    argc,
          char **argv)
 {
+  static const struct
+  {
+    const char *name;
+    int       (*run) (int argc, char **argv);
+  } commands[] = {
+    { "info", cmd_info }, { "reconstruct", cmd_reconstruct }, { "phantom", cmd_phantom },
+    { "stream", cmd_stream }, { "bench", tomo_bench_main }, { "find-center", tomo_find_center_main },
+  };
   const char *cmd;
 
   if (argc < 2)
@@ -725,18 +733,9 @@ cli_run (int    argc,
     return tomo_probe_hdf5_main (argc - 1, argv + 1);
   /* Ctrl+C or SIGTERM: incomplete outputs are removed, exit status 1. */
   tomo_output_install_signal_handlers ();
-  if (g_str_equal (cmd, "info"))
-    return cmd_info (argc - 1, argv + 1);
-  if (g_str_equal (cmd, "reconstruct"))
-    return cmd_reconstruct (argc - 1, argv + 1);
-  if (g_str_equal (cmd, "phantom"))
-    return cmd_phantom (argc - 1, argv + 1);
-  if (g_str_equal (cmd, "stream"))
-    return cmd_stream (argc - 1, argv + 1);
-  if (g_str_equal (cmd, "bench"))
-    return tomo_bench_main (argc - 1, argv + 1);
-  if (g_str_equal (cmd, "find-center"))
-    return tomo_find_center_main (argc - 1, argv + 1);
+  for (guint i = 0; i < G_N_ELEMENTS (commands); i++)
+    if (g_str_equal (cmd, commands[i].name))
+      return commands[i].run (argc - 1, argv + 1);
   return -1;
 }
 

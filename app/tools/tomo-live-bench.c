@@ -30,7 +30,6 @@ typedef struct
 {
   char          *url;
   guint          size;
-  guint          slots;
   const guint16 *frames;     /* n_distinct frames of size² */
   guint          n_distinct;
   const guint16 *flat;
@@ -298,7 +297,7 @@ tomo_live_bench_main (int    argc,
       if (rx == NULL)
         goto out;
       g_ptr_array_add (receivers, rx);
-      senders[k] = (Sender) { g_strdup (tomo_live_receiver_get_endpoint (rx)), size, slots, frames, n_distinct,
+      senders[k] = (Sender) { g_strdup (tomo_live_receiver_get_endpoint (rx)), size, frames, n_distinct,
                               flat, dark, &stop, frame_rate, 0, NULL };
     }
   if (!no_preview)

@@ -117,19 +117,21 @@
  * 6.82 ms without the texture share (7.20 with it; see
  * _tomo_gpu_store_tilt_hybrid_ok). */
 #define TILT_PACK_AUTO TRUE
-/* Whether `auto` takes the interleaved pairs (IL; TOMO_PLANE_TILT_PATH=il
- * or il4: the blocks an SM, 0 for none), and up to how many stored rows a
- * tile: 5 rows (|v_z| < 3/7) keep three blocks an SM (3 × 66 KiB of raw
- * windows and pairs), 6 would leave two; 4 rows (|v_z| < 2/7) leave room
- * for four (4 × 53 KiB; at most 64 registers). */
-#define TILT_IL_AUTO 0
+/* The interleaved pairs (IL; TOMO_PLANE_TILT_PATH=il, il4) up to
+ * TILT_IL_NR_MAX stored rows a tile: 5 rows (|v_z| < 3/7) keep three
+ * blocks an SM (3 × 66 KiB of raw windows and pairs), 6 would leave two;
+ * 4 rows (|v_z| < 2/7) leave room for four (4 × 53 KiB; at most 64
+ * registers).  `auto` takes them, four blocks an SM, where a tile needs
+ * at most TILT_IL_AUTO_NR stored rows and no texture share runs: on the
+ * H100 (19:36 run) XY 6.85 → 6.28 ms. */
 #define TILT_IL_NR_MAX 5
+#define TILT_IL_AUTO_NR 3
 
 /* Stored rows a tile's 8 plane rows can need with a step of v_z along
  * the plane's columns: their z spans 7·|v_z| (plus float rounding), so
  * their lower rows at most ⌊7·|v_z|⌋ + 2 and one above. */
 static inline int
-tilt_il_rows (float vz)
+tilt_plane_rows (float vz)
 {
   return MIN (TILT_NR, (int) floorf ((TILT_K - 1) * fabsf (vz) + 1.0f / 64) + 3);
 }
@@ -471,7 +473,7 @@ tilt_project (const unsigned int *rb,
               const __half2 w = __floats2half2_rn (w0, w1);
               __half2 pk, pk1;
 
-              if constexpr (IL != 0)
+              if constexpr (IL)
                 {
                   pk = tilt_lds_pair (ad);
                   pk1 = tilt_lds_pair (ad + B);
@@ -548,15 +550,16 @@ tilt_tex_fetch (const cudaTextureObject_t (*handle)[2],
  * texture projection added after the stage's last ring projection).
  * Three blocks per SM (four with G = 2 of a half store: 34 KiB of bins,
  * at most 64 registers).  PK: the packed half2 sums; IL (with PK): from
- * interleaved pairs (see tilt_il_build), IL blocks per SM, with rows_il
- * stored rows per projection in a stage (else TILT_NR). */
+ * interleaved pairs (see tilt_il_build); NB: blocks an SM (0: as above).
+ * With IL or NB the ring holds rows_n stored rows per projection in a
+ * stage, the rows the plane needs (else TILT_NR). */
 template <typename T, int VEC, int G, bool TWO, int LINEAR, int TX = 0, bool LATE = false,
-          bool PK = false, int IL = 0>
-__global__ static void __launch_bounds__ (TILT_X, IL ? IL : G == 2 && sizeof (T) == 2 ? 4 : 3)
+          bool PK = false, bool IL = false, int NB = 0>
+__global__ static void __launch_bounds__ (TILT_X, NB ? NB : G == 2 && sizeof (T) == 2 ? 4 : 3)
 plane_tilt_kernel (const T      *rows,
                    const float2 *trig,
                    PlaneArgs     a,
-                   int           rows_il,
+                   int           rows_n,
                    float        *out)
 {
   static_assert (TX == 0 || (LINEAR && TWO && TX <= G), "hybrid: linear, two rows, TX ≤ G");
@@ -570,7 +573,7 @@ plane_tilt_kernel (const T      *rows,
   /* Plans kept: the ring's stages and the next; IL one more (its sums
    * run a stage behind the copies' wait). */
   constexpr int NM = TILT_NS + (IL ? 2 : 1);
-  const int nrs = IL ? rows_il : TILT_NR;       /* rows per projection in a stage */
+  const int nrs = IL || NB ? rows_n : TILT_NR;  /* rows per projection in a stage */
   const int STAGE = G * nrs * WP;               /* bins per stage */
   extern __shared__ __align__ (16) unsigned char tilt_smem[];
   /* [TILT_NS][G][nrs][WP]; IL: [TILT_NS][nrs][G][WP], then its pairs. */
@@ -616,7 +619,7 @@ plane_tilt_kernel (const T      *rows,
   for (int q = 0; q < TILT_K; q++)
     /* Stage 0's address of row q's window less the rounding bits
      * (modulo 2³²; see tilt_project). */
-    if constexpr (IL != 0)
+    if constexpr (IL)
       rb[q] = pbase + (unsigned int) (rs.ro[q] * G * WP * 4) - ((unsigned int) TILT_MAGIC_BITS << 2);
     else
       rb[q] = sbase + (unsigned int) (rs.ro[q] * WP * (int) sizeof (T)) -
@@ -705,11 +708,11 @@ plane_tilt_kernel (const T      *rows,
               IL ? (unsigned int) (g * WP * 4) : (unsigned int) (g * nrs * WP * sizeof (T));
 
             if (m.inner)
-              tilt_project<T, WP, TWO, LINEAR, false, PK, IL != 0> (rb, goff, m, tb, acc_a,
-                                                                    acc_b, acc_h, g == 0);
+              tilt_project<T, WP, TWO, LINEAR, false, PK, IL> (rb, goff, m, tb, acc_a, acc_b,
+                                                               acc_h, g == 0);
             else
-              tilt_project<T, WP, TWO, LINEAR, true, PK, IL != 0> (rb, goff, m, tb, acc_a,
-                                                                   acc_b, acc_h, g == 0);
+              tilt_project<T, WP, TWO, LINEAR, true, PK, IL> (rb, goff, m, tb, acc_a, acc_b,
+                                                              acc_h, g == 0);
           }
         if (TX > 0 && h >= 0 && h < nt)
 #pragma unroll
@@ -743,7 +746,7 @@ plane_tilt_kernel (const T      *rows,
       rb[q] += step;
   };
 
-  if constexpr (IL != 0)
+  if constexpr (IL)
     {
       /* As cp_async_ring, with the pairs of stage s built once its copies
        * are in and summed at the next stage's barrier: one barrier a
@@ -787,7 +790,7 @@ plane_tilt_kernel (const T      *rows,
  * flight.  TX, LATE: the hybrid (plane_tilt_kernel; a.tex its texture
  * objects). */
 template <typename T, int VEC, int G, int TX = 0, bool LATE = false, bool PK = false,
-          int IL = 0>
+          bool IL = false, int NB = 0>
 static gboolean
 launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, float *out,
              cudaStream_t stream, GError **error)
@@ -795,19 +798,20 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
   dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
   /* Every plane row on a stored row (integer z, integer step): no blend. */
   const bool two = !(a.z0 == rintf (a.z0) && a.vz == rintf (a.vz));
-  /* IL: the packed kernel's interleaved pairs, a ring of the rows the
-   * plane needs (the other kernels: TILT_NR rows). */
-  const bool il = IL != 0 && (TX > 0 || (two && interp));
-  const int nrs = il ? tilt_il_rows (a.vz) : TILT_NR;
+  /* IL, NB: the packed kernel (interleaved pairs, blocks an SM) with a
+   * ring of the rows the plane needs (the other kernels: TILT_NR rows). */
+  const bool packed = TX > 0 || (two && interp);
+  const bool il = IL && packed;
+  const int nrs = (IL || NB) && packed ? tilt_plane_rows (a.vz) : TILT_NR;
   const size_t smem =
     tilt_ring_bytes<T, VEC, G> (nrs) + (il ? 2 * tilt_il_stage_bytes<G> (nrs) : 0);
   /* The hybrid's launchers instantiate the hybrid kernel only. */
   void (*kern) (const T *, const float2 *, PlaneArgs, int, float *);
 
   if constexpr (TX > 0)
-    kern = plane_tilt_kernel<T, VEC, G, true, 1, TX, LATE, PK, IL>;
+    kern = plane_tilt_kernel<T, VEC, G, true, 1, TX, LATE, PK, IL, NB>;
   else if (two)   /* the packed sums apply to linear interpolation between rows only */
-    kern = interp ? plane_tilt_kernel<T, VEC, G, true, 1, 0, false, PK, IL>
+    kern = interp ? plane_tilt_kernel<T, VEC, G, true, 1, 0, false, PK, IL, NB>
                   : plane_tilt_kernel<T, VEC, G, true, 0>;
   else
     kern = interp ? plane_tilt_kernel<T, VEC, G, false, 1> : plane_tilt_kernel<T, VEC, G, false, 0>;
@@ -855,26 +859,41 @@ tilt_pack_wanted (void)
 
   if (path == NULL || strcmp (path, "auto") == 0)
     return TILT_PACK_AUTO;
-  return strcmp (path, "pack") == 0 || strcmp (path, "il") == 0 || strcmp (path, "il4") == 0;
+  return strcmp (path, "pack") == 0 || strcmp (path, "il") == 0 || strcmp (path, "il4") == 0 ||
+         strcmp (path, "pack4") == 0;
 }
 
-/* TOMO_PLANE_TILT_PATH=il: the packed sums read from interleaved pairs,
- * three blocks an SM, where the plane's rows need at most TILT_IL_NR_MAX
- * stored rows a tile (else the packed sums as `pack`); il4: four blocks
- * an SM where they need at most 4 (else as il); unset or auto:
- * TILT_IL_AUTO.  The blocks an SM, 0 for none. */
-static int
-tilt_il_blocks (const PlaneArgs *a)
+/* The packed kernel's variant for a plane (TOMO_PLANE_TILT_PATH): il,
+ * from interleaved pairs where the plane's rows need at most
+ * TILT_IL_NR_MAX stored rows a tile (else the packed sums as `pack`); il4,
+ * the same with four blocks an SM where they need at most 4; pack4, the
+ * packed sums with four blocks an SM and a ring of the rows the plane
+ * needs (G = 3 projections a stage where 4 would not fit); auto: il4
+ * where a tile needs at most TILT_IL_AUTO_NR rows and no texture share
+ * runs (hybrid).  *nb: the blocks an SM, 0 for the default. */
+static void
+tilt_packed_variant (const PlaneArgs *a,
+                     gboolean         hybrid,
+                     gboolean        *il,
+                     int             *nb)
 {
   const char *path = g_getenv ("TOMO_PLANE_TILT_PATH");
-  const int n = tilt_il_rows (a->vz);
-  int want = TILT_IL_AUTO;
+  const int n = tilt_plane_rows (a->vz);
 
-  if (path != NULL && strcmp (path, "auto") != 0)
-    want = strcmp (path, "il") == 0 ? 3 : strcmp (path, "il4") == 0 ? 4 : 0;
-  if (want == 4 && n > 4)
-    want = 3;
-  return n <= TILT_IL_NR_MAX ? want : 0;
+  *il = FALSE;
+  *nb = 0;
+  if (path == NULL || strcmp (path, "auto") == 0)
+    {
+      *il = !hybrid && n <= TILT_IL_AUTO_NR;
+      *nb = *il ? 4 : 0;
+    }
+  else if ((strcmp (path, "il") == 0 || strcmp (path, "il4") == 0) && n <= TILT_IL_NR_MAX)
+    {
+      *il = TRUE;
+      *nb = strcmp (path, "il4") == 0 && n <= 4 ? 4 : 0;
+    }
+  else if (strcmp (path, "pack4") == 0)
+    *nb = 4;
 }
 
 gboolean
@@ -899,11 +918,15 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
 {
   const gboolean wide = a->W % (half ? 8 : 4) == 0;
   const gboolean pack = half && wide && tilt_pack_wanted ();
-  const int il = pack ? tilt_il_blocks (a) : 0;
+  gboolean il = FALSE;
+  int nb = 0;
 
   if (a->tex != NULL && _tomo_gpu_store_tilt_hybrid_ok (half, a, interp))
     {
       const __half *r = (const __half *) rows;
+
+      if (pack)
+        tilt_packed_variant (a, TRUE, &il, &nb);
 
       switch (_tomo_gpu_store_tilt_hybrid_split ())
         {
@@ -917,21 +940,35 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
         case 121:
           return launch_tilt<__half, 8, 2, 1, true> (r, trig, *a, 1, out, stream, error);
         case 141:
-          if (il == 4)
-            return launch_tilt<__half, 8, 4, 1, true, true, 4> (r, trig, *a, 1, out, stream, error);
-          if (il == 3)
-            return launch_tilt<__half, 8, 4, 1, true, true, 3> (r, trig, *a, 1, out, stream, error);
+          /* pack4: the hybrid keeps three blocks an SM (at 64 registers it
+           * spills). */
+          if (il && nb == 4)
+            return launch_tilt<__half, 8, 4, 1, true, true, true, 4> (r, trig, *a, 1, out, stream,
+                                                                      error);
+          if (il)
+            return launch_tilt<__half, 8, 4, 1, true, true, true> (r, trig, *a, 1, out, stream,
+                                                                   error);
           return pack ? launch_tilt<__half, 8, 4, 1, true, true> (r, trig, *a, 1, out, stream, error)
                       : launch_tilt<__half, 8, 4, 1, true> (r, trig, *a, 1, out, stream, error);
         default: break;
         }
     }
-  if (il == 4)
-    return launch_tilt<__half, 8, 4, 0, false, true, 4> ((const __half *) rows, trig, *a, interp,
-                                                         out, stream, error);
-  if (il == 3)
-    return launch_tilt<__half, 8, 4, 0, false, true, 3> ((const __half *) rows, trig, *a, interp,
-                                                         out, stream, error);
+  if (pack)
+    tilt_packed_variant (a, FALSE, &il, &nb);
+  if (il && nb == 4)
+    return launch_tilt<__half, 8, 4, 0, false, true, true, 4> ((const __half *) rows, trig, *a,
+                                                               interp, out, stream, error);
+  if (il)
+    return launch_tilt<__half, 8, 4, 0, false, true, true> ((const __half *) rows, trig, *a, interp,
+                                                            out, stream, error);
+  /* pack4: 4 projections a stage where the ring of 3 stages fits four
+   * blocks in 228 KiB (at most 8 rows), else 3. */
+  if (nb == 4 && tilt_plane_rows (a->vz) <= 8)
+    return launch_tilt<__half, 8, 4, 0, false, true, false, 4> ((const __half *) rows, trig, *a,
+                                                                interp, out, stream, error);
+  if (nb == 4)
+    return launch_tilt<__half, 8, 3, 0, false, true, false, 4> ((const __half *) rows, trig, *a,
+                                                                interp, out, stream, error);
   if (pack)
     return launch_tilt<__half, 8, 4, 0, false, true> ((const __half *) rows, trig, *a, interp, out,
                                                       stream, error);

@@ -453,10 +453,14 @@ run_tilt (TomoGpuStorePrecision precision,
          * (TOMO_PLANE_TILT_PATH=il: the same half2 arithmetic from
          * another layout in shared memory, so the packed sums' result to
          * the bit, where |v_z| < 3/7 from the pairs and above from the
-         * packed path; il4: four blocks an SM where |v_z| < 2/7). */
-        static const char *const paths[] = { NULL, "raw", "pack", "il", "il4" };
+         * packed path; il4: four blocks an SM where |v_z| < 2/7); the
+         * packed sums with four blocks an SM and a ring of the rows the
+         * plane needs (pack4: 3 projections a stage where |v_z| ≥ 6/7,
+         * so half roundings of their own). */
+        static const char *const paths[] = { NULL, "raw", "pack", "il", "il4", "pack4" };
         static const char *const labels[] = { "", ", raw path", ", packed", ", interleaved pairs",
-                                              ", interleaved pairs, 4 blocks an SM" };
+                                              ", interleaved pairs, 4 blocks an SM",
+                                              ", packed, 4 blocks an SM" };
         const double zr = planes[k].centre[2] - (planes[k].height - 1) / 2.0 * planes[k].v[2] -
                           tomo_gpu_store_get_row_start (store);
         const gboolean packs = precision == TOMO_GPU_STORE_HALF && kind != 2 &&
@@ -495,8 +499,12 @@ run_tilt (TomoGpuStorePrecision precision,
               g_assert_cmpfloat (e, !=, e_raw0);
             else if (v == 2)
               g_assert_cmpfloat (e, ==, e_raw0);
-            if (v >= 3)
+            if (v == 3 || v == 4)
               g_assert_cmpfloat (e, ==, packs ? e_pack0 : e_raw0);
+            if (v == 5 && packs)
+              g_assert_cmpfloat (e, !=, e_raw0);
+            else if (v == 5)
+              g_assert_cmpfloat (e, ==, e_raw0);
           }
 
         /* The hybrid (TOMO_PLANE_TILT_TEX=G:T, T of every G + T

@@ -859,18 +859,18 @@ tilt_pack_wanted (void)
 
   if (path == NULL || strcmp (path, "auto") == 0)
     return TILT_PACK_AUTO;
-  return strcmp (path, "pack") == 0 || strcmp (path, "il") == 0 || strcmp (path, "il4") == 0 ||
-         strcmp (path, "pack4") == 0;
+  return strcmp (path, "pack") == 0 || strcmp (path, "il") == 0 || strcmp (path, "il4") == 0;
 }
 
 /* The packed kernel's variant for a plane (TOMO_PLANE_TILT_PATH): il,
  * from interleaved pairs where the plane's rows need at most
  * TILT_IL_NR_MAX stored rows a tile (else the packed sums as `pack`); il4,
- * the same with four blocks an SM where they need at most 4; pack4, the
- * packed sums with four blocks an SM and a ring of the rows the plane
- * needs (G = 3 projections a stage where 4 would not fit); auto: il4
+ * the same with four blocks an SM where they need at most 4; auto: il4
  * where a tile needs at most TILT_IL_AUTO_NR rows and no texture share
- * runs (hybrid).  *nb: the blocks an SM, 0 for the default. */
+ * runs (hybrid).  *nb: the blocks an SM, 0 for the default.  (The packed
+ * sums with four blocks an SM alone, a ring of the rows the plane needs
+ * and 3 projections a stage where 4 would not fit, measured slower on the
+ * H100 and were removed: docs/PERFORMANCE.md.) */
 static void
 tilt_packed_variant (const PlaneArgs *a,
                      gboolean         hybrid,
@@ -892,8 +892,6 @@ tilt_packed_variant (const PlaneArgs *a,
       *il = TRUE;
       *nb = strcmp (path, "il4") == 0 && n <= 4 ? 4 : 0;
     }
-  else if (strcmp (path, "pack4") == 0)
-    *nb = 4;
 }
 
 gboolean
@@ -940,8 +938,6 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
         case 121:
           return launch_tilt<__half, 8, 2, 1, true> (r, trig, *a, 1, out, stream, error);
         case 141:
-          /* pack4: the hybrid keeps three blocks an SM (at 64 registers it
-           * spills). */
           if (il && nb == 4)
             return launch_tilt<__half, 8, 4, 1, true, true, true, 4> (r, trig, *a, 1, out, stream,
                                                                       error);
@@ -961,14 +957,6 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
   if (il)
     return launch_tilt<__half, 8, 4, 0, false, true, true> ((const __half *) rows, trig, *a, interp,
                                                             out, stream, error);
-  /* pack4: 4 projections a stage where the ring of 3 stages fits four
-   * blocks in 228 KiB (at most 8 rows), else 3. */
-  if (nb == 4 && tilt_plane_rows (a->vz) <= 8)
-    return launch_tilt<__half, 8, 4, 0, false, true, false, 4> ((const __half *) rows, trig, *a,
-                                                                interp, out, stream, error);
-  if (nb == 4)
-    return launch_tilt<__half, 8, 3, 0, false, true, false, 4> ((const __half *) rows, trig, *a,
-                                                                interp, out, stream, error);
   if (pack)
     return launch_tilt<__half, 8, 4, 0, false, true> ((const __half *) rows, trig, *a, interp, out,
                                                       stream, error);

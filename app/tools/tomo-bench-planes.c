@@ -316,9 +316,8 @@ bench_store (guint                 W,
        * half2 sums (TOMO_PLANE_TILT_PATH=pack) alone and with 4:1L, the
        * same sums from interleaved pairs of stored rows (il; il4: four
        * blocks an SM where the plane needs at most 4 stored rows a tile)
-       * alone and with 4:1L, the packed sums with four blocks an SM
-       * (pack4), then the raw path, 4:1L, pack, il, il4 and pack4 again,
-       * after them.  `auto` above: packed + 4:1L on the oblique plane,
+       * alone and with 4:1L, then the raw path, 4:1L, pack, il and il4
+       * again, after them.  `auto` above: packed + 4:1L on the oblique plane,
        * il4 on XY, the raw path on XZ and YZ (rows on stored rows). */
       static const char *const tilt_paths[][3] = {
         { "raw", NULL, "raw path" },
@@ -337,15 +336,13 @@ bench_store (guint                 W,
         { "il", "4:1L", "interleaved pairs + hybrid 4 + 1 late" },
         { "il4", NULL, "interleaved pairs, 4 blocks an SM" },
         { "il4", "4:1L", "interleaved pairs, 4 blocks an SM + hybrid 4 + 1 late" },
-        { "pack4", NULL, "packed, 4 blocks an SM" },
         { "raw", NULL, "raw path (again)" },
         { "raw", "4:1L", "hybrid 4 + 1 late (again)" },
         { "pack", NULL, "packed half2 sums (again)" },
         { "pack", "4:1L", "packed + hybrid 4 + 1 late (again)" },
         { "il", NULL, "interleaved pairs (again)" },
         { "il", "4:1L", "interleaved pairs + hybrid 4 + 1 late (again)" },
-        { "il4", NULL, "interleaved pairs, 4 blocks an SM (again)" },
-        { "pack4", NULL, "packed, 4 blocks an SM (again)" } };
+        { "il4", NULL, "interleaved pairs, 4 blocks an SM (again)" } };
 
       for (guint v = 0; v < G_N_ELEMENTS (tilt_paths) && pl->u[2] == 0.0 &&
                         kernel_wanted (TOMO_GPU_PLANE_TILT); v++)

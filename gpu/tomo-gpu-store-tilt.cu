@@ -78,11 +78,30 @@
  * hybrid, raw path 7.46).  Relative L2 against the CPU reference up to
  * 2.6·10⁻⁴ in the tests (raw path 6.3·10⁻⁵; tolerance 2·10⁻³).
  *
+ * The interleaved pairs (IL; TOMO_PLANE_TILT_PATH=il, il4; `auto` as il4
+ * where a tile needs at most 3 stored rows and no texture share runs,
+ * which under `auto` leaves the level planes, v_z = 0: XY): once a stage's raw windows are in, bin k of
+ * each pair of stored rows (r, r + 1) the tile uses becomes one 32-bit
+ * word, half2 (row r, row r + 1) (tilt_il_build: 8-byte loads, byte
+ * permutes, 16-byte stores), in one of two buffers built beside the
+ * previous stage's sums (one barrier a stage), so a plane row's bins k
+ * and k + 1 of both rows are two 32-bit loads and no PRMT: 11 SASS
+ * instructions per plane row and projection instead of 15, the packed
+ * sums' arithmetic to the bit.  The ring then holds only the rows the
+ * plane needs (⌊7·|v_z|⌋ + 3; il up to 5, il4 four blocks an SM at 64
+ * registers up to 4); steeper planes take the packed path.  On the H100
+ * (19:43 run): XY 6.83 → 6.29 ms (il4; 6.79 at three blocks an SM); the
+ * oblique plane 30°/15° (v_z = cos 15° = 0.97: 9 stored rows and 8 pairs
+ * a tile, twice the shared memory) stays on the packed path + 4 + 1 late,
+ * 9.38 ms.
+ *
  * Removed after their measurements (docs/PERFORMANCE.md): the pairs path
  * (float or half2 pairs (m, δ) built once a stage: 19.6 / 17.3 ms for the
  * oblique plane), the bulk path (cp.async.bulk windows and exact half2
  * pairs: 12.1 ms, XY 9.95 ms), 2 projections a stage from a half store
- * (12.25 ms), float pairs and deeper rings — none beat the raw path.
+ * (12.25 ms), float pairs and deeper rings — none beat the raw path; the
+ * packed sums at four blocks an SM alone (3 projections a stage for the
+ * oblique plane: 9.93 against 9.47 ms; XY 6.84 against 6.83).
  */
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
@@ -900,7 +919,7 @@ _tomo_gpu_store_tilt_hybrid_ok (gboolean half, const PlaneArgs *a, int interp)
   /* Linear interpolation from a half store of 16-byte rows, plane rows
    * between stored rows (the kernel blends two). */
   if (half && a->vz == 0.0f && g_getenv ("TOMO_PLANE_TILT_TEX") == NULL && tilt_pack_wanted ())
-    return FALSE;   /* `auto` on level planes (XY): the packed sums alone */
+    return FALSE;   /* `auto` on level planes (XY): the packed sums alone (il4) */
   return half && interp == 1 && a->W % 8 == 0 && !(a->z0 == rintf (a->z0) && a->vz == rintf (a->vz)) &&
          _tomo_gpu_store_tilt_hybrid_split () != 0;
 }

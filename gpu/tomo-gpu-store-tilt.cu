@@ -78,11 +78,30 @@
  * hybrid, raw path 7.46).  Relative L2 against the CPU reference up to
  * 2.6·10⁻⁴ in the tests (raw path 6.3·10⁻⁵; tolerance 2·10⁻³).
  *
+ * The interleaved pairs (IL; TOMO_PLANE_TILT_PATH=il, il4; `auto` as il4
+ * where a tile needs at most 3 stored rows and no texture share runs,
+ * which under `auto` leaves the level planes, v_z = 0: XY): once a stage's raw windows are in, bin k of
+ * each pair of stored rows (r, r + 1) the tile uses becomes one 32-bit
+ * word, half2 (row r, row r + 1) (tilt_il_build: 8-byte loads, byte
+ * permutes, 16-byte stores), in one of two buffers built beside the
+ * previous stage's sums (one barrier a stage), so a plane row's bins k
+ * and k + 1 of both rows are two 32-bit loads and no PRMT: 11 SASS
+ * instructions per plane row and projection instead of 15, the packed
+ * sums' arithmetic to the bit.  The ring then holds only the rows the
+ * plane needs (⌊7·|v_z|⌋ + 3; il up to 5, il4 four blocks an SM at 64
+ * registers up to 4); steeper planes take the packed path.  On the H100
+ * (19:43 run): XY 6.83 → 6.29 ms (il4; 6.79 at three blocks an SM); the
+ * oblique plane 30°/15° (v_z = cos 15° = 0.97: 9 stored rows and 8 pairs
+ * a tile, twice the shared memory) stays on the packed path + 4 + 1 late,
+ * 9.38 ms.
+ *
  * Removed after their measurements (docs/PERFORMANCE.md): the pairs path
  * (float or half2 pairs (m, δ) built once a stage: 19.6 / 17.3 ms for the
  * oblique plane), the bulk path (cp.async.bulk windows and exact half2
  * pairs: 12.1 ms, XY 9.95 ms), 2 projections a stage from a half store
- * (12.25 ms), float pairs and deeper rings — none beat the raw path.
+ * (12.25 ms), float pairs and deeper rings — none beat the raw path; the
+ * packed sums at four blocks an SM alone (3 projections a stage for the
+ * oblique plane: 9.93 against 9.47 ms; XY 6.84 against 6.83).
  */
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
@@ -117,6 +136,24 @@
  * 6.82 ms without the texture share (7.20 with it; see
  * _tomo_gpu_store_tilt_hybrid_ok). */
 #define TILT_PACK_AUTO TRUE
+/* The interleaved pairs (IL; TOMO_PLANE_TILT_PATH=il, il4) up to
+ * TILT_IL_NR_MAX stored rows a tile: 5 rows (|v_z| < 3/7) keep three
+ * blocks an SM (3 × 66 KiB of raw windows and pairs), 6 would leave two;
+ * 4 rows (|v_z| < 2/7) leave room for four (4 × 53 KiB; at most 64
+ * registers).  `auto` takes them, four blocks an SM, where a tile needs
+ * at most TILT_IL_AUTO_NR stored rows and no texture share runs: on the
+ * H100 (19:36 run) XY 6.85 → 6.28 ms. */
+#define TILT_IL_NR_MAX 5
+#define TILT_IL_AUTO_NR 3
+
+/* Stored rows a tile's 8 plane rows can need with a step of v_z along
+ * the plane's columns: their z spans 7·|v_z| (plus float rounding), so
+ * their lower rows at most ⌊7·|v_z|⌋ + 2 and one above. */
+static inline int
+tilt_plane_rows (float vz)
+{
+  return MIN (TILT_NR, (int) floorf ((TILT_K - 1) * fabsf (vz) + 1.0f / 64) + 3);
+}
 
 /* Bins per window: 255·|d| + 7·|e| + 2·margin ≤ 262.125 apart, so at most
  * 264 + VEC − 1 + 1 bins from an aligned start; 8 more of slack. */
@@ -316,6 +353,50 @@ tilt_ring_bytes (int nrs)
   return ((size_t) TILT_NS * G * nrs * TILT_WP (VEC) * sizeof (T) + 15) / 16 * 16;
 }
 
+/* The interleaved pairs (IL): bytes of one stage's, np = nrs − 1 pairs
+ * of stored rows (r, r + 1) of G windows of WP bins, one 32-bit word a
+ * bin ([pair][G][WP]; two stages after the ring). */
+template <int G>
+__host__ __device__ static inline size_t
+tilt_il_stage_bytes (int nrs)
+{
+  return (size_t) (nrs - 1) * G * TILT_WP (8) * 4;
+}
+
+/* The pairs of a stage of raw windows ([nrs][G][WP] half bins, every
+ * thread of the block): word k of pair r, projection g = (bin k of row r,
+ * bin k of row r + 1) as half2, for the np pairs the tile's plane rows
+ * use (r = 0 … np − 1) and the window's nb bins of the ng projections.
+ * Units of 4 bins: one 8-byte load from each row, 4 byte permutes, one
+ * 16-byte store; unit u is at u·8 bytes in the raw windows and u·16 in the
+ * pairs, so a warp's loads and stores are contiguous (no bank conflicts). */
+template <int G, int WP>
+__device__ static inline void
+tilt_il_build (const __half   *raw,
+               unsigned int   *pairs,
+               const TiltMeta *m,
+               int             ng,
+               int             np)
+{
+  constexpr unsigned int WU = WP / 4;
+  const unsigned int n = (unsigned int) (np * G) * WU;
+
+  for (unsigned int u = threadIdx.x; u < n; u += TILT_X)
+    {
+      const unsigned int w = u / WU, v = u - w * WU, g = w % G;
+
+      if ((int) g < ng && (int) (v * 4) < m[g].nb)
+        {
+          const uint2 lo = *(const uint2 *) (raw + (size_t) u * 4);
+          const uint2 hi = *(const uint2 *) (raw + (size_t) u * 4 + G * WP);
+
+          *(uint4 *) (pairs + (size_t) u * 4) =
+            make_uint4 (__byte_perm (lo.x, hi.x, 0x5410), __byte_perm (lo.x, hi.x, 0x7632),
+                        __byte_perm (lo.y, hi.y, 0x5410), __byte_perm (lo.y, hi.y, 0x7632));
+        }
+    }
+}
+
 /* A bin of the ring at shared address ad (bytes), as float. */
 template <typename E>
 __device__ static inline float
@@ -349,6 +430,17 @@ tilt_lds2 (unsigned int lo,
   return __halves2half2 (__ushort_as_half (a), __ushort_as_half (b));
 }
 
+/* A word of the interleaved pairs at shared address ad: bin k of the lower
+ * stored row (low half) and of the upper (high half). */
+__device__ static inline __half2
+tilt_lds_pair (unsigned int ad)
+{
+  unsigned int v;
+
+  asm volatile ("ld.shared.b32 %0, [%1];" : "=r" (v) : "r" (ad));
+  return *reinterpret_cast<__half2 *> (&v);
+}
+
 /* One projection of a stage for the 8 plane rows of this thread, with one
  * shared address per plane row (E: the stored type; WP: the row stride
  * in E; goff: the projection's window in the stage, bytes): rb[q] is the
@@ -357,8 +449,11 @@ tilt_lds2 (unsigned int lo,
  * adding the bits of t + 1.5·2²³ (one LEA) gives bin k's address and the
  * other three bins, the projection's window (goff) included, are
  * immediate offsets of the loads.  Linear: t is the position itself (no
- * 0.5 shift), k = floor(t) by rounding down (__fadd_rd), w1 = t − k. */
-template <typename E, int WP, bool TWO, int LINEAR, bool CLAMP, bool PK = false>
+ * 0.5 shift), k = floor(t) by rounding down (__fadd_rd), w1 = t − k.
+ * IL (with PK): rb[q] points into the interleaved pairs instead, one
+ * 32-bit word a bin (both stored rows), so bin k's pair is one load and
+ * bin k + 1's another, at +4. */
+template <typename E, int WP, bool TWO, int LINEAR, bool CLAMP, bool PK = false, bool IL = false>
 __device__ static inline void
 tilt_project (const unsigned int *rb,
               unsigned int        goff,
@@ -369,8 +464,8 @@ tilt_project (const unsigned int *rb,
               __half2            *acc_h,
               bool                first)
 {
-  constexpr int SH = sizeof (E) == 2 ? 1 : 2;
-  constexpr unsigned int B = sizeof (E), R = WP * sizeof (E);
+  constexpr int SH = IL ? 2 : sizeof (E) == 2 ? 1 : 2;
+  constexpr unsigned int B = IL ? 4 : sizeof (E), R = WP * sizeof (E);
 
 #pragma unroll
   for (int q = 0; q < TILT_K; q++)
@@ -395,7 +490,18 @@ tilt_project (const unsigned int *rb,
                * interpolated by two HFMA2 with the weights (w0, w1)
                * broadcast from one half2. */
               const __half2 w = __floats2half2_rn (w0, w1);
-              const __half2 pk = tilt_lds2 (ad, ad + R), pk1 = tilt_lds2 (ad + B, ad + R + B);
+              __half2 pk, pk1;
+
+              if constexpr (IL)
+                {
+                  pk = tilt_lds_pair (ad);
+                  pk1 = tilt_lds_pair (ad + B);
+                }
+              else
+                {
+                  pk = tilt_lds2 (ad, ad + R);
+                  pk1 = tilt_lds2 (ad + B, ad + R + B);
+                }
 
               /* The stage's first projection starts the sums (no zeroing). */
               const __half2 lo = first ? __hmul2 (pk, __low2half2 (w))
@@ -462,32 +568,41 @@ tilt_tex_fetch (const cudaTextureObject_t (*handle)[2],
  * TX: the hybrid's texture projections per stage (0: none; LATE: the one
  * texture projection added after the stage's last ring projection).
  * Three blocks per SM (four with G = 2 of a half store: 34 KiB of bins,
- * at most 64 registers). */
+ * at most 64 registers).  PK: the packed half2 sums; IL (with PK): from
+ * interleaved pairs (see tilt_il_build); NB: blocks an SM (0: as above).
+ * With IL or NB the ring holds rows_n stored rows per projection in a
+ * stage, the rows the plane needs (else TILT_NR). */
 template <typename T, int VEC, int G, bool TWO, int LINEAR, int TX = 0, bool LATE = false,
-          bool PK = false>
-__global__ static void __launch_bounds__ (TILT_X, G == 2 && sizeof (T) == 2 ? 4 : 3)
+          bool PK = false, bool IL = false, int NB = 0>
+__global__ static void __launch_bounds__ (TILT_X, NB ? NB : G == 2 && sizeof (T) == 2 ? 4 : 3)
 plane_tilt_kernel (const T      *rows,
                    const float2 *trig,
                    PlaneArgs     a,
+                   int           rows_n,
                    float        *out)
 {
   static_assert (TX == 0 || (LINEAR && TWO && TX <= G), "hybrid: linear, two rows, TX ≤ G");
   static_assert (!LATE || TX == 1, "late adds: one texture projection a stage");
   static_assert (!PK || (sizeof (T) == 2 && LINEAR && TWO), "packed: half store, linear, two rows");
+  static_assert (!IL || (PK && VEC == 8), "interleaved pairs: packed sums, 16-byte copies");
   constexpr int GS = G + TX;                    /* projections per stage */
   constexpr int WP = TILT_WP (VEC);
   constexpr int WV = WP / VEC;
   constexpr int BYTES = VEC * (int) sizeof (T);
-  const int nrs = TILT_NR;                      /* rows per projection in a stage */
+  /* Plans kept: the ring's stages and the next; IL one more (its sums
+   * run a stage behind the copies' wait). */
+  constexpr int NM = TILT_NS + (IL ? 2 : 1);
+  const int nrs = IL || NB ? rows_n : TILT_NR;  /* rows per projection in a stage */
   const int STAGE = G * nrs * WP;               /* bins per stage */
   extern __shared__ __align__ (16) unsigned char tilt_smem[];
-  T *ring = (T *) tilt_smem;                    /* [TILT_NS][G][nrs][WP] */
-  __shared__ TiltMeta meta[TILT_NS + 1][G];
+  /* [TILT_NS][G][nrs][WP]; IL: [TILT_NS][nrs][G][WP], then its pairs. */
+  T *ring = (T *) tilt_smem;
+  __shared__ TiltMeta meta[NM][G];
   __shared__ TiltRows rs;
   /* The hybrid (TX > 0): per stage TX projections more, fetched through
    * the texture objects of the stored rows (x0, d, e, y of each; the
    * objects of each plane row's two stored rows). */
-  __shared__ float4 tmeta[TILT_NS + 1][TX > 0 ? TX : 1];
+  __shared__ float4 tmeta[NM][TX > 0 ? TX : 1];
   __shared__ __align__ (16) cudaTextureObject_t thandle[TX > 0 ? TILT_K : 1][2];
   const int tid = threadIdx.x, iA = blockIdx.x * TILT_X, jA = blockIdx.y * TILT_K;
   const int n_stages = (a.P + GS - 1) / GS;
@@ -515,13 +630,19 @@ plane_tilt_kernel (const T      *rows,
   const unsigned int inside = tilt_inside (a, rs, iA, jA);
 
   const unsigned int sbase = (unsigned int) __cvta_generic_to_shared (ring);
+  /* IL: the interleaved pairs after the ring, two stages of them. */
+  const unsigned int pbase = sbase + (unsigned int) tilt_ring_bytes<T, VEC, G> (nrs);
+  const unsigned int pstage = (unsigned int) (IL ? tilt_il_stage_bytes<G> (nrs) : 0);
 
 #pragma unroll
   for (int q = 0; q < TILT_K; q++)
     /* Stage 0's address of row q's window less the rounding bits
      * (modulo 2³²; see tilt_project). */
-    rb[q] = sbase + (unsigned int) (rs.ro[q] * WP * (int) sizeof (T)) -
-            ((unsigned int) TILT_MAGIC_BITS << (sizeof (T) == 2 ? 1 : 2));
+    if constexpr (IL)
+      rb[q] = pbase + (unsigned int) (rs.ro[q] * G * WP * 4) - ((unsigned int) TILT_MAGIC_BITS << 2);
+    else
+      rb[q] = sbase + (unsigned int) (rs.ro[q] * WP * (int) sizeof (T)) -
+              ((unsigned int) TILT_MAGIC_BITS << (sizeof (T) == 2 ? 1 : 2));
 
   const int rlo = rs.rlo, nr = rs.nr;
 
@@ -530,10 +651,10 @@ plane_tilt_kernel (const T      *rows,
     const int p = stage * GS + tid;
 
     if (tid < G && stage < n_stages && p < a.P)
-      meta[stage % (TILT_NS + 1)][tid] = tilt_window<VEC> (a, __ldg (trig + p), iA, jA);
+      meta[stage % NM][tid] = tilt_window<VEC> (a, __ldg (trig + p), iA, jA);
     if constexpr (TX > 0)
       if (tid >= G && tid < GS && stage < n_stages && p < a.P)
-        tmeta[stage % (TILT_NS + 1)][tid - G] = tilt_tex_meta (a, __ldg (trig + p), iA, jA, p);
+        tmeta[stage % NM][tid - G] = tilt_tex_meta (a, __ldg (trig + p), iA, jA, p);
   };
 
   /* The windows of a stage's nr stored rows; zeros off the detector and
@@ -545,8 +666,8 @@ plane_tilt_kernel (const T      *rows,
         const int p0 = stage * GS;
 
         /* Unit u: row r, projection g, bins v·VEC … */
-        auto unit = [&] (int v, int g, int r) {
-            const TiltMeta &m = meta[stage % (TILT_NS + 1)][g];
+        auto unit = [&] (unsigned int u, int v, int g, int r) {
+            const TiltMeta &m = meta[stage % NM][g];
 
             if (p0 + g < a.P && v * VEC < m.nb)
               {
@@ -555,7 +676,9 @@ plane_tilt_kernel (const T      *rows,
                 const T *src = on ? rows + (size_t) (rlo + r) * a.row_elems +
                                       (size_t) (p0 + g) * a.W + col
                                   : rows;
-                T *dst = buf + ((size_t) g * nrs + r) * WP + v * VEC;
+                /* IL: (row r, projection g) in that order, so unit u's
+                 * bins are u·VEC. */
+                T *dst = IL ? buf + (size_t) u * VEC : buf + ((size_t) g * nrs + r) * WP + v * VEC;
 
                 if constexpr (BYTES == 16 || BYTES == 4)
                   copy_async<BYTES> (dst, src, on ? BYTES : 0);
@@ -567,14 +690,13 @@ plane_tilt_kernel (const T      *rows,
         /* Unsigned, the divisions by constants are a multiply and shifts
          * (signed ones round toward zero: more instructions). */
         for (unsigned int u = tid; u < (unsigned int) (nr * G * WV); u += TILT_X)
-          unit ((int) (u % WV), (int) (u / WV % G), (int) (u / WV / G));
+          unit (u, (int) (u % WV), (int) (u / WV % G), (int) (u / WV / G));
       }
     asm volatile ("cp.async.commit_group;\n" ::);
   };
 
   /* Stage s in shared memory: each projection's 8 plane rows. */
   auto sum = [&] (int s) {
-    const T *buf = ring + (size_t) (s % TILT_NS) * STAGE;
     const int ng = min (G, a.P - s * GS);
     const int nt = TX > 0 ? min (TX, a.P - s * GS - G) : 0;   /* texture projections */
     float ta[TILT_K], tb2[TILT_K];
@@ -593,23 +715,23 @@ plane_tilt_kernel (const T      *rows,
           if (hh * G / (TX > 0 ? TX : 1) == g)
             h = hh;
         if (TX > 0 && h >= 0 && h < nt)
-          tilt_tex_fetch (thandle, tmeta[s % (TILT_NS + 1)][h], ta, tb2);
+          tilt_tex_fetch (thandle, tmeta[s % NM][h], ta, tb2);
         if (LATE)
           h = g == G - 1 ? 0 : -1;
         if (g < ng)
           {
-            const TiltMeta m = meta[s % (TILT_NS + 1)][g];
-            const T *win = buf + (size_t) g * nrs * WP;
+            const TiltMeta m = meta[s % NM][g];
             const float tb = fmaf ((float) tid, m.d, m.t0);
-
-            const unsigned int goff = (unsigned int) (g * nrs * WP * sizeof (T));
+            /* IL: the pairs' layout is [pair][G][WP] words. */
+            const unsigned int goff =
+              IL ? (unsigned int) (g * WP * 4) : (unsigned int) (g * nrs * WP * sizeof (T));
 
             if (m.inner)
-              tilt_project<T, WP, TWO, LINEAR, false, PK> (rb, goff, m, tb, acc_a, acc_b, acc_h,
-                                                           g == 0);
+              tilt_project<T, WP, TWO, LINEAR, false, PK, IL> (rb, goff, m, tb, acc_a, acc_b,
+                                                               acc_h, g == 0);
             else
-              tilt_project<T, WP, TWO, LINEAR, true, PK> (rb, goff, m, tb, acc_a, acc_b, acc_h,
-                                                           g == 0);
+              tilt_project<T, WP, TWO, LINEAR, true, PK, IL> (rb, goff, m, tb, acc_a, acc_b,
+                                                              acc_h, g == 0);
           }
         if (TX > 0 && h >= 0 && h < nt)
 #pragma unroll
@@ -631,8 +753,10 @@ plane_tilt_kernel (const T      *rows,
             acc_b[q] += f.y;
           }
       }
-    /* The next stage's windows: the ring's next buffer. */
-    const unsigned int step = s % TILT_NS == TILT_NS - 1
+    /* The next stage's windows: the ring's next buffer (IL: the other
+     * buffer of pairs). */
+    const unsigned int step = IL ? (s % 2 == 1 ? 0u - pstage : pstage)
+                              : s % TILT_NS == TILT_NS - 1
                                 ? (unsigned int) (-(TILT_NS - 1) * STAGE * (int) sizeof (T))
                                 : (unsigned int) (STAGE * (int) sizeof (T));
 
@@ -641,7 +765,40 @@ plane_tilt_kernel (const T      *rows,
       rb[q] += step;
   };
 
-  cp_async_ring<TILT_NS> (n_stages, plan, issue, sum);
+  if constexpr (IL)
+    {
+      /* As cp_async_ring, with the pairs of stage s built once its copies
+       * are in and summed at the next stage's barrier: one barrier a
+       * stage, the build of s beside the sums of s − 1 (two buffers of
+       * pairs). */
+      for (int s = 0; s < TILT_NS; s++)
+        plan (s);
+      __syncthreads ();
+      for (int s = 0; s < TILT_NS - 1; s++)
+        issue (s);
+      for (int s = 0; s <= n_stages; s++)
+        {
+          if (s < n_stages)
+            asm volatile ("cp.async.wait_group %0;\n" :: "n" (TILT_NS - 2));
+          /* Stage s is in; the pairs of s − 1 are built, the sums of
+           * s − 2 done. */
+          __syncthreads ();
+          if (s < n_stages)
+            {
+              issue (s + TILT_NS - 1);
+              plan (s + TILT_NS);
+              tilt_il_build<G, WP> ((const __half *) ring + (size_t) (s % TILT_NS) * STAGE,
+                                    (unsigned int *) (tilt_smem + (pbase - sbase)) +
+                                      (s % 2) * (pstage / 4),
+                                    meta[s % NM], min (G, a.P - s * GS), nr - 1);
+            }
+          if (s > 0)
+            sum (s - 1);
+        }
+      asm volatile ("cp.async.wait_group 0;\n" ::);
+    }
+  else
+    cp_async_ring<TILT_NS> (n_stages, plan, issue, sum);
   tilt_write (a, rs, iA, jA, inside, TWO, a.inv_scale, acc_a, acc_b, out);
 }
 
@@ -651,22 +808,29 @@ plane_tilt_kernel (const T      *rows,
  * long as 4 and 2 (four blocks per SM) no less: the kernel wants warps in
  * flight.  TX, LATE: the hybrid (plane_tilt_kernel; a.tex its texture
  * objects). */
-template <typename T, int VEC, int G, int TX = 0, bool LATE = false, bool PK = false>
+template <typename T, int VEC, int G, int TX = 0, bool LATE = false, bool PK = false,
+          bool IL = false, int NB = 0>
 static gboolean
 launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, float *out,
              cudaStream_t stream, GError **error)
 {
-  const size_t smem = tilt_ring_bytes<T, VEC, G> (TILT_NR);
   dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
   /* Every plane row on a stored row (integer z, integer step): no blend. */
   const bool two = !(a.z0 == rintf (a.z0) && a.vz == rintf (a.vz));
+  /* IL, NB: the packed kernel (interleaved pairs, blocks an SM) with a
+   * ring of the rows the plane needs (the other kernels: TILT_NR rows). */
+  const bool packed = TX > 0 || (two && interp);
+  const bool il = IL && packed;
+  const int nrs = (IL || NB) && packed ? tilt_plane_rows (a.vz) : TILT_NR;
+  const size_t smem =
+    tilt_ring_bytes<T, VEC, G> (nrs) + (il ? 2 * tilt_il_stage_bytes<G> (nrs) : 0);
   /* The hybrid's launchers instantiate the hybrid kernel only. */
-  void (*kern) (const T *, const float2 *, PlaneArgs, float *);
+  void (*kern) (const T *, const float2 *, PlaneArgs, int, float *);
 
   if constexpr (TX > 0)
-    kern = plane_tilt_kernel<T, VEC, G, true, 1, TX, LATE, PK>;
+    kern = plane_tilt_kernel<T, VEC, G, true, 1, TX, LATE, PK, IL, NB>;
   else if (two)   /* the packed sums apply to linear interpolation between rows only */
-    kern = interp ? plane_tilt_kernel<T, VEC, G, true, 1, 0, false, PK>
+    kern = interp ? plane_tilt_kernel<T, VEC, G, true, 1, 0, false, PK, IL, NB>
                   : plane_tilt_kernel<T, VEC, G, true, 0>;
   else
     kern = interp ? plane_tilt_kernel<T, VEC, G, false, 1> : plane_tilt_kernel<T, VEC, G, false, 0>;
@@ -674,7 +838,7 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
     return FALSE;
-  kern<<<grid, TILT_X, smem, stream>>> (rows, trig, a, out);
+  kern<<<grid, TILT_X, smem, stream>>> (rows, trig, a, nrs, out);
   return TOMO_CUDA_CHECK_LAUNCH ("plane tilt kernel", error);
 }
 
@@ -705,7 +869,8 @@ _tomo_gpu_store_tilt_hybrid_split (void)
 
 /* TOMO_PLANE_TILT_PATH=pack: the packed sums (half store, linear, plane
  * rows between stored rows; elsewhere the raw path), with the hybrid
- * where TOMO_PLANE_TILT_TEX is set; unset or auto: TILT_PACK_AUTO. */
+ * where TOMO_PLANE_TILT_TEX is set; unset or auto: TILT_PACK_AUTO.  il:
+ * the packed sums from interleaved pairs (see tilt_il_wanted). */
 static gboolean
 tilt_pack_wanted (void)
 {
@@ -713,7 +878,39 @@ tilt_pack_wanted (void)
 
   if (path == NULL || strcmp (path, "auto") == 0)
     return TILT_PACK_AUTO;
-  return strcmp (path, "pack") == 0;
+  return strcmp (path, "pack") == 0 || strcmp (path, "il") == 0 || strcmp (path, "il4") == 0;
+}
+
+/* The packed kernel's variant for a plane (TOMO_PLANE_TILT_PATH): il,
+ * from interleaved pairs where the plane's rows need at most
+ * TILT_IL_NR_MAX stored rows a tile (else the packed sums as `pack`); il4,
+ * the same with four blocks an SM where they need at most 4; auto: il4
+ * where a tile needs at most TILT_IL_AUTO_NR rows and no texture share
+ * runs (hybrid).  *nb: the blocks an SM, 0 for the default.  (The packed
+ * sums with four blocks an SM alone, a ring of the rows the plane needs
+ * and 3 projections a stage where 4 would not fit, measured slower on the
+ * H100 and were removed: docs/PERFORMANCE.md.) */
+static void
+tilt_packed_variant (const PlaneArgs *a,
+                     gboolean         hybrid,
+                     gboolean        *il,
+                     int             *nb)
+{
+  const char *path = g_getenv ("TOMO_PLANE_TILT_PATH");
+  const int n = tilt_plane_rows (a->vz);
+
+  *il = FALSE;
+  *nb = 0;
+  if (path == NULL || strcmp (path, "auto") == 0)
+    {
+      *il = !hybrid && n <= TILT_IL_AUTO_NR;
+      *nb = *il ? 4 : 0;
+    }
+  else if ((strcmp (path, "il") == 0 || strcmp (path, "il4") == 0) && n <= TILT_IL_NR_MAX)
+    {
+      *il = TRUE;
+      *nb = strcmp (path, "il4") == 0 && n <= 4 ? 4 : 0;
+    }
 }
 
 gboolean
@@ -722,7 +919,7 @@ _tomo_gpu_store_tilt_hybrid_ok (gboolean half, const PlaneArgs *a, int interp)
   /* Linear interpolation from a half store of 16-byte rows, plane rows
    * between stored rows (the kernel blends two). */
   if (half && a->vz == 0.0f && g_getenv ("TOMO_PLANE_TILT_TEX") == NULL && tilt_pack_wanted ())
-    return FALSE;   /* `auto` on level planes (XY): the packed sums alone */
+    return FALSE;   /* `auto` on level planes (XY): the packed sums alone (il4) */
   return half && interp == 1 && a->W % 8 == 0 && !(a->z0 == rintf (a->z0) && a->vz == rintf (a->vz)) &&
          _tomo_gpu_store_tilt_hybrid_split () != 0;
 }
@@ -738,10 +935,15 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
 {
   const gboolean wide = a->W % (half ? 8 : 4) == 0;
   const gboolean pack = half && wide && tilt_pack_wanted ();
+  gboolean il = FALSE;
+  int nb = 0;
 
   if (a->tex != NULL && _tomo_gpu_store_tilt_hybrid_ok (half, a, interp))
     {
       const __half *r = (const __half *) rows;
+
+      if (pack)
+        tilt_packed_variant (a, TRUE, &il, &nb);
 
       switch (_tomo_gpu_store_tilt_hybrid_split ())
         {
@@ -755,11 +957,25 @@ _tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig
         case 121:
           return launch_tilt<__half, 8, 2, 1, true> (r, trig, *a, 1, out, stream, error);
         case 141:
+          if (il && nb == 4)
+            return launch_tilt<__half, 8, 4, 1, true, true, true, 4> (r, trig, *a, 1, out, stream,
+                                                                      error);
+          if (il)
+            return launch_tilt<__half, 8, 4, 1, true, true, true> (r, trig, *a, 1, out, stream,
+                                                                   error);
           return pack ? launch_tilt<__half, 8, 4, 1, true, true> (r, trig, *a, 1, out, stream, error)
                       : launch_tilt<__half, 8, 4, 1, true> (r, trig, *a, 1, out, stream, error);
         default: break;
         }
     }
+  if (pack)
+    tilt_packed_variant (a, FALSE, &il, &nb);
+  if (il && nb == 4)
+    return launch_tilt<__half, 8, 4, 0, false, true, true, 4> ((const __half *) rows, trig, *a,
+                                                               interp, out, stream, error);
+  if (il)
+    return launch_tilt<__half, 8, 4, 0, false, true, true> ((const __half *) rows, trig, *a, interp,
+                                                            out, stream, error);
   if (pack)
     return launch_tilt<__half, 8, 4, 0, false, true> ((const __half *) rows, trig, *a, interp, out,
                                                       stream, error);

@@ -381,8 +381,9 @@ test_tile (gconstpointer data)
  * plane width with a short last row tile; auto takes the tilt kernel for
  * all of them.  1 — the same store holding rows 3 … 14 only: the tilted
  * planes run past both ends.  2 — 161 columns (single-bin copies; auto
- * keeps the rows kernel there).  3 — as 0, two of the planes only (for
- * the sanitizers).  Each plane runs `auto` and the raw path
+ * keeps the rows kernel there).  3 — as 0, three of the planes only (for
+ * the sanitizers; XY at z 7.4 16 rows high, where auto reads interleaved
+ * pairs).  Each plane runs `auto` and the raw path
  * (TOMO_PLANE_TILT_PATH=raw) and, from half stores of 16-byte rows with
  * linear interpolation, every split of the texture+ALU hybrid. */
 static void
@@ -439,6 +440,8 @@ run_tilt (TomoGpuStorePrecision precision,
       names[1] = "XY on row 6";
       names[2] = "XY at z 7.4";
     }
+  if (kind == 3)
+    planes[6].height = 16;
 
   for (guint k = 0; k < n; k++)
     for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
@@ -449,17 +452,22 @@ run_tilt (TomoGpuStorePrecision precision,
          * raw path); the raw path; the packed half2
          * sums (TOMO_PLANE_TILT_PATH=pack: half store of 16-byte rows,
          * linear, plane rows between stored rows; elsewhere the raw
-         * path, to the bit). */
-        static const char *const paths[] = { NULL, "raw", "pack" };
-        static const char *const labels[] = { "", ", raw path", ", packed" };
+         * path, to the bit); the packed sums from interleaved pairs
+         * (TOMO_PLANE_TILT_PATH=il: the same half2 arithmetic from
+         * another layout in shared memory, so the packed sums' result to
+         * the bit, where |v_z| < 3/7 from the pairs and above from the
+         * packed path; il4: four blocks an SM where |v_z| < 2/7). */
+        static const char *const paths[] = { NULL, "raw", "pack", "il", "il4" };
+        static const char *const labels[] = { "", ", raw path", ", packed", ", interleaved pairs",
+                                              ", interleaved pairs, 4 blocks an SM" };
         const double zr = planes[k].centre[2] - (planes[k].height - 1) / 2.0 * planes[k].v[2] -
                           tomo_gpu_store_get_row_start (store);
         const gboolean packs = precision == TOMO_GPU_STORE_HALF && kind != 2 &&
                                in == TOMO_INTERP_LINEAR &&
                                !(zr == rint (zr) && planes[k].v[2] == rint (planes[k].v[2]));
-        double e_raw0 = 0.0;
+        double e_raw0 = 0.0, e_pack0 = 0.0;
 
-        if (kind == 3 && k != 0 && k != 4)
+        if (kind == 3 && k != 0 && k != 4 && k != 6)
           continue;
         for (guint v = 0; v < G_N_ELEMENTS (paths); v++)
           {
@@ -481,6 +489,8 @@ run_tilt (TomoGpuStorePrecision precision,
             g_assert_cmpfloat (e, <=, t);
             if (v == 1)
               e_raw0 = e;
+            if (v == 2)
+              e_pack0 = e;
             /* The packed sums ran where they apply (their half roundings
              * differ from the raw path's float sums), the raw path
              * elsewhere. */
@@ -488,6 +498,8 @@ run_tilt (TomoGpuStorePrecision precision,
               g_assert_cmpfloat (e, !=, e_raw0);
             else if (v == 2)
               g_assert_cmpfloat (e, ==, e_raw0);
+            if (v >= 3)
+              g_assert_cmpfloat (e, ==, packs ? e_pack0 : e_raw0);
           }
 
         /* The hybrid (TOMO_PLANE_TILT_TEX=G:T, T of every G + T
@@ -537,7 +549,7 @@ run_tilt (TomoGpuStorePrecision precision,
               }
             /* The hybrid 4:1L with the packed sums. */
             {
-              double e, e_h;
+              double e, e_h, e_il;
 
               g_setenv ("TOMO_PLANE_TILT_TEX", "4:1L", TRUE);
               e_h = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
@@ -556,6 +568,25 @@ run_tilt (TomoGpuStorePrecision precision,
                 g_assert_cmpfloat (e, !=, e_h);
               else
                 g_assert_cmpfloat (e, ==, e_raw);
+
+              /* From interleaved pairs (three and four blocks an SM):
+               * the same sums, to the bit. */
+              for (guint b = 3; b <= 4; b++)
+                {
+                  g_setenv ("TOMO_PLANE_TILT_TEX", "4:1L", TRUE);
+                  g_setenv ("TOMO_PLANE_TILT_PATH", b == 3 ? "il" : "il4", TRUE);
+                  e_il = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
+                  g_unsetenv ("TOMO_PLANE_TILT_TEX");
+                  g_test_message ("%s store, rows %u … %u, %s, interleaved pairs (%u blocks an "
+                                  "SM) + hybrid 4:1L: relative L2 %.3g (packed + 4:1L %.3g), "
+                                  "%.3f ms",
+                                  tomo_gpu_store_precision_to_string (precision),
+                                  tomo_gpu_store_get_row_start (store),
+                                  tomo_gpu_store_get_row_start (store) +
+                                    tomo_gpu_store_get_n_rows (store) - 1,
+                                  names[k], b, e_il, e, tomo_gpu_store_get_plane_ms (store));
+                  g_assert_cmpfloat (e_il, ==, e);
+                }
             }
             g_unsetenv ("TOMO_PLANE_TILT_PATH");
           }

@@ -313,10 +313,12 @@ bench_store (guint                 W,
        * baseline, then the hybrid (TOMO_PLANE_TILT_TEX=G:T: per stage of G
        * ring projections T through the texture units; half store, planes
        * between stored rows: XY and the oblique plane here); the packed
-       * half2 sums (TOMO_PLANE_TILT_PATH=pack) alone and with 4:1L, then
-       * the raw path and 4:1L again, after them.  `auto` above: packed +
-       * 4:1L on the oblique plane, packed alone on XY, the raw path on
-       * XZ and YZ (rows on stored rows). */
+       * half2 sums (TOMO_PLANE_TILT_PATH=pack) alone and with 4:1L, the
+       * same sums from interleaved pairs of stored rows (il; il4: four
+       * blocks an SM where the plane needs at most 4 stored rows a tile)
+       * alone and with 4:1L, then the raw path, 4:1L, pack, il and il4
+       * again, after them.  `auto` above: packed + 4:1L on the oblique plane,
+       * il4 on XY, the raw path on XZ and YZ (rows on stored rows). */
       static const char *const tilt_paths[][3] = {
         { "raw", NULL, "raw path" },
         { "raw", "4:1", "hybrid 4 ALU + 1 texture (1/5)" },
@@ -330,8 +332,17 @@ bench_store (guint                 W,
         { "raw", "4:1L", "hybrid 4 + 1, added after the stage" },
         { "pack", NULL, "packed half2 sums" },
         { "pack", "4:1L", "packed + hybrid 4 + 1 late" },
+        { "il", NULL, "interleaved pairs" },
+        { "il", "4:1L", "interleaved pairs + hybrid 4 + 1 late" },
+        { "il4", NULL, "interleaved pairs, 4 blocks an SM" },
+        { "il4", "4:1L", "interleaved pairs, 4 blocks an SM + hybrid 4 + 1 late" },
         { "raw", NULL, "raw path (again)" },
-        { "raw", "4:1L", "hybrid 4 + 1 late (again)" } };
+        { "raw", "4:1L", "hybrid 4 + 1 late (again)" },
+        { "pack", NULL, "packed half2 sums (again)" },
+        { "pack", "4:1L", "packed + hybrid 4 + 1 late (again)" },
+        { "il", NULL, "interleaved pairs (again)" },
+        { "il", "4:1L", "interleaved pairs + hybrid 4 + 1 late (again)" },
+        { "il4", NULL, "interleaved pairs, 4 blocks an SM (again)" } };
 
       for (guint v = 0; v < G_N_ELEMENTS (tilt_paths) && pl->u[2] == 0.0 &&
                         kernel_wanted (TOMO_GPU_PLANE_TILT); v++)

@@ -48,8 +48,8 @@
  * time goes to the per-sample instructions and shared loads, not the
  * copy.
  *
- * The hybrid (TOMO_PLANE_TILT_TEX, `auto` from a half store with linear
- * interpolation between rows): per stage of G ring projections, T more
+ * The hybrid (TOMO_PLANE_TILT_TEX; `auto` from a half store with linear
+ * interpolation between rows until the slot copy below): per stage of G ring projections, T more
  * are interpolated by the texture units (one texture object per stored
  * row, hardware linear filtering along the detector), their fetches issued
  * before a ring projection's sums and added after them, so that the
@@ -78,9 +78,8 @@
  * hybrid, raw path 7.46).  Relative L2 against the CPU reference up to
  * 2.6·10⁻⁴ in the tests (raw path 6.3·10⁻⁵; tolerance 2·10⁻³).
  *
- * The interleaved pairs (IL; TOMO_PLANE_TILT_PATH=il, il4; `auto` as il4
- * where a tile needs at most 3 stored rows and no texture share runs,
- * which under `auto` leaves the level planes, v_z = 0: XY): once a stage's raw windows are in, bin k of
+ * The interleaved pairs (IL; TOMO_PLANE_TILT_PATH=il, il4; `auto` as il
+ * where a tile needs at most 3 stored rows, |v_z| < 1/7, e.g. XY): once a stage's raw windows are in, bin k of
  * each pair of stored rows (r, r + 1) the tile uses becomes one 32-bit
  * word, half2 (row r, row r + 1) (tilt_il_build: 8-byte loads, byte
  * permutes, 16-byte stores), in one of two buffers built beside the
@@ -94,6 +93,19 @@
  * oblique plane 30°/15° (v_z = cos 15° = 0.97: 9 stored rows and 8 pairs
  * a tile, twice the shared memory) stays on the packed path + 4 + 1 late,
  * 9.38 ms.
+ *
+ * The copy into the ring (20:10 run): each thread takes a slot (a
+ * projection and 16-byte unit of its window) and copies it for each of
+ * the tile's stored rows, the source stepped by a stored row and the
+ * destination by the ring's row stride.  Before, every (row, projection,
+ * unit) was numbered over the block, each with its own divisions, window
+ * load and 64-bit address: about 65 SASS instructions a copy, a third of
+ * the kernel's instructions on the oblique plane (ncu of the packed path
+ * at 19:45: 7.82 G warp instructions, the sums about 4 G of them).  On
+ * the H100, same run, old build beside: oblique 30°/15° packed 9.48 →
+ * 6.95–7.46 ms, with 4:1L 9.38 → 7.50–7.74 (so `auto` now runs no
+ * texture share), raw path 10.27 → 7.35–7.94; XY il 6.78 → 6.16 (now
+ * `auto`; il4 6.27).
  *
  * Removed after their measurements (docs/PERFORMANCE.md): the pairs path
  * (float or half2 pairs (m, δ) built once a stage: 19.6 / 17.3 ms for the
@@ -124,25 +136,27 @@
 /* x + 1.5·2²³ rounds x to an integer in the low mantissa bits (|x| < 2²²). */
 #define TILT_MAGIC 12582912.0f
 #define TILT_MAGIC_BITS 0x4B400000
-/* The hybrid's split where TOMO_PLANE_TILT_TEX is unset (see
- * _tomo_gpu_store_tilt_hybrid_split): 4 ring projections and 1 texture
- * projection a stage, its values added after the stage's last ring
- * projection ("4:1L"), the fastest split on the H100 for the oblique
- * plane since the inner loop's shared addresses were folded (2:1 before;
- * docs/PERFORMANCE.md). */
-#define TILT_TEX_AUTO 141
+/* The hybrid runs only where TOMO_PLANE_TILT_TEX asks for it (see
+ * _tomo_gpu_store_tilt_hybrid_split): `auto` took 4 ring + 1 texture
+ * projection a stage ("4:1L") while the copy into the ring cost a third of
+ * the kernel's instructions; since the copy walks a slot's rows (20:10
+ * run, docs/PERFORMANCE.md) the packed sums alone are faster on the
+ * oblique plane (6.95–7.46 ms against 7.56–7.74 with 4:1L). */
+
 /* Whether `auto` takes the packed sums (tilt_project's PK): on the H100
  * (18:35 run) oblique 9.76 → 9.38 ms with 4:1L, XY between rows 7.37 →
- * 6.82 ms without the texture share (7.20 with it; see
- * _tomo_gpu_store_tilt_hybrid_ok). */
+ * 6.82 ms; with the slot copy (20:10 run) oblique 7.34–7.94 → 6.95–7.46
+ * ms, XY 6.81–6.83 → 6.37–6.39 ms. */
 #define TILT_PACK_AUTO TRUE
 /* The interleaved pairs (IL; TOMO_PLANE_TILT_PATH=il, il4) up to
  * TILT_IL_NR_MAX stored rows a tile: 5 rows (|v_z| < 3/7) keep three
  * blocks an SM (3 × 66 KiB of raw windows and pairs), 6 would leave two;
  * 4 rows (|v_z| < 2/7) leave room for four (4 × 53 KiB; at most 64
- * registers).  `auto` takes them, four blocks an SM, where a tile needs
- * at most TILT_IL_AUTO_NR stored rows and no texture share runs: on the
- * H100 (19:36 run) XY 6.85 → 6.28 ms. */
+ * registers).  `auto` takes them where a tile needs at most
+ * TILT_IL_AUTO_NR stored rows and no texture share runs: on the H100
+ * (19:36 run) XY 6.85 → 6.28 ms with four blocks an SM (il4); with the
+ * slot copy (20:10 run) three blocks an SM (il) are faster, 6.15–6.17
+ * against 6.26–6.27 ms. */
 #define TILT_IL_NR_MAX 5
 #define TILT_IL_AUTO_NR 3
 
@@ -665,32 +679,41 @@ plane_tilt_kernel (const T      *rows,
         T *buf = ring + (size_t) (stage % TILT_NS) * STAGE;
         const int p0 = stage * GS;
 
-        /* Unit u: row r, projection g, bins v·VEC … */
-        auto unit = [&] (unsigned int u, int v, int g, int r) {
+        /* Slot (projection g, bins v·VEC …) per thread, its nr stored
+         * rows one after the other: the slot's window, addresses and
+         * detector test once, then a row stride per copy.  (Units numbered
+         * over rows too, each with its own divisions and 64-bit address,
+         * took about 65 SASS instructions a copy: a third of the kernel's
+         * instructions on the oblique plane, ncu 19:45.)  IL: rows
+         * [row][projection], so a row's stride is G·WP; else
+         * [projection][row], WP. */
+        constexpr size_t DSTEP = IL ? (size_t) G * WP : (size_t) WP;
+
+        for (unsigned int u = tid; u < (unsigned int) (G * WV); u += TILT_X)
+          {
+            const int v = (int) (u % WV), g = (int) (u / WV);
             const TiltMeta &m = meta[stage % NM][g];
 
             if (p0 + g < a.P && v * VEC < m.nb)
               {
                 const int col = m.lo + v * VEC;
-                const bool on = col >= 0 && col + VEC <= a.W && rlo + r < a.n_rows;
-                const T *src = on ? rows + (size_t) (rlo + r) * a.row_elems +
-                                      (size_t) (p0 + g) * a.W + col
-                                  : rows;
-                /* IL: (row r, projection g) in that order, so unit u's
-                 * bins are u·VEC. */
-                T *dst = IL ? buf + (size_t) u * VEC : buf + ((size_t) g * nrs + r) * WP + v * VEC;
+                const bool det = col >= 0 && col + VEC <= a.W;
+                const int held = min (nr, a.n_rows - rlo);   /* rows copied; zeros past them */
+                const T *src = rows + (size_t) rlo * a.row_elems + (size_t) (p0 + g) * a.W +
+                               (det ? col : 0);
+                T *dst = buf + (IL ? (size_t) g * WP : (size_t) g * nrs * WP) + v * VEC;
 
-                if constexpr (BYTES == 16 || BYTES == 4)
-                  copy_async<BYTES> (dst, src, on ? BYTES : 0);
-                else
-                  *dst = on ? *src : (T) 0.0f;
+                for (int r = 0; r < nr; r++, src += a.row_elems, dst += DSTEP)
+                  {
+                    const bool on = det && r < held;
+
+                    if constexpr (BYTES == 16 || BYTES == 4)
+                      copy_async<BYTES> (dst, on ? src : rows, on ? BYTES : 0);
+                    else
+                      *dst = on ? *src : (T) 0.0f;
+                  }
               }
-        };
-
-        /* Unsigned, the divisions by constants are a multiply and shifts
-         * (signed ones round toward zero: more instructions). */
-        for (unsigned int u = tid; u < (unsigned int) (nr * G * WV); u += TILT_X)
-          unit (u, (int) (u % WV), (int) (u / WV % G), (int) (u / WV / G));
+          }
       }
     asm volatile ("cp.async.commit_group;\n" ::);
   };
@@ -844,9 +867,7 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
 
 /* TOMO_PLANE_TILT_TEX (see tomo-gpu-store-private.h): "G:T" as 10·G + T
  * for the splits built (4:1 … 4:4, 3:1, 2:1, 2:2; 2:1L, 4:1L), 0 for none ("0",
- * anything else).  Unset: TILT_TEX_AUTO where TOMO_PLANE_TILT_PATH is
- * unset or auto, else none (TOMO_PLANE_TILT_PATH=raw: the raw path
- * alone). */
+ * anything else).  Unset: none (`auto` runs no texture share). */
 int
 _tomo_gpu_store_tilt_hybrid_split (void)
 {
@@ -855,7 +876,7 @@ _tomo_gpu_store_tilt_hybrid_split (void)
   int g = 0, t = 0;
 
   if (v == NULL)
-    return path == NULL || strcmp (path, "auto") == 0 ? TILT_TEX_AUTO : 0;
+    return 0;
   if (sscanf (v, "%d:%d", &g, &t) != 2)
     return 0;
   /* "G:1L": the one texture projection's values added after the stage's
@@ -884,7 +905,7 @@ tilt_pack_wanted (void)
 /* The packed kernel's variant for a plane (TOMO_PLANE_TILT_PATH): il,
  * from interleaved pairs where the plane's rows need at most
  * TILT_IL_NR_MAX stored rows a tile (else the packed sums as `pack`); il4,
- * the same with four blocks an SM where they need at most 4; auto: il4
+ * the same with four blocks an SM where they need at most 4; auto: il
  * where a tile needs at most TILT_IL_AUTO_NR rows and no texture share
  * runs (hybrid).  *nb: the blocks an SM, 0 for the default.  (The packed
  * sums with four blocks an SM alone, a ring of the rows the plane needs
@@ -904,7 +925,7 @@ tilt_packed_variant (const PlaneArgs *a,
   if (path == NULL || strcmp (path, "auto") == 0)
     {
       *il = !hybrid && n <= TILT_IL_AUTO_NR;
-      *nb = *il ? 4 : 0;
+      *nb = 0;
     }
   else if ((strcmp (path, "il") == 0 || strcmp (path, "il4") == 0) && n <= TILT_IL_NR_MAX)
     {
@@ -918,8 +939,6 @@ _tomo_gpu_store_tilt_hybrid_ok (gboolean half, const PlaneArgs *a, int interp)
 {
   /* Linear interpolation from a half store of 16-byte rows, plane rows
    * between stored rows (the kernel blends two). */
-  if (half && a->vz == 0.0f && g_getenv ("TOMO_PLANE_TILT_TEX") == NULL && tilt_pack_wanted ())
-    return FALSE;   /* `auto` on level planes (XY): the packed sums alone (il4) */
   return half && interp == 1 && a->W % 8 == 0 && !(a->z0 == rintf (a->z0) && a->vz == rintf (a->vz)) &&
          _tomo_gpu_store_tilt_hybrid_split () != 0;
 }

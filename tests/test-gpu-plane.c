@@ -447,9 +447,9 @@ run_tilt (TomoGpuStorePrecision precision,
     for (TomoInterp in = TOMO_INTERP_NEAREST; in <= TOMO_INTERP_LINEAR; in++)
       {
         const double t = in == TOMO_INTERP_NEAREST ? 2e-3 : tol;
-        /* v: the default path (auto: the packed sums, with the hybrid
-         * 4:1L below where it applies and the plane rows climb, else the
-         * raw path); the raw path; the packed half2
+        /* v: the default path (auto: the packed sums where they apply —
+         * from interleaved pairs where a tile needs at most 3 stored rows —
+         * else the raw path; no texture share); the raw path; the packed half2
          * sums (TOMO_PLANE_TILT_PATH=pack: half store of 16-byte rows,
          * linear, plane rows between stored rows; elsewhere the raw
          * path, to the bit); the packed sums from interleaved pairs
@@ -503,7 +503,7 @@ run_tilt (TomoGpuStorePrecision precision,
           }
 
         /* The hybrid (TOMO_PLANE_TILT_TEX=G:T, T of every G + T
-         * projections through the texture units; `auto` above takes 4:1L):
+         * projections through the texture units, on request only):
          * linear, half store of 16-byte rows, plane rows between stored
          * rows.  Tolerance as the half store's (its texture share's 8-bit
          * weights: the texture kernel alone is within 5e-4 on these
@@ -521,7 +521,7 @@ run_tilt (TomoGpuStorePrecision precision,
             e_auto = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
             g_setenv ("TOMO_PLANE_TILT_PATH", "raw", TRUE);
             e_raw = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
-            /* auto: the hybrid where it applies. */
+            /* auto: the packed sums where they apply. */
             if (two)
               g_assert_cmpfloat (e_auto, !=, e_raw);
             else

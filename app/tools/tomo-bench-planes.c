@@ -317,8 +317,8 @@ bench_store (guint                 W,
        * same sums from interleaved pairs of stored rows (il; il4: four
        * blocks an SM where the plane needs at most 4 stored rows a tile)
        * alone and with 4:1L, then the raw path, 4:1L, pack, il and il4
-       * again, after them.  `auto` above: packed + 4:1L on the oblique plane,
-       * il4 on XY, the raw path on XZ and YZ (rows on stored rows). */
+       * again, after them.  `auto` above: the packed sums on the oblique plane,
+       * il on XY, the raw path on XZ and YZ (rows on stored rows). */
       static const char *const tilt_paths[][3] = {
         { "raw", NULL, "raw path" },
         { "raw", "4:1", "hybrid 4 ALU + 1 texture (1/5)" },

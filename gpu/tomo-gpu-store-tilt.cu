@@ -872,7 +872,6 @@ int
 _tomo_gpu_store_tilt_hybrid_split (void)
 {
   const char *v = g_getenv ("TOMO_PLANE_TILT_TEX");
-  const char *path = g_getenv ("TOMO_PLANE_TILT_PATH");
   int g = 0, t = 0;
 
   if (v == NULL)

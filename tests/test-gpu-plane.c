@@ -381,9 +381,10 @@ test_tile (gconstpointer data)
  * plane width with a short last row tile; auto takes the tilt kernel for
  * all of them.  1 — the same store holding rows 3 … 14 only: the tilted
  * planes run past both ends.  2 — 161 columns (single-bin copies; auto
- * keeps the rows kernel there).  3 — as 0, three of the planes only (for
- * the sanitizers; XY at z 7.4 16 rows high, where auto reads interleaved
- * pairs).  Each plane runs `auto` and the raw path
+ * keeps the rows kernel there).  3 — as 0, four of the planes only (for
+ * the sanitizers: the 30°/15° planes on the packed path, 120°/110° on
+ * interleaved pairs of up to 5 stored rows with `il`, XY at z 7.4 16 rows
+ * high, where auto reads interleaved pairs).  Each plane runs `auto` and the raw path
  * (TOMO_PLANE_TILT_PATH=raw) and, from half stores of 16-byte rows with
  * linear interpolation, every split of the texture+ALU hybrid. */
 static void
@@ -467,7 +468,7 @@ run_tilt (TomoGpuStorePrecision precision,
                                !(zr == rint (zr) && planes[k].v[2] == rint (planes[k].v[2]));
         double e_raw0 = 0.0, e_pack0 = 0.0;
 
-        if (kind == 3 && k != 0 && k != 4 && k != 6)
+        if (kind == 3 && k != 0 && k != 3 && k != 4 && k != 6)
           continue;
         for (guint v = 0; v < G_N_ELEMENTS (paths); v++)
           {

@@ -316,52 +316,52 @@ bench_store (guint                 W,
        * half2 sums (TOMO_PLANE_TILT_PATH=pack) alone and with 4:1L, the
        * same sums from interleaved pairs of stored rows (il; il4: four
        * blocks an SM where the plane needs at most 4 stored rows a tile)
-       * alone and with 4:1L, then the raw path, 4:1L, pack, il and il4
-       * again, after them.  `auto` above: the packed sums on the oblique plane,
+       * alone and with 4:1L; then the rows marked `again` a second time,
+       * after them.  `auto` above: the packed sums on the oblique plane,
        * il on XY, the raw path on XZ and YZ (rows on stored rows). */
-      static const char *const tilt_paths[][3] = {
-        { "raw", NULL, "raw path" },
-        { "raw", "4:1", "hybrid 4 ALU + 1 texture (1/5)" },
-        { "raw", "4:2", "hybrid 4 + 2 (1/3)" },
-        { "raw", "4:3", "hybrid 4 + 3 (3/7)" },
-        { "raw", "4:4", "hybrid 4 + 4 (1/2)" },
-        { "raw", "3:1", "hybrid 3 + 1 (1/4)" },
-        { "raw", "2:1", "hybrid 2 + 1 (1/3)" },
-        { "raw", "2:2", "hybrid 2 + 2 (1/2)" },
-        { "raw", "2:1L", "hybrid 2 + 1, added after the stage" },
-        { "raw", "4:1L", "hybrid 4 + 1, added after the stage" },
-        { "pack", NULL, "packed half2 sums" },
-        { "pack", "4:1L", "packed + hybrid 4 + 1 late" },
-        { "il", NULL, "interleaved pairs" },
-        { "il", "4:1L", "interleaved pairs + hybrid 4 + 1 late" },
-        { "il4", NULL, "interleaved pairs, 4 blocks an SM" },
-        { "il4", "4:1L", "interleaved pairs, 4 blocks an SM + hybrid 4 + 1 late" },
-        { "raw", NULL, "raw path (again)" },
-        { "raw", "4:1L", "hybrid 4 + 1 late (again)" },
-        { "pack", NULL, "packed half2 sums (again)" },
-        { "pack", "4:1L", "packed + hybrid 4 + 1 late (again)" },
-        { "il", NULL, "interleaved pairs (again)" },
-        { "il", "4:1L", "interleaved pairs + hybrid 4 + 1 late (again)" },
-        { "il4", NULL, "interleaved pairs, 4 blocks an SM (again)" } };
+      static const struct
+      {
+        const char *path, *tex, *label;
+        gboolean again;
+      } tilt_paths[] = {
+        { "raw", NULL, "raw path", TRUE },
+        { "raw", "4:1", "hybrid 4 ALU + 1 texture (1/5)", FALSE },
+        { "raw", "4:2", "hybrid 4 + 2 (1/3)", FALSE },
+        { "raw", "4:3", "hybrid 4 + 3 (3/7)", FALSE },
+        { "raw", "4:4", "hybrid 4 + 4 (1/2)", FALSE },
+        { "raw", "3:1", "hybrid 3 + 1 (1/4)", FALSE },
+        { "raw", "2:1", "hybrid 2 + 1 (1/3)", FALSE },
+        { "raw", "2:2", "hybrid 2 + 2 (1/2)", FALSE },
+        { "raw", "2:1L", "hybrid 2 + 1, added after the stage", FALSE },
+        { "raw", "4:1L", "hybrid 4 + 1, added after the stage", TRUE },
+        { "pack", NULL, "packed half2 sums", TRUE },
+        { "pack", "4:1L", "packed + hybrid 4 + 1 late", TRUE },
+        { "il", NULL, "interleaved pairs", TRUE },
+        { "il", "4:1L", "interleaved pairs + hybrid 4 + 1 late", TRUE },
+        { "il4", NULL, "interleaved pairs, 4 blocks an SM", TRUE },
+        { "il4", "4:1L", "interleaved pairs, 4 blocks an SM + hybrid 4 + 1 late", FALSE } };
 
-      for (guint v = 0; v < G_N_ELEMENTS (tilt_paths) && pl->u[2] == 0.0 &&
-                        kernel_wanted (TOMO_GPU_PLANE_TILT); v++)
-        {
-          if (tilt_paths[v][1] != NULL && (precision != TOMO_GPU_STORE_HALF || (k != 2 && k != 3)))
-            continue;
-          g_setenv ("TOMO_PLANE_TILT_PATH", tilt_paths[v][0], TRUE);
-          if (tilt_paths[v][1] != NULL)
-            g_setenv ("TOMO_PLANE_TILT_TEX", tilt_paths[v][1], TRUE);
-          ok = time_plane (store, pl, center, TOMO_GPU_PLANE_TILT, runs, &ms_k, error);
-          g_unsetenv ("TOMO_PLANE_TILT_PATH");
-          g_unsetenv ("TOMO_PLANE_TILT_TEX");
-          if (!ok)
-            goto out;
-          printf ("| %s | %u × %u | tilt, %s | %.2f | %.0f | %.2f |\n", planes[k].name,
-                  pl->width, pl->height, tilt_paths[v][2], ms_k, gu / (ms_k * 1e6),
-                  ms_global / ms_k);
-          ok = FALSE;
-        }
+      for (guint pass = 0; pass < 2; pass++)
+        for (guint v = 0; v < G_N_ELEMENTS (tilt_paths) && pl->u[2] == 0.0 &&
+                          kernel_wanted (TOMO_GPU_PLANE_TILT); v++)
+          {
+            if ((pass == 1 && !tilt_paths[v].again) ||
+                (tilt_paths[v].tex != NULL &&
+                 (precision != TOMO_GPU_STORE_HALF || (k != 2 && k != 3))))
+              continue;
+            g_setenv ("TOMO_PLANE_TILT_PATH", tilt_paths[v].path, TRUE);
+            if (tilt_paths[v].tex != NULL)
+              g_setenv ("TOMO_PLANE_TILT_TEX", tilt_paths[v].tex, TRUE);
+            ok = time_plane (store, pl, center, TOMO_GPU_PLANE_TILT, runs, &ms_k, error);
+            g_unsetenv ("TOMO_PLANE_TILT_PATH");
+            g_unsetenv ("TOMO_PLANE_TILT_TEX");
+            if (!ok)
+              goto out;
+            printf ("| %s | %u × %u | tilt, %s%s | %.2f | %.0f | %.2f |\n", planes[k].name,
+                    pl->width, pl->height, tilt_paths[v].label, pass == 1 ? " (again)" : "",
+                    ms_k, gu / (ms_k * 1e6), ms_global / ms_k);
+            ok = FALSE;
+          }
       /* The tile kernel's variants on vertical planes (above: auto, the
        * wide path with bulk copies): the ring path (the baseline) and the
        * register-staged pair path (TOMO_PLANE_TILE_PATH in

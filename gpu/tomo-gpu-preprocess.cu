@@ -117,39 +117,62 @@ _tomo_gpu_preprocess_launch (const TomoGpuPreprocessJob *job,
 }
 
 gboolean
+_tomo_gpu_raw_rows_check (const TomoGpuRawRows *rows,
+                          gboolean              has_out,
+                          GError              **error)
+{
+  if (rows->raw == NULL || !has_out || (int) rows->type < 0 || rows->type > TOMO_GPU_RAW_UINT16 ||
+      (rows->flat == NULL) != (rows->dark == NULL))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Raw rows: invalid arguments (raw type %d%s%s%s)", (int) rows->type,
+                   rows->raw == NULL ? ", no input" : "", has_out ? "" : ", no output",
+                   (rows->flat == NULL) != (rows->dark == NULL) ? ", a flat without a dark or back" : "");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+void
+_tomo_gpu_preprocess_counts (TomoGpuPreprocessCounts  *counts,
+                             const unsigned long long *h_counts,
+                             guint                     n_rows,
+                             size_t                    plane)
+{
+  if (counts != NULL)
+    for (guint r = 0; r < n_rows; r++)
+      {
+        counts[r].n_values = plane;
+        counts[r].n_nonpositive = h_counts[2 * r];
+        counts[r].n_nonfinite = h_counts[2 * r + 1];
+      }
+}
+
+gboolean
 tomo_gpu_preprocess_rows (int                      device,
-                          TomoGpuRawType           type,
-                          const void              *raw,
-                          guint                    n_rows,
+                          const TomoGpuRawRows    *rows,
                           guint                    n_proj,
                           guint                    width,
-                          const float             *flat,
-                          const float             *dark,
-                          gboolean                 apply_log,
                           float                   *out,
                           TomoGpuPreprocessCounts *counts,
                           GError                 **error)
 {
+  g_return_val_if_fail (rows != NULL, FALSE);
+
+  const guint n_rows = rows->n_rows;
   size_t plane = (size_t) n_proj * width;
-  size_t raw_bytes = (size_t) n_rows * plane * tomo_gpu_raw_type_size (type);
+  size_t raw_bytes = (size_t) n_rows * plane * tomo_gpu_raw_type_size (rows->type);
   size_t out_bytes = (size_t) n_rows * plane * sizeof (float);
   size_t fd_bytes = (size_t) n_rows * width * sizeof (float);
-  gboolean normalise = flat != NULL && dark != NULL;
+  gboolean normalise = rows->flat != NULL && rows->dark != NULL;
   void *d_raw = NULL;
   float *d_out = NULL, *d_flat = NULL, *d_dark = NULL;
   unsigned long long *d_counts = NULL;
   g_autofree unsigned long long *h_counts = NULL;
   gboolean ok;
 
-  if (raw == NULL || out == NULL || (int) type < 0 || type > TOMO_GPU_RAW_UINT16 ||
-      (flat == NULL) != (dark == NULL))
-    {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "Preprocessing: invalid arguments (raw type %d%s%s%s)", (int) type,
-                   raw == NULL ? ", no input" : "", out == NULL ? ", no output" : "",
-                   (flat == NULL) != (dark == NULL) ? ", a flat without a dark or back" : "");
-      return FALSE;
-    }
+  if (!_tomo_gpu_raw_rows_check (rows, out != NULL, error))
+    return FALSE;
   if (n_rows == 0 || plane == 0)
     return TRUE;
   h_counts = g_new0 (unsigned long long, 2 * (gsize) n_rows);
@@ -158,26 +181,21 @@ tomo_gpu_preprocess_rows (int                      device,
        TOMO_CUDA_CHECK (cudaMalloc ((void **) &d_out, out_bytes), error) &&
        TOMO_CUDA_CHECK (cudaMalloc ((void **) &d_counts, 2 * n_rows * sizeof *d_counts), error) &&
        TOMO_CUDA_CHECK (cudaMemset (d_counts, 0, 2 * n_rows * sizeof *d_counts), error) &&
-       TOMO_CUDA_CHECK (cudaMemcpy (d_raw, raw, raw_bytes, cudaMemcpyHostToDevice), error);
+       TOMO_CUDA_CHECK (cudaMemcpy (d_raw, rows->raw, raw_bytes, cudaMemcpyHostToDevice), error);
   if (ok && normalise)
     ok = TOMO_CUDA_CHECK (cudaMalloc ((void **) &d_flat, fd_bytes), error) &&
          TOMO_CUDA_CHECK (cudaMalloc ((void **) &d_dark, fd_bytes), error) &&
-         TOMO_CUDA_CHECK (cudaMemcpy (d_flat, flat, fd_bytes, cudaMemcpyHostToDevice), error) &&
-         TOMO_CUDA_CHECK (cudaMemcpy (d_dark, dark, fd_bytes, cudaMemcpyHostToDevice), error);
-  TomoGpuPreprocessJob pre = { type, d_raw, d_flat, d_dark, normalise, apply_log, n_rows, plane, width,
+         TOMO_CUDA_CHECK (cudaMemcpy (d_flat, rows->flat, fd_bytes, cudaMemcpyHostToDevice), error) &&
+         TOMO_CUDA_CHECK (cudaMemcpy (d_dark, rows->dark, fd_bytes, cudaMemcpyHostToDevice), error);
+  TomoGpuPreprocessJob pre = { rows->type, d_raw, d_flat, d_dark, normalise, rows->apply_log, n_rows, plane, width,
                                d_out, d_counts };
   ok = ok &&
        _tomo_gpu_preprocess_launch (&pre, 0, error) &&
        TOMO_CUDA_CHECK (cudaMemcpy (out, d_out, out_bytes, cudaMemcpyDeviceToHost), error) &&
        TOMO_CUDA_CHECK (cudaMemcpy (h_counts, d_counts, 2 * n_rows * sizeof *d_counts,
                                     cudaMemcpyDeviceToHost), error);
-  if (ok && counts != NULL)
-    for (guint r = 0; r < n_rows; r++)
-      {
-        counts[r].n_values = plane;
-        counts[r].n_nonpositive = h_counts[2 * r];
-        counts[r].n_nonfinite = h_counts[2 * r + 1];
-      }
+  if (ok)
+    _tomo_gpu_preprocess_counts (counts, h_counts, n_rows, plane);
   TOMO_CUDA_FREE (d_raw, d_out, d_flat, d_dark, d_counts);
   return ok;
 }

@@ -221,6 +221,17 @@ typedef struct
   unsigned long long *d_counts;
 } TomoGpuPreprocessJob;
 
+/* The one check of raw input (type, rows, a flat with a dark); has_out:
+ * whether the caller has somewhere to put the result. */
+gboolean _tomo_gpu_raw_rows_check    (const TomoGpuRawRows *rows,
+                                      gboolean              has_out,
+                                      GError              **error);
+/* counts[r] (n_rows entries, may be NULL) from the device's per-row pairs
+ * of clamped and replaced values in h_counts, each row `plane` values. */
+void     _tomo_gpu_preprocess_counts (TomoGpuPreprocessCounts  *counts,
+                                      const unsigned long long *h_counts,
+                                      guint                     n_rows,
+                                      size_t                    plane);
 /* Launches `job` on `stream`. */
 gboolean _tomo_gpu_preprocess_launch (const TomoGpuPreprocessJob *job,
                                       cudaStream_t                stream,

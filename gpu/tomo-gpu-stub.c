@@ -142,13 +142,10 @@ tomo_gpu_raw_type_size (TomoGpuRawType type)
   return type == TOMO_GPU_RAW_UINT16 ? 2 : 4;
 }
 
-NOT_BUILT (gboolean, FALSE, tomo_gpu_preprocess_rows,
-           int device, TomoGpuRawType type, const void *raw, guint n_rows, guint n_proj, guint width,
-           const float *flat, const float *dark, gboolean apply_log, float *out,
-           TomoGpuPreprocessCounts *counts, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_preprocess_rows, int device, const TomoGpuRawRows *rows, guint n_proj,
+           guint width, float *out, TomoGpuPreprocessCounts *counts, GError **error)
 NOT_BUILT (gboolean, FALSE, tomo_gpu_context_load_raw,
-           TomoGpuContext *ctx, guint n_slices, TomoGpuRawType type, const void *raw, const float *flat,
-           const float *dark, gboolean apply_log, TomoGpuPreprocessCounts *counts, GError **error)
+           TomoGpuContext *ctx, const TomoGpuRawRows *rows, TomoGpuPreprocessCounts *counts, GError **error)
 
 void
 tomo_gpu_context_get_load_ms (TomoGpuContext *ctx, double *upload_ms, double *preprocess_ms)

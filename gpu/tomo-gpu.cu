@@ -973,35 +973,24 @@ tomo_gpu_context_load_sinograms (TomoGpuContext *ctx,
 
 gboolean
 tomo_gpu_context_load_raw (TomoGpuContext          *ctx,
-                           guint                    n_slices,
-                           TomoGpuRawType           type,
-                           const void              *raw,
-                           const float             *flat,
-                           const float             *dark,
-                           gboolean                 apply_log,
+                           const TomoGpuRawRows    *rows,
                            TomoGpuPreprocessCounts *counts,
                            GError                 **error)
 {
-  gboolean normalise = flat != NULL && dark != NULL;
+  g_return_val_if_fail (ctx != NULL && rows != NULL, FALSE);
+
+  const guint n_slices = rows->n_rows;
+  gboolean normalise = rows->flat != NULL && rows->dark != NULL;
   size_t plane, raw_bytes, fd_bytes;
   unsigned long long h_counts[2 * 4];
   float ms = 0.0f;
   gboolean ok;
 
-  g_return_val_if_fail (ctx != NULL, FALSE);
-
-  if (!check_slices (n_slices, error) || !check_ready (ctx, TRUE, error))
+  if (!check_slices (n_slices, error) || !check_ready (ctx, TRUE, error) ||
+      !_tomo_gpu_raw_rows_check (rows, TRUE, error))
     return FALSE;
-  if (raw == NULL || (int) type < 0 || type > TOMO_GPU_RAW_UINT16 || (flat == NULL) != (dark == NULL))
-    {
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "Raw rows: invalid arguments (raw type %d%s%s)", (int) type,
-                   raw == NULL ? ", no rows" : "",
-                   (flat == NULL) != (dark == NULL) ? ", a flat without a dark or back" : "");
-      return FALSE;
-    }
   plane = (size_t) ctx->n_proj * ctx->width;
-  raw_bytes = n_slices * plane * tomo_gpu_raw_type_size (type);
+  raw_bytes = n_slices * plane * tomo_gpu_raw_type_size (rows->type);
   fd_bytes = (size_t) n_slices * ctx->width * sizeof (float);
   ctx->loaded_slices = 0;
   ok = TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error);
@@ -1017,15 +1006,16 @@ tomo_gpu_context_load_raw (TomoGpuContext          *ctx,
        ensure_buffer ((void **) &ctx->d_counts, &ctx->d_counts_size, sizeof h_counts,
                       "preprocessing counts", error) &&
        TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_load[0], ctx->stream), error) &&
-       TOMO_CUDA_CHECK (cudaMemcpyAsync (ctx->d_raw, raw, raw_bytes, cudaMemcpyHostToDevice,
+       TOMO_CUDA_CHECK (cudaMemcpyAsync (ctx->d_raw, rows->raw, raw_bytes, cudaMemcpyHostToDevice,
                                          ctx->stream), error);
   if (ok && normalise)
-    ok = TOMO_CUDA_CHECK (cudaMemcpyAsync (ctx->d_flat_dark, flat, fd_bytes,
+    ok = TOMO_CUDA_CHECK (cudaMemcpyAsync (ctx->d_flat_dark, rows->flat, fd_bytes,
                                            cudaMemcpyHostToDevice, ctx->stream), error) &&
-         TOMO_CUDA_CHECK (cudaMemcpyAsync ((char *) ctx->d_flat_dark + fd_bytes, dark, fd_bytes,
+         TOMO_CUDA_CHECK (cudaMemcpyAsync ((char *) ctx->d_flat_dark + fd_bytes, rows->dark, fd_bytes,
                                            cudaMemcpyHostToDevice, ctx->stream), error);
-  TomoGpuPreprocessJob pre = { type, ctx->d_raw, ctx->d_flat_dark, ctx->d_flat_dark + (size_t) n_slices * ctx->width,
-                               normalise, apply_log, n_slices, plane, ctx->width, ctx->d_sino, ctx->d_counts };
+  TomoGpuPreprocessJob pre = { rows->type, ctx->d_raw, ctx->d_flat_dark,
+                               ctx->d_flat_dark + (size_t) n_slices * ctx->width, normalise, rows->apply_log,
+                               n_slices, plane, ctx->width, ctx->d_sino, ctx->d_counts };
   ok = ok &&
        TOMO_CUDA_CHECK (cudaMemsetAsync (ctx->d_counts, 0, sizeof h_counts, ctx->stream), error) &&
        TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_load[1], ctx->stream), error) &&
@@ -1046,13 +1036,7 @@ tomo_gpu_context_load_raw (TomoGpuContext          *ctx,
     ctx->upload_ms = ms;
   if (TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, ctx->ev_load[1], ctx->ev_load[2]), NULL))
     ctx->preprocess_ms = ms;
-  if (counts != NULL)
-    for (guint r = 0; r < n_slices; r++)
-      {
-        counts[r].n_values = plane;
-        counts[r].n_nonpositive = h_counts[2 * r];
-        counts[r].n_nonfinite = h_counts[2 * r + 1];
-      }
+  _tomo_gpu_preprocess_counts (counts, h_counts, n_slices, plane);
   return TRUE;
 }
 

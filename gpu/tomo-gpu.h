@@ -225,38 +225,37 @@ typedef struct
   guint64 n_values, n_nonpositive, n_nonfinite;
 } TomoGpuPreprocessCounts;
 
+/* Raw rows as the file holds them: n_rows sinograms of n_proj × width
+ * values of `type` each, one after another, and the rows' averaged flats and
+ * darks (n_rows × width floats each; both NULL for data already normalised). */
+typedef struct
+{
+  TomoGpuRawType type;
+  const void *raw;
+  guint n_rows;
+  const float *flat, *dark;
+  gboolean apply_log;
+} TomoGpuRawRows;
+
 gsize    tomo_gpu_raw_type_size   (TomoGpuRawType type);
-/* n_rows sinograms of n_proj × width raw values → line integrals in `out`
- * (n_rows × n_proj × width floats); flat/dark: n_rows × width each, or both
- * NULL for data already normalised; counts: n_rows entries (may be NULL). */
+/* `rows` of n_proj × width values → line integrals in `out`
+ * (n_rows × n_proj × width floats); counts: n_rows entries (may be NULL). */
 gboolean tomo_gpu_preprocess_rows (int                      device,
-                                   TomoGpuRawType           type,
-                                   const void              *raw,
-                                   guint                    n_rows,
+                                   const TomoGpuRawRows    *rows,
                                    guint                    n_proj,
                                    guint                    width,
-                                   const float             *flat,
-                                   const float             *dark,
-                                   gboolean                 apply_log,
                                    float                   *out,
                                    TomoGpuPreprocessCounts *counts,
                                    GError                 **error);
 
-/* The viewer's row change without host arithmetic: n_slices (1, 2 or 4)
- * raw sinograms (n_proj × width values of `type` each, one after another)
- * go up as the file holds them with their rows' averaged flats and darks
- * (n_slices × width floats each; both NULL for data already normalised),
- * are preprocessed on the device as tomo_gpu_preprocess_rows() does and
+/* The viewer's row change without host arithmetic: rows->n_rows (1, 2 or 4)
+ * raw sinograms of the context's n_proj × width go up as the file holds
+ * them, are preprocessed on the device as tomo_gpu_preprocess_rows() does and
  * filtered and kept as tomo_gpu_context_load_sinograms() does.  counts:
- * n_slices entries (may be NULL).  The upload and the preprocessing are
+ * n_rows entries (may be NULL).  The upload and the preprocessing are
  * timed with CUDA events (tomo_gpu_context_get_load_ms()). */
 gboolean tomo_gpu_context_load_raw   (TomoGpuContext          *ctx,
-                                      guint                    n_slices,
-                                      TomoGpuRawType           type,
-                                      const void              *raw,
-                                      const float             *flat,
-                                      const float             *dark,
-                                      gboolean                 apply_log,
+                                      const TomoGpuRawRows    *rows,
                                       TomoGpuPreprocessCounts *counts,
                                       GError                 **error);
 /* Milliseconds of the last load_raw's upload and preprocessing. */

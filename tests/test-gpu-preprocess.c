@@ -96,12 +96,9 @@ test_preprocess_case (gconstpointer data)
   if (!tomo_test_need_gpu (NO_GPU))
     return;
   make_rows (c, n_rows, n_proj, width, raw_f, raw_u, flat, dark);
-  g_assert_true (tomo_gpu_preprocess_rows (0, c->type,
-                                           c->type == TOMO_GPU_RAW_UINT16 ? (const void *) raw_u
-                                                                          : (const void *) raw_f,
-                                           n_rows, n_proj, width,
-                                           c->normalise ? flat : NULL, c->normalise ? dark : NULL,
-                                           c->apply_log, out, counts, &error));
+  TomoGpuRawRows rows = { c->type, c->type == TOMO_GPU_RAW_UINT16 ? (const void *) raw_u : (const void *) raw_f,
+                          n_rows, c->normalise ? flat : NULL, c->normalise ? dark : NULL, c->apply_log };
+  g_assert_true (tomo_gpu_preprocess_rows (0, &rows, n_proj, width, out, counts, &error));
   g_assert_no_error (error);
   for (guint r = 0; r < n_rows; r++)
     {
@@ -138,11 +135,11 @@ test_preprocess_bad_args (void)
 {
   g_autoptr(GError) error = NULL;
   float raw[4] = { 1, 2, 3, 4 }, out[4], flat[2] = { 5, 5 };
+  TomoGpuRawRows rows = { TOMO_GPU_RAW_FLOAT32, raw, 1, flat, NULL, TRUE };
 
   if (!tomo_test_need_gpu (NO_GPU))
     return;
-  g_assert_false (tomo_gpu_preprocess_rows (0, TOMO_GPU_RAW_FLOAT32, raw, 1, 2, 2, flat, NULL,
-                                            TRUE, out, NULL, &error));
+  g_assert_false (tomo_gpu_preprocess_rows (0, &rows, 2, 2, out, NULL, &error));
   g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
   g_assert_nonnull (strstr (error->message, "flat without a dark"));
 }

@@ -225,11 +225,9 @@ gpu_load_raw (TomoBackendImpl     *impl,
       fl = flat;
       dk = dark;
     }
-  if (!tomo_gpu_context_load_raw (self->ctx, n_slices,
-                                  first->dtype == TOMO_DTYPE_UINT16 ? TOMO_GPU_RAW_UINT16
-                                                                    : TOMO_GPU_RAW_FLOAT32,
-                                  raw, normalise ? fl : NULL, normalise ? dk : NULL, apply_log,
-                                  counts, error))
+  TomoGpuRawRows in = { first->dtype == TOMO_DTYPE_UINT16 ? TOMO_GPU_RAW_UINT16 : TOMO_GPU_RAW_FLOAT32,
+                        raw, n_slices, normalise ? fl : NULL, normalise ? dk : NULL, apply_log };
+  if (!tomo_gpu_context_load_raw (self->ctx, &in, counts, error))
     return gpu_failed (error, "GPU preprocessing");
   for (guint s = 0; s < n_slices; s++)
     {

@@ -60,11 +60,90 @@ interop_device (int     *device,
   return TOMO_CUDA_CHECK (cudaSetDevice (*device), error);
 }
 
-struct _TomoGpuGlTexture
+/* The CUDA side of a registered GL texture: the texture and the volume
+ * handles begin with one, so that either is made and freed as one block. */
+typedef struct
 {
   int device;
   cudaGraphicsResource_t resource;
   cudaStream_t stream;
+} Registration;
+
+/* Lets go of what `reg` holds on its device and frees the handle that it
+ * begins (NULL: nothing). */
+static void
+unregister (Registration *reg)
+{
+  if (reg == NULL)
+    return;
+  TOMO_CUDA_WARN (cudaSetDevice (reg->device));
+  TOMO_CUDA_STREAM_DESTROY (reg->stream);
+  if (reg->resource)
+    TOMO_CUDA_WARN (cudaGraphicsUnregisterResource (reg->resource));
+  g_free (reg);
+}
+
+/* A zeroed handle of `size` bytes that begins with `gl_texture` (of
+ * `target`) registered with `flags` on the CUDA device of the current GL
+ * context, and a stream.  A failed registration is TOMO_GPU_ERROR_INTEROP
+ * unless the device ran out of memory. */
+static gpointer
+register_texture (gsize         size,
+                  unsigned int  gl_texture,
+                  GLenum        target,
+                  unsigned int  flags,
+                  GError      **error)
+{
+  Registration *reg;
+  int device = -1;
+
+  if (!interop_device (&device, error))
+    return NULL;
+  reg = (Registration *) g_malloc0 (size);
+  reg->device = device;
+  if (TOMO_CUDA_CHECK (cudaGraphicsGLRegisterImage (&reg->resource, gl_texture, target, flags), error) &&
+      TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&reg->stream, cudaStreamNonBlocking), error))
+    return reg;
+  if (error != NULL && *error != NULL && (*error)->code != TOMO_GPU_ERROR_OUT_OF_MEMORY)
+    {
+      if (target == GL_TEXTURE_3D)
+        g_prefix_error (error, "GL texture %u is no 3D texture CUDA can register: ", gl_texture);
+      (*error)->code = TOMO_GPU_ERROR_INTEROP;
+    }
+  unregister (reg);
+  return NULL;
+}
+
+/* The array of a registered texture, mapped on its stream. */
+static gboolean
+map_array (Registration *reg,
+           cudaArray_t  *array,
+           GError      **error)
+{
+  return TOMO_CUDA_CHECK (cudaSetDevice (reg->device), error) &&
+         TOMO_CUDA_CHECK (cudaGraphicsMapResources (1, &reg->resource, reg->stream), error) &&
+         (TOMO_CUDA_CHECK (cudaGraphicsSubResourceGetMappedArray (array, reg->resource, 0, 0), error) ||
+          (cudaGraphicsUnmapResources (1, &reg->resource, reg->stream), FALSE));
+}
+
+/* After the writes on the stream (`ok`: they were queued): unmapping
+ * orders them before any later GL use of the texture; then waits. */
+static gboolean
+unmap_and_wait (Registration *reg,
+                gboolean      ok,
+                GError      **error)
+{
+  if (!TOMO_CUDA_CHECK (cudaGraphicsUnmapResources (1, &reg->resource, reg->stream), ok ? error : NULL))
+    ok = FALSE;
+  if (ok)
+    return TOMO_CUDA_CHECK (cudaStreamSynchronize (reg->stream), error);
+  cudaStreamSynchronize (reg->stream);
+  return FALSE;
+}
+
+struct _TomoGpuGlTexture
+{
+  Registration reg;
   guint width, height;
 };
 
@@ -75,7 +154,6 @@ tomo_gpu_gl_texture_register (unsigned int gl_texture,
                               GError     **error)
 {
   TomoGpuGlTexture *texture;
-  int device = -1;
 
   if (gl_texture == 0 || width == 0 || height == 0)
     {
@@ -83,41 +161,16 @@ tomo_gpu_gl_texture_register (unsigned int gl_texture,
                    "Invalid GL texture %u of %u×%u for interop", gl_texture, width, height);
       return NULL;
     }
-  if (!interop_device (&device, error))
-    return NULL;
-
-  texture = g_new0 (TomoGpuGlTexture, 1);
-  texture->device = device;
-  texture->width = width;
-  texture->height = height;
   /* WriteDiscard: CUDA overwrites the region; GL never needs the old content
    * read back into CUDA. */
-  if (!TOMO_CUDA_CHECK (cudaGraphicsGLRegisterImage (&texture->resource, gl_texture,
-                                                     GL_TEXTURE_2D,
-                                                     cudaGraphicsRegisterFlagsWriteDiscard),
-                        error) ||
-      !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&texture->stream, cudaStreamNonBlocking), error))
+  texture = (TomoGpuGlTexture *) register_texture (sizeof *texture, gl_texture, GL_TEXTURE_2D,
+                                                   cudaGraphicsRegisterFlagsWriteDiscard, error);
+  if (texture != NULL)
     {
-      if (error != NULL && *error != NULL && (*error)->code != TOMO_GPU_ERROR_OUT_OF_MEMORY)
-        (*error)->code = TOMO_GPU_ERROR_INTEROP;
-      tomo_gpu_gl_texture_unregister (texture);
-      return NULL;
+      texture->width = width;
+      texture->height = height;
     }
   return texture;
-}
-
-/* The array of a registered texture, mapped on `stream` (on device). */
-static gboolean
-map_array (int                     device,
-           cudaGraphicsResource_t *resource,
-           cudaStream_t            stream,
-           cudaArray_t            *array,
-           GError                **error)
-{
-  return TOMO_CUDA_CHECK (cudaSetDevice (device), error) &&
-         TOMO_CUDA_CHECK (cudaGraphicsMapResources (1, resource, stream), error) &&
-         (TOMO_CUDA_CHECK (cudaGraphicsSubResourceGetMappedArray (array, *resource, 0, 0), error) ||
-          (cudaGraphicsUnmapResources (1, resource, stream), FALSE));
 }
 
 gboolean
@@ -143,42 +196,20 @@ tomo_gpu_gl_texture_copy (TomoGpuGlTexture *texture,
                    width, height, dst_x, dst_y, texture->width, texture->height);
       return FALSE;
     }
-  if (!map_array (texture->device, &texture->resource, texture->stream, &array, error))
+  if (!map_array (&texture->reg, &array, error))
     return FALSE;
   ok = TOMO_CUDA_CHECK (cudaMemcpy2DToArrayAsync (array, dst_x * sizeof (float), dst_y,
                                                   device_src, width * sizeof (float),
                                                   width * sizeof (float), height,
-                                                  cudaMemcpyDeviceToDevice, texture->stream),
+                                                  cudaMemcpyDeviceToDevice, texture->reg.stream),
                         error);
-  /* Unmapping orders the copy before any later GL use of the texture. */
-  if (!TOMO_CUDA_CHECK (cudaGraphicsUnmapResources (1, &texture->resource, texture->stream),
-                        ok ? error : NULL))
-    ok = FALSE;
-  if (ok)
-    ok = TOMO_CUDA_CHECK (cudaStreamSynchronize (texture->stream), error);
-  return ok;
-}
-
-/* What a registration holds, let go of on its device. */
-static void
-release_registration (int                    device,
-                      cudaGraphicsResource_t resource,
-                      cudaStream_t           stream)
-{
-  TOMO_CUDA_WARN (cudaSetDevice (device));
-  if (resource)
-    TOMO_CUDA_WARN (cudaGraphicsUnregisterResource (resource));
-  if (stream)
-    TOMO_CUDA_WARN (cudaStreamDestroy (stream));
+  return unmap_and_wait (&texture->reg, ok, error);
 }
 
 void
 tomo_gpu_gl_texture_unregister (TomoGpuGlTexture *texture)
 {
-  if (texture == NULL)
-    return;
-  release_registration (texture->device, texture->resource, texture->stream);
-  g_free (texture);
+  unregister ((Registration *) texture);
 }
 
 /* --- 3D textures: the preview volume ---------------------------------------
@@ -194,9 +225,7 @@ tomo_gpu_gl_texture_unregister (TomoGpuGlTexture *texture)
 
 struct _TomoGpuGlVolume
 {
-  int device;
-  cudaGraphicsResource_t resource;
-  cudaStream_t stream;
+  Registration reg;
   guint nx, ny, nz;
   gboolean half;
 };
@@ -231,7 +260,6 @@ tomo_gpu_gl_volume_register (unsigned int gl_texture,
   cudaExtent extent;
   cudaArray_t array = NULL;
   unsigned int flags = 0;
-  int device = -1;
   gboolean ok;
 
   if (gl_texture == 0 || nx == 0 || ny == 0 || nz == 0)
@@ -240,38 +268,25 @@ tomo_gpu_gl_volume_register (unsigned int gl_texture,
                    "Invalid GL 3D texture %u of %u × %u × %u for interop", gl_texture, nx, ny, nz);
       return NULL;
     }
-  if (!interop_device (&device, error))
+  volume = (TomoGpuGlVolume *) register_texture (sizeof *volume, gl_texture, GL_TEXTURE_3D,
+                                                 half ? cudaGraphicsRegisterFlagsSurfaceLoadStore
+                                                      : cudaGraphicsRegisterFlagsWriteDiscard,
+                                                 error);
+  if (volume == NULL)
     return NULL;
-
-  volume = g_new0 (TomoGpuGlVolume, 1);
-  volume->device = device;
   volume->nx = nx;
   volume->ny = ny;
   volume->nz = nz;
   volume->half = half;
-  if (!TOMO_CUDA_CHECK (cudaGraphicsGLRegisterImage (&volume->resource, gl_texture, GL_TEXTURE_3D,
-                                                     half ? cudaGraphicsRegisterFlagsSurfaceLoadStore
-                                                          : cudaGraphicsRegisterFlagsWriteDiscard),
-                        error) ||
-      !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&volume->stream, cudaStreamNonBlocking), error))
-    {
-      if (error != NULL && *error != NULL && (*error)->code != TOMO_GPU_ERROR_OUT_OF_MEMORY)
-        {
-          g_prefix_error (error, "GL texture %u is no 3D texture CUDA can register: ", gl_texture);
-          (*error)->code = TOMO_GPU_ERROR_INTEROP;
-        }
-      tomo_gpu_gl_volume_unregister (volume);
-      return NULL;
-    }
 
   /* What GL made of the texture, against what the caller will copy. */
-  if (!map_array (volume->device, &volume->resource, volume->stream, &array, error))
+  if (!map_array (&volume->reg, &array, error))
     {
       tomo_gpu_gl_volume_unregister (volume);
       return NULL;
     }
   ok = TOMO_CUDA_CHECK (cudaArrayGetInfo (&desc, &extent, &flags, array), error);
-  TOMO_CUDA_WARN (cudaGraphicsUnmapResources (1, &volume->resource, volume->stream));
+  TOMO_CUDA_WARN (cudaGraphicsUnmapResources (1, &volume->reg.resource, volume->reg.stream));
   if (ok && (extent.width != nx || extent.height != ny || extent.depth != nz ||
              desc.f != cudaChannelFormatKindFloat || desc.x != (half ? 16 : 32) ||
              desc.y != 0 || desc.z != 0 || desc.w != 0))
@@ -313,7 +328,7 @@ tomo_gpu_gl_volume_copy (TomoGpuGlVolume *volume,
                    device_src == NULL ? " (no data)" : "", volume->nx, volume->ny, volume->nz);
       return FALSE;
     }
-  if (!map_array (volume->device, &volume->resource, volume->stream, &array, error))
+  if (!map_array (&volume->reg, &array, error))
     return FALSE;
   if (volume->half)
     {
@@ -327,7 +342,7 @@ tomo_gpu_gl_volume_copy (TomoGpuGlVolume *volume,
         {
           dim3 block (32, 8), grid ((nx + 31) / 32, (ny + 7) / 8, nz);
 
-          volume_to_half_kernel<<<grid, block, 0, volume->stream>>> (device_src, surface, nx, ny, nz);
+          volume_to_half_kernel<<<grid, block, 0, volume->reg.stream>>> (device_src, surface, nx, ny, nz);
           ok = TOMO_CUDA_CHECK_LAUNCH ("volume to half texture kernel", error);
         }
     }
@@ -340,16 +355,9 @@ tomo_gpu_gl_volume_copy (TomoGpuGlVolume *volume,
       p.dstArray = array;
       p.extent = make_cudaExtent (nx, ny, nz);
       p.kind = cudaMemcpyDeviceToDevice;
-      ok = TOMO_CUDA_CHECK (cudaMemcpy3DAsync (&p, volume->stream), error);
+      ok = TOMO_CUDA_CHECK (cudaMemcpy3DAsync (&p, volume->reg.stream), error);
     }
-  /* Unmapping orders the writes before any later GL use of the texture. */
-  if (!TOMO_CUDA_CHECK (cudaGraphicsUnmapResources (1, &volume->resource, volume->stream),
-                        ok ? error : NULL))
-    ok = FALSE;
-  if (ok)
-    ok = TOMO_CUDA_CHECK (cudaStreamSynchronize (volume->stream), error);
-  else
-    cudaStreamSynchronize (volume->stream);
+  ok = unmap_and_wait (&volume->reg, ok, error);
   if (surface != 0)
     TOMO_CUDA_WARN (cudaDestroySurfaceObject (surface));
   return ok;
@@ -358,10 +366,7 @@ tomo_gpu_gl_volume_copy (TomoGpuGlVolume *volume,
 void
 tomo_gpu_gl_volume_unregister (TomoGpuGlVolume *volume)
 {
-  if (volume == NULL)
-    return;
-  release_registration (volume->device, volume->resource, volume->stream);
-  g_free (volume);
+  unregister ((Registration *) volume);
 }
 
 /* --- headless context for measurements ------------------------------------

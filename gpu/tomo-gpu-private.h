@@ -195,12 +195,6 @@ TomoGpuBuffer     *_tomo_gpu_buffer_pool_copy  (TomoGpuBufferPool *pool,
 void               _tomo_gpu_buffer_pool_trim  (TomoGpuBufferPool *pool,
                                                 size_t             n);
 
-/* The kernel table lookup for `auto`; AUTO when the table has no entry. */
-TomoGpuKernel _tomo_gpu_context_resolve_kernel (TomoGpuContext *ctx,
-                                                guint           n_slices,
-                                                int             interp,
-                                                guint           roi_width);
-
 /* Raw rows → line integrals on the device (gpu/tomo-gpu-preprocess.cu):
  * n_rows planes of `plane` values (rows of `width`) at d_raw, the rows'
  * flats and darks (n_rows × width each; unused unless normalise), into

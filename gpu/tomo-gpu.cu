@@ -420,11 +420,12 @@ tomo_gpu_context_reload_tuning (TomoGpuContext *ctx)
   load_tuning (ctx);
 }
 
-TomoGpuKernel
-_tomo_gpu_context_resolve_kernel (TomoGpuContext *ctx,
-                                  guint           n_slices,
-                                  int             interp,
-                                  guint           roi_width)
+/* The kernel table lookup for `auto`; AUTO when the table has no entry. */
+static TomoGpuKernel
+resolve_kernel (TomoGpuContext *ctx,
+                guint           n_slices,
+                int             interp,
+                guint           roi_width)
 {
   g_autofree char *key = NULL;
   g_autofree char *name = NULL;
@@ -1117,8 +1118,7 @@ _tomo_gpu_context_backproject_to (TomoGpuContext                 *ctx,
 
   /* Checked by the caller and again by tomo_bp_run(). */
   if (p.kernel == TOMO_GPU_KERNEL_AUTO)
-    p.kernel = _tomo_gpu_context_resolve_kernel (ctx, ctx->loaded_slices, p.interp,
-                                                 p.roi_width ? p.roi_width : ctx->width);
+    p.kernel = resolve_kernel (ctx, ctx->loaded_slices, p.interp, p.roi_width ? p.roi_width : ctx->width);
   if (!tomo_bp_run (ctx->bp, &p, d_out, stream, &used, error))
     return FALSE;
   ctx->last_kernel = used;
@@ -1327,7 +1327,7 @@ tomo_gpu_context_backproject_centers (TomoGpuContext                 *ctx,
     return FALSE;
   lanes_kernel = params->kernel;
   if (lanes_kernel == TOMO_GPU_KERNEL_AUTO)
-    lanes_kernel = _tomo_gpu_context_resolve_kernel (ctx, LANES, params->interp, roi.width);
+    lanes_kernel = resolve_kernel (ctx, LANES, params->interp, roi.width);
   p = *params;
   p.kernel = lanes_kernel;
 

@@ -728,30 +728,27 @@ tile_kernel (const PlaneArgs &a,
 }
 
 gboolean
-_tomo_gpu_store_tile_launch (const void      *rows,
-                             gboolean         half,
-                             const float2    *trig,
-                             const PlaneArgs *a,
-                             int              interp,
-                             float           *out,
-                             cudaStream_t     stream,
-                             GError         **error)
+_tomo_gpu_store_tile_launch (const void       *rows,
+                             gboolean          half,
+                             const PlaneArgs  *a,
+                             const LaunchArgs *l,
+                             GError          **error)
 {
   /* 16-byte copies where every projection's row starts 16-byte aligned;
    * else one bin at a time, one projection per stage. */
   if (half)
     {
-      const TileKernel<__half> k = a->W % 8 == 0 ? tile_kernel<__half, 8, 8> (*a, interp)
-                                                 : tile_kernel<__half, 1, 1> (*a, interp);
+      const TileKernel<__half> k = a->W % 8 == 0 ? tile_kernel<__half, 8, 8> (*a, l->interp)
+                                                 : tile_kernel<__half, 1, 1> (*a, l->interp);
 
-      return TOMO_CUDA_LAUNCH_SMEM (k.kern, k.grid, TILE_X, k.smem, stream, k.what, error,
-                                    (const __half *) rows, trig, *a, out);
+      return TOMO_CUDA_LAUNCH_SMEM (k.kern, k.grid, TILE_X, k.smem, l->stream, k.what, error,
+                                    (const __half *) rows, l->trig, *a, l->out);
     }
-  const TileKernel<float> k = a->W % 4 == 0 ? tile_kernel<float, 4, 4> (*a, interp)
-                                            : tile_kernel<float, 1, 1> (*a, interp);
+  const TileKernel<float> k = a->W % 4 == 0 ? tile_kernel<float, 4, 4> (*a, l->interp)
+                                            : tile_kernel<float, 1, 1> (*a, l->interp);
 
-  return TOMO_CUDA_LAUNCH_SMEM (k.kern, k.grid, TILE_X, k.smem, stream, k.what, error,
-                                (const float *) rows, trig, *a, out);
+  return TOMO_CUDA_LAUNCH_SMEM (k.kern, k.grid, TILE_X, k.smem, l->stream, k.what, error,
+                                (const float *) rows, l->trig, *a, l->out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -794,11 +791,8 @@ plane_texture_kernel (const cudaTextureObject_t *tex,
 
 gboolean
 _tomo_gpu_store_texture_launch (const cudaTextureObject_t *tex,
-                                const float2              *trig,
                                 const PlaneArgs           *a,
-                                int                        interp,
-                                float                     *out,
-                                cudaStream_t               stream,
+                                const LaunchArgs          *l,
                                 GError                   **error)
 {
   /* Blocks of 32 × 8: a warp on one plane row, so that on planes with
@@ -810,6 +804,6 @@ _tomo_gpu_store_texture_launch (const cudaTextureObject_t *tex,
   const int bx = shape != NULL && strcmp (shape, "16x16") == 0 ? 16 : 32, by = 256 / bx;
   dim3 block (bx, by), grid ((a->w + bx - 1) / bx, (a->h + by - 1) / by);
 
-  plane_texture_kernel<<<grid, block, 0, stream>>> (tex, trig, *a, interp, out);
+  plane_texture_kernel<<<grid, block, 0, l->stream>>> (tex, l->trig, *a, l->interp, l->out);
   return TOMO_CUDA_CHECK_LAUNCH ("plane texture kernel", error);
 }

@@ -13,9 +13,8 @@
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
 
-#include "tomo-gpu-private.h"
 #include "tomo-gpu-store-fill.h"
-#include "tomo-gpu-store-fill-private.h"
+#include "tomo-gpu-store-private.h"
 
 #define FILL_GROUP 4   /* rows preprocessed and filtered per cuFFT batch */
 
@@ -51,20 +50,19 @@ buffers_clear (FillBuffers  *fb,
 /* Slab `s` of `n` rows from store row `row` (buffer b): upload on `up`,
  * then preprocess, filter and store on the store's stream. */
 static gboolean
-process_slab (TomoGpuStore           *store,
-              const TomoGpuStoreFill *sf,
+process_slab (TomoGpuStore              *store,
               const TomoGpuStoreRawFill *fill,
-              FillBuffers            *fb,
-              guint                   s,
-              guint                   row,
-              guint                   n,
-              guint                   slab,
-              GError                **error)
+              FillBuffers               *fb,
+              guint                      s,
+              guint                      row,
+              guint                      n,
+              guint                      slab,
+              GError                   **error)
 {
   int b = s % 2;
-  size_t plane = (size_t) sf->n_proj * sf->width;
+  size_t plane = (size_t) store->n_proj * store->width;
   size_t elt = tomo_gpu_raw_type_size (fill->type);
-  size_t fd = (size_t) slab * sf->width;
+  size_t fd = (size_t) slab * store->width;
 
   if ((s >= 2 && !TOMO_CUDA_CHECK (cudaStreamWaitEvent (fb->up, fb->ev_done[b], 0), error)) ||
       !TOMO_CUDA_CHECK (cudaMemcpyAsync (fb->d_raw[b], fb->h_raw[b], n * plane * elt,
@@ -75,7 +73,7 @@ process_slab (TomoGpuStore           *store,
                                          cudaMemcpyHostToDevice, fb->up), error))
     return FALSE;
   if (!TOMO_CUDA_CHECK (cudaEventRecord (fb->ev_up[b], fb->up), error) ||
-      !TOMO_CUDA_CHECK (cudaStreamWaitEvent (sf->stream, fb->ev_up[b], 0), error))
+      !TOMO_CUDA_CHECK (cudaStreamWaitEvent (store->stream, fb->ev_up[b], 0), error))
     return FALSE;
   for (guint k = 0; k < n;)
     {
@@ -83,44 +81,44 @@ process_slab (TomoGpuStore           *store,
       guint g = left >= 4 ? 4 : left >= 2 ? 2 : 1;
 
       TomoGpuPreprocessJob pre = { fill->type, (const char *) fb->d_raw[b] + k * plane * elt,
-                                   fb->d_fd[b] + (size_t) k * sf->width,
-                                   fb->d_fd[b] + fd + (size_t) k * sf->width,
-                                   fill->normalise, fill->apply_log, g, plane, sf->width,
+                                   fb->d_fd[b] + (size_t) k * store->width,
+                                   fb->d_fd[b] + fd + (size_t) k * store->width,
+                                   fill->normalise, fill->apply_log, g, plane, store->width,
                                    fb->d_pre, fb->d_counts + 2 * (size_t) (row + k) };
 
-      if (!_tomo_gpu_preprocess_launch (&pre, sf->stream, error) ||
-          !_tomo_gpu_context_filter_device (sf->ctx, g, fb->d_pre, sf->stream, error) ||
+      if (!_tomo_gpu_preprocess_launch (&pre, store->stream, error) ||
+          !_tomo_gpu_context_filter_device (store->ctx, g, fb->d_pre, store->stream, error) ||
           !_tomo_gpu_store_put_device (store, row + k, g,
-                                       _tomo_gpu_context_get_filtered_device (sf->ctx), error))
+                                       _tomo_gpu_context_get_filtered_device (store->ctx), error))
         return FALSE;
       k += g;
     }
-  return TOMO_CUDA_CHECK (cudaEventRecord (fb->ev_done[b], sf->stream), error);
+  return TOMO_CUDA_CHECK (cudaEventRecord (fb->ev_done[b], store->stream), error);
 }
 
 /* The counts to the caller; a row mostly replaced is refused. */
 static gboolean
-finish_counts (const TomoGpuStoreFill    *sf,
+finish_counts (const TomoGpuStore        *store,
                const TomoGpuStoreRawFill *fill,
                const unsigned long long  *h_counts,
                GError                   **error)
 {
-  guint64 plane = (guint64) sf->n_proj * sf->width;
+  guint64 plane = (guint64) store->n_proj * store->width;
 
-  for (guint r = 0; r < sf->n_rows; r++)
+  for (guint r = 0; r < store->n_rows; r++)
     if (fill->counts != NULL)
       {
         fill->counts[r].n_values = plane;
         fill->counts[r].n_nonpositive = h_counts[2 * r];
         fill->counts[r].n_nonfinite = h_counts[2 * r + 1];
       }
-  for (guint r = 0; r < sf->n_rows; r++)
+  for (guint r = 0; r < store->n_rows; r++)
     if (h_counts[2 * r + 1] * 2 > plane)
       {
         g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
                      "Row %u: %llu of the %" G_GUINT64_FORMAT " values are NaN, infinite or "
                      "absurdly large: the data are corrupt",
-                     sf->row_start + r, h_counts[2 * r + 1], plane);
+                     store->row_start + r, h_counts[2 * r + 1], plane);
         return FALSE;
       }
   return TRUE;
@@ -131,7 +129,6 @@ tomo_gpu_store_fill_raw (TomoGpuStore              *store,
                          const TomoGpuStoreRawFill *fill,
                          GError                   **error)
 {
-  TomoGpuStoreFill sf;
   FillBuffers fb = {};
   g_autofree unsigned long long *h_counts = NULL;
   gint64 t0 = g_get_monotonic_time ();
@@ -141,7 +138,6 @@ tomo_gpu_store_fill_raw (TomoGpuStore              *store,
 
   g_return_val_if_fail (store != NULL && fill != NULL, FALSE);
 
-  _tomo_gpu_store_get_fill (store, &sf);
   if (fill->read == NULL || (int) fill->type < 0 || fill->type > TOMO_GPU_RAW_UINT16)
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
@@ -149,40 +145,41 @@ tomo_gpu_store_fill_raw (TomoGpuStore              *store,
                    fill->read == NULL ? ", no reader" : "");
       return FALSE;
     }
-  if (!sf.have_filter)
+  if (!store->have_filter)
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
                    "Volume store: no filter set before filling");
       return FALSE;
     }
-  _tomo_gpu_store_set_filled (store, 0, 0.0);
-  plane = (size_t) sf.n_proj * sf.width;
+  store->n_filled = 0;
+  store->fill_ms = 0.0;
+  plane = (size_t) store->n_proj * store->width;
   elt = tomo_gpu_raw_type_size (fill->type);
-  slab = MIN (fill->slab_rows > 0 ? fill->slab_rows : 8, sf.n_rows);
-  counts_bytes = (size_t) sf.n_rows * 2 * sizeof (unsigned long long);
-  h_counts = g_new0 (unsigned long long, (size_t) sf.n_rows * 2);
+  slab = MIN (fill->slab_rows > 0 ? fill->slab_rows : 8, store->n_rows);
+  counts_bytes = (size_t) store->n_rows * 2 * sizeof (unsigned long long);
+  h_counts = g_new0 (unsigned long long, (size_t) store->n_rows * 2);
 
-  if (!TOMO_CUDA_CHECK (cudaSetDevice (sf.device), error) ||
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (store->device), error) ||
       !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&fb.up, cudaStreamNonBlocking), error) ||
       !_tomo_gpu_alloc_device ((void **) &fb.d_pre, FILL_GROUP * plane * sizeof (float),
                                    "preprocessed rows", error) ||
       !_tomo_gpu_alloc_device ((void **) &fb.d_counts, counts_bytes, "preprocessing counts", error) ||
-      !TOMO_CUDA_CHECK (cudaMemsetAsync (fb.d_counts, 0, counts_bytes, sf.stream), error))
+      !TOMO_CUDA_CHECK (cudaMemsetAsync (fb.d_counts, 0, counts_bytes, store->stream), error))
     goto out;
   for (int k = 0; k < 2; k++)
     if (!_tomo_gpu_alloc_pinned (&fb.h_raw[k], slab * plane * elt, "raw rows in flight", error) ||
-        !_tomo_gpu_alloc_pinned ((void **) &fb.h_fd[k], 2 * (size_t) slab * sf.width * sizeof (float),
+        !_tomo_gpu_alloc_pinned ((void **) &fb.h_fd[k], 2 * (size_t) slab * store->width * sizeof (float),
                                      "flats and darks in flight", error) ||
         !_tomo_gpu_alloc_device (&fb.d_raw[k], slab * plane * elt, "raw rows in flight", error) ||
-        !_tomo_gpu_alloc_device ((void **) &fb.d_fd[k], 2 * (size_t) slab * sf.width * sizeof (float),
+        !_tomo_gpu_alloc_device ((void **) &fb.d_fd[k], 2 * (size_t) slab * store->width * sizeof (float),
                                      "flats and darks in flight", error) ||
         !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&fb.ev_up[k], cudaEventDisableTiming), error) ||
         !TOMO_CUDA_CHECK (cudaEventCreateWithFlags (&fb.ev_done[k], cudaEventDisableTiming), error))
       goto out;
 
-  for (guint row = 0, s = 0; row < sf.n_rows; s++)
+  for (guint row = 0, s = 0; row < store->n_rows; s++)
     {
-      guint n = MIN (slab, sf.n_rows - row);
+      guint n = MIN (slab, store->n_rows - row);
       int b = s % 2;
 
       if (fill->cancel != NULL && g_atomic_int_get (fill->cancel))
@@ -192,24 +189,25 @@ tomo_gpu_store_fill_raw (TomoGpuStore              *store,
         }
       if (s >= 2 && !TOMO_CUDA_CHECK (cudaEventSynchronize (fb.ev_up[b]), error))
         goto out;
-      if (!fill->read (sf.row_start + row, n, fb.h_raw[b], fill->normalise ? fb.h_fd[b] : NULL,
-                       fill->normalise ? fb.h_fd[b] + (size_t) slab * sf.width : NULL,
+      if (!fill->read (store->row_start + row, n, fb.h_raw[b], fill->normalise ? fb.h_fd[b] : NULL,
+                       fill->normalise ? fb.h_fd[b] + (size_t) slab * store->width : NULL,
                        fill->user_data, error) ||
-          !process_slab (store, &sf, fill, &fb, s, row, n, slab, error))
+          !process_slab (store, fill, &fb, s, row, n, slab, error))
         goto out;
       row += n;
       if (fill->progress != NULL)
-        fill->progress (row, sf.n_rows, fill->user_data);
+        fill->progress (row, store->n_rows, fill->user_data);
     }
   if (!TOMO_CUDA_CHECK (cudaMemcpyAsync (h_counts, fb.d_counts, counts_bytes,
-                                         cudaMemcpyDeviceToHost, sf.stream), error) ||
-      !TOMO_CUDA_CHECK (cudaStreamSynchronize (sf.stream), error) ||
-      !finish_counts (&sf, fill, h_counts, error))
+                                         cudaMemcpyDeviceToHost, store->stream), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (store->stream), error) ||
+      !finish_counts (store, fill, h_counts, error))
     goto out;
-  _tomo_gpu_store_set_filled (store, sf.n_rows, (g_get_monotonic_time () - t0) / 1000.0);
+  store->n_filled = store->n_rows;
+  store->fill_ms = (g_get_monotonic_time () - t0) / 1000.0;
   ok = TRUE;
 
 out:
-  buffers_clear (&fb, sf.stream);
+  buffers_clear (&fb, store->stream);
   return ok;
 }

@@ -129,19 +129,16 @@ _tomo_gpu_store_preview_bin (const void        *rows,
 
 gboolean
 _tomo_gpu_store_preview_launch (const float       *binned,
-                                const float2      *trig,
                                 const PreviewArgs *a,
-                                int                interp,
-                                float             *out,
-                                cudaStream_t       stream,
+                                const LaunchArgs  *l,
                                 GError           **error)
 {
   dim3 block (16, 16), grid ((a->nx + 15) / 16, (a->ny + 15) / 16,
                              (a->nz + PREVIEW_ZC - 1) / PREVIEW_ZC);
 
-  if (interp)
-    preview_kernel<1><<<grid, block, 0, stream>>> (binned, trig, *a, out);
+  if (l->interp)
+    preview_kernel<1><<<grid, block, 0, l->stream>>> (binned, l->trig, *a, l->out);
   else
-    preview_kernel<0><<<grid, block, 0, stream>>> (binned, trig, *a, out);
+    preview_kernel<0><<<grid, block, 0, l->stream>>> (binned, l->trig, *a, l->out);
   return TOMO_CUDA_CHECK_LAUNCH ("preview kernel", error);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  *
  * Internal to the volume store's CUDA units (tomo-gpu-store.cu and the
- * kernel files beside it): the plane in the kernels' coordinates and the
+ * files beside it): the store itself (the raw fill, tomo-gpu-store-fill.cu,
+ * works on it too), the plane in the kernels' coordinates and the
  * launchers of the kernels that live in their own files.
  */
 #pragma once
@@ -10,6 +11,61 @@
 #include <cuda_runtime.h>
 
 #include "tomo-gpu-private.h"
+#include "tomo-gpu-store.h"
+
+struct _TomoGpuStore
+{
+  int device;
+  guint width, n_proj, row_start, n_rows;
+  TomoGpuStorePrecision precision;
+  size_t row_elems;
+  void *d_rows;
+  size_t bytes;
+  float value_scale;       /* stored = filtered × value_scale */
+  float2 *d_trig;
+
+  TomoGpuContext *ctx;     /* filtering */
+  gboolean have_filter;
+  guint n_filled;
+
+  float *d_out;
+  size_t out_size;
+  guint out_width, out_height;
+  float *d_tmp;            /* put_filtered staging */
+  size_t tmp_size;
+
+  guint generation;         /* changes whenever the rows held change */
+  float *d_binned;          /* the preview's reduced copy */
+  size_t binned_size;
+  TomoGpuPreview binned_for;
+  guint binned_generation;
+  double prep_ms;
+  /* keep_output(): its copies come from this pool and go back to it when
+   * their holder frees them (a mutex, no cudaFree on the holder's thread);
+   * the statistics' workspace is made once.  keep_fresh: every copy and
+   * workspace made and freed anew, as before (for the bench). */
+  TomoGpuBufferPool *keep_pool;
+  TomoGpuStatsWork *keep_stats;
+  gboolean keep_fresh;
+
+  cudaTextureObject_t *h_tex;   /* one per stored row, for the texture kernel and the hybrid */
+  cudaTextureObject_t *d_tex;
+  gboolean tex_refused;         /* the rows cannot have them (the hybrid does not ask again) */
+
+  cudaStream_t stream;
+  cudaEvent_t ev[2];
+  double fill_ms, plane_ms;
+  TomoGpuPlaneKernel last_kernel;
+};
+
+/* n filtered rows on the device (n × n_proj × width floats) into the store
+ * from row `row` (relative to row_start), converted to half where it holds
+ * half; asynchronous on the store's stream. */
+gboolean _tomo_gpu_store_put_device (TomoGpuStore *store,
+                                     guint         row,
+                                     guint         n,
+                                     const float  *d_src,
+                                     GError      **error);
 
 /* A stored bin as float, through the read-only path. */
 __device__ static inline float
@@ -96,19 +152,28 @@ plane_sample (const PlaneArgs &a,
   return fabsf (*x) <= a.lim && fabsf (*y) <= a.lim && rows_for_z (z, a.n_rows, r0, fz);
 }
 
+/* What every plane and preview launcher is given beside its source and
+ * arguments: the projections' (cos θ, sin θ) on the device, the
+ * interpolation along the detector row (0 nearest, 1 linear), the output
+ * and the stream it runs on. */
+typedef struct
+{
+  const float2 *trig;
+  int interp;
+  float *out;
+  cudaStream_t stream;
+} LaunchArgs;
+
 /* The tile kernel (tomo-gpu-store-tile.cu) takes planes with horizontal rows
  * and a step of at most one pixel; `vertical` when the plane's columns are
  * vertical as well (v_x = v_y = 0: XZ, YZ and planes turned about the
  * vertical axis), so a sample's detector position is the same on every
  * plane row.  half: the store holds __half, else float. */
-gboolean _tomo_gpu_store_tile_launch (const void      *rows,
-                                      gboolean         half,
-                                      const float2    *trig,
-                                      const PlaneArgs *a,
-                                      int              interp,
-                                      float           *out,
-                                      cudaStream_t     stream,
-                                      GError         **error);
+gboolean _tomo_gpu_store_tile_launch (const void       *rows,
+                                      gboolean          half,
+                                      const PlaneArgs  *a,
+                                      const LaunchArgs *l,
+                                      GError          **error);
 
 /* The tilted plane kernel (tomo-gpu-store-tilt.cu): planes with horizontal
  * rows, |u| ≤ 1 and |v| ≤ 1 (the launcher's caller checks); the windows of
@@ -177,11 +242,8 @@ cp_async_ring (int     n_stages,
  * projection's value fetched through tex (one texture object per stored
  * row: W × P, hardware linear filtering, zero border). */
 gboolean _tomo_gpu_store_texture_launch (const cudaTextureObject_t *tex,
-                                         const float2              *trig,
                                          const PlaneArgs           *a,
-                                         int                        interp,
-                                         float                     *out,
-                                         cudaStream_t               stream,
+                                         const LaunchArgs          *l,
                                          GError                   **error);
 
 /* The preview volume (tomo-gpu-store-preview.cu). */
@@ -206,9 +268,6 @@ gboolean _tomo_gpu_store_preview_bin    (const void        *rows,
                                          cudaStream_t       stream,
                                          GError           **error);
 gboolean _tomo_gpu_store_preview_launch (const float       *binned,
-                                         const float2      *trig,
                                          const PreviewArgs *a,
-                                         int                interp,
-                                         float             *out,
-                                         cudaStream_t       stream,
+                                         const LaunchArgs  *l,
                                          GError           **error);

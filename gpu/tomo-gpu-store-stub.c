@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  *
- * The volume store without CUDA: every entry point reports that tomolive
- * was built without it.
+ * The volume store and its raw fill without CUDA: every entry point
+ * reports that tomolive was built without it.
  */
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
 
-#include "tomo-gpu-store.h"
+#include "tomo-gpu-store-fill.h"
 #include "tomo-gpu-stub.h"
 
 static void
@@ -53,3 +53,5 @@ double tomo_gpu_store_get_preview_prep_ms (TomoGpuStore *store) { return 0.0; }
 void tomo_gpu_store_set_keep_fresh (TomoGpuStore *store, gboolean fresh) { }
 NOT_BUILT (TomoGpuBuffer *, NULL, tomo_gpu_store_keep_output,
            TomoGpuStore *store, TomoGpuStats *stats, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_store_fill_raw,
+           TomoGpuStore *store, const TomoGpuStoreRawFill *fill, GError **error)

@@ -537,102 +537,97 @@ plane_tile_async_kernel (const T      *rows,
     asm volatile ("cp.async.commit_group;\n" ::);
   };
 
-  for (int s = 0; s < NS; s++)
-    plan (s);
-  __syncthreads ();
-  for (int s = 0; s < NS - 1; s++)
-    issue (s);
-  for (int s = 0; s < n_stages; s++)
-    {
-      if (BULK)
-        {
-          /* Use s / NS of slot s % NS: its phase of that parity completes. */
-          const unsigned int bar = smem_addr (&bars[s % NS]), parity = (s / NS) & 1;
-          unsigned int done = 0;
+  /* Stage s in shared memory: its barrier's phase, or its commit group. */
+  auto wait = [&] (int s) {
+    if (BULK)
+      {
+        /* Use s / NS of slot s % NS: its phase of that parity completes. */
+        const unsigned int bar = smem_addr (&bars[s % NS]), parity = (s / NS) & 1;
+        unsigned int done = 0;
 
-          while (!done)
-            asm volatile ("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                          " selp.u32 %0, 1, 0, p;\n}\n"
-                          : "=r" (done) : "r" (bar), "r" (parity) : "memory");
-        }
-      else
-        asm volatile ("cp.async.wait_group %0;\n" :: "n" (NS - 2));
-      __syncthreads ();   /* stage s is in; stage s − 1's sums are done */
-      issue (s + NS - 1);
-      plan (s + NS);
+        while (!done)
+          asm volatile ("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                        " selp.u32 %0, 1, 0, p;\n}\n"
+                        : "=r" (done) : "r" (bar), "r" (parity) : "memory");
+      }
+    else
+      asm volatile ("cp.async.wait_group %0;\n" :: "n" (NS - 2));
+  };
+  auto sum = [&] (int s) {
+    const T *buf = ring + (size_t) (s % NS) * STAGE;
+    const int ng = min (G, a.P - s * G);
 
-      const T *buf = ring + (size_t) (s % NS) * STAGE;
-      const int ng = min (G, a.P - s * G);
+    for (int g = 0; g < ng; g++)
+      {
+        const TileMeta w = meta[s % (NS + 1)][g];
+        const T *bg = buf + (size_t) g * K * WP;
 
-      for (int g = 0; g < ng; g++)
-        {
-          const TileMeta w = meta[s % (NS + 1)][g];
-          const T *bg = buf + (size_t) g * K * WP;
-
-          if constexpr (SPT == 1 || sizeof (T) == 4)
-            {
+        if constexpr (SPT == 1 || sizeof (T) == 4)
+          {
 #pragma unroll
-              for (int sm = 0; sm < SPT; sm++)
-                {
-                  const float t = fminf (fmaxf (fmaf ((float) (tid * SPT + sm), w.d, w.t0), w.cmin),
-                                         w.cmax);
-                  const float f = floorf (LINEAR ? t : t + 0.5f);
-                  const float fr = t - f;
-                  const T *b = bg + min ((int) f, WP - 2);
+            for (int sm = 0; sm < SPT; sm++)
+              {
+                const float t = fminf (fmaxf (fmaf ((float) (tid * SPT + sm), w.d, w.t0), w.cmin),
+                                       w.cmax);
+                const float f = floorf (LINEAR ? t : t + 0.5f);
+                const float fr = t - f;
+                const T *b = bg + min ((int) f, WP - 2);
 
 #pragma unroll
-                  for (int q = 0; q < K; q++)
-                    {
-                      const float v0 = Bins<T>::value (b[q * WP]);
+                for (int q = 0; q < K; q++)
+                  {
+                    const float v0 = Bins<T>::value (b[q * WP]);
 
-                      if (LINEAR)
-                        acc[sm][q] = fmaf (fr, Bins<T>::value (b[q * WP + 1]),
-                                           fmaf (1.0f - fr, v0, acc[sm][q]));
-                      else
-                        acc[sm][q] += v0;
-                    }
-                }
-            }
-          else
-            {
-              /* Two neighbouring samples of a half store: both pairs within
-               * the 4 bins from an even base. */
-              const float t = fmaf ((float) (2 * tid), w.d, w.t0);
-              const float ta = fminf (fmaxf (t, w.cmin), w.cmax);
-              const float tb = fminf (fmaxf (t + w.d, w.cmin), w.cmax);
-              const float fa = floorf (LINEAR ? ta : ta + 0.5f);
-              const float fb = floorf (LINEAR ? tb : tb + 0.5f);
-              const int ka = (int) fa, kb = (int) fb;
-              const int base = min (min (ka, kb) & ~1, WP - 4);
-              const unsigned int oa = (unsigned int) (ka - base), ob = (unsigned int) (kb - base);
-              const unsigned int *wd = (const unsigned int *) (bg + base);
-              const unsigned int sa = 0x3210 + oa * 0x2222, sb = 0x3210 + ob * 0x2222;
-              const float ra = LINEAR ? ta - fa : 0.0f, rb = LINEAR ? tb - fb : 0.0f;
+                    if (LINEAR)
+                      acc[sm][q] = fmaf (fr, Bins<T>::value (b[q * WP + 1]),
+                                         fmaf (1.0f - fr, v0, acc[sm][q]));
+                    else
+                      acc[sm][q] += v0;
+                  }
+              }
+          }
+        else
+          {
+            /* Two neighbouring samples of a half store: both pairs within
+             * the 4 bins from an even base. */
+            const float t = fmaf ((float) (2 * tid), w.d, w.t0);
+            const float ta = fminf (fmaxf (t, w.cmin), w.cmax);
+            const float tb = fminf (fmaxf (t + w.d, w.cmin), w.cmax);
+            const float fa = floorf (LINEAR ? ta : ta + 0.5f);
+            const float fb = floorf (LINEAR ? tb : tb + 0.5f);
+            const int ka = (int) fa, kb = (int) fb;
+            const int base = min (min (ka, kb) & ~1, WP - 4);
+            const unsigned int oa = (unsigned int) (ka - base), ob = (unsigned int) (kb - base);
+            const unsigned int *wd = (const unsigned int *) (bg + base);
+            const unsigned int sa = 0x3210 + oa * 0x2222, sb = 0x3210 + ob * 0x2222;
+            const float ra = LINEAR ? ta - fa : 0.0f, rb = LINEAR ? tb - fb : 0.0f;
 
 #pragma unroll
-              for (int q = 0; q < K; q++)
-                {
-                  const unsigned int w0 = wd[q * (WP / 2)], w1 = wd[q * (WP / 2) + 1];
-                  const unsigned int pa = __byte_perm (w0, w1, sa);
-                  const unsigned int pb = __byte_perm (w0, w1, sb);
+            for (int q = 0; q < K; q++)
+              {
+                const unsigned int w0 = wd[q * (WP / 2)], w1 = wd[q * (WP / 2) + 1];
+                const unsigned int pa = __byte_perm (w0, w1, sa);
+                const unsigned int pb = __byte_perm (w0, w1, sb);
 
-                  const float2 va = __half22float2 (*(const __half2 *) &pa);
-                  const float2 vb = __half22float2 (*(const __half2 *) &pb);
+                const float2 va = __half22float2 (*(const __half2 *) &pa);
+                const float2 vb = __half22float2 (*(const __half2 *) &pb);
 
-                  if (LINEAR)
-                    {
-                      acc[0][q] = fmaf (ra, va.y, fmaf (1.0f - ra, va.x, acc[0][q]));
-                      acc[1][q] = fmaf (rb, vb.y, fmaf (1.0f - rb, vb.x, acc[1][q]));
-                    }
-                  else
-                    {
-                      acc[0][q] += va.x;
-                      acc[1][q] += vb.x;
-                    }
-                }
-            }
-        }
-    }
+                if (LINEAR)
+                  {
+                    acc[0][q] = fmaf (ra, va.y, fmaf (1.0f - ra, va.x, acc[0][q]));
+                    acc[1][q] = fmaf (rb, vb.y, fmaf (1.0f - rb, vb.x, acc[1][q]));
+                  }
+                else
+                  {
+                    acc[0][q] += va.x;
+                    acc[1][q] += vb.x;
+                  }
+              }
+          }
+      }
+  };
+
+  stage_ring<NS> (n_stages, plan, issue, wait, sum);
   if (!BULK)
     asm volatile ("cp.async.wait_group 0;\n" ::);
   else
@@ -728,30 +723,27 @@ tile_kernel (const PlaneArgs &a,
 }
 
 gboolean
-_tomo_gpu_store_tile_launch (const void      *rows,
-                             gboolean         half,
-                             const float2    *trig,
-                             const PlaneArgs *a,
-                             int              interp,
-                             float           *out,
-                             cudaStream_t     stream,
-                             GError         **error)
+_tomo_gpu_store_tile_launch (const void       *rows,
+                             gboolean          half,
+                             const PlaneArgs  *a,
+                             const LaunchArgs *l,
+                             GError          **error)
 {
   /* 16-byte copies where every projection's row starts 16-byte aligned;
    * else one bin at a time, one projection per stage. */
   if (half)
     {
-      const TileKernel<__half> k = a->W % 8 == 0 ? tile_kernel<__half, 8, 8> (*a, interp)
-                                                 : tile_kernel<__half, 1, 1> (*a, interp);
+      const TileKernel<__half> k = a->W % 8 == 0 ? tile_kernel<__half, 8, 8> (*a, l->interp)
+                                                 : tile_kernel<__half, 1, 1> (*a, l->interp);
 
-      return TOMO_CUDA_LAUNCH_SMEM (k.kern, k.grid, TILE_X, k.smem, stream, k.what, error,
-                                    (const __half *) rows, trig, *a, out);
+      return TOMO_CUDA_LAUNCH_SMEM (k.kern, k.grid, TILE_X, k.smem, l->stream, k.what, error,
+                                    (const __half *) rows, l->trig, *a, l->out);
     }
-  const TileKernel<float> k = a->W % 4 == 0 ? tile_kernel<float, 4, 4> (*a, interp)
-                                            : tile_kernel<float, 1, 1> (*a, interp);
+  const TileKernel<float> k = a->W % 4 == 0 ? tile_kernel<float, 4, 4> (*a, l->interp)
+                                            : tile_kernel<float, 1, 1> (*a, l->interp);
 
-  return TOMO_CUDA_LAUNCH_SMEM (k.kern, k.grid, TILE_X, k.smem, stream, k.what, error,
-                                (const float *) rows, trig, *a, out);
+  return TOMO_CUDA_LAUNCH_SMEM (k.kern, k.grid, TILE_X, k.smem, l->stream, k.what, error,
+                                (const float *) rows, l->trig, *a, l->out);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -794,11 +786,8 @@ plane_texture_kernel (const cudaTextureObject_t *tex,
 
 gboolean
 _tomo_gpu_store_texture_launch (const cudaTextureObject_t *tex,
-                                const float2              *trig,
                                 const PlaneArgs           *a,
-                                int                        interp,
-                                float                     *out,
-                                cudaStream_t               stream,
+                                const LaunchArgs          *l,
                                 GError                   **error)
 {
   /* Blocks of 32 × 8: a warp on one plane row, so that on planes with
@@ -810,6 +799,6 @@ _tomo_gpu_store_texture_launch (const cudaTextureObject_t *tex,
   const int bx = shape != NULL && strcmp (shape, "16x16") == 0 ? 16 : 32, by = 256 / bx;
   dim3 block (bx, by), grid ((a->w + bx - 1) / bx, (a->h + by - 1) / by);
 
-  plane_texture_kernel<<<grid, block, 0, stream>>> (tex, trig, *a, interp, out);
+  plane_texture_kernel<<<grid, block, 0, l->stream>>> (tex, l->trig, *a, l->interp, l->out);
   return TOMO_CUDA_CHECK_LAUNCH ("plane texture kernel", error);
 }

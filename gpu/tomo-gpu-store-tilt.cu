@@ -834,9 +834,9 @@ plane_tilt_kernel (const T      *rows,
 template <typename T, int VEC, int G, int TX = 0, bool LATE = false, bool PK = false,
           bool IL = false, int NB = 0>
 static gboolean
-launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, float *out,
-             cudaStream_t stream, GError **error)
+launch_tilt (const T *rows, const PlaneArgs &a, const LaunchArgs &l, GError **error)
 {
+  const int interp = l.interp;
   dim3 grid ((a.w + TILT_X - 1) / TILT_X, (a.h + TILT_K - 1) / TILT_K);
   /* Every plane row on a stored row (integer z, integer step): no blend. */
   const bool two = !(a.z0 == rintf (a.z0) && a.vz == rintf (a.vz));
@@ -861,7 +861,7 @@ launch_tilt (const T *rows, const float2 *trig, const PlaneArgs &a, int interp, 
   if (!TOMO_CUDA_CHECK (cudaFuncSetAttribute (kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int) smem), error))
     return FALSE;
-  kern<<<grid, TILT_X, smem, stream>>> (rows, trig, a, nrs, out);
+  kern<<<grid, TILT_X, smem, l.stream>>> (rows, l.trig, a, nrs, l.out);
   return TOMO_CUDA_CHECK_LAUNCH ("plane tilt kernel", error);
 }
 
@@ -947,61 +947,52 @@ _tomo_gpu_store_tilt_hybrid_ok (gboolean half, const PlaneArgs *a, int interp)
  * from TOMO_PLANE_TILT_TEX, see there; TOMO_PLANE_TILT_PATH=raw: the raw
  * path alone, the bench's and the tests' baseline). */
 gboolean
-_tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const float2 *trig,
-                             const PlaneArgs *a, int interp, float *out, cudaStream_t stream,
-                             GError **error)
+_tomo_gpu_store_tilt_launch (const void *rows, gboolean half, const PlaneArgs *a,
+                             const LaunchArgs *l, GError **error)
 {
   const gboolean wide = a->W % (half ? 8 : 4) == 0;
   const gboolean pack = half && wide && tilt_pack_wanted ();
+  const __half *r = (const __half *) rows;
   gboolean il = FALSE;
   int nb = 0;
 
-  if (a->tex != NULL && _tomo_gpu_store_tilt_hybrid_ok (half, a, interp))
+  /* The hybrid's launchers: linear interpolation (hybrid_ok() asks). */
+  if (a->tex != NULL && _tomo_gpu_store_tilt_hybrid_ok (half, a, l->interp))
     {
-      const __half *r = (const __half *) rows;
-
       if (pack)
         tilt_packed_variant (a, TRUE, &il, &nb);
 
       switch (_tomo_gpu_store_tilt_hybrid_split ())
         {
-        case 41: return launch_tilt<__half, 8, 4, 1> (r, trig, *a, 1, out, stream, error);
-        case 42: return launch_tilt<__half, 8, 4, 2> (r, trig, *a, 1, out, stream, error);
-        case 43: return launch_tilt<__half, 8, 4, 3> (r, trig, *a, 1, out, stream, error);
-        case 44: return launch_tilt<__half, 8, 4, 4> (r, trig, *a, 1, out, stream, error);
-        case 31: return launch_tilt<__half, 8, 3, 1> (r, trig, *a, 1, out, stream, error);
-        case 21: return launch_tilt<__half, 8, 2, 1> (r, trig, *a, 1, out, stream, error);
-        case 22: return launch_tilt<__half, 8, 2, 2> (r, trig, *a, 1, out, stream, error);
-        case 121:
-          return launch_tilt<__half, 8, 2, 1, true> (r, trig, *a, 1, out, stream, error);
+        case 41: return launch_tilt<__half, 8, 4, 1> (r, *a, *l, error);
+        case 42: return launch_tilt<__half, 8, 4, 2> (r, *a, *l, error);
+        case 43: return launch_tilt<__half, 8, 4, 3> (r, *a, *l, error);
+        case 44: return launch_tilt<__half, 8, 4, 4> (r, *a, *l, error);
+        case 31: return launch_tilt<__half, 8, 3, 1> (r, *a, *l, error);
+        case 21: return launch_tilt<__half, 8, 2, 1> (r, *a, *l, error);
+        case 22: return launch_tilt<__half, 8, 2, 2> (r, *a, *l, error);
+        case 121: return launch_tilt<__half, 8, 2, 1, true> (r, *a, *l, error);
         case 141:
           if (il && nb == 4)
-            return launch_tilt<__half, 8, 4, 1, true, true, true, 4> (r, trig, *a, 1, out, stream,
-                                                                      error);
+            return launch_tilt<__half, 8, 4, 1, true, true, true, 4> (r, *a, *l, error);
           if (il)
-            return launch_tilt<__half, 8, 4, 1, true, true, true> (r, trig, *a, 1, out, stream,
-                                                                   error);
-          return pack ? launch_tilt<__half, 8, 4, 1, true, true> (r, trig, *a, 1, out, stream, error)
-                      : launch_tilt<__half, 8, 4, 1, true> (r, trig, *a, 1, out, stream, error);
+            return launch_tilt<__half, 8, 4, 1, true, true, true> (r, *a, *l, error);
+          return pack ? launch_tilt<__half, 8, 4, 1, true, true> (r, *a, *l, error)
+                      : launch_tilt<__half, 8, 4, 1, true> (r, *a, *l, error);
         default: break;
         }
     }
   if (pack)
     tilt_packed_variant (a, FALSE, &il, &nb);
   if (il && nb == 4)
-    return launch_tilt<__half, 8, 4, 0, false, true, true, 4> ((const __half *) rows, trig, *a,
-                                                               interp, out, stream, error);
+    return launch_tilt<__half, 8, 4, 0, false, true, true, 4> (r, *a, *l, error);
   if (il)
-    return launch_tilt<__half, 8, 4, 0, false, true, true> ((const __half *) rows, trig, *a, interp,
-                                                            out, stream, error);
+    return launch_tilt<__half, 8, 4, 0, false, true, true> (r, *a, *l, error);
   if (pack)
-    return launch_tilt<__half, 8, 4, 0, false, true> ((const __half *) rows, trig, *a, interp, out,
-                                                      stream, error);
+    return launch_tilt<__half, 8, 4, 0, false, true> (r, *a, *l, error);
   if (half)
-    return wide ? launch_tilt<__half, 8, 4> ((const __half *) rows, trig, *a, interp, out, stream,
-                                             error)
-                : launch_tilt<__half, 1, 4> ((const __half *) rows, trig, *a, interp, out, stream,
-                                             error);
-  return wide ? launch_tilt<float, 4, 2> ((const float *) rows, trig, *a, interp, out, stream, error)
-              : launch_tilt<float, 1, 2> ((const float *) rows, trig, *a, interp, out, stream, error);
+    return wide ? launch_tilt<__half, 8, 4> (r, *a, *l, error)
+                : launch_tilt<__half, 1, 4> (r, *a, *l, error);
+  return wide ? launch_tilt<float, 4, 2> ((const float *) rows, *a, *l, error)
+              : launch_tilt<float, 1, 2> ((const float *) rows, *a, *l, error);
 }

@@ -51,7 +51,6 @@
 #include "tomo-gpu-private.h"
 #include "tomo-gpu-store.h"
 #include "tomo-gpu-store-private.h"
-#include "tomo-gpu-store-fill-private.h"
 
 #define STORE_GROUP 4            /* rows filtered per cuFFT batch while filling */
 #define STORE_RESERVE (512ull << 20) /* device bytes left for filtering and output */
@@ -59,52 +58,6 @@
 #define CACHED_CHUNK 32
 #define CACHED_WIDTH (CACHED_BLOCK + 4)
 #define COORD_LIMIT 1e6
-
-struct _TomoGpuStore
-{
-  int device;
-  guint width, n_proj, row_start, n_rows;
-  TomoGpuStorePrecision precision;
-  size_t row_elems;
-  void *d_rows;
-  size_t bytes;
-  float value_scale;       /* stored = filtered × value_scale */
-  float2 *d_trig;
-
-  TomoGpuContext *ctx;     /* filtering */
-  gboolean have_filter;
-  guint n_filled;
-
-  float *d_out;
-  size_t out_size;
-  guint out_width, out_height;
-  float *d_tmp;            /* put_filtered staging */
-  size_t tmp_size;
-
-  guint generation;         /* changes whenever the rows held change */
-  float *d_binned;          /* the preview's reduced copy */
-  size_t binned_size;
-  TomoGpuPreview binned_for;
-  guint binned_generation;
-  double prep_ms;
-  /* keep_output(): its copies come from this pool and go back to it when
-   * their holder frees them (a mutex, no cudaFree on the holder's thread);
-   * the statistics' workspace is made once.  keep_fresh: every copy and
-   * workspace made and freed anew, as before (for the bench). */
-  TomoGpuBufferPool *keep_pool;
-  TomoGpuStatsWork *keep_stats;
-  gboolean keep_fresh;
-
-  cudaTextureObject_t *h_tex;   /* one per stored row, for the texture kernel and the hybrid */
-  cudaTextureObject_t *d_tex;
-  gboolean tex_refused;         /* the rows cannot have them (the hybrid does not ask again) */
-
-  cudaStream_t stream;
-  cudaEvent_t ev[2];
-  double fill_ms, plane_ms;
-  TomoGpuPlaneKernel last_kernel;
-};
-
 
 template <typename T, int LINEAR>
 __device__ static inline float
@@ -657,14 +610,12 @@ tomo_gpu_store_set_filter (TomoGpuStore *store,
   return TRUE;
 }
 
-/* Filtered floats on the device (n rows from `row`, relative) into the
- * store, converting to half where it holds half; on store->stream. */
-static gboolean
-store_rows (TomoGpuStore *store,
-            guint         row,
-            guint         n,
-            const float  *d_src,
-            GError      **error)
+gboolean
+_tomo_gpu_store_put_device (TomoGpuStore *store,
+                            guint         row,
+                            guint         n,
+                            const float  *d_src,
+                            GError      **error)
 {
   size_t count = (size_t) n * store->row_elems;
 
@@ -700,7 +651,7 @@ tomo_gpu_store_put_filtered (TomoGpuStore *store,
       !_tomo_gpu_ensure_buffer ((void **) &store->d_tmp, &store->tmp_size, size, "store staging", error) ||
       !TOMO_CUDA_CHECK (cudaMemcpyAsync (store->d_tmp, filtered, size, cudaMemcpyHostToDevice,
                                          store->stream), error) ||
-      !store_rows (store, row - store->row_start, n, store->d_tmp, error) ||
+      !_tomo_gpu_store_put_device (store, row - store->row_start, n, store->d_tmp, error) ||
       !TOMO_CUDA_CHECK (cudaStreamSynchronize (store->stream), error))
     return FALSE;
   store->n_filled = MIN (store->n_rows, store->n_filled + n);
@@ -771,8 +722,8 @@ tomo_gpu_store_fill (TomoGpuStore    *store,
           !TOMO_CUDA_CHECK (cudaStreamWaitEvent (store->stream, ev_up[b], 0), error) ||
           !_tomo_gpu_context_filter_device (store->ctx, n, d_buf[b], store->stream, error) ||
           !TOMO_CUDA_CHECK (cudaEventRecord (ev_done[b], store->stream), error) ||
-          !store_rows (store, row, n,
-                       _tomo_gpu_context_get_filtered_device (store->ctx), error))
+          !_tomo_gpu_store_put_device (store, row, n,
+                                       _tomo_gpu_context_get_filtered_device (store->ctx), error))
         goto out;
       row += n;
       done = row;
@@ -1082,19 +1033,19 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
                     (size_t) plane->width * plane->height * sizeof (float), "plane", error) ||
       !TOMO_CUDA_CHECK (cudaEventRecord (store->ev[0], store->stream), error))
     return FALSE;
+  const LaunchArgs l = { store->d_trig, interp, store->d_out, store->stream };
+
   if (kernel == TOMO_GPU_PLANE_TEXTURE)
     {
       if (!ensure_textures (store, error) ||
           !TOMO_CUDA_CHECK (cudaEventRecord (store->ev[0], store->stream), error) ||
-          !_tomo_gpu_store_texture_launch (store->d_tex, store->d_trig, &a, interp, store->d_out,
-                                           store->stream, error))
+          !_tomo_gpu_store_texture_launch (store->d_tex, &a, &l, error))
         return FALSE;
     }
   else if (kernel == TOMO_GPU_PLANE_TILE)
     {
       if (!_tomo_gpu_store_tile_launch (store->d_rows, store->precision == TOMO_GPU_STORE_HALF,
-                                        store->d_trig, &a, interp, store->d_out, store->stream,
-                                        error))
+                                        &a, &l, error))
         return FALSE;
     }
   else if (kernel == TOMO_GPU_PLANE_TILT)
@@ -1120,8 +1071,7 @@ tomo_gpu_store_plane (TomoGpuStore       *store,
           if (!TOMO_CUDA_CHECK (cudaEventRecord (store->ev[0], store->stream), error))
             return FALSE;
         }
-      if (!_tomo_gpu_store_tilt_launch (store->d_rows, half, store->d_trig, &a, interp,
-                                        store->d_out, store->stream, error))
+      if (!_tomo_gpu_store_tilt_launch (store->d_rows, half, &a, &l, error))
         return FALSE;
     }
   else if (store->precision == TOMO_GPU_STORE_FLOAT)
@@ -1229,9 +1179,10 @@ tomo_gpu_store_preview (TomoGpuStore         *store,
       store->binned_generation = store->generation;
       store->prep_ms = (g_get_monotonic_time () - t0) / 1000.0;
     }
+  const LaunchArgs l = { store->d_trig, interp, store->d_out, store->stream };
+
   if (!TOMO_CUDA_CHECK (cudaEventRecord (store->ev[0], store->stream), error) ||
-      !_tomo_gpu_store_preview_launch (store->d_binned, store->d_trig, &a, interp, store->d_out,
-                                       store->stream, error) ||
+      !_tomo_gpu_store_preview_launch (store->d_binned, &a, &l, error) ||
       !TOMO_CUDA_CHECK (cudaEventRecord (store->ev[1], store->stream), error) ||
       !TOMO_CUDA_CHECK (cudaEventSynchronize (store->ev[1]), error) ||
       !TOMO_CUDA_CHECK (cudaEventElapsedTime (&ms, store->ev[0], store->ev[1]), error))
@@ -1310,40 +1261,4 @@ tomo_gpu_store_set_keep_fresh (TomoGpuStore *store,
 {
   g_return_if_fail (store != NULL);
   store->keep_fresh = fresh;
-}
-
-/* ------------------------------------------------------------------------ */
-/* What the raw fill (tomo-gpu-store-fill.cu) needs of the store. */
-
-void
-_tomo_gpu_store_get_fill (TomoGpuStore     *store,
-                          TomoGpuStoreFill *fill)
-{
-  fill->device = store->device;
-  fill->width = store->width;
-  fill->n_proj = store->n_proj;
-  fill->row_start = store->row_start;
-  fill->n_rows = store->n_rows;
-  fill->have_filter = store->have_filter;
-  fill->ctx = store->ctx;
-  fill->stream = store->stream;
-}
-
-gboolean
-_tomo_gpu_store_put_device (TomoGpuStore *store,
-                            guint         row,
-                            guint         n,
-                            const float  *d_filtered,
-                            GError      **error)
-{
-  return store_rows (store, row, n, d_filtered, error);
-}
-
-void
-_tomo_gpu_store_set_filled (TomoGpuStore *store,
-                            guint         n_filled,
-                            double        fill_ms)
-{
-  store->n_filled = n_filled;
-  store->fill_ms = fill_ms;
 }

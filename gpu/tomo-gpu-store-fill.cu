@@ -152,6 +152,7 @@ tomo_gpu_store_fill_raw (TomoGpuStore              *store,
       return FALSE;
     }
   store->n_filled = 0;
+  store->generation++;   /* the rows change from here on, even if the fill fails */
   store->fill_ms = 0.0;
   plane = (size_t) store->n_proj * store->width;
   elt = tomo_gpu_raw_type_size (fill->type);
@@ -204,6 +205,7 @@ tomo_gpu_store_fill_raw (TomoGpuStore              *store,
       !finish_counts (store, fill, h_counts, error))
     goto out;
   store->n_filled = store->n_rows;
+  store->generation++;
   store->fill_ms = (g_get_monotonic_time () - t0) / 1000.0;
   ok = TRUE;
 

@@ -8,7 +8,8 @@
  * the clamp and replacement counts equal to both, for the whole scan and a
  * row range; the slab size (1, 3, all rows) changes a plane by at most
  * 1e-6 relative; a corrupt row, a failing read, a fill without a filter, a
- * cancelled fill and a bad raw type give clear errors and an empty store.
+ * cancelled fill and a bad raw type give clear errors and an empty store;
+ * a second fill of the same store renews the preview's copy of the rows.
  * The device cases skip without a CUDA device; the scan's clamps are
  * checked on the host everywhere.
  */
@@ -25,6 +26,7 @@
 #include "tomo-gpu.h"
 #include "tomo-gpu-store-fill.h"
 #include "tomo-phantom.h"
+#include "tomo-preview.h"
 #include "tomo-test-util.h"
 
 #define W 128
@@ -179,6 +181,7 @@ typedef struct
 {
   guint n_calls, fail_at, nan_row;
   volatile gint *cancel;
+  guint shift;   /* moves the pattern of counts: another scan of the same size */
 } Reader;
 
 static gboolean
@@ -204,7 +207,7 @@ read_floats (guint     row,
   for (guint r = 0; r < n; r++)
     for (gsize i = 0; i < (gsize) N * W; i++)
       v[r * (gsize) N * W + i] = row + r == rd->nan_row && i % 3 != 0
-                                   ? NAN : 1000.0f + (float) ((i * 7 + (row + r) * 13) % 101);
+                                   ? NAN : 1000.0f + (float) ((i * 7 + (row + r) * 13 + rd->shift) % 101);
   for (gsize i = 0; i < (gsize) n * W; i++)
     {
       flat[i] = 1200.0f;
@@ -276,6 +279,58 @@ test_slabs (void)
                   tomo_test_rel_l2 (three, one, W * H), tomo_test_rel_l2 (all, one, W * H));
   g_assert_cmpfloat (tomo_test_rel_l2 (three, one, W * H), <=, 1e-6);
   g_assert_cmpfloat (tomo_test_rel_l2 (all, one, W * H), <=, 1e-6);
+}
+
+/* Fills the store from counts shifted by `shift` and returns its preview. */
+static float *
+refill_preview (TomoGpuStore              *store,
+                guint                      shift,
+                const TomoPreviewGeometry *geo)
+{
+  g_autoptr(GError) error = NULL;
+  Reader rd = { 0, 0, G_MAXUINT, NULL, shift };
+  TomoGpuStoreRawFill fill = { TOMO_GPU_RAW_FLOAT32, TRUE, TRUE, 3, read_floats,
+                               NULL, &rd, NULL, NULL };
+  TomoGpuPreview pv = { geo->nx, geo->ny, geo->nz, geo->bin, geo->step };
+  float *out = g_new (float, (gsize) geo->nx * geo->ny * geo->nz);
+
+  g_assert_true (tomo_gpu_store_fill_raw (store, &fill, &error));
+  g_assert_no_error (error);
+  g_assert_true (tomo_gpu_store_preview (store, &pv, AXIS, 1, &error));
+  g_assert_true (tomo_gpu_store_download (store, out, &error));
+  g_assert_no_error (error);
+  return out;
+}
+
+/* A second raw fill of the same store (another scan, the same filter)
+ * replaces the preview's reduced copy of the rows: the preview equals a
+ * fresh store's, not the first scan's. */
+static void
+test_refill_preview (void)
+{
+  TomoGpuStore *store, *fresh;
+  TomoPreviewGeometry geo;
+  g_autofree float *first = NULL, *second = NULL, *ref = NULL;
+  gsize n;
+  double stale, err;
+
+  if (!tomo_test_need_gpu (NO_GPU))
+    return;
+  tomo_preview_geometry_init (&geo, W, N, 32, 32, 4);
+  n = (gsize) geo.nx * geo.ny * geo.nz;
+  store = device_store (TRUE);
+  fresh = device_store (TRUE);
+  first = refill_preview (store, 0, &geo);
+  second = refill_preview (store, 50, &geo);
+  ref = refill_preview (fresh, 50, &geo);
+  tomo_gpu_store_free (store);
+  tomo_gpu_store_free (fresh);
+  stale = tomo_test_rel_l2 (first, ref, n);
+  err = tomo_test_rel_l2 (second, ref, n);
+  g_test_message ("preview %u × %u × %u after a refill: %.3g relative L2 to a fresh store's "
+                  "(the first scan's: %.3g)", geo.nx, geo.ny, geo.nz, err, stale);
+  g_assert_cmpfloat (stale, >, 1e-2);
+  g_assert_cmpfloat (err, <=, 1e-6);
 }
 
 static void
@@ -352,6 +407,7 @@ main (int    argc,
   g_test_add_func ("/gpu-storefill/whole-scan", test_whole_scan);
   g_test_add_func ("/gpu-storefill/row-range", test_row_range);
   g_test_add_func ("/gpu-storefill/slabs", test_slabs);
+  g_test_add_func ("/gpu-storefill/refill-preview", test_refill_preview);
   g_test_add_func ("/gpu-storefill/bad-input", test_bad_input);
   return tomo_test_run_and_remove_scan (scan_path, scan_dir);
 }

@@ -105,13 +105,7 @@ finish_counts (const TomoGpuStore        *store,
 {
   guint64 plane = (guint64) store->n_proj * store->width;
 
-  for (guint r = 0; r < store->n_rows; r++)
-    if (fill->counts != NULL)
-      {
-        fill->counts[r].n_values = plane;
-        fill->counts[r].n_nonpositive = h_counts[2 * r];
-        fill->counts[r].n_nonfinite = h_counts[2 * r + 1];
-      }
+  _tomo_gpu_preprocess_counts (fill->counts, h_counts, store->n_rows, plane);
   for (guint r = 0; r < store->n_rows; r++)
     if (h_counts[2 * r + 1] * 2 > plane)
       {

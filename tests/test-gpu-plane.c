@@ -121,6 +121,26 @@ compare_plane (Fixture            *fx,
   return tomo_test_rel_l2 (got, ref, n);
 }
 
+/* compare_plane() with the environment variable `name` (a kernel's
+ * variant) set to `value` for that plane; NULL leaves it unset. */
+static double
+compare_plane_env (Fixture            *fx,
+                   TomoGpuStore       *store,
+                   const TomoPlane    *plane,
+                   TomoInterp          interp,
+                   TomoGpuPlaneKernel  kernel,
+                   const char         *name,
+                   const char         *value)
+{
+  double e;
+
+  if (value != NULL)
+    g_setenv (name, value, TRUE);
+  e = compare_plane (fx, store, plane, interp, kernel);
+  g_unsetenv (name);
+  return e;
+}
+
 static void
 test_planes (gconstpointer data)
 {
@@ -276,9 +296,8 @@ test_tile (gconstpointer data)
 
         /* The texture kernel's blocks of 16 × 16 (above: 32 × 8, a warp on
          * one plane row). */
-        g_setenv ("TOMO_PLANE_TEX_BLOCK", "16x16", TRUE);
-        e_tex2 = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TEXTURE);
-        g_unsetenv ("TOMO_PLANE_TEX_BLOCK");
+        e_tex2 = compare_plane_env (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TEXTURE,
+                                    "TOMO_PLANE_TEX_BLOCK", "16x16");
         g_test_message ("%s store, %s, %s: relative L2 texture, 16 × 16 blocks %.3g (2e-2)",
                         tomo_gpu_store_precision_to_string (precision), names[k],
                         tomo_interp_to_string (in), e_tex2);
@@ -286,12 +305,9 @@ test_tile (gconstpointer data)
 
         for (guint v = 0; v < (vertical ? G_N_ELEMENTS (variants) : 1); v++)
           {
-            double e_tile;
+            double e_tile = compare_plane_env (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILE,
+                                               "TOMO_PLANE_TILE_PATH", variants[v]);
 
-            if (variants[v] != NULL)
-              g_setenv ("TOMO_PLANE_TILE_PATH", variants[v], TRUE);
-            e_tile = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILE);
-            g_unsetenv ("TOMO_PLANE_TILE_PATH");
             g_test_message ("%s store, %s, %s: relative L2 tile (%s) %.3g (tolerance %g), "
                             "texture %.3g (2e-2)",
                             tomo_gpu_store_precision_to_string (precision), names[k],
@@ -472,12 +488,9 @@ run_tilt (TomoGpuStorePrecision precision,
           continue;
         for (guint v = 0; v < G_N_ELEMENTS (paths); v++)
           {
-            double e;
+            double e = compare_plane_env (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT,
+                                          "TOMO_PLANE_TILT_PATH", paths[v]);
 
-            if (paths[v] != NULL)
-              g_setenv ("TOMO_PLANE_TILT_PATH", paths[v], TRUE);
-            e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
-            g_unsetenv ("TOMO_PLANE_TILT_PATH");
             g_test_message ("%s store, %u columns, rows %u … %u, %s, %s%s: relative L2 tilt "
                             "%.3g (tolerance %g), %.3f ms",
                             tomo_gpu_store_precision_to_string (precision), fx.w,
@@ -529,11 +542,9 @@ run_tilt (TomoGpuStorePrecision precision,
               g_assert_cmpfloat (e_auto, ==, e_raw);
             for (guint v = 0; v < G_N_ELEMENTS (splits); v++)
               {
-                double e;
+                double e = compare_plane_env (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT,
+                                              "TOMO_PLANE_TILT_TEX", splits[v]);
 
-                g_setenv ("TOMO_PLANE_TILT_TEX", splits[v], TRUE);
-                e = compare_plane (&fx, store, &planes[k], in, TOMO_GPU_PLANE_TILT);
-                g_unsetenv ("TOMO_PLANE_TILT_TEX");
                 g_test_message ("%s store, rows %u … %u, %s, hybrid %s: relative L2 %.3g "
                                 "(tolerance %g; raw path %.3g), %.3f ms",
                                 tomo_gpu_store_precision_to_string (precision),
@@ -942,6 +953,22 @@ test_memory_cap (void)
   g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY);
 }
 
+/* Registers /tomo/gpu/store/<name>-float and <name>-half, the case's
+ * `kind` (a tilt case's plane set) beside the precision. */
+static void
+add_per_precision (const char    *name,
+                   int            kind,
+                   GTestDataFunc  func)
+{
+  for (int p = TOMO_GPU_STORE_FLOAT; p <= TOMO_GPU_STORE_HALF; p++)
+    {
+      g_autofree char *path = g_strdup_printf ("/tomo/gpu/store/%s-%s", name,
+                                               tomo_gpu_store_precision_to_string (p));
+
+      g_test_add_data_func (path, TILT_CASE (p, kind), func);
+    }
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -949,33 +976,16 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
   have_device = tomo_gpu_get_n_devices () > 0;
 
-  g_test_add_data_func ("/tomo/gpu/store/planes-float", GINT_TO_POINTER (TOMO_GPU_STORE_FLOAT),
-                        test_planes);
-  g_test_add_data_func ("/tomo/gpu/store/planes-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),
-                        test_planes);
-  g_test_add_data_func ("/tomo/gpu/store/tile-float", GINT_TO_POINTER (TOMO_GPU_STORE_FLOAT),
-                        test_tile);
-  g_test_add_data_func ("/tomo/gpu/store/tile-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),
-                        test_tile);
+  add_per_precision ("planes", 0, test_planes);
+  add_per_precision ("tile", 0, test_tile);
   g_test_add_func ("/tomo/gpu/store/tile-wide-small", test_tile_wide_small);
   g_test_add_func ("/tomo/gpu/store/tex-unaligned", test_tex_unaligned);
-  g_test_add_data_func ("/tomo/gpu/store/tilt-float", TILT_CASE (TOMO_GPU_STORE_FLOAT, 0),
-                        test_tilt);
-  g_test_add_data_func ("/tomo/gpu/store/tilt-half", TILT_CASE (TOMO_GPU_STORE_HALF, 0), test_tilt);
-  g_test_add_data_func ("/tomo/gpu/store/tilt-rows-float", TILT_CASE (TOMO_GPU_STORE_FLOAT, 1),
-                        test_tilt);
-  g_test_add_data_func ("/tomo/gpu/store/tilt-rows-half", TILT_CASE (TOMO_GPU_STORE_HALF, 1),
-                        test_tilt);
-  g_test_add_data_func ("/tomo/gpu/store/tilt-odd-float", TILT_CASE (TOMO_GPU_STORE_FLOAT, 2),
-                        test_tilt);
-  g_test_add_data_func ("/tomo/gpu/store/tilt-odd-half", TILT_CASE (TOMO_GPU_STORE_HALF, 2),
-                        test_tilt);
+  add_per_precision ("tilt", 0, test_tilt);
+  add_per_precision ("tilt-rows", 1, test_tilt);
+  add_per_precision ("tilt-odd", 2, test_tilt);
   g_test_add_data_func ("/tomo/gpu/store/tilt-small-half", TILT_CASE (TOMO_GPU_STORE_HALF, 3),
                         test_tilt);
-  g_test_add_data_func ("/tomo/gpu/store/preview-float", GINT_TO_POINTER (TOMO_GPU_STORE_FLOAT),
-                        test_preview);
-  g_test_add_data_func ("/tomo/gpu/store/preview-half", GINT_TO_POINTER (TOMO_GPU_STORE_HALF),
-                        test_preview);
+  add_per_precision ("preview", 0, test_preview);
   g_test_add_func ("/tomo/gpu/store/row-range", test_row_range);
   g_test_add_func ("/tomo/gpu/store/fill", test_fill);
   g_test_add_func ("/tomo/gpu/store/memory-cap", test_memory_cap);

@@ -63,7 +63,7 @@ filled_store (TomoScan    *scan,
   g_assert_no_error (error);
   g_assert_true (impl->ops->store->store_fill (impl, scan, NULL, NULL, NULL, &error));
   g_assert_no_error (error);
-  impl->ops->store->store_stats (impl, stats);
+  tomo_backend_store_stats (impl, stats);
   return impl;
 }
 

@@ -166,5 +166,4 @@ const TomoBackendStoreOps tomo_backend_store_cpu_ops = {
   .store_plane = cpu_store_plane,
   .store_describe = cpu_store_describe,
   .store_free = cpu_store_free,
-  .store_stats = tomo_backend_store_stats,
 };

@@ -281,5 +281,4 @@ const TomoBackendStoreOps tomo_backend_store_gpu_ops = {
   .store_plane = gpu_store_plane,
   .store_describe = gpu_store_describe,
   .store_free = gpu_store_free,
-  .store_stats = tomo_backend_store_stats,
 };

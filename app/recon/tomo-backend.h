@@ -269,10 +269,6 @@ struct _TomoBackendStoreOps
                               TomoPreviewRequest *request,
                               GError            **error);
   void     (*store_free)     (TomoBackendStore *store);
-  /* The counts of the last fill's preprocessing, as tomo_scan_read_sinogram()
-   * gives them (flat/dark averaging and values; zeros before a fill). */
-  void     (*store_stats)    (TomoBackendImpl     *self,
-                              TomoPreprocessStats *stats);
 };
 
 /* What a slice needs from its backend after the engine has let it go: the
@@ -328,7 +324,9 @@ gboolean         tomo_backend_store_check_plane (TomoBackendImpl *self,
                                                  const TomoPlane *plane,
                                                  double           center,
                                                  GError         **error);
-/* store_stats of every store: the head's counts (zeros without a store). */
+/* The counts of the last fill's preprocessing, as tomo_scan_read_sinogram()
+ * gives them (flat/dark averaging and values; zeros before a fill or without
+ * a store): the head every store begins with. */
 void             tomo_backend_store_stats (TomoBackendImpl     *self,
                                            TomoPreprocessStats *stats);
 /* For a fill: TRUE when *cancel (may be NULL) is set, with

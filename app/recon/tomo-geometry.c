@@ -319,31 +319,24 @@ transform_free (gpointer data)
   g_free (t);
 }
 
+/* One row of a derived scan: weighted (360) or stitched (offset). */
 static gboolean
-weight_row (gpointer     user_data,
-            guint        row,
-            const float *in,
-            float       *out,
-            GError     **error)
-{
-  Transform *t = user_data;
-
-  for (guint p = 0; p < t->n_in; p++)
-    for (guint x = 0; x < t->width; x++)
-      out[(gsize) p * t->width + x] = in[(gsize) p * t->width + x] * t->weights[p];
-  return TRUE;
-}
-
-static gboolean
-stitch_row (gpointer     user_data,
-            guint        row,
-            const float *in,
-            float       *out,
-            GError     **error)
+transform_row (gpointer     user_data,
+               guint        row,
+               const float *in,
+               float       *out,
+               GError     **error)
 {
   Transform *t = user_data;
   guint w = t->width;
 
+  if (t->weights != NULL)
+    {
+      for (guint p = 0; p < t->n_in; p++)
+        for (guint x = 0; x < w; x++)
+          out[(gsize) p * w + x] = in[(gsize) p * w + x] * t->weights[p];
+      return TRUE;
+    }
   for (guint k = 0; k < t->n_out; k++)
     {
       const StitchProjection *pk = &t->proj[k];
@@ -509,7 +502,7 @@ tomo_geometry_stitch (const TomoSinogram *sino,
   if (t == NULL)
     return FALSE;
   out->data = g_new (float, (gsize) t->n_out * t->width_out);
-  stitch_row (t, 0, sino->data, out->data, NULL);
+  transform_row (t, 0, sino->data, out->data, NULL);
   stitch_layout (center, sino->width, &off, &out->width, &overlap);
   out->n_proj = t->n_out;
   out->center = center + off;
@@ -538,7 +531,7 @@ tomo_geometry_apply (TomoScan               *scan,
       for (guint i = 0; i < n; i++)
         t->weights[i] = (float) weights[i];
       return _tomo_scan_new_derived (scan, t->width, n, tomo_scan_get_angles (scan),
-                                     weight_row, t, transform_free, error);
+                                     transform_row, t, transform_free, error);
     }
   if (plan->kind == TOMO_GEOMETRY_OFFSET)
     {
@@ -550,7 +543,7 @@ tomo_geometry_apply (TomoScan               *scan,
       if (t == NULL)
         return NULL;
       return _tomo_scan_new_derived (scan, t->width_out, t->n_out, theta,
-                                     stitch_row, t, transform_free, error);
+                                     transform_row, t, transform_free, error);
     }
   return g_object_ref (scan);
 }

@@ -49,7 +49,7 @@ fill_once (const char          *path,
   *ms = (g_get_monotonic_time () - t0) / 1e3;
   if (ok)
     {
-      impl->ops->store->store_stats (impl, stats);
+      tomo_backend_store_stats (impl, stats);
       if (describe != NULL && *describe == NULL)
         *describe = impl->ops->store->store_describe (impl);
     }

@@ -145,7 +145,7 @@ tomo_gpu_store_fill_raw (TomoGpuStore              *store,
                    "Volume store: no filter set before filling");
       return FALSE;
     }
-  store->n_filled = 0;
+  _tomo_gpu_store_set_held (store, FALSE);
   store->generation++;   /* the rows change from here on, even if the fill fails */
   store->fill_ms = 0.0;
   plane = (size_t) store->n_proj * store->width;
@@ -198,7 +198,7 @@ tomo_gpu_store_fill_raw (TomoGpuStore              *store,
       !TOMO_CUDA_CHECK (cudaStreamSynchronize (store->stream), error) ||
       !finish_counts (store, fill, h_counts, error))
     goto out;
-  store->n_filled = store->n_rows;
+  _tomo_gpu_store_set_held (store, TRUE);
   store->generation++;
   store->fill_ms = (g_get_monotonic_time () - t0) / 1000.0;
   ok = TRUE;

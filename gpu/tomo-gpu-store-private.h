@@ -26,7 +26,8 @@ struct _TomoGpuStore
 
   TomoGpuContext *ctx;     /* filtering */
   gboolean have_filter;
-  guint n_filled;
+  guint n_filled;          /* rows held: those put since the filter was set, each once */
+  guint8 *row_held;        /* n_rows flags behind n_filled */
 
   float *d_out;
   size_t out_size;
@@ -57,6 +58,11 @@ struct _TomoGpuStore
   double fill_ms, plane_ms;
   TomoGpuPlaneKernel last_kernel;
 };
+
+/* Every row held (a whole fill finished) or none (a fill starts, the
+ * filter changed): n_filled and the flags behind it. */
+void _tomo_gpu_store_set_held (TomoGpuStore *store,
+                               gboolean      held);
 
 /* n filtered rows on the device (n × n_proj × width floats) into the store
  * from row `row` (relative to row_start), converted to half where it holds

@@ -484,6 +484,7 @@ tomo_gpu_store_new (int                    device,
   store->bytes = elems * (precision == TOMO_GPU_STORE_FLOAT ? 4 : 2);
   store->value_scale = precision == TOMO_GPU_STORE_FLOAT ? 1.0f : (float) n_proj;
   store->last_kernel = TOMO_GPU_PLANE_AUTO;
+  store->row_held = g_new0 (guint8, n_rows);
 
   trig = g_new (float2, n_proj);
   for (guint p = 0; p < n_proj; p++)
@@ -536,6 +537,7 @@ tomo_gpu_store_free (TomoGpuStore *store)
   free_textures (store);
   TOMO_CUDA_EVENT_DESTROY (store->ev[0], store->ev[1]);
   TOMO_CUDA_STREAM_DESTROY (store->stream);
+  g_free (store->row_held);
   g_free (store);
 }
 
@@ -605,9 +607,17 @@ tomo_gpu_store_set_filter (TomoGpuStore *store,
   if (!tomo_gpu_context_set_filter (store->ctx, padded_width, response, pad_mode, error))
     return FALSE;
   store->have_filter = TRUE;
-  store->n_filled = 0;   /* the rows held were filtered with the old one */
+  _tomo_gpu_store_set_held (store, FALSE);   /* the rows held were filtered with the old one */
   store->generation++;
   return TRUE;
+}
+
+void
+_tomo_gpu_store_set_held (TomoGpuStore *store,
+                          gboolean      held)
+{
+  memset (store->row_held, held ? 1 : 0, store->n_rows);
+  store->n_filled = held ? store->n_rows : 0;
 }
 
 gboolean
@@ -654,7 +664,14 @@ tomo_gpu_store_put_filtered (TomoGpuStore *store,
       !_tomo_gpu_store_put_device (store, row - store->row_start, n, store->d_tmp, error) ||
       !TOMO_CUDA_CHECK (cudaStreamSynchronize (store->stream), error))
     return FALSE;
-  store->n_filled = MIN (store->n_rows, store->n_filled + n);
+  /* A row put again is still one row: the store is full only when every
+   * row has been put. */
+  for (guint r = row - store->row_start; r < row - store->row_start + n; r++)
+    if (!store->row_held[r])
+      {
+        store->row_held[r] = 1;
+        store->n_filled++;
+      }
   store->generation++;
   return TRUE;
 }
@@ -683,7 +700,7 @@ tomo_gpu_store_fill (TomoGpuStore    *store,
                    "Volume store: no filter set before filling");
       return FALSE;
     }
-  store->n_filled = 0;
+  _tomo_gpu_store_set_held (store, FALSE);
   if (!TOMO_CUDA_CHECK (cudaSetDevice (store->device), error) ||
       !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&up, cudaStreamNonBlocking), error))
     goto out;
@@ -732,7 +749,7 @@ tomo_gpu_store_fill (TomoGpuStore    *store,
     }
   if (!TOMO_CUDA_CHECK (cudaStreamSynchronize (store->stream), error))
     goto out;
-  store->n_filled = store->n_rows;
+  _tomo_gpu_store_set_held (store, TRUE);
   store->generation++;
   store->fill_ms = (g_get_monotonic_time () - t0) / 1000.0;
   ok = TRUE;

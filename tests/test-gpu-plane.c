@@ -835,6 +835,53 @@ test_row_range (void)
   fixture_clear (&fx);
 }
 
+/* Rows put one call at a time: a row put again counts once, so a store
+ * with a row never put refuses planes, naming how many it holds; the last
+ * row put makes it whole. */
+static void
+test_put_counts_rows (void)
+{
+  g_autoptr (GError) error = NULL;
+  g_autofree char *holds = NULL;
+  Fixture fx;
+  TomoGpuStore *store;
+  TomoPlane plane;
+  TomoGpuPlane gp;
+
+  if (!have_device)
+    {
+      g_test_skip ("no CUDA device");
+      return;
+    }
+  fixture_init (&fx, 64, 6, 90);
+  store = tomo_gpu_store_new (0, fx.w, fx.n, fx.angles, 0, fx.h, TOMO_GPU_STORE_FLOAT, 0, &error);
+  g_assert_no_error (error);
+  for (guint k = 0; k < 2; k++)
+    g_assert_true (tomo_gpu_store_put_filtered (store, 0, 1, fx.filtered, &error));
+  g_assert_cmpuint (tomo_gpu_store_get_n_filled (store), ==, 1);
+  g_assert_true (tomo_gpu_store_put_filtered (store, 0, fx.h - 1, fx.filtered, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (tomo_gpu_store_get_n_filled (store), ==, fx.h - 1);
+
+  tomo_plane_init_yz (&plane, 30, 2, 60, 0, fx.h);
+  memcpy (&gp, &plane, sizeof gp);
+  g_assert_false (tomo_gpu_store_plane (store, &gp, fx.params.center, 1, TOMO_GPU_PLANE_AUTO,
+                                        &error));
+  g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+  holds = g_strdup_printf ("holds %u of its %u rows", fx.h - 1, fx.h);
+  g_assert_nonnull (strstr (error->message, holds));
+  g_clear_error (&error);
+
+  g_assert_true (tomo_gpu_store_put_filtered (store, fx.h - 1, 1,
+                                              fx.filtered + (gsize) (fx.h - 1) * fx.n * fx.w,
+                                              &error));
+  g_assert_cmpuint (tomo_gpu_store_get_n_filled (store), ==, fx.h);
+  g_assert_cmpfloat (compare_plane (&fx, store, &plane, TOMO_INTERP_LINEAR, TOMO_GPU_PLANE_AUTO),
+                     <=, 2e-5);
+  tomo_gpu_store_free (store);
+  fixture_clear (&fx);
+}
+
 /* read and progress get the same user data. */
 typedef struct
 {
@@ -987,6 +1034,7 @@ main (int   argc,
                         test_tilt);
   add_per_precision ("preview", 0, test_preview);
   g_test_add_func ("/tomo/gpu/store/row-range", test_row_range);
+  g_test_add_func ("/tomo/gpu/store/put-counts-rows", test_put_counts_rows);
   g_test_add_func ("/tomo/gpu/store/fill", test_fill);
   g_test_add_func ("/tomo/gpu/store/memory-cap", test_memory_cap);
   return g_test_run ();

@@ -104,7 +104,9 @@ register_texture (gsize         size,
   if (TOMO_CUDA_CHECK (cudaGraphicsGLRegisterImage (&reg->resource, gl_texture, target, flags), error) &&
       TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&reg->stream, cudaStreamNonBlocking), error))
     return reg;
-  if (error != NULL && *error != NULL && (*error)->code != TOMO_GPU_ERROR_OUT_OF_MEMORY)
+  /* A plain refusal is the interop's; out of memory, a device fault or no
+   * device keep their codes (the engine leaves a faulted GPU for the CPU). */
+  if (error != NULL && *error != NULL && (*error)->code == TOMO_GPU_ERROR_CUDA)
     {
       if (target == GL_TEXTURE_3D)
         g_prefix_error (error, "GL texture %u is no 3D texture CUDA can register: ", gl_texture);

@@ -83,11 +83,9 @@ propagate_gpu_error (GError    **error,
   g_error_free (gpu_error);
 }
 
-/* After a GPU call that failed with its error in *error: that error moved
- * into the engine's domain, prefixed with `what`.  Always FALSE. */
-static gboolean
-gpu_failed (GError    **error,
-            const char *what)
+gboolean
+tomo_backend_gpu_failed (GError    **error,
+                         const char *what)
 {
   if (error != NULL && *error != NULL)
     propagate_gpu_error (error, g_steal_pointer (error), what);
@@ -157,7 +155,7 @@ gpu_configure (TomoBackendImpl        *impl,
                                           error))
         {
           self->setup.width = 0;
-          return gpu_failed (error, "GPU geometry");
+          return tomo_backend_gpu_failed (error, "GPU geometry");
         }
     }
   response = tomo_filter_fbp_response (setup->filter, setup->width, setup->n_proj, &padded);
@@ -165,7 +163,7 @@ gpu_configure (TomoBackendImpl        *impl,
                                     error))
     {
       self->setup.width = 0;
-      return gpu_failed (error, "GPU filter");
+      return tomo_backend_gpu_failed (error, "GPU filter");
     }
   self->setup = *setup;
   return TRUE;
@@ -228,7 +226,7 @@ gpu_load_raw (TomoBackendImpl     *impl,
   TomoGpuRawRows in = { first->dtype == TOMO_DTYPE_UINT16 ? TOMO_GPU_RAW_UINT16 : TOMO_GPU_RAW_FLOAT32,
                         raw, n_slices, normalise ? fl : NULL, normalise ? dk : NULL, apply_log };
   if (!tomo_gpu_context_load_raw (self->ctx, &in, counts, error))
-    return gpu_failed (error, "GPU preprocessing");
+    return tomo_backend_gpu_failed (error, "GPU preprocessing");
   for (guint s = 0; s < n_slices; s++)
     {
       TomoPreprocessStats row = { counts[s].n_values, counts[s].n_nonpositive,
@@ -263,7 +261,7 @@ gpu_filter (TomoBackendImpl *impl,
       return TRUE;
     }
   if (!tomo_gpu_context_load_sinograms (self->ctx, impl->n_slices, rows, error))
-    return gpu_failed (error, "GPU filtering");
+    return tomo_backend_gpu_failed (error, "GPU filtering");
   *filter_ms = tomo_gpu_context_get_filter_ms (self->ctx);
   return TRUE;
 }
@@ -346,7 +344,7 @@ gpu_backproject (TomoBackendImpl *impl,
 
   plane_to_gpu_params (plane, &bp);
   if (!tomo_gpu_context_backproject (self->ctx, &bp, error))
-    return gpu_failed (error, "GPU back projection");
+    return tomo_backend_gpu_failed (error, "GPU back projection");
   slice->backproject_ms = tomo_gpu_context_get_backproject_ms (self->ctx);
   slice->backend = TOMO_BACKEND_GPU;
   slice->kernel = g_strdup (tomo_gpu_kernel_to_string (tomo_gpu_context_get_last_kernel (self->ctx)));
@@ -355,7 +353,7 @@ gpu_backproject (TomoBackendImpl *impl,
     {
       slice->device_buffer = tomo_gpu_buffer_copy_output (self->ctx, error);
       if (slice->device_buffer == NULL)
-        return gpu_failed (error, "GPU slice copy");
+        return tomo_backend_gpu_failed (error, "GPU slice copy");
       slice->device_ops = &gpu_buffer_ops;
     }
   if (!plane->skip_download)
@@ -363,7 +361,7 @@ gpu_backproject (TomoBackendImpl *impl,
       if (!tomo_backend_alloc_slice_data (slice, error))
         return FALSE;
       if (!tomo_gpu_context_download (self->ctx, slice->data, error))
-        return gpu_failed (error, "GPU download");
+        return tomo_backend_gpu_failed (error, "GPU download");
     }
   return TRUE;
 }
@@ -379,10 +377,10 @@ gpu_backproject_centers (TomoBackendImpl    *impl,
   plane_to_gpu_params (&sweep->plane, &bp);
   if (!tomo_gpu_context_backproject_centers (self->ctx, &bp, sweep->centers, sweep->n_centers,
                                              error))
-    return gpu_failed (error, "GPU centre sweep");
+    return tomo_backend_gpu_failed (error, "GPU centre sweep");
   sweep->ms = tomo_gpu_context_get_backproject_ms (self->ctx);
   if (!tomo_gpu_context_download (self->ctx, sweep->images, error))
-    return gpu_failed (error, "GPU download");
+    return tomo_backend_gpu_failed (error, "GPU download");
   return TRUE;
 }
 
@@ -403,11 +401,11 @@ gpu_correlate (TomoBackendImpl       *impl,
       self->xc_pairs = MAX (pairs->n_pairs, 32);
       self->xc = tomo_gpu_xcorr_new (impl->device, self->xc_width, self->xc_pairs, error);
       if (self->xc == NULL)
-        return gpu_failed (error, "GPU correlation");
+        return tomo_backend_gpu_failed (error, "GPU correlation");
     }
   if (!tomo_gpu_xcorr_run (self->xc, TOMO_GPU_XCORR_DIRECT, pairs->a, pairs->b, pairs->n_pairs,
                            pairs->width, pairs->d_lo, pairs->n_shifts, pairs->min_overlap, out, error))
-    return gpu_failed (error, "GPU correlation");
+    return tomo_backend_gpu_failed (error, "GPU correlation");
   return TRUE;
 }
 
@@ -443,7 +441,7 @@ gpu_stats (TomoBackendImpl *impl,
   TomoGpuStats gs;
 
   if (!tomo_gpu_context_stats (self->ctx, &gs, error))
-    return gpu_failed (error, "GPU slice statistics");
+    return tomo_backend_gpu_failed (error, "GPU slice statistics");
   memcpy (&slice->values, &gs, sizeof gs);
   return TRUE;
 }
@@ -614,14 +612,14 @@ gpu_accumulate_reset (TomoBackendImpl *impl,
   if (self->acc != NULL && width == self->acc_width)
     {
       if (!tomo_gpu_accumulator_clear (self->acc, error))
-        return gpu_failed (error, "GPU live slice");
+        return tomo_backend_gpu_failed (error, "GPU live slice");
       return TRUE;
     }
   g_clear_pointer (&self->acc, tomo_gpu_accumulator_free);
   self->acc_width = 0;
   self->acc = tomo_gpu_accumulator_new (impl->device, width, error);
   if (self->acc == NULL)
-    return gpu_failed (error, "GPU live slice");
+    return tomo_backend_gpu_failed (error, "GPU live slice");
   self->acc_width = width;
   return TRUE;
 }
@@ -638,7 +636,7 @@ gpu_accumulate (TomoBackendImpl          *impl,
   if (!tomo_backend_accumulate_check (self->acc, error))
     return FALSE;
   if (!tomo_gpu_accumulator_add (self->acc, step->filtered, &add, step->weight, error))
-    return gpu_failed (error, "GPU live slice");
+    return tomo_backend_gpu_failed (error, "GPU live slice");
   if (ms != NULL)
     *ms = tomo_gpu_accumulator_get_last_ms (self->acc);
   return TRUE;
@@ -654,7 +652,7 @@ gpu_accumulate_read (TomoBackendImpl *impl,
   if (!tomo_backend_accumulate_check (self->acc, error))
     return FALSE;
   if (!tomo_gpu_accumulator_download (self->acc, image, error))
-    return gpu_failed (error, "GPU live slice");
+    return tomo_backend_gpu_failed (error, "GPU live slice");
   return TRUE;
 }
 
@@ -674,7 +672,7 @@ gpu_accumulate_filter (TomoBackendImpl *impl,
     return FALSE;
   response = tomo_filter_fbp_response (filter, self->acc_width, n_scan, &padded);
   if (!tomo_gpu_accumulator_set_filter (self->acc, padded, response, to_gpu_pad (pad), n_slots, error))
-    return gpu_failed (error, "GPU live slice");
+    return tomo_backend_gpu_failed (error, "GPU live slice");
   return TRUE;
 }
 
@@ -693,7 +691,7 @@ gpu_accumulate_raw (TomoBackendImpl         *impl,
     return FALSE;
   if ((remove.n > 0 && !tomo_gpu_accumulator_remove_slots (self->acc, &remove, error)) ||
       !tomo_gpu_accumulator_put_raw (self->acc, step->raw, step->flat, step->dark, step->apply_log, &put, error))
-    return gpu_failed (error, "GPU live slice");
+    return tomo_backend_gpu_failed (error, "GPU live slice");
   if (ms != NULL)
     *ms = tomo_gpu_accumulator_get_last_ms (self->acc);
   return TRUE;
@@ -713,18 +711,18 @@ gpu_accumulate_slice (TomoBackendImpl *impl,
   if (!tomo_backend_accumulate_check (self->acc, error))
     return FALSE;
   if (!tomo_gpu_accumulator_stats (self->acc, &gs, error))
-    return gpu_failed (error, "GPU live slice statistics");
+    return tomo_backend_gpu_failed (error, "GPU live slice statistics");
   memcpy (&slice->values, &gs, sizeof gs);
   slice->device_buffer = tomo_gpu_accumulator_copy_image (self->acc, error);
   if (slice->device_buffer == NULL)
-    return gpu_failed (error, "GPU live slice copy");
+    return tomo_backend_gpu_failed (error, "GPU live slice copy");
   slice->device_ops = &gpu_buffer_ops;
   if (!device_only)
     {
       if (!tomo_backend_alloc_slice_data (slice, error))
         return FALSE;
       if (!tomo_gpu_buffer_download (slice->device_buffer, slice->data, error))
-        return gpu_failed (error, "GPU live slice download");
+        return tomo_backend_gpu_failed (error, "GPU live slice download");
     }
   return TRUE;
 }

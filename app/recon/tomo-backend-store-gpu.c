@@ -33,21 +33,6 @@ struct _TomoBackendStore
 G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoBackendStore, stats)
                  == G_STRUCT_OFFSET (TomoBackendStoreHead, stats));
 
-/* A store error in the engine's domain, prefixed; always FALSE. */
-static gboolean
-store_failed (GError    **error,
-              const char *what)
-{
-  if (error != NULL && *error != NULL)
-    {
-      GError *e = g_steal_pointer (error);
-
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND, "%s: %s", what, e->message);
-      g_error_free (e);
-    }
-  return FALSE;
-}
-
 static void
 gpu_store_free (TomoBackendStore *store)
 {
@@ -70,13 +55,13 @@ gpu_store_new (TomoBackendImpl             *impl,
   gpu = tomo_gpu_store_new (impl->device, geo->width, geo->n_proj, geo->angles, setup->row_start,
                             setup->n_rows, TOMO_GPU_STORE_AUTO, setup->memory_limit, error);
   if (gpu == NULL)
-    return store_failed (error, "GPU store");
+    return tomo_backend_gpu_failed (error, "GPU store");
   response = tomo_filter_fbp_response (geo->filter, geo->width, geo->n_proj, &padded);
   if (!tomo_gpu_store_set_filter (gpu, padded, response, geo->pad == TOMO_PAD_ZERO ? 0 : 1,
                                   error))
     {
       tomo_gpu_store_free (gpu);
-      return store_failed (error, "GPU store filter");
+      return tomo_backend_gpu_failed (error, "GPU store filter");
     }
   impl->store = g_new0 (TomoBackendStore, 1);
   impl->store->gpu = gpu;
@@ -198,7 +183,7 @@ gpu_store_fill (TomoBackendImpl  *impl,
     return FALSE;
   /* Cancellation and read errors keep their own domain and code. */
   if (!ok && error != NULL && *error != NULL && (*error)->domain == TOMO_GPU_ERROR)
-    return store_failed (error, "GPU store fill");
+    return tomo_backend_gpu_failed (error, "GPU store fill");
   return ok;
 }
 
@@ -221,7 +206,7 @@ gpu_store_plane (TomoBackendImpl *impl,
   if (!tomo_gpu_store_plane (store->gpu, &gp, center, interp == TOMO_INTERP_NEAREST ? 0 : 1,
                              TOMO_GPU_PLANE_AUTO, error) ||
       !tomo_gpu_store_download (store->gpu, out, error))
-    return store_failed (error, "GPU plane");
+    return tomo_backend_gpu_failed (error, "GPU plane");
   if (ms != NULL)
     *ms = tomo_gpu_store_get_plane_ms (store->gpu);
   return TRUE;
@@ -253,7 +238,7 @@ gpu_store_preview (TomoBackendImpl    *impl,
   pv = (TomoGpuPreview) { geometry.nx, geometry.ny, geometry.nz, geometry.bin, geometry.step };
   if (!tomo_gpu_store_preview (store->gpu, &pv, request->center,
                                request->interp == TOMO_INTERP_NEAREST ? 0 : 1, error))
-    return store_failed (error, "GPU preview");
+    return tomo_backend_gpu_failed (error, "GPU preview");
   request->ms = tomo_gpu_store_get_plane_ms (store->gpu);
   if (request->keep_on_device)
     {
@@ -263,14 +248,14 @@ gpu_store_preview (TomoBackendImpl    *impl,
 
       request->device_buffer = tomo_gpu_store_keep_output (store->gpu, &stats, error);
       if (request->device_buffer == NULL)
-        return store_failed (error, "GPU preview copy");
+        return tomo_backend_gpu_failed (error, "GPU preview copy");
       request->device_ops = tomo_backend_gpu_buffer_ops;
       request->min = stats.valid ? stats.min : 0.0f;
       request->max = stats.valid ? stats.max : 0.0f;
       return TRUE;
     }
   if (!tomo_gpu_store_download (store->gpu, request->out, error))
-    return store_failed (error, "GPU preview");
+    return tomo_backend_gpu_failed (error, "GPU preview");
   return TRUE;
 }
 

@@ -288,6 +288,11 @@ typedef struct
 /* Those of the GPU backend's buffers (tomo_gpu_buffer_*), also for a
  * preview kept on the device (tomo-backend-store-gpu.c). */
 extern const TomoDeviceBufferOps *const tomo_backend_gpu_buffer_ops;
+/* After a GPU call that failed with its error in *error: that error moved
+ * into the engine's domain, prefixed with `what` (a device fault stays a
+ * device fault).  Always FALSE.  For the GPU backend's files. */
+gboolean tomo_backend_gpu_failed (GError    **error,
+                                  const char *what);
 
 struct _TomoBackendImpl
 {

@@ -16,6 +16,15 @@ gboolean _tomo_gpu_check_cuda  (cudaError_t  res,
                                 const char  *file,
                                 int          line,
                                 GError     **error);
+/* Bytes this process may still allocate on `device` (current), which has
+ * free_b of total_b free: free_b, or less under TOMO_GPU_MEMORY_LIMIT,
+ * which caps what the process added since its first allocation there. */
+guint64  _tomo_gpu_device_room (int          device,
+                                size_t       free_b,
+                                size_t       total_b);
+/* The TomoGpuError code of a failed call: DEVICE_FAULT for the sticky
+ * errors after which the process cannot use the device again. */
+int      _tomo_gpu_error_code  (cudaError_t  res);
 gboolean _tomo_gpu_check_cufft (cufftResult  res,
                                 const char  *call,
                                 const char  *file,
@@ -90,9 +99,17 @@ cudaError_t _tomo_gpu_malloc_pitch (void **ptr, size_t *pitch, size_t width, siz
        TOMO_CUDA_CHECK_LAUNCH ((what), (error))))
 
 /* Filters n_slices planes of n_proj × width floats already on the device
- * (d_sinos) on `stream`, leaves the result in the context's filtered buffer
- * and hands it to the back projector.  The filter events are recorded on
- * `stream` but not waited for. */
+ * (d_sinos) on `stream` and leaves the result in the context's filtered
+ * buffer (_tomo_gpu_context_get_filtered_device).  The filter events are
+ * recorded on `stream` but not waited for.  What the volume store's fills
+ * use: they take the filtered rows and back project nothing here. */
+gboolean _tomo_gpu_context_filter_rows   (TomoGpuContext *ctx,
+                                          guint           n_slices,
+                                          const float    *d_sinos,
+                                          cudaStream_t    stream,
+                                          GError        **error);
+/* _tomo_gpu_context_filter_rows(), then the filtered rows handed to the
+ * back projector (packed for n_slices = 1, 2 or 4). */
 gboolean _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
                                           guint           n_slices,
                                           const float    *d_sinos,

@@ -87,7 +87,7 @@ process_slab (TomoGpuStore              *store,
                                    fb->d_pre, fb->d_counts + 2 * (size_t) (row + k) };
 
       if (!_tomo_gpu_preprocess_launch (&pre, store->stream, error) ||
-          !_tomo_gpu_context_filter_device (store->ctx, g, fb->d_pre, store->stream, error) ||
+          !_tomo_gpu_context_filter_rows (store->ctx, g, fb->d_pre, store->stream, error) ||
           !_tomo_gpu_store_put_device (store, row + k, g,
                                        _tomo_gpu_context_get_filtered_device (store->ctx), error))
         return FALSE;
@@ -145,8 +145,7 @@ tomo_gpu_store_fill_raw (TomoGpuStore              *store,
                    "Volume store: no filter set before filling");
       return FALSE;
     }
-  _tomo_gpu_store_set_held (store, FALSE);
-  store->generation++;   /* the rows change from here on, even if the fill fails */
+  _tomo_gpu_store_set_held (store, FALSE);   /* the rows change from here on, even if the fill fails */
   store->fill_ms = 0.0;
   plane = (size_t) store->n_proj * store->width;
   elt = tomo_gpu_raw_type_size (fill->type);
@@ -199,7 +198,6 @@ tomo_gpu_store_fill_raw (TomoGpuStore              *store,
       !finish_counts (store, fill, h_counts, error))
     goto out;
   _tomo_gpu_store_set_held (store, TRUE);
-  store->generation++;
   store->fill_ms = (g_get_monotonic_time () - t0) / 1000.0;
   ok = TRUE;
 

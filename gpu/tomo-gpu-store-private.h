@@ -60,7 +60,8 @@ struct _TomoGpuStore
 };
 
 /* Every row held (a whole fill finished) or none (a fill starts, the
- * filter changed): n_filled and the flags behind it. */
+ * filter changed): n_filled and the flags behind it, and a new generation
+ * (the rows changed, or change from here on even if a fill fails). */
 void _tomo_gpu_store_set_held (TomoGpuStore *store,
                                gboolean      held);
 

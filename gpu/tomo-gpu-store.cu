@@ -53,7 +53,7 @@
 #include "tomo-gpu-store-private.h"
 
 #define STORE_GROUP 4            /* rows filtered per cuFFT batch while filling */
-#define STORE_RESERVE (512ull << 20) /* device bytes left for filtering and output */
+#define STORE_RESERVE (512ull << 20) /* device bytes left for planes, previews and textures */
 #define CACHED_BLOCK 128
 #define CACHED_CHUNK 32
 #define CACHED_WIDTH (CACHED_BLOCK + 4)
@@ -417,6 +417,22 @@ to_half_kernel (const float *src,
 
 /* ------------------------------------------------------------------------ */
 
+/* Device bytes a fill takes beside the store, at most, with R the bytes of
+ * one row's n_proj × width floats: the rows of a group (4) in flight twice
+ * (8 R; the raw fill: 4 R preprocessed), the context's 4 filtered rows
+ * (4 R), their padded spectra as C2C pairs (a padded width of at most
+ * 2.5 W: 10 R) and cuFFT's work area (no larger: 10 R), and the raw fill's
+ * two slabs of file rows (64 MiB each, or one row of float32 when a row is
+ * larger).  A store that left less would be refused by its first fill. */
+static guint64
+fill_working_set (guint width,
+                  guint n_proj)
+{
+  guint64 row = (guint64) n_proj * width * sizeof (float);
+
+  return 32 * row + 2 * MAX (row, 64ull << 20);
+}
+
 TomoGpuStore *
 tomo_gpu_store_new (int                    device,
                     guint                  width,
@@ -431,7 +447,7 @@ tomo_gpu_store_new (int                    device,
   g_autofree float2 *trig = NULL;
   TomoGpuStore *store;
   size_t free_b = 0, total_b = 0;
-  guint64 elems, limit;
+  guint64 elems, room, limit, reserve;
 
   g_return_val_if_fail (angles != NULL, NULL);
 
@@ -453,7 +469,9 @@ tomo_gpu_store_new (int                    device,
     return NULL;
 
   elems = (guint64) n_rows * n_proj * width;
-  limit = free_b > STORE_RESERVE ? free_b - STORE_RESERVE : 0;
+  room = _tomo_gpu_device_room (device, free_b, total_b);
+  reserve = STORE_RESERVE + fill_working_set (width, n_proj);
+  limit = room > reserve ? room - reserve : 0;
   if (memory_limit > 0)
     limit = MIN (limit, memory_limit);
   if (precision == TOMO_GPU_STORE_AUTO)
@@ -608,7 +626,6 @@ tomo_gpu_store_set_filter (TomoGpuStore *store,
     return FALSE;
   store->have_filter = TRUE;
   _tomo_gpu_store_set_held (store, FALSE);   /* the rows held were filtered with the old one */
-  store->generation++;
   return TRUE;
 }
 
@@ -618,6 +635,7 @@ _tomo_gpu_store_set_held (TomoGpuStore *store,
 {
   memset (store->row_held, held ? 1 : 0, store->n_rows);
   store->n_filled = held ? store->n_rows : 0;
+  store->generation++;
 }
 
 gboolean
@@ -737,7 +755,7 @@ tomo_gpu_store_fill (TomoGpuStore    *store,
                                              cudaMemcpyHostToDevice, up), error) ||
           !TOMO_CUDA_CHECK (cudaEventRecord (ev_up[b], up), error) ||
           !TOMO_CUDA_CHECK (cudaStreamWaitEvent (store->stream, ev_up[b], 0), error) ||
-          !_tomo_gpu_context_filter_device (store->ctx, n, d_buf[b], store->stream, error) ||
+          !_tomo_gpu_context_filter_rows (store->ctx, n, d_buf[b], store->stream, error) ||
           !TOMO_CUDA_CHECK (cudaEventRecord (ev_done[b], store->stream), error) ||
           !_tomo_gpu_store_put_device (store, row, n,
                                        _tomo_gpu_context_get_filtered_device (store->ctx), error))
@@ -750,7 +768,6 @@ tomo_gpu_store_fill (TomoGpuStore    *store,
   if (!TOMO_CUDA_CHECK (cudaStreamSynchronize (store->stream), error))
     goto out;
   _tomo_gpu_store_set_held (store, TRUE);
-  store->generation++;
   store->fill_ms = (g_get_monotonic_time () - t0) / 1000.0;
   ok = TRUE;
 

@@ -60,7 +60,8 @@ typedef struct _TomoGpuStore TomoGpuStore;
 
 /* Rows [row_start, row_start + n_rows) of a scan of n_proj × width.
  * memory_limit: bytes of device memory the store may use for the rows
- * (0: what the device has free, less a reserve for filtering and output).
+ * (0: what the device has free, less what a fill takes beside the store
+ * for a scan of this size and a reserve for planes and previews).
  * AUTO takes half when float exceeds it; when even half does not fit the
  * answer is NULL with TOMO_GPU_ERROR_OUT_OF_MEMORY naming the sizes. */
 TomoGpuStore *tomo_gpu_store_new (int                    device,

@@ -32,6 +32,43 @@
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
 
+/* The error code a failed CUDA call gets (TomoGpuError). */
+int
+_tomo_gpu_error_code (cudaError_t res)
+{
+  switch (res)
+    {
+    case cudaErrorMemoryAllocation:
+      return TOMO_GPU_ERROR_OUT_OF_MEMORY;
+    /* Sticky errors: the context is gone until the process ends (the
+     * runtime's documentation says "the process must be terminated and
+     * relaunched" for each).  A launch timeout is the watchdog of a GPU
+     * that also drives a display. */
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorLaunchFailure:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorIllegalAddress:
+    case cudaErrorECCUncorrectable:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorContained:
+    case cudaErrorTensorMemoryLeak:
+    case cudaErrorMpsClientTerminated:
+    case cudaErrorExternalDevice:
+      return TOMO_GPU_ERROR_DEVICE_FAULT;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorInvalidDevice:
+      return TOMO_GPU_ERROR_NO_DEVICE;
+    default:
+      return TOMO_GPU_ERROR_CUDA;
+    }
+}
+
 gboolean
 _tomo_gpu_check_cuda (cudaError_t  res,
                       const char  *call,
@@ -39,7 +76,6 @@ _tomo_gpu_check_cuda (cudaError_t  res,
                       int          line,
                       GError     **error)
 {
-  int code;
   guint64 limit;
 
   if (_tomo_gpu_fault_hit (TOMO_GPU_FAULT_POINT_CALL))
@@ -47,46 +83,20 @@ _tomo_gpu_check_cuda (cudaError_t  res,
   if (G_LIKELY (res == cudaSuccess))
     return TRUE;
 
-  switch (res)
-    {
-    case cudaErrorMemoryAllocation:
-      code = TOMO_GPU_ERROR_OUT_OF_MEMORY;
-      limit = _tomo_gpu_fault_memory_limit ();
-      if (limit > 0)
-        {
-          g_autofree char *cap = g_format_size_full (limit, G_FORMAT_SIZE_IEC_UNITS);
-
-          cudaGetLastError ();
-          g_set_error (error, TOMO_GPU_ERROR, code,
-                       "%s failed: out of device memory (capped at %s by TOMO_GPU_MEMORY_LIMIT) at %s:%d",
-                       call, cap, file, line);
-          return FALSE;
-        }
-      break;
-    /* Sticky errors: the context is gone until the process ends. */
-    case cudaErrorDevicesUnavailable:
-    case cudaErrorLaunchFailure:
-    case cudaErrorIllegalAddress:
-    case cudaErrorECCUncorrectable:
-    case cudaErrorHardwareStackError:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidPc:
-      code = TOMO_GPU_ERROR_DEVICE_FAULT;
-      break;
-    case cudaErrorNoDevice:
-    case cudaErrorInsufficientDriver:
-    case cudaErrorInvalidDevice:
-      code = TOMO_GPU_ERROR_NO_DEVICE;
-      break;
-    default:
-      code = TOMO_GPU_ERROR_CUDA;
-      break;
-    }
   /* Clear a non-sticky error so the context stays usable after, say, a
    * failed allocation. */
   cudaGetLastError ();
-  g_set_error (error, TOMO_GPU_ERROR, code, "%s failed: %s (%s) at %s:%d",
+  limit = res == cudaErrorMemoryAllocation ? _tomo_gpu_fault_memory_limit () : 0;
+  if (limit > 0)
+    {
+      g_autofree char *cap = g_format_size_full (limit, G_FORMAT_SIZE_IEC_UNITS);
+
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY,
+                   "%s failed: out of device memory (capped at %s by TOMO_GPU_MEMORY_LIMIT) at %s:%d",
+                   call, cap, file, line);
+      return FALSE;
+    }
+  g_set_error (error, TOMO_GPU_ERROR, _tomo_gpu_error_code (res), "%s failed: %s (%s) at %s:%d",
                call, cudaGetErrorString (res), cudaGetErrorName (res), file, line);
   return FALSE;
 }
@@ -138,29 +148,43 @@ _tomo_gpu_fault_launch (cudaError_t res)
          ? cudaErrorLaunchFailure : res;
 }
 
+guint64
+_tomo_gpu_device_room (int    device,
+                       size_t free_b,
+                       size_t total_b)
+{
+  guint64 limit = _tomo_gpu_fault_memory_limit (), used, base, added;
+
+  if (limit == 0)
+    return free_b;
+  /* The device's use can fall below the baseline when another process
+   * frees memory: then nothing of it is this process's. */
+  used = total_b - free_b;
+  base = _tomo_gpu_fault_baseline (device, used);
+  added = used > base ? used - base : 0;
+  return MIN ((guint64) free_b, limit > added ? limit - added : 0);
+}
+
 /* Device allocations pass here (tomo-gpu-private.h): an injected failure,
  * or the cap of TOMO_GPU_MEMORY_LIMIT on what this process added to the
  * device's use since its first allocation there. */
 static cudaError_t
 fault_check_alloc (size_t size)
 {
-  guint64 limit;
   size_t free_b, total_b;
   int device = 0;
 
   if (_tomo_gpu_fault_hit (TOMO_GPU_FAULT_POINT_ALLOC))
     return _tomo_gpu_fault_is_lost () ? cudaErrorDevicesUnavailable : cudaErrorMemoryAllocation;
-  limit = _tomo_gpu_fault_memory_limit ();
-  if (limit == 0)
+  if (_tomo_gpu_fault_memory_limit () == 0)
     return cudaSuccess;
   if (cudaGetDevice (&device) != cudaSuccess || cudaMemGetInfo (&free_b, &total_b) != cudaSuccess)
     {
       cudaGetLastError ();
       return cudaErrorMemoryAllocation;
     }
-  if ((guint64) (total_b - free_b) - _tomo_gpu_fault_baseline (device, total_b - free_b) + size > limit)
-    return cudaErrorMemoryAllocation;
-  return cudaSuccess;
+  return size > _tomo_gpu_device_room (device, free_b, total_b) ? cudaErrorMemoryAllocation
+                                                                 : cudaSuccess;
 }
 
 cudaError_t
@@ -377,9 +401,7 @@ ensure_buffer (void      **ptr,
 
       *ptr = NULL;
       cudaGetLastError ();
-      g_set_error (error, TOMO_GPU_ERROR,
-                   res == cudaErrorMemoryAllocation ? TOMO_GPU_ERROR_OUT_OF_MEMORY
-                                                    : TOMO_GPU_ERROR_CUDA,
+      g_set_error (error, TOMO_GPU_ERROR, _tomo_gpu_error_code (res),
                    "Cannot allocate %.1f MiB of GPU memory for the %s: %s%s",
                    need / 1048576.0, what, cudaGetErrorString (res), cap);
       return FALSE;
@@ -799,11 +821,11 @@ check_ready (TomoGpuContext *ctx,
 }
 
 gboolean
-_tomo_gpu_context_filter_device (TomoGpuContext *ctx,
-                                 guint           n_slices,
-                                 const float    *d_sinos,
-                                 cudaStream_t    stream,
-                                 GError        **error)
+_tomo_gpu_context_filter_rows (TomoGpuContext *ctx,
+                               guint           n_slices,
+                               const float    *d_sinos,
+                               cudaStream_t    stream,
+                               GError        **error)
 {
   TomoGpuFilterMethod method = tomo_gpu_context_get_filter_method (ctx);
   guint W = ctx->width, P = ctx->padded;
@@ -863,9 +885,18 @@ _tomo_gpu_context_filter_device (TomoGpuContext *ctx,
                              ctx->d_real, ctx->d_filtered, NULL, W, P, n_rows))
         return FALSE;
     }
-  if (!TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_filter[1], stream), error))
-    return FALSE;
-  if (!tomo_bp_set_sinograms (ctx->bp, ctx->d_filtered, n_slices, stream, error))
+  return TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_filter[1], stream), error);
+}
+
+gboolean
+_tomo_gpu_context_filter_device (TomoGpuContext *ctx,
+                                 guint           n_slices,
+                                 const float    *d_sinos,
+                                 cudaStream_t    stream,
+                                 GError        **error)
+{
+  if (!_tomo_gpu_context_filter_rows (ctx, n_slices, d_sinos, stream, error) ||
+      !tomo_bp_set_sinograms (ctx->bp, ctx->d_filtered, n_slices, stream, error))
     return FALSE;
   ctx->loaded_slices = n_slices;
   return TRUE;
@@ -905,7 +936,9 @@ _tomo_gpu_alloc_pinned (void      **ptr,
     return TRUE;
   *ptr = NULL;
   cudaGetLastError ();
-  g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY,
+  /* cudaHostAlloc answers a lack of host memory with "out of memory"
+   * too; anything else (a device fault, no device) keeps its own code. */
+  g_set_error (error, TOMO_GPU_ERROR, _tomo_gpu_error_code (res),
                "Cannot allocate %.1f MiB of pinned host memory for %s: %s",
                size / 1048576.0, what, cudaGetErrorString (res));
   return FALSE;

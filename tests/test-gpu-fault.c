@@ -14,7 +14,9 @@
 
 #include "tomo-engine.h"
 #include "tomo-error.h"
+#include "tomo-filter.h"
 #include "tomo-gpu.h"
+#include "tomo-gpu-store.h"
 #include "tomo-test-util.h"
 
 #define WIDTH 256
@@ -170,6 +172,119 @@ test_memory_cap (void)
   clear_faults ();
 }
 
+static double *
+half_turn (guint n)
+{
+  double *angles = g_new (double, n);
+
+  for (guint p = 0; p < n; p++)
+    angles[p] = G_PI * p / n;
+  return angles;
+}
+
+/* A float store of `n_rows` rows of n_proj × width, or NULL and the error. */
+static TomoGpuStore *
+store_new (guint       width,
+           guint       n_proj,
+           guint       n_rows,
+           TomoGpuStorePrecision precision,
+           GError    **error)
+{
+  g_autofree double *angles = half_turn (n_proj);
+
+  return tomo_gpu_store_new (0, width, n_proj, angles, 0, n_rows, precision, 0, error);
+}
+
+/* The cap counts what this process added since its first allocation: when
+ * the device's use falls below that baseline (memory freed that was in use
+ * before), later allocations are not refused as if the process held more
+ * than everything. */
+static void
+test_cap_below_baseline (void)
+{
+  g_autoptr(GError) error = NULL;
+  TomoGpuStore *big, *small;
+
+  if (skip_without_gpu ())
+    return;
+  clear_faults ();
+  big = store_new (1024, 1024, 256, TOMO_GPU_STORE_FLOAT, &error);   /* 1 GiB */
+  g_assert_no_error (error);
+  g_assert_true (tomo_gpu_fault_configure (NULL, 2ull << 30, &error));
+  small = store_new (64, 16, 4, TOMO_GPU_STORE_FLOAT, &error);        /* the baseline, with `big` */
+  g_assert_no_error (error);
+  tomo_gpu_store_free (small);
+  tomo_gpu_store_free (big);                                          /* 1 GiB below it */
+  small = store_new (64, 16, 4, TOMO_GPU_STORE_FLOAT, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (small);
+  tomo_gpu_store_free (small);
+  clear_faults ();
+}
+
+static gboolean
+read_flat_row (guint    row,
+               float   *sino,
+               gpointer user_data,
+               GError **error)
+{
+  gsize n = *(gsize *) user_data;
+
+  for (gsize i = 0; i < n; i++)
+    sino[i] = (float) (row + 1);
+  return TRUE;
+}
+
+/* A store the device lets be made can be filled: its size is decided with
+ * room for the fill's own buffers (spectra, rows in flight), which for a
+ * 2560-wide scan of 3000 projections are over 1 GiB.  Under caps from well
+ * below to well above what one needs, every store made fills (half where
+ * float leaves too little room), and a store that would not is refused at
+ * once, naming its rows. */
+static void
+test_store_room_for_fill (void)
+{
+  const guint W = 2560, N = 3000, ROWS = 8;
+  gsize row_floats = (gsize) W * N;
+  gboolean made_float = FALSE, made_half = FALSE, refused = FALSE;
+  g_autofree double *response = NULL;
+  guint padded;
+
+  if (skip_without_gpu ())
+    return;
+  response = tomo_filter_fbp_response (TOMO_FILTER_RAMLAK, W, N, &padded);
+  for (guint64 cap = 512ull << 20; cap <= (3ull << 30); cap += 128ull << 20)
+    {
+      g_autoptr(GError) error = NULL;
+      TomoGpuStore *store;
+
+      g_assert_true (tomo_gpu_fault_configure (NULL, cap, &error));
+      store = store_new (W, N, ROWS, TOMO_GPU_STORE_AUTO, &error);
+      if (store == NULL)
+        {
+          g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_OUT_OF_MEMORY);
+          g_assert_nonnull (strstr (error->message, "rows 0…7"));
+          refused = TRUE;
+          g_test_message ("cap %.0f MiB: %s", cap / 1048576.0, error->message);
+          continue;
+        }
+      g_test_message ("cap %.0f MiB: %s store", cap / 1048576.0,
+                      tomo_gpu_store_precision_to_string (tomo_gpu_store_get_precision (store)));
+      made_float |= tomo_gpu_store_get_precision (store) == TOMO_GPU_STORE_FLOAT;
+      made_half |= tomo_gpu_store_get_precision (store) == TOMO_GPU_STORE_HALF;
+      g_assert_true (tomo_gpu_store_set_filter (store, padded, response, TOMO_PAD_EDGE, &error));
+      g_assert_no_error (error);
+      g_assert_true (tomo_gpu_store_fill (store, read_flat_row, NULL, &row_floats, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_cmpuint (tomo_gpu_store_get_n_filled (store), ==, ROWS);
+      tomo_gpu_store_free (store);
+    }
+  g_assert_true (refused);
+  g_assert_true (made_half);
+  g_assert_true (made_float);
+  clear_faults ();
+}
+
 /* A failed launch, or a lost device: the slice fails with a device fault,
  * the engine is on the CPU backend and its next slice equals a CPU
  * engine's. */
@@ -257,6 +372,8 @@ main (int    argc,
   g_test_add_func ("/tomo/gpu-fault/spec", test_spec);
   g_test_add_func ("/tomo/gpu-fault/alloc-falls-back", test_alloc_falls_back);
   g_test_add_func ("/tomo/gpu-fault/memory-cap", test_memory_cap);
+  g_test_add_func ("/tomo/gpu-fault/cap-below-baseline", test_cap_below_baseline);
+  g_test_add_func ("/tomo/gpu-fault/store-room-for-fill", test_store_room_for_fill);
   g_test_add_func ("/tomo/gpu-fault/launch", test_launch_fault);
   g_test_add_func ("/tomo/gpu-fault/lost", test_lost_device);
   g_test_add_func ("/tomo/gpu-fault/cli-launch", test_cli_launch_fault);

@@ -419,15 +419,16 @@ update_titles (TomoVolumeView *self)
   g_autofree char *xz = g_strdup_printf ("XZ · y = %.0f%s", self->iy, ex);
   g_autofree char *yz = g_strdup_printf ("YZ · x = %.0f%s", self->ix, ex);
 
-  gtk_label_set_text (self->titles[0], xy);
-  gtk_label_set_text (self->titles[1], xz);
-  gtk_label_set_text (self->titles[2], yz);
-  {
-    g_autofree char *ob = g_strdup_printf ("Oblique · %.0f°, tilt %.0f°%s", self->azimuth,
-                                           self->tilt, ex);
+  g_autofree char *ob = g_strdup_printf ("Oblique · %.0f°, tilt %.0f°%s", self->azimuth,
+                                         self->tilt, ex);
+  const char *titles[N_PANES] = { xy, xz, yz, ob };
 
-    gtk_label_set_text (self->titles[3], ob);
-  }
+  /* The tooltip: all of a title that a narrow pane shortens. */
+  for (guint k = 0; k < N_PANES; k++)
+    {
+      gtk_label_set_text (self->titles[k], titles[k]);
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->titles[k]), titles[k]);
+    }
   if (self->scan != NULL)
     {
       /* The planes inside the 3D box: through the pixels' centres. */

@@ -108,6 +108,8 @@ set_center_and_wait (double center)
 
   id = g_signal_connect (view, "slice-shown", G_CALLBACK (on_shown), &shown);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.set-center", "d", center));
+  /* The window keeps the 0.01 px it shows. */
+  g_object_get (window, "center", &center, NULL);
   /* A slice of an earlier centre may still be on its way to the screen. */
   do
     {

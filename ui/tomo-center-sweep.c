@@ -497,6 +497,9 @@ tomo_center_sweep_class_init (TomoCenterSweepClass *klass)
   BIND (grid);
   BIND (curve);
 #undef BIND
+  /* A tool window: closed from the keyboard as a dialog is. */
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "window.close", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_w, GDK_CONTROL_MASK, "window.close", NULL);
 }
 
 static void

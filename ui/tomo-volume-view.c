@@ -439,12 +439,13 @@ update_titles (TomoVolumeView *self)
     }
 }
 
-/* "3D · 128 × 128 × 64 · GL upload · maximum intensity · 40 ms · values −0.0015 … 0.0087 ·
- * drag to turn", also as its tooltip: the pane is narrow, so the path the
- * volume took comes first, where it stays readable.  Not in the status
- * line, which wraps: a line more there would move the panes.  A preview
- * that could not stay on the device says so after its path ("GL upload,
- * device preview failed"), the tooltip why. */
+/* "3D · GL upload · 40 ms · 128 × 128 × 64 · maximum intensity · values
+ * −0.0015 … 0.0087 · drag to turn", also as its tooltip: the pane is
+ * narrow and its title ellipsizes at the end, so the path the volume took
+ * and how long it took come first, where they stay readable.  Not in the
+ * status line, which wraps: a line more there would move the panes.  A
+ * preview that could not stay on the device says so after its path ("GL
+ * upload, device preview failed"), the tooltip why. */
 static void
 update_title3d (TomoVolumeView *self,
                 guint           nx,
@@ -454,13 +455,13 @@ update_title3d (TomoVolumeView *self,
   g_autofree char *title = NULL;
   g_autofree char *tooltip = NULL;
 
-  title = g_strdup_printf ("3D · %u × %u × %u · %s%s · %s · %.*f ms · values %.3g … %.3g · drag "
-                           "to turn", nx, ny, nz,
+  title = g_strdup_printf ("3D · %s%s · %.*f ms · %u × %u × %u · %s · values %.3g … %.3g · drag "
+                           "to turn",
                            self->preview_path != NULL ? self->preview_path : "GL upload",
                            self->preview_note != NULL ? ", device preview failed" : "",
+                           ms_digits (self->preview_ms), self->preview_ms, nx, ny, nz,
                            tomo_volume_3d_get_mode (self->view3d) == TOMO_VOLUME_3D_MIP
-                           ? "maximum intensity" : "composite", ms_digits (self->preview_ms),
-                           self->preview_ms,
+                           ? "maximum intensity" : "composite",
                            self->preview_min, self->preview_max);
   if (self->preview_note != NULL)
     tooltip = g_strdup_printf ("%s\nThe preview could not stay on the device (%s); it came "
@@ -864,6 +865,22 @@ on_params_notify (TomoWindow     *window,
     on_scan_loaded (window, TRUE, self);
   else
     start_update (self);
+}
+
+/* The window's row moved (the panel, the keys): the XY plane goes there. */
+static void
+on_row_notify (TomoWindow     *window,
+               GParamSpec     *pspec,
+               TomoVolumeView *self)
+{
+  guint row;
+
+  g_object_get (window, "row", &row, NULL);
+  if (self->scan == NULL || self->scan != tomo_window_get_scan (window)
+      || (double) row == round (self->z))
+    return;
+  self->z = row;
+  start_update (self);
 }
 
 static void
@@ -1289,6 +1306,7 @@ tomo_volume_view_install (TomoWindow *window)
   g_signal_connect (window, "notify::center", G_CALLBACK (on_params_notify), self);
   g_signal_connect (window, "notify::filter", G_CALLBACK (on_params_notify), self);
   g_signal_connect (window, "notify::interp", G_CALLBACK (on_params_notify), self);
+  g_signal_connect (window, "notify::row", G_CALLBACK (on_row_notify), self);
   g_signal_connect (window, "notify::colormap", G_CALLBACK (on_look_notify), self);
   g_signal_connect (window, "notify::window-min", G_CALLBACK (on_look_notify), self);
   g_signal_connect (window, "notify::window-max", G_CALLBACK (on_look_notify), self);
@@ -1352,6 +1370,10 @@ tomo_volume_view_set_position (TomoVolumeView *self,
   self->ix = ix;
   self->iy = iy;
   self->z = z;
+  /* The XY plane is the window's row: the panel, the sinogram and the
+   * slice exported (Ctrl+E) follow it. */
+  if (self->window != NULL && self->scan != NULL)
+    g_object_set (self->window, "row", (guint) MAX (round (z), 0), NULL);
   start_update (self);
 }
 

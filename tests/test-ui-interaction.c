@@ -1022,6 +1022,26 @@ test_sweep_close_keys (void)
     }
 }
 
+/* The Details popover opens with its text readable, not all selected. */
+static void
+test_details_not_selected (void)
+{
+  GtkWidget *popover;
+  int start, end;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+  popover = gtk_widget_get_ancestor (GTK_WIDGET (window->diagnostics_label), GTK_TYPE_POPOVER);
+  g_assert_nonnull (popover);
+  gtk_popover_popup (GTK_POPOVER (popover));
+  tomo_test_spin (300);
+  g_assert_true (gtk_widget_get_mapped (popover));
+  g_assert_false (gtk_label_get_selection_bounds (window->diagnostics_label, &start, &end));
+  gtk_popover_popdown (GTK_POPOVER (popover));
+  tomo_test_spin (100);
+}
+
 static void
 test_recent (void)
 {
@@ -1097,6 +1117,7 @@ main (int    argc,
   g_test_add_func ("/tomo/ui/interaction/recent", test_recent);
   g_test_add_func ("/tomo/ui/interaction/shortcuts-window", test_shortcuts_window);
   g_test_add_func ("/tomo/ui/interaction/sweep-close-keys", test_sweep_close_keys);
+  g_test_add_func ("/tomo/ui/interaction/details-not-selected", test_details_not_selected);
   g_test_add_func ("/tomo/ui/interaction/save-load-params", test_save_load_params);
   g_test_add_func ("/tomo/ui/interaction/tiff-without-flats", test_tiff_without_flats);
 

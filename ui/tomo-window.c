@@ -1028,6 +1028,14 @@ on_center_found (TomoWindow *self,
   _tomo_window_set_center (self, center);
 }
 
+/* A popover focuses its first focusable child, and a selectable label that
+ * takes focus selects all of itself: the diagnostics would open selected. */
+static void
+on_details_shown (TomoWindow *self)
+{
+  gtk_label_select_region (self->diagnostics_label, 0, 0);
+}
+
 /* The centre control shows detector columns; the window's centre counts
  * in the presented rows. */
 static gboolean
@@ -1373,6 +1381,7 @@ tomo_window_class_init (TomoWindowClass *klass)
 #undef BIND
   gtk_widget_class_bind_template_callback (widget_class, on_banner_response);
   gtk_widget_class_bind_template_callback (widget_class, on_toast_close);
+  gtk_widget_class_bind_template_callback (widget_class, on_details_shown);
 
   _tomo_window_class_add_actions (widget_class);
 }

@@ -238,6 +238,78 @@ test_bad_input (void)
   g_unlink (text);
 }
 
+/* A TIFF stack of `scale`·exp(−line integrals) of the phantom, one page a
+ * projection over 180°, its axis at `center`. */
+static void
+write_tiff_projections (const char *path,
+                        double      scale,
+                        double      center)
+{
+  enum { W = 64, H = 4, N = 90 };
+  g_autofree double *angles = g_new (double, N);
+  g_autofree double *line = g_new (double, (gsize) N * W);
+  g_autofree float *pages = g_new (float, (gsize) N * H * W);
+  g_autoptr(GError) error = NULL;
+  TomoPhantomParams p;
+
+  tomo_phantom_params_init (&p);
+  tomo_phantom_params_set_size (&p, W, H, N);
+  p.center = center;
+  for (guint i = 0; i < N; i++)
+    angles[i] = i * G_PI / N;
+  for (guint row = 0; row < H; row++)
+    {
+      tomo_phantom_sinogram (&p, angles, row, line);
+      for (guint i = 0; i < N; i++)
+        for (guint x = 0; x < W; x++)
+          pages[((gsize) i * H + row) * W + x] = (float) (scale * exp (-line[(gsize) i * W + x]));
+    }
+  g_assert_true (tomo_tiff_write_float (path, pages, W, H, N, &error));
+  g_assert_no_error (error);
+}
+
+/* find-center opens a scan with the same input options as info and
+ * reconstruct: a TIFF stack without flats needs --already-sinogram (the
+ * error says so) or --flats, and then finds the axis. */
+static void
+test_find_center_input_options (void)
+{
+  g_autofree char *norm = tmp_path ("fc-normalised.tif");
+  g_autofree char *counts = tmp_path ("fc-counts.tif");
+  g_autofree char *flat = tmp_path ("fc-flat.tif");
+  g_autofree float *flat_data = g_new (float, 64 * 4);
+  const double center = 34.25;
+  struct { const char *args[8]; } ok[] = {
+    { { "find-center", norm, "--already-sinogram", "--format", "tiff", "--json" } },
+    { { "find-center", counts, "--flats", flat, "--angle-range", "180", "--json" } },
+  };
+
+  write_tiff_projections (norm, 1.0, center);
+  write_tiff_projections (counts, 1000.0, center);
+  for (guint i = 0; i < 64 * 4; i++)
+    flat_data[i] = 1000;
+  g_assert_true (tomo_tiff_write_float (flat, flat_data, 64, 4, 1, NULL));
+
+  {
+    g_auto(Result) r = { 0 };
+
+    RUN (&r, "find-center", norm);
+    assert_fails_with (&r, "--already-sinogram");
+  }
+  for (guint i = 0; i < G_N_ELEMENTS (ok); i++)
+    {
+      g_auto(Result) r = { 0 };
+      const char *c;
+
+      tomo_test_run_argv (&r, ok[i].args);
+      g_assert_cmpint (r.status, ==, 0);
+      c = strstr (r.out, "\"center\": ");
+      g_assert_nonnull (c);
+      g_assert_cmpfloat_with_epsilon (g_ascii_strtod (c + strlen ("\"center\": "), NULL),
+                                      center, 0.1);
+    }
+}
+
 static void
 test_backend_gpu_without_device (void)
 {
@@ -272,6 +344,7 @@ main (int    argc,
   g_test_add_func ("/tomo/cli/reconstruct/rows", test_reconstruct_rows);
   g_test_add_func ("/tomo/cli/phantom", test_phantom_roundtrip);
   g_test_add_func ("/tomo/cli/bad-input", test_bad_input);
+  g_test_add_func ("/tomo/cli/find-center/input-options", test_find_center_input_options);
   g_test_add_func ("/tomo/cli/gpu-without-device", test_backend_gpu_without_device);
   return tomo_test_run_and_remove_tree (tmp_dir);
 }

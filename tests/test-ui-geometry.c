@@ -9,6 +9,9 @@
 #include <math.h>
 #include <string.h>
 
+#include <glib/gstdio.h>
+
+#include "tomo-tiff-writer.h"
 #include "tomo-window-private.h"
 #include "ui-test-common.h"
 
@@ -31,26 +34,37 @@ wait_for_width (guint width)
   return FALSE;
 }
 
-static void
-test_offset_scan (void)
+/* 128 columns, the axis at column 12.5: stitched 128 + (127 − 25) = 230
+ * wide, the axis at 12.5 + 102 = 114.5 in it. */
+static char *
+make_offset_scan (void)
 {
-  g_autofree char *path = NULL, *cmd = NULL, *err = NULL, *label = NULL;
-  const char *tip;
-  GtkComboBox *combo;
+  char *path = g_build_filename (tmpdir, "offset.h5", NULL);
+  g_autofree char *cmd = NULL, *err = NULL;
   int status = 0;
-  double center;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
-  path = g_build_filename (tmpdir, "offset.h5", NULL);
-  /* 128 columns, the axis at column 12.5: stitched 128 + (127 − 25) = 230
-   * wide, the axis at 12.5 + 102 = 114.5 in it. */
+  if (g_file_test (path, G_FILE_TEST_EXISTS))
+    return path;
   cmd = g_strdup_printf ("%s phantom --width 128 --height 4 --projections 360 --angle-range 360 "
                          "--center 12.5 --object-width 230 --kind disks --no-noise -o %s",
                          g_getenv ("TOMOLIVE"), path);
   g_assert_true (g_spawn_command_line_sync (cmd, NULL, &err, &status, NULL));
   g_assert_cmpint (status, ==, 0);
+  return path;
+}
+
+static void
+test_offset_scan (void)
+{
+  g_autofree char *path = NULL, *label = NULL;
+  const char *tip;
+  GtkComboBox *combo;
+  double center;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+  path = make_offset_scan ();
 
   g_assert_true (open_and_wait (path));
   g_assert_true (wait_for_width (230));
@@ -77,11 +91,119 @@ test_offset_scan (void)
   g_assert_true (wait_for_width (230));
 }
 
+/* Waits until the slice shown is of the window's centre now. */
+static void
+wait_current_center (void)
+{
+  TomoSliceView *view = tomo_window_get_slice_view (window);
+  gint64 end = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  double center;
+
+  g_object_get (window, "center", &center, NULL);
+  while (g_get_monotonic_time () < end
+         && (tomo_slice_view_get_slice (view) == NULL
+             || tomo_slice_view_get_slice (view)->params.center != center))
+    g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
+  g_assert_nonnull (tomo_slice_view_get_slice (view));
+  g_assert_cmpfloat (tomo_slice_view_get_slice (view)->params.center, ==, center);
+}
+
+/* The centre of an offset-axis scan is a detector column, as --center is:
+ * the field shows it (to the 0.01 px the window keeps), the parameters
+ * file saves it with the geometry, loading them in another geometry shows
+ * the saved one again, and the slice is then the command line's for the
+ * number in the field. */
+static void
+test_offset_detector_column (void)
+{
+  g_autofree char *path = make_offset_scan ();
+  g_autofree char *params = g_strconcat (path, ".tomolive", NULL);
+  g_autofree char *ui_tif = g_build_filename (tmpdir, "offset-ui.tif", NULL);
+  g_autofree char *cli_tif = g_build_filename (tmpdir, "offset-cli.tif", NULL);
+  g_autofree char *saved_geometry = NULL;
+  g_autoptr(GKeyFile) kf = g_key_file_new ();
+  g_autoptr(GError) error = NULL;
+  GtkEditable *field;
+  GtkComboBox *combo;
+  const char *subtitle;
+  double center, shift, field_value, saved;
+  guint row;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+  g_assert_true (open_and_wait (path));
+  g_assert_true (wait_for_width (230));
+  /* The title bar describes the file, not its stitched rows. */
+  subtitle = gtk_label_get_text (window->subtitle_label);
+  g_test_message ("subtitle: %s", subtitle);
+  g_assert_nonnull (strstr (subtitle, "128 × 4, 360 projections"));
+  g_assert_nonnull (strstr (subtitle, "offset axis"));
+
+  /* The estimate of the open does not move a kept centre. */
+  gtk_toggle_button_set_active (window->panel->center_pin, TRUE);
+  g_object_get (window, "center-shift", &shift, NULL);
+  g_assert_cmpfloat (shift, ==, 102);
+  g_object_set (window, "center", 102 + 12.6234, NULL);
+  g_object_get (window, "center", &center, NULL);
+  field = GTK_EDITABLE (window->panel->center_spin);
+  g_assert_cmpstr (gtk_editable_get_text (field), ==, "12.62");
+  field_value = g_ascii_strtod (gtk_editable_get_text (field), NULL);
+  g_assert_cmpfloat (center, ==, field_value + shift);
+  g_assert_cmpfloat (gtk_adjustment_get_value (window->panel->center_adjustment), ==, field_value);
+
+  g_assert_true (_tomo_window_save_params (window, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_key_file_load_from_file (kf, params, G_KEY_FILE_NONE, &error));
+  g_assert_no_error (error);
+  saved = g_key_file_get_double (kf, "reconstruction", "center", &error);
+  g_assert_no_error (error);
+  g_assert_cmpfloat (saved, ==, field_value);
+  saved_geometry = g_key_file_get_string (kf, "reconstruction", "geometry", &error);
+  g_assert_no_error (error);
+  g_assert_cmpstr (saved_geometry, ==, "offset");
+
+  /* Loaded in 360°: the offset geometry again, about the saved axis. */
+  combo = GTK_COMBO_BOX (window->panel->geometry_combo);
+  gtk_combo_box_set_active_id (combo, "360");
+  g_assert_true (wait_for_width (128));
+  g_assert_true (_tomo_window_load_params (window, &error));
+  g_assert_no_error (error);
+  {
+    gint64 end = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+    while (g_get_monotonic_time () < end
+           && (tomo_scan_get_width (window->scan) == 128 || window->pending_params != NULL))
+      g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
+  }
+  g_assert_cmpstr (gtk_combo_box_get_active_id (combo), ==, "offset");
+  g_assert_cmpuint (tomo_scan_get_width (window->scan), ==, 128 + 127 - (guint) lround (2 * 12.62));
+  g_assert_cmpstr (gtk_editable_get_text (field), ==, "12.62");
+  g_object_get (window, "center", &center, "center-shift", &shift, "row", &row, NULL);
+  g_assert_cmpfloat (center, ==, 12.62 + shift);   /* as --center 12.62 is shifted */
+
+  {
+    g_autofree char *row_text = g_strdup_printf ("%u", row);
+    const char *argv[] = { g_getenv ("TOMOLIVE"), "reconstruct", path, "--geometry", "offset",
+                           "--center", gtk_editable_get_text (field), "--row", row_text,
+                           "--backend", "cpu", "--filter", "ram-lak", "--interp", "linear", "-q",
+                           "-o", cli_tif, NULL };
+
+    g_object_set (window, "filter", "ram-lak", "interp", "linear", NULL);
+    wait_current_center ();
+    assert_export_matches_cli (ui_tif, cli_tif, argv);
+  }
+
+  gtk_toggle_button_set_active (window->panel->center_pin, FALSE);
+  g_unlink (params);
+}
+
 int
 main (int    argc,
       char **argv)
 {
   ui_test_init (&argc, &argv);
   g_test_add_func ("/tomo/ui/geometry/offset-scan", test_offset_scan);
+  g_test_add_func ("/tomo/ui/geometry/offset-detector-column", test_offset_detector_column);
   return ui_test_run ();
 }

@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 #include <gdk/x11/gdkx.h>
 
+#include "tomo-center-sweep.h"
 #include "tomo-open-dialog.h"
 #include "tomo-tiff-writer.h"
 #include "tomo-window-private.h"
@@ -34,11 +35,12 @@ skip_without_xdotool (void)
   return FALSE;
 }
 
-/* Runs xdotool with the window focused, then lets GTK see the events. */
+/* Runs xdotool with `target` focused, then lets GTK see the events. */
 static void
-xdo (const char *args)
+xdo_in (GtkWindow  *target,
+        const char *args)
 {
-  GdkSurface *surface = gtk_native_get_surface (GTK_NATIVE (window));
+  GdkSurface *surface = gtk_native_get_surface (GTK_NATIVE (target));
   g_autofree char *cmd = g_strdup_printf ("%s windowfocus --sync %lu %s", xdotool,
                                           (gulong) gdk_x11_surface_get_xid (surface), args);
   g_autoptr(GError) error = NULL;
@@ -48,6 +50,13 @@ xdo (const char *args)
   g_assert_no_error (error);
   g_assert_cmpint (status, ==, 0);
   tomo_test_spin (150);
+}
+
+/* The same with the viewer's window focused. */
+static void
+xdo (const char *args)
+{
+  xdo_in (GTK_WINDOW (window), args);
 }
 
 /* Moves the pointer to the middle of `widget`. */
@@ -876,10 +885,14 @@ test_save_load_params (void)
 }
 
 /* Is `trigger` one of the slice view's own shortcuts? */
-static gboolean
-slice_view_has (GtkShortcutTrigger *trigger)
+/* The shortcuts of `widget` and the widgets below it that activate one of
+ * the viewer's actions (win., win-volume., app.): the controllers the
+ * window and its views add, not GTK's own bindings (text editing, focus). */
+static void
+collect_bound (GtkWidget *widget,
+               GPtrArray *bound)
 {
-  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (GTK_WIDGET (tomo_window_get_slice_view (window)));
+  g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (widget);
 
   for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
     {
@@ -890,24 +903,58 @@ slice_view_has (GtkShortcutTrigger *trigger)
       for (guint j = 0; j < g_list_model_get_n_items (G_LIST_MODEL (c)); j++)
         {
           g_autoptr(GtkShortcut) shortcut = g_list_model_get_item (G_LIST_MODEL (c), j);
+          GtkShortcutAction *action = gtk_shortcut_get_action (shortcut);
+          const char *name;
 
-          if (gtk_shortcut_trigger_equal (gtk_shortcut_get_trigger (shortcut), trigger))
-            return TRUE;
+          if (!GTK_IS_NAMED_ACTION (action))
+            continue;
+          name = gtk_named_action_get_action_name (GTK_NAMED_ACTION (action));
+          if (g_str_has_prefix (name, "win.") || g_str_has_prefix (name, "win-volume.")
+              || g_str_has_prefix (name, "app."))
+            g_ptr_array_add (bound, g_object_ref (gtk_shortcut_get_trigger (shortcut)));
         }
     }
+  for (GtkWidget *child = gtk_widget_get_first_child (widget); child != NULL;
+       child = gtk_widget_get_next_sibling (child))
+    collect_bound (child, bound);
+}
+
+static gboolean
+has_trigger (GPtrArray          *triggers,
+             GtkShortcutTrigger *trigger)
+{
+  for (guint i = 0; i < triggers->len; i++)
+    if (gtk_shortcut_trigger_equal (triggers->pdata[i], trigger))
+      return TRUE;
   return FALSE;
 }
 
+/* The shortcuts window lists exactly the keys that are bound: each key it
+ * lists does something, and each key bound to an action is listed. */
 static void
 test_shortcuts_window (void)
 {
   g_autoptr(GtkBuilder) builder = NULL;
+  g_autoptr(GPtrArray) bound = g_ptr_array_new_with_free_func (g_object_unref);
+  g_autoptr(GPtrArray) listed = g_ptr_array_new_with_free_func (g_object_unref);
+  g_auto(GStrv) actions = NULL;
   GSList *objects;
-  guint n = 0;
 
   if (skip_without_display ())
     return;
   ensure_window ();
+
+  /* Bound: the application's accelerators and the window's controllers. */
+  actions = gtk_application_list_action_descriptions (GTK_APPLICATION (app));
+  for (guint i = 0; actions[i] != NULL; i++)
+    {
+      g_auto(GStrv) accels = gtk_application_get_accels_for_action (GTK_APPLICATION (app), actions[i]);
+
+      for (guint k = 0; accels[k] != NULL; k++)
+        g_ptr_array_add (bound, gtk_shortcut_trigger_parse_string (accels[k]));
+    }
+  collect_bound (GTK_WIDGET (window), bound);
+
   builder = gtk_builder_new_from_resource ("/org/tomolive/Tomolive/gtk/help-overlay.ui");
   objects = gtk_builder_get_objects (builder);
   for (GSList *l = objects; l != NULL; l = l->next)
@@ -922,17 +969,77 @@ test_shortcuts_window (void)
       keys = g_strsplit (accel, " ", -1);
       for (guint k = 0; keys[k] != NULL; k++)
         {
-          g_auto(GStrv) actions = gtk_application_get_actions_for_accel (GTK_APPLICATION (app), keys[k]);
-          g_autoptr(GtkShortcutTrigger) trigger = gtk_shortcut_trigger_parse_string (keys[k]);
+          GtkShortcutTrigger *trigger = gtk_shortcut_trigger_parse_string (keys[k]);
 
           g_assert_nonnull (trigger);
-          if ((actions == NULL || actions[0] == NULL) && !slice_view_has (trigger))
+          if (!has_trigger (bound, trigger))
             g_error ("The shortcuts window lists “%s”, which nothing is bound to", keys[k]);
-          n++;
+          g_ptr_array_add (listed, trigger);
         }
     }
   g_slist_free (objects);
-  g_assert_cmpuint (n, >=, 30);
+  g_assert_cmpuint (listed->len, >=, 30);
+
+  for (guint i = 0; i < bound->len; i++)
+    if (!has_trigger (listed, bound->pdata[i]))
+      {
+        g_autofree char *key = gtk_shortcut_trigger_to_string (bound->pdata[i]);
+
+        g_error ("“%s” is bound, but the shortcuts window does not list it", key);
+      }
+  g_test_message ("%u keys listed, %u bindings", listed->len, bound->len);
+}
+
+/* The sweep window closes with Escape and with Ctrl+W, as dialogs do. */
+static void
+test_sweep_close_keys (void)
+{
+  const char *keys[] = { "Escape", "ctrl+w" };
+
+  if (skip_without_xdotool ())
+    return;
+  ensure_window ();
+  for (guint i = 0; i < G_N_ELEMENTS (keys); i++)
+    {
+      TomoCenterSweep *sweep = tomo_center_sweep_new (GTK_WINDOW (window), window->scan, 32,
+                                                      TRUE_CENTER);
+      g_autofree char *args = g_strdup_printf ("key %s", keys[i]);
+      gint64 end;
+
+      g_object_add_weak_pointer (G_OBJECT (sweep), (gpointer *) &sweep);
+      gtk_window_present (GTK_WINDOW (sweep));
+      tomo_test_spin (300);
+      xdo_in (GTK_WINDOW (sweep), args);
+      end = g_get_monotonic_time () + 5 * G_USEC_PER_SEC;
+      while (sweep != NULL && g_get_monotonic_time () < end)
+        g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
+      if (sweep != NULL)
+        {
+          g_object_remove_weak_pointer (G_OBJECT (sweep), (gpointer *) &sweep);
+          gtk_window_destroy (GTK_WINDOW (sweep));
+          g_error ("%s did not close the sweep window", keys[i]);
+        }
+    }
+}
+
+/* The Details popover opens with its text readable, not all selected. */
+static void
+test_details_not_selected (void)
+{
+  GtkWidget *popover;
+  int start, end;
+
+  if (skip_without_display ())
+    return;
+  ensure_window ();
+  popover = gtk_widget_get_ancestor (GTK_WIDGET (window->diagnostics_label), GTK_TYPE_POPOVER);
+  g_assert_nonnull (popover);
+  gtk_popover_popup (GTK_POPOVER (popover));
+  tomo_test_spin (300);
+  g_assert_true (gtk_widget_get_mapped (popover));
+  g_assert_false (gtk_label_get_selection_bounds (window->diagnostics_label, &start, &end));
+  gtk_popover_popdown (GTK_POPOVER (popover));
+  tomo_test_spin (100);
 }
 
 static void
@@ -1009,6 +1116,8 @@ main (int    argc,
   g_test_add_func ("/tomo/ui/interaction/empty-window", test_empty_window);
   g_test_add_func ("/tomo/ui/interaction/recent", test_recent);
   g_test_add_func ("/tomo/ui/interaction/shortcuts-window", test_shortcuts_window);
+  g_test_add_func ("/tomo/ui/interaction/sweep-close-keys", test_sweep_close_keys);
+  g_test_add_func ("/tomo/ui/interaction/details-not-selected", test_details_not_selected);
   g_test_add_func ("/tomo/ui/interaction/save-load-params", test_save_load_params);
   g_test_add_func ("/tomo/ui/interaction/tiff-without-flats", test_tiff_without_flats);
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #include "config.h"
 
+#include <glib/gstdio.h>
+
 #include <math.h>
 #include <string.h>
 
@@ -11,6 +13,7 @@
 #include "tomo-preview.h"
 #include "tomo-volume.h"
 #include "tomo-volume-view.h"
+#include "tomo-tiff-writer.h"
 #include "ui-test-common.h"
 
 /* The three-view layout in the window on the sample scan (CPU backend
@@ -368,6 +371,28 @@ test_three_views (void)
 
   check_3d_pane (view);
   n0 = tomo_volume_view_get_n_updates (view);
+  {
+    /* The 3D title ellipsizes in its narrow pane, but not before the time
+     * the preview took. */
+    const char *title, *tooltip;
+    GtkWidget *label;
+    const char *ms;
+    g_autofree char *head = NULL;
+    PangoLayout *layout;
+    int width;
+
+    tomo_volume_view_get_3d_title (view, &title, &tooltip);
+    ms = strstr (title, " ms");
+    g_assert_nonnull (ms);
+    head = g_strndup (title, ms + strlen (" ms") - title);
+    label = gtk_widget_get_first_child (gtk_widget_get_parent (GTK_WIDGET (tomo_volume_view_get_3d (view))));
+    g_assert_true (GTK_IS_LABEL (label));
+    layout = gtk_widget_create_pango_layout (label, head);
+    pango_layout_get_pixel_size (layout, &width, NULL);
+    g_object_unref (layout);
+    g_test_message ("3D title “%s…”: %d px of %d", head, width, gtk_widget_get_width (label));
+    g_assert_cmpint (width, <=, gtk_widget_get_width (label));
+  }
 
   /* A click in XY at (150, 330) moves XZ to y = 330 and YZ to x = 150. */
   tomo_volume_view_click (view, TOMO_VOLUME_VIEW_XY, 150.0, 330.0);
@@ -410,6 +435,44 @@ test_three_views (void)
   g_assert_cmpfloat (z, ==, 10.0);
   g_assert_cmpfloat (ix, ==, 400.0);
   ui_test_screenshot ("three-views-moved.png");
+
+  /* The XY plane is the window's row: the panel follows it, and the slice
+   * exported (Ctrl+E, the download button) is the XY plane shown. */
+  {
+    g_autofree char *tif = g_build_filename (tmpdir, "three-views-xy.tif", NULL);
+    g_autofree float *xy = volume_pane_data (view, TOMO_VOLUME_VIEW_XY, &w, &h);
+    g_autofree float *exported = NULL;
+    g_autoptr(GError) error = NULL;
+    TomoSliceView *slice_view = tomo_window_get_slice_view (window);
+    gint64 end = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+    guint row, ew, eh, en, n = tomo_volume_view_get_n_updates (view);
+    double center;
+
+    g_object_get (window, "row", &row, "center", &center, NULL);
+    g_assert_cmpuint (row, ==, 10);
+    while (g_get_monotonic_time () < end
+           && (tomo_slice_view_get_slice (slice_view) == NULL
+               || tomo_slice_view_get_slice (slice_view)->row != 10
+               || tomo_slice_view_get_slice (slice_view)->params.center != center))
+      g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
+    g_assert_true (tomo_window_export_slice_tiff (window, tif, &error));
+    g_assert_no_error (error);
+    exported = tomo_tiff_read_float (tif, &ew, &eh, &en, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (ew, ==, w);
+    g_assert_cmpuint (eh, ==, h);
+    g_test_message ("exported slice against the XY plane: %.2g", tomo_test_rel_l2 (exported, xy, w * h));
+    g_assert_cmpfloat (tomo_test_rel_l2 (exported, xy, w * h), <, 1e-4);
+    g_unlink (tif);
+
+    /* …and the row set in the panel moves the XY plane. */
+    g_object_set (window, "row", 12, NULL);
+    g_assert_true (wait_updates (view, n + 1, 60));
+    tomo_volume_view_get_position (view, &ix, &iy, &z);
+    g_assert_cmpfloat (z, ==, 12.0);
+    g_object_set (window, "row", 10, NULL);
+    g_assert_true (wait_updates (view, n + 2, 60));
+  }
 
   /* The oblique pane: at 0° it is the XZ plane through the point, at 90°
    * the YZ plane; turned and tilted it is neither. */

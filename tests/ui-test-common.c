@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 #include "config.h"
 
+#include <math.h>
+
 #include <glib/gstdio.h>
 
+#include "tomo-tiff-writer.h"
 #include "ui-test-common.h"
 
 gboolean have_display;
@@ -108,6 +111,8 @@ set_center_and_wait (double center)
 
   id = g_signal_connect (view, "slice-shown", G_CALLBACK (on_shown), &shown);
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window), "win.set-center", "d", center));
+  /* The window keeps the 0.01 px it shows. */
+  g_object_get (window, "center", &center, NULL);
   /* A slice of an earlier centre may still be on its way to the screen. */
   do
     {
@@ -219,4 +224,45 @@ volume_pane_data (TomoVolumeView *view,
   *w = slice->width;
   *h = slice->height;
   return g_memdup2 (slice->data, sizeof (float) * slice->width * slice->height);
+}
+
+void
+assert_export_matches_cli (const char  *ui_path,
+                           const char  *cli_path,
+                           const char **argv)
+{
+  g_autofree char *cli_err = NULL;
+  g_autofree float *a = NULL, *b = NULL;
+  g_autoptr(GError) error = NULL;
+  guint aw, ah, an, bw, bh, bn;
+  double max_diff = 0, max_abs = 0;
+  int status;
+
+  g_assert_true (tomo_window_export_slice_tiff (window, ui_path, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, NULL,
+                               &cli_err, &status, &error));
+  g_assert_no_error (error);
+  if (!g_spawn_check_wait_status (status, NULL))
+    g_error ("tomolive reconstruct failed: %s", cli_err);
+
+  a = tomo_tiff_read_float (ui_path, &aw, &ah, &an, &error);
+  g_assert_no_error (error);
+  b = tomo_tiff_read_float (cli_path, &bw, &bh, &bn, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (aw, ==, bw);
+  g_assert_cmpuint (ah, ==, bh);
+  g_assert_cmpuint (an, ==, 1);
+  g_assert_cmpuint (bn, ==, 1);
+  for (gsize i = 0; i < (gsize) aw * ah; i++)
+    {
+      g_assert_true (isfinite (a[i]));
+      max_diff = MAX (max_diff, fabs ((double) a[i] - b[i]));
+      max_abs = MAX (max_abs, fabs ((double) b[i]));
+    }
+  g_test_message ("max |ui − cli| = %.3g (max |value| %.3g)", max_diff, max_abs);
+  /* Same engine, same parameters: equal up to float summation order. */
+  g_assert_cmpfloat (max_diff, <=, 1e-5 * max_abs);
+  g_unlink (ui_path);
+  g_unlink (cli_path);
 }

@@ -52,3 +52,8 @@ float    *volume_pane_data     (TomoVolumeView *view,
                                 guint          *h);
 void      on_shown             (TomoSliceView *view,
                                 gpointer       data);
+/* The slice the window exports and the one `tomolive` writes with `argv`
+ * (its -o: `cli_path`) are equal up to float summation order. */
+void      assert_export_matches_cli (const char  *ui_path,
+                                     const char  *cli_path,
+                                     const char **argv);

@@ -72,6 +72,23 @@ find_thread (GTask        *task,
     }
 }
 
+static void get_from_window (TomoCenterFinder *self,
+                             const char       *property,
+                             gpointer          value);
+
+/* A centre found in the scan's columns as the window shows it: the
+ * detector column (the offset geometry's stitched rows start left of the
+ * detector), to the 0.01 px the window keeps. */
+static double
+shown_center (TomoCenterFinder *self,
+              double            center)
+{
+  double shift = 0;
+
+  get_from_window (self, "center-shift", &shift);
+  return round ((center - shift) * 100.0) / 100.0;
+}
+
 static void
 find_done (GObject      *source,
            GAsyncResult *result,
@@ -94,16 +111,16 @@ find_done (GObject      *source,
     }
   if (job->full && isfinite (r->tilt_deg))
     note = g_strdup_printf ("Found %.2f ± %.2f px on row %u (%s); axis tilt %.3f ± %.3f°",
-                            r->center, r->uncertainty, job->row,
+                            shown_center (self, r->center), r->uncertainty, job->row,
                             tomo_center_method_to_string (r->method), r->tilt_deg,
                             r->tilt_uncertainty_deg);
   else
     note = g_strdup_printf ("%s %.2f ± %.2f px on row %u (%s)",
                             job->full ? "Found" : "Estimated when the scan opened:",
-                            r->center, r->uncertainty, job->row,
+                            shown_center (self, r->center), r->uncertainty, job->row,
                             tomo_center_method_to_string (r->method));
   gtk_label_set_text (self->note_label, note);
-  g_signal_emit (self, signals[CENTER_FOUND], 0, r->center);
+  g_signal_emit (self, signals[CENTER_FOUND], 0, r->center, !job->full);
 }
 
 /* Reads `property` (the row, the centre) of the window the finder is in,
@@ -175,10 +192,11 @@ static void
 on_picked (TomoCenterFinder *self,
            double            center)
 {
-  g_autofree char *note = g_strdup_printf ("Picked %.2f px from the sweep (row %u)", center, self->row);
+  g_autofree char *note = g_strdup_printf ("Picked %.2f px from the sweep (row %u)",
+                                           shown_center (self, center), self->row);
 
   gtk_label_set_text (self->note_label, note);
-  g_signal_emit (self, signals[CENTER_FOUND], 0, center);
+  g_signal_emit (self, signals[CENTER_FOUND], 0, center, FALSE);
 }
 
 static void
@@ -235,7 +253,8 @@ tomo_center_finder_class_init (TomoCenterFinderClass *klass)
   object_class->dispose = tomo_center_finder_dispose;
 
   signals[CENTER_FOUND] = g_signal_new ("center-found", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
-                                        0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_DOUBLE);
+                                        0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_DOUBLE,
+                                        G_TYPE_BOOLEAN);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/tomolive/Tomolive/tomo-center-finder.ui");
   gtk_widget_class_bind_template_child (widget_class, TomoCenterFinder, box);

@@ -11,7 +11,9 @@ G_BEGIN_DECLS
  * set, a quick estimate (one row, correlation or centre of mass) runs in the
  * background; the Find centre button runs the full one (the current row,
  * and the tilt from rows across the detector).  A note says what answered,
- * and ::center-found hands the centre to whoever owns the control. */
+ * and ::center-found hands the centre to whoever owns the control (with
+ * TRUE for the estimate made when the scan was set, FALSE for one asked
+ * for: the button or a pick from the sweep). */
 #define TOMO_TYPE_CENTER_FINDER (tomo_center_finder_get_type ())
 G_DECLARE_FINAL_TYPE (TomoCenterFinder, tomo_center_finder, TOMO, CENTER_FINDER, GtkWidget)
 

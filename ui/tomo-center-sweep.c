@@ -53,6 +53,20 @@ typedef struct
   double *scores;
 } Job;
 
+/* The detector column of a candidate, as the window shows centres (the
+ * offset geometry's stitched rows start left of the detector). */
+static double
+shown_center (TomoCenterSweep *self,
+              double           center)
+{
+  GtkWindow *parent = gtk_window_get_transient_for (GTK_WINDOW (self));
+  double shift = 0;
+
+  if (TOMO_IS_WINDOW (parent))
+    g_object_get (parent, "center-shift", &shift, NULL);
+  return round ((center - shift) * 100.0) / 100.0;
+}
+
 static void
 job_free (Job *job)
 {
@@ -156,7 +170,8 @@ show_job (TomoCenterSweep *self,
       g_autoptr(GdkTexture) tex = make_texture (job->images + plane * i, job->view.width, job->view.height, lo, hi);
       GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
       GtkWidget *pic = gtk_picture_new_for_paintable (GDK_PAINTABLE (tex));
-      g_autofree char *text = g_strdup_printf ("%s%.2f%s", i == best ? "▶ " : "", job->centers[i],
+      g_autofree char *text = g_strdup_printf ("%s%.2f%s", i == best ? "▶ " : "",
+                                               shown_center (self, job->centers[i]),
                                                i == best ? " ◀" : "");
       GtkWidget *label = gtk_label_new (text);
       GtkGesture *click = gtk_gesture_click_new ();
@@ -180,7 +195,8 @@ show_job (TomoCenterSweep *self,
   self->ready = TRUE;
   {
     g_autofree char *status = g_strdup_printf ("Row %u · sharpest (least negative): %.2f px%s",
-                                               job->row, job->centers[best], timing);
+                                               job->row, shown_center (self, job->centers[best]),
+                                               timing);
     gtk_label_set_text (self->status_label, status);
   }
   gtk_widget_queue_draw (GTK_WIDGET (self->curve));
@@ -395,7 +411,8 @@ draw_curve (GtkDrawingArea *area,
   cairo_move_to (cr, m, height - 3);
   {
     g_autofree char *text = g_strdup_printf ("%.2f px … image quality (negativity; lower is sharper) … %.2f px",
-                                             self->centers[0], self->centers[self->n - 1]);
+                                             shown_center (self, self->centers[0]),
+                                             shown_center (self, self->centers[self->n - 1]));
     cairo_show_text (cr, text);
   }
 }
@@ -480,6 +497,9 @@ tomo_center_sweep_class_init (TomoCenterSweepClass *klass)
   BIND (grid);
   BIND (curve);
 #undef BIND
+  /* A tool window: closed from the keyboard as a dialog is. */
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_Escape, 0, "window.close", NULL);
+  gtk_widget_class_add_binding_action (widget_class, GDK_KEY_w, GDK_CONTROL_MASK, "window.close", NULL);
 }
 
 static void

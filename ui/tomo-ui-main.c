@@ -66,3 +66,82 @@ tomo_ui_main (int    argc,
   tomo_live_link_watch_application (GTK_APPLICATION (app));
   return g_application_run (G_APPLICATION (app), argc, argv);
 }
+
+static void
+drop_item_setup (GtkSignalListItemFactory *factory,
+                 GtkListItem              *item,
+                 gpointer                  data)
+{
+  GtkWidget *label = gtk_label_new (NULL);
+
+  gtk_label_set_xalign (GTK_LABEL (label), 0.0f);
+  gtk_label_set_width_chars (GTK_LABEL (label), GPOINTER_TO_INT (data));
+  gtk_list_item_set_child (item, label);
+}
+
+static void
+drop_item_bind (GtkSignalListItemFactory *factory,
+                GtkListItem              *item,
+                gpointer                  data)
+{
+  GtkStringObject *string = gtk_list_item_get_item (item);
+
+  gtk_label_set_text (GTK_LABEL (gtk_list_item_get_child (item)),
+                      gtk_string_object_get_string (string));
+}
+
+GtkWidget *
+_tomo_ui_drop_down_new (const char *const *strings)
+{
+  GtkWidget *drop = gtk_drop_down_new_from_strings (strings);
+  g_autoptr(GtkListItemFactory) factory = gtk_signal_list_item_factory_new ();
+  glong chars = 0;
+
+  for (guint i = 0; strings[i] != NULL; i++)
+    chars = MAX (chars, g_utf8_strlen (strings[i], -1));
+  /* Characters are counted at the font's average width: one more keeps the
+   * widest string inside it. */
+  g_signal_connect (factory, "setup", G_CALLBACK (drop_item_setup), GINT_TO_POINTER (chars + 1));
+  g_signal_connect (factory, "bind", G_CALLBACK (drop_item_bind), NULL);
+  gtk_drop_down_set_factory (GTK_DROP_DOWN (drop), factory);
+  return drop;
+}
+
+GtkWidget *
+_tomo_ui_labelled (const char *label,
+                   GtkWidget  *control)
+{
+  GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
+  GtkWidget *caption = gtk_label_new (label);
+
+  gtk_label_set_xalign (GTK_LABEL (caption), 0.0f);
+  gtk_widget_add_css_class (caption, "caption");
+  gtk_widget_add_css_class (caption, "dim-label");
+  gtk_label_set_mnemonic_widget (GTK_LABEL (caption), control);
+  gtk_box_append (GTK_BOX (box), caption);
+  gtk_box_append (GTK_BOX (box), control);
+  return box;
+}
+
+GtkWidget *
+_tomo_ui_control_flow (GtkWidget *first,
+                       ...)
+{
+  GtkFlowBox *flow = GTK_FLOW_BOX (gtk_flow_box_new ());
+  va_list args;
+
+  gtk_flow_box_set_selection_mode (flow, GTK_SELECTION_NONE);
+  gtk_flow_box_set_homogeneous (flow, FALSE);
+  gtk_flow_box_set_column_spacing (flow, 12);
+  gtk_flow_box_set_row_spacing (flow, 4);
+  gtk_flow_box_set_max_children_per_line (flow, 8);
+  va_start (args, first);
+  for (GtkWidget *w = first; w != NULL; w = va_arg (args, GtkWidget *))
+    {
+      gtk_flow_box_append (flow, w);
+      /* The controls take focus, not the slot they are in. */
+      gtk_widget_set_focusable (gtk_widget_get_parent (w), FALSE);
+    }
+  va_end (args);
+  return GTK_WIDGET (flow);
+}

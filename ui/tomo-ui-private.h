@@ -17,4 +17,16 @@ GtkGesture *_tomo_ui_add_drag        (GtkWidget *widget,
                                       GCallback  end,
                                       gpointer   data);
 
+/* A drop-down of `strings` that is as wide whichever one is chosen (the
+ * widest): another choice does not move what is beside it. */
+GtkWidget  *_tomo_ui_drop_down_new   (const char *const *strings);
+/* `control` below its `label` ("Render" above a drop-down), as narrow as
+ * the wider of them: one item for a GtkFlowBox or a row. */
+GtkWidget  *_tomo_ui_labelled        (const char *label,
+                                      GtkWidget  *control);
+/* Labelled controls that share a line while it is wide enough and wrap onto
+ * the next otherwise: a narrow pane asks only for the widest of them. */
+GtkWidget  *_tomo_ui_control_flow    (GtkWidget *first,
+                                      ...) G_GNUC_NULL_TERMINATED;
+
 G_END_DECLS

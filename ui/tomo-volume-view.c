@@ -15,6 +15,10 @@
 #include "tomo-volume.h"
 
 #define N_PANES 4
+/* Small enough that the three views and their controls fit beside the
+ * panel in an 800 px window. */
+#define PANE_MIN_WIDTH 120
+#define PANE_MIN_HEIGHT 90
 #define MAX_EXAGGERATION 16
 #define LIVE_POLL_MS 100
 #define LIVE_MIN_INTERVAL_US (500 * 1000)
@@ -415,15 +419,16 @@ update_titles (TomoVolumeView *self)
   g_autofree char *xz = g_strdup_printf ("XZ · y = %.0f%s", self->iy, ex);
   g_autofree char *yz = g_strdup_printf ("YZ · x = %.0f%s", self->ix, ex);
 
-  gtk_label_set_text (self->titles[0], xy);
-  gtk_label_set_text (self->titles[1], xz);
-  gtk_label_set_text (self->titles[2], yz);
-  {
-    g_autofree char *ob = g_strdup_printf ("Oblique · %.0f°, tilt %.0f°%s", self->azimuth,
-                                           self->tilt, ex);
+  g_autofree char *ob = g_strdup_printf ("Oblique · %.0f°, tilt %.0f°%s", self->azimuth,
+                                         self->tilt, ex);
+  const char *titles[N_PANES] = { xy, xz, yz, ob };
 
-    gtk_label_set_text (self->titles[3], ob);
-  }
+  /* The tooltip: all of a title that a narrow pane shortens. */
+  for (guint k = 0; k < N_PANES; k++)
+    {
+      gtk_label_set_text (self->titles[k], titles[k]);
+      gtk_widget_set_tooltip_text (GTK_WIDGET (self->titles[k]), titles[k]);
+    }
   if (self->scan != NULL)
     {
       /* The planes inside the 3D box: through the pixels' centres. */
@@ -434,12 +439,13 @@ update_titles (TomoVolumeView *self)
     }
 }
 
-/* "3D · 128 × 128 × 64 · GL upload · maximum intensity · 40 ms · values −0.0015 … 0.0087 ·
- * drag to turn", also as its tooltip: the pane is narrow, so the path the
- * volume took comes first, where it stays readable.  Not in the status
- * line, which wraps: a line more there would move the panes.  A preview
- * that could not stay on the device says so after its path ("GL upload,
- * device preview failed"), the tooltip why. */
+/* "3D · GL upload · 40 ms · 128 × 128 × 64 · maximum intensity · values
+ * −0.0015 … 0.0087 · drag to turn", also as its tooltip: the pane is
+ * narrow and its title ellipsizes at the end, so the path the volume took
+ * and how long it took come first, where they stay readable.  Not in the
+ * status line, which wraps: a line more there would move the panes.  A
+ * preview that could not stay on the device says so after its path ("GL
+ * upload, device preview failed"), the tooltip why. */
 static void
 update_title3d (TomoVolumeView *self,
                 guint           nx,
@@ -449,13 +455,13 @@ update_title3d (TomoVolumeView *self,
   g_autofree char *title = NULL;
   g_autofree char *tooltip = NULL;
 
-  title = g_strdup_printf ("3D · %u × %u × %u · %s%s · %s · %.*f ms · values %.3g … %.3g · drag "
-                           "to turn", nx, ny, nz,
+  title = g_strdup_printf ("3D · %s%s · %.*f ms · %u × %u × %u · %s · values %.3g … %.3g · drag "
+                           "to turn",
                            self->preview_path != NULL ? self->preview_path : "GL upload",
                            self->preview_note != NULL ? ", device preview failed" : "",
+                           ms_digits (self->preview_ms), self->preview_ms, nx, ny, nz,
                            tomo_volume_3d_get_mode (self->view3d) == TOMO_VOLUME_3D_MIP
-                           ? "maximum intensity" : "composite", ms_digits (self->preview_ms),
-                           self->preview_ms,
+                           ? "maximum intensity" : "composite",
                            self->preview_min, self->preview_max);
   if (self->preview_note != NULL)
     tooltip = g_strdup_printf ("%s\nThe preview could not stay on the device (%s); it came "
@@ -861,6 +867,22 @@ on_params_notify (TomoWindow     *window,
     start_update (self);
 }
 
+/* The window's row moved (the panel, the keys): the XY plane goes there. */
+static void
+on_row_notify (TomoWindow     *window,
+               GParamSpec     *pspec,
+               TomoVolumeView *self)
+{
+  guint row;
+
+  g_object_get (window, "row", &row, NULL);
+  if (self->scan == NULL || self->scan != tomo_window_get_scan (window)
+      || (double) row == round (self->z))
+    return;
+  self->z = row;
+  start_update (self);
+}
+
 static void
 on_look_notify (TomoWindow     *window,
                 GParamSpec     *pspec,
@@ -1129,10 +1151,12 @@ tomo_volume_view_init (TomoVolumeView *self)
 
       self->titles[k] = GTK_LABEL (gtk_label_new (pane_names[k]));
       gtk_widget_add_css_class (GTK_WIDGET (self->titles[k]), "caption");
+      /* A narrow pane shortens its title (the tooltip has all of it). */
+      gtk_label_set_ellipsize (self->titles[k], PANGO_ELLIPSIZE_END);
       gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->titles[k]));
       gtk_widget_set_hexpand (view, TRUE);
       gtk_widget_set_vexpand (view, TRUE);
-      gtk_widget_set_size_request (view, 160, 120);
+      gtk_widget_set_size_request (view, PANE_MIN_WIDTH, PANE_MIN_HEIGHT);
       {
         GtkWidget *overlay = gtk_overlay_new ();
         GtkWidget *hairs = gtk_drawing_area_new ();
@@ -1160,22 +1184,22 @@ tomo_volume_view_init (TomoVolumeView *self)
       gtk_grid_attach (grid, box, k % 2, k / 2, 1, 1);
       if (k == TOMO_VOLUME_VIEW_OBLIQUE)
         {
-          GtkWidget *row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-
           self->azimuth_spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (0, 180, 1));
           self->tilt_spin = GTK_SPIN_BUTTON (gtk_spin_button_new_with_range (-80, 80, 1));
           gtk_spin_button_set_value (self->azimuth_spin, 30);
           gtk_spin_button_set_value (self->tilt_spin, 0);   /* not the range's −80 */
           self->azimuth = 30;
-          gtk_box_append (GTK_BOX (row), gtk_label_new ("Azimuth °"));
-          gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->azimuth_spin));
-          gtk_box_append (GTK_BOX (row), gtk_label_new ("Tilt °"));
-          gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->tilt_spin));
+          /* Three digits and a sign: narrower than a spin button's default. */
+          gtk_editable_set_width_chars (GTK_EDITABLE (self->azimuth_spin), 3);
+          gtk_editable_set_width_chars (GTK_EDITABLE (self->tilt_spin), 3);
           g_signal_connect_swapped (self->azimuth_spin, "value-changed",
                                     G_CALLBACK (on_angles_changed), self);
           g_signal_connect_swapped (self->tilt_spin, "value-changed",
                                     G_CALLBACK (on_angles_changed), self);
-          gtk_box_append (GTK_BOX (box), row);
+          gtk_box_append (GTK_BOX (box),
+                          _tomo_ui_control_flow (_tomo_ui_labelled ("Azimuth °", GTK_WIDGET (self->azimuth_spin)),
+                                                 _tomo_ui_labelled ("Tilt °", GTK_WIDGET (self->tilt_spin)),
+                                                 NULL));
         }
     }
   {
@@ -1192,21 +1216,19 @@ tomo_volume_view_init (TomoVolumeView *self)
                              G_CALLBACK (on_upload_path_changed), self, G_CONNECT_SWAPPED);
     gtk_widget_set_hexpand (GTK_WIDGET (self->view3d), TRUE);
     gtk_widget_set_vexpand (GTK_WIDGET (self->view3d), TRUE);
-    gtk_widget_set_size_request (GTK_WIDGET (self->view3d), 160, 120);
+    gtk_widget_set_size_request (GTK_WIDGET (self->view3d), PANE_MIN_WIDTH, PANE_MIN_HEIGHT);
     gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->title3d));
     gtk_box_append (GTK_BOX (box), GTK_WIDGET (self->view3d));
     {
       static const char *const renders[] = { "MIP", "Composite", NULL };
       static const char *const sizes[] = { "64³", "128³", "256³", NULL };
-      GtkWidget *row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
-
-      self->render_drop = GTK_DROP_DOWN (gtk_drop_down_new_from_strings (renders));
+      self->render_drop = GTK_DROP_DOWN (_tomo_ui_drop_down_new (renders));
       gtk_widget_set_tooltip_text (GTK_WIDGET (self->render_drop),
                                    "Maximum intensity projection (MIP) along each ray, or "
                                    "the rays composited front to back: transparent at the "
                                    "window's minimum, opaque in the colour map's top colour "
                                    "at its maximum");
-      self->size_drop = GTK_DROP_DOWN (gtk_drop_down_new_from_strings (sizes));
+      self->size_drop = GTK_DROP_DOWN (_tomo_ui_drop_down_new (sizes));
       gtk_widget_set_tooltip_text (GTK_WIDGET (self->size_drop),
                                    "Preview volume: binned pixels a side and levels over the "
                                    "rows (at most the scan's own)");
@@ -1215,11 +1237,10 @@ tomo_volume_view_init (TomoVolumeView *self)
       g_signal_connect (self->render_drop, "notify::selected", G_CALLBACK (on_render_changed),
                         self);
       g_signal_connect (self->size_drop, "notify::selected", G_CALLBACK (on_size_changed), self);
-      gtk_box_append (GTK_BOX (row), gtk_label_new ("Render"));
-      gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->render_drop));
-      gtk_box_append (GTK_BOX (row), gtk_label_new ("Size"));
-      gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->size_drop));
-      gtk_box_append (GTK_BOX (box), row);
+      gtk_box_append (GTK_BOX (box),
+                      _tomo_ui_control_flow (_tomo_ui_labelled ("Render", GTK_WIDGET (self->render_drop)),
+                                             _tomo_ui_labelled ("Size", GTK_WIDGET (self->size_drop)),
+                                             NULL));
     }
     gtk_grid_attach (grid, box, 2, 0, 1, 2);
   }
@@ -1233,7 +1254,7 @@ tomo_volume_view_init (TomoVolumeView *self)
     GtkWidget *row = gtk_box_new (GTK_ORIENTATION_HORIZONTAL, 6);
 
     self->vex = 1;
-    self->exaggeration_drop = GTK_DROP_DOWN (gtk_drop_down_new_from_strings (scales));
+    self->exaggeration_drop = GTK_DROP_DOWN (_tomo_ui_drop_down_new (scales));
     gtk_widget_set_tooltip_text (GTK_WIDGET (self->exaggeration_drop),
                                  "Vertical exaggeration of the XZ, YZ and oblique planes: rows "
                                  "are interpolated linearly so that a scan with few rows fills "
@@ -1241,8 +1262,8 @@ tomo_volume_view_init (TomoVolumeView *self)
     g_signal_connect (self->exaggeration_drop, "notify::selected",
                       G_CALLBACK (on_exaggeration_changed), self);
     gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->status_label));
-    gtk_box_append (GTK_BOX (row), gtk_label_new ("Vertical scale"));
-    gtk_box_append (GTK_BOX (row), GTK_WIDGET (self->exaggeration_drop));
+    gtk_box_append (GTK_BOX (row), _tomo_ui_labelled ("Vertical scale",
+                                                      GTK_WIDGET (self->exaggeration_drop)));
     gtk_grid_attach (grid, row, 0, 2, 3, 1);
   }
   g_signal_connect (self, "map", G_CALLBACK (on_map), self);
@@ -1285,6 +1306,7 @@ tomo_volume_view_install (TomoWindow *window)
   g_signal_connect (window, "notify::center", G_CALLBACK (on_params_notify), self);
   g_signal_connect (window, "notify::filter", G_CALLBACK (on_params_notify), self);
   g_signal_connect (window, "notify::interp", G_CALLBACK (on_params_notify), self);
+  g_signal_connect (window, "notify::row", G_CALLBACK (on_row_notify), self);
   g_signal_connect (window, "notify::colormap", G_CALLBACK (on_look_notify), self);
   g_signal_connect (window, "notify::window-min", G_CALLBACK (on_look_notify), self);
   g_signal_connect (window, "notify::window-max", G_CALLBACK (on_look_notify), self);
@@ -1348,6 +1370,10 @@ tomo_volume_view_set_position (TomoVolumeView *self,
   self->ix = ix;
   self->iy = iy;
   self->z = z;
+  /* The XY plane is the window's row: the panel, the sinogram and the
+   * slice exported (Ctrl+E) follow it. */
+  if (self->window != NULL && self->scan != NULL)
+    g_object_set (self->window, "row", (guint) MAX (round (z), 0), NULL);
   start_update (self);
 }
 

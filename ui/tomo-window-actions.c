@@ -39,6 +39,7 @@ suggest_name (TomoWindow *self,
               const char *ext)
 {
   g_autofree char *base = NULL;
+  double center;
   char *dot;
 
   if (self->scan == NULL)
@@ -46,9 +47,10 @@ suggest_name (TomoWindow *self,
   base = g_path_get_basename (tomo_scan_get_path (self->scan));
   if ((dot = strrchr (base, '.')) != NULL)
     *dot = '\0';
+  center = _tomo_window_detector_center (self, self->params.center);
   if (g_str_equal (what, "volume"))
-    return g_strdup_printf ("%s-volume-c%.2f.%s", base, self->params.center, ext);
-  return g_strdup_printf ("%s-row%u-c%.2f.%s", base, self->params.row, self->params.center, ext);
+    return g_strdup_printf ("%s-volume-c%.2f.%s", base, center, ext);
+  return g_strdup_printf ("%s-row%u-c%.2f.%s", base, self->params.row, center, ext);
 }
 
 static void
@@ -207,7 +209,7 @@ nudge_center_action (GtkWidget  *widget,
                      GVariant   *parameter)
 {
   TomoWindow *self = TOMO_WINDOW (widget);
-  double upper = gtk_adjustment_get_upper (self->panel->center_adjustment);
+  double upper = tomo_scan_get_width (self->scan) - 1.0;
 
   _tomo_window_set_center (self, CLAMP (self->params.center + g_variant_get_double (parameter), 0, upper));
 }

@@ -17,12 +17,13 @@
 TomoScan *
 _tomo_window_geometry_present (TomoScan         *base,
                                TomoGeometryKind  kind,
+                               double            center,
                                TomoGeometryPlan *plan,
                                GError          **error)
 {
   TomoGeometry g = { kind, TOMO_AXIS_SIDE_ANY };
 
-  return tomo_geometry_present (base, &g, NAN, plan, error);
+  return tomo_geometry_present (base, &g, center, plan, error);
 }
 
 static const char *
@@ -61,6 +62,12 @@ _tomo_window_geometry_opened (TomoWindow             *self,
   g_autofree char *label = NULL;
 
   g_set_object (&self->base_scan, base);
+  if (plan == NULL)
+    {
+      /* Live: shown as it arrives. */
+      self->have_plan = FALSE;
+      _tomo_window_set_center_shift (self, 0);
+    }
   self->geometry_syncing = TRUE;
   label = g_strdup_printf ("Auto (%s)", plan != NULL ? short_name (plan) : "180°");
   gtk_combo_box_text_remove (combo, 0);
@@ -75,6 +82,7 @@ typedef struct
 {
   TomoScan *base;
   TomoGeometryKind kind;
+  double center;           /* detector column of the axis; NAN: estimated */
   TomoGeometryPlan plan;
 } PresentJob;
 
@@ -93,7 +101,8 @@ present_thread (GTask        *task,
 {
   PresentJob *job = task_data;
   GError *error = NULL;
-  TomoScan *scan = _tomo_window_geometry_present (job->base, job->kind, &job->plan, &error);
+  TomoScan *scan = _tomo_window_geometry_present (job->base, job->kind, job->center, &job->plan,
+                                                  &error);
 
   if (scan == NULL)
     g_task_return_error (task, error);
@@ -119,6 +128,7 @@ present_done (GObject      *source,
     {
       g_autofree char *message = g_strdup_printf ("Cannot show the scan so: %s", error->message);
 
+      g_clear_pointer (&self->pending_params, g_key_file_unref);
       tomo_window_show_error (self, message);
       self->geometry_syncing = TRUE;
       gtk_combo_box_set_active_id (GTK_COMBO_BOX (self->panel->geometry_combo),
@@ -132,26 +142,53 @@ present_done (GObject      *source,
   show_plan (self, &job->plan);
 }
 
+/* Presents the base scan in `kind` (about the axis `center`, NAN: found)
+ * in the background. */
+static void
+present_in (TomoWindow       *self,
+            TomoGeometryKind  kind,
+            double            center)
+{
+  g_autoptr(GTask) task = NULL;
+  PresentJob *job;
+
+  job = g_new0 (PresentJob, 1);
+  job->base = g_object_ref (self->base_scan);
+  job->kind = kind;
+  job->center = center;
+  _tomo_window_set_busy (self, "Arranging the projections…", TRUE);
+  task = g_task_new (self, NULL, present_done, NULL);
+  g_task_set_task_data (task, job, (GDestroyNotify) present_job_free);
+  g_task_run_in_thread (task, present_thread);
+}
+
 static void
 on_geometry_changed (GtkComboBox *combo,
                      TomoWindow  *self)
 {
   const char *id = gtk_combo_box_get_active_id (combo);
-  g_autoptr(GTask) task = NULL;
-  PresentJob *job;
   TomoGeometry g;
 
   if (self->geometry_syncing || id == NULL || self->base_scan == NULL)
     return;
   if (!tomo_geometry_parse (id, &g, NULL))
     return;
-  job = g_new0 (PresentJob, 1);
-  job->base = g_object_ref (self->base_scan);
-  job->kind = g.kind;
-  _tomo_window_set_busy (self, "Arranging the projections…", TRUE);
-  task = g_task_new (self, NULL, present_done, NULL);
-  g_task_set_task_data (task, job, (GDestroyNotify) present_job_free);
-  g_task_run_in_thread (task, present_thread);
+  g_clear_pointer (&self->pending_params, g_key_file_unref);
+  present_in (self, g.kind, NAN);
+}
+
+void
+_tomo_window_geometry_show (TomoWindow       *self,
+                            TomoGeometryKind  kind,
+                            double            center)
+{
+  g_return_if_fail (self->base_scan != NULL);
+
+  self->geometry_syncing = TRUE;
+  gtk_combo_box_set_active_id (GTK_COMBO_BOX (self->panel->geometry_combo),
+                               tomo_geometry_kind_to_string (kind));
+  self->geometry_syncing = FALSE;
+  present_in (self, kind, center);
 }
 
 void

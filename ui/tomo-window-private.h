@@ -62,6 +62,16 @@ struct _TomoWindow
   TomoScan *base_scan;         /* as opened */
   char *geometry_id;           /* the panel's geometry choice now shown */
   gboolean geometry_syncing;
+  TomoGeometryPlan plan;       /* how scan presents base_scan (have_plan: not live) */
+  gboolean have_plan;
+  /* Column of the presented rows (what the engine reconstructs, what
+   * params.center counts in) minus the detector column it shows: where
+   * the offset geometry's stitched rows start, left of the detector's
+   * first column; 0 in every other geometry.  The centre a user sees,
+   * types and saves is the detector column, as on the command line. */
+  double center_shift;
+  GKeyFile *pending_params;    /* loaded, waiting for their geometry to be shown */
+  gboolean center_held;        /* loaded parameters set it: no estimate moves it */
   GCancellable *load_cancellable;
   GCancellable *export_cancellable;
   guint pulse_id;
@@ -83,8 +93,18 @@ struct _TomoWindow
 /* tomo-window.c */
 void  _tomo_window_show_slice     (TomoWindow *self,
                                    TomoSlice  *slice);
+/* `center` in the presented rows, kept to the 0.01 px of the detector
+ * column shown. */
 void  _tomo_window_set_center     (TomoWindow *self,
                                    double      center);
+/* The detector column a centre in the presented rows stands for, to the
+ * 0.01 px shown. */
+double _tomo_window_detector_center (TomoWindow *self,
+                                     double      center);
+/* The presented rows change their first column by `shift` (the scan's
+ * geometry): the centre stays on its detector column. */
+void  _tomo_window_set_center_shift (TomoWindow *self,
+                                     double      shift);
 void  _tomo_window_set_row        (TomoWindow *self,
                                    guint       row);
 void  _tomo_window_set_roi        (TomoWindow *self,
@@ -111,10 +131,17 @@ char *_tomo_window_dup_folder     (TomoWindow *self);
 
 /* tomo-window-actions.c */
 /* Geometry (tomo-window-geometry.c). */
+/* `center`: the axis on the detector, NAN: estimated where needed. */
 TomoScan *_tomo_window_geometry_present (TomoScan         *base,
                                          TomoGeometryKind  kind,
+                                         double            center,
                                          TomoGeometryPlan *plan,
                                          GError          **error);
+/* Shows the scan as opened in `kind` (the panel's choice too), in the
+ * background; the offset geometry about the axis `center` (NAN: found). */
+void  _tomo_window_geometry_show    (TomoWindow       *self,
+                                     TomoGeometryKind  kind,
+                                     double            center);
 /* A scan opened (plan: the Auto choice) or, plan NULL, a live scan. */
 void  _tomo_window_geometry_opened  (TomoWindow             *self,
                                      TomoScan               *base,
@@ -138,6 +165,8 @@ gboolean  _tomo_window_save_params (TomoWindow *self,
                                     GError    **error);
 gboolean  _tomo_window_load_params (TomoWindow *self,
                                     GError    **error);
+/* The geometry of loaded parameters is shown now: the rest of them apply. */
+void      _tomo_window_apply_pending_params (TomoWindow *self);
 
 /* tomo-window-export.c */
 void  _tomo_window_export_volume_chosen (TomoWindow *self,

@@ -35,6 +35,7 @@ enum {
   PROP_AUTO_CONTRAST,
   PROP_SHOW_SINOGRAM,
   PROP_ERROR_MESSAGE,
+  PROP_CENTER_SHIFT,
   N_PROPS
 };
 
@@ -394,11 +395,29 @@ queue_request (TomoWindow *self)
 
 /* ---- parameters ----------------------------------------------------------- */
 
+/* Hundredths of a pixel: the field's two decimals, the notes', the file's. */
+#define CENTER_STEPS 100.0
+
+double
+_tomo_window_detector_center (TomoWindow *self,
+                              double      center)
+{
+  /* Exactly the number shown: (d + shift) − shift need not give d back. */
+  return round ((center - self->center_shift) * CENTER_STEPS) / CENTER_STEPS;
+}
+
 void
 _tomo_window_set_center (TomoWindow *self,
                          double      center)
 {
-  if (!isfinite (center) || center == self->params.center)
+  if (!isfinite (center))
+    return;
+  /* The centre is what the field shows (a sweep or the finder answer with
+   * more digits): that number, given to --center or saved, makes this
+   * slice.  Rounded on the detector column and shifted by whole columns,
+   * as the command line shifts its --center into the stitched rows. */
+  center = _tomo_window_detector_center (self, center) + self->center_shift;
+  if (center == self->params.center)
     return;
   self->params.center = center;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CENTER]);
@@ -598,7 +617,7 @@ open_thread (GTask        *task,
   /* 360° and offset-axis scans are shown in the geometry Auto picks (a
    * scan it cannot arrange is shown as measured). */
   job->base = scan;
-  scan = _tomo_window_geometry_present (job->base, TOMO_GEOMETRY_AUTO, &job->plan, NULL);
+  scan = _tomo_window_geometry_present (job->base, TOMO_GEOMETRY_AUTO, NAN, &job->plan, NULL);
   if (scan == NULL)
     {
       scan = g_object_ref (job->base);
@@ -628,8 +647,11 @@ set_scan (TomoWindow *self,
   update_rows_label (self, NULL);
   set_auto_contrast (self, TRUE);
 
-  gtk_adjustment_configure (self->panel->center_adjustment, self->params.center,
-                            0, width - 1, 0.01, 1, 0);
+  /* The control counts detector columns (the offset geometry's stitched
+   * rows start left of the detector). */
+  gtk_adjustment_configure (self->panel->center_adjustment,
+                            _tomo_window_detector_center (self, self->params.center),
+                            -self->center_shift, width - 1 - self->center_shift, 0.01, 1, 0);
   gtk_adjustment_configure (self->panel->row_adjustment, self->params.row,
                             0, height - 1, 1, MAX (1, height / 8), 0);
   gtk_adjustment_configure (self->panel->export_first_adjustment, 0, 0, height - 1, 1, 10, 0);
@@ -651,9 +673,21 @@ set_scan (TomoWindow *self,
   tomo_slice_view_set_pixel_size (self->slice_view, tomo_scan_get_pixel_size (scan));
 
   basename = g_path_get_basename (tomo_scan_get_path (scan));
-  subtitle = g_strdup_printf ("%s — %s, %u × %u, %u projections",
-                              basename, tomo_scan_get_format_name (scan),
-                              width, height, tomo_scan_get_n_projections (scan));
+  {
+    /* The file as it is, and the geometry where it is not reconstructed as
+     * measured (the tooltip says how). */
+    TomoScan *file = self->base_scan != NULL ? self->base_scan : scan;
+    g_autofree char *tip = self->have_plan ? tomo_geometry_plan_describe (&self->plan) : NULL;
+
+    subtitle = g_strdup_printf ("%s — %s, %u × %u, %u projections%s",
+                                basename, tomo_scan_get_format_name (file),
+                                tomo_scan_get_width (file), tomo_scan_get_height (file),
+                                tomo_scan_get_n_projections (file),
+                                !self->have_plan ? ""
+                                : self->plan.kind == TOMO_GEOMETRY_OFFSET ? " · offset axis"
+                                : self->plan.kind == TOMO_GEOMETRY_360 ? " · 360°" : "");
+    gtk_widget_set_tooltip_text (GTK_WIDGET (self->subtitle_label), tip);
+  }
   gtk_label_set_text (self->subtitle_label, subtitle);
   gtk_window_set_title (GTK_WINDOW (self), basename);
 
@@ -663,14 +697,31 @@ set_scan (TomoWindow *self,
 }
 
 void
+_tomo_window_set_center_shift (TomoWindow *self,
+                               double      shift)
+{
+  /* Raw: set_scan() or the caller sets the centre that follows. */
+  if (self->params.center >= 0)
+    self->params.center += shift - self->center_shift;
+  self->center_shift = shift;
+}
+
+void
 _tomo_window_present_scan (TomoWindow             *self,
                            TomoScan               *scan,
                            const TomoGeometryPlan *plan)
 {
+  self->have_plan = plan != NULL;
+  self->center_held = FALSE;
+  if (plan != NULL)
+    self->plan = *plan;
+  _tomo_window_set_center_shift (self, plan != NULL && plan->kind == TOMO_GEOMETRY_OFFSET
+                                         ? plan->recon_center - plan->center : 0);
   set_scan (self, scan);
   if (plan != NULL && plan->kind == TOMO_GEOMETRY_OFFSET)
     _tomo_window_set_center (self, plan->recon_center);
   tomo_center_finder_set_scan (self->panel->center_finder, scan);
+  _tomo_window_apply_pending_params (self);
 }
 
 static void
@@ -965,6 +1016,48 @@ tomo_window_add_view (TomoWindow *self,
   gtk_widget_set_visible (GTK_WIDGET (self->view_switcher), TRUE);
 }
 
+static void
+on_center_found (TomoWindow *self,
+                 double      center,
+                 gboolean    on_open)
+{
+  /* The estimate made when the scan opened moves the centre, unless it is
+   * kept (Keep) or came from saved parameters. */
+  if (on_open && (self->center_held || gtk_toggle_button_get_active (self->panel->center_pin)))
+    return;
+  _tomo_window_set_center (self, center);
+}
+
+/* A popover focuses its first focusable child, and a selectable label that
+ * takes focus selects all of itself: the diagnostics would open selected. */
+static void
+on_details_shown (TomoWindow *self)
+{
+  gtk_label_select_region (self->diagnostics_label, 0, 0);
+}
+
+/* The centre control shows detector columns; the window's centre counts
+ * in the presented rows. */
+static gboolean
+center_to_detector (GBinding     *binding,
+                    const GValue *from,
+                    GValue       *to,
+                    gpointer      data)
+{
+  g_value_set_double (to, _tomo_window_detector_center (data, g_value_get_double (from)));
+  return TRUE;
+}
+
+static gboolean
+center_from_detector (GBinding     *binding,
+                      const GValue *from,
+                      GValue       *to,
+                      gpointer      data)
+{
+  g_value_set_double (to, g_value_get_double (from) + TOMO_WINDOW (data)->center_shift);
+  return TRUE;
+}
+
 static const char *
 backend_name (TomoBackend backend)
 {
@@ -1016,6 +1109,9 @@ tomo_window_get_property (GObject    *object,
       break;
     case PROP_SHOW_SINOGRAM:
       g_value_set_boolean (value, self->show_sinogram);
+      break;
+    case PROP_CENTER_SHIFT:
+      g_value_set_double (value, self->center_shift);
       break;
     case PROP_ERROR_MESSAGE:
       g_value_set_string (value, self->error_message);
@@ -1204,6 +1300,7 @@ tomo_window_dispose (GObject *object)
   g_clear_object (&self->scan);
   g_clear_object (&self->base_scan);
   g_clear_pointer (&self->geometry_id, g_free);
+  g_clear_pointer (&self->pending_params, g_key_file_unref);
   g_clear_pointer (&self->error_message, g_free);
   g_clear_pointer (&self->backend_note, g_free);
   g_clear_pointer (&self->toast_folder, g_free);
@@ -1239,6 +1336,9 @@ tomo_window_class_init (TomoWindowClass *klass)
   properties[PROP_SHOW_SINOGRAM] = g_param_spec_boolean ("show-sinogram", NULL, NULL, FALSE, rw);
   properties[PROP_ERROR_MESSAGE] = g_param_spec_string ("error-message", NULL, NULL, NULL,
                                                         G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+  /* What "center" minus the detector column is (TomoWindow::center_shift). */
+  properties[PROP_CENTER_SHIFT] = g_param_spec_double ("center-shift", NULL, NULL, -1e6, 1e6, 0,
+                                                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /* A scan finished loading: TRUE, or FALSE with the error in the banner. */
@@ -1281,6 +1381,7 @@ tomo_window_class_init (TomoWindowClass *klass)
 #undef BIND
   gtk_widget_class_bind_template_callback (widget_class, on_banner_response);
   gtk_widget_class_bind_template_callback (widget_class, on_toast_close);
+  gtk_widget_class_bind_template_callback (widget_class, on_details_shown);
 
   _tomo_window_class_add_actions (widget_class);
 }
@@ -1319,9 +1420,10 @@ tomo_window_init (TomoWindow *self)
      * the engine existed: tell them what it runs. */
     sync_backend (self, NULL);
 
-  g_signal_connect_swapped (self->panel->center_finder, "center-found", G_CALLBACK (_tomo_window_set_center), self);
-  g_object_bind_property (self, "center", self->panel->center_adjustment, "value",
-                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
+  g_signal_connect_swapped (self->panel->center_finder, "center-found", G_CALLBACK (on_center_found), self);
+  g_object_bind_property_full (self, "center", self->panel->center_adjustment, "value",
+                               G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE,
+                               center_to_detector, center_from_detector, self, NULL);
   g_object_bind_property_full (self, "row", self->panel->row_adjustment, "value",
                                G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE,
                                uint_to_double, round_to_uint, NULL, NULL);

@@ -9,7 +9,7 @@
 
 #include <math.h>
 
-#include "tomo-probe.h"
+#include "tomo-open-args.h"
 #include "tomo-options.h"
 #include "tomo-center-scan.h"
 #include "tomo-engine.h"
@@ -34,14 +34,14 @@ tomo_find_center_main (int    argc,
   g_autoptr(GOptionContext) context = g_option_context_new ("FILE — find the rotation axis");
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) scan = NULL;
-  g_autofree char *method_name = NULL, *format = NULL, *backend_name = NULL;
+  g_autofree char *method_name = NULL, *backend_name = NULL;
   g_autoptr(TomoEngine) engine = NULL;
   TomoBackend backend = TOMO_BACKEND_AUTO;
-  TomoOpenOptions options;
+  TomoOpenArgs a = { 0 };
   TomoCenterMethod method = TOMO_CENTER_METHOD_AUTO;
   TomoCenterResult r;
-  int row;
-  double row_v = -1, angle_range = 0;
+  int row, status = 1;
+  double row_v = -1;
   gboolean json = FALSE;
   GOptionEntry entries[] = {
     { "row", 'r', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb, "Detector row (default: the middle)", "N" },
@@ -50,15 +50,10 @@ tomo_find_center_main (int    argc,
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "Print one JSON object", NULL },
     { "backend", 'b', 0, G_OPTION_ARG_STRING, &backend_name,
       "Where the sweep reconstructs its candidates: auto (the GPU where there is one), cpu or gpu", "B" },
-    { "format", 0, 0, G_OPTION_ARG_STRING, &format,
-      "Input format: auto (default), dxchange, nxtomo, tiff, raw", "FORMAT" },
-    { "angle-range", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
-      "Range in degrees of evenly spaced angles when the file has none (default 180)", "DEG" },
     G_OPTION_ENTRY_NULL
   };
   TomoNumberOption numbers[] = {
     { "row", 'r', 0, G_MAXUINT32 / 2, TRUE, &row_v },
-    { "angle-range", 0, 1e-6, 360000, FALSE, &angle_range },
     { NULL },
   };
 
@@ -71,26 +66,23 @@ tomo_find_center_main (int    argc,
     "  auto         correlation when the scan has a 180° pair, else sinogram\n"
     "The tilt is fitted to the centres of up to 16 rows (degrees; positive\n"
     "when the axis column grows towards the bottom rows).");
+  /* The scan opens as `info` and `reconstruct` open it: --flats,
+   * --already-sinogram, raw dimensions… */
+  g_option_context_add_group (context, tomo_open_args_group (&a));
   if (!tomo_cli_parse (context, entries, numbers, &argc, &argv, &error))
     goto out;
   row = (int) row_v;
   if (argc != 2)
     {
-      g_printerr ("tomolive: find-center needs exactly one FILE\n");
-      return 1;
+      g_set_error_literal (&error, G_OPTION_ERROR, G_OPTION_ERROR_FAILED,
+                           "find-center needs exactly one FILE");
+      goto out;
     }
   if (method_name != NULL && !tomo_center_method_from_string (method_name, &method, &error))
     goto out;
   if (backend_name != NULL && !tomo_backend_from_string (backend_name, &backend, &error))
     goto out;
-  tomo_open_options_init (&options);
-  if (format != NULL && !tomo_scan_format_from_string (format, &options.format, &error))
-    goto out;
-  if (angle_range != 0)
-    options.angle_range_deg = angle_range;
-  if (!tomo_probe_hdf5 (argv[1], &options, &error))
-    goto out;
-  scan = tomo_scan_open (argv[1], &options, &error);
+  scan = tomo_open_args_open (argv[1], &a, &error);
   if (scan == NULL)
     goto out;
   /* The sweep's candidates on the GPU where asked for or present; the CPU
@@ -135,9 +127,11 @@ tomo_find_center_main (int    argc,
       else
         g_print ("tilt:   not measured (too few rows with contrast)\n");
     }
-  return 0;
+  status = 0;
 
 out:
-  g_printerr ("tomolive: %s\n", error->message);
-  return 1;
+  if (error != NULL)
+    g_printerr ("tomolive: %s\n", error->message);
+  tomo_open_args_clear (&a);
+  return status;
 }

@@ -824,6 +824,115 @@ test_cache_join (Fixture *f, gconstpointer data)
   g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, before + 2);
 }
 
+/* A derived scan whose rows are its base's plus `version` (the frames the
+ * detector had when the row was read); the first row read stops at a gate
+ * until the test opens it, so new frames can arrive while it is in flight. */
+typedef struct
+{
+  GMutex   lock;
+  GCond    cond;
+  float    version;
+  gboolean gated, entered, open;
+} RefreshGate;
+
+static gboolean
+refresh_transform (gpointer     user_data,
+                   guint        row,
+                   const float *in,
+                   float       *out,
+                   GError     **error)
+{
+  RefreshGate *gate = user_data;
+  float version;
+
+  g_mutex_lock (&gate->lock);
+  version = gate->version;
+  if (gate->gated)
+    {
+      gate->gated = FALSE;
+      gate->entered = TRUE;
+      g_cond_broadcast (&gate->cond);
+      while (!gate->open)
+        g_cond_wait (&gate->cond, &gate->lock);
+    }
+  g_mutex_unlock (&gate->lock);
+  for (guint i = 0; i < NP * NW; i++)
+    out[i] = in[i] + version;
+  return TRUE;
+}
+
+/* A live refresh (_tomo_scan_invalidate) while a row is read: the reader
+ * gets what it read, but neither the cache nor a reader waiting for that
+ * row keeps the values from before the refresh. */
+static void
+test_cache_invalidate_in_flight (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_dxchange (f, "refresh.h5", DX_CHUNKED, H5T_IEEE_F32LE, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) base = tomo_test_open_scan (path);
+  const gsize row_bytes = NP * NW * sizeof (float);
+  RefreshGate gate = { .version = 1, .gated = TRUE };
+  TomoScan *scan;
+  float expect_old[NP * NW], expect_new[NP * NW], again[NP * NW];
+  SameRowJob first, waiter;
+  GThread *first_thread, *waiter_thread;
+  guint64 reads;
+
+  g_mutex_init (&gate.lock);
+  g_cond_init (&gate.cond);
+  scan = _tomo_scan_new_derived (base, NW, NP, tomo_scan_get_angles (base), refresh_transform,
+                                 &gate, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (tomo_scan_read_sinogram_direct (base, 2, expect_old, NULL, &error));
+  for (guint i = 0; i < NP * NW; i++)
+    {
+      expect_new[i] = expect_old[i] + 2.0f;
+      expect_old[i] += 1.0f;
+    }
+
+  first = (SameRowJob) { scan, 2, g_new0 (float, NP * NW), FALSE };
+  first_thread = g_thread_new ("first", same_row_thread, &first);
+  g_mutex_lock (&gate.lock);
+  while (!gate.entered)
+    g_cond_wait (&gate.cond, &gate.lock);
+  g_mutex_unlock (&gate.lock);
+  /* A second reader of row 2 finds it in flight (it cannot read the row
+   * itself before the first is done, whenever it gets there). */
+  waiter = (SameRowJob) { scan, 2, g_new0 (float, NP * NW), FALSE };
+  waiter_thread = g_thread_new ("waiter", same_row_thread, &waiter);
+
+  /* New frames arrive; tomo_live_scan_refresh() invalidates. */
+  g_mutex_lock (&gate.lock);
+  gate.version = 2;
+  g_mutex_unlock (&gate.lock);
+  _tomo_scan_invalidate (scan);
+  g_mutex_lock (&gate.lock);
+  gate.open = TRUE;
+  g_cond_broadcast (&gate.cond);
+  g_mutex_unlock (&gate.lock);
+
+  g_thread_join (first_thread);
+  g_thread_join (waiter_thread);
+  g_assert_true (first.ok);
+  g_assert_true (waiter.ok);
+  g_assert_cmpmem (first.out, row_bytes, expect_old, row_bytes);
+  g_assert_cmpmem (waiter.out, row_bytes, expect_new, row_bytes);
+  g_free (first.out);
+  g_free (waiter.out);
+
+  /* Later reads see the new frames, from the cache once read again. */
+  g_assert_true (tomo_scan_read_sinogram (scan, 2, again, NULL, &error));
+  g_assert_cmpmem (again, row_bytes, expect_new, row_bytes);
+  reads = _tomo_scan_get_n_row_reads (base);
+  g_assert_true (tomo_scan_read_sinogram (scan, 2, again, NULL, &error));
+  g_assert_cmpmem (again, row_bytes, expect_new, row_bytes);
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (base), ==, reads);
+
+  g_object_unref (scan);
+  g_mutex_clear (&gate.lock);
+  g_cond_clear (&gate.cond);
+}
+
 static void
 test_open_speed (Fixture *f, gconstpointer data)
 {
@@ -1562,6 +1671,7 @@ main (int argc, char **argv)
   ADD ("/tomo/io/scan/row-range", test_row_range, NULL);
   ADD ("/tomo/io/scan/cache", test_cache, NULL);
   ADD ("/tomo/io/scan/cache-join", test_cache_join, NULL);
+  ADD ("/tomo/io/scan/cache-invalidate-in-flight", test_cache_invalidate_in_flight, NULL);
   ADD ("/tomo/io/scan/missing-or-unknown", test_missing_and_unknown, NULL);
   ADD ("/tomo/io/tiff/folder", test_tiff_folder, NULL);
   ADD ("/tomo/io/tiff/dtypes", test_tiff_dtypes, NULL);

@@ -824,43 +824,6 @@ test_cache_join (Fixture *f, gconstpointer data)
   g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, before + 2);
 }
 
-/* A derived scan whose rows are its base's plus `version` (the frames the
- * detector had when the row was read); the first row read stops at a gate
- * until the test opens it, so new frames can arrive while it is in flight. */
-typedef struct
-{
-  GMutex   lock;
-  GCond    cond;
-  float    version;
-  gboolean gated, entered, open;
-} RefreshGate;
-
-static gboolean
-refresh_transform (gpointer     user_data,
-                   guint        row,
-                   const float *in,
-                   float       *out,
-                   GError     **error)
-{
-  RefreshGate *gate = user_data;
-  float version;
-
-  g_mutex_lock (&gate->lock);
-  version = gate->version;
-  if (gate->gated)
-    {
-      gate->gated = FALSE;
-      gate->entered = TRUE;
-      g_cond_broadcast (&gate->cond);
-      while (!gate->open)
-        g_cond_wait (&gate->cond, &gate->lock);
-    }
-  g_mutex_unlock (&gate->lock);
-  for (guint i = 0; i < NP * NW; i++)
-    out[i] = in[i] + version;
-  return TRUE;
-}
-
 /* A live refresh (_tomo_scan_invalidate) while a row is read: the reader
  * gets what it read, but neither the cache nor a reader waiting for that
  * row keeps the values from before the refresh. */
@@ -870,19 +833,17 @@ test_cache_invalidate_in_flight (Fixture *f, gconstpointer data)
   g_autofree char *path = write_dxchange (f, "refresh.h5", DX_CHUNKED, H5T_IEEE_F32LE, NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) base = tomo_test_open_scan (path);
+  g_autoptr(TomoTestGate) gate = tomo_test_gate_new ();
+  g_autoptr(TomoScan) scan = NULL;
   const gsize row_bytes = NP * NW * sizeof (float);
-  RefreshGate gate = { .version = 1, .gated = TRUE };
-  TomoScan *scan;
   float expect_old[NP * NW], expect_new[NP * NW], again[NP * NW];
   SameRowJob first, waiter;
   GThread *first_thread, *waiter_thread;
   guint64 reads;
 
-  g_mutex_init (&gate.lock);
-  g_cond_init (&gate.cond);
-  scan = _tomo_scan_new_derived (base, NW, NP, tomo_scan_get_angles (base), refresh_transform,
-                                 &gate, NULL, &error);
-  g_assert_no_error (error);
+  /* Rows of `scan`: the file's plus the frames' "version", 1 then 2. */
+  scan = tomo_test_gated_scan (base, gate);
+  tomo_test_gate_set_offset (gate, 1.0f);
   g_assert_true (tomo_scan_read_sinogram_direct (base, 2, expect_old, NULL, &error));
   for (guint i = 0; i < NP * NW; i++)
     {
@@ -890,26 +851,19 @@ test_cache_invalidate_in_flight (Fixture *f, gconstpointer data)
       expect_old[i] += 1.0f;
     }
 
+  tomo_test_gate_arm (gate, 2);
   first = (SameRowJob) { scan, 2, g_new0 (float, NP * NW), FALSE };
   first_thread = g_thread_new ("first", same_row_thread, &first);
-  g_mutex_lock (&gate.lock);
-  while (!gate.entered)
-    g_cond_wait (&gate.cond, &gate.lock);
-  g_mutex_unlock (&gate.lock);
+  tomo_test_gate_wait (gate);
   /* A second reader of row 2 finds it in flight (it cannot read the row
    * itself before the first is done, whenever it gets there). */
   waiter = (SameRowJob) { scan, 2, g_new0 (float, NP * NW), FALSE };
   waiter_thread = g_thread_new ("waiter", same_row_thread, &waiter);
 
   /* New frames arrive; tomo_live_scan_refresh() invalidates. */
-  g_mutex_lock (&gate.lock);
-  gate.version = 2;
-  g_mutex_unlock (&gate.lock);
+  tomo_test_gate_set_offset (gate, 2.0f);
   _tomo_scan_invalidate (scan);
-  g_mutex_lock (&gate.lock);
-  gate.open = TRUE;
-  g_cond_broadcast (&gate.cond);
-  g_mutex_unlock (&gate.lock);
+  tomo_test_gate_open (gate);
 
   g_thread_join (first_thread);
   g_thread_join (waiter_thread);
@@ -927,10 +881,6 @@ test_cache_invalidate_in_flight (Fixture *f, gconstpointer data)
   g_assert_true (tomo_scan_read_sinogram (scan, 2, again, NULL, &error));
   g_assert_cmpmem (again, row_bytes, expect_new, row_bytes);
   g_assert_cmpuint (_tomo_scan_get_n_row_reads (base), ==, reads);
-
-  g_object_unref (scan);
-  g_mutex_clear (&gate.lock);
-  g_cond_clear (&gate.cond);
 }
 
 static void

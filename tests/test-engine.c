@@ -223,6 +223,296 @@ test_volume (void)
   g_assert_cmpuint (state.slices->len, ==, 2);
 }
 
+/* --- threads: scan and backend changes while computing ------------------ */
+
+/* Every answer of the worker, in order: the error's code (-1 for a slice)
+ * and the slice's width. */
+typedef struct
+{
+  GArray *codes;
+  GArray *widths;
+} Answers;
+
+static void
+answers_init (Answers *a)
+{
+  a->codes = g_array_new (FALSE, FALSE, sizeof (int));
+  a->widths = g_array_new (FALSE, FALSE, sizeof (guint));
+}
+
+static void
+answers_clear (Answers *a)
+{
+  g_clear_pointer (&a->codes, g_array_unref);
+  g_clear_pointer (&a->widths, g_array_unref);
+}
+
+static void
+answers_cb (TomoEngine   *engine,
+            TomoSlice    *slice,
+            const GError *error,
+            gpointer      user_data)
+{
+  Answers *a = user_data;
+  int code = -1;
+  guint width = slice != NULL ? slice->width : 0;
+
+  if (error != NULL)
+    {
+      g_test_message ("answer: %s", error->message);
+      g_assert_true (error->domain == TOMO_RECON_ERROR);
+      code = error->code;
+    }
+  g_array_append_val (a->codes, code);
+  g_array_append_val (a->widths, width);
+}
+
+static void
+answers_wait (Answers *a,
+              guint    n)
+{
+  gint64 deadline = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+
+  while (a->codes->len < n && g_get_monotonic_time () < deadline)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_cmpuint (a->codes->len, ==, n);
+}
+
+#define ANSWER_CODE(a, i) g_array_index ((a)->codes, int, (i))
+#define ANSWER_WIDTH(a, i) g_array_index ((a)->widths, guint, (i))
+
+static void
+submit_row (TomoEngine *engine,
+            TomoScan   *scan,
+            guint       row,
+            Answers    *answers)
+{
+  TomoSliceRequest request;
+
+  tomo_slice_request_init (&request, scan);
+  request.row = row;
+  tomo_engine_submit (engine, &request, answers_cb, answers);
+}
+
+typedef struct
+{
+  TomoEngine *engine;
+  TomoScan *scan;
+  gboolean gpu_ok;
+  TomoBackend backend;
+} Change;
+
+static gpointer
+set_scan_thread (gpointer data)
+{
+  Change *c = data;
+
+  tomo_engine_set_scan (c->engine, c->scan);
+  return NULL;
+}
+
+static gpointer
+switch_backends_thread (gpointer data)
+{
+  Change *c = data;
+
+  /* Off the CPU and back (on a machine without a GPU the first fails). */
+  c->gpu_ok = tomo_engine_set_backend (c->engine, TOMO_BACKEND_GPU, NULL);
+  g_assert_true (tomo_engine_set_backend (c->engine, TOMO_BACKEND_CPU, NULL));
+  c->backend = tomo_engine_get_backend (c->engine);
+  g_assert_nonnull (tomo_engine_get_device_name (c->engine));
+  return NULL;
+}
+
+/* A small scan of 3 rows and another width: rows of the test scan are out
+ * of its range. */
+static char *
+write_small_scan (char **dir)
+{
+  return tomo_test_write_phantom (64, 3, 40, 0.0, dir);
+}
+
+/* While the worker reads a row for a slice (held at a gate), the UI
+ * thread's tomo_engine_set_scan() returns at once; the request being
+ * computed is answered cancelled, the one waiting for the old scan is
+ * dropped (never run against the new scan: "Row 4 is out of range"), and
+ * the next request is the new scan's. */
+static void
+test_set_scan_during_slice (void)
+{
+  g_autoptr(TomoScan) base = tomo_test_open_scan (scan_path);
+  g_autoptr(TomoTestGate) gate = tomo_test_gate_new ();
+  g_autoptr(TomoScan) scan = tomo_test_gated_scan (base, gate);
+  g_autofree char *small_dir = NULL;
+  g_autofree char *small_path = write_small_scan (&small_dir);
+  g_autoptr(TomoScan) small = tomo_test_open_scan (small_path);
+  g_autoptr(TomoEngine) engine = tomo_test_engine_new (TOMO_BACKEND_CPU, scan);
+  Answers first, waiting, next;
+  Change change = { engine, small };
+
+  answers_init (&first);
+  answers_init (&waiting);
+  answers_init (&next);
+  /* The prefetcher would read rows of its own through the gate. */
+  tomo_engine_set_prefetch (engine, 0, 0);
+  tomo_test_gate_arm (gate, 1);
+  submit_row (engine, scan, 1, &first);
+  tomo_test_gate_wait (gate);
+  /* The worker is in row 1's read: this one waits in the pending slot. */
+  submit_row (engine, scan, 4, &waiting);
+
+  tomo_test_assert_returns (set_scan_thread, &change, 10000,
+                            "tomo_engine_set_scan() during a slice");
+  tomo_test_gate_open (gate);
+  answers_wait (&first, 1);
+  g_assert_cmpint (ANSWER_CODE (&first, 0), ==, TOMO_RECON_ERROR_CANCELLED);
+
+  /* Answers come in order: once the next one is in, any for row 4 would
+   * have come before it. */
+  submit_row (engine, small, 1, &next);
+  answers_wait (&next, 1);
+  g_assert_cmpint (ANSWER_CODE (&next, 0), ==, -1);
+  g_assert_cmpuint (ANSWER_WIDTH (&next, 0), ==, 64);
+  g_assert_cmpuint (waiting.codes->len, ==, 0);
+
+  answers_clear (&first);
+  answers_clear (&waiting);
+  answers_clear (&next);
+  g_clear_object (&engine);
+  tomo_test_remove_scan (g_steal_pointer (&small_path), g_steal_pointer (&small_dir));
+}
+
+typedef struct
+{
+  TomoEngine *engine;
+  TomoTestVolume state;
+  gboolean ok;
+  GError *error;
+} VolumeRun;
+
+static gpointer
+volume_thread (gpointer data)
+{
+  VolumeRun *v = data;
+  TomoReconParams params;
+
+  tomo_recon_params_init (&params, WIDTH);
+  v->ok = tomo_engine_reconstruct_volume (v->engine, 0, HEIGHT, &params, TOMO_KERNEL_AUTO,
+                                          tomo_test_volume_sink, NULL, &v->state, NULL,
+                                          &v->error);
+  return NULL;
+}
+
+/* While a volume computes (its reader held at a gate), the UI thread's
+ * tomo_engine_set_scan() and tomo_engine_set_backend() return at once; the
+ * volume goes on with its scan — which the engine and the test no longer
+ * hold — and gives the slices of that scan; the next request runs on the
+ * new scan. */
+static void
+test_set_scan_during_volume (void)
+{
+  g_autoptr(TomoScan) base = tomo_test_open_scan (scan_path);
+  g_autoptr(TomoTestGate) gate = tomo_test_gate_new ();
+  TomoScan *scan = tomo_test_gated_scan (base, gate);
+  g_autofree char *small_dir = NULL;
+  g_autofree char *small_path = write_small_scan (&small_dir);
+  g_autoptr(TomoScan) small = tomo_test_open_scan (small_path);
+  g_autoptr(TomoEngine) engine = tomo_test_engine_new (TOMO_BACKEND_CPU, scan);
+  g_autoptr(TomoEngine) reference = tomo_test_engine_new (TOMO_BACKEND_CPU, base);
+  g_autoptr(TomoSlice) after = NULL;
+  Change change = { engine, small };
+  VolumeRun run = { engine };
+  GThread *thread;
+  double center = (WIDTH - 1) / 2.0;
+
+  tomo_engine_set_prefetch (engine, 0, 0);
+  tomo_test_volume_init (&run.state, 0, WIDTH, WIDTH);
+  tomo_test_gate_arm (gate, 3);
+  thread = g_thread_new ("volume", volume_thread, &run);
+  tomo_test_gate_wait (gate);
+
+  tomo_test_assert_returns (set_scan_thread, &change, 10000,
+                            "tomo_engine_set_scan() during a volume");
+  tomo_test_assert_returns (switch_backends_thread, &change, 10000,
+                            "tomo_engine_set_backend() during a volume");
+  g_assert_cmpint (change.backend, ==, TOMO_BACKEND_CPU);
+  g_assert_true (tomo_engine_get_scan (engine) == small);
+  /* Only the volume holds the scan now. */
+  g_clear_object (&scan);
+  tomo_test_gate_open (gate);
+  g_thread_join (thread);
+  g_assert_no_error (run.error);
+  g_assert_true (run.ok);
+
+  g_assert_cmpuint (run.state.slices->len, ==, HEIGHT);
+  for (guint row = 0; row < HEIGHT; row++)
+    {
+      g_autoptr(TomoSlice) want = tomo_test_reconstruct (reference, row, 1, center);
+
+      g_assert_cmpmem (run.state.slices->pdata[row], WIDTH * WIDTH * sizeof (float),
+                       want->data, WIDTH * WIDTH * sizeof (float));
+    }
+  after = tomo_test_reconstruct (engine, 1, 1, (64 - 1) / 2.0);
+  g_assert_cmpuint (after->width, ==, 64);
+
+  tomo_test_volume_clear (&run.state);
+  g_clear_object (&engine);
+  tomo_test_remove_scan (g_steal_pointer (&small_path), g_steal_pointer (&small_dir));
+}
+
+/* Scan changes racing submitted requests, as the window's file opens and
+ * live-link ticks do: whatever the interleaving, a request is answered with
+ * a slice of the scan it was made for, or cancelled, or dropped — never
+ * with an error of the other scan (row 4 is out of the small one's range). */
+static void
+test_stale_requests (void)
+{
+  g_autoptr(TomoScan) scan = tomo_test_open_scan (scan_path);
+  g_autofree char *small_dir = NULL;
+  g_autofree char *small_path = write_small_scan (&small_dir);
+  g_autoptr(TomoScan) small = tomo_test_open_scan (small_path);
+  g_autoptr(TomoEngine) engine = tomo_test_engine_new (TOMO_BACKEND_CPU, scan);
+  guint n_cancelled = 0, n_slices = 0;
+  Answers answers;
+
+  answers_init (&answers);
+  tomo_engine_set_prefetch (engine, 0, 0);
+  for (guint i = 0; i < 100; i++)
+    {
+      guint seen = answers.codes->len;
+
+      tomo_engine_set_scan (engine, scan);
+      submit_row (engine, scan, 4, &answers);
+      tomo_engine_set_scan (engine, small);
+      /* Answers come in order: the small scan's closes the round. */
+      submit_row (engine, small, 1, &answers);
+      while (answers.codes->len == seen
+             || ANSWER_WIDTH (&answers, answers.codes->len - 1) != 64)
+        {
+          g_assert_true (answers.codes->len <= seen + 2);
+          g_main_context_iteration (NULL, TRUE);
+        }
+      for (guint k = seen; k < answers.codes->len - 1; k++)
+        {
+          if (ANSWER_CODE (&answers, k) == -1)
+            {
+              g_assert_cmpuint (ANSWER_WIDTH (&answers, k), ==, WIDTH);
+              n_slices++;
+            }
+          else
+            {
+              g_assert_cmpint (ANSWER_CODE (&answers, k), ==, TOMO_RECON_ERROR_CANCELLED);
+              n_cancelled++;
+            }
+        }
+    }
+  g_test_message ("row 4 of the first scan: %u slices, %u cancelled, %u dropped", n_slices,
+                  n_cancelled, 100 - n_slices - n_cancelled);
+  answers_clear (&answers);
+  g_clear_object (&engine);
+  tomo_test_remove_scan (g_steal_pointer (&small_path), g_steal_pointer (&small_dir));
+}
+
 /* --- backends ---------------------------------------------------------- */
 
 static void
@@ -261,6 +551,9 @@ main (int    argc,
   g_test_add_func ("/tomo/engine/prefetch/serves-from-cache", test_prefetch_serves_from_cache);
   g_test_add_func ("/tomo/engine/prefetch/scan-change-and-dispose", test_prefetch_scan_change_and_dispose);
   g_test_add_func ("/tomo/engine/volume", test_volume);
+  g_test_add_func ("/tomo/engine/threads/set-scan-during-slice", test_set_scan_during_slice);
+  g_test_add_func ("/tomo/engine/threads/set-scan-during-volume", test_set_scan_during_volume);
+  g_test_add_func ("/tomo/engine/threads/stale-requests", test_stale_requests);
   g_test_add_func ("/tomo/engine/gpu/unavailable", test_gpu_unavailable);
   return tomo_test_run_and_remove_scan (scan_path, tmp_dir);
 }

@@ -824,6 +824,65 @@ test_cache_join (Fixture *f, gconstpointer data)
   g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, before + 2);
 }
 
+/* A live refresh (_tomo_scan_invalidate) while a row is read: the reader
+ * gets what it read, but neither the cache nor a reader waiting for that
+ * row keeps the values from before the refresh. */
+static void
+test_cache_invalidate_in_flight (Fixture *f, gconstpointer data)
+{
+  g_autofree char *path = write_dxchange (f, "refresh.h5", DX_CHUNKED, H5T_IEEE_F32LE, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) base = tomo_test_open_scan (path);
+  g_autoptr(TomoTestGate) gate = tomo_test_gate_new ();
+  g_autoptr(TomoScan) scan = NULL;
+  const gsize row_bytes = NP * NW * sizeof (float);
+  float expect_old[NP * NW], expect_new[NP * NW], again[NP * NW];
+  SameRowJob first, waiter;
+  GThread *first_thread, *waiter_thread;
+  guint64 reads;
+
+  /* Rows of `scan`: the file's plus the frames' "version", 1 then 2. */
+  scan = tomo_test_gated_scan (base, gate);
+  tomo_test_gate_set_offset (gate, 1.0f);
+  g_assert_true (tomo_scan_read_sinogram_direct (base, 2, expect_old, NULL, &error));
+  for (guint i = 0; i < NP * NW; i++)
+    {
+      expect_new[i] = expect_old[i] + 2.0f;
+      expect_old[i] += 1.0f;
+    }
+
+  tomo_test_gate_arm (gate, 2);
+  first = (SameRowJob) { scan, 2, g_new0 (float, NP * NW), FALSE };
+  first_thread = g_thread_new ("first", same_row_thread, &first);
+  tomo_test_gate_wait (gate);
+  /* A second reader of row 2 finds it in flight (it cannot read the row
+   * itself before the first is done, whenever it gets there). */
+  waiter = (SameRowJob) { scan, 2, g_new0 (float, NP * NW), FALSE };
+  waiter_thread = g_thread_new ("waiter", same_row_thread, &waiter);
+
+  /* New frames arrive; tomo_live_scan_refresh() invalidates. */
+  tomo_test_gate_set_offset (gate, 2.0f);
+  _tomo_scan_invalidate (scan);
+  tomo_test_gate_open (gate);
+
+  g_thread_join (first_thread);
+  g_thread_join (waiter_thread);
+  g_assert_true (first.ok);
+  g_assert_true (waiter.ok);
+  g_assert_cmpmem (first.out, row_bytes, expect_old, row_bytes);
+  g_assert_cmpmem (waiter.out, row_bytes, expect_new, row_bytes);
+  g_free (first.out);
+  g_free (waiter.out);
+
+  /* Later reads see the new frames, from the cache once read again. */
+  g_assert_true (tomo_scan_read_sinogram (scan, 2, again, NULL, &error));
+  g_assert_cmpmem (again, row_bytes, expect_new, row_bytes);
+  reads = _tomo_scan_get_n_row_reads (base);
+  g_assert_true (tomo_scan_read_sinogram (scan, 2, again, NULL, &error));
+  g_assert_cmpmem (again, row_bytes, expect_new, row_bytes);
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (base), ==, reads);
+}
+
 static void
 test_open_speed (Fixture *f, gconstpointer data)
 {
@@ -1562,6 +1621,7 @@ main (int argc, char **argv)
   ADD ("/tomo/io/scan/row-range", test_row_range, NULL);
   ADD ("/tomo/io/scan/cache", test_cache, NULL);
   ADD ("/tomo/io/scan/cache-join", test_cache_join, NULL);
+  ADD ("/tomo/io/scan/cache-invalidate-in-flight", test_cache_invalidate_in_flight, NULL);
   ADD ("/tomo/io/scan/missing-or-unknown", test_missing_and_unknown, NULL);
   ADD ("/tomo/io/tiff/folder", test_tiff_folder, NULL);
   ADD ("/tomo/io/tiff/dtypes", test_tiff_dtypes, NULL);

@@ -472,6 +472,47 @@ test_async (void)
   g_remove (path);
 }
 
+/* The export describes and reconstructs the scan that was open when it was
+ * made, even after the engine is given another (the window opens a file
+ * while an export starts) and no one else holds the first any more. */
+static void
+test_keeps_scan (void)
+{
+  g_autoptr(TomoEngine) engine = make_engine (TOMO_BACKEND_CPU);
+  g_autoptr(TomoEngine) reference = make_engine (TOMO_BACKEND_CPU);
+  g_autoptr(TomoVolumeExport) export = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *path = g_build_filename (tmp_dir, "kept.h5", NULL);
+  g_autofree char *other_dir = NULL;
+  g_autofree char *other_path = tomo_test_write_phantom (64, 4, 40, 0.0, &other_dir);
+  g_autoptr(TomoScan) other = tomo_test_open_scan (other_path);
+  g_autofree float *got = NULL, *want = NULL;
+  TomoReconParams params;
+  TomoVolumeStats st;
+  double center;
+
+  params_for (&params);
+  export = tomo_volume_export_new (engine, path, TOMO_VOLUME_FORMAT_AUTO, 0, HEIGHT, &params,
+                                   TOMO_GPU_KERNEL_AUTO);
+  /* The engine's scan (the only reference left to it) goes: another file. */
+  tomo_engine_set_scan (engine, other);
+  g_assert_true (tomo_volume_export_run (export, NULL, &error));
+  g_assert_no_error (error);
+  tomo_volume_export_get_stats (export, &st);
+  g_assert_cmpuint (st.n_rows, ==, HEIGHT);
+
+  /* HEIGHT rows of WIDTH × WIDTH (read_hdf5 checks), of the first scan. */
+  got = read_hdf5 (path, HEIGHT, &center);
+  g_assert_cmpfloat (center, ==, params.center);
+  want = reference_volume (reference, 0, HEIGHT, 1);
+  g_assert_cmpmem (got, sizeof (float) * HEIGHT * WIDTH * WIDTH,
+                   want, sizeof (float) * HEIGHT * WIDTH * WIDTH);
+  g_assert_true (tomo_engine_get_scan (engine) == other);
+  g_remove (path);
+  g_clear_object (&other);
+  tomo_test_remove_scan (g_steal_pointer (&other_path), g_steal_pointer (&other_dir));
+}
+
 int
 main (int argc, char **argv)
 {
@@ -500,6 +541,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tomo/volume/writer-error", test_writer_error);
   g_test_add_func ("/tomo/volume/disk-full-midway", test_full_midway);
   g_test_add_func ("/tomo/volume/async", test_async);
+  g_test_add_func ("/tomo/volume/keeps-scan", test_keeps_scan);
   status = tomo_test_run_and_remove_tree (tmp_dir);
   g_free (scan_path);
   return status;

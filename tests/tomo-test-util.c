@@ -9,6 +9,7 @@
 #include <glib/gstdio.h>
 
 #include "tomo-phantom.h"
+#include "tomo-scan-private.h"
 #include "tomo-test-util.h"
 
 void
@@ -390,6 +391,176 @@ tomo_test_reconstruct (TomoEngine *engine,
   g_assert_no_error (error);
   g_assert_nonnull (slice);
   return slice;
+}
+
+struct _TomoTestGate
+{
+  GMutex   lock;
+  GCond    cond;
+  float    offset;
+  gboolean armed, entered, open;
+  guint    row;
+  gsize    n_values;  /* of a row */
+};
+
+static void
+gate_clear (gpointer data)
+{
+  TomoTestGate *gate = data;
+
+  g_mutex_clear (&gate->lock);
+  g_cond_clear (&gate->cond);
+}
+
+TomoTestGate *
+tomo_test_gate_new (void)
+{
+  TomoTestGate *gate = g_atomic_rc_box_new0 (TomoTestGate);
+
+  g_mutex_init (&gate->lock);
+  g_cond_init (&gate->cond);
+  return gate;
+}
+
+void
+tomo_test_gate_unref (TomoTestGate *gate)
+{
+  g_atomic_rc_box_release_full (gate, gate_clear);
+}
+
+static gboolean
+gate_transform (gpointer     user_data,
+                guint        row,
+                const float *in,
+                float       *out,
+                GError     **error)
+{
+  TomoTestGate *gate = user_data;
+  gsize n;
+  float offset;
+
+  g_mutex_lock (&gate->lock);
+  offset = gate->offset;
+  if (gate->armed && row == gate->row)
+    {
+      gate->armed = FALSE;
+      gate->entered = TRUE;
+      g_cond_broadcast (&gate->cond);
+      while (!gate->open)
+        g_cond_wait (&gate->cond, &gate->lock);
+    }
+  n = gate->n_values;
+  g_mutex_unlock (&gate->lock);
+  for (gsize i = 0; i < n; i++)
+    out[i] = in[i] + offset;
+  return TRUE;
+}
+
+TomoScan *
+tomo_test_gated_scan (TomoScan     *base,
+                      TomoTestGate *gate)
+{
+  g_autoptr(GError) error = NULL;
+  TomoScan *scan;
+
+  gate->n_values = (gsize) tomo_scan_get_n_projections (base) * tomo_scan_get_width (base);
+  scan = _tomo_scan_new_derived (base, tomo_scan_get_width (base),
+                                 tomo_scan_get_n_projections (base), tomo_scan_get_angles (base),
+                                 gate_transform, g_atomic_rc_box_acquire (gate),
+                                 (GDestroyNotify) tomo_test_gate_unref, &error);
+  g_assert_no_error (error);
+  return scan;
+}
+
+void
+tomo_test_gate_arm (TomoTestGate *gate,
+                    guint         row)
+{
+  g_mutex_lock (&gate->lock);
+  gate->armed = TRUE;
+  gate->row = row;
+  gate->entered = FALSE;
+  gate->open = FALSE;
+  g_mutex_unlock (&gate->lock);
+}
+
+void
+tomo_test_gate_wait (TomoTestGate *gate)
+{
+  g_mutex_lock (&gate->lock);
+  while (!gate->entered)
+    g_cond_wait (&gate->cond, &gate->lock);
+  g_mutex_unlock (&gate->lock);
+}
+
+void
+tomo_test_gate_open (TomoTestGate *gate)
+{
+  g_mutex_lock (&gate->lock);
+  gate->open = TRUE;
+  g_cond_broadcast (&gate->cond);
+  g_mutex_unlock (&gate->lock);
+}
+
+void
+tomo_test_gate_set_offset (TomoTestGate *gate,
+                           float         offset)
+{
+  g_mutex_lock (&gate->lock);
+  gate->offset = offset;
+  g_mutex_unlock (&gate->lock);
+}
+
+typedef struct
+{
+  GMutex lock;
+  GCond cond;
+  gboolean done;
+  GThreadFunc func;
+  gpointer data;
+} WatchedCall;
+
+static gpointer
+watched_call_run (gpointer data)
+{
+  WatchedCall *call = data;
+
+  call->func (call->data);
+  g_mutex_lock (&call->lock);
+  call->done = TRUE;
+  g_cond_signal (&call->cond);
+  g_mutex_unlock (&call->lock);
+  return NULL;
+}
+
+void
+tomo_test_assert_returns (GThreadFunc  func,
+                          gpointer     data,
+                          guint        limit_ms,
+                          const char  *what)
+{
+  /* Leaked on failure: the call may still be blocked on its thread. */
+  WatchedCall *call = g_new0 (WatchedCall, 1);
+  gint64 start = g_get_monotonic_time ();
+  gint64 deadline = start + (gint64) limit_ms * 1000;
+  GThread *thread;
+
+  g_mutex_init (&call->lock);
+  g_cond_init (&call->cond);
+  call->func = func;
+  call->data = data;
+  thread = g_thread_new ("watched", watched_call_run, call);
+  g_mutex_lock (&call->lock);
+  while (!call->done && g_cond_wait_until (&call->cond, &call->lock, deadline))
+    ;
+  g_mutex_unlock (&call->lock);
+  if (!call->done)
+    g_error ("%s did not return within %u ms: it waits for what the test holds", what, limit_ms);
+  g_thread_join (thread);
+  g_test_message ("%s returned after %.1f ms", what, (g_get_monotonic_time () - start) / 1e3);
+  g_mutex_clear (&call->lock);
+  g_cond_clear (&call->cond);
+  g_free (call);
 }
 
 char *

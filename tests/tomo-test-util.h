@@ -172,6 +172,35 @@ double    tomo_test_disc_mean     (const float *img,
                                    double       cy,
                                    double       radius);
 
+/* A gate on the rows of a scan, for tests that must hold a read under way
+ * while they do something else (no sleeps): tomo_test_gated_scan() gives a
+ * derived scan of `base` whose rows are the base's plus the gate's offset
+ * (0 at first); tomo_test_gate_arm (gate, row) makes the next read of
+ * `row` stop until tomo_test_gate_open(); tomo_test_gate_wait() returns
+ * once that read has stopped there.  The scan holds a reference to the
+ * gate; the gate must be opened before the scan can be let go. */
+typedef struct _TomoTestGate TomoTestGate;
+
+TomoTestGate *tomo_test_gate_new        (void);
+void          tomo_test_gate_unref      (TomoTestGate *gate);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoTestGate, tomo_test_gate_unref)
+TomoScan     *tomo_test_gated_scan      (TomoScan     *base,
+                                         TomoTestGate *gate);
+void          tomo_test_gate_arm        (TomoTestGate *gate,
+                                         guint         row);
+void          tomo_test_gate_wait       (TomoTestGate *gate);
+void          tomo_test_gate_open       (TomoTestGate *gate);
+void          tomo_test_gate_set_offset (TomoTestGate *gate,
+                                         float         offset);
+
+/* Runs func (data) on a thread of its own and fails the test unless it
+ * returns within `limit_ms` — a watchdog for calls that must not wait for
+ * something the test holds (which would otherwise hang the test). */
+void tomo_test_assert_returns (GThreadFunc  func,
+                               gpointer     data,
+                               guint        limit_ms,
+                               const char  *what);
+
 /* A new temporary folder from template `tmpl` (g_dir_make_tmp()); the test
  * fails if it cannot be made. */
 char *tomo_test_make_tmp_dir (const char *tmpl);

@@ -47,6 +47,9 @@ struct _TomoScan
    * the same row waits on cache_cond instead of reading it again. */
   GHashTable     *in_flight;
   GCond           cache_cond;
+  /* Bumped by _tomo_scan_invalidate(): a row read under an older
+   * generation is handed to its reader but not cached. */
+  guint64         cache_generation;
   guint64         n_row_reads; /* projection rows read from the file */
   guint64         n_direct_reads; /* of those, by read_rows_direct() */
 };
@@ -970,6 +973,7 @@ tomo_scan_read_sinogram (TomoScan            *self,
 {
   gsize row_bytes;
   CacheEntry *entry;
+  guint64 generation;
 
   g_return_val_if_fail (TOMO_IS_SCAN (self), FALSE);
   g_return_val_if_fail (out != NULL, FALSE);
@@ -999,10 +1003,12 @@ tomo_scan_read_sinogram (TomoScan            *self,
       if (!g_hash_table_contains (self->in_flight, GUINT_TO_POINTER (row)))
         break;
       /* Another thread reads this row: take its result (or, if it
-       * failed, read the row here). */
+       * failed or the cache was invalidated meanwhile, read the row
+       * here). */
       g_cond_wait (&self->cache_cond, &self->lock);
     }
   g_hash_table_add (self->in_flight, GUINT_TO_POINTER (row));
+  generation = self->cache_generation;
   g_mutex_unlock (&self->lock);
 
   {
@@ -1015,7 +1021,10 @@ tomo_scan_read_sinogram (TomoScan            *self,
     g_hash_table_remove (self->in_flight, GUINT_TO_POINTER (row));
     if (ok && stats != NULL)
       tomo_preprocess_stats_add (stats, &row_stats);
-    if (ok && row_bytes <= self->cache_limit)
+    /* Invalidated while it was read (new frames of a live scan): the
+     * values may predate them, so they go to this caller only; waiters
+     * find the row neither cached nor in flight and read it again. */
+    if (ok && row_bytes <= self->cache_limit && generation == self->cache_generation)
       {
         entry = g_new0 (CacheEntry, 1);
         entry->row = row;
@@ -1284,6 +1293,8 @@ _tomo_scan_invalidate (TomoScan *self)
   g_hash_table_remove_all (self->cache);
   g_queue_init (&self->lru);
   self->cache_bytes = 0;
+  /* Rows in flight were read before this: they must not be cached. */
+  self->cache_generation++;
 }
 
 gboolean

@@ -8,6 +8,16 @@
  * (tomo_engine_reconstruct) or on a worker thread with "latest wins"
  * coalescing (tomo_engine_submit), so dragging a slider never builds a
  * backlog.
+ *
+ * Threads: the engine's lock guards only what the next computation runs
+ * on (scan, backend) and is held for moments, so tomo_engine_set_scan()
+ * and tomo_engine_set_backend() on the UI thread never wait for a slice or
+ * a volume.  A computation (EngineJob) takes references to the scan and
+ * the backend in one such moment and marks the backend busy until it is
+ * done: one computation at a time on a backend, each on what it started
+ * with, nothing freed under it; a change applies to the next, and one
+ * waiting for a busy backend goes to the new backend, or is cancelled by
+ * a new scan, as soon as the change is made.
  */
 #define G_LOG_DOMAIN "tomo-engine"
 
@@ -22,32 +32,50 @@
 #include "tomo-scan-private.h"
 #include "tomo-scrub-prefetch.h"
 
+/* A backend and the cache key of what it holds.  The engine holds the one
+ * the next request goes to, every computation the one it started on: the
+ * last holder frees it, so a switch never frees a backend in use. */
+typedef struct
+{
+  int ref_count;            /* under the engine's lock */
+  gboolean faulted;         /* under the engine's lock: its device failed */
+  gboolean busy;            /* under the engine's lock: a computation runs on it */
+  TomoBackendImpl *impl;
+  /* The one cache key of the filtered sinograms on the backend (used by
+   * the computation that has it busy): configured for the scan of
+   * `generation` with `filter` and `pad`, holding rows [row, row +
+   * n_slices) filtered, loaded on the device path (`raw`) or the host's. */
+  struct
+  {
+    gboolean configured;
+    guint64 generation;
+    TomoFilterType filter;
+    TomoPadMode pad;
+    gboolean loaded, raw;
+    guint row, n_slices;
+    TomoPreprocessStats stats;
+  } cache;
+} EngineBackend;
+
 struct _TomoEngine
 {
   GObject parent_instance;
 
-  /* Serialises reconstruction: the backends and caches below are used by one
-   * thread at a time (the worker, or a blocking caller). */
+  /* Guards the fields from here to the worker's: what the next computation
+   * runs on.  Held for moments only — never while computing, reading or
+   * making a backend. */
   GMutex lock;
-
-  TomoBackend requested;
-  TomoBackendImpl *backend;
-
+  GCond backend_cond; /* a backend is no longer busy, or the engine's changed */
+  EngineBackend *backend;
+  /* The backend of each kind that still exists (the engine's or one a
+   * computation holds; not a reference): a switch back takes it again
+   * instead of making a second one beside it (a GPU's device memory twice)
+   * and waits its turn behind that computation. */
+  EngineBackend *alive[TOMO_BACKEND_GPU + 1];
   TomoScan *scan;
-
-  /* The one cache key of the filtered sinograms on the backend: the
-   * backend is configured for the scan with `filter` and `pad`, and holds
-   * rows [row, row + n_slices) filtered. */
-  struct
-  {
-    gboolean configured;
-    TomoFilterType filter;
-    TomoPadMode pad;
-    gboolean loaded;
-    guint row, n_slices;
-    TomoPreprocessStats stats;
-  } cache;
-
+  /* Of `scan`, bumped by every new one: requests are stamped with it, and
+   * the backends' cache keys name the scan by it. */
+  guint64 generation;
   /* The device path's raw rows of `scan` (NULL until a row change takes
    * it); device_preprocess: whether row changes may take it. */
   TomoRawRows *raw_rows;
@@ -75,6 +103,7 @@ struct _TomoEngine
 typedef struct PendingRequest
 {
   TomoSliceRequest request;
+  guint64 generation; /* of the engine's scan when submitted */
   double *centers;  /* a centre sweep when n_centers > 0 */
   guint n_centers;
   GDestroyNotify destroy; /* of user_data, once answered or dropped */
@@ -82,6 +111,23 @@ typedef struct PendingRequest
   gpointer user_data;
   GMainContext *context;
 } PendingRequest;
+
+/* What one computation runs on, taken in one moment under the engine's
+ * lock: references to the backend (busy until job_end) and the scan, the
+ * scan's generation (0 for a scan passed in that is not the engine's) and
+ * whether rows may take the device path. */
+typedef struct
+{
+  TomoEngine *engine;
+  EngineBackend *backend;
+  TomoBackendImpl *impl;
+  TomoScan *scan;
+  guint64 generation;
+  gboolean device_preprocess;
+} EngineJob;
+
+/* A request's stamp that any generation satisfies: blocking calls. */
+#define ANY_GENERATION 0
 
 G_DEFINE_FINAL_TYPE (TomoEngine, tomo_engine, G_TYPE_OBJECT)
 
@@ -179,27 +225,239 @@ pending_request_free (PendingRequest *pending)
   g_free (pending);
 }
 
-static void
-invalidate_cache_locked (TomoEngine *self)
+/* --- backends and jobs ---------------------------------------------------- */
+
+static EngineBackend *
+engine_backend_new (TomoBackendImpl *impl)
 {
-  memset (&self->cache, 0, sizeof self->cache);
+  EngineBackend *backend = g_new0 (EngineBackend, 1);
+
+  backend->ref_count = 1;
+  backend->impl = impl;
+  return backend;
+}
+
+static EngineBackend *
+engine_backend_ref_locked (EngineBackend *backend)
+{
+  backend->ref_count++;
+  return backend;
+}
+
+/* Takes the engine's lock: never called with it held. */
+static void
+engine_backend_unref (TomoEngine    *self,
+                      EngineBackend *backend)
+{
+  gboolean last;
+
+  g_mutex_lock (&self->lock);
+  last = --backend->ref_count == 0;
+  if (last && self->alive[backend->impl->ops->backend] == backend)
+    self->alive[backend->impl->ops->backend] = NULL;
+  g_mutex_unlock (&self->lock);
+  if (!last)
+    return;
+  /* No one else can reach it now: a GPU's device memory goes here, on the
+   * thread of the last holder. */
+  tomo_backend_free (backend->impl);
+  g_free (backend);
 }
 
 static void
-set_backend_locked (TomoEngine      *self,
-                    TomoBackendImpl *backend)
+invalidate_cache (EngineBackend *backend)
 {
-  g_clear_pointer (&self->backend, tomo_backend_free);
-  self->backend = backend;
-  invalidate_cache_locked (self);
-  /* Raw rows serve only a backend with a device path. */
-  g_clear_pointer (&self->raw_rows, tomo_raw_rows_unref);
+  memset (&backend->cache, 0, sizeof backend->cache);
 }
+
+/* Under the lock: `backend` (a reference, taken over) becomes the one the
+ * next computation runs on; what the caller lets go once unlocked goes to
+ * *old and *raw. */
+static void
+install_backend_locked (TomoEngine     *self,
+                        EngineBackend  *backend,
+                        EngineBackend **old,
+                        TomoRawRows   **raw)
+{
+  *old = self->backend;
+  self->backend = backend;
+  self->alive[backend->impl->ops->backend] = backend;
+  /* Raw rows serve only a backend with a device path. */
+  if (backend->impl->ops->load_raw == NULL)
+    *raw = g_steal_pointer (&self->raw_rows);
+  /* Computations waiting for the previous one take this one. */
+  g_cond_broadcast (&self->backend_cond);
+}
+
+static void
+let_go (TomoEngine    *self,
+        EngineBackend *old,
+        TomoRawRows   *raw)
+{
+  g_clear_pointer (&raw, tomo_raw_rows_unref);
+  if (old != NULL)
+    engine_backend_unref (self, old);
+}
+
+/* The engine's backend becomes one of `kind`: the one that exists if there
+ * is one (its device did not fail), else a new one — made outside the
+ * lock, as a CUDA context takes a while.  FALSE and the reason when no
+ * backend of that kind can be made. */
+static gboolean
+use_backend (TomoEngine  *self,
+             TomoBackend  kind,
+             GError     **error)
+{
+  EngineBackend *backend = NULL, *old = NULL;
+  TomoRawRows *raw = NULL;
+
+  g_mutex_lock (&self->lock);
+  if (self->backend->impl->ops->backend == kind && !self->backend->faulted)
+    {
+      g_mutex_unlock (&self->lock);
+      return TRUE;
+    }
+  if (self->alive[kind] != NULL && !self->alive[kind]->faulted)
+    backend = engine_backend_ref_locked (self->alive[kind]);
+  g_mutex_unlock (&self->lock);
+
+  if (backend == NULL)
+    {
+      TomoBackendImpl *impl = kind == TOMO_BACKEND_GPU ? tomo_backend_gpu_new (error)
+                                                        : tomo_backend_cpu_new ();
+
+      if (impl == NULL)
+        return FALSE;
+      backend = engine_backend_new (impl);
+    }
+  g_mutex_lock (&self->lock);
+  install_backend_locked (self, backend, &old, &raw);
+  g_mutex_unlock (&self->lock);
+  let_go (self, old, raw);
+  return TRUE;
+}
+
+static void
+set_stale_error (guint        row,
+                 const char  *now_open,
+                 GError     **error)
+{
+  if (now_open != NULL)
+    g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED,
+                 "Row %u was not reconstructed: another scan (%s) was opened since it was asked for",
+                 row, now_open);
+  else
+    g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_CANCELLED,
+                 "Row %u was not reconstructed: its scan was closed since it was asked for", row);
+}
+
+/* FALSE and TOMO_RECON_ERROR_CANCELLED when `stamp` is not the scan of now:
+ * a request made for a scan that another replaced since. */
+static gboolean
+check_stamp_locked (TomoEngine *self,
+                    guint64     stamp,
+                    guint       row,
+                    GError    **error)
+{
+  if (stamp == ANY_GENERATION || stamp == self->generation)
+    return TRUE;
+  set_stale_error (row, self->scan != NULL ? tomo_scan_get_path (self->scan) : NULL, error);
+  return FALSE;
+}
+
+/* Begins a computation on the engine's backend — once no other computes
+ * on it; a backend switched or a scan set meanwhile counts as it is then —
+ * and `scan`, or the engine's scan when NULL (then possibly NULL: the
+ * checks say "no scan").  `stamp`, `row`: a submitted request's generation
+ * and row, for check_stamp_locked(). */
+static gboolean
+job_begin (TomoEngine *self,
+           EngineJob  *job,
+           TomoScan   *scan,
+           guint64     stamp,
+           guint       row,
+           GError    **error)
+{
+  memset (job, 0, sizeof *job);
+  job->engine = self;
+  g_mutex_lock (&self->lock);
+  for (;;)
+    {
+      if (!check_stamp_locked (self, stamp, row, error))
+        {
+          g_mutex_unlock (&self->lock);
+          return FALSE;
+        }
+      if (!self->backend->busy)
+        break;
+      g_cond_wait (&self->backend_cond, &self->lock);
+    }
+  job->backend = engine_backend_ref_locked (self->backend);
+  job->backend->busy = TRUE;
+  job->impl = job->backend->impl;
+  if (scan == NULL)
+    scan = self->scan;
+  job->scan = scan != NULL ? g_object_ref (scan) : NULL;
+  job->generation = scan != NULL && scan == self->scan ? self->generation : 0;
+  job->device_preprocess = self->device_preprocess;
+  g_mutex_unlock (&self->lock);
+  return TRUE;
+}
+
+static void
+job_end (EngineJob *job)
+{
+  TomoEngine *self = job->engine;
+
+  g_mutex_lock (&self->lock);
+  job->backend->busy = FALSE;
+  g_cond_broadcast (&self->backend_cond);
+  g_mutex_unlock (&self->lock);
+  engine_backend_unref (self, g_steal_pointer (&job->backend));
+  g_clear_object (&job->scan);
+}
+
+/* A device fault leaves the CUDA context unusable: that backend is never
+ * handed out again, the engine goes on with the CPU backend (a later
+ * tomo_engine_set_backend() makes a new GPU one) and the caller sees the
+ * fault's error. */
+static void
+give_up_gpu (EngineJob    *job,
+             const GError *error)
+{
+  TomoEngine *self = job->engine;
+  EngineBackend *old = NULL;
+  TomoRawRows *raw = NULL;
+
+  if (error == NULL || !g_error_matches (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_DEVICE_FAULT)
+      || job->impl->ops->backend != TOMO_BACKEND_GPU)
+    return;
+  g_mutex_lock (&self->lock);
+  job->backend->faulted = TRUE;
+  if (self->alive[TOMO_BACKEND_GPU] == job->backend)
+    self->alive[TOMO_BACKEND_GPU] = NULL;
+  if (self->backend == job->backend)
+    {
+      EngineBackend *cpu = self->alive[TOMO_BACKEND_CPU];
+
+      g_message ("%s; going on with the CPU backend", error->message);
+      install_backend_locked (self,
+                              cpu != NULL ? engine_backend_ref_locked (cpu)
+                                          : engine_backend_new (tomo_backend_cpu_new ()),
+                              &old, &raw);
+    }
+  g_mutex_unlock (&self->lock);
+  let_go (self, old, raw);
+}
+
+/* --- the object ------------------------------------------------------------ */
 
 static void
 tomo_engine_dispose (GObject *object)
 {
   TomoEngine *self = TOMO_ENGINE (object);
+  TomoScan *scan;
+  TomoRawRows *raw;
 
   if (self->worker != NULL)
     {
@@ -216,12 +474,14 @@ tomo_engine_dispose (GObject *object)
   g_clear_pointer (&self->prefetch, tomo_scrub_prefetch_free);
 
   g_mutex_lock (&self->lock);
-  g_clear_object (&self->scan);
-  g_clear_pointer (&self->raw_rows, tomo_raw_rows_unref);
+  scan = g_steal_pointer (&self->scan);
+  raw = g_steal_pointer (&self->raw_rows);
+  self->generation++;
+  g_mutex_unlock (&self->lock);
+  g_clear_pointer (&raw, tomo_raw_rows_unref);
+  g_clear_object (&scan);
   /* The backend stays until finalize: its name and device are still asked
    * for after a dispose. */
-  invalidate_cache_locked (self);
-  g_mutex_unlock (&self->lock);
 
   G_OBJECT_CLASS (tomo_engine_parent_class)->dispose (object);
 }
@@ -231,8 +491,10 @@ tomo_engine_finalize (GObject *object)
 {
   TomoEngine *self = TOMO_ENGINE (object);
 
-  g_clear_pointer (&self->backend, tomo_backend_free);
+  /* Whoever computes holds the engine: this is the last reference. */
+  engine_backend_unref (self, g_steal_pointer (&self->backend));
   g_mutex_clear (&self->lock);
+  g_cond_clear (&self->backend_cond);
   g_mutex_clear (&self->queue_lock);
   g_cond_clear (&self->queue_cond);
 
@@ -252,48 +514,15 @@ static void
 tomo_engine_init (TomoEngine *self)
 {
   g_mutex_init (&self->lock);
+  g_cond_init (&self->backend_cond);
   g_mutex_init (&self->queue_lock);
   g_cond_init (&self->queue_cond);
-  self->backend = tomo_backend_cpu_new ();
+  self->backend = engine_backend_new (tomo_backend_cpu_new ());
+  self->alive[TOMO_BACKEND_CPU] = self->backend;
+  self->generation = 1;
   self->prefetch_ahead = 4;
   self->prefetch_behind = 2;
   self->device_preprocess = TRUE;
-}
-
-static void
-use_cpu_locked (TomoEngine *self)
-{
-  if (self->backend->ops->backend != TOMO_BACKEND_CPU)
-    set_backend_locked (self, tomo_backend_cpu_new ());
-}
-
-static gboolean
-use_gpu_locked (TomoEngine *self,
-                GError    **error)
-{
-  TomoBackendImpl *gpu;
-
-  if (self->backend->ops->backend == TOMO_BACKEND_GPU)
-    return TRUE;
-  gpu = tomo_backend_gpu_new (error);
-  if (gpu == NULL)
-    return FALSE;
-  set_backend_locked (self, gpu);
-  return TRUE;
-}
-
-/* A device fault leaves the CUDA context unusable: the engine goes on with
- * the CPU backend (a later tomo_engine_set_backend() may try the GPU
- * again) and its caller sees the fault's error. */
-static void
-give_up_gpu_locked (TomoEngine   *self,
-                    const GError *error)
-{
-  if (error == NULL || !g_error_matches (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_DEVICE_FAULT)
-      || self->backend->ops->backend != TOMO_BACKEND_GPU)
-    return;
-  g_message ("%s; going on with the CPU backend", error->message);
-  use_cpu_locked (self);
 }
 
 TomoEngine *
@@ -307,9 +536,7 @@ tomo_engine_new (TomoBackend backend)
       /* An explicit GPU request that cannot be met still gives a working
        * engine; the caller learns it from tomo_engine_get_backend(). */
       g_message ("%s; using the CPU backend", error->message);
-      g_mutex_lock (&self->lock);
-      use_cpu_locked (self);
-      g_mutex_unlock (&self->lock);
+      use_backend (self, TOMO_BACKEND_CPU, NULL);
     }
   return self;
 }
@@ -319,35 +546,33 @@ tomo_engine_set_backend (TomoEngine  *self,
                          TomoBackend  backend,
                          GError     **error)
 {
-  gboolean ret = TRUE;
-
   g_return_val_if_fail (TOMO_IS_ENGINE (self), FALSE);
 
-  g_mutex_lock (&self->lock);
-  self->requested = backend;
   switch (backend)
     {
     case TOMO_BACKEND_CPU:
-      use_cpu_locked (self);
-      break;
+      return use_backend (self, TOMO_BACKEND_CPU, error);
     case TOMO_BACKEND_GPU:
-      ret = use_gpu_locked (self, error);
-      break;
+      return use_backend (self, TOMO_BACKEND_GPU, error);
     case TOMO_BACKEND_AUTO:
     default:
-      if (!use_gpu_locked (self, NULL))
-        use_cpu_locked (self);
-      break;
+      if (!use_backend (self, TOMO_BACKEND_GPU, NULL))
+        use_backend (self, TOMO_BACKEND_CPU, NULL);
+      return TRUE;
     }
-  g_mutex_unlock (&self->lock);
-  return ret;
 }
 
 TomoBackend
 tomo_engine_get_backend (TomoEngine *self)
 {
+  TomoBackend backend;
+
   g_return_val_if_fail (TOMO_IS_ENGINE (self), TOMO_BACKEND_CPU);
-  return self->backend->ops->backend;
+
+  g_mutex_lock (&self->lock);
+  backend = self->backend->impl->ops->backend;
+  g_mutex_unlock (&self->lock);
+  return backend;
 }
 
 int
@@ -360,44 +585,81 @@ gboolean
 tomo_engine_has_gpu (TomoEngine *self)
 {
   g_return_val_if_fail (TOMO_IS_ENGINE (self), FALSE);
-  return self->backend->ops->backend == TOMO_BACKEND_GPU || tomo_backend_gpu_count_devices () > 0;
+  return tomo_engine_get_backend (self) == TOMO_BACKEND_GPU || tomo_backend_gpu_count_devices () > 0;
 }
 
 const char *
 tomo_engine_get_device_name (TomoEngine *self)
 {
+  const char *name;
+
   g_return_val_if_fail (TOMO_IS_ENGINE (self), NULL);
-  return self->backend->device_name;
+
+  /* Interned: the backend that named it may be switched away and freed
+   * while the caller still holds the name. */
+  g_mutex_lock (&self->lock);
+  name = g_intern_string (self->backend->impl->device_name);
+  g_mutex_unlock (&self->lock);
+  return name;
 }
 
 int
 tomo_engine_get_device (TomoEngine *self)
 {
+  int device;
+
   g_return_val_if_fail (TOMO_IS_ENGINE (self), -1);
-  return self->backend->device;
+
+  g_mutex_lock (&self->lock);
+  device = self->backend->impl->device;
+  g_mutex_unlock (&self->lock);
+  return device;
 }
 
 void
 tomo_engine_set_scan (TomoEngine *self,
                       TomoScan   *scan)
 {
+  TomoScan *old = NULL;
+  TomoRawRows *raw = NULL;
+  PendingRequest *dropped = NULL, *dropped_centers = NULL;
+  guint64 generation;
+
   g_return_if_fail (TOMO_IS_ENGINE (self));
   g_return_if_fail (scan == NULL || TOMO_IS_SCAN (scan));
 
+  /* A computation under way keeps the scan it began with (its own
+   * reference); the backends' cache keys no longer match this one. */
   g_mutex_lock (&self->lock);
-  if (g_set_object (&self->scan, scan))
+  if (self->scan != scan)
     {
-      invalidate_cache_locked (self);
-      g_clear_pointer (&self->raw_rows, tomo_raw_rows_unref);
+      old = g_steal_pointer (&self->scan);
+      self->scan = scan != NULL ? g_object_ref (scan) : NULL;
+      self->generation++;
+      raw = g_steal_pointer (&self->raw_rows);
+      /* Requests waiting for a busy backend see they are stale. */
+      g_cond_broadcast (&self->backend_cond);
     }
+  generation = self->generation;
   g_mutex_unlock (&self->lock);
 
-  /* Rows of the previous scan are of no use any more. */
+  /* Requests made for the previous scan are superseded: those waiting are
+   * dropped, the one the worker holds is answered cancelled.  Rows of the
+   * previous scan are of no use any more. */
   g_mutex_lock (&self->queue_lock);
+  if (self->pending != NULL && self->pending->generation != generation)
+    dropped = g_steal_pointer (&self->pending);
+  if (self->pending_centers != NULL && self->pending_centers->generation != generation)
+    dropped_centers = g_steal_pointer (&self->pending_centers);
   if (self->prefetch != NULL)
     tomo_scrub_prefetch_cancel (self->prefetch);
   self->have_last_row = FALSE;
   g_mutex_unlock (&self->queue_lock);
+
+  g_clear_pointer (&dropped, pending_request_free);
+  g_clear_pointer (&dropped_centers, pending_request_free);
+  g_clear_pointer (&raw, tomo_raw_rows_unref);
+  g_clear_object (&old);
 }
 
 TomoScan *
@@ -405,6 +667,19 @@ tomo_engine_get_scan (TomoEngine *self)
 {
   g_return_val_if_fail (TOMO_IS_ENGINE (self), NULL);
   return self->scan;
+}
+
+TomoScan *
+tomo_engine_dup_scan (TomoEngine *self)
+{
+  TomoScan *scan;
+
+  g_return_val_if_fail (TOMO_IS_ENGINE (self), NULL);
+
+  g_mutex_lock (&self->lock);
+  scan = self->scan != NULL ? g_object_ref (self->scan) : NULL;
+  g_mutex_unlock (&self->lock);
+  return scan;
 }
 
 gboolean
@@ -429,14 +704,13 @@ tomo_recon_check_rows (TomoScan *scan,
 }
 
 static gboolean
-check_locked (TomoEngine            *self,
-              guint                  row_start,
-              guint                  row_end,
-              const TomoReconParams *params,
-              TomoRoi               *roi,
-              GError               **error)
+check_scan (TomoScan              *scan,
+            guint                  row_start,
+            guint                  row_end,
+            const TomoReconParams *params,
+            TomoRoi               *roi,
+            GError               **error)
 {
-  TomoScan *scan = self->scan;
   guint width;
 
   if (scan == NULL)
@@ -468,15 +742,14 @@ tomo_engine_check (TomoEngine            *self,
   g_return_val_if_fail (params != NULL, FALSE);
 
   g_mutex_lock (&self->lock);
-  ok = check_locked (self, row_start, row_end, params, roi, error);
+  ok = check_scan (self->scan, row_start, row_end, params, roi, error);
   g_mutex_unlock (&self->lock);
   return ok;
 }
 
-/* A slice request: its slice count and kernel, then check_locked(). */
+/* A slice request: its slice count and kernel, then check_scan(). */
 static gboolean
-check_request_locked (TomoEngine *self, const TomoSliceRequest *request, TomoRoi *roi,
-                      GError **error)
+check_request (TomoScan *scan, const TomoSliceRequest *request, TomoRoi *roi, GError **error)
 {
   if (request->n_slices != 1 && request->n_slices != 2 && request->n_slices != 4)
     {
@@ -484,14 +757,13 @@ check_request_locked (TomoEngine *self, const TomoSliceRequest *request, TomoRoi
                    "Slice-parallel mode must be 1, 2 or 4 slices, not %u", request->n_slices);
       return FALSE;
     }
-  if (self->scan != NULL && request->n_slices > 1
-      && request->row < tomo_scan_get_height (self->scan)
-      && request->row + request->n_slices > tomo_scan_get_height (self->scan))
+  if (scan != NULL && request->n_slices > 1
+      && request->row < tomo_scan_get_height (scan)
+      && request->row + request->n_slices > tomo_scan_get_height (scan))
     {
       g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
                    "Row %u (with its neighbours) is out of range: %s has rows 0 to %u",
-                   request->row, tomo_scan_get_path (self->scan),
-                   tomo_scan_get_height (self->scan) - 1);
+                   request->row, tomo_scan_get_path (scan), tomo_scan_get_height (scan) - 1);
       return FALSE;
     }
   if ((guint) request->kernel >= TOMO_N_KERNELS)
@@ -500,52 +772,81 @@ check_request_locked (TomoEngine *self, const TomoSliceRequest *request, TomoRoi
                    "Unknown back-projection kernel %d", request->kernel);
       return FALSE;
     }
-  return check_locked (self, request->row, request->row + request->n_slices,
-                       &request->params, roi, error);
+  return check_scan (scan, request->row, request->row + request->n_slices, &request->params,
+                     roi, error);
 }
 
 /* Whether row changes go the device path: a backend that preprocesses raw
  * rows, a scan of a file (a derived scan's rows are line integrals made on
- * the host already).  Makes the raw row cache on first use. */
+ * the host already). */
 static gboolean
-use_raw_rows_locked (TomoEngine *self)
+job_uses_raw_rows (const EngineJob *job)
 {
-  if (self->backend->ops->load_raw == NULL || !self->device_preprocess
-      || _tomo_scan_get_base (self->scan) != NULL)
-    return FALSE;
-  if (self->raw_rows == NULL)
-    self->raw_rows = tomo_raw_rows_new (self->scan, 0);
-  return TRUE;
+  return job->impl->ops->load_raw != NULL && job->device_preprocess
+         && _tomo_scan_get_base (job->scan) == NULL;
+}
+
+/* The raw row cache of the job's scan: the engine's, made on first use
+ * (outside the lock: it asks the file for its chunking) and kept for the
+ * next requests while the scan is the engine's. */
+static TomoRawRows *
+job_dup_raw_rows (EngineJob *job)
+{
+  TomoEngine *self = job->engine;
+  TomoRawRows *raw = NULL, *made;
+
+  g_mutex_lock (&self->lock);
+  if (self->raw_rows != NULL && job->generation == self->generation)
+    raw = tomo_raw_rows_ref (self->raw_rows);
+  g_mutex_unlock (&self->lock);
+  if (raw != NULL)
+    return raw;
+
+  made = tomo_raw_rows_new (job->scan, 0);
+  g_mutex_lock (&self->lock);
+  if (job->generation == self->generation && self->backend->impl->ops->load_raw != NULL)
+    {
+      if (self->raw_rows == NULL)
+        self->raw_rows = tomo_raw_rows_ref (made);
+      raw = tomo_raw_rows_ref (self->raw_rows);
+    }
+  g_mutex_unlock (&self->lock);
+  if (raw == NULL)
+    return made;
+  tomo_raw_rows_unref (made);
+  return raw;
 }
 
 /* Rows [request->row, + n_slices) onto the backend, on the device path or
  * the host's, with the stages' times in `slice`. */
 static gboolean
-load_locked (TomoEngine             *self,
-             const TomoSliceRequest *request,
-             TomoSlice              *slice,
-             TomoPreprocessStats    *stats,
-             GCancellable           *cancellable,
-             GError                **error)
+job_load (EngineJob              *job,
+          const TomoSliceRequest *request,
+          TomoSlice              *slice,
+          TomoPreprocessStats    *stats,
+          GCancellable           *cancellable,
+          GError                **error)
 {
-  TomoBackendImpl *backend = self->backend;
+  TomoBackendImpl *backend = job->impl;
+  g_autoptr(TomoRawRows) raw_rows = NULL;
   TomoRawRow *rows[4] = { NULL, };
   gint64 start = g_get_monotonic_time ();
   gboolean ok = TRUE;
 
-  if (!use_raw_rows_locked (self))
+  if (!job_uses_raw_rows (job))
     {
-      ok = backend->ops->load_rows (backend, self->scan, request->row, request->n_slices, stats,
+      ok = backend->ops->load_rows (backend, job->scan, request->row, request->n_slices, stats,
                                     cancellable, error);
       slice->read_ms = (g_get_monotonic_time () - start) / 1000.0;
       return ok;
     }
+  raw_rows = job_dup_raw_rows (job);
   g_assert (request->n_slices <= G_N_ELEMENTS (rows));
   for (guint s = 0; s < request->n_slices && ok; s++)
-    ok = (rows[s] = tomo_raw_rows_get (self->raw_rows, request->row + s, error)) != NULL;
+    ok = (rows[s] = tomo_raw_rows_get (raw_rows, request->row + s, error)) != NULL;
   slice->read_ms = (g_get_monotonic_time () - start) / 1000.0;
   ok = ok && !g_cancellable_set_error_if_cancelled (cancellable, error)
-       && backend->ops->load_raw (backend, self->scan, rows, request->n_slices, stats,
+       && backend->ops->load_raw (backend, job->scan, rows, request->n_slices, stats,
                                   &slice->upload_ms, &slice->preprocess_ms, error);
   for (guint s = 0; s < G_N_ELEMENTS (rows); s++)
     g_clear_pointer (&rows[s], tomo_raw_row_unref);
@@ -556,49 +857,54 @@ load_locked (TomoEngine             *self,
 /* Brings the backend's filtered rows to what `request` needs: the one place
  * where the cache key is compared and updated. */
 static gboolean
-ensure_filtered_locked (TomoEngine             *self,
-                        const TomoSliceRequest *request,
-                        TomoSlice              *slice,
-                        GCancellable           *cancellable,
-                        GError                **error)
+job_ensure_filtered (EngineJob              *job,
+                     const TomoSliceRequest *request,
+                     TomoSlice              *slice,
+                     GCancellable           *cancellable,
+                     GError                **error)
 {
-  TomoBackendImpl *backend = self->backend;
+  TomoBackendImpl *backend = job->impl;
+  EngineBackend *owner = job->backend;
   const TomoReconParams *params = &request->params;
+  gboolean raw = job_uses_raw_rows (job);
 
-  if (!self->cache.configured || self->cache.filter != params->filter
-      || self->cache.pad != params->pad)
+  if (!owner->cache.configured || owner->cache.generation != job->generation
+      || job->generation == 0 || owner->cache.filter != params->filter
+      || owner->cache.pad != params->pad)
     {
       TomoBackendSetup setup = {
-        .width = tomo_scan_get_width (self->scan),
-        .n_proj = tomo_scan_get_n_projections (self->scan),
-        .angles = tomo_scan_get_angles (self->scan),
+        .width = tomo_scan_get_width (job->scan),
+        .n_proj = tomo_scan_get_n_projections (job->scan),
+        .angles = tomo_scan_get_angles (job->scan),
         .filter = params->filter,
         .pad = params->pad,
         .n_threads = params->n_threads,
       };
 
-      invalidate_cache_locked (self);
+      invalidate_cache (owner);
       if (!backend->ops->configure (backend, &setup, error))
         return FALSE;
-      self->cache.configured = TRUE;
-      self->cache.filter = params->filter;
-      self->cache.pad = params->pad;
+      owner->cache.configured = TRUE;
+      owner->cache.generation = job->generation;
+      owner->cache.filter = params->filter;
+      owner->cache.pad = params->pad;
     }
-  if (!self->cache.loaded || self->cache.row != request->row
-      || self->cache.n_slices != request->n_slices)
+  if (!owner->cache.loaded || owner->cache.row != request->row
+      || owner->cache.n_slices != request->n_slices || owner->cache.raw != raw)
     {
       TomoPreprocessStats stats = { 0 };
 
-      self->cache.loaded = FALSE;
-      if (!load_locked (self, request, slice, &stats, cancellable, error)
+      owner->cache.loaded = FALSE;
+      if (!job_load (job, request, slice, &stats, cancellable, error)
           || !backend->ops->filter (backend, &slice->filter_ms, error))
         return FALSE;
-      self->cache.loaded = TRUE;
-      self->cache.row = request->row;
-      self->cache.n_slices = request->n_slices;
-      self->cache.stats = stats;
+      owner->cache.loaded = TRUE;
+      owner->cache.raw = raw;
+      owner->cache.row = request->row;
+      owner->cache.n_slices = request->n_slices;
+      owner->cache.stats = stats;
     }
-  slice->stats = self->cache.stats;
+  slice->stats = owner->cache.stats;
   return TRUE;
 }
 
@@ -617,19 +923,6 @@ slice_init (TomoSlice              *slice,
   slice->height = roi->height;
 }
 
-/* Request in → slice out, and the back projection's rate. */
-static void
-set_times_locked (TomoEngine *self,
-                  TomoSlice  *slice,
-                  gint64      start)
-{
-  double updates = (double) slice->width * slice->height * slice->n_slices
-                   * tomo_scan_get_n_projections (self->scan);
-
-  slice->total_ms = (g_get_monotonic_time () - start) / 1000.0;
-  slice->gups = slice->backproject_ms > 0 ? updates / (slice->backproject_ms * 1e6) : 0;
-}
-
 /* The row slice `request` asks for, over `roi`. */
 static TomoBackendPlane
 plane_of_request (const TomoSliceRequest *request,
@@ -646,48 +939,83 @@ plane_of_request (const TomoSliceRequest *request,
   };
 }
 
-/* After a blocking reconstruction under the lock: a GPU failure hands the
- * engine to the CPU, the slice gets its times; unlocks and reports. */
+/* After a computation: a GPU failure hands the engine to the CPU, the
+ * slice gets its times (request in → slice out, and the back projection's
+ * rate); ends the job and reports. */
 static TomoSlice *
-unlock_with_slice (TomoEngine *self,
-                   TomoSlice  *slice,
-                   gint64      start,
-                   GError     *local_error,
-                   GError    **error)
+job_end_with_slice (EngineJob *job,
+                    TomoSlice *slice,
+                    gint64     start,
+                    GError    *local_error,
+                    GError   **error)
 {
-  give_up_gpu_locked (self, local_error);
+  give_up_gpu (job, local_error);
   if (slice != NULL)
-    set_times_locked (self, slice, start);
-  g_mutex_unlock (&self->lock);
+    {
+      double updates = (double) slice->width * slice->height * slice->n_slices
+                       * tomo_scan_get_n_projections (job->scan);
+
+      slice->total_ms = (g_get_monotonic_time () - start) / 1000.0;
+      slice->gups = slice->backproject_ms > 0 ? updates / (slice->backproject_ms * 1e6) : 0;
+    }
+  job_end (job);
   if (local_error != NULL)
     g_propagate_error (error, local_error);
   return slice;
 }
 
 static TomoSlice *
-reconstruct_locked (TomoEngine             *self,
-                    const TomoSliceRequest *request,
-                    const TomoRoi          *roi,
-                    GCancellable           *cancellable,
-                    GError                **error)
+job_reconstruct (EngineJob              *job,
+                 const TomoSliceRequest *request,
+                 const TomoRoi          *roi,
+                 GCancellable           *cancellable,
+                 GError                **error)
 {
-  TomoBackendImpl *backend = self->backend;
+  TomoBackendImpl *backend = job->impl;
   g_autoptr(TomoSlice) slice = g_new0 (TomoSlice, 1);
   TomoBackendPlane plane = plane_of_request (request, roi);
 
   slice_init (slice, request, roi, request->n_slices);
 
-  if (!ensure_filtered_locked (self, request, slice, cancellable, error))
+  if (!job_ensure_filtered (job, request, slice, cancellable, error))
     return NULL;
   if (!backend->ops->backproject (backend, &plane, slice, cancellable, error))
     {
       /* The filtered sinograms may be gone with a failed launch. */
-      invalidate_cache_locked (self);
+      invalidate_cache (job->backend);
       return NULL;
     }
   if (!backend->ops->stats (backend, slice, error))
     return NULL;
   return g_steal_pointer (&slice);
+}
+
+static void aim_prefetch (EngineJob *job, const TomoSliceRequest *request);
+
+/* A slice request on the scan and backend of now; `stamp`: see job_begin();
+ * `prefetch`: aim the prefetcher at the rows around it (submitted
+ * requests). */
+static TomoSlice *
+reconstruct_request (TomoEngine             *self,
+                     const TomoSliceRequest *request,
+                     guint64                 stamp,
+                     gboolean                prefetch,
+                     GCancellable           *cancellable,
+                     GError                **error)
+{
+  EngineJob job;
+  TomoSlice *slice = NULL;
+  GError *local_error = NULL;
+  TomoRoi roi;
+  gint64 start = g_get_monotonic_time ();
+
+  if (!job_begin (self, &job, NULL, stamp, request->row, error))
+    return NULL;
+  if (check_request (job.scan, request, &roi, &local_error))
+    slice = job_reconstruct (&job, request, &roi, cancellable, &local_error);
+  if (slice != NULL && prefetch)
+    aim_prefetch (&job, request);
+  return job_end_with_slice (&job, slice, start, local_error, error);
 }
 
 TomoSlice *
@@ -696,19 +1024,10 @@ tomo_engine_reconstruct (TomoEngine             *self,
                          GCancellable           *cancellable,
                          GError                **error)
 {
-  TomoSlice *slice = NULL;
-  GError *local_error = NULL;
-  TomoRoi roi;
-  gint64 start;
-
   g_return_val_if_fail (TOMO_IS_ENGINE (self), NULL);
   g_return_val_if_fail (request != NULL, NULL);
 
-  start = g_get_monotonic_time ();
-  g_mutex_lock (&self->lock);
-  if (check_request_locked (self, request, &roi, &local_error))
-    slice = reconstruct_locked (self, request, &roi, cancellable, &local_error);
-  return unlock_with_slice (self, slice, start, local_error, error);
+  return reconstruct_request (self, request, ANY_GENERATION, FALSE, cancellable, error);
 }
 
 /* --- "latest wins" worker ------------------------------------------------ */
@@ -739,24 +1058,26 @@ deliver_cb (gpointer data)
 }
 
 /* After row r was served: read the rows the user will likely go to next,
- * unless another request is already waiting. */
+ * unless another request is already waiting or the scan changed. */
 static void
-aim_prefetch (TomoEngine             *self,
+aim_prefetch (EngineJob              *job,
               const TomoSliceRequest *request)
 {
-  g_autoptr(TomoScan) scan = NULL;
+  TomoEngine *self = job->engine;
   g_autoptr(TomoRawRows) raw = NULL;
+  gboolean current;
 
   g_mutex_lock (&self->lock);
-  if (self->scan != NULL)
-    scan = g_object_ref (self->scan);
-  /* Where the last row came from is where its neighbours go. */
-  if (self->raw_rows != NULL && use_raw_rows_locked (self))
-    raw = tomo_raw_rows_ref (self->raw_rows);
+  current = job->generation == self->generation;
   g_mutex_unlock (&self->lock);
+  if (!current)
+    return;
+  /* Where the last row came from is where its neighbours go. */
+  if (job_uses_raw_rows (job))
+    raw = job_dup_raw_rows (job);
 
   g_mutex_lock (&self->queue_lock);
-  if (scan != NULL && self->pending == NULL && !self->quit
+  if (self->pending == NULL && !self->quit
       && (self->prefetch_ahead > 0 || self->prefetch_behind > 0))
     {
       guint first = request->row, last = request->row + MAX (request->n_slices, 1) - 1;
@@ -774,10 +1095,41 @@ aim_prefetch (TomoEngine             *self,
                                      self->direction, self->prefetch_ahead,
                                      self->prefetch_behind);
       else
-        tomo_scrub_prefetch_aim (self->prefetch, scan, self->direction > 0 ? last : first,
+        tomo_scrub_prefetch_aim (self->prefetch, job->scan, self->direction > 0 ? last : first,
                                  self->direction, self->prefetch_ahead, self->prefetch_behind);
     }
   g_mutex_unlock (&self->queue_lock);
+}
+
+static TomoSlice *reconstruct_centers_request (TomoEngine             *self,
+                                               const TomoSliceRequest *request,
+                                               const double           *centers,
+                                               guint                   n_centers,
+                                               guint64                 stamp,
+                                               GCancellable           *cancellable,
+                                               GError                **error);
+
+/* The answer to a request whose scan was replaced while it was computed
+ * is stale too: the cancelled error in its place (a device fault stays,
+ * it concerns the engine, not the scan). */
+static void
+drop_stale_answer (TomoEngine     *self,
+                   PendingRequest *pending,
+                   Delivery       *d)
+{
+  GError *stale = NULL;
+
+  if (d->error != NULL
+      && g_error_matches (d->error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_DEVICE_FAULT))
+    return;
+  g_mutex_lock (&self->lock);
+  check_stamp_locked (self, pending->generation, pending->request.row, &stale);
+  g_mutex_unlock (&self->lock);
+  if (stale == NULL)
+    return;
+  g_clear_pointer (&d->slice, tomo_slice_unref);
+  g_clear_error (&d->error);
+  d->error = stale;
 }
 
 static gpointer
@@ -807,13 +1159,16 @@ worker_main (gpointer data)
       d->engine = g_object_ref (self);
       g_mutex_unlock (&self->queue_lock);
 
+      /* Stamped: a request made for a scan replaced since is answered
+       * cancelled, never run against the new one. */
       if (pending->n_centers > 0)
-        d->slice = tomo_engine_reconstruct_centers (self, &pending->request, pending->centers,
-                                                    pending->n_centers, NULL, &d->error);
+        d->slice = reconstruct_centers_request (self, &pending->request, pending->centers,
+                                                pending->n_centers, pending->generation, NULL,
+                                                &d->error);
       else
-        d->slice = tomo_engine_reconstruct (self, &pending->request, NULL, &d->error);
-      if (d->slice != NULL && pending->n_centers == 0)
-        aim_prefetch (self, &pending->request);
+        d->slice = reconstruct_request (self, &pending->request, pending->generation, TRUE, NULL,
+                                        &d->error);
+      drop_stale_answer (self, pending, d);
       d->callback = pending->callback;
       d->user_data = pending->user_data;
       d->destroy = g_steal_pointer (&pending->destroy);
@@ -830,13 +1185,17 @@ worker_main (gpointer data)
 }
 
 static PendingRequest *
-pending_request_new (const TomoSliceRequest *request,
+pending_request_new (TomoEngine             *self,
+                     const TomoSliceRequest *request,
                      TomoEngineCallback      callback,
                      gpointer                user_data)
 {
   PendingRequest *pending = g_new0 (PendingRequest, 1);
 
   pending->request = *request;
+  g_mutex_lock (&self->lock);
+  pending->generation = self->generation;
+  g_mutex_unlock (&self->lock);
   pending->callback = callback;
   pending->user_data = user_data;
   pending->context = g_main_context_ref_thread_default ();
@@ -872,7 +1231,7 @@ tomo_engine_submit (TomoEngine             *self,
   g_return_if_fail (request != NULL);
   g_return_if_fail (callback != NULL);
 
-  enqueue (self, &self->pending, pending_request_new (request, callback, user_data));
+  enqueue (self, &self->pending, pending_request_new (self, request, callback, user_data));
 }
 
 void
@@ -891,7 +1250,7 @@ tomo_engine_submit_centers (TomoEngine             *self,
   g_return_if_fail (centers != NULL && n_centers > 0);
   g_return_if_fail (callback != NULL);
 
-  pending = pending_request_new (request, callback, user_data);
+  pending = pending_request_new (self, request, callback, user_data);
   pending->centers = g_memdup2 (centers, sizeof (double) * n_centers);
   pending->n_centers = n_centers;
   pending->destroy = destroy;
@@ -901,14 +1260,14 @@ tomo_engine_submit_centers (TomoEngine             *self,
 /* --- centre sweep ------------------------------------------------------- */
 
 static TomoSlice *
-reconstruct_centers_locked (TomoEngine             *self,
-                            const TomoSliceRequest *request,
-                            const double           *centers,
-                            guint                   n_centers,
-                            GCancellable           *cancellable,
-                            GError                **error)
+job_reconstruct_centers (EngineJob              *job,
+                         const TomoSliceRequest *request,
+                         const double           *centers,
+                         guint                   n_centers,
+                         GCancellable           *cancellable,
+                         GError                **error)
 {
-  TomoBackendImpl *backend = self->backend;
+  TomoBackendImpl *backend = job->impl;
   g_autoptr(TomoSlice) slice = g_new0 (TomoSlice, 1);
   TomoBackendCenters sweep = { .centers = centers, .n_centers = n_centers };
   TomoRoi roi;
@@ -926,14 +1285,14 @@ reconstruct_centers_locked (TomoEngine             *self,
                    n_centers);
       return NULL;
     }
-  if (!check_request_locked (self, request, &roi, error))
+  if (!check_request (job->scan, request, &roi, error))
     return NULL;
   for (guint i = 0; i < n_centers; i++)
     {
       TomoReconParams params = request->params;
 
       params.center = centers[i];
-      if (!check_locked (self, request->row, request->row + 1, &params, NULL, error))
+      if (!check_scan (job->scan, request->row, request->row + 1, &params, NULL, error))
         return NULL;
     }
   sweep.plane = plane_of_request (request, &roi);
@@ -941,19 +1300,39 @@ reconstruct_centers_locked (TomoEngine             *self,
   slice->backend = backend->ops->backend;
   slice->kernel = g_strdup ("centers");
 
-  if (!ensure_filtered_locked (self, request, slice, cancellable, error)
+  if (!job_ensure_filtered (job, request, slice, cancellable, error)
       || !tomo_backend_alloc_slice_data (slice, error))
     return NULL;
   sweep.images = slice->data;
   if (!backend->ops->backproject_centers (backend, &sweep, error))
     {
-      invalidate_cache_locked (self);
+      invalidate_cache (job->backend);
       return NULL;
     }
   slice->backproject_ms = sweep.ms;
   tomo_slice_stats_compute (slice->data, (gsize) roi.width * roi.height * n_centers,
                             &slice->values);
   return g_steal_pointer (&slice);
+}
+
+static TomoSlice *
+reconstruct_centers_request (TomoEngine             *self,
+                             const TomoSliceRequest *request,
+                             const double           *centers,
+                             guint                   n_centers,
+                             guint64                 stamp,
+                             GCancellable           *cancellable,
+                             GError                **error)
+{
+  EngineJob job;
+  TomoSlice *slice;
+  GError *local_error = NULL;
+  gint64 start = g_get_monotonic_time ();
+
+  if (!job_begin (self, &job, NULL, stamp, request->row, error))
+    return NULL;
+  slice = job_reconstruct_centers (&job, request, centers, n_centers, cancellable, &local_error);
+  return job_end_with_slice (&job, slice, start, local_error, error);
 }
 
 TomoSlice *
@@ -964,22 +1343,77 @@ tomo_engine_reconstruct_centers (TomoEngine             *self,
                                  GCancellable           *cancellable,
                                  GError                **error)
 {
-  TomoSlice *slice = NULL;
-  GError *local_error = NULL;
-  gint64 start;
-
   g_return_val_if_fail (TOMO_IS_ENGINE (self), NULL);
   g_return_val_if_fail (request != NULL, NULL);
   g_return_val_if_fail (centers != NULL || n_centers == 0, NULL);
 
-  start = g_get_monotonic_time ();
-  g_mutex_lock (&self->lock);
-  slice = reconstruct_centers_locked (self, request, centers, n_centers, cancellable,
-                                      &local_error);
-  return unlock_with_slice (self, slice, start, local_error, error);
+  return reconstruct_centers_request (self, request, centers, n_centers, ANY_GENERATION,
+                                      cancellable, error);
 }
 
 /* --- whole volumes ------------------------------------------------------ */
+
+gboolean
+tomo_engine_reconstruct_scan_volume (TomoEngine            *self,
+                                     TomoScan              *scan,
+                                     guint                  row_start,
+                                     guint                  row_end,
+                                     const TomoReconParams *params,
+                                     int                    kernel,
+                                     TomoVolumeSink         sink,
+                                     TomoProgressFunc       progress,
+                                     gpointer               user_data,
+                                     TomoVolumeStats       *stats,
+                                     GCancellable          *cancellable,
+                                     GError               **error)
+{
+  TomoBackendVolume volume = { 0 };
+  TomoVolumeStats local_stats = { 0 };
+  GError *local_error = NULL;
+  EngineJob job;
+  gboolean ok = FALSE;
+
+  g_return_val_if_fail (TOMO_IS_ENGINE (self), FALSE);
+  g_return_val_if_fail (scan == NULL || TOMO_IS_SCAN (scan), FALSE);
+  g_return_val_if_fail (params != NULL, FALSE);
+  g_return_val_if_fail (sink != NULL, FALSE);
+
+  if ((guint) kernel >= TOMO_N_KERNELS)
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                   "Unknown back-projection kernel %d", kernel);
+      return FALSE;
+    }
+  /* The backend's lock for the whole volume (slices on it wait), the
+   * engine's not at all: a new scan or backend meanwhile is for the next. */
+  if (!job_begin (self, &job, scan, ANY_GENERATION, row_start, error))
+    return FALSE;
+  if (check_scan (job.scan, row_start, row_end, params, &volume.roi, &local_error))
+    {
+      volume.scan = job.scan;
+      volume.row_start = row_start;
+      volume.row_end = row_end;
+      volume.params = *params;
+      volume.kernel = kernel;
+      volume.sink = sink;
+      volume.progress = progress;
+      volume.user_data = user_data;
+      volume.cancellable = cancellable;
+      volume.stats = &local_stats;
+      local_stats.n_rows = row_end - row_start;
+      ok = job.impl->ops->volume (job.impl, &volume, &local_error);
+      give_up_gpu (&job, ok ? NULL : local_error);
+      g_mutex_lock (&self->lock);
+      self->volume_stats = local_stats;
+      g_mutex_unlock (&self->lock);
+      if (stats != NULL)
+        *stats = local_stats;
+    }
+  job_end (&job);
+  if (local_error != NULL)
+    g_propagate_error (error, local_error);
+  return ok;
+}
 
 gboolean
 tomo_engine_reconstruct_volume (TomoEngine            *self,
@@ -993,37 +1427,9 @@ tomo_engine_reconstruct_volume (TomoEngine            *self,
                                 GCancellable          *cancellable,
                                 GError               **error)
 {
-  TomoBackendVolume job = { 0 };
-  gboolean ok = FALSE;
-
-  g_return_val_if_fail (TOMO_IS_ENGINE (self), FALSE);
-  g_return_val_if_fail (params != NULL, FALSE);
-  g_return_val_if_fail (sink != NULL, FALSE);
-
-  g_mutex_lock (&self->lock);
-  if ((guint) kernel >= TOMO_N_KERNELS)
-    g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                 "Unknown back-projection kernel %d", kernel);
-  else if (check_locked (self, row_start, row_end, params, &job.roi, error))
-    {
-      job.scan = g_object_ref (self->scan);
-      job.row_start = row_start;
-      job.row_end = row_end;
-      job.params = *params;
-      job.kernel = kernel;
-      job.sink = sink;
-      job.progress = progress;
-      job.user_data = user_data;
-      job.cancellable = cancellable;
-      job.stats = &self->volume_stats;
-      memset (&self->volume_stats, 0, sizeof self->volume_stats);
-      self->volume_stats.n_rows = row_end - row_start;
-      ok = self->backend->ops->volume (self->backend, &job, error);
-      give_up_gpu_locked (self, ok || error == NULL ? NULL : *error);
-      g_object_unref (job.scan);
-    }
-  g_mutex_unlock (&self->lock);
-  return ok;
+  return tomo_engine_reconstruct_scan_volume (self, NULL, row_start, row_end, params, kernel,
+                                              sink, progress, user_data, NULL, cancellable,
+                                              error);
 }
 
 void
@@ -1059,13 +1465,10 @@ tomo_engine_set_device_preprocess (TomoEngine *self,
 {
   g_return_if_fail (TOMO_IS_ENGINE (self));
 
+  /* The rows loaded came the other way: the cache key (its `raw`) makes
+   * the next request reload. */
   g_mutex_lock (&self->lock);
-  if (self->device_preprocess != !!device_preprocess)
-    {
-      self->device_preprocess = !!device_preprocess;
-      /* The rows loaded came the other way: the next request reloads. */
-      self->cache.loaded = FALSE;
-    }
+  self->device_preprocess = !!device_preprocess;
   g_mutex_unlock (&self->lock);
 }
 

@@ -124,6 +124,12 @@ G_DECLARE_FINAL_TYPE (TomoEngine, tomo_engine, TOMO, ENGINE, GObject)
 /* Number of usable CUDA devices; 0 without CUDA or driver. */
 int          tomo_engine_count_gpus         (void);
 
+/* Threads: every function may be called from any thread.  Setting the
+ * scan or the backend takes a moment — it never waits for a slice or a
+ * volume being computed, which goes on with the scan and backend it
+ * started with — and applies to the next request.  Computations on one
+ * backend run one at a time. */
+
 /* AUTO picks the GPU when one is present and usable, else the CPU. */
 TomoEngine  *tomo_engine_new                (TomoBackend backend);
 gboolean     tomo_engine_set_backend        (TomoEngine  *self,
@@ -136,9 +142,16 @@ const char  *tomo_engine_get_device_name    (TomoEngine *self);
 /* The CUDA device the GPU backend runs on, −1 for CPU. */
 int          tomo_engine_get_device         (TomoEngine *self);
 
+/* A new scan supersedes the requests submitted for the previous one:
+ * those waiting are dropped, one being computed is answered with
+ * TOMO_RECON_ERROR_CANCELLED (never run against the new scan). */
 void         tomo_engine_set_scan           (TomoEngine *self,
                                              TomoScan   *scan);
+/* Not a reference: for the thread that sets the scan. */
 TomoScan    *tomo_engine_get_scan           (TomoEngine *self);
+/* A new reference to the scan of now, or NULL: for other threads, and
+ * for whoever must keep describing that scan while another is set. */
+TomoScan    *tomo_engine_dup_scan           (TomoEngine *self);
 
 /* The engine's door: checks rows [row_start, row_end) and params against the
  * scan, one message per mistake, and resolves the ROI (*roi may be NULL).
@@ -166,7 +179,9 @@ TomoSlice   *tomo_engine_reconstruct        (TomoEngine             *self,
 /* Non-blocking, "latest wins": while one request is computed, newer ones
  * replace the pending one.  `callback` runs on the thread-default main
  * context of the caller with the slice or the error of the request it
- * answers (older superseded requests are dropped without a callback). */
+ * answers (older superseded requests are dropped without a callback).  A
+ * request is for the scan of its submission: answered after another scan
+ * was set, it has TOMO_RECON_ERROR_CANCELLED. */
 typedef void (*TomoEngineCallback) (TomoEngine *engine,
                                     TomoSlice  *slice,
                                     const GError *error,
@@ -236,8 +251,24 @@ gboolean     tomo_engine_reconstruct_volume (TomoEngine            *self,
                                              gpointer               user_data,
                                              GCancellable          *cancellable,
                                              GError               **error);
-/* Stage times of the last tomo_engine_reconstruct_volume() (also when it
- * failed); zeros before the first. */
+/* The same of `scan` (NULL: the engine's of now), which need not be the
+ * engine's scan — an export goes on with the scan it described in its file
+ * while another is opened — and its stage times in *stats (may be NULL;
+ * set when the rows were valid, also when it failed). */
+gboolean     tomo_engine_reconstruct_scan_volume (TomoEngine            *self,
+                                                  TomoScan              *scan,
+                                                  guint                  row_start,
+                                                  guint                  row_end,
+                                                  const TomoReconParams *params,
+                                                  int                    kernel,
+                                                  TomoVolumeSink         sink,
+                                                  TomoProgressFunc       progress,
+                                                  gpointer               user_data,
+                                                  TomoVolumeStats       *stats,
+                                                  GCancellable          *cancellable,
+                                                  GError               **error);
+/* Stage times of the last volume (also when it failed); zeros before the
+ * first. */
 void         tomo_engine_get_volume_stats   (TomoEngine      *self,
                                              TomoVolumeStats *stats);
 

@@ -12,6 +12,7 @@ struct _TomoVolumeExport
   GObject parent_instance;
 
   TomoEngine *engine;
+  TomoScan *scan;  /* the engine's at _new: the one described and reconstructed */
   char *path;
   TomoVolumeFormat format;
   guint row_start, row_end;
@@ -51,6 +52,7 @@ tomo_volume_export_finalize (GObject *object)
   TomoVolumeExport *self = TOMO_VOLUME_EXPORT (object);
 
   g_clear_object (&self->engine);
+  g_clear_object (&self->scan);
   g_free (self->path);
   g_clear_pointer (&self->notify_context, g_main_context_unref);
   g_mutex_clear (&self->lock);
@@ -112,6 +114,9 @@ tomo_volume_export_new (TomoEngine            *engine,
 
   self = g_object_new (TOMO_TYPE_VOLUME_EXPORT, NULL);
   self->engine = g_object_ref (engine);
+  /* The scan open now is the one exported, whatever the engine is given
+   * while the export runs. */
+  self->scan = tomo_engine_dup_scan (engine);
   self->path = g_strdup (path);
   self->format = format == TOMO_VOLUME_FORMAT_AUTO ? tomo_volume_format_guess (path) : format;
   self->row_start = row_start;
@@ -207,7 +212,7 @@ tomo_volume_export_run (TomoVolumeExport *self,
                         GCancellable     *cancellable,
                         GError          **error)
 {
-  TomoScan *scan;
+  TomoScan *scan = self->scan;
   TomoVolumeInfo info = { 0 };
   TomoRoi roi;
   gint64 t0 = g_get_monotonic_time ();
@@ -218,7 +223,6 @@ tomo_volume_export_run (TomoVolumeExport *self,
   g_return_val_if_fail (!self->started, FALSE);
 
   self->started = TRUE;
-  scan = tomo_engine_get_scan (self->engine);
   if (scan == NULL)
     {
       g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
@@ -250,10 +254,9 @@ tomo_volume_export_run (TomoVolumeExport *self,
       return FALSE;
     }
 
-  ok = tomo_engine_reconstruct_volume (self->engine, self->row_start, self->row_end,
-                                       &self->params, self->kernel, sink_cb, progress_cb, self,
-                                       cancellable, &local);
-  tomo_engine_get_volume_stats (self->engine, &self->stats);
+  ok = tomo_engine_reconstruct_scan_volume (self->engine, scan, self->row_start, self->row_end,
+                                            &self->params, self->kernel, sink_cb, progress_cb,
+                                            self, &self->stats, cancellable, &local);
   self->stats.sink_ms = self->stats.write_ms;
   self->stats.write_ms = tomo_volume_writer_get_busy_ms (self->writer);
   /* The writers' busy time is taken before finish frees them; finish only

@@ -9,8 +9,9 @@
 
 G_BEGIN_DECLS
 
-/* Reconstructs rows [row_start, row_end) of the engine's scan and writes
- * them to a file or folder (TIFF per slice, multi-page TIFF or HDF5), every
+/* Reconstructs rows [row_start, row_end) of the engine's scan (the one it
+ * has at tomo_volume_export_new(), kept to the end whatever scan the engine
+ * is given meanwhile) and writes them to a file or folder (TIFF per slice, multi-page TIFF or HDF5), every
  * stage overlapped: the engine's volume pipeline computes while a pool of
  * writer threads writes.  One export runs once.  On failure or cancel
  * nothing half-written is left under the output name; the error says so. */

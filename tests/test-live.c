@@ -1063,7 +1063,7 @@ test_memory_limit (void)
   tomo_live_receiver_options_init (&options);
   options.url = "tcp://127.0.0.1:*";
   options.protocol = TOMO_LIVE_PROTOCOL_JSON;
-  options.max_memory = 3 * sizeof px + 100;   /* three frames */
+  options.max_memory = 3 * sizeof px + 1000;   /* three frames and their slots */
   rx = tomo_live_receiver_new (&options, &error);
   g_assert_no_error (error);
   tx = sender_new (rx, TOMO_LIVE_PROTOCOL_JSON);
@@ -1096,6 +1096,184 @@ test_memory_limit (void)
   g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, 3);
   g_assert_cmpuint (info.n_duplicates, ==, 1);
   g_assert_cmpuint (info.bytes_held, <=, options.max_memory);
+}
+
+/* A receiver with a limit of `max_memory` bytes, pull, on loopback. */
+static TomoLiveReceiver *
+limited_receiver_new (TomoLiveProtocol protocol,
+                      gsize            max_memory)
+{
+  g_autoptr(GError) error = NULL;
+  TomoLiveReceiverOptions options;
+  TomoLiveReceiver *rx;
+
+  tomo_live_receiver_options_init (&options);
+  options.url = "tcp://127.0.0.1:*";
+  options.protocol = protocol;
+  options.max_memory = max_memory;
+  rx = tomo_live_receiver_new (&options, &error);
+  g_assert_no_error (error);
+  return rx;
+}
+
+/* Waits until `rx` has handled (accepted or dropped) `n` messages. */
+static TomoLiveReceiverStats
+wait_messages (TomoLiveReceiver *rx,
+               guint64           n)
+{
+  gint64 deadline = g_get_monotonic_time () + WAIT_US;
+  TomoLiveReceiverStats s = { 0 };
+
+  while (g_get_monotonic_time () < deadline)
+    {
+      tomo_live_receiver_get_stats (rx, &s);
+      if (s.n_accepted + s.n_dropped_total >= n)
+        break;
+      g_usleep (2000);
+    }
+  g_assert_cmpuint (s.n_accepted + s.n_dropped_total, >=, n);
+  return s;
+}
+
+/* Complete scans that nobody takes (the viewer never does) count toward the
+ * limit and give way to the scans after them: ten scans through a limit of
+ * three keep arriving whole, and what is held stays within the limit. */
+#define SHARED_ROWS 32
+#define SHARED_COLS 64
+#define SHARED_N 16
+
+static void
+test_memory_shared (void)
+{
+  gsize scan_bytes = (gsize) SHARED_N * SHARED_ROWS * SHARED_COLS * sizeof (float);
+  gsize limit = 3 * scan_bytes + 64 * 1024;
+  g_autoptr(TomoLiveReceiver) rx = limited_receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, limit);
+  g_autoptr(TomoLiveSender) tx = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
+  g_autoptr(GError) error = NULL;
+  g_autofree float *px = g_new (float, SHARED_ROWS * SHARED_COLS);
+  double angles[SHARED_N];
+  TomoLiveReceiverStats s;
+  TomoLiveScan *scan;
+  gsize held = 0;
+  guint n_queued = 0;
+
+  for (guint i = 0; i < SHARED_N; i++)
+    angles[i] = G_PI * i / SHARED_N;
+  for (guint scan_i = 0; scan_i < 10; scan_i++)
+    {
+      for (guint i = 0; i < SHARED_ROWS * SHARED_COLS; i++)
+        px[i] = 1 + scan_i;
+      /* A geometry that differs from the last: a new scan each time. */
+      angles[0] = scan_i * 1e-3;
+      g_assert_true (tomo_live_sender_send_geometry (tx, SHARED_ROWS, SHARED_COLS, SHARED_N, angles, 0, 0,
+                                                     FALSE, &error));
+      for (guint i = 0; i < SHARED_N; i++)
+        g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, SHARED_ROWS, SHARED_COLS,
+                                                    TOMO_DTYPE_FLOAT32, px, FALSE, 0, &error));
+      g_assert_no_error (error);
+    }
+  s = wait_messages (rx, 10 * (SHARED_N + 1));
+  g_assert_cmpuint (s.n_scans, ==, 10);
+  g_assert_cmpuint (s.n_dropped_total, ==, 0);
+
+  /* What the queue still holds, and the scan being received. */
+  while ((scan = tomo_live_receiver_wait_complete (rx, 0, NULL)) != NULL)
+    {
+      TomoLiveScanInfo info;
+
+      tomo_live_scan_get_info (scan, &info);
+      g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, SHARED_N);
+      held += info.bytes_held;
+      n_queued++;
+      tomo_live_scan_unref (scan);
+    }
+  g_test_message ("%u complete scans still queued, %" G_GSIZE_FORMAT " bytes of a limit of %" G_GSIZE_FORMAT,
+                  n_queued, held, limit);
+  g_assert_cmpuint (n_queued, >=, 1);
+  g_assert_cmpuint (n_queued, <=, 3);
+  g_assert_cmpuint (held, <=, limit);
+}
+
+/* What the wire says cannot make the receiver allocate past its limit: a
+ * projection id far past the frames held (JSON grows a slot per id), dark
+ * and flat ids and counts beyond any scan's, a message larger than any frame
+ * may be (refused by ZeroMQ before it is read). */
+static void
+test_memory_wire (void)
+{
+  gsize limit = (gsize) 1 << 20;
+  g_autoptr(GError) error = NULL;
+  guint8 px[4] = { 1, 2, 3, 4 };
+
+  /* JSON: frame 2²⁴ − 1 of a growing scan would need 2²⁴ slots. */
+  {
+    g_autoptr(TomoLiveReceiver) rx = limited_receiver_new (TOMO_LIVE_PROTOCOL_JSON, limit);
+    g_autoptr(TomoLiveSender) tx = sender_new (rx, TOMO_LIVE_PROTOCOL_JSON);
+    g_autoptr(TomoLiveScan) live = NULL;
+    TomoLiveReceiverStats s;
+    TomoLiveScanInfo info;
+
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, 0, 2, 2, TOMO_DTYPE_UINT8, px,
+                                                FALSE, 0, &error));
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, TOMO_LIVE_MAX_ID - 1, 2, 2,
+                                                TOMO_DTYPE_UINT8, px, FALSE, 0, &error));
+    /* A dark id beyond any scan's. */
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_DARK, TOMO_LIVE_MAX_ID - 1, 2, 2,
+                                                TOMO_DTYPE_UINT8, px, FALSE, 0, &error));
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_DARK, TOMO_LIVE_MAX_CALIBRATION - 1, 2, 2,
+                                                TOMO_DTYPE_UINT8, px, FALSE, 0, &error));
+    g_assert_no_error (error);
+    s = wait_messages (rx, 4);
+    g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_MEMORY], ==, 1);
+    g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_ID], ==, 1);
+    live = tomo_live_receiver_dup_current (rx);
+    tomo_live_scan_get_info (live, &info);
+    g_assert_cmpuint (tomo_live_scan_get_n_slots (live, TOMO_FRAME_PROJECTION), ==, 1);
+    g_assert_cmpuint (tomo_live_scan_get_n_slots (live, TOMO_FRAME_DARK), ==, TOMO_LIVE_MAX_CALIBRATION);
+    g_assert_cmpuint (info.n_present[TOMO_FRAME_DARK], ==, 1);
+    g_assert_cmpuint (info.bytes_held, <=, limit);
+  }
+
+  /* TomoPackets: a dark id and a ScanSettings count beyond any scan's; a
+   * message four times the limit. */
+  {
+    g_autoptr(TomoLiveReceiver) rx = limited_receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, limit);
+    g_autoptr(TomoLiveSender) tx = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
+    g_autoptr(TomoLiveSender) big = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
+    g_autoptr(TomoLiveScan) live = NULL;
+    g_autofree guint8 *huge = g_malloc0 (4 * limit);
+    double angles[4] = { 0, 45, 90, 135 };
+    float f[4] = { 1, 2, 3, 4 };
+    const void *parts[1] = { huge };
+    gsize size = 4 * limit;
+    TomoLiveReceiverStats s;
+
+    guint64 n0;
+
+    g_assert_true (tomo_live_sender_send_geometry (tx, 2, 2, 4, angles, 0, 0, FALSE, &error));
+    /* The geometry is three messages (specification, settings, beam). */
+    s = wait_messages (rx, 3);
+    n0 = s.n_messages;
+    flow_send_bytes (&(Flow) { rx, tx, 2, 2, 0 }, tomo_live_encode_projection (0, TOMO_LIVE_MAX_ID - 1, 2, 2, f, 4));
+    flow_send_bytes (&(Flow) { rx, tx, 2, 2, 0 }, tomo_live_encode_scan_settings (0, TOMO_LIVE_MAX_ID, 1, 0));
+    s = wait_messages (rx, n0 + 2);
+    g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_ID], ==, 1);
+    g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_TOO_LARGE], ==, 1);
+    live = tomo_live_receiver_dup_current (rx);
+    g_assert_cmpuint (tomo_live_scan_get_n_slots (live, TOMO_FRAME_DARK), ==, 0);
+
+    /* 4 MiB under a 1 MiB limit: not received at all (counted nowhere),
+     * and what comes after it still is. */
+    memcpy (huge, (guint8[]) { 0x09, 0x03, 0, 0 }, 4);
+    g_assert_true (tomo_live_sender_send_parts (big, parts, &size, 1, &error));
+    g_assert_no_error (error);
+    g_usleep (300000);
+    flow_send_bytes (&(Flow) { rx, tx, 2, 2, 0 }, tomo_live_encode_projection (2, 1, 2, 2, f, 4));
+    s = wait_messages (rx, n0 + 3);
+    g_assert_cmpuint (s.n_messages, ==, n0 + 3);
+    g_assert_cmpuint (s.bytes, <, limit);
+    g_assert_cmpuint (s.n_accepted, ==, n0 + 1);
+  }
 }
 
 /* Frames that never arrive are gaps: counted, named, and read as the flat
@@ -1172,6 +1350,8 @@ main (int    argc,
   g_test_add_func ("/tomo/live/cli/timeout", test_cli_timeout);
   g_test_add_func ("/tomo/live/many-projections", test_many_projections);
   g_test_add_func ("/tomo/live/memory-limit", test_memory_limit);
+  g_test_add_func ("/tomo/live/memory-shared", test_memory_shared);
+  g_test_add_func ("/tomo/live/memory-wire", test_memory_wire);
   g_test_add_func ("/tomo/live/gaps", test_gaps);
   g_test_add_data_func ("/tomo/live/preview/scan", GINT_TO_POINTER (TOMO_LIVE_MODE_SCAN), test_preview);
   g_test_add_data_func ("/tomo/live/preview/continuous", GINT_TO_POINTER (TOMO_LIVE_MODE_CONTINUOUS),

@@ -107,6 +107,220 @@ find_mode_control (GtkWidget *widget)
   return NULL;
 }
 
+/* A window on screen, its slices watched, with a live link of `options`. */
+static TomoWindow *
+live_window_new (Watch                         *watch,
+                 const TomoLiveReceiverOptions *options)
+{
+  g_autoptr(GError) error = NULL;
+  TomoWindow *window;
+  gint64 deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
+
+  if (app == NULL)
+    {
+      app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
+      g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+    }
+  window = tomo_window_new (GTK_APPLICATION (app));
+  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
+  gtk_window_present (GTK_WINDOW (window));
+  g_signal_connect (tomo_window_get_slice_view (window), "slice-shown", G_CALLBACK (on_shown), watch);
+  while (!gtk_widget_get_mapped (GTK_WIDGET (window)) && g_get_monotonic_time () < deadline)
+    if (!g_main_context_iteration (NULL, FALSE))
+      g_usleep (1000);
+  g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (window)));
+  g_assert_true (tomo_live_link_attach (window, options, &error));
+  g_assert_no_error (error);
+  return window;
+}
+
+static void
+live_window_close (TomoWindow *window,
+                   Watch      *watch)
+{
+  gtk_window_destroy (GTK_WINDOW (window));
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_clear_pointer (&watch->last, g_free);
+}
+
+/* Runs the main loop until `status` is in the subtitle. */
+static gboolean
+wait_for_status (TomoWindow *window,
+                 const char *status)
+{
+  gint64 deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
+
+  while (g_get_monotonic_time () < deadline)
+    {
+      if (strstr (tomo_live_link_get_status (window), status) != NULL)
+        return TRUE;
+      if (!g_main_context_iteration (NULL, FALSE))
+        g_usleep (1000);
+    }
+  g_test_message ("status: %s", tomo_live_link_get_status (window));
+  return FALSE;
+}
+
+/* The file's slice at the row and parameters of the slice on screen. */
+static TomoSlice *
+file_slice_like_shown (TomoWindow *window,
+                       TomoScan   *file)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
+  TomoSlice *shown = tomo_slice_view_get_slice (tomo_window_get_slice_view (window));
+  TomoSliceRequest request;
+  TomoSlice *want;
+
+  tomo_engine_set_scan (engine, file);
+  tomo_slice_request_init (&request, file);
+  request.row = shown->row;
+  request.params = shown->params;
+  want = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_no_error (error);
+  return want;
+}
+
+/* Flats that come after the first projection (JSON with a count: the
+ * window has made its scan by then) are used: once complete, the slice on
+ * screen is the file's, and the window's scan counts them. */
+static void
+test_late_flats (void)
+{
+  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) file = NULL;
+  g_autoptr(TomoSlice) want = NULL;
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autofree float *proj = NULL, *flats = NULL, *darks = NULL;
+  TomoLiveReceiverOptions options;
+  TomoWindow *window;
+  Watch watch = { 0 };
+  g_autofree char *expect = NULL;
+  guint n, w, h;
+  double d;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display (run under xvfb-run)");
+      return;
+    }
+  file = tomo_test_open_scan (sample);
+  n = tomo_scan_get_n_projections (file);
+  w = tomo_scan_get_width (file);
+  h = tomo_scan_get_height (file);
+  proj = read_frames (file, TOMO_FRAME_PROJECTION);
+  flats = read_frames (file, TOMO_FRAME_FLAT);
+  darks = read_frames (file, TOMO_FRAME_DARK);
+
+  tomo_live_receiver_options_init (&options);
+  options.url = "tcp://127.0.0.1:*";
+  options.protocol = TOMO_LIVE_PROTOCOL_JSON;
+  options.n_projections = n;
+  window = live_window_new (&watch, &options);
+  tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window), TOMO_LIVE_PROTOCOL_JSON, FALSE, 20000, &error);
+  g_assert_no_error (error);
+
+  for (guint i = 0; i < tomo_scan_get_n_darks (file); i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_DARK, i, h, w, TOMO_DTYPE_FLOAT32,
+                                                darks + (gsize) i * w * h, FALSE, 0, &error));
+  send_projections (tx, file, proj, 0, 1, 0);
+  /* The window has a scan of this one projection and no flat. */
+  expect = g_strdup_printf ("1/%u projections, 0 flats", n);
+  g_assert_true (wait_for_status (window, expect));
+  g_assert_nonnull (tomo_window_get_scan (window));
+  g_assert_cmpuint (tomo_scan_get_n_flats (tomo_window_get_scan (window)), ==, 0);
+
+  for (guint i = 0; i < tomo_scan_get_n_flats (file); i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_FLAT, i, h, w, TOMO_DTYPE_FLOAT32,
+                                                flats + (gsize) i * w * h, FALSE, 0, &error));
+  send_projections (tx, file, proj, 1, n, 0);
+  g_assert_true (tomo_live_sender_send_end (tx, &error));
+  g_assert_no_error (error);
+  g_assert_true (wait_for_status (window, "Scan complete"));
+  /* The last reconstruction may still be on its way. */
+  tomo_test_spin (2000);
+
+  g_assert_cmpuint (tomo_scan_get_n_flats (tomo_window_get_scan (window)), ==, tomo_scan_get_n_flats (file));
+  g_assert_cmpuint (tomo_scan_get_n_darks (tomo_window_get_scan (window)), ==, tomo_scan_get_n_darks (file));
+  /* What volume exports read: the same scan. */
+  live = tomo_live_link_dup_live_scan (window, tomo_window_get_scan (window));
+  g_assert_nonnull (live);
+  want = file_slice_like_shown (window, file);
+  g_assert_cmpuint ((gsize) want->width * want->height, ==, watch.n);
+  d = relative_difference (want->data, watch.last, watch.n);
+  g_test_message ("on screen vs the file's slice: %.3g of the maximum", d);
+  g_assert_cmpfloat (d, <, 1e-4);
+  live_window_close (window, &watch);
+}
+
+/* TomoPackets in scan or continuous mode past the first rotation: the
+ * incremental slice goes on (scan: the new rotation only; continuous: the
+ * last 180°), and the status says which rotation arrives. */
+static void
+test_next_rotation (gconstpointer data)
+{
+  gboolean continuous = GPOINTER_TO_INT (data);
+  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) file = NULL;
+  g_autoptr(TomoSlice) want = NULL;
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autofree float *proj = NULL;
+  TomoLiveReceiverOptions options;
+  TomoWindow *window;
+  Watch watch = { 0 };
+  g_autofree char *expect = NULL;
+  guint n, n_incremental;
+  double d;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display (run under xvfb-run)");
+      return;
+    }
+  file = tomo_test_open_scan (sample);
+  n = tomo_scan_get_n_projections (file);
+  proj = read_frames (file, TOMO_FRAME_PROJECTION);
+
+  tomo_live_receiver_options_init (&options);
+  options.url = "tcp://127.0.0.1:*";
+  window = live_window_new (&watch, &options);
+  if (continuous)
+    gtk_drop_down_set_selected (find_mode_control (gtk_window_get_titlebar (GTK_WINDOW (window))), 1);
+  tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 20000, &error);
+  g_assert_no_error (error);
+  send_scan_header (tx, file);
+  send_projections (tx, file, proj, 0, n, 0);
+  g_assert_true (wait_for_status (window, "Scan complete"));
+  tomo_test_spin (500);
+  n_incremental = watch.n_incremental;
+
+  /* The next rotation's first half: ids n … n + n/2 − 1, the same frames. */
+  send_projections (tx, file, proj, 0, n / 2, n);
+  expect = g_strdup_printf ("Receiving (%s): rotation 2, %u/%u projections", continuous ? "continuous" : "scan",
+                            continuous ? n : n / 2, n);
+  g_assert_true (wait_for_status (window, expect));
+  /* Wait for the slice of all n/2 (the first may have had fewer). */
+  tomo_test_spin (2000);
+  g_test_message ("status: %s; %u incremental slices before the second rotation, %u after",
+                  tomo_live_link_get_status (window), n_incremental, watch.n_incremental);
+  /* Continuous: the same frames again give the slice shown before. */
+  if (!continuous)
+    g_assert_cmpuint (watch.n_incremental, >, n_incremental);
+  g_assert_cmpstr (tomo_slice_view_get_slice (tomo_window_get_slice_view (window))->kernel, ==, "live-accumulate");
+  want = file_slice_like_shown (window, file);
+  d = relative_difference (want->data, watch.last, watch.n);
+  g_test_message ("on screen vs one full rotation: %.3g of the maximum", d);
+  if (continuous)
+    g_assert_cmpfloat (d, <, 1e-4);   /* replaced, not counted twice */
+  else
+    g_assert_cmpfloat (d, >, 1e-2);   /* half a rotation, afresh */
+  live_window_close (window, &watch);
+}
+
 typedef struct
 {
   TomoLiveProtocol protocol;
@@ -296,6 +510,9 @@ main (int    argc,
     g_test_add_data_func ("/tomo/live/ui/receive/tomop-continuous", &continuous, test_receive);
     g_test_add_data_func ("/tomo/live/ui/receive/json", &json, test_receive);
     g_test_add_data_func ("/tomo/live/ui/receive/json-count", &json_count, test_receive);
+    g_test_add_func ("/tomo/live/ui/late-flats", test_late_flats);
+    g_test_add_data_func ("/tomo/live/ui/next-rotation/scan", GINT_TO_POINTER (FALSE), test_next_rotation);
+    g_test_add_data_func ("/tomo/live/ui/next-rotation/continuous", GINT_TO_POINTER (TRUE), test_next_rotation);
   }
   ret = g_test_run ();
   g_clear_object (&app);

@@ -25,6 +25,7 @@ typedef struct
   TomoLiveScan     *live;
   TomoScan         *scan;
   guint             scan_n_proj;
+  guint64           layout;       /* the live scan's when `scan` was made */
   guint64           generation;
   gint64            submitted;    /* when a reconstruction was asked for, 0: none in flight */
   gulong            ready_id;
@@ -163,7 +164,8 @@ tick (gpointer data)
   TomoLiveReceiverStats stats;
   TomoLiveScanInfo info;
   gint64 now = g_get_monotonic_time ();
-  gboolean changed = FALSE;
+  gboolean changed = FALSE, receiving;
+  guint64 layout;
 
   tomo_live_receiver_get_stats (link->rx, &stats);
   if (now - link->rate_time >= G_USEC_PER_SEC)
@@ -189,7 +191,22 @@ tick (gpointer data)
   if (live == NULL)   /* a JSON scan ended: keep showing it */
     live = tomo_live_scan_ref (link->live);
 
-  if (live != link->live || tomo_live_scan_get_n_projections (live) != link->scan_n_proj)
+  /* A scan of known size (TomoPackets announce it; for JSON the geometry
+   * given to the receiver) builds its slice incrementally while frames
+   * arrive: until it is complete, and again once the next rotation comes
+   * (ids past the count replace the slots of the last one: a whole
+   * reconstruction would mix two rotations).  A JSON scan that grows frame
+   * by frame changes every angle and scale as it grows, and is
+   * reconstructed whole. */
+  tomo_live_scan_get_info (live, &info);
+  receiving = info.n_expected[TOMO_FRAME_PROJECTION] > 0 && (!info.complete || info.rotation > 0);
+
+  /* The TomoScan fixes the counts of projections, flats and darks, the
+   * angles and whether the data is normalised: when any of them moves
+   * (flats after the first projections, ScanSettings late, a growing
+   * scan), a new one replaces it. */
+  layout = tomo_live_scan_get_layout (live);
+  if (live != link->live || layout != link->layout)
     {
       g_autoptr(GError) error = NULL;
       g_autoptr(TomoScan) scan = tomo_live_scan_create_scan (live, &error);
@@ -200,11 +217,12 @@ tick (gpointer data)
           link->live = tomo_live_scan_ref (live);
           g_set_object (&link->scan, scan);
           link->scan_n_proj = tomo_scan_get_n_projections (scan);
+          link->layout = layout;
           link->generation = tomo_live_scan_get_generation (live);
           tomo_window_show_live (link->window, scan, NULL);
         }
     }
-  else if (link->preview != NULL && !tomo_live_scan_is_complete (live))
+  else if (link->preview != NULL && receiving)
     {
       /* Receiving: the incremental slice is shown (show_preview). */
     }
@@ -219,16 +237,11 @@ tick (gpointer data)
       changed = TRUE;
     }
 
-  tomo_live_scan_get_info (live, &info);
-  /* A scan of known size (TomoPackets announce it; for JSON the geometry
-   * given to the receiver) builds its slice incrementally; a JSON scan that
-   * grows frame by frame changes every angle and scale as it grows, and is
-   * reconstructed whole. */
-  update_preview (link, link->scan != NULL && !info.complete && info.n_expected[TOMO_FRAME_PROJECTION] > 0);
+  update_preview (link, link->scan != NULL && receiving);
   g_autofree char *gaps = info.n_gaps == 0 ? g_strdup ("")
     : g_strdup_printf (" · %u missing (first at %.2f°)", info.n_gaps,
                        tomo_live_scan_get_angle (live, info.first_gap) * 180.0 / G_PI);
-  if (info.complete)
+  if (info.complete && !receiving)
     set_status (link, g_strdup_printf ("Scan complete: %u projections, %u flats, %u darks%s · %"
                                        G_GUINT64_FORMAT " dropped · %s",
                                        info.n_present[TOMO_FRAME_PROJECTION], info.n_present[TOMO_FRAME_FLAT],
@@ -237,12 +250,17 @@ tick (gpointer data)
   else
     {
       g_autofree char *last = stats.n_dropped_total ? tomo_live_receiver_dup_last_drop (link->rx) : NULL;
+      /* Past the first rotation: which one, and (scan mode) how much of it. */
+      g_autofree char *rotation = info.rotation == 0 ? g_strdup ("")
+        : g_strdup_printf ("rotation %u, ", info.rotation + 1);
+      guint n_shown = info.rotation > 0 && link->mode == TOMO_LIVE_MODE_SCAN
+                      ? info.n_in_rotation : info.n_present[TOMO_FRAME_PROJECTION];
 
-      set_status (link, g_strdup_printf ("Receiving (%s): %u/%u projections%s, %u flats, %u darks · %.1f MB/s · "
+      set_status (link, g_strdup_printf ("Receiving (%s): %s%u/%u projections%s, %u flats, %u darks · %.1f MB/s · "
                                          "%.0f proj/s · %" G_GUINT64_FORMAT " dropped%s%s%s",
                                          link->preview == NULL ? "whole scan"
                                          : link->mode == TOMO_LIVE_MODE_CONTINUOUS ? "continuous" : "scan",
-                                         info.n_present[TOMO_FRAME_PROJECTION], link->scan_n_proj, gaps,
+                                         rotation, n_shown, link->scan_n_proj, gaps,
                                          info.n_present[TOMO_FRAME_FLAT], info.n_present[TOMO_FRAME_DARK],
                                          link->mb_per_s, link->proj_per_s, stats.n_dropped_total,
                                          last ? " (last: " : "", last ? last : "", last ? ")" : ""));

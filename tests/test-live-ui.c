@@ -492,6 +492,134 @@ test_receive (gconstpointer data)
   g_free (watch.last);
 }
 
+static GtkWidget *
+find_widget (GtkWidget  *widget,
+             const char *name,
+             const char *label)
+{
+  if ((name != NULL && g_strcmp0 (gtk_widget_get_name (widget), name) == 0) ||
+      (label != NULL && GTK_IS_BUTTON (widget) && g_strcmp0 (gtk_button_get_label (GTK_BUTTON (widget)), label) == 0))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = find_widget (c, name, label);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* Sends JSON projections 0 … n − 1 of 48 × 48 float32 pixels, no angles. */
+#define SMALL 48
+
+static void
+send_small_json (TomoWindow *window,
+                 guint       n)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoLiveSender) tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window),
+                                                       TOMO_LIVE_PROTOCOL_JSON, FALSE, 20000, &error);
+  g_autofree float *px = g_new (float, SMALL * SMALL);
+
+  g_assert_no_error (error);
+  for (guint i = 0; i < SMALL * SMALL; i++)
+    px[i] = 0.5f;
+  for (guint i = 0; i < n; i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, SMALL, SMALL, TOMO_DTYPE_FLOAT32,
+                                                px, FALSE, 0, &error));
+  g_assert_no_error (error);
+}
+
+/* The angle (degrees) the window's live scan gives projection `slot`. */
+static double
+live_angle (TomoWindow *window,
+            guint       slot)
+{
+  g_autoptr(TomoLiveScan) live = tomo_live_link_dup_live_scan (window, tomo_window_get_scan (window));
+
+  g_assert_nonnull (live);
+  return tomo_live_scan_get_angle (live, slot) * 180 / G_PI;
+}
+
+/* `tomolive --listen json+… --projections N --angle-range 360 --max-memory
+ * SIZE`: the options leave argv and reach the window's receiver. */
+static void
+test_listen_arguments (void)
+{
+  char *args[] = { "tomolive", "--listen", "json+tcp://127.0.0.1:*", "--projections", "360",
+                   "--angle-range=360", "--max-memory", "64K", "--format", "tiff", NULL };
+  char **argv = args;
+  int argc = G_N_ELEMENTS (args) - 1;
+  TomoWindow *window;
+  Watch watch = { 0 };
+
+  if (!have_display)
+    {
+      g_test_skip ("no display (run under xvfb-run)");
+      return;
+    }
+  tomo_live_link_take_arguments (&argc, &argv);
+  /* What is not the receiver's stays for the application. */
+  g_assert_cmpint (argc, ==, 3);
+  g_assert_cmpstr (argv[1], ==, "--format");
+  g_assert_cmpstr (argv[2], ==, "tiff");
+  if (app == NULL)
+    {
+      app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
+      g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+    }
+  tomo_live_link_watch_application (GTK_APPLICATION (app));
+  window = tomo_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (window));
+  g_signal_connect (tomo_window_get_slice_view (window), "slice-shown", G_CALLBACK (on_shown), &watch);
+  g_assert_nonnull (tomo_live_link_get_status (window));
+  g_assert_nonnull (strstr (tomo_live_link_get_status (window), "(json)"));
+
+  /* 64 KiB: 360 slots and four frames of 9 KiB; the fifth is dropped. */
+  send_small_json (window, 5);
+  g_assert_true (wait_for_status (window, "4/360 projections"));
+  g_assert_nonnull (strstr (tomo_live_link_get_status (window), "1 dropped"));
+  g_assert_cmpfloat_with_epsilon (live_angle (window, 1), 1.0, 1e-9);   /* 360° / 360 */
+  live_window_close (window, &watch);
+}
+
+/* The Connect… dialog's JSON projection count and angle range reach the
+ * receiver. */
+static void
+test_connect_dialog_json (void)
+{
+  TomoLiveReceiverOptions options;
+  TomoWindow *window;
+  GtkWindow *dialog;
+  Watch watch = { 0 };
+
+  if (!have_display)
+    {
+      g_test_skip ("no display (run under xvfb-run)");
+      return;
+    }
+  tomo_live_receiver_options_init (&options);
+  options.url = "tcp://127.0.0.1:*";
+  window = live_window_new (&watch, &options);   /* replaced by the dialog's */
+  dialog = tomo_connect_dialog_present (window);
+  gtk_editable_set_text (GTK_EDITABLE (find_widget (GTK_WIDGET (dialog), "url", NULL)), "tcp://127.0.0.1:*");
+  g_assert_false (gtk_widget_get_sensitive (find_widget (GTK_WIDGET (dialog), "projections", NULL)));
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (find_widget (GTK_WIDGET (dialog), "protocol", NULL)), 1);
+  g_assert_true (gtk_widget_get_sensitive (find_widget (GTK_WIDGET (dialog), "projections", NULL)));
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (find_widget (GTK_WIDGET (dialog), "projections", NULL)), 90);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (find_widget (GTK_WIDGET (dialog), "angle-range", NULL)), 360);
+  if (g_getenv ("TOMO_LIVE_SHOT") != NULL)
+    tomo_test_spin (3000);   /* a moment to look at the dialog */
+  g_signal_emit_by_name (find_widget (GTK_WIDGET (dialog), NULL, "C_onnect"), "clicked");
+  g_assert_nonnull (strstr (tomo_live_link_get_status (window), "(json)"));
+
+  send_small_json (window, 3);
+  g_assert_true (wait_for_status (window, "3/90 projections"));
+  g_assert_cmpfloat_with_epsilon (live_angle (window, 1), 4.0, 1e-9);   /* 360° / 90 */
+  live_window_close (window, &watch);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -511,6 +639,8 @@ main (int    argc,
     g_test_add_data_func ("/tomo/live/ui/receive/json", &json, test_receive);
     g_test_add_data_func ("/tomo/live/ui/receive/json-count", &json_count, test_receive);
     g_test_add_func ("/tomo/live/ui/late-flats", test_late_flats);
+    g_test_add_func ("/tomo/live/ui/listen-arguments", test_listen_arguments);
+    g_test_add_func ("/tomo/live/ui/connect-dialog-json", test_connect_dialog_json);
     g_test_add_data_func ("/tomo/live/ui/next-rotation/scan", GINT_TO_POINTER (FALSE), test_next_rotation);
     g_test_add_data_func ("/tomo/live/ui/next-rotation/continuous", GINT_TO_POINTER (TRUE), test_next_rotation);
   }

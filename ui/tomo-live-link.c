@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "tomo-live-cli.h"
 #include "tomo-live-link.h"
 #include "tomo-live-preview.h"
 #include "tomo-live-scan.h"
@@ -363,36 +364,45 @@ tomo_live_link_dup_live_scan (TomoWindow *window,
 
 /* --- tomolive --listen URL ------------------------------------------------ */
 
-static char *startup_url, *startup_protocol, *startup_socket;
+/* What `tomolive --listen` gave, for the first window. */
+static struct
+{
+  TomoLiveCliListen listen;
+  char             *angles;
+  double            angle_range;
+  char             *error;
+} startup;
 
 void
 tomo_live_link_take_arguments (int    *argc,
                                char ***argv)
 {
-  int out = 1;
+  GOptionEntry entries[] = {
+    { "listen", 'l', 0, G_OPTION_ARG_STRING, &startup.listen.url, NULL, NULL },
+    { "protocol", 0, 0, G_OPTION_ARG_STRING, &startup.listen.protocol, NULL, NULL },
+    { "socket", 0, 0, G_OPTION_ARG_STRING, &startup.listen.socket, NULL, NULL },
+    { "projections", 0, 0, G_OPTION_ARG_INT, &startup.listen.n_projections, NULL, NULL },
+    { "angles", 0, 0, G_OPTION_ARG_FILENAME, &startup.angles, NULL, NULL },
+    { "angle-range", 0, 0, G_OPTION_ARG_DOUBLE, &startup.angle_range, NULL, NULL },
+    { "max-memory", 0, 0, G_OPTION_ARG_STRING, &startup.listen.max_memory, NULL, NULL },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean listen = FALSE;
 
-  for (int i = 1; i < *argc; i++)
-    {
-      const char *a = (*argv)[i];
-      char **slot = g_str_equal (a, "--listen") || g_str_equal (a, "-l") ? &startup_url
-                    : g_str_equal (a, "--protocol") ? &startup_protocol
-                    : g_str_equal (a, "--socket") ? &startup_socket : NULL;
-
-      if (slot != NULL && i + 1 < *argc)
-        {
-          g_free (*slot);
-          *slot = g_strdup ((*argv)[++i]);
-        }
-      else if (g_str_has_prefix (a, "--listen="))
-        {
-          g_free (startup_url);
-          startup_url = g_strdup (a + strlen ("--listen="));
-        }
-      else
-        (*argv)[out++] = (*argv)[i];
-    }
-  *argc = out;
-  (*argv)[out] = NULL;
+  /* Without --listen the options are the input options of a file. */
+  for (int i = 1; i < *argc && !listen; i++)
+    listen = g_str_equal ((*argv)[i], "--listen") || g_str_equal ((*argv)[i], "-l") ||
+             g_str_has_prefix ((*argv)[i], "--listen=");
+  if (!listen)
+    return;
+  context = g_option_context_new (NULL);
+  g_option_context_set_help_enabled (context, FALSE);
+  g_option_context_set_ignore_unknown_options (context, TRUE);
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, argc, argv, &error))
+    startup.error = g_strdup (error->message);
 }
 
 static void
@@ -401,20 +411,17 @@ window_added (GtkApplication *app,
               gpointer        user_data)
 {
   g_autoptr(GError) error = NULL;
+  g_autofree double *angles = NULL;
   TomoLiveReceiverOptions options;
 
-  if (startup_url == NULL || !TOMO_IS_WINDOW (window))
+  if ((startup.listen.url == NULL && startup.error == NULL) || !TOMO_IS_WINDOW (window))
     return;
   g_signal_handlers_disconnect_by_func (app, window_added, user_data);
-  tomo_live_receiver_options_init (&options);
-  options.url = startup_url;
-  if ((startup_protocol != NULL && !tomo_live_protocol_from_string (startup_protocol, &options.protocol, &error)))
-    ;
-  else
-    {
-      options.reply = startup_socket != NULL && g_ascii_strcasecmp (startup_socket, "rep") == 0;
-      tomo_live_link_attach (TOMO_WINDOW (window), &options, &error);
-    }
+  if (startup.error != NULL)
+    tomo_window_show_error (TOMO_WINDOW (window), startup.error);
+  else if (tomo_live_cli_receiver_options (&startup.listen, startup.angles, startup.angle_range, &options,
+                                           &angles, &error))
+    tomo_live_link_attach (TOMO_WINDOW (window), &options, &error);
   if (error != NULL)
     tomo_window_show_error (TOMO_WINDOW (window), error->message);
 }
@@ -422,6 +429,6 @@ window_added (GtkApplication *app,
 void
 tomo_live_link_watch_application (GtkApplication *app)
 {
-  if (startup_url != NULL)
+  if (startup.listen.url != NULL || startup.error != NULL)
     g_signal_connect (app, "window-added", G_CALLBACK (window_added), NULL);
 }

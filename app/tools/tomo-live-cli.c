@@ -75,6 +75,78 @@ print_stats (TomoLiveReceiver *rx,
                   tomo_live_drop_to_string (k));
 }
 
+gboolean
+tomo_live_cli_receiver_options (const TomoLiveCliListen *l,
+                                const char              *angles_file,
+                                double                   angle_range,
+                                TomoLiveReceiverOptions *options,
+                                double                 **angles,
+                                GError                 **error)
+{
+  guint n_angles = 0;
+
+  *angles = NULL;
+  tomo_live_receiver_options_init (options);
+  options->url = l->url;
+  if (l->protocol != NULL && !tomo_live_protocol_from_string (l->protocol, &options->protocol, error))
+    return FALSE;
+  if (l->socket != NULL)
+    {
+      if (g_ascii_strcasecmp (l->socket, "rep") == 0)
+        options->reply = TRUE;
+      else if (g_ascii_strcasecmp (l->socket, "pull") != 0)
+        {
+          g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
+                       "--socket “%s”: pull or rep", l->socket);
+          return FALSE;
+        }
+    }
+  if (l->max_memory != NULL)
+    {
+      guint64 bytes;
+
+      if (!tomo_memory_parse_size ("--max-memory", l->max_memory, &bytes, error))
+        return FALSE;
+      options->max_memory = (gsize) MIN (bytes, (guint64) G_MAXSIZE);
+    }
+  if (l->n_projections < 0 || l->n_projections > 10000000)
+    {
+      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
+                   "--projections %d is out of range (0 to 10000000)", l->n_projections);
+      return FALSE;
+    }
+  /* 0: not given (the default, 180°). */
+  if (angle_range != 0 && !(angle_range > 0 && angle_range <= TOMO_MAX_ANGLE_DEG))
+    {
+      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
+                   "--angle-range %g is out of range (more than 0, at most %g degrees)",
+                   angle_range, TOMO_MAX_ANGLE_DEG);
+      return FALSE;
+    }
+  if (angles_file != NULL)
+    {
+      g_autofree double *values = _tomo_read_angle_file (angles_file, &n_angles, error);
+
+      if (values == NULL)
+        return FALSE;
+      if (l->n_projections > 0 && n_angles != (guint) l->n_projections)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                       "Angle file %s has %u angles but --projections is %d",
+                       angles_file, n_angles, l->n_projections);
+          return FALSE;
+        }
+      options->n_projections = n_angles;
+      options->angles_deg = values;
+      *angles = g_steal_pointer (&values);
+    }
+  else
+    options->n_projections = l->n_projections;
+  if (angle_range > 0)
+    options->angle_range_deg = angle_range;
+  return TRUE;
+}
+
 TomoScan *
 tomo_live_cli_receive (TomoLiveCliListen *l,
                        const char        *angles_file,
@@ -85,38 +157,10 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
   g_autoptr(TomoLiveScan) live = NULL;
   g_autofree double *angles = NULL;
   TomoLiveReceiverOptions options;
-  guint n_angles = 0;
   gint64 start;
 
-  tomo_live_receiver_options_init (&options);
-  options.url = l->url;
-  if (l->protocol != NULL && !tomo_live_protocol_from_string (l->protocol, &options.protocol, error))
+  if (!tomo_live_cli_receiver_options (l, angles_file, angle_range, &options, &angles, error))
     return NULL;
-  if (l->socket != NULL)
-    {
-      if (g_ascii_strcasecmp (l->socket, "rep") == 0)
-        options.reply = TRUE;
-      else if (g_ascii_strcasecmp (l->socket, "pull") != 0)
-        {
-          g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
-                       "--socket “%s”: pull or rep", l->socket);
-          return NULL;
-        }
-    }
-  if (l->max_memory != NULL)
-    {
-      guint64 bytes;
-
-      if (!tomo_memory_parse_size ("--max-memory", l->max_memory, &bytes, error))
-        return NULL;
-      options.max_memory = (gsize) MIN (bytes, (guint64) G_MAXSIZE);
-    }
-  if (l->n_projections < 0 || l->n_projections > 10000000)
-    {
-      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
-                   "--projections %d is out of range (0 to 10000000)", l->n_projections);
-      return NULL;
-    }
   /* GOption takes "nan" and "inf" for a double: a NaN timeout would wait
    * for ever and an infinite one overflows the deadline. */
   if (!isfinite (l->timeout) || l->timeout < 0 || l->timeout > 86400)
@@ -126,25 +170,6 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
                    l->timeout);
       return NULL;
     }
-  if (angles_file != NULL)
-    {
-      angles = _tomo_read_angle_file (angles_file, &n_angles, error);
-      if (angles == NULL)
-        return NULL;
-      if (l->n_projections > 0 && n_angles != (guint) l->n_projections)
-        {
-          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
-                       "Angle file %s has %u angles but --projections is %d",
-                       angles_file, n_angles, l->n_projections);
-          return NULL;
-        }
-      options.n_projections = n_angles;
-      options.angles_deg = angles;
-    }
-  else
-    options.n_projections = l->n_projections;
-  if (angle_range > 0)
-    options.angle_range_deg = angle_range;
 
   rx = tomo_live_receiver_new (&options, error);
   if (rx == NULL)

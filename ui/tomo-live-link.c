@@ -161,13 +161,25 @@ static gboolean
 tick (gpointer data)
 {
   Link *link = data;
-  g_autoptr(TomoLiveScan) live = tomo_live_receiver_dup_current (link->rx);
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autoptr(TomoLiveScan) done = NULL;
+  TomoLiveScan *next;
   TomoLiveReceiverStats stats;
   TomoLiveScanInfo info;
   gint64 now = g_get_monotonic_time ();
   gboolean changed = FALSE, receiving;
   guint64 layout;
 
+  /* The scans completed since the last tick, the newest kept: a JSON scan
+   * may begin and end between two ticks (it is then no longer current). */
+  while ((next = tomo_live_receiver_wait_complete (link->rx, 0, NULL)) != NULL)
+    {
+      g_clear_pointer (&done, tomo_live_scan_unref);
+      done = next;
+    }
+  live = tomo_live_receiver_dup_current (link->rx);
+  if (live == NULL && done != NULL)
+    live = tomo_live_scan_ref (done);
   tomo_live_receiver_get_stats (link->rx, &stats);
   if (now - link->rate_time >= G_USEC_PER_SEC)
     {

@@ -17,6 +17,7 @@
 #include "tomo-slice-view.h"
 #include "tomo-test-util.h"
 #include "tomo-window.h"
+#include "tomo-window-private.h"
 #include "test-live-util.h"
 
 #define WAIT_S 60
@@ -158,7 +159,7 @@ wait_for_status (TomoWindow *window,
       if (!g_main_context_iteration (NULL, FALSE))
         g_usleep (1000);
     }
-  g_test_message ("status: %s", tomo_live_link_get_status (window));
+  g_printerr ("status: %s\n", tomo_live_link_get_status (window));
   return FALSE;
 }
 
@@ -510,12 +511,14 @@ find_widget (GtkWidget  *widget,
   return NULL;
 }
 
-/* Sends JSON projections 0 … n − 1 of 48 × 48 float32 pixels, no angles. */
+/* Sends JSON projections 0 … n − 1 of 48 × 48 float32 pixels, no angles
+ * (then the end of the scan when `end`). */
 #define SMALL 48
 
 static void
 send_small_json (TomoWindow *window,
-                 guint       n)
+                 guint       n,
+                 gboolean    end)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoLiveSender) tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window),
@@ -528,7 +531,44 @@ send_small_json (TomoWindow *window,
   for (guint i = 0; i < n; i++)
     g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, SMALL, SMALL, TOMO_DTYPE_FLOAT32,
                                                 px, FALSE, 0, &error));
+  g_assert_true (!end || tomo_live_sender_send_end (tx, &error));
   g_assert_no_error (error);
+}
+
+/* The finder's note: its caption label. */
+static GtkLabel *
+find_caption (GtkWidget *widget)
+{
+  if (GTK_IS_LABEL (widget) && gtk_widget_has_css_class (widget, "caption"))
+    return GTK_LABEL (widget);
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkLabel *found = find_caption (c);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+/* Runs the main loop until the finder's note holds `text`. */
+static gboolean
+wait_for_label (TomoCenterFinder *finder,
+                const char       *text)
+{
+  gint64 deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
+  GtkLabel *note = find_caption (GTK_WIDGET (finder));
+
+  g_assert_nonnull (note);
+  while (g_get_monotonic_time () < deadline)
+    {
+      if (strstr (gtk_label_get_text (note), text) != NULL)
+        return TRUE;
+      if (!g_main_context_iteration (NULL, FALSE))
+        g_usleep (1000);
+    }
+  g_test_message ("note: %s", gtk_label_get_text (note));
+  return FALSE;
 }
 
 /* The angle (degrees) the window's live scan gives projection `slot`. */
@@ -540,6 +580,67 @@ live_angle (TomoWindow *window,
 
   g_assert_nonnull (live);
   return tomo_live_scan_get_angle (live, slot) * 180 / G_PI;
+}
+
+static void
+on_loaded (TomoWindow *window,
+           gboolean    ok,
+           gpointer    data)
+{
+  *(int *) data = ok ? 1 : -1;
+}
+
+/* A stream after a file: Find centre and Sweep… work on the stream (the
+ * finder has the live scan, its note is not the file's estimate), and the
+ * Geometry row says what is used for a 360° stream. */
+static void
+test_finder_follows_stream (void)
+{
+  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  g_autoptr(GFile) gfile = g_file_new_for_path (sample);
+  TomoLiveReceiverOptions options;
+  TomoWindow *window;
+  TomoCenterFinder *finder;
+  Watch watch = { 0 };
+  int loaded = 0;
+  gint64 deadline;
+  g_autofree char *label = NULL;
+
+  if (!have_display)
+    {
+      g_test_skip ("no display (run under xvfb-run)");
+      return;
+    }
+  tomo_live_receiver_options_init (&options);
+  options.url = "tcp://127.0.0.1:*";
+  options.protocol = TOMO_LIVE_PROTOCOL_JSON;
+  options.n_projections = 8;
+  options.angle_range_deg = 360;
+  window = live_window_new (&watch, &options);
+  finder = window->panel->center_finder;
+
+  /* The file first, and its estimate. */
+  g_signal_connect (window, "scan-loaded", G_CALLBACK (on_loaded), &loaded);
+  tomo_window_open (window, gfile);
+  deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
+  while (loaded == 0 && g_get_monotonic_time () < deadline)
+    if (!g_main_context_iteration (NULL, FALSE))
+      g_usleep (1000);
+  g_assert_cmpint (loaded, ==, 1);
+  g_assert_true (tomo_center_finder_get_scan (finder) == tomo_window_get_scan (window));
+
+  /* Then the stream: a 360° scan of 8 projections. */
+  send_small_json (window, 8, TRUE);
+  g_assert_true (wait_for_status (window, "Scan complete"));
+  g_assert_cmpuint (tomo_scan_get_width (tomo_window_get_scan (window)), ==, SMALL);
+  g_assert_true (tomo_center_finder_get_scan (finder) == tomo_window_get_scan (window));
+  /* Not the file's estimate any more. */
+  g_assert_true (wait_for_label (finder, "Live scan: Find centre and Sweep"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (finder), "finder.find", NULL));
+  g_assert_true (wait_for_label (finder, "Finding"));
+  label = gtk_combo_box_text_get_active_text (window->panel->geometry_combo);
+  g_assert_cmpstr (label, ==, "As received (360°)");
+  live_window_close (window, &watch);
 }
 
 /* `tomolive --listen json+… --projections N --angle-range 360 --max-memory
@@ -577,7 +678,7 @@ test_listen_arguments (void)
   g_assert_nonnull (strstr (tomo_live_link_get_status (window), "(json)"));
 
   /* 64 KiB: 360 slots and four frames of 9 KiB; the fifth is dropped. */
-  send_small_json (window, 5);
+  send_small_json (window, 5, FALSE);
   g_assert_true (wait_for_status (window, "4/360 projections"));
   g_assert_nonnull (strstr (tomo_live_link_get_status (window), "1 dropped"));
   g_assert_cmpfloat_with_epsilon (live_angle (window, 1), 1.0, 1e-9);   /* 360° / 360 */
@@ -614,7 +715,7 @@ test_connect_dialog_json (void)
   g_signal_emit_by_name (find_widget (GTK_WIDGET (dialog), NULL, "C_onnect"), "clicked");
   g_assert_nonnull (strstr (tomo_live_link_get_status (window), "(json)"));
 
-  send_small_json (window, 3);
+  send_small_json (window, 3, FALSE);
   g_assert_true (wait_for_status (window, "3/90 projections"));
   g_assert_cmpfloat_with_epsilon (live_angle (window, 1), 4.0, 1e-9);   /* 360° / 90 */
   live_window_close (window, &watch);
@@ -640,6 +741,7 @@ main (int    argc,
     g_test_add_data_func ("/tomo/live/ui/receive/json-count", &json_count, test_receive);
     g_test_add_func ("/tomo/live/ui/late-flats", test_late_flats);
     g_test_add_func ("/tomo/live/ui/listen-arguments", test_listen_arguments);
+    g_test_add_func ("/tomo/live/ui/finder-follows-stream", test_finder_follows_stream);
     g_test_add_func ("/tomo/live/ui/connect-dialog-json", test_connect_dialog_json);
     g_test_add_data_func ("/tomo/live/ui/next-rotation/scan", GINT_TO_POINTER (FALSE), test_next_rotation);
     g_test_add_data_func ("/tomo/live/ui/next-rotation/continuous", GINT_TO_POINTER (TRUE), test_next_rotation);

@@ -4,8 +4,10 @@
 #include "config.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tomo-options.h"
 #include "tomo-cli.h"
@@ -15,6 +17,7 @@
 #include "tomo-live-recorder.h"
 #include "tomo-live-sender.h"
 #include "tomo-memory.h"
+#include "tomo-output.h"
 #include "tomo-scan-private.h"
 
 GOptionGroup *
@@ -147,6 +150,83 @@ tomo_live_cli_receiver_options (const TomoLiveCliListen *l,
   return TRUE;
 }
 
+/* While recording, SIGINT or SIGTERM keep the file (flushed every 200 ms,
+ * readable) and say so; no output of reconstruct exists yet (-o is written
+ * after the scan came), so there is nothing to remove. */
+static char record_kept_int[4200], record_kept_term[4200];
+static struct sigaction previous_int, previous_term;
+
+static void
+on_signal_recording (int signum)
+{
+  const char *msg = signum == SIGINT ? record_kept_int : record_kept_term;
+
+  if (write (STDERR_FILENO, msg, strlen (msg)) < 0)
+    { /* nothing left to do */ }
+  _exit (1);
+}
+
+static void
+recording_signals (const char *path,
+                   gboolean    install)
+{
+  struct sigaction sa;
+
+  if (!install)
+    {
+      sigaction (SIGINT, &previous_int, NULL);
+      sigaction (SIGTERM, &previous_term, NULL);
+      return;
+    }
+  g_snprintf (record_kept_int, sizeof record_kept_int,
+              "\ntomolive: interrupted; the recording %s is kept with what arrived\n", path);
+  g_snprintf (record_kept_term, sizeof record_kept_term,
+              "\ntomolive: terminated; the recording %s is kept with what arrived\n", path);
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal_recording;
+  sigemptyset (&sa.sa_mask);
+  sigaddset (&sa.sa_mask, SIGINT);
+  sigaddset (&sa.sa_mask, SIGTERM);
+  sigaction (SIGINT, &sa, &previous_int);
+  sigaction (SIGTERM, &sa, &previous_term);
+}
+
+/* --record must not overwrite what the run reads (--angles) or writes (-o). */
+static gboolean
+check_record_path (const TomoLiveCliListen *l,
+                   const char              *angles_file,
+                   GError                 **error)
+{
+  const char *inputs[3] = { NULL, };
+  const char *record[2] = { l->record, NULL };
+  guint n = 0;
+
+  if (angles_file != NULL)
+    inputs[n++] = angles_file;
+  if (l->output != NULL)
+    inputs[n++] = l->output;
+  if (!tomo_output_check_inputs (l->record, inputs, error))
+    return FALSE;
+  /* -o a folder that would hold the recording. */
+  if (l->output != NULL && !tomo_output_check_inputs (l->output, record, error))
+    return FALSE;
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *a = g_canonicalize_filename (l->record, NULL);
+      g_autofree char *b = g_canonicalize_filename (inputs[i], NULL);
+
+      /* Neither exists yet: the same name. */
+      if (g_str_equal (a, b))
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                       "--record %s is the same file as %s %s", l->record,
+                       inputs[i] == angles_file ? "--angles" : "-o", inputs[i]);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 TomoScan *
 tomo_live_cli_receive (TomoLiveCliListen *l,
                        const char        *angles_file,
@@ -171,6 +251,8 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
       return NULL;
     }
 
+  if (l->record != NULL && !check_record_path (l, angles_file, error))
+    return NULL;
   rx = tomo_live_receiver_new (&options, error);
   if (rx == NULL)
     return NULL;
@@ -187,8 +269,10 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
       g_autoptr(TomoLiveRecorder) recorder = NULL;
       TomoLiveScan *recorded = NULL;
       gint64 deadline = l->timeout > 0 ? start + (gint64) (l->timeout * 1e6) : G_MAXINT64;
+      gboolean ok = TRUE;
 
-      while (live == NULL)
+      recording_signals (l->record, TRUE);
+      while (live == NULL && ok)
         {
           g_autoptr(GError) wait_error = NULL;
           g_autoptr(TomoLiveScan) current = NULL;
@@ -200,12 +284,10 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
               /* A new scan replaces the one begun in the file. */
               g_clear_pointer (&recorder, tomo_live_recorder_free);
               recorder = tomo_live_recorder_new (current, l->record, error);
-              if (recorder == NULL)
-                return NULL;
+              ok = recorder != NULL;
               recorded = current;
             }
-          if (recorder != NULL && !tomo_live_recorder_flush (recorder, error))
-            return NULL;
+          ok = ok && (recorder == NULL || tomo_live_recorder_flush (recorder, error));
           if (live == NULL && g_get_monotonic_time () >= deadline)
             {
               g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_TIMEOUT,
@@ -214,8 +296,20 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
               break;
             }
         }
-      if (live != NULL && !tomo_live_recorder_finish (g_steal_pointer (&recorder), error))
+      if (ok && live != NULL)
+        ok = tomo_live_recorder_finish (g_steal_pointer (&recorder), error);
+      recording_signals (l->record, FALSE);
+      if (!ok)
         return NULL;
+      if (live != NULL)
+        {
+          gboolean normalised, linear;
+
+          tomo_live_scan_get_state (live, &normalised, &linear);
+          if (linear)
+            g_printerr ("tomolive: note: the data arrived as line integrals (already linear); "
+                        "open %s with --already-linear\n", l->record);
+        }
     }
   if (live == NULL)
     {

@@ -16,6 +16,7 @@ typedef struct
   char    *socket;
   char    *record;
   char    *max_memory;
+  const char *output;      /* -o of reconstruct (not owned): --record must not be it */
   double   timeout;
   int      n_projections;
   gboolean verbose;

@@ -55,81 +55,172 @@ on_shown (TomoSliceView *view,
   w->n = n;
 }
 
-/* Runs the main loop until `status` is in the subtitle and a slice newer
- * than `n_changed` is on screen. */
 static gboolean
-wait_for_slice (TomoWindow *window,
-                Watch      *watch,
-                const char *status,
-                guint       n_changed)
+need_display (void)
+{
+  if (!have_display)
+    g_test_skip ("no display (run under xvfb-run)");
+  return have_display;
+}
+
+/* Options of a receiver on loopback, the port the system's choice. */
+static void
+loopback_options (TomoLiveReceiverOptions *options,
+                  TomoLiveProtocol         protocol)
+{
+  tomo_live_receiver_options_init (options);
+  options->url = "tcp://127.0.0.1:*";
+  options->protocol = protocol;
+}
+
+/* Runs the main loop until done (data) is TRUE, at most WAIT_S seconds. */
+static gboolean
+run_until (gboolean (*done) (gconstpointer data),
+           gconstpointer data)
 {
   gint64 deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
 
   while (g_get_monotonic_time () < deadline)
     {
-      if (strstr (tomo_live_link_get_status (window), status) != NULL && watch->n_changed > n_changed)
+      if (done (data))
         return TRUE;
       if (!g_main_context_iteration (NULL, FALSE))
         g_usleep (1000);
     }
-  return FALSE;
+  return done (data);
 }
 
+typedef struct
+{
+  TomoWindow  *window;
+  const Watch *watch;       /* NULL: the status only */
+  const char  *status;
+  guint        n_changed;
+} SliceWait;
+
+static gboolean
+slice_arrived (gconstpointer data)
+{
+  const SliceWait *w = data;
+
+  return strstr (tomo_live_link_get_status (w->window), w->status) != NULL &&
+         (w->watch == NULL || w->watch->n_changed > w->n_changed);
+}
+
+/* Runs the main loop until `status` is in the subtitle and a slice newer
+ * than `n_changed` is on screen. */
+static gboolean
+wait_for_slice (TomoWindow  *window,
+                const Watch *watch,
+                const char  *status,
+                guint        n_changed)
+{
+  SliceWait w = { window, watch, status, n_changed };
+
+  return run_until (slice_arrived, &w);
+}
+
+static gboolean
+incremental_shown (gconstpointer data)
+{
+  return ((const Watch *) data)->n_incremental > 0;
+}
 
 /* Runs the main loop until an incremental slice is on screen. */
 static gboolean
 wait_for_incremental (Watch *watch)
 {
-  gint64 deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
+  return run_until (incremental_shown, watch);
+}
 
-  while (g_get_monotonic_time () < deadline)
+static gboolean
+widget_mapped (gconstpointer data)
+{
+  return gtk_widget_get_mapped (GTK_WIDGET (data));
+}
+
+/* The first widget under (and including) `widget` that `test` takes. */
+static GtkWidget *
+find_widget (GtkWidget *widget,
+             gboolean (*test) (GtkWidget *widget, gconstpointer data),
+             gconstpointer data)
+{
+  if (test (widget, data))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
     {
-      if (watch->n_incremental > 0)
-        return TRUE;
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (1000);
+      GtkWidget *found = find_widget (c, test, data);
+
+      if (found != NULL)
+        return found;
     }
-  return FALSE;
+  return NULL;
+}
+
+static gboolean
+named (GtkWidget     *widget,
+       gconstpointer  name)
+{
+  return g_strcmp0 (gtk_widget_get_name (widget), name) == 0;
+}
+
+static gboolean
+button_labelled (GtkWidget     *widget,
+                 gconstpointer  label)
+{
+  return GTK_IS_BUTTON (widget) && g_strcmp0 (gtk_button_get_label (GTK_BUTTON (widget)), label) == 0;
+}
+
+static gboolean
+caption (GtkWidget     *widget,
+         gconstpointer  data)
+{
+  return GTK_IS_LABEL (widget) && gtk_widget_has_css_class (widget, "caption");
 }
 
 /* The live-mode drop-down the link puts in the header bar. */
 static GtkDropDown *
 find_mode_control (GtkWidget *widget)
 {
-  if (GTK_IS_DROP_DOWN (widget) && g_strcmp0 (gtk_widget_get_name (widget), "live-mode") == 0)
-    return GTK_DROP_DOWN (widget);
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkDropDown *d = find_mode_control (c);
+  GtkWidget *found = find_widget (widget, named, "live-mode");
 
-      if (d != NULL)
-        return d;
-    }
-  return NULL;
+  return found != NULL ? GTK_DROP_DOWN (found) : NULL;
 }
 
-/* A window on screen, its slices watched, with a live link of `options`. */
+/* The process's application (a second would not register). */
+static void
+ensure_app (void)
+{
+  if (app != NULL)
+    return;
+  app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+}
+
+/* A window on screen (a loaded machine may take seconds to map it: a
+ * stream starts only once it is), its slices watched. */
+static TomoWindow *
+watched_window_new (Watch *watch)
+{
+  TomoWindow *window;
+
+  ensure_app ();
+  window = tomo_window_new (GTK_APPLICATION (app));
+  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
+  gtk_window_present (GTK_WINDOW (window));
+  g_signal_connect (tomo_window_get_slice_view (window), "slice-shown", G_CALLBACK (on_shown), watch);
+  g_assert_true (run_until (widget_mapped, window));
+  return window;
+}
+
+/* The same, with a live link of `options`. */
 static TomoWindow *
 live_window_new (Watch                         *watch,
                  const TomoLiveReceiverOptions *options)
 {
   g_autoptr(GError) error = NULL;
-  TomoWindow *window;
-  gint64 deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
+  TomoWindow *window = watched_window_new (watch);
 
-  if (app == NULL)
-    {
-      app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
-      g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
-    }
-  window = tomo_window_new (GTK_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
-  gtk_window_present (GTK_WINDOW (window));
-  g_signal_connect (tomo_window_get_slice_view (window), "slice-shown", G_CALLBACK (on_shown), watch);
-  while (!gtk_widget_get_mapped (GTK_WIDGET (window)) && g_get_monotonic_time () < deadline)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (1000);
-  g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (window)));
   g_assert_true (tomo_live_link_attach (window, options, &error));
   g_assert_no_error (error);
   return window;
@@ -150,15 +241,10 @@ static gboolean
 wait_for_status (TomoWindow *window,
                  const char *status)
 {
-  gint64 deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
+  SliceWait w = { window, NULL, status, 0 };
 
-  while (g_get_monotonic_time () < deadline)
-    {
-      if (strstr (tomo_live_link_get_status (window), status) != NULL)
-        return TRUE;
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (1000);
-    }
+  if (run_until (slice_arrived, &w))
+    return TRUE;
   g_printerr ("status: %s\n", tomo_live_link_get_status (window));
   return FALSE;
 }
@@ -203,11 +289,8 @@ test_late_flats (void)
   guint n, w, h;
   double d;
 
-  if (!have_display)
-    {
-      g_test_skip ("no display (run under xvfb-run)");
-      return;
-    }
+  if (!need_display ())
+    return;
   file = tomo_test_open_scan (sample);
   n = tomo_scan_get_n_projections (file);
   w = tomo_scan_get_width (file);
@@ -216,9 +299,7 @@ test_late_flats (void)
   flats = read_frames (file, TOMO_FRAME_FLAT);
   darks = read_frames (file, TOMO_FRAME_DARK);
 
-  tomo_live_receiver_options_init (&options);
-  options.url = "tcp://127.0.0.1:*";
-  options.protocol = TOMO_LIVE_PROTOCOL_JSON;
+  loopback_options (&options, TOMO_LIVE_PROTOCOL_JSON);
   options.n_projections = n;
   window = live_window_new (&watch, &options);
   tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window), TOMO_LIVE_PROTOCOL_JSON, FALSE, 20000, &error);
@@ -277,17 +358,13 @@ test_next_rotation (gconstpointer data)
   guint n, n_incremental;
   double d;
 
-  if (!have_display)
-    {
-      g_test_skip ("no display (run under xvfb-run)");
-      return;
-    }
+  if (!need_display ())
+    return;
   file = tomo_test_open_scan (sample);
   n = tomo_scan_get_n_projections (file);
   proj = read_frames (file, TOMO_FRAME_PROJECTION);
 
-  tomo_live_receiver_options_init (&options);
-  options.url = "tcp://127.0.0.1:*";
+  loopback_options (&options, TOMO_LIVE_PROTOCOL_TOMOP);
   window = live_window_new (&watch, &options);
   if (continuous)
     gtk_drop_down_set_selected (find_mode_control (gtk_window_get_titlebar (GTK_WINDOW (window))), 1);
@@ -349,35 +426,13 @@ test_receive (gconstpointer data)
   guint n, n_before;
   double d_partial, d_final;
 
-  if (!have_display)
-    {
-      g_test_skip ("no display (run under xvfb-run)");
-      return;
-    }
+  if (!need_display ())
+    return;
   file = tomo_test_open_scan (sample);
   n = tomo_scan_get_n_projections (file);
   proj = read_frames (file, TOMO_FRAME_PROJECTION);
 
-  if (app == NULL)
-    {
-      app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
-      g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
-    }
-  window = tomo_window_new (GTK_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
-  gtk_window_present (GTK_WINDOW (window));
-  g_signal_connect (tomo_window_get_slice_view (window), "slice-shown", G_CALLBACK (on_shown), &watch);
-  /* A loaded machine may take seconds to map the window: the stream starts
-   * only once it is on screen. */
-  {
-    gint64 deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
-    GtkWidget *view = GTK_WIDGET (window);
-
-    while (!gtk_widget_get_mapped (view) && g_get_monotonic_time () < deadline)
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (1000);
-    g_assert_true (gtk_widget_get_mapped (view));
-  }
+  window = watched_window_new (&watch);
 
   /* The dialog opens and closes without a connection; so does the
    * window's Connect… action. */
@@ -403,9 +458,7 @@ test_receive (gconstpointer data)
     gtk_window_destroy (from_action);
   }
 
-  tomo_live_receiver_options_init (&options);
-  options.url = "tcp://127.0.0.1:*";
-  options.protocol = protocol;
+  loopback_options (&options, protocol);
   if (c->count)
     options.n_projections = n;
   g_assert_true (tomo_live_link_attach (window, &options, &error));
@@ -493,24 +546,6 @@ test_receive (gconstpointer data)
   g_free (watch.last);
 }
 
-static GtkWidget *
-find_widget (GtkWidget  *widget,
-             const char *name,
-             const char *label)
-{
-  if ((name != NULL && g_strcmp0 (gtk_widget_get_name (widget), name) == 0) ||
-      (label != NULL && GTK_IS_BUTTON (widget) && g_strcmp0 (gtk_button_get_label (GTK_BUTTON (widget)), label) == 0))
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_widget (c, name, label);
-
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
 /* Sends JSON projections 0 … n − 1 of 48 × 48 float32 pixels, no angles
  * (then the end of the scan when `end`). */
 #define SMALL 48
@@ -535,20 +570,18 @@ send_small_json (TomoWindow *window,
   g_assert_no_error (error);
 }
 
-/* The finder's note: its caption label. */
-static GtkLabel *
-find_caption (GtkWidget *widget)
+typedef struct
 {
-  if (GTK_IS_LABEL (widget) && gtk_widget_has_css_class (widget, "caption"))
-    return GTK_LABEL (widget);
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkLabel *found = find_caption (c);
+  GtkLabel   *label;
+  const char *text;
+} LabelWait;
 
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
+static gboolean
+label_says (gconstpointer data)
+{
+  const LabelWait *w = data;
+
+  return strstr (gtk_label_get_text (w->label), w->text) != NULL;
 }
 
 /* Runs the main loop until the finder's note holds `text`. */
@@ -556,18 +589,12 @@ static gboolean
 wait_for_label (TomoCenterFinder *finder,
                 const char       *text)
 {
-  gint64 deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
-  GtkLabel *note = find_caption (GTK_WIDGET (finder));
+  LabelWait w = { GTK_LABEL (find_widget (GTK_WIDGET (finder), caption, NULL)), text };
 
-  g_assert_nonnull (note);
-  while (g_get_monotonic_time () < deadline)
-    {
-      if (strstr (gtk_label_get_text (note), text) != NULL)
-        return TRUE;
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (1000);
-    }
-  g_test_message ("note: %s", gtk_label_get_text (note));
+  g_assert_nonnull (w.label);
+  if (run_until (label_says, &w))
+    return TRUE;
+  g_printerr ("note: %s\n", gtk_label_get_text (w.label));
   return FALSE;
 }
 
@@ -580,6 +607,12 @@ live_angle (TomoWindow *window,
 
   g_assert_nonnull (live);
   return tomo_live_scan_get_angle (live, slot) * 180 / G_PI;
+}
+
+static gboolean
+scan_loaded (gconstpointer data)
+{
+  return *(const int *) data != 0;
 }
 
 static void
@@ -603,17 +636,11 @@ test_finder_follows_stream (void)
   TomoCenterFinder *finder;
   Watch watch = { 0 };
   int loaded = 0;
-  gint64 deadline;
   g_autofree char *label = NULL;
 
-  if (!have_display)
-    {
-      g_test_skip ("no display (run under xvfb-run)");
-      return;
-    }
-  tomo_live_receiver_options_init (&options);
-  options.url = "tcp://127.0.0.1:*";
-  options.protocol = TOMO_LIVE_PROTOCOL_JSON;
+  if (!need_display ())
+    return;
+  loopback_options (&options, TOMO_LIVE_PROTOCOL_JSON);
   options.n_projections = 8;
   options.angle_range_deg = 360;
   window = live_window_new (&watch, &options);
@@ -622,10 +649,7 @@ test_finder_follows_stream (void)
   /* The file first, and its estimate. */
   g_signal_connect (window, "scan-loaded", G_CALLBACK (on_loaded), &loaded);
   tomo_window_open (window, gfile);
-  deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
-  while (loaded == 0 && g_get_monotonic_time () < deadline)
-    if (!g_main_context_iteration (NULL, FALSE))
-      g_usleep (1000);
+  g_assert_true (run_until (scan_loaded, &loaded));
   g_assert_cmpint (loaded, ==, 1);
   g_assert_true (tomo_center_finder_get_scan (finder) == tomo_window_get_scan (window));
 
@@ -655,21 +679,14 @@ test_listen_arguments (void)
   TomoWindow *window;
   Watch watch = { 0 };
 
-  if (!have_display)
-    {
-      g_test_skip ("no display (run under xvfb-run)");
-      return;
-    }
+  if (!need_display ())
+    return;
   tomo_live_link_take_arguments (&argc, &argv);
   /* What is not the receiver's stays for the application. */
   g_assert_cmpint (argc, ==, 3);
   g_assert_cmpstr (argv[1], ==, "--format");
   g_assert_cmpstr (argv[2], ==, "tiff");
-  if (app == NULL)
-    {
-      app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
-      g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
-    }
+  ensure_app ();
   tomo_live_link_watch_application (GTK_APPLICATION (app));
   window = tomo_window_new (GTK_APPLICATION (app));
   gtk_window_present (GTK_WINDOW (window));
@@ -695,24 +712,20 @@ test_connect_dialog_json (void)
   GtkWindow *dialog;
   Watch watch = { 0 };
 
-  if (!have_display)
-    {
-      g_test_skip ("no display (run under xvfb-run)");
-      return;
-    }
-  tomo_live_receiver_options_init (&options);
-  options.url = "tcp://127.0.0.1:*";
+  if (!need_display ())
+    return;
+  loopback_options (&options, TOMO_LIVE_PROTOCOL_TOMOP);
   window = live_window_new (&watch, &options);   /* replaced by the dialog's */
   dialog = tomo_connect_dialog_present (window);
-  gtk_editable_set_text (GTK_EDITABLE (find_widget (GTK_WIDGET (dialog), "url", NULL)), "tcp://127.0.0.1:*");
-  g_assert_false (gtk_widget_get_sensitive (find_widget (GTK_WIDGET (dialog), "projections", NULL)));
-  gtk_drop_down_set_selected (GTK_DROP_DOWN (find_widget (GTK_WIDGET (dialog), "protocol", NULL)), 1);
-  g_assert_true (gtk_widget_get_sensitive (find_widget (GTK_WIDGET (dialog), "projections", NULL)));
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (find_widget (GTK_WIDGET (dialog), "projections", NULL)), 90);
-  gtk_spin_button_set_value (GTK_SPIN_BUTTON (find_widget (GTK_WIDGET (dialog), "angle-range", NULL)), 360);
+  gtk_editable_set_text (GTK_EDITABLE (find_widget (GTK_WIDGET (dialog), named, "url")), "tcp://127.0.0.1:*");
+  g_assert_false (gtk_widget_get_sensitive (find_widget (GTK_WIDGET (dialog), named, "projections")));
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (find_widget (GTK_WIDGET (dialog), named, "protocol")), 1);
+  g_assert_true (gtk_widget_get_sensitive (find_widget (GTK_WIDGET (dialog), named, "projections")));
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (find_widget (GTK_WIDGET (dialog), named, "projections")), 90);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (find_widget (GTK_WIDGET (dialog), named, "angle-range")), 360);
   if (g_getenv ("TOMO_LIVE_SHOT") != NULL)
     tomo_test_spin (3000);   /* a moment to look at the dialog */
-  g_signal_emit_by_name (find_widget (GTK_WIDGET (dialog), NULL, "C_onnect"), "clicked");
+  g_signal_emit_by_name (find_widget (GTK_WIDGET (dialog), button_labelled, "C_onnect"), "clicked");
   g_assert_nonnull (strstr (tomo_live_link_get_status (window), "(json)"));
 
   send_small_json (window, 3, FALSE);

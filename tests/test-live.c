@@ -27,9 +27,11 @@
 static const char *sample_path;
 static const char *tomolive;
 
+/* A receiver on loopback: PULL or REP, with a memory limit. */
 static TomoLiveReceiver *
-receiver_new (TomoLiveProtocol protocol,
-              gboolean         reply)
+receiver_new_full (TomoLiveProtocol protocol,
+                   gboolean         reply,
+                   gsize            max_memory)
 {
   g_autoptr(GError) error = NULL;
   TomoLiveReceiverOptions options;
@@ -39,10 +41,17 @@ receiver_new (TomoLiveProtocol protocol,
   options.url = "tcp://127.0.0.1:*";
   options.protocol = protocol;
   options.reply = reply;
-  options.max_memory = (gsize) 2 << 30;
+  options.max_memory = max_memory;
   rx = tomo_live_receiver_new (&options, &error);
   g_assert_no_error (error);
   return rx;
+}
+
+static TomoLiveReceiver *
+receiver_new (TomoLiveProtocol protocol,
+              gboolean         reply)
+{
+  return receiver_new_full (protocol, reply, (gsize) 2 << 30);
 }
 
 /* A sender to `rx` in `protocol`, without replies, 10 s timeout. */
@@ -1189,24 +1198,6 @@ test_memory_limit (void)
   g_assert_cmpuint (info.bytes_held, <=, options.max_memory);
 }
 
-/* A receiver with a limit of `max_memory` bytes, pull, on loopback. */
-static TomoLiveReceiver *
-limited_receiver_new (TomoLiveProtocol protocol,
-                      gsize            max_memory)
-{
-  g_autoptr(GError) error = NULL;
-  TomoLiveReceiverOptions options;
-  TomoLiveReceiver *rx;
-
-  tomo_live_receiver_options_init (&options);
-  options.url = "tcp://127.0.0.1:*";
-  options.protocol = protocol;
-  options.max_memory = max_memory;
-  rx = tomo_live_receiver_new (&options, &error);
-  g_assert_no_error (error);
-  return rx;
-}
-
 /* Waits until `rx` has handled (accepted or dropped) `n` messages. */
 static TomoLiveReceiverStats
 wait_messages (TomoLiveReceiver *rx,
@@ -1238,7 +1229,7 @@ test_memory_shared (void)
 {
   gsize scan_bytes = (gsize) SHARED_N * SHARED_ROWS * SHARED_COLS * sizeof (float);
   gsize limit = 3 * scan_bytes + 64 * 1024;
-  g_autoptr(TomoLiveReceiver) rx = limited_receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, limit);
+  g_autoptr(TomoLiveReceiver) rx = receiver_new_full (TOMO_LIVE_PROTOCOL_TOMOP, FALSE, limit);
   g_autoptr(TomoLiveSender) tx = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
   g_autoptr(GError) error = NULL;
   g_autofree float *px = g_new (float, SHARED_ROWS * SHARED_COLS);
@@ -1298,7 +1289,7 @@ test_memory_wire (void)
 
   /* JSON: frame 2²⁴ − 1 of a growing scan would need 2²⁴ slots. */
   {
-    g_autoptr(TomoLiveReceiver) rx = limited_receiver_new (TOMO_LIVE_PROTOCOL_JSON, limit);
+    g_autoptr(TomoLiveReceiver) rx = receiver_new_full (TOMO_LIVE_PROTOCOL_JSON, FALSE, limit);
     g_autoptr(TomoLiveSender) tx = sender_new (rx, TOMO_LIVE_PROTOCOL_JSON);
     g_autoptr(TomoLiveScan) live = NULL;
     TomoLiveReceiverStats s;
@@ -1328,7 +1319,7 @@ test_memory_wire (void)
   /* TomoPackets: a dark id and a ScanSettings count beyond any scan's; a
    * message four times the limit. */
   {
-    g_autoptr(TomoLiveReceiver) rx = limited_receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, limit);
+    g_autoptr(TomoLiveReceiver) rx = receiver_new_full (TOMO_LIVE_PROTOCOL_TOMOP, FALSE, limit);
     g_autoptr(TomoLiveSender) tx = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
     g_autoptr(TomoLiveSender) big = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
     g_autoptr(TomoLiveScan) live = NULL;

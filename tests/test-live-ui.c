@@ -17,6 +17,7 @@
 #include "tomo-slice-view.h"
 #include "tomo-test-util.h"
 #include "tomo-window.h"
+#include "tomo-window-private.h"
 #include "test-live-util.h"
 
 #define WAIT_S 60
@@ -54,57 +55,348 @@ on_shown (TomoSliceView *view,
   w->n = n;
 }
 
-/* Runs the main loop until `status` is in the subtitle and a slice newer
- * than `n_changed` is on screen. */
 static gboolean
-wait_for_slice (TomoWindow *window,
-                Watch      *watch,
-                const char *status,
-                guint       n_changed)
+need_display (void)
+{
+  if (!have_display)
+    g_test_skip ("no display (run under xvfb-run)");
+  return have_display;
+}
+
+/* Options of a receiver on loopback, the port the system's choice. */
+static void
+loopback_options (TomoLiveReceiverOptions *options,
+                  TomoLiveProtocol         protocol)
+{
+  tomo_live_receiver_options_init (options);
+  options->url = "tcp://127.0.0.1:*";
+  options->protocol = protocol;
+}
+
+/* Runs the main loop until done (data) is TRUE, at most WAIT_S seconds. */
+static gboolean
+run_until (gboolean (*done) (gconstpointer data),
+           gconstpointer data)
 {
   gint64 deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
 
   while (g_get_monotonic_time () < deadline)
     {
-      if (strstr (tomo_live_link_get_status (window), status) != NULL && watch->n_changed > n_changed)
+      if (done (data))
         return TRUE;
       if (!g_main_context_iteration (NULL, FALSE))
         g_usleep (1000);
     }
-  return FALSE;
+  return done (data);
 }
 
+typedef struct
+{
+  TomoWindow  *window;
+  const Watch *watch;       /* NULL: the status only */
+  const char  *status;
+  guint        n_changed;
+} SliceWait;
+
+static gboolean
+slice_arrived (gconstpointer data)
+{
+  const SliceWait *w = data;
+
+  return strstr (tomo_live_link_get_status (w->window), w->status) != NULL &&
+         (w->watch == NULL || w->watch->n_changed > w->n_changed);
+}
+
+/* Runs the main loop until `status` is in the subtitle and a slice newer
+ * than `n_changed` is on screen. */
+static gboolean
+wait_for_slice (TomoWindow  *window,
+                const Watch *watch,
+                const char  *status,
+                guint        n_changed)
+{
+  SliceWait w = { window, watch, status, n_changed };
+
+  return run_until (slice_arrived, &w);
+}
+
+static gboolean
+incremental_shown (gconstpointer data)
+{
+  return ((const Watch *) data)->n_incremental > 0;
+}
 
 /* Runs the main loop until an incremental slice is on screen. */
 static gboolean
 wait_for_incremental (Watch *watch)
 {
-  gint64 deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
+  return run_until (incremental_shown, watch);
+}
 
-  while (g_get_monotonic_time () < deadline)
+static gboolean
+widget_mapped (gconstpointer data)
+{
+  return gtk_widget_get_mapped (GTK_WIDGET (data));
+}
+
+/* The first widget under (and including) `widget` that `test` takes. */
+static GtkWidget *
+find_widget (GtkWidget *widget,
+             gboolean (*test) (GtkWidget *widget, gconstpointer data),
+             gconstpointer data)
+{
+  if (test (widget, data))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
     {
-      if (watch->n_incremental > 0)
-        return TRUE;
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (1000);
+      GtkWidget *found = find_widget (c, test, data);
+
+      if (found != NULL)
+        return found;
     }
-  return FALSE;
+  return NULL;
+}
+
+static gboolean
+named (GtkWidget     *widget,
+       gconstpointer  name)
+{
+  return g_strcmp0 (gtk_widget_get_name (widget), name) == 0;
+}
+
+static gboolean
+button_labelled (GtkWidget     *widget,
+                 gconstpointer  label)
+{
+  return GTK_IS_BUTTON (widget) && g_strcmp0 (gtk_button_get_label (GTK_BUTTON (widget)), label) == 0;
+}
+
+static gboolean
+caption (GtkWidget     *widget,
+         gconstpointer  data)
+{
+  return GTK_IS_LABEL (widget) && gtk_widget_has_css_class (widget, "caption");
 }
 
 /* The live-mode drop-down the link puts in the header bar. */
 static GtkDropDown *
 find_mode_control (GtkWidget *widget)
 {
-  if (GTK_IS_DROP_DOWN (widget) && g_strcmp0 (gtk_widget_get_name (widget), "live-mode") == 0)
-    return GTK_DROP_DOWN (widget);
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkDropDown *d = find_mode_control (c);
+  GtkWidget *found = find_widget (widget, named, "live-mode");
 
-      if (d != NULL)
-        return d;
-    }
-  return NULL;
+  return found != NULL ? GTK_DROP_DOWN (found) : NULL;
+}
+
+/* The process's application (a second would not register). */
+static void
+ensure_app (void)
+{
+  if (app != NULL)
+    return;
+  app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
+  g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
+}
+
+/* A window on screen (a loaded machine may take seconds to map it: a
+ * stream starts only once it is), its slices watched. */
+static TomoWindow *
+watched_window_new (Watch *watch)
+{
+  TomoWindow *window;
+
+  ensure_app ();
+  window = tomo_window_new (GTK_APPLICATION (app));
+  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
+  gtk_window_present (GTK_WINDOW (window));
+  g_signal_connect (tomo_window_get_slice_view (window), "slice-shown", G_CALLBACK (on_shown), watch);
+  g_assert_true (run_until (widget_mapped, window));
+  return window;
+}
+
+/* The same, with a live link of `options`. */
+static TomoWindow *
+live_window_new (Watch                         *watch,
+                 const TomoLiveReceiverOptions *options)
+{
+  g_autoptr(GError) error = NULL;
+  TomoWindow *window = watched_window_new (watch);
+
+  g_assert_true (tomo_live_link_attach (window, options, &error));
+  g_assert_no_error (error);
+  return window;
+}
+
+static void
+live_window_close (TomoWindow *window,
+                   Watch      *watch)
+{
+  gtk_window_destroy (GTK_WINDOW (window));
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_clear_pointer (&watch->last, g_free);
+}
+
+/* Runs the main loop until `status` is in the subtitle. */
+static gboolean
+wait_for_status (TomoWindow *window,
+                 const char *status)
+{
+  SliceWait w = { window, NULL, status, 0 };
+
+  if (run_until (slice_arrived, &w))
+    return TRUE;
+  g_printerr ("status: %s\n", tomo_live_link_get_status (window));
+  return FALSE;
+}
+
+/* The file's slice at the row and parameters of the slice on screen. */
+static TomoSlice *
+file_slice_like_shown (TomoWindow *window,
+                       TomoScan   *file)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
+  TomoSlice *shown = tomo_slice_view_get_slice (tomo_window_get_slice_view (window));
+  TomoSliceRequest request;
+  TomoSlice *want;
+
+  tomo_engine_set_scan (engine, file);
+  tomo_slice_request_init (&request, file);
+  request.row = shown->row;
+  request.params = shown->params;
+  want = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_no_error (error);
+  return want;
+}
+
+/* Flats that come after the first projection (JSON with a count: the
+ * window has made its scan by then) are used: once complete, the slice on
+ * screen is the file's, and the window's scan counts them. */
+static void
+test_late_flats (void)
+{
+  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) file = NULL;
+  g_autoptr(TomoSlice) want = NULL;
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autofree float *proj = NULL, *flats = NULL, *darks = NULL;
+  TomoLiveReceiverOptions options;
+  TomoWindow *window;
+  Watch watch = { 0 };
+  g_autofree char *expect = NULL;
+  guint n, w, h;
+  double d;
+
+  if (!need_display ())
+    return;
+  file = tomo_test_open_scan (sample);
+  n = tomo_scan_get_n_projections (file);
+  w = tomo_scan_get_width (file);
+  h = tomo_scan_get_height (file);
+  proj = read_frames (file, TOMO_FRAME_PROJECTION);
+  flats = read_frames (file, TOMO_FRAME_FLAT);
+  darks = read_frames (file, TOMO_FRAME_DARK);
+
+  loopback_options (&options, TOMO_LIVE_PROTOCOL_JSON);
+  options.n_projections = n;
+  window = live_window_new (&watch, &options);
+  tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window), TOMO_LIVE_PROTOCOL_JSON, FALSE, 20000, &error);
+  g_assert_no_error (error);
+
+  for (guint i = 0; i < tomo_scan_get_n_darks (file); i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_DARK, i, h, w, TOMO_DTYPE_FLOAT32,
+                                                darks + (gsize) i * w * h, FALSE, 0, &error));
+  send_projections (tx, file, proj, 0, 1, 0);
+  /* The window has a scan of this one projection and no flat. */
+  expect = g_strdup_printf ("1/%u projections, 0 flats", n);
+  g_assert_true (wait_for_status (window, expect));
+  g_assert_nonnull (tomo_window_get_scan (window));
+  g_assert_cmpuint (tomo_scan_get_n_flats (tomo_window_get_scan (window)), ==, 0);
+
+  for (guint i = 0; i < tomo_scan_get_n_flats (file); i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_FLAT, i, h, w, TOMO_DTYPE_FLOAT32,
+                                                flats + (gsize) i * w * h, FALSE, 0, &error));
+  send_projections (tx, file, proj, 1, n, 0);
+  g_assert_true (tomo_live_sender_send_end (tx, &error));
+  g_assert_no_error (error);
+  g_assert_true (wait_for_status (window, "Scan complete"));
+  /* The last reconstruction may still be on its way. */
+  tomo_test_spin (2000);
+
+  g_assert_cmpuint (tomo_scan_get_n_flats (tomo_window_get_scan (window)), ==, tomo_scan_get_n_flats (file));
+  g_assert_cmpuint (tomo_scan_get_n_darks (tomo_window_get_scan (window)), ==, tomo_scan_get_n_darks (file));
+  /* What volume exports read: the same scan. */
+  live = tomo_live_link_dup_live_scan (window, tomo_window_get_scan (window));
+  g_assert_nonnull (live);
+  want = file_slice_like_shown (window, file);
+  g_assert_cmpuint ((gsize) want->width * want->height, ==, watch.n);
+  d = relative_difference (want->data, watch.last, watch.n);
+  g_test_message ("on screen vs the file's slice: %.3g of the maximum", d);
+  g_assert_cmpfloat (d, <, 1e-4);
+  live_window_close (window, &watch);
+}
+
+/* TomoPackets in scan or continuous mode past the first rotation: the
+ * incremental slice goes on (scan: the new rotation only; continuous: the
+ * last 180°), and the status says which rotation arrives. */
+static void
+test_next_rotation (gconstpointer data)
+{
+  gboolean continuous = GPOINTER_TO_INT (data);
+  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) file = NULL;
+  g_autoptr(TomoSlice) want = NULL;
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autofree float *proj = NULL;
+  TomoLiveReceiverOptions options;
+  TomoWindow *window;
+  Watch watch = { 0 };
+  g_autofree char *expect = NULL;
+  guint n, n_incremental;
+  double d;
+
+  if (!need_display ())
+    return;
+  file = tomo_test_open_scan (sample);
+  n = tomo_scan_get_n_projections (file);
+  proj = read_frames (file, TOMO_FRAME_PROJECTION);
+
+  loopback_options (&options, TOMO_LIVE_PROTOCOL_TOMOP);
+  window = live_window_new (&watch, &options);
+  if (continuous)
+    gtk_drop_down_set_selected (find_mode_control (gtk_window_get_titlebar (GTK_WINDOW (window))), 1);
+  tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 20000, &error);
+  g_assert_no_error (error);
+  send_scan_header (tx, file);
+  send_projections (tx, file, proj, 0, n, 0);
+  g_assert_true (wait_for_status (window, "Scan complete"));
+  tomo_test_spin (500);
+  n_incremental = watch.n_incremental;
+
+  /* The next rotation's first half: ids n … n + n/2 − 1, the same frames. */
+  send_projections (tx, file, proj, 0, n / 2, n);
+  expect = g_strdup_printf ("Receiving (%s): rotation 2, %u/%u projections", continuous ? "continuous" : "scan",
+                            continuous ? n : n / 2, n);
+  g_assert_true (wait_for_status (window, expect));
+  /* Wait for the slice of all n/2 (the first may have had fewer). */
+  tomo_test_spin (2000);
+  g_test_message ("status: %s; %u incremental slices before the second rotation, %u after",
+                  tomo_live_link_get_status (window), n_incremental, watch.n_incremental);
+  /* Continuous: the same frames again give the slice shown before. */
+  if (!continuous)
+    g_assert_cmpuint (watch.n_incremental, >, n_incremental);
+  g_assert_cmpstr (tomo_slice_view_get_slice (tomo_window_get_slice_view (window))->kernel, ==, "live-accumulate");
+  want = file_slice_like_shown (window, file);
+  d = relative_difference (want->data, watch.last, watch.n);
+  g_test_message ("on screen vs one full rotation: %.3g of the maximum", d);
+  if (continuous)
+    g_assert_cmpfloat (d, <, 1e-4);   /* replaced, not counted twice */
+  else
+    g_assert_cmpfloat (d, >, 1e-2);   /* half a rotation, afresh */
+  live_window_close (window, &watch);
 }
 
 typedef struct
@@ -134,35 +426,13 @@ test_receive (gconstpointer data)
   guint n, n_before;
   double d_partial, d_final;
 
-  if (!have_display)
-    {
-      g_test_skip ("no display (run under xvfb-run)");
-      return;
-    }
+  if (!need_display ())
+    return;
   file = tomo_test_open_scan (sample);
   n = tomo_scan_get_n_projections (file);
   proj = read_frames (file, TOMO_FRAME_PROJECTION);
 
-  if (app == NULL)
-    {
-      app = tomo_application_new (G_APPLICATION_NON_UNIQUE);
-      g_assert_true (g_application_register (G_APPLICATION (app), NULL, NULL));
-    }
-  window = tomo_window_new (GTK_APPLICATION (app));
-  gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
-  gtk_window_present (GTK_WINDOW (window));
-  g_signal_connect (tomo_window_get_slice_view (window), "slice-shown", G_CALLBACK (on_shown), &watch);
-  /* A loaded machine may take seconds to map the window: the stream starts
-   * only once it is on screen. */
-  {
-    gint64 deadline = g_get_monotonic_time () + WAIT_S * G_USEC_PER_SEC;
-    GtkWidget *view = GTK_WIDGET (window);
-
-    while (!gtk_widget_get_mapped (view) && g_get_monotonic_time () < deadline)
-      if (!g_main_context_iteration (NULL, FALSE))
-        g_usleep (1000);
-    g_assert_true (gtk_widget_get_mapped (view));
-  }
+  window = watched_window_new (&watch);
 
   /* The dialog opens and closes without a connection; so does the
    * window's Connect… action. */
@@ -188,9 +458,7 @@ test_receive (gconstpointer data)
     gtk_window_destroy (from_action);
   }
 
-  tomo_live_receiver_options_init (&options);
-  options.url = "tcp://127.0.0.1:*";
-  options.protocol = protocol;
+  loopback_options (&options, protocol);
   if (c->count)
     options.n_projections = n;
   g_assert_true (tomo_live_link_attach (window, &options, &error));
@@ -278,6 +546,194 @@ test_receive (gconstpointer data)
   g_free (watch.last);
 }
 
+/* Sends JSON projections 0 … n − 1 of 48 × 48 float32 pixels, no angles
+ * (then the end of the scan when `end`). */
+#define SMALL 48
+
+static void
+send_small_json (TomoWindow *window,
+                 guint       n,
+                 gboolean    end)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoLiveSender) tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window),
+                                                       TOMO_LIVE_PROTOCOL_JSON, FALSE, 20000, &error);
+  g_autofree float *px = g_new (float, SMALL * SMALL);
+
+  g_assert_no_error (error);
+  for (guint i = 0; i < SMALL * SMALL; i++)
+    px[i] = 0.5f;
+  for (guint i = 0; i < n; i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, SMALL, SMALL, TOMO_DTYPE_FLOAT32,
+                                                px, FALSE, 0, &error));
+  g_assert_true (!end || tomo_live_sender_send_end (tx, &error));
+  g_assert_no_error (error);
+}
+
+typedef struct
+{
+  GtkLabel   *label;
+  const char *text;
+} LabelWait;
+
+static gboolean
+label_says (gconstpointer data)
+{
+  const LabelWait *w = data;
+
+  return strstr (gtk_label_get_text (w->label), w->text) != NULL;
+}
+
+/* Runs the main loop until the finder's note holds `text`. */
+static gboolean
+wait_for_label (TomoCenterFinder *finder,
+                const char       *text)
+{
+  LabelWait w = { GTK_LABEL (find_widget (GTK_WIDGET (finder), caption, NULL)), text };
+
+  g_assert_nonnull (w.label);
+  if (run_until (label_says, &w))
+    return TRUE;
+  g_printerr ("note: %s\n", gtk_label_get_text (w.label));
+  return FALSE;
+}
+
+/* The angle (degrees) the window's live scan gives projection `slot`. */
+static double
+live_angle (TomoWindow *window,
+            guint       slot)
+{
+  g_autoptr(TomoLiveScan) live = tomo_live_link_dup_live_scan (window, tomo_window_get_scan (window));
+
+  g_assert_nonnull (live);
+  return tomo_live_scan_get_angle (live, slot) * 180 / G_PI;
+}
+
+static gboolean
+scan_loaded (gconstpointer data)
+{
+  return *(const int *) data != 0;
+}
+
+static void
+on_loaded (TomoWindow *window,
+           gboolean    ok,
+           gpointer    data)
+{
+  *(int *) data = ok ? 1 : -1;
+}
+
+/* A stream after a file: Find centre and Sweep… work on the stream (the
+ * finder has the live scan, its note is not the file's estimate), and the
+ * Geometry row says what is used for a 360° stream. */
+static void
+test_finder_follows_stream (void)
+{
+  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  g_autoptr(GFile) gfile = g_file_new_for_path (sample);
+  TomoLiveReceiverOptions options;
+  TomoWindow *window;
+  TomoCenterFinder *finder;
+  Watch watch = { 0 };
+  int loaded = 0;
+  g_autofree char *label = NULL;
+
+  if (!need_display ())
+    return;
+  loopback_options (&options, TOMO_LIVE_PROTOCOL_JSON);
+  options.n_projections = 8;
+  options.angle_range_deg = 360;
+  window = live_window_new (&watch, &options);
+  finder = window->panel->center_finder;
+
+  /* The file first, and its estimate. */
+  g_signal_connect (window, "scan-loaded", G_CALLBACK (on_loaded), &loaded);
+  tomo_window_open (window, gfile);
+  g_assert_true (run_until (scan_loaded, &loaded));
+  g_assert_cmpint (loaded, ==, 1);
+  g_assert_true (tomo_center_finder_get_scan (finder) == tomo_window_get_scan (window));
+
+  /* Then the stream: a 360° scan of 8 projections. */
+  send_small_json (window, 8, TRUE);
+  g_assert_true (wait_for_status (window, "Scan complete"));
+  g_assert_cmpuint (tomo_scan_get_width (tomo_window_get_scan (window)), ==, SMALL);
+  g_assert_true (tomo_center_finder_get_scan (finder) == tomo_window_get_scan (window));
+  /* Not the file's estimate any more. */
+  g_assert_true (wait_for_label (finder, "Live scan: Find centre and Sweep"));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (finder), "finder.find", NULL));
+  g_assert_true (wait_for_label (finder, "Finding"));
+  label = gtk_combo_box_text_get_active_text (window->panel->geometry_combo);
+  g_assert_cmpstr (label, ==, "As received (360°)");
+  live_window_close (window, &watch);
+}
+
+/* `tomolive --listen json+… --projections N --angle-range 360 --max-memory
+ * SIZE`: the options leave argv and reach the window's receiver. */
+static void
+test_listen_arguments (void)
+{
+  char *args[] = { "tomolive", "--listen", "json+tcp://127.0.0.1:*", "--projections", "360",
+                   "--angle-range=360", "--max-memory", "64K", "--format", "tiff", NULL };
+  char **argv = args;
+  int argc = G_N_ELEMENTS (args) - 1;
+  TomoWindow *window;
+  Watch watch = { 0 };
+
+  if (!need_display ())
+    return;
+  tomo_live_link_take_arguments (&argc, &argv);
+  /* What is not the receiver's stays for the application. */
+  g_assert_cmpint (argc, ==, 3);
+  g_assert_cmpstr (argv[1], ==, "--format");
+  g_assert_cmpstr (argv[2], ==, "tiff");
+  ensure_app ();
+  tomo_live_link_watch_application (GTK_APPLICATION (app));
+  window = tomo_window_new (GTK_APPLICATION (app));
+  gtk_window_present (GTK_WINDOW (window));
+  g_signal_connect (tomo_window_get_slice_view (window), "slice-shown", G_CALLBACK (on_shown), &watch);
+  g_assert_nonnull (tomo_live_link_get_status (window));
+  g_assert_nonnull (strstr (tomo_live_link_get_status (window), "(json)"));
+
+  /* 64 KiB: 360 slots and four frames of 9 KiB; the fifth is dropped. */
+  send_small_json (window, 5, FALSE);
+  g_assert_true (wait_for_status (window, "4/360 projections"));
+  g_assert_nonnull (strstr (tomo_live_link_get_status (window), "1 dropped"));
+  g_assert_cmpfloat_with_epsilon (live_angle (window, 1), 1.0, 1e-9);   /* 360° / 360 */
+  live_window_close (window, &watch);
+}
+
+/* The Connect… dialog's JSON projection count and angle range reach the
+ * receiver. */
+static void
+test_connect_dialog_json (void)
+{
+  TomoLiveReceiverOptions options;
+  TomoWindow *window;
+  GtkWindow *dialog;
+  Watch watch = { 0 };
+
+  if (!need_display ())
+    return;
+  loopback_options (&options, TOMO_LIVE_PROTOCOL_TOMOP);
+  window = live_window_new (&watch, &options);   /* replaced by the dialog's */
+  dialog = tomo_connect_dialog_present (window);
+  gtk_editable_set_text (GTK_EDITABLE (find_widget (GTK_WIDGET (dialog), named, "url")), "tcp://127.0.0.1:*");
+  g_assert_false (gtk_widget_get_sensitive (find_widget (GTK_WIDGET (dialog), named, "projections")));
+  gtk_drop_down_set_selected (GTK_DROP_DOWN (find_widget (GTK_WIDGET (dialog), named, "protocol")), 1);
+  g_assert_true (gtk_widget_get_sensitive (find_widget (GTK_WIDGET (dialog), named, "projections")));
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (find_widget (GTK_WIDGET (dialog), named, "projections")), 90);
+  gtk_spin_button_set_value (GTK_SPIN_BUTTON (find_widget (GTK_WIDGET (dialog), named, "angle-range")), 360);
+  if (g_getenv ("TOMO_LIVE_SHOT") != NULL)
+    tomo_test_spin (3000);   /* a moment to look at the dialog */
+  g_signal_emit_by_name (find_widget (GTK_WIDGET (dialog), button_labelled, "C_onnect"), "clicked");
+  g_assert_nonnull (strstr (tomo_live_link_get_status (window), "(json)"));
+
+  send_small_json (window, 3, FALSE);
+  g_assert_true (wait_for_status (window, "3/90 projections"));
+  g_assert_cmpfloat_with_epsilon (live_angle (window, 1), 4.0, 1e-9);   /* 360° / 90 */
+  live_window_close (window, &watch);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -296,6 +752,12 @@ main (int    argc,
     g_test_add_data_func ("/tomo/live/ui/receive/tomop-continuous", &continuous, test_receive);
     g_test_add_data_func ("/tomo/live/ui/receive/json", &json, test_receive);
     g_test_add_data_func ("/tomo/live/ui/receive/json-count", &json_count, test_receive);
+    g_test_add_func ("/tomo/live/ui/late-flats", test_late_flats);
+    g_test_add_func ("/tomo/live/ui/listen-arguments", test_listen_arguments);
+    g_test_add_func ("/tomo/live/ui/finder-follows-stream", test_finder_follows_stream);
+    g_test_add_func ("/tomo/live/ui/connect-dialog-json", test_connect_dialog_json);
+    g_test_add_data_func ("/tomo/live/ui/next-rotation/scan", GINT_TO_POINTER (FALSE), test_next_rotation);
+    g_test_add_data_func ("/tomo/live/ui/next-rotation/continuous", GINT_TO_POINTER (TRUE), test_next_rotation);
   }
   ret = g_test_run ();
   g_clear_object (&app);

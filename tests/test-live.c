@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <signal.h>
 #include <string.h>
 
 #include <gio/gio.h>
@@ -26,9 +27,11 @@
 static const char *sample_path;
 static const char *tomolive;
 
+/* A receiver on loopback: PULL or REP, with a memory limit. */
 static TomoLiveReceiver *
-receiver_new (TomoLiveProtocol protocol,
-              gboolean         reply)
+receiver_new_full (TomoLiveProtocol protocol,
+                   gboolean         reply,
+                   gsize            max_memory)
 {
   g_autoptr(GError) error = NULL;
   TomoLiveReceiverOptions options;
@@ -38,10 +41,17 @@ receiver_new (TomoLiveProtocol protocol,
   options.url = "tcp://127.0.0.1:*";
   options.protocol = protocol;
   options.reply = reply;
-  options.max_memory = (gsize) 2 << 30;
+  options.max_memory = max_memory;
   rx = tomo_live_receiver_new (&options, &error);
   g_assert_no_error (error);
   return rx;
+}
+
+static TomoLiveReceiver *
+receiver_new (TomoLiveProtocol protocol,
+              gboolean         reply)
+{
+  return receiver_new_full (protocol, reply, (gsize) 2 << 30);
 }
 
 /* A sender to `rx` in `protocol`, without replies, 10 s timeout. */
@@ -738,6 +748,96 @@ test_cli_timeout (void)
   g_assert_cmpint (g_get_monotonic_time () - start, <, 10 * G_USEC_PER_SEC);
 }
 
+/* --record never overwrites what the run reads or writes: the angle file,
+ * or -o; refused before anything is received. */
+static void
+test_cli_record_refuses (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("tomo-live-XXXXXX", NULL);
+  g_autofree char *angles = g_build_filename (dir, "angles.txt", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.tif", NULL);
+  g_autofree char *bind = g_strdup_printf ("tcp://127.0.0.1:%u", free_port ());
+  const char *text = "0\n90\n";
+
+  g_assert_true (g_file_set_contents (angles, text, -1, NULL));
+  for (guint i = 0; i < 2; i++)
+    {
+      /* The angle file itself; -o (neither exists yet) as the recording. */
+      const char *record = i == 0 ? angles : out;
+      g_autoptr(GSubprocess) rx = NULL;
+      g_autoptr(GError) error = NULL;
+      g_autofree char *err = NULL, *kept = NULL;
+      gint64 start = g_get_monotonic_time ();
+
+      rx = g_subprocess_new (G_SUBPROCESS_FLAGS_STDERR_PIPE, &error, tomolive, "reconstruct", "--listen", bind,
+                             "--protocol", "json", "--angles", angles, "--record", record, "--timeout", "30",
+                             "-q", "-o", out, NULL);
+      g_assert_no_error (error);
+      g_assert_true (g_subprocess_communicate_utf8 (rx, NULL, NULL, NULL, &err, &error));
+      g_test_message ("%s", err);
+      g_assert_cmpint (g_subprocess_get_exit_status (rx), ==, 1);
+      g_assert_nonnull (strstr (err, record));
+      g_assert_cmpint (g_get_monotonic_time () - start, <, 10 * G_USEC_PER_SEC);
+      g_assert_true (g_file_get_contents (angles, &kept, NULL, NULL));
+      g_assert_cmpstr (kept, ==, text);
+      g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+    }
+  g_unlink (angles);
+  g_rmdir (dir);
+}
+
+/* A run killed while it records leaves the recording readable with what
+ * came, and says that it is kept (not that output was removed). */
+static void
+test_cli_record_killed (void)
+{
+  g_autoptr(TomoScan) file = tomo_test_open_scan (sample_path);
+  g_autofree char *dir = g_dir_make_tmp ("tomo-live-XXXXXX", NULL);
+  g_autofree char *record = g_build_filename (dir, "record.h5", NULL);
+  g_autofree char *out = g_build_filename (dir, "out.tif", NULL);
+  g_autofree char *bind = g_strdup_printf ("tcp://127.0.0.1:%u", free_port ());
+  g_autofree float *proj = read_frames (file, TOMO_FRAME_PROJECTION);
+  g_autoptr(GSubprocess) rx = NULL;
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *err = NULL;
+  guint n = tomo_scan_get_n_projections (file);
+  hid_t h5, dset, space;
+  hsize_t dims[3] = { 0 };
+
+  rx = g_subprocess_new (G_SUBPROCESS_FLAGS_STDERR_PIPE, &error, tomolive, "reconstruct", "--listen", bind,
+                         "--record", record, "--timeout", "60", "-q", "-o", out, NULL);
+  g_assert_no_error (error);
+  g_usleep (200000);
+  tx = tomo_live_sender_new (bind, TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 20000, &error);
+  g_assert_no_error (error);
+  send_scan_header (tx, file);
+  send_projections (tx, file, proj, 0, n / 2, 0);
+  /* Flushed every 200 ms. */
+  g_usleep (1500000);
+  g_subprocess_send_signal (rx, SIGTERM);
+  g_assert_true (g_subprocess_communicate_utf8 (rx, NULL, NULL, NULL, &err, &error));
+  g_test_message ("%s", err);
+  g_assert_cmpint (g_subprocess_get_if_signaled (rx) ? 0 : g_subprocess_get_exit_status (rx), ==, 1);
+  g_assert_nonnull (strstr (err, "kept"));
+  g_assert_null (strstr (err, "removed"));
+
+  _tomo_hdf5_lock ();
+  h5 = H5Fopen (record, H5F_ACC_RDONLY, H5P_DEFAULT);
+  g_assert_cmpint (h5, >=, 0);
+  dset = H5Dopen2 (h5, "/exchange/data", H5P_DEFAULT);
+  g_assert_cmpint (dset, >=, 0);
+  space = H5Dget_space (dset);
+  H5Sget_simple_extent_dims (space, dims, NULL);
+  H5Sclose (space);
+  H5Dclose (dset);
+  H5Fclose (h5);
+  _tomo_hdf5_unlock ();
+  g_assert_cmpuint (dims[0], >=, n / 2);
+  g_unlink (record);
+  g_rmdir (dir);
+}
+
 /* --- volume: 5000 projections as fast as possible --------------------------- */
 
 #define MANY_N 5000
@@ -1063,7 +1163,7 @@ test_memory_limit (void)
   tomo_live_receiver_options_init (&options);
   options.url = "tcp://127.0.0.1:*";
   options.protocol = TOMO_LIVE_PROTOCOL_JSON;
-  options.max_memory = 3 * sizeof px + 100;   /* three frames */
+  options.max_memory = 3 * sizeof px + 1000;   /* three frames and their slots */
   rx = tomo_live_receiver_new (&options, &error);
   g_assert_no_error (error);
   tx = sender_new (rx, TOMO_LIVE_PROTOCOL_JSON);
@@ -1096,6 +1196,250 @@ test_memory_limit (void)
   g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, 3);
   g_assert_cmpuint (info.n_duplicates, ==, 1);
   g_assert_cmpuint (info.bytes_held, <=, options.max_memory);
+}
+
+/* Waits until `rx` has handled (accepted or dropped) `n` messages. */
+static TomoLiveReceiverStats
+wait_messages (TomoLiveReceiver *rx,
+               guint64           n)
+{
+  gint64 deadline = g_get_monotonic_time () + WAIT_US;
+  TomoLiveReceiverStats s = { 0 };
+
+  while (g_get_monotonic_time () < deadline)
+    {
+      tomo_live_receiver_get_stats (rx, &s);
+      if (s.n_accepted + s.n_dropped_total >= n)
+        break;
+      g_usleep (2000);
+    }
+  g_assert_cmpuint (s.n_accepted + s.n_dropped_total, >=, n);
+  return s;
+}
+
+/* Complete scans that nobody takes (the viewer never does) count toward the
+ * limit and give way to the scans after them: ten scans through a limit of
+ * three keep arriving whole, and what is held stays within the limit. */
+#define SHARED_ROWS 32
+#define SHARED_COLS 64
+#define SHARED_N 16
+
+static void
+test_memory_shared (void)
+{
+  gsize scan_bytes = (gsize) SHARED_N * SHARED_ROWS * SHARED_COLS * sizeof (float);
+  gsize limit = 3 * scan_bytes + 64 * 1024;
+  g_autoptr(TomoLiveReceiver) rx = receiver_new_full (TOMO_LIVE_PROTOCOL_TOMOP, FALSE, limit);
+  g_autoptr(TomoLiveSender) tx = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
+  g_autoptr(GError) error = NULL;
+  g_autofree float *px = g_new (float, SHARED_ROWS * SHARED_COLS);
+  double angles[SHARED_N];
+  TomoLiveReceiverStats s;
+  TomoLiveScan *scan;
+  gsize held = 0;
+  guint n_queued = 0;
+
+  for (guint i = 0; i < SHARED_N; i++)
+    angles[i] = G_PI * i / SHARED_N;
+  for (guint scan_i = 0; scan_i < 10; scan_i++)
+    {
+      for (guint i = 0; i < SHARED_ROWS * SHARED_COLS; i++)
+        px[i] = 1 + scan_i;
+      /* A geometry that differs from the last: a new scan each time. */
+      angles[0] = scan_i * 1e-3;
+      g_assert_true (tomo_live_sender_send_geometry (tx, SHARED_ROWS, SHARED_COLS, SHARED_N, angles, 0, 0,
+                                                     FALSE, &error));
+      for (guint i = 0; i < SHARED_N; i++)
+        g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, SHARED_ROWS, SHARED_COLS,
+                                                    TOMO_DTYPE_FLOAT32, px, FALSE, 0, &error));
+      g_assert_no_error (error);
+    }
+  s = wait_messages (rx, 10 * (SHARED_N + 1));
+  g_assert_cmpuint (s.n_scans, ==, 10);
+  g_assert_cmpuint (s.n_dropped_total, ==, 0);
+
+  /* What the queue still holds, and the scan being received. */
+  while ((scan = tomo_live_receiver_wait_complete (rx, 0, NULL)) != NULL)
+    {
+      TomoLiveScanInfo info;
+
+      tomo_live_scan_get_info (scan, &info);
+      g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, SHARED_N);
+      held += info.bytes_held;
+      n_queued++;
+      tomo_live_scan_unref (scan);
+    }
+  g_test_message ("%u complete scans still queued, %" G_GSIZE_FORMAT " bytes of a limit of %" G_GSIZE_FORMAT,
+                  n_queued, held, limit);
+  g_assert_cmpuint (n_queued, >=, 1);
+  g_assert_cmpuint (n_queued, <=, 3);
+  g_assert_cmpuint (held, <=, limit);
+}
+
+/* What the wire says cannot make the receiver allocate past its limit: a
+ * projection id far past the frames held (JSON grows a slot per id), dark
+ * and flat ids and counts beyond any scan's, a message larger than any frame
+ * may be (refused by ZeroMQ before it is read). */
+static void
+test_memory_wire (void)
+{
+  gsize limit = (gsize) 1 << 20;
+  g_autoptr(GError) error = NULL;
+  guint8 px[4] = { 1, 2, 3, 4 };
+
+  /* JSON: frame 2²⁴ − 1 of a growing scan would need 2²⁴ slots. */
+  {
+    g_autoptr(TomoLiveReceiver) rx = receiver_new_full (TOMO_LIVE_PROTOCOL_JSON, FALSE, limit);
+    g_autoptr(TomoLiveSender) tx = sender_new (rx, TOMO_LIVE_PROTOCOL_JSON);
+    g_autoptr(TomoLiveScan) live = NULL;
+    TomoLiveReceiverStats s;
+    TomoLiveScanInfo info;
+
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, 0, 2, 2, TOMO_DTYPE_UINT8, px,
+                                                FALSE, 0, &error));
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, TOMO_LIVE_MAX_ID - 1, 2, 2,
+                                                TOMO_DTYPE_UINT8, px, FALSE, 0, &error));
+    /* A dark id beyond any scan's. */
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_DARK, TOMO_LIVE_MAX_ID - 1, 2, 2,
+                                                TOMO_DTYPE_UINT8, px, FALSE, 0, &error));
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_DARK, TOMO_LIVE_MAX_CALIBRATION - 1, 2, 2,
+                                                TOMO_DTYPE_UINT8, px, FALSE, 0, &error));
+    g_assert_no_error (error);
+    s = wait_messages (rx, 4);
+    g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_MEMORY], ==, 1);
+    g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_ID], ==, 1);
+    live = tomo_live_receiver_dup_current (rx);
+    tomo_live_scan_get_info (live, &info);
+    g_assert_cmpuint (tomo_live_scan_get_n_slots (live, TOMO_FRAME_PROJECTION), ==, 1);
+    g_assert_cmpuint (tomo_live_scan_get_n_slots (live, TOMO_FRAME_DARK), ==, TOMO_LIVE_MAX_CALIBRATION);
+    g_assert_cmpuint (info.n_present[TOMO_FRAME_DARK], ==, 1);
+    g_assert_cmpuint (info.bytes_held, <=, limit);
+  }
+
+  /* TomoPackets: a dark id and a ScanSettings count beyond any scan's; a
+   * message four times the limit. */
+  {
+    g_autoptr(TomoLiveReceiver) rx = receiver_new_full (TOMO_LIVE_PROTOCOL_TOMOP, FALSE, limit);
+    g_autoptr(TomoLiveSender) tx = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
+    g_autoptr(TomoLiveSender) big = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
+    g_autoptr(TomoLiveScan) live = NULL;
+    g_autofree guint8 *huge = g_malloc0 (4 * limit);
+    double angles[4] = { 0, 45, 90, 135 };
+    float f[4] = { 1, 2, 3, 4 };
+    const void *parts[1] = { huge };
+    gsize size = 4 * limit;
+    TomoLiveReceiverStats s;
+
+    guint64 n0;
+
+    g_assert_true (tomo_live_sender_send_geometry (tx, 2, 2, 4, angles, 0, 0, FALSE, &error));
+    /* The geometry is three messages (specification, settings, beam). */
+    s = wait_messages (rx, 3);
+    n0 = s.n_messages;
+    flow_send_bytes (&(Flow) { rx, tx, 2, 2, 0 }, tomo_live_encode_projection (0, TOMO_LIVE_MAX_ID - 1, 2, 2, f, 4));
+    flow_send_bytes (&(Flow) { rx, tx, 2, 2, 0 }, tomo_live_encode_scan_settings (0, TOMO_LIVE_MAX_ID, 1, 0));
+    s = wait_messages (rx, n0 + 2);
+    g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_ID], ==, 1);
+    g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_TOO_LARGE], ==, 1);
+    live = tomo_live_receiver_dup_current (rx);
+    g_assert_cmpuint (tomo_live_scan_get_n_slots (live, TOMO_FRAME_DARK), ==, 0);
+
+    /* 4 MiB under a 1 MiB limit: not received at all (counted nowhere),
+     * and what comes after it still is. */
+    memcpy (huge, (guint8[]) { 0x09, 0x03, 0, 0 }, 4);
+    g_assert_true (tomo_live_sender_send_parts (big, parts, &size, 1, &error));
+    g_assert_no_error (error);
+    g_usleep (300000);
+    flow_send_bytes (&(Flow) { rx, tx, 2, 2, 0 }, tomo_live_encode_projection (2, 1, 2, 2, f, 4));
+    s = wait_messages (rx, n0 + 3);
+    g_assert_cmpuint (s.n_messages, ==, n0 + 3);
+    g_assert_cmpuint (s.bytes, <, limit);
+    g_assert_cmpuint (s.n_accepted, ==, n0 + 1);
+  }
+}
+
+/* A recording reads back as the live scan did: a projection that never
+ * came is the flat (a zero line integral), not zeros; data already
+ * normalised (no flats) reopens without options; the state is recorded. */
+static void
+test_record_gaps (void)
+{
+  g_autoptr(TomoLiveReceiver) rx = receiver_new (TOMO_LIVE_PROTOCOL_JSON, FALSE);
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("tomo-live-XXXXXX", NULL);
+  guint16 flat[4 * 6], px[4 * 6];
+
+  for (guint i = 0; i < G_N_ELEMENTS (px); i++)
+    {
+      flat[i] = 1000 + i;
+      px[i] = 500;
+    }
+  tx = sender_new (rx, TOMO_LIVE_PROTOCOL_JSON);
+  for (guint pass = 0; pass < 2; pass++)
+    {
+      /* Pass 0 with a flat (raw counts); pass 1 none (already normalised). */
+      g_autofree char *path = g_strdup_printf ("%s/record-%u.h5", dir, pass);
+      g_autoptr(TomoLiveScan) live = NULL;
+      g_autoptr(TomoScan) scan = NULL, recorded = NULL;
+      g_autoptr(TomoLiveRecorder) recorder = NULL;
+      float raw_live[11 * 6], raw_file[11 * 6];
+      float sino_live[11 * 6], sino_file[11 * 6];
+      guint8 flag = 7;
+      hid_t file, dset, attr;
+
+      if (pass == 0)
+        g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_FLAT, 0, 4, 6, TOMO_DTYPE_UINT16, flat, FALSE, 0,
+                                                    &error));
+      /* Projections 0 … 10 but 4 and 9. */
+      for (guint i = 0; i <= 10; i++)
+        if (i != 4 && i != 9)
+          g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, 4, 6, TOMO_DTYPE_UINT16,
+                                                      pass == 0 ? px : flat, TRUE, i * 18.0, &error));
+      g_assert_true (tomo_live_sender_send_end (tx, &error));
+      g_assert_no_error (error);
+      live = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+      g_assert_no_error (error);
+      recorder = tomo_live_recorder_new (live, path, &error);
+      g_assert_no_error (error);
+      g_assert_true (tomo_live_recorder_finish (g_steal_pointer (&recorder), &error));
+      g_assert_no_error (error);
+
+      scan = tomo_live_scan_create_scan (live, &error);
+      g_assert_no_error (error);
+      recorded = tomo_test_open_scan (path);
+      g_assert_cmpuint (tomo_scan_get_n_projections (recorded), ==, 11);
+      for (guint i = 0; i < 11; i++)
+        g_assert_cmpfloat_with_epsilon (tomo_scan_get_angles (recorded)[i], tomo_scan_get_angles (scan)[i], 1e-9);
+      g_assert_true (tomo_scan_read_raw_sinogram (scan, 2, raw_live, &error));
+      g_assert_true (tomo_scan_read_raw_sinogram (recorded, 2, raw_file, &error));
+      g_assert_true (tomo_scan_read_sinogram (scan, 2, sino_live, NULL, &error));
+      g_assert_true (tomo_scan_read_sinogram (recorded, 2, sino_file, NULL, &error));
+      g_assert_no_error (error);
+      for (guint x = 0; x < 6; x++)
+        {
+          g_assert_cmpfloat (raw_file[4 * 6 + x], ==, raw_live[4 * 6 + x]);   /* the gap: the flat, or 1 */
+          g_assert_cmpfloat (raw_file[9 * 6 + x], ==, raw_live[9 * 6 + x]);
+          g_assert_cmpfloat (raw_file[4 * 6 + x], !=, 0);
+        }
+      for (guint i = 0; i < 11 * 6; i++)
+        g_assert_cmpfloat_with_epsilon (sino_file[i], sino_live[i], 1e-6);
+      g_assert_cmpfloat_with_epsilon (sino_file[4 * 6], 0, 1e-6);   /* a gap adds nothing */
+
+      _tomo_hdf5_lock ();
+      file = H5Fopen (path, H5F_ACC_RDONLY, H5P_DEFAULT);
+      dset = H5Dopen2 (file, "/exchange/data", H5P_DEFAULT);
+      attr = H5Aopen (dset, "already_normalised", H5P_DEFAULT);
+      g_assert_cmpint (attr, >=, 0);
+      H5Aread (attr, H5T_NATIVE_UINT8, &flag);
+      H5Aclose (attr);
+      H5Dclose (dset);
+      H5Fclose (file);
+      _tomo_hdf5_unlock ();
+      g_assert_cmpuint (flag, ==, pass == 1);
+      g_unlink (path);
+    }
+  g_rmdir (dir);
 }
 
 /* Frames that never arrive are gaps: counted, named, and read as the flat
@@ -1170,9 +1514,14 @@ main (int    argc,
   g_test_add_data_func ("/tomo/live/cli/tomop", "tomop", test_cli);
   g_test_add_data_func ("/tomo/live/cli/json", "json", test_cli);
   g_test_add_func ("/tomo/live/cli/timeout", test_cli_timeout);
+  g_test_add_func ("/tomo/live/cli/record-refuses", test_cli_record_refuses);
+  g_test_add_func ("/tomo/live/cli/record-killed", test_cli_record_killed);
   g_test_add_func ("/tomo/live/many-projections", test_many_projections);
   g_test_add_func ("/tomo/live/memory-limit", test_memory_limit);
+  g_test_add_func ("/tomo/live/memory-shared", test_memory_shared);
+  g_test_add_func ("/tomo/live/memory-wire", test_memory_wire);
   g_test_add_func ("/tomo/live/gaps", test_gaps);
+  g_test_add_func ("/tomo/live/record/gaps", test_record_gaps);
   g_test_add_data_func ("/tomo/live/preview/scan", GINT_TO_POINTER (TOMO_LIVE_MODE_SCAN), test_preview);
   g_test_add_data_func ("/tomo/live/preview/continuous", GINT_TO_POINTER (TOMO_LIVE_MODE_CONTINUOUS),
                         test_preview);

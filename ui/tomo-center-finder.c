@@ -17,6 +17,7 @@ struct _TomoCenterFinder
   GtkLabel *note_label;
 
   TomoScan *scan;
+  gboolean live;  /* the scan is still arriving: no estimate of its own */
   guint row;
   GCancellable *cancellable;
   TomoCenterSweep *sweep; /* weak: the sweep window while open */
@@ -89,6 +90,13 @@ shown_center (TomoCenterFinder *self,
   return round ((center - shift) * 100.0) / 100.0;
 }
 
+static gboolean
+same_detector (TomoScan *a,
+               TomoScan *b)
+{
+  return tomo_scan_get_width (a) == tomo_scan_get_width (b) && tomo_scan_get_height (a) == tomo_scan_get_height (b);
+}
+
 static void
 find_done (GObject      *source,
            GAsyncResult *result,
@@ -100,7 +108,10 @@ find_done (GObject      *source,
   g_autofree TomoCenterResult *r = g_task_propagate_pointer (G_TASK (result), &error);
   g_autofree char *note = NULL;
 
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) || job->scan != self->scan)
+  /* A live scan replaced by its next layout (the same detector, more
+   * frames) still answers for it. */
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+      (job->scan != self->scan && !(self->live && self->scan != NULL && same_detector (job->scan, self->scan))))
     return;
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.find", TRUE);
   if (r == NULL)
@@ -161,22 +172,60 @@ start (TomoCenterFinder *self,
                                              : "Estimating the centre…");
 }
 
+static void
+set_scan (TomoCenterFinder *self,
+          TomoScan         *scan,
+          gboolean          live)
+{
+  gboolean same = live && self->live && self->scan != NULL && scan != NULL && same_detector (self->scan, scan);
+
+  if (!g_set_object (&self->scan, scan))
+    return;
+  self->live = live;
+  gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.sweep", scan != NULL);
+  /* An open sweep stays while a live scan grows on the same detector. */
+  if (self->sweep != NULL && !same)
+    gtk_window_destroy (GTK_WINDOW (self->sweep));
+  if (scan == NULL)
+    return;
+  self->row = tomo_scan_get_height (scan) / 2;
+  if (!live)
+    start (self, FALSE);
+  else if (!same)
+    {
+      /* Too few projections at first for an estimate of its own; the
+       * button and the sweep take what has arrived when asked. */
+      g_cancellable_cancel (self->cancellable);
+      gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.find", TRUE);
+      gtk_label_set_text (self->note_label,
+                          "Live scan: Find centre and Sweep… use the projections received so far");
+    }
+}
+
 void
 tomo_center_finder_set_scan (TomoCenterFinder *self,
                              TomoScan         *scan)
 {
   g_return_if_fail (TOMO_IS_CENTER_FINDER (self));
 
-  if (!g_set_object (&self->scan, scan))
-    return;
-  gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.sweep", scan != NULL);
-  if (self->sweep != NULL)
-    gtk_window_destroy (GTK_WINDOW (self->sweep));
-  if (scan != NULL)
-    {
-      self->row = tomo_scan_get_height (scan) / 2;
-      start (self, FALSE);
-    }
+  set_scan (self, scan, FALSE);
+}
+
+void
+tomo_center_finder_set_live_scan (TomoCenterFinder *self,
+                                  TomoScan         *scan)
+{
+  g_return_if_fail (TOMO_IS_CENTER_FINDER (self));
+
+  set_scan (self, scan, TRUE);
+}
+
+TomoScan *
+tomo_center_finder_get_scan (TomoCenterFinder *self)
+{
+  g_return_val_if_fail (TOMO_IS_CENTER_FINDER (self), NULL);
+
+  return self->scan;
 }
 
 /* The button: the full estimate on the current row. */

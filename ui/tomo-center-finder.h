@@ -17,7 +17,14 @@ G_BEGIN_DECLS
 #define TOMO_TYPE_CENTER_FINDER (tomo_center_finder_get_type ())
 G_DECLARE_FINAL_TYPE (TomoCenterFinder, tomo_center_finder, TOMO, CENTER_FINDER, GtkWidget)
 
-void tomo_center_finder_set_scan (TomoCenterFinder *self,
-                                  TomoScan         *scan);
+void      tomo_center_finder_set_scan      (TomoCenterFinder *self,
+                                            TomoScan         *scan);
+/* A scan still arriving (a live stream): no estimate when set (too few
+ * projections at first); Find centre and Sweep… use what has arrived.  A
+ * next one on the same detector (more frames, late flats) keeps an open
+ * sweep and a find in flight. */
+void      tomo_center_finder_set_live_scan (TomoCenterFinder *self,
+                                            TomoScan         *scan);
+TomoScan *tomo_center_finder_get_scan      (TomoCenterFinder *self);
 
 G_END_DECLS

@@ -13,6 +13,8 @@ typedef struct
   GtkEntry    *url;
   GtkDropDown *protocol;
   GtkDropDown *socket;
+  GtkSpinButton *projections;   /* JSON: frames carry no geometry */
+  GtkSpinButton *angle_range;
   GtkLabel    *message;
 } Dialog;
 
@@ -29,6 +31,11 @@ connect_clicked (GtkButton *button,
   options.protocol = gtk_drop_down_get_selected (d->protocol) == 1 ? TOMO_LIVE_PROTOCOL_JSON
                                                                      : TOMO_LIVE_PROTOCOL_TOMOP;
   options.reply = gtk_drop_down_get_selected (d->socket) == 1;
+  if (options.protocol == TOMO_LIVE_PROTOCOL_JSON)
+    {
+      options.n_projections = (guint) gtk_spin_button_get_value_as_int (d->projections);
+      options.angle_range_deg = gtk_spin_button_get_value (d->angle_range);
+    }
   if (!tomo_live_link_attach (d->window, &options, &error))
     {
       gtk_label_set_text (d->message, error->message);
@@ -43,6 +50,18 @@ cancel_clicked (GtkButton *button,
                 Dialog    *d)
 {
   gtk_window_destroy (d->dialog);
+}
+
+/* The projection count and range are JSON's: TomoPackets announce theirs. */
+static void
+protocol_changed (GObject    *dropdown,
+                  GParamSpec *pspec,
+                  Dialog     *d)
+{
+  gboolean json = gtk_drop_down_get_selected (d->protocol) == 1;
+
+  gtk_widget_set_sensitive (GTK_WIDGET (d->projections), json);
+  gtk_widget_set_sensitive (GTK_WIDGET (d->angle_range), json);
 }
 
 static GtkWidget *
@@ -86,11 +105,38 @@ tomo_connect_dialog_present (TomoWindow *window)
   gtk_grid_set_row_spacing (GTK_GRID (grid), 8);
   gtk_grid_set_column_spacing (GTK_GRID (grid), 12);
   d->url = GTK_ENTRY (row (GTK_GRID (grid), 0, "_Listen on", gtk_entry_new ()));
+  gtk_widget_set_name (GTK_WIDGET (d->url), "url");
   gtk_editable_set_text (GTK_EDITABLE (d->url), "tcp://*:5558");
   gtk_entry_set_activates_default (d->url, TRUE);
   d->protocol = GTK_DROP_DOWN (row (GTK_GRID (grid), 1, "_Protocol", gtk_drop_down_new_from_strings (protocols)));
+  gtk_widget_set_name (GTK_WIDGET (d->protocol), "protocol");
   d->socket = GTK_DROP_DOWN (row (GTK_GRID (grid), 2, "_Socket", gtk_drop_down_new_from_strings (sockets)));
+  d->projections = GTK_SPIN_BUTTON (row (GTK_GRID (grid), 3, "P_rojections",
+                                         gtk_spin_button_new_with_range (0, 10000000, 1)));
+  gtk_widget_set_name (GTK_WIDGET (d->projections), "projections");
+  gtk_widget_set_tooltip_text (GTK_WIDGET (d->projections),
+                               "JSON: projections of one rotation (--projections), for the incremental slice; "
+                               "0: the scan grows with the frames and is reconstructed whole");
+  d->angle_range = GTK_SPIN_BUTTON (row (GTK_GRID (grid), 4, "_Angle range (°)",
+                                         gtk_spin_button_new_with_range (1, 360000, 1)));
+  gtk_widget_set_name (GTK_WIDGET (d->angle_range), "angle-range");
+  gtk_spin_button_set_digits (d->angle_range, 1);
+  gtk_spin_button_set_value (d->angle_range, 180);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (d->angle_range),
+                               "JSON: the range evenly spaced angles cover, for frames without “angle” "
+                               "(--angle-range; 360 for a full turn)");
   gtk_box_append (GTK_BOX (box), grid);
+  {
+    GtkWidget *hint = gtk_label_new ("Projections and angle range are for JSON frames, which carry no geometry "
+                                     "(TomoPackets announce theirs). 0 projections: the scan grows with the "
+                                     "frames and is reconstructed whole.");
+
+    gtk_label_set_wrap (GTK_LABEL (hint), TRUE);
+    gtk_label_set_max_width_chars (GTK_LABEL (hint), 50);
+    gtk_label_set_xalign (GTK_LABEL (hint), 0.0f);
+    gtk_widget_add_css_class (hint, "dim-label");
+    gtk_box_append (GTK_BOX (box), hint);
+  }
 
   d->message = GTK_LABEL (gtk_label_new (NULL));
   gtk_label_set_wrap (d->message, TRUE);
@@ -110,6 +156,8 @@ tomo_connect_dialog_present (TomoWindow *window)
   gtk_window_set_child (d->dialog, box);
   gtk_window_set_default_widget (d->dialog, connect);
 
+  g_signal_connect (d->protocol, "notify::selected", G_CALLBACK (protocol_changed), d);
+  protocol_changed (G_OBJECT (d->protocol), NULL, d);
   g_signal_connect (connect, "clicked", G_CALLBACK (connect_clicked), d);
   g_signal_connect (cancel, "clicked", G_CALLBACK (cancel_clicked), d);
   gtk_window_present (d->dialog);

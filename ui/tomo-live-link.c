@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "tomo-live-cli.h"
 #include "tomo-live-link.h"
 #include "tomo-live-preview.h"
 #include "tomo-live-scan.h"
@@ -25,6 +26,7 @@ typedef struct
   TomoLiveScan     *live;
   TomoScan         *scan;
   guint             scan_n_proj;
+  guint64           layout;       /* the live scan's when `scan` was made */
   guint64           generation;
   gint64            submitted;    /* when a reconstruction was asked for, 0: none in flight */
   gulong            ready_id;
@@ -159,12 +161,25 @@ static gboolean
 tick (gpointer data)
 {
   Link *link = data;
-  g_autoptr(TomoLiveScan) live = tomo_live_receiver_dup_current (link->rx);
+  g_autoptr(TomoLiveScan) live = NULL;
+  g_autoptr(TomoLiveScan) done = NULL;
+  TomoLiveScan *next;
   TomoLiveReceiverStats stats;
   TomoLiveScanInfo info;
   gint64 now = g_get_monotonic_time ();
-  gboolean changed = FALSE;
+  gboolean changed = FALSE, receiving;
+  guint64 layout;
 
+  /* The scans completed since the last tick, the newest kept: a JSON scan
+   * may begin and end between two ticks (it is then no longer current). */
+  while ((next = tomo_live_receiver_wait_complete (link->rx, 0, NULL)) != NULL)
+    {
+      g_clear_pointer (&done, tomo_live_scan_unref);
+      done = next;
+    }
+  live = tomo_live_receiver_dup_current (link->rx);
+  if (live == NULL && done != NULL)
+    live = tomo_live_scan_ref (done);
   tomo_live_receiver_get_stats (link->rx, &stats);
   if (now - link->rate_time >= G_USEC_PER_SEC)
     {
@@ -189,7 +204,22 @@ tick (gpointer data)
   if (live == NULL)   /* a JSON scan ended: keep showing it */
     live = tomo_live_scan_ref (link->live);
 
-  if (live != link->live || tomo_live_scan_get_n_projections (live) != link->scan_n_proj)
+  /* A scan of known size (TomoPackets announce it; for JSON the geometry
+   * given to the receiver) builds its slice incrementally while frames
+   * arrive: until it is complete, and again once the next rotation comes
+   * (ids past the count replace the slots of the last one: a whole
+   * reconstruction would mix two rotations).  A JSON scan that grows frame
+   * by frame changes every angle and scale as it grows, and is
+   * reconstructed whole. */
+  tomo_live_scan_get_info (live, &info);
+  receiving = info.n_expected[TOMO_FRAME_PROJECTION] > 0 && (!info.complete || info.rotation > 0);
+
+  /* The TomoScan fixes the counts of projections, flats and darks, the
+   * angles and whether the data is normalised: when any of them moves
+   * (flats after the first projections, ScanSettings late, a growing
+   * scan), a new one replaces it. */
+  layout = tomo_live_scan_get_layout (live);
+  if (live != link->live || layout != link->layout)
     {
       g_autoptr(GError) error = NULL;
       g_autoptr(TomoScan) scan = tomo_live_scan_create_scan (live, &error);
@@ -200,11 +230,12 @@ tick (gpointer data)
           link->live = tomo_live_scan_ref (live);
           g_set_object (&link->scan, scan);
           link->scan_n_proj = tomo_scan_get_n_projections (scan);
+          link->layout = layout;
           link->generation = tomo_live_scan_get_generation (live);
           tomo_window_show_live (link->window, scan, NULL);
         }
     }
-  else if (link->preview != NULL && !tomo_live_scan_is_complete (live))
+  else if (link->preview != NULL && receiving)
     {
       /* Receiving: the incremental slice is shown (show_preview). */
     }
@@ -219,16 +250,11 @@ tick (gpointer data)
       changed = TRUE;
     }
 
-  tomo_live_scan_get_info (live, &info);
-  /* A scan of known size (TomoPackets announce it; for JSON the geometry
-   * given to the receiver) builds its slice incrementally; a JSON scan that
-   * grows frame by frame changes every angle and scale as it grows, and is
-   * reconstructed whole. */
-  update_preview (link, link->scan != NULL && !info.complete && info.n_expected[TOMO_FRAME_PROJECTION] > 0);
+  update_preview (link, link->scan != NULL && receiving);
   g_autofree char *gaps = info.n_gaps == 0 ? g_strdup ("")
     : g_strdup_printf (" · %u missing (first at %.2f°)", info.n_gaps,
                        tomo_live_scan_get_angle (live, info.first_gap) * 180.0 / G_PI);
-  if (info.complete)
+  if (info.complete && !receiving)
     set_status (link, g_strdup_printf ("Scan complete: %u projections, %u flats, %u darks%s · %"
                                        G_GUINT64_FORMAT " dropped · %s",
                                        info.n_present[TOMO_FRAME_PROJECTION], info.n_present[TOMO_FRAME_FLAT],
@@ -237,12 +263,17 @@ tick (gpointer data)
   else
     {
       g_autofree char *last = stats.n_dropped_total ? tomo_live_receiver_dup_last_drop (link->rx) : NULL;
+      /* Past the first rotation: which one, and (scan mode) how much of it. */
+      g_autofree char *rotation = info.rotation == 0 ? g_strdup ("")
+        : g_strdup_printf ("rotation %u, ", info.rotation + 1);
+      guint n_shown = info.rotation > 0 && link->mode == TOMO_LIVE_MODE_SCAN
+                      ? info.n_in_rotation : info.n_present[TOMO_FRAME_PROJECTION];
 
-      set_status (link, g_strdup_printf ("Receiving (%s): %u/%u projections%s, %u flats, %u darks · %.1f MB/s · "
+      set_status (link, g_strdup_printf ("Receiving (%s): %s%u/%u projections%s, %u flats, %u darks · %.1f MB/s · "
                                          "%.0f proj/s · %" G_GUINT64_FORMAT " dropped%s%s%s",
                                          link->preview == NULL ? "whole scan"
                                          : link->mode == TOMO_LIVE_MODE_CONTINUOUS ? "continuous" : "scan",
-                                         info.n_present[TOMO_FRAME_PROJECTION], link->scan_n_proj, gaps,
+                                         rotation, n_shown, link->scan_n_proj, gaps,
                                          info.n_present[TOMO_FRAME_FLAT], info.n_present[TOMO_FRAME_DARK],
                                          link->mb_per_s, link->proj_per_s, stats.n_dropped_total,
                                          last ? " (last: " : "", last ? last : "", last ? ")" : ""));
@@ -345,36 +376,45 @@ tomo_live_link_dup_live_scan (TomoWindow *window,
 
 /* --- tomolive --listen URL ------------------------------------------------ */
 
-static char *startup_url, *startup_protocol, *startup_socket;
+/* What `tomolive --listen` gave, for the first window. */
+static struct
+{
+  TomoLiveCliListen listen;
+  char             *angles;
+  double            angle_range;
+  char             *error;
+} startup;
 
 void
 tomo_live_link_take_arguments (int    *argc,
                                char ***argv)
 {
-  int out = 1;
+  GOptionEntry entries[] = {
+    { "listen", 'l', 0, G_OPTION_ARG_STRING, &startup.listen.url, NULL, NULL },
+    { "protocol", 0, 0, G_OPTION_ARG_STRING, &startup.listen.protocol, NULL, NULL },
+    { "socket", 0, 0, G_OPTION_ARG_STRING, &startup.listen.socket, NULL, NULL },
+    { "projections", 0, 0, G_OPTION_ARG_INT, &startup.listen.n_projections, NULL, NULL },
+    { "angles", 0, 0, G_OPTION_ARG_FILENAME, &startup.angles, NULL, NULL },
+    { "angle-range", 0, 0, G_OPTION_ARG_DOUBLE, &startup.angle_range, NULL, NULL },
+    { "max-memory", 0, 0, G_OPTION_ARG_STRING, &startup.listen.max_memory, NULL, NULL },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  gboolean listen = FALSE;
 
-  for (int i = 1; i < *argc; i++)
-    {
-      const char *a = (*argv)[i];
-      char **slot = g_str_equal (a, "--listen") || g_str_equal (a, "-l") ? &startup_url
-                    : g_str_equal (a, "--protocol") ? &startup_protocol
-                    : g_str_equal (a, "--socket") ? &startup_socket : NULL;
-
-      if (slot != NULL && i + 1 < *argc)
-        {
-          g_free (*slot);
-          *slot = g_strdup ((*argv)[++i]);
-        }
-      else if (g_str_has_prefix (a, "--listen="))
-        {
-          g_free (startup_url);
-          startup_url = g_strdup (a + strlen ("--listen="));
-        }
-      else
-        (*argv)[out++] = (*argv)[i];
-    }
-  *argc = out;
-  (*argv)[out] = NULL;
+  /* Without --listen the options are the input options of a file. */
+  for (int i = 1; i < *argc && !listen; i++)
+    listen = g_str_equal ((*argv)[i], "--listen") || g_str_equal ((*argv)[i], "-l") ||
+             g_str_has_prefix ((*argv)[i], "--listen=");
+  if (!listen)
+    return;
+  context = g_option_context_new (NULL);
+  g_option_context_set_help_enabled (context, FALSE);
+  g_option_context_set_ignore_unknown_options (context, TRUE);
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, argc, argv, &error))
+    startup.error = g_strdup (error->message);
 }
 
 static void
@@ -383,20 +423,17 @@ window_added (GtkApplication *app,
               gpointer        user_data)
 {
   g_autoptr(GError) error = NULL;
+  g_autofree double *angles = NULL;
   TomoLiveReceiverOptions options;
 
-  if (startup_url == NULL || !TOMO_IS_WINDOW (window))
+  if ((startup.listen.url == NULL && startup.error == NULL) || !TOMO_IS_WINDOW (window))
     return;
   g_signal_handlers_disconnect_by_func (app, window_added, user_data);
-  tomo_live_receiver_options_init (&options);
-  options.url = startup_url;
-  if ((startup_protocol != NULL && !tomo_live_protocol_from_string (startup_protocol, &options.protocol, &error)))
-    ;
-  else
-    {
-      options.reply = startup_socket != NULL && g_ascii_strcasecmp (startup_socket, "rep") == 0;
-      tomo_live_link_attach (TOMO_WINDOW (window), &options, &error);
-    }
+  if (startup.error != NULL)
+    tomo_window_show_error (TOMO_WINDOW (window), startup.error);
+  else if (tomo_live_cli_receiver_options (&startup.listen, startup.angles, startup.angle_range, &options,
+                                           &angles, &error))
+    tomo_live_link_attach (TOMO_WINDOW (window), &options, &error);
   if (error != NULL)
     tomo_window_show_error (TOMO_WINDOW (window), error->message);
 }
@@ -404,6 +441,6 @@ window_added (GtkApplication *app,
 void
 tomo_live_link_watch_application (GtkApplication *app)
 {
-  if (startup_url != NULL)
+  if (startup.listen.url != NULL || startup.error != NULL)
     g_signal_connect (app, "window-added", G_CALLBACK (window_added), NULL);
 }

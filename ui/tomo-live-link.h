@@ -26,8 +26,10 @@ const char *tomo_live_link_get_endpoint (TomoWindow *window);
 TomoLiveScan *tomo_live_link_dup_live_scan (TomoWindow *window,
                                             TomoScan   *scan);
 
-/* `tomolive --listen URL [--protocol P] [--socket S]`: removes those
- * options from argv and remembers them for the first window. */
+/* `tomolive --listen URL [--protocol P] [--socket S] [--projections N]
+ * [--angles FILE] [--angle-range DEG] [--max-memory SIZE]`: with --listen,
+ * removes those options from argv and remembers them for the first window
+ * (a mistake in them is shown there). */
 void        tomo_live_link_take_arguments (int    *argc,
                                            char ***argv);
 void        tomo_live_link_watch_application (GtkApplication *app);

@@ -53,6 +53,23 @@ show_plan (TomoWindow             *self,
                                tip != NULL ? tip : "A live scan is reconstructed as it arrives");
 }
 
+/* A live scan is reconstructed as it arrives, over the angles it has. */
+static char *
+live_label (TomoScan *scan)
+{
+  const double *a = tomo_scan_get_angles (scan);
+  guint n = tomo_scan_get_n_projections (scan);
+  double lo = a[0], hi = a[0];
+
+  for (guint i = 1; i < n; i++)
+    {
+      lo = MIN (lo, a[i]);
+      hi = MAX (hi, a[i]);
+    }
+  /* Evenly spaced: the last step too (360° for 0 … 359°). */
+  return g_strdup_printf ("As received (%.0f°)", n > 1 ? (hi - lo) * n / (n - 1) * 180 / G_PI : 0.0);
+}
+
 void
 _tomo_window_geometry_opened (TomoWindow             *self,
                               TomoScan               *base,
@@ -69,7 +86,7 @@ _tomo_window_geometry_opened (TomoWindow             *self,
       _tomo_window_set_center_shift (self, 0);
     }
   self->geometry_syncing = TRUE;
-  label = g_strdup_printf ("Auto (%s)", plan != NULL ? short_name (plan) : "180°");
+  label = plan != NULL ? g_strdup_printf ("Auto (%s)", short_name (plan)) : live_label (base);
   gtk_combo_box_text_remove (combo, 0);
   gtk_combo_box_text_insert (combo, 0, "auto", label);
   gtk_combo_box_set_active_id (GTK_COMBO_BOX (combo), "auto");

@@ -854,6 +854,8 @@ tomo_window_show_live (TomoWindow *self,
           _tomo_window_set_center (self, center);
           _tomo_window_set_row (self, row);
         }
+      /* Find centre and Sweep… work on the stream, not the file before. */
+      tomo_center_finder_set_live_scan (self->panel->center_finder, scan);
     }
   else if (scan != NULL)
     {

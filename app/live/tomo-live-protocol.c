@@ -220,9 +220,10 @@ parse_scan_settings (Cursor *c, gsize size, TomoLiveMessage *m, TomoLiveDrop *dr
   if (darks < 0 || flats < 0)
     return drop_with (drop, detail, TOMO_LIVE_DROP_NEGATIVE,
                       "ScanSettings: %d darks, %d flats", darks, flats);
-  if (darks > TOMO_LIVE_MAX_ID || flats > TOMO_LIVE_MAX_ID)
+  if (darks > TOMO_LIVE_MAX_CALIBRATION || flats > TOMO_LIVE_MAX_CALIBRATION)
     return drop_with (drop, detail, TOMO_LIVE_DROP_TOO_LARGE,
-                      "ScanSettings: %d darks, %d flats", darks, flats);
+                      "ScanSettings: %d darks, %d flats (at most %d of each)", darks, flats,
+                      TOMO_LIVE_MAX_CALIBRATION);
   m->n_darks = darks;
   m->n_flats = flats;
   return TRUE;
@@ -305,8 +306,9 @@ parse_projection (Cursor *c, gsize size, const TomoLiveContext *ctx, TomoLiveMes
                       "Projection of %d × %d pixels carries %d values", rows, cols, n);
   if (type < 0 || type > 2)
     return drop_with (drop, detail, TOMO_LIVE_DROP_ID, "Projection of type %d (0 dark, 1 flat, 2 projection)", type);
-  if (id < 0 || id >= TOMO_LIVE_MAX_ID)
-    return drop_with (drop, detail, TOMO_LIVE_DROP_ID, "Projection id %d", id);
+  if (id < 0 || id >= (type == 2 ? TOMO_LIVE_MAX_ID : TOMO_LIVE_MAX_CALIBRATION))
+    return drop_with (drop, detail, TOMO_LIVE_DROP_ID, "Projection id %d of type %d (a dark's or flat's is below %d)",
+                      id, type, TOMO_LIVE_MAX_CALIBRATION);
   if (!check_frame_shape (ctx, rows, cols, "Projection", drop, detail))
     return FALSE;
   m->kind = wire_kinds[type];
@@ -505,8 +507,10 @@ tomo_live_parse_json (const guint8 * const  *parts,
     return drop_with (drop, detail, TOMO_LIVE_DROP_ID,
                       "scan_index %" G_GINT64_FORMAT " (0 dark, 1 flat, 2 projection)", scan_index);
   /* As in TomoPackets, projection ids may run past the count (next rotation). */
-  if (frame >= TOMO_LIVE_MAX_ID)
-    return drop_with (drop, detail, TOMO_LIVE_DROP_ID, "frame %" G_GINT64_FORMAT, frame);
+  if (frame >= (scan_index == 2 ? TOMO_LIVE_MAX_ID : TOMO_LIVE_MAX_CALIBRATION))
+    return drop_with (drop, detail, TOMO_LIVE_DROP_ID,
+                      "frame %" G_GINT64_FORMAT " of scan_index %" G_GINT64_FORMAT " (a dark's or flat's is below %d)",
+                      frame, scan_index, TOMO_LIVE_MAX_CALIBRATION);
 
   bytes = frame_bytes (rows, cols, _tomo_dtype_size (message->dtype), context->max_frame_bytes);
   if (bytes == 0)

@@ -87,6 +87,9 @@ typedef struct
 } TomoLiveContext;
 
 #define TOMO_LIVE_MAX_ID (1 << 24)
+/* Darks and flats: ids are slots below this, and no scan announces more
+ * (each slot is read for every row; far more than any beamline takes). */
+#define TOMO_LIVE_MAX_CALIBRATION 4096
 
 /* A parsed message.  Pointers point into the parsed buffer: copy what
  * outlives it. */

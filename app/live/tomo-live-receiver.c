@@ -21,6 +21,7 @@ struct _TomoLiveReceiver
   TomoLiveProtocol protocol;
   gboolean         reply;
   gsize            max_memory;
+  TomoLiveBudget  *budget;          /* shared by every scan it made */
   guint            json_n_projections;
   double          *json_angles_deg;
   double           angle_range_deg;
@@ -36,8 +37,12 @@ struct _TomoLiveReceiver
   gboolean         settings_linear;
   TomoLiveReceiverStats stats;
   char            *last_drop;
-  GAsyncQueue     *complete;        /* TomoLiveScan refs */
+  GAsyncQueue     *complete;        /* TomoLiveScan refs, not yet taken */
 };
+
+/* A message may be a frame as large as the limit, plus its header (JSON,
+ * or the TomoPackets fields); ZeroMQ refuses larger ones unread. */
+#define HEADER_ROOM (64 * 1024)
 
 void
 tomo_live_receiver_options_init (TomoLiveReceiverOptions *options)
@@ -126,6 +131,8 @@ static void
 start_scan_locked (TomoLiveReceiver *self,
                    TomoLiveScan     *scan)
 {
+  if (self->current != NULL)
+    tomo_live_scan_mark_ended (self->current);
   g_clear_pointer (&self->current, tomo_live_scan_unref);
   self->current = scan;
   self->current_announced = FALSE;
@@ -142,6 +149,47 @@ announce_if_complete_locked (TomoLiveReceiver *self)
       self->current_announced = TRUE;
       g_async_queue_push (self->complete, tomo_live_scan_ref (self->current));
     }
+}
+
+/* Lets go of the complete scans nobody took, oldest first, until one is
+ * freed: their memory is the budget's again.  FALSE when there were none
+ * (whoever holds the others still counts). */
+static gboolean
+evict_complete_locked (TomoLiveReceiver *self)
+{
+  gsize used = tomo_live_budget_get_used (self->budget);
+  TomoLiveScan *scan;
+
+  while ((scan = g_async_queue_try_pop (self->complete)) != NULL)
+    {
+      tomo_live_scan_unref (scan);
+      if (tomo_live_budget_get_used (self->budget) < used)
+        return TRUE;
+    }
+  return FALSE;
+}
+
+/* A new scan, after letting go of complete ones nobody took where its
+ * slots need their memory. */
+static TomoLiveScan *
+new_scan_locked (TomoLiveReceiver *self,
+                 TomoLiveProtocol  protocol,
+                 const TomoLiveMessage *m,
+                 guint             n_projections,
+                 const double     *angles_deg,
+                 double            angle_range_deg,
+                 GError          **error)
+{
+  TomoLiveScan *scan;
+
+  do
+    {
+      g_clear_error (error);
+      scan = tomo_live_scan_new (protocol, m->rows, m->cols, n_projections, angles_deg, angle_range_deg,
+                                 self->budget, error);
+    }
+  while (scan == NULL && evict_complete_locked (self));
+  return scan;
 }
 
 static void
@@ -213,8 +261,24 @@ handle (TomoLiveReceiver *self,
             tomo_live_scan_same_geometry (self->current, m.rows, m.cols, m.n_projections, deg))
           self->stats.n_resumed++;
         else
-          start_scan_locked (self, tomo_live_scan_new (TOMO_LIVE_PROTOCOL_TOMOP, m.rows, m.cols,
-                                                       m.n_projections, deg, 180.0, self->max_memory));
+          {
+            g_autoptr(GError) error = NULL;
+            TomoLiveScan *scan;
+
+            /* The scan it replaces receives nothing more: its memory goes
+             * once nobody holds it. */
+            if (self->current != NULL)
+              tomo_live_scan_mark_ended (self->current);
+            g_clear_pointer (&self->current, tomo_live_scan_unref);
+            scan = new_scan_locked (self, TOMO_LIVE_PROTOCOL_TOMOP, &m, m.n_projections, deg, 180.0, &error);
+            if (scan == NULL)
+              {
+                g_mutex_unlock (&self->lock);
+                drop_message (self, TOMO_LIVE_DROP_MEMORY, g_strdup (error->message));
+                return;
+              }
+            start_scan_locked (self, scan);
+          }
       }
       break;
 
@@ -222,11 +286,25 @@ handle (TomoLiveReceiver *self,
       {
         g_autoptr(GError) error = NULL;
 
-        if (self->current == NULL)   /* JSON: the first frame opens a scan */
-          start_scan_locked (self, tomo_live_scan_new (TOMO_LIVE_PROTOCOL_JSON, m.rows, m.cols,
-                                                       self->json_n_projections, self->json_angles_deg,
-                                                       self->angle_range_deg, self->max_memory));
-        if (!tomo_live_scan_add_frame (self->current, &m, &error))
+        TomoLiveScan *scan = self->current;
+        gboolean added;
+
+        if (scan == NULL)   /* JSON: the first frame opens a scan */
+          {
+            scan = new_scan_locked (self, TOMO_LIVE_PROTOCOL_JSON, &m, self->json_n_projections,
+                                    self->json_angles_deg, self->angle_range_deg, &error);
+            if (scan != NULL)
+              start_scan_locked (self, scan);
+          }
+        /* Complete scans nobody took give way to the one arriving. */
+        do
+          {
+            g_clear_error (&error);
+            added = scan != NULL && tomo_live_scan_add_frame (scan, &m, &error);
+          }
+        while (!added && scan != NULL && g_error_matches (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY) &&
+               evict_complete_locked (self));
+        if (!added)
           {
             g_mutex_unlock (&self->lock);
             drop_message (self, TOMO_LIVE_DROP_MEMORY, g_strdup (error->message));
@@ -324,6 +402,7 @@ tomo_live_receiver_new (const TomoLiveReceiverOptions *options,
   char last[256];
   size_t last_len = sizeof last;
   int zero = 0, hwm = 64;
+  int64_t max_message;
 
   g_mutex_init (&self->lock);
   self->complete = g_async_queue_new_full ((GDestroyNotify) tomo_live_scan_unref);
@@ -333,6 +412,7 @@ tomo_live_receiver_new (const TomoLiveReceiverOptions *options,
     return NULL;
   self->reply = options->reply;
   self->max_memory = options->max_memory ? options->max_memory : tomo_live_default_max_memory ();
+  self->budget = tomo_live_budget_new (self->max_memory);
   self->json_n_projections = options->n_projections;
   if (options->angles_deg != NULL && options->n_projections > 0)
     self->json_angles_deg = g_memdup2 (options->angles_deg, sizeof (double) * options->n_projections);
@@ -343,6 +423,10 @@ tomo_live_receiver_new (const TomoLiveReceiverOptions *options,
   zmq_setsockopt (self->socket, ZMQ_LINGER, &zero, sizeof zero);
   /* A short queue: when the receiver falls behind the sender waits, nothing is dropped. */
   zmq_setsockopt (self->socket, ZMQ_RCVHWM, &hwm, sizeof hwm);
+  /* Nothing larger than a frame can be kept is read into memory: ZeroMQ
+   * closes the connection of a sender that tries (it reconnects). */
+  max_message = (int64_t) MIN (self->max_memory, (gsize) G_MAXINT64 - HEADER_ROOM) + HEADER_ROOM;
+  zmq_setsockopt (self->socket, ZMQ_MAXMSGSIZE, &max_message, sizeof max_message);
   if (zmq_bind (self->socket, endpoint) != 0)
     {
       set_error_zmq (error, "listen on", endpoint);
@@ -373,6 +457,8 @@ tomo_live_receiver_free (TomoLiveReceiver *self)
     zmq_ctx_term (self->ctx);
   g_clear_pointer (&self->current, tomo_live_scan_unref);
   g_async_queue_unref (self->complete);
+  if (self->budget != NULL)
+    tomo_live_budget_unref (self->budget);
   g_free (self->last_drop);
   g_free (self->endpoint);
   g_free (self->json_angles_deg);

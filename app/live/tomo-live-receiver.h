@@ -20,7 +20,7 @@ typedef struct
   const char      *url;            /* tcp://HOST:PORT; a "json+" or "tomop+" prefix picks the protocol */
   TomoLiveProtocol protocol;
   gboolean         reply;          /* REP instead of PULL */
-  gsize            max_memory;     /* 0: half the RAM */
+  gsize            max_memory;     /* 0: half the RAM; shared by every scan received, held or queued */
   /* The geometry JSON frames do not carry (--projections, --angles, --angle-range). */
   guint            n_projections;
   const double    *angles_deg;
@@ -52,7 +52,10 @@ void              tomo_live_receiver_get_stats    (TomoLiveReceiver      *self,
 /* The scan being received now (NULL before the first frame/geometry). */
 TomoLiveScan     *tomo_live_receiver_dup_current  (TomoLiveReceiver *self);
 /* The next scan that became complete, oldest first; NULL and
- * TOMO_LIVE_ERROR_TIMEOUT after `timeout_us` (< 0: wait for ever). */
+ * TOMO_LIVE_ERROR_TIMEOUT after `timeout_us` (< 0: wait for ever).  The
+ * complete scans not yet taken count toward the memory limit: when a new
+ * frame needs their memory they are let go, oldest first (a receiver
+ * nobody takes scans from keeps receiving). */
 TomoLiveScan     *tomo_live_receiver_wait_complete (TomoLiveReceiver *self,
                                                     gint64            timeout_us,
                                                     GError          **error);

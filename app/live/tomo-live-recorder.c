@@ -126,6 +126,23 @@ write_frame_locked (TomoLiveRecorder *self,
   return status >= 0;
 }
 
+/* An integer attribute (0 or 1) of `dset`. */
+static gboolean
+write_flag (hid_t       dset,
+            const char *name,
+            gboolean    value)
+{
+  hid_t space = H5Screate (H5S_SCALAR);
+  hid_t attr = H5Acreate2 (dset, name, H5T_STD_U8LE, space, H5P_DEFAULT, H5P_DEFAULT);
+  guint8 v = value != FALSE;
+  herr_t status = attr >= 0 ? H5Awrite (attr, H5T_NATIVE_UINT8, &v) : -1;
+
+  if (attr >= 0)
+    H5Aclose (attr);
+  H5Sclose (space);
+  return status >= 0;
+}
+
 static gboolean
 write_slot (TomoLiveRecorder *self,
             int               kind,
@@ -153,6 +170,7 @@ tomo_live_recorder_flush (TomoLiveRecorder *self,
   g_autoptr(GArray) ids = g_array_new (FALSE, FALSE, sizeof (guint));
   g_autoptr(GArray) arrivals = g_array_new (FALSE, FALSE, sizeof (gint64));
   guint64 now, calibration;
+  gboolean flushed;
 
   tomo_live_scan_collect_changed (self->scan, self->since, &now, &calibration, slots, ids, arrivals);
   for (guint i = 0; i < slots->len; i++)
@@ -165,6 +183,12 @@ tomo_live_recorder_flush (TomoLiveRecorder *self,
           return fail (self, dataset_names[k] + 1, error);
   self->since = now;
   self->calibration = calibration;
+  /* A run killed now leaves a file HDF5 reads, with what came so far. */
+  _tomo_hdf5_lock ();
+  flushed = H5Fflush (self->file, H5F_SCOPE_LOCAL) >= 0;
+  _tomo_hdf5_unlock ();
+  if (!flushed)
+    return fail (self, "flush the file", error);
   return TRUE;
 }
 
@@ -186,9 +210,12 @@ tomo_live_recorder_finish (TomoLiveRecorder *self,
   g_autoptr(TomoLiveRecorder) owned = self;
   g_autoptr(TomoScan) scan = NULL;
   g_autofree double *theta = NULL;
+  g_autofree guint8 *present = NULL;
+  g_autofree float *gap = NULL;
   const double *angles;
+  guint n_present;
   hsize_t n;
-  gboolean ok;
+  gboolean ok, normalised, linear;
 
   if (!tomo_live_recorder_flush (self, error))
     return FALSE;
@@ -202,20 +229,39 @@ tomo_live_recorder_finish (TomoLiveRecorder *self,
   for (hsize_t i = 0; i < n; i++)
     theta[i] = angles[i] * 180.0 / G_PI;
 
+  present = tomo_live_scan_dup_present (self->scan, &n_present);
+  for (hsize_t i = 0; i < n && gap == NULL; i++)
+    if (i >= n_present || !present[i])
+      gap = tomo_live_scan_dup_gap_frame (self->scan);
+  tomo_live_scan_get_state (self->scan, &normalised, &linear);
   _tomo_hdf5_lock ();
-  /* Gaps at the end still belong to the scan: data is as long as theta. */
-  if (self->dsets[TOMO_FRAME_PROJECTION] >= 0 && self->dims[TOMO_FRAME_PROJECTION] < n)
+  /* A projection that never came reads as the live scan reads it (the mean
+   * flat: it adds nothing), not as zeros; gaps at the end too, so that
+   * data is as long as theta. */
+  ok = TRUE;
+  for (hsize_t i = 0; i < n && ok; i++)
+    if (i >= n_present || !present[i])
+      ok = write_frame_locked (self, TOMO_FRAME_PROJECTION, i, TOMO_DTYPE_FLOAT32, (const guint8 *) gap);
+  /* Data already normalised (no flats): a unit flat, so that the file
+   * reopens as it was received; and the state, for the reader. */
+  if (ok && normalised && self->dsets[TOMO_FRAME_FLAT] < 0)
     {
-      hsize_t dims[3] = { n, tomo_live_scan_get_rows (self->scan), tomo_live_scan_get_cols (self->scan) };
-      H5Dset_extent (self->dsets[TOMO_FRAME_PROJECTION], dims);
+      g_autofree float *ones = g_new (float, (gsize) tomo_live_scan_get_rows (self->scan) *
+                                             tomo_live_scan_get_cols (self->scan));
+
+      for (gsize i = 0; i < (gsize) tomo_live_scan_get_rows (self->scan) * tomo_live_scan_get_cols (self->scan); i++)
+        ones[i] = 1.0f;
+      ok = write_frame_locked (self, TOMO_FRAME_FLAT, 0, TOMO_DTYPE_FLOAT32, (const guint8 *) ones);
     }
-  ok = _tomo_hdf5_write_doubles (self->file, "/exchange/theta", n, theta);
+  ok = ok && write_flag (self->dsets[TOMO_FRAME_PROJECTION], "already_normalised", normalised) &&
+       write_flag (self->dsets[TOMO_FRAME_PROJECTION], "already_linear", linear);
+  ok = ok && _tomo_hdf5_write_doubles (self->file, "/exchange/theta", n, theta);
   close_locked (self);
   ok = H5Fclose (self->file) >= 0 && ok;
   self->file = -1;
   _tomo_hdf5_unlock ();
   if (!ok)
-    return fail (self, "write /exchange/theta and close", error);
+    return fail (self, "fill the gaps, write /exchange/theta and close", error);
   return TRUE;
 }
 

@@ -9,9 +9,13 @@ G_BEGIN_DECLS
 
 /* Writes a live scan to HDF5 Data Exchange while it arrives: each flush
  * writes the projections received since the last one (flats and darks when
- * they change) into datasets that grow with the ids; finishing adds
- * /exchange/theta (degrees) and closes the file, which tomo_scan_open()
- * then reads like any other.  Slots never received stay zeros. */
+ * they change) into datasets that grow with the ids, and flushes the file
+ * (a run killed later leaves what came, readable); finishing writes the
+ * slots never received as the live scan reads them (the mean flat), a unit
+ * flat for data already normalised, /exchange/theta (degrees) and the
+ * attributes already_normalised and already_linear of /exchange/data, and
+ * closes the file, which tomo_scan_open() then reads like any other (data
+ * already linear needs --already-linear). */
 typedef struct _TomoLiveRecorder TomoLiveRecorder;
 
 TomoLiveRecorder *tomo_live_recorder_new    (TomoLiveScan *scan,

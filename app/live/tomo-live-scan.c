@@ -19,6 +19,92 @@ typedef struct
   guint8    data[];
 } Frame;
 
+struct _TomoLiveBudget
+{
+  gatomicrefcount ref;
+  GMutex          lock;
+  gsize           limit;
+  gsize           used;
+};
+
+TomoLiveBudget *
+tomo_live_budget_new (gsize limit)
+{
+  TomoLiveBudget *self = g_new0 (TomoLiveBudget, 1);
+
+  g_atomic_ref_count_init (&self->ref);
+  g_mutex_init (&self->lock);
+  self->limit = limit;
+  return self;
+}
+
+TomoLiveBudget *
+tomo_live_budget_ref (TomoLiveBudget *self)
+{
+  g_atomic_ref_count_inc (&self->ref);
+  return self;
+}
+
+void
+tomo_live_budget_unref (TomoLiveBudget *self)
+{
+  if (!g_atomic_ref_count_dec (&self->ref))
+    return;
+  g_mutex_clear (&self->lock);
+  g_free (self);
+}
+
+gsize
+tomo_live_budget_get_limit (TomoLiveBudget *self)
+{
+  return self->limit;
+}
+
+gsize
+tomo_live_budget_get_used (TomoLiveBudget *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return self->used;
+}
+
+/* Takes `add` bytes and gives back `release`, when the result stays
+ * within the limit (`commit` FALSE: only asks). */
+static gboolean
+budget_charge (TomoLiveBudget *self,
+               gsize           add,
+               gsize           release,
+               gboolean        commit)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  g_assert (release <= self->used);
+  if (add > release && add - release > self->limit - MIN (self->used, self->limit))
+    return FALSE;
+  if (commit)
+    self->used = self->used - release + add;
+  return TRUE;
+}
+
+/* The bookkeeping of a projection slot: the frame pointer, its angle, the
+ * generation, id and arrival time it was written at, the geometry's angle. */
+#define PROJECTION_SLOT_BYTES (sizeof (gpointer) + 2 * sizeof (double) + sizeof (guint64) + sizeof (guint) + \
+                               sizeof (gint64))
+
+/* What `len` slots of `kind` take: arrays grow by doubling. */
+static gsize
+slot_bytes (int   kind,
+            guint len)
+{
+  gsize capacity = 1;
+
+  if (len == 0)
+    return 0;
+  while (capacity < len)
+    capacity <<= 1;
+  return capacity * (kind == TOMO_FRAME_PROJECTION ? PROJECTION_SLOT_BYTES : sizeof (gpointer));
+}
+
 struct _TomoLiveScan
 {
   gatomicrefcount  ref;
@@ -31,7 +117,7 @@ struct _TomoLiveScan
   guint            n_projections;   /* 0: grows with the ids */
   double          *angles_deg;      /* from the geometry, or NULL */
   double           angle_range_deg;
-  gsize            max_bytes;
+  TomoLiveBudget  *budget;          /* bytes_held is charged to it */
 
   GPtrArray       *frames[3];       /* Frame* or NULL, by slot */
   Frame           *spare;           /* the last frame replaced, filled next */
@@ -49,8 +135,10 @@ struct _TomoLiveScan
   guint64          n_frames_received;
   guint64          n_duplicates;
   guint64          bytes_received;
-  gsize            bytes_held;
+  gsize            bytes_held;      /* frames and slots */
   guint64          generation;
+  guint64          layout;          /* see tomo_live_scan_get_layout() */
+  guint            max_id;          /* the highest projection id received */
 };
 
 TomoLiveScan *
@@ -60,10 +148,26 @@ tomo_live_scan_new (TomoLiveProtocol  protocol,
                     guint             n_projections,
                     const double     *angles_deg,
                     double            angle_range_deg,
-                    gsize             max_bytes)
+                    TomoLiveBudget   *budget,
+                    GError          **error)
 {
-  TomoLiveScan *self = g_new0 (TomoLiveScan, 1);
+  TomoLiveScan *self;
+  gsize fixed = slot_bytes (TOMO_FRAME_PROJECTION, n_projections);
 
+  /* A geometry of many projections costs its slots before any frame. */
+  if (!budget_charge (budget, fixed, 0, TRUE))
+    {
+      g_autofree char *size = g_format_size (fixed);
+      g_autofree char *limit = g_format_size (budget->limit);
+
+      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY,
+                   "Live scan of %u projections: their slots take %s, past the memory limit of %s "
+                   "(--max-memory) with what is held", n_projections, size, limit);
+      return NULL;
+    }
+  self = g_new0 (TomoLiveScan, 1);
+  self->budget = tomo_live_budget_ref (budget);
+  self->bytes_held = fixed;
   g_atomic_ref_count_init (&self->ref);
   g_mutex_init (&self->lock);
   g_cond_init (&self->changed);
@@ -74,7 +178,6 @@ tomo_live_scan_new (TomoLiveProtocol  protocol,
   if (angles_deg != NULL && n_projections > 0)
     self->angles_deg = g_memdup2 (angles_deg, sizeof (double) * n_projections);
   self->angle_range_deg = angle_range_deg > 0 && isfinite (angle_range_deg) ? angle_range_deg : 180.0;
-  self->max_bytes = max_bytes;
   for (guint k = 0; k < 3; k++)
     {
       self->frames[k] = g_ptr_array_new_with_free_func (g_free);
@@ -109,6 +212,8 @@ tomo_live_scan_unref (TomoLiveScan *self)
   g_array_unref (self->slot_arrival);
   g_free (self->spare);
   g_free (self->angles_deg);
+  budget_charge (self->budget, 0, self->bytes_held, TRUE);
+  tomo_live_budget_unref (self->budget);
   g_cond_clear (&self->changed);
   g_mutex_clear (&self->lock);
   g_free (self);
@@ -149,6 +254,13 @@ tomo_live_scan_set_settings (TomoLiveScan *self,
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
+  already_linear = already_linear != FALSE;
+  if (MAX (n_darks, self->frames[TOMO_FRAME_DARK]->len) !=
+        MAX (self->n_expected[TOMO_FRAME_DARK], self->frames[TOMO_FRAME_DARK]->len) ||
+      MAX (n_flats, self->frames[TOMO_FRAME_FLAT]->len) !=
+        MAX (self->n_expected[TOMO_FRAME_FLAT], self->frames[TOMO_FRAME_FLAT]->len) ||
+      already_linear != self->already_linear)
+    self->layout++;
   self->settings_seen = TRUE;
   self->n_expected[TOMO_FRAME_DARK] = n_darks;
   self->n_expected[TOMO_FRAME_FLAT] = n_flats;
@@ -157,14 +269,16 @@ tomo_live_scan_set_settings (TomoLiveScan *self,
   g_cond_broadcast (&self->changed);
 }
 
-/* The slot of message `m` and the frame it replaces (NULL), after checking
- * the memory limit.  Called with the lock held. */
-static gboolean
+/* The slot of message `m`, the frame it replaces (NULL) and what the
+ * budget takes and gives back for it (the frame, and the slots it adds).
+ * Called with the lock held. */
+static void
 frame_slot_locked (TomoLiveScan          *self,
                    const TomoLiveMessage *m,
                    guint                 *slot,
                    Frame                **old,
-                   GError               **error)
+                   gsize                 *add,
+                   gsize                 *release)
 {
   GPtrArray *slots = self->frames[m->kind];
 
@@ -173,17 +287,47 @@ frame_slot_locked (TomoLiveScan          *self,
   if (m->kind == TOMO_FRAME_PROJECTION && self->n_projections > 0)
     *slot = m->id % self->n_projections;
   *old = *slot < slots->len ? g_ptr_array_index (slots, *slot) : NULL;
-  if (self->bytes_held - (*old ? (*old)->n_bytes : 0) + m->n_bytes > self->max_bytes)
+  *add = m->n_bytes;
+  *release = *old ? (*old)->n_bytes : 0;
+  if (*slot >= slots->len && !(m->kind == TOMO_FRAME_PROJECTION && self->n_projections > 0))
+    *add += slot_bytes (m->kind, *slot + 1) - slot_bytes (m->kind, slots->len);
+}
+
+/* Degrees: the frame's own angle, else the geometry's, else evenly spaced. */
+static double
+slot_angle_locked (TomoLiveScan *self,
+                   guint         slot)
+{
+  double a = slot < self->frame_angles->len ? g_array_index (self->frame_angles, double, slot) : NAN;
+  guint n = self->n_projections > 0 ? self->n_projections : MAX (self->frames[TOMO_FRAME_PROJECTION]->len, 1);
+
+  if (isnan (a))
+    a = self->angles_deg != NULL && slot < self->n_projections ? self->angles_deg[slot]
+                                                                : self->angle_range_deg * slot / n;
+  return a;
+}
+
+static gboolean
+charge_locked (TomoLiveScan          *self,
+               const TomoLiveMessage *m,
+               gsize                  add,
+               gsize                  release,
+               gboolean               commit,
+               GError               **error)
+{
+  if (!budget_charge (self->budget, add, release, commit))
     {
-      g_autofree char *held = g_format_size (self->bytes_held);
-      g_autofree char *size = g_format_size (m->n_bytes);
-      g_autofree char *limit = g_format_size (self->max_bytes);
+      g_autofree char *held = g_format_size (tomo_live_budget_get_used (self->budget));
+      g_autofree char *size = g_format_size (add);
+      g_autofree char *limit = g_format_size (self->budget->limit);
 
       g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY,
-                   "Live scan: %s held, a frame of %s would pass the memory limit of %s "
-                   "(--max-memory)", held, size, limit);
+                   "Live scan: %s held, frame %u (%s with its slots) would pass the memory limit of %s "
+                   "(--max-memory)", held, m->id, size, limit);
       return FALSE;
     }
+  if (commit)
+    self->bytes_held = self->bytes_held - release + add;
   return TRUE;
 }
 
@@ -198,6 +342,7 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
   GPtrArray *slots;
   Frame *old;
   guint slot;
+  gsize add, release;
 
   g_return_val_if_fail (m->type == TOMO_LIVE_MSG_FRAME, FALSE);
   g_return_val_if_fail (m->kind >= 0 && m->kind < 3, FALSE);
@@ -208,7 +353,8 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
    * counts): a preview reading rows does not wait for megabytes to be
    * copied.  The limit is checked before the copy and again after it. */
   locker = g_mutex_locker_new (&self->lock);
-  if (!frame_slot_locked (self, m, &slot, &old, error))
+  frame_slot_locked (self, m, &slot, &old, &add, &release);
+  if (!charge_locked (self, m, add, release, FALSE, error))
     return FALSE;
   if (self->spare != NULL && self->spare->n_bytes == m->n_bytes)
     frame = g_steal_pointer (&self->spare);
@@ -220,26 +366,28 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
   memcpy (frame->data, m->pixels, m->n_bytes);
 
   locker = g_mutex_locker_new (&self->lock);
-  if (!frame_slot_locked (self, m, &slot, &old, error))
+  frame_slot_locked (self, m, &slot, &old, &add, &release);
+  if (!charge_locked (self, m, add, release, TRUE, error))
     return FALSE;
   slots = self->frames[m->kind];
 
   if (slot >= slots->len)
-    g_ptr_array_set_size (slots, slot + 1);
-  if (old != NULL)
     {
-      self->n_duplicates++;
-      self->bytes_held -= old->n_bytes;
+      /* More slots than a TomoScan made before knows of. */
+      if (m->kind == TOMO_FRAME_PROJECTION || slot >= self->n_expected[m->kind])
+        self->layout++;
+      g_ptr_array_set_size (slots, slot + 1);
     }
+  if (old != NULL)
+    self->n_duplicates++;
   else
     self->n_present[m->kind]++;
   /* The replaced frame is the next one's memory, or freed after the lock. */
-  if (old != NULL && self->spare == NULL)
+  if (old != NULL && self->spare == NULL && !self->ended)
     self->spare = old;
   else
     dropped = old;
   slots->pdata[slot] = g_steal_pointer (&frame);
-  self->bytes_held += m->n_bytes;
   self->bytes_received += m->n_bytes;
   self->n_frames_received++;
 
@@ -247,10 +395,20 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
   if (m->kind == TOMO_FRAME_PROJECTION)
     {
       double nan = NAN;
+      double *angle;
 
       while (self->frame_angles->len <= slot)
         g_array_append_val (self->frame_angles, nan);
-      g_array_index (self->frame_angles, double, slot) = m->has_angle ? m->angle_deg : NAN;
+      angle = &g_array_index (self->frame_angles, double, slot);
+      /* A frame's own angle that differs from the one a scan made before
+       * uses for the slot. */
+      {
+        double before = slot_angle_locked (self, slot);
+
+        *angle = m->has_angle ? m->angle_deg : NAN;
+        if (slot_angle_locked (self, slot) != before)
+          self->layout++;
+      }
       if (self->slot_seq->len <= slot)
         {
           g_array_set_size (self->slot_seq, slot + 1);
@@ -260,6 +418,7 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
       g_array_index (self->slot_seq, guint64, slot) = self->generation;
       g_array_index (self->slot_id, guint, slot) = m->id;
       g_array_index (self->slot_arrival, gint64, slot) = g_get_monotonic_time ();
+      self->max_id = MAX (self->max_id, m->id);
     }
   else
     self->calibration = self->generation;
@@ -270,8 +429,10 @@ tomo_live_scan_add_frame (TomoLiveScan          *self,
 void
 tomo_live_scan_mark_ended (TomoLiveScan *self)
 {
+  g_autofree Frame *spare = NULL;
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
+  spare = g_steal_pointer (&self->spare);
   self->ended = TRUE;
   self->generation++;
   g_cond_broadcast (&self->changed);
@@ -326,6 +487,12 @@ tomo_live_scan_get_info (TomoLiveScan     *self,
   info->complete = is_complete_locked (self);
   info->n_gaps = 0;
   info->first_gap = 0;
+  info->rotation = self->n_projections > 0 ? self->max_id / self->n_projections : 0;
+  info->n_in_rotation = 0;
+  for (guint i = 0; i < self->slot_id->len; i++)
+    if (g_ptr_array_index (self->frames[TOMO_FRAME_PROJECTION], i) != NULL &&
+        (self->n_projections == 0 || g_array_index (self->slot_id, guint, i) / self->n_projections == info->rotation))
+      info->n_in_rotation++;
   {
     GPtrArray *proj = self->frames[TOMO_FRAME_PROJECTION];
     guint top = proj->len;
@@ -361,6 +528,14 @@ tomo_live_scan_get_generation (TomoLiveScan *self)
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
   return self->generation;
+}
+
+guint64
+tomo_live_scan_get_layout (TomoLiveScan *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  return self->layout;
 }
 
 guint
@@ -401,13 +576,8 @@ tomo_live_scan_get_angle (TomoLiveScan *self,
                           guint         slot)
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
-  double a = slot < self->frame_angles->len ? g_array_index (self->frame_angles, double, slot) : NAN;
-  guint n = self->n_projections > 0 ? self->n_projections : MAX (self->frames[TOMO_FRAME_PROJECTION]->len, 1);
 
-  if (isnan (a))
-    a = self->angles_deg != NULL && slot < self->n_projections ? self->angles_deg[slot]
-                                                                : self->angle_range_deg * slot / n;
-  return a * G_PI / 180.0;
+  return slot_angle_locked (self, slot) * G_PI / 180.0;
 }
 
 static gboolean mean_row_locked (TomoLiveScan *self, TomoFrameKind kind, guint row, float *out, float *tmp);
@@ -520,6 +690,52 @@ mean_row_locked (TomoLiveScan  *self,
   return n > 0;
 }
 
+/* Row `row` of what a missing frame of `kind` reads as: a missing
+ * projection as the flat (a zero line integral), a missing flat or dark as
+ * the mean of those present. */
+static void
+fill_row_locked (TomoLiveScan  *self,
+                 TomoFrameKind  kind,
+                 guint          row,
+                 float         *fill,
+                 float         *tmp)
+{
+  TomoFrameKind source = kind == TOMO_FRAME_PROJECTION ? TOMO_FRAME_FLAT : kind;
+  float dark_max = 0.0f;
+
+  if (mean_row_locked (self, source, row, fill, tmp))
+    return;
+  if (kind != TOMO_FRAME_DARK && mean_row_locked (self, TOMO_FRAME_DARK, row, tmp, fill))
+    for (guint x = 0; x < self->cols; x++)
+      dark_max = MAX (dark_max, tmp[x]);
+  for (guint x = 0; x < self->cols; x++)
+    fill[x] = kind == TOMO_FRAME_DARK ? 0.0f : dark_max + 1.0f;
+}
+
+float *
+tomo_live_scan_dup_gap_frame (TomoLiveScan *self)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+  g_autofree float *tmp = g_new (float, self->cols);
+  float *frame = g_new (float, (gsize) self->rows * self->cols);
+
+  for (guint y = 0; y < self->rows; y++)
+    fill_row_locked (self, TOMO_FRAME_PROJECTION, y, frame + (gsize) y * self->cols, tmp);
+  return frame;
+}
+
+void
+tomo_live_scan_get_state (TomoLiveScan *self,
+                          gboolean     *normalised,
+                          gboolean     *already_linear)
+{
+  g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+  /* As tomo_live_scan_create_scan() decides. */
+  *normalised = MAX (self->n_expected[TOMO_FRAME_FLAT], self->frames[TOMO_FRAME_FLAT]->len) == 0;
+  *already_linear = self->already_linear;
+}
+
 static gboolean
 live_read_rows (TomoScanLoader *loader,
                 TomoFrameKind   kind,
@@ -546,22 +762,9 @@ live_read_rows (TomoScanLoader *loader,
         }
       if (fill == NULL)
         {
-          /* A gap: a missing projection reads as the flat (a zero line
-           * integral), a missing flat or dark as the mean of those present. */
-          TomoFrameKind source = kind == TOMO_FRAME_PROJECTION ? TOMO_FRAME_FLAT : kind;
-
           fill = g_new (float, cols);
           tmp = g_new (float, cols);
-          if (!mean_row_locked (self, source, row, fill, tmp))
-            {
-              float dark_max = 0.0f;
-
-              if (kind != TOMO_FRAME_DARK && mean_row_locked (self, TOMO_FRAME_DARK, row, tmp, fill))
-                for (guint x = 0; x < cols; x++)
-                  dark_max = MAX (dark_max, tmp[x]);
-              for (guint x = 0; x < cols; x++)
-                fill[x] = kind == TOMO_FRAME_DARK ? 0.0f : dark_max + 1.0f;
-            }
+          fill_row_locked (self, kind, row, fill, tmp);
         }
       memcpy (dst, fill, sizeof (float) * cols);
     }
@@ -628,13 +831,7 @@ tomo_live_scan_create_scan (TomoLiveScan *self,
       {
         loader->parent.angles_deg = g_new (double, n_proj);
         for (guint i = 0; i < n_proj; i++)
-          {
-            double a = i < self->frame_angles->len ? g_array_index (self->frame_angles, double, i) : NAN;
-
-            if (isnan (a))
-              a = self->angles_deg != NULL ? self->angles_deg[i] : self->angle_range_deg * i / n_proj;
-            loader->parent.angles_deg[i] = a;
-          }
+          loader->parent.angles_deg[i] = slot_angle_locked (self, i);
       }
     options.angle_range_deg = self->angle_range_deg;
     options.already_linear = self->already_linear;

@@ -15,6 +15,19 @@ G_BEGIN_DECLS
  * those present. */
 typedef struct _TomoLiveScan TomoLiveScan;
 
+/* The memory limit (--max-memory) that the scans of one receiver share:
+ * every frame a scan holds and the bookkeeping of its slots count until
+ * the scan is freed, whoever holds it.  Thread-safe; reference counted. */
+typedef struct _TomoLiveBudget TomoLiveBudget;
+
+TomoLiveBudget *tomo_live_budget_new       (gsize           limit);
+TomoLiveBudget *tomo_live_budget_ref       (TomoLiveBudget *self);
+void            tomo_live_budget_unref     (TomoLiveBudget *self);
+gsize           tomo_live_budget_get_limit (TomoLiveBudget *self);
+gsize           tomo_live_budget_get_used  (TomoLiveBudget *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoLiveBudget, tomo_live_budget_unref)
+
 typedef struct
 {
   guint   n_present[3];        /* by TomoFrameKind */
@@ -22,10 +35,15 @@ typedef struct
   guint64 n_frames_received;   /* accepted frames, duplicates included */
   guint64 n_duplicates;        /* accepted frames that replaced an earlier one */
   guint64 bytes_received;      /* pixel bytes accepted */
-  gsize   bytes_held;
+  gsize   bytes_held;          /* frames and slot bookkeeping, counted in the budget */
   guint   n_gaps;              /* projection slots missing below the highest one received */
   guint   first_gap;           /* the first of them (valid when n_gaps > 0) */
   gboolean complete;
+  /* A scan of known size: the rotation of the highest projection id
+   * (id / N; 0 while the first one arrives) and how many slots hold a
+   * projection of that rotation. */
+  guint   rotation;
+  guint   n_in_rotation;
 } TomoLiveScanInfo;
 
 TomoLiveScan *tomo_live_scan_new          (TomoLiveProtocol  protocol,
@@ -34,7 +52,8 @@ TomoLiveScan *tomo_live_scan_new          (TomoLiveProtocol  protocol,
                                            guint             n_projections, /* 0: grows */
                                            const double     *angles_deg,    /* or NULL */
                                            double            angle_range_deg,
-                                           gsize             max_bytes);
+                                           TomoLiveBudget   *budget,
+                                           GError          **error);
 TomoLiveScan *tomo_live_scan_ref          (TomoLiveScan *self);
 void          tomo_live_scan_unref        (TomoLiveScan *self);
 
@@ -56,6 +75,8 @@ void          tomo_live_scan_set_settings (TomoLiveScan *self,
 gboolean      tomo_live_scan_add_frame    (TomoLiveScan    *self,
                                            const TomoLiveMessage *message,
                                            GError         **error);
+/* Nothing more arrives (JSON end of scan, or the receiver moved on to
+ * another scan): the frame kept for reuse is let go. */
 void          tomo_live_scan_mark_ended   (TomoLiveScan *self);
 gboolean      tomo_live_scan_is_complete  (TomoLiveScan *self);
 void          tomo_live_scan_get_info     (TomoLiveScan     *self,
@@ -65,6 +86,11 @@ guint8       *tomo_live_scan_dup_present  (TomoLiveScan *self,
                                            guint        *n_projections);
 /* Bumped by every accepted frame. */
 guint64       tomo_live_scan_get_generation (TomoLiveScan *self);
+/* Bumped whenever something a TomoScan from tomo_live_scan_create_scan()
+ * fixes changes: the number of projections, flats or darks, whether the
+ * data is normalised or linear, a projection's own angle.  A caller that
+ * keeps such a scan makes a new one when this moves. */
+guint64       tomo_live_scan_get_layout   (TomoLiveScan *self);
 /* Waits until the generation is no longer `since` or the monotonic time
  * `until` (µs) comes; TRUE when it moved. */
 gboolean      tomo_live_scan_wait_generation (TomoLiveScan *self,
@@ -108,6 +134,13 @@ guint8       *tomo_live_scan_dup_frame    (TomoLiveScan *self,
                                            gsize        *n_bytes);
 guint         tomo_live_scan_get_n_slots  (TomoLiveScan *self,
                                            int           kind);
+/* What a projection slot that never received a frame reads as (the mean
+ * flat: a zero line integral), one frame of rows × cols floats; and the
+ * state of the data (no flats: normalised; linear: no −log). */
+float        *tomo_live_scan_dup_gap_frame (TomoLiveScan *self);
+void          tomo_live_scan_get_state    (TomoLiveScan *self,
+                                           gboolean     *normalised,
+                                           gboolean     *already_linear);
 
 /* A TomoScan over the frames received so far (and those still coming: the
  * counts are fixed now, the contents are read live; call

@@ -358,6 +358,7 @@ cmd_reconstruct (int    argc,
     }
 
   tomo_open_args_take_parsed (&a);
+  live.output = output;
   scan = live.url ? tomo_live_cli_receive (&live, a.angles, a.angle_range, &error)
                    : tomo_open_args_open (argv[1], &a, &error);
   if (scan == NULL)

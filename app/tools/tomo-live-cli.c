@@ -4,8 +4,10 @@
 #include "config.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tomo-options.h"
 #include "tomo-cli.h"
@@ -15,6 +17,7 @@
 #include "tomo-live-recorder.h"
 #include "tomo-live-sender.h"
 #include "tomo-memory.h"
+#include "tomo-output.h"
 #include "tomo-scan-private.h"
 
 GOptionGroup *
@@ -27,11 +30,12 @@ tomo_live_cli_listen_group (TomoLiveCliListen *l)
     { "socket", 0, 0, G_OPTION_ARG_STRING, &l->socket,
       "pull (default) or rep (answer every message with int32 1)", "S" },
     { "record", 0, 0, G_OPTION_ARG_FILENAME, &l->record,
-      "Also write what was received as HDF5 Data Exchange", "FILE.h5" },
+      "Also write what was received as HDF5 Data Exchange, flushed as it arrives (not the --angles file or -o)",
+      "FILE.h5" },
     { "timeout", 0, 0, G_OPTION_ARG_DOUBLE, &l->timeout,
       "Give up (exit 1) when no complete scan arrived after S seconds", "S" },
     { "max-memory", 0, 0, G_OPTION_ARG_STRING, &l->max_memory,
-      "Memory for received frames (e.g. 8G; default half the RAM)", "SIZE" },
+      "Memory for received frames, all scans together (e.g. 8G; default half the RAM)", "SIZE" },
     { "projections", 0, 0, G_OPTION_ARG_INT, &l->n_projections,
       "JSON: number of projections of a rotation (angles from --angles or --angle-range)", "N" },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &l->verbose, "Report what arrives", NULL },
@@ -75,6 +79,155 @@ print_stats (TomoLiveReceiver *rx,
                   tomo_live_drop_to_string (k));
 }
 
+gboolean
+tomo_live_cli_receiver_options (const TomoLiveCliListen *l,
+                                const char              *angles_file,
+                                double                   angle_range,
+                                TomoLiveReceiverOptions *options,
+                                double                 **angles,
+                                GError                 **error)
+{
+  guint n_angles = 0;
+
+  *angles = NULL;
+  tomo_live_receiver_options_init (options);
+  options->url = l->url;
+  if (l->protocol != NULL && !tomo_live_protocol_from_string (l->protocol, &options->protocol, error))
+    return FALSE;
+  if (l->socket != NULL)
+    {
+      if (g_ascii_strcasecmp (l->socket, "rep") == 0)
+        options->reply = TRUE;
+      else if (g_ascii_strcasecmp (l->socket, "pull") != 0)
+        {
+          g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
+                       "--socket “%s”: pull or rep", l->socket);
+          return FALSE;
+        }
+    }
+  if (l->max_memory != NULL)
+    {
+      guint64 bytes;
+
+      if (!tomo_memory_parse_size ("--max-memory", l->max_memory, &bytes, error))
+        return FALSE;
+      options->max_memory = (gsize) MIN (bytes, (guint64) G_MAXSIZE);
+    }
+  if (l->n_projections < 0 || l->n_projections > 10000000)
+    {
+      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
+                   "--projections %d is out of range (0 to 10000000)", l->n_projections);
+      return FALSE;
+    }
+  /* 0: not given (the default, 180°). */
+  if (angle_range != 0 && !(angle_range > 0 && angle_range <= TOMO_MAX_ANGLE_DEG))
+    {
+      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
+                   "--angle-range %g is out of range (more than 0, at most %g degrees)",
+                   angle_range, TOMO_MAX_ANGLE_DEG);
+      return FALSE;
+    }
+  if (angles_file != NULL)
+    {
+      g_autofree double *values = _tomo_read_angle_file (angles_file, &n_angles, error);
+
+      if (values == NULL)
+        return FALSE;
+      if (l->n_projections > 0 && n_angles != (guint) l->n_projections)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                       "Angle file %s has %u angles but --projections is %d",
+                       angles_file, n_angles, l->n_projections);
+          return FALSE;
+        }
+      options->n_projections = n_angles;
+      options->angles_deg = values;
+      *angles = g_steal_pointer (&values);
+    }
+  else
+    options->n_projections = l->n_projections;
+  if (angle_range > 0)
+    options->angle_range_deg = angle_range;
+  return TRUE;
+}
+
+/* While recording, SIGINT or SIGTERM keep the file (flushed every 200 ms,
+ * readable) and say so; no output of reconstruct exists yet (-o is written
+ * after the scan came), so there is nothing to remove. */
+static char record_kept_int[4200], record_kept_term[4200];
+static struct sigaction previous_int, previous_term;
+
+static void
+on_signal_recording (int signum)
+{
+  const char *msg = signum == SIGINT ? record_kept_int : record_kept_term;
+
+  if (write (STDERR_FILENO, msg, strlen (msg)) < 0)
+    { /* nothing left to do */ }
+  _exit (1);
+}
+
+static void
+recording_signals (const char *path,
+                   gboolean    install)
+{
+  struct sigaction sa;
+
+  if (!install)
+    {
+      sigaction (SIGINT, &previous_int, NULL);
+      sigaction (SIGTERM, &previous_term, NULL);
+      return;
+    }
+  g_snprintf (record_kept_int, sizeof record_kept_int,
+              "\ntomolive: interrupted; the recording %s is kept with what arrived\n", path);
+  g_snprintf (record_kept_term, sizeof record_kept_term,
+              "\ntomolive: terminated; the recording %s is kept with what arrived\n", path);
+  memset (&sa, 0, sizeof sa);
+  sa.sa_handler = on_signal_recording;
+  sigemptyset (&sa.sa_mask);
+  sigaddset (&sa.sa_mask, SIGINT);
+  sigaddset (&sa.sa_mask, SIGTERM);
+  sigaction (SIGINT, &sa, &previous_int);
+  sigaction (SIGTERM, &sa, &previous_term);
+}
+
+/* --record must not overwrite what the run reads (--angles) or writes (-o). */
+static gboolean
+check_record_path (const TomoLiveCliListen *l,
+                   const char              *angles_file,
+                   GError                 **error)
+{
+  const char *inputs[3] = { NULL, };
+  const char *record[2] = { l->record, NULL };
+  guint n = 0;
+
+  if (angles_file != NULL)
+    inputs[n++] = angles_file;
+  if (l->output != NULL)
+    inputs[n++] = l->output;
+  if (!tomo_output_check_inputs (l->record, inputs, error))
+    return FALSE;
+  /* -o a folder that would hold the recording. */
+  if (l->output != NULL && !tomo_output_check_inputs (l->output, record, error))
+    return FALSE;
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *a = g_canonicalize_filename (l->record, NULL);
+      g_autofree char *b = g_canonicalize_filename (inputs[i], NULL);
+
+      /* Neither exists yet: the same name. */
+      if (g_str_equal (a, b))
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                       "--record %s is the same file as %s %s", l->record,
+                       inputs[i] == angles_file ? "--angles" : "-o", inputs[i]);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 TomoScan *
 tomo_live_cli_receive (TomoLiveCliListen *l,
                        const char        *angles_file,
@@ -85,38 +238,10 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
   g_autoptr(TomoLiveScan) live = NULL;
   g_autofree double *angles = NULL;
   TomoLiveReceiverOptions options;
-  guint n_angles = 0;
   gint64 start;
 
-  tomo_live_receiver_options_init (&options);
-  options.url = l->url;
-  if (l->protocol != NULL && !tomo_live_protocol_from_string (l->protocol, &options.protocol, error))
+  if (!tomo_live_cli_receiver_options (l, angles_file, angle_range, &options, &angles, error))
     return NULL;
-  if (l->socket != NULL)
-    {
-      if (g_ascii_strcasecmp (l->socket, "rep") == 0)
-        options.reply = TRUE;
-      else if (g_ascii_strcasecmp (l->socket, "pull") != 0)
-        {
-          g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
-                       "--socket “%s”: pull or rep", l->socket);
-          return NULL;
-        }
-    }
-  if (l->max_memory != NULL)
-    {
-      guint64 bytes;
-
-      if (!tomo_memory_parse_size ("--max-memory", l->max_memory, &bytes, error))
-        return NULL;
-      options.max_memory = (gsize) MIN (bytes, (guint64) G_MAXSIZE);
-    }
-  if (l->n_projections < 0 || l->n_projections > 10000000)
-    {
-      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_URL,
-                   "--projections %d is out of range (0 to 10000000)", l->n_projections);
-      return NULL;
-    }
   /* GOption takes "nan" and "inf" for a double: a NaN timeout would wait
    * for ever and an infinite one overflows the deadline. */
   if (!isfinite (l->timeout) || l->timeout < 0 || l->timeout > 86400)
@@ -126,26 +251,9 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
                    l->timeout);
       return NULL;
     }
-  if (angles_file != NULL)
-    {
-      angles = _tomo_read_angle_file (angles_file, &n_angles, error);
-      if (angles == NULL)
-        return NULL;
-      if (l->n_projections > 0 && n_angles != (guint) l->n_projections)
-        {
-          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
-                       "Angle file %s has %u angles but --projections is %d",
-                       angles_file, n_angles, l->n_projections);
-          return NULL;
-        }
-      options.n_projections = n_angles;
-      options.angles_deg = angles;
-    }
-  else
-    options.n_projections = l->n_projections;
-  if (angle_range > 0)
-    options.angle_range_deg = angle_range;
 
+  if (l->record != NULL && !check_record_path (l, angles_file, error))
+    return NULL;
   rx = tomo_live_receiver_new (&options, error);
   if (rx == NULL)
     return NULL;
@@ -162,8 +270,10 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
       g_autoptr(TomoLiveRecorder) recorder = NULL;
       TomoLiveScan *recorded = NULL;
       gint64 deadline = l->timeout > 0 ? start + (gint64) (l->timeout * 1e6) : G_MAXINT64;
+      gboolean ok = TRUE;
 
-      while (live == NULL)
+      recording_signals (l->record, TRUE);
+      while (live == NULL && ok)
         {
           g_autoptr(GError) wait_error = NULL;
           g_autoptr(TomoLiveScan) current = NULL;
@@ -175,12 +285,10 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
               /* A new scan replaces the one begun in the file. */
               g_clear_pointer (&recorder, tomo_live_recorder_free);
               recorder = tomo_live_recorder_new (current, l->record, error);
-              if (recorder == NULL)
-                return NULL;
+              ok = recorder != NULL;
               recorded = current;
             }
-          if (recorder != NULL && !tomo_live_recorder_flush (recorder, error))
-            return NULL;
+          ok = ok && (recorder == NULL || tomo_live_recorder_flush (recorder, error));
           if (live == NULL && g_get_monotonic_time () >= deadline)
             {
               g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_TIMEOUT,
@@ -189,8 +297,20 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
               break;
             }
         }
-      if (live != NULL && !tomo_live_recorder_finish (g_steal_pointer (&recorder), error))
+      if (ok && live != NULL)
+        ok = tomo_live_recorder_finish (g_steal_pointer (&recorder), error);
+      recording_signals (l->record, FALSE);
+      if (!ok)
         return NULL;
+      if (live != NULL)
+        {
+          gboolean normalised, linear;
+
+          tomo_live_scan_get_state (live, &normalised, &linear);
+          if (linear)
+            g_printerr ("tomolive: note: the data arrived as line integrals (already linear); "
+                        "open %s with --already-linear\n", l->record);
+        }
     }
   if (live == NULL)
     {

@@ -3,6 +3,7 @@
 
 #include <glib.h>
 
+#include "tomo-live-receiver.h"
 #include "tomo-scan.h"
 
 G_BEGIN_DECLS
@@ -15,6 +16,7 @@ typedef struct
   char    *socket;
   char    *record;
   char    *max_memory;
+  const char *output;      /* -o of reconstruct (not owned): --record must not be it */
   double   timeout;
   int      n_projections;
   gboolean verbose;
@@ -22,6 +24,16 @@ typedef struct
 
 GOptionGroup *tomo_live_cli_listen_group (TomoLiveCliListen *l);
 void          tomo_live_cli_listen_clear (TomoLiveCliListen *l);
+/* The receiver options that `l`, an angle file (or NULL) and a range (0:
+ * not given) ask for, checked: the command line's and the viewer's
+ * (tomolive --listen).  *angles owns the file's angles, which
+ * options->angles_deg points to. */
+gboolean      tomo_live_cli_receiver_options (const TomoLiveCliListen *l,
+                                              const char              *angles_file,
+                                              double                   angle_range,
+                                              TomoLiveReceiverOptions *options,
+                                              double                 **angles,
+                                              GError                 **error);
 /* Receives one complete scan (and records it when asked). */
 TomoScan     *tomo_live_cli_receive      (TomoLiveCliListen *l,
                                           const char        *angles_file,

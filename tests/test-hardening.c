@@ -104,6 +104,15 @@ test_output_is_input (void)
       RUN (&r, "reconstruct", copy, "--row", "3", "-o", out);
       tomo_test_assert_fails_with (&r, "is the input");
     }
+  /* A vertical plane is one TIFF written by another path: same. */
+  for (guint i = 0; i < 4; i++)
+    {
+      const char *out = (const char *[]) { copy, hard, sym, dotted }[i];
+      g_auto(TomoTestResult) r = { 0 };
+
+      RUN (&r, "reconstruct", copy, "--plane", "xz:10", "--backend", "cpu", "-o", out);
+      tomo_test_assert_fails_with (&r, "is the input");
+    }
   g_assert_true (g_file_get_contents (copy, &after, &len_after, NULL));
   g_assert_cmpmem (before, len_before, after, len_after);
   assert_no_temporaries (tmp_dir);
@@ -150,6 +159,14 @@ test_output_is_aux_input (void)
         g_auto(TomoTestResult) r = { 0 };
 
         RUN (&r, "reconstruct", stack, "--flats", flat, "--angles", angles, "-o", outs[i]);
+        tomo_test_assert_fails_with (&r, "is the input");
+      }
+    for (guint i = 0; i < G_N_ELEMENTS (outs); i++)
+      {
+        g_auto(TomoTestResult) r = { 0 };
+
+        RUN (&r, "reconstruct", stack, "--flats", flat, "--angles", angles, "--plane", "xz:3",
+             "--backend", "cpu", "-o", outs[i]);
         tomo_test_assert_fails_with (&r, "is the input");
       }
   }
@@ -1153,6 +1170,130 @@ static const HostileCase hostile_cases[] = {
   { "angles/comments", mk_angles_good, NULL },
 };
 
+/* A slice's name in the output folder is a symbolic link: to the scan
+ * itself, refused (the scan unchanged); to some other file, the link is
+ * replaced by the slice and the file it led to is left alone. */
+static void
+test_output_folder_symlink (void)
+{
+  g_autofree char *scan = tmp_path ("link-scan.h5");
+  g_autofree char *other = tmp_path ("link-other.txt");
+  g_autofree char *dir = tmp_path ("link-out");
+  g_autofree char *slice = g_build_filename (dir, "slice_00004.tif", NULL);
+  g_autofree char *before = NULL, *after = NULL;
+  gsize len_before, len_after;
+  struct stat st;
+
+  g_assert_true (g_file_get_contents (small_scan, &before, &len_before, NULL));
+  g_assert_true (g_file_set_contents (scan, before, len_before, NULL));
+  write_file (other, "not a slice", -1);
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  g_assert_cmpint (symlink ("../link-scan.h5", slice), ==, 0);
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    RUN (&r, "reconstruct", scan, "--rows", ":", "--quiet", "-o", dir);
+    tomo_test_assert_fails_with (&r, "is the input");
+  }
+  g_assert_true (g_file_get_contents (scan, &after, &len_after, NULL));
+  g_assert_cmpmem (before, len_before, after, len_after);
+  g_assert_cmpuint (tomo_test_count_entries (dir), ==, 1);
+
+  g_assert_cmpint (g_unlink (slice), ==, 0);
+  g_assert_cmpint (symlink ("../link-other.txt", slice), ==, 0);
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    RUN (&r, "reconstruct", scan, "--rows", ":", "--quiet", "-o", dir);
+    g_assert_cmpint (r.status, ==, 0);
+  }
+  g_clear_pointer (&after, g_free);
+  after = read_file (other);
+  g_assert_cmpstr (after, ==, "not a slice");
+  g_assert_cmpint (lstat (slice, &st), ==, 0);
+  g_assert_true (S_ISREG (st.st_mode));
+  g_assert_cmpuint (tomo_test_count_entries (dir), ==, 8);
+  tomo_test_remove_tree (dir);
+  g_unlink (other);
+  g_unlink (scan);
+}
+
+/* SIGTERM while a volume is written into a folder that holds an earlier
+ * run's slices: exit 1 with the message, every earlier slice as it was,
+ * nothing of the interrupted run left (no hidden folder). */
+static void
+test_output_folder_interrupted (void)
+{
+  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  const char *tomolive = g_getenv ("TOMOLIVE");
+  g_autofree char *dir = tmp_path ("interrupt-folder");
+  g_autofree char *err = NULL;
+  g_autoptr(GError) error = NULL;
+  const char *argv[] = { tomolive, "reconstruct", sample, "--rows", "0:64", "--backend", "cpu",
+                         "--writers", "1", "--progress", "-o", dir, NULL };
+  GPid pid;
+  int err_fd, wait_status = 0;
+  gboolean seen = FALSE;
+
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  for (guint row = 0; row < 64; row++)
+    {
+      g_autofree char *name = g_strdup_printf ("slice_%05u.tif", row);
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+
+      write_file (path, "previous result", -1);
+    }
+  g_assert_true (g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+                                           NULL, NULL, &pid, NULL, NULL, &err_fd, &error));
+  g_assert_no_error (error);
+
+  /* Wait for the first slices of the run, then terminate it. */
+  for (guint i = 0; i < 3000 && !seen; i++)
+    {
+      g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+      const char *name;
+
+      /* A slice written: in a hidden folder, beside its name, or over it. */
+      while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+        {
+          g_autofree char *path = g_build_filename (dir, name, NULL);
+          struct stat st;
+
+          if (g_str_has_prefix (name, "."))
+            seen |= tomo_test_count_entries (path) > 0;
+          else
+            seen |= g_str_has_suffix (name, ".part") ||
+                    (stat (path, &st) == 0 && st.st_size != strlen ("previous result"));
+        }
+      if (!seen)
+        g_usleep (2000);
+    }
+  g_assert_true (seen);
+  kill (pid, SIGTERM);
+  g_assert_cmpint (waitpid (pid, &wait_status, 0), ==, pid);
+  g_spawn_close_pid (pid);
+  {
+    GIOChannel *ch = g_io_channel_unix_new (err_fd);
+    g_io_channel_set_close_on_unref (ch, TRUE);
+    g_io_channel_read_to_end (ch, &err, NULL, NULL);
+    g_io_channel_unref (ch);
+  }
+  g_test_message ("stderr: %s", err);
+  g_assert_true (WIFEXITED (wait_status));
+  g_assert_cmpint (WEXITSTATUS (wait_status), ==, 1);
+  g_assert_nonnull (strstr (err, "terminated"));
+  g_assert_cmpuint (tomo_test_count_entries (dir), ==, 64);
+  for (guint row = 0; row < 64; row++)
+    {
+      g_autofree char *name = g_strdup_printf ("slice_%05u.tif", row);
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      g_autofree char *text = read_file (path);
+
+      g_assert_cmpstr (text, ==, "previous result");
+    }
+  tomo_test_remove_tree (dir);
+}
+
 static void
 test_hostile (gconstpointer data)
 {
@@ -1321,6 +1462,8 @@ main (int    argc,
   g_test_add_func ("/tomo/hardening/output/read-only", test_output_read_only);
   g_test_add_func ("/tomo/hardening/output/unwritable-folder", test_output_unwritable_folder);
   g_test_add_func ("/tomo/hardening/output/interrupted", test_output_interrupted);
+  g_test_add_func ("/tomo/hardening/output/folder-symlink", test_output_folder_symlink);
+  g_test_add_func ("/tomo/hardening/output/folder-interrupted", test_output_folder_interrupted);
   g_test_add_func ("/tomo/hardening/tiff/strip-declared", test_tiff_strip_declared);
   for (guint i = 0; i < G_N_ELEMENTS (hostile_cases); i++)
     {

@@ -68,8 +68,11 @@ struct _TomoScanLoader
   /* Where each frame kind comes from, for messages ("data_white", a folder…). */
   char          *source[TOMO_N_FRAME_KINDS];
   /* Every file the scan reads (owned strings), so that no output can
-   * overwrite one; loaders add theirs with _tomo_scan_loader_add_input(). */
+   * overwrite one; loaders add theirs with _tomo_scan_loader_add_input(),
+   * which registers each with the output layer (tomo-output.h) until the
+   * loader is freed. */
   GPtrArray     *inputs;
+  GArray        *input_ids;  /* TomoInputId of each registered input */
 };
 
 /* Each returns a loader whose header is read and checked, or NULL. */
@@ -118,6 +121,9 @@ gboolean        _tomo_scan_check_memory (const char *file,
                                          guint64     height,
                                          guint64     width,
                                          GError    **error);
+/* `path` is read by the scan: listed by tomo_scan_get_input_files() and
+ * registered as an input (tomo_output_register_input()) until the loader
+ * is freed.  A path that does not exist is ignored. */
 void            _tomo_scan_loader_add_input (TomoScanLoader *loader,
                                              const char     *path);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoScanLoader, _tomo_scan_loader_free)

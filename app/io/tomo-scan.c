@@ -13,6 +13,7 @@
 
 #include "tomo-error.h"
 #include "tomo-memory.h"
+#include "tomo-output.h"
 #include "tomo-scan-private.h"
 #include "tomo-types.h"
 
@@ -403,6 +404,12 @@ _tomo_scan_loader_free (TomoScanLoader *loader)
   for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
     g_free (loader->source[k]);
   g_clear_pointer (&loader->inputs, g_ptr_array_unref);
+  if (loader->input_ids != NULL)
+    {
+      for (guint i = 0; i < loader->input_ids->len; i++)
+        tomo_output_release_input (&g_array_index (loader->input_ids, TomoInputId, i));
+      g_array_unref (loader->input_ids);
+    }
   loader->klass->free (loader);
 }
 
@@ -441,13 +448,17 @@ void
 _tomo_scan_loader_add_input (TomoScanLoader *loader,
                              const char     *path)
 {
-  if (path == NULL || !g_file_test (path, G_FILE_TEST_EXISTS))
+  TomoInputId id;
+
+  if (path == NULL || !tomo_output_register_input (path, &id))
     return;
   if (loader->inputs == NULL)
     {
       loader->inputs = g_ptr_array_new_with_free_func (g_free);
       g_ptr_array_add (loader->inputs, NULL);
+      loader->input_ids = g_array_new (FALSE, FALSE, sizeof (TomoInputId));
     }
+  g_array_append_val (loader->input_ids, id);
   /* Kept NULL-terminated: the array is handed out as a string vector. */
   g_ptr_array_index (loader->inputs, loader->inputs->len - 1) = g_strdup (path);
   g_ptr_array_add (loader->inputs, NULL);

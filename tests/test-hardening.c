@@ -1294,6 +1294,79 @@ test_output_folder_interrupted (void)
   tomo_test_remove_tree (dir);
 }
 
+/* A Data Exchange file whose /exchange/data is an external link to a
+ * contiguous dataset in another file, larger than the file that links to
+ * it: read (the storage is checked against the file that holds it), and
+ * that other file is an input the output may not be. */
+static void
+test_output_external_link (void)
+{
+  g_autofree char *dir = tmp_path ("elink");
+  g_autofree char *master = NULL, *data = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *before = NULL, *after = NULL;
+  gsize len_before, len_after;
+  hsize_t d[3] = { 90, 8, 64 }, df[3] = { 2, 8, 64 }, dt[1] = { 90 };
+  g_autofree guint16 *counts = g_new (guint16, 90 * 8 * 64);
+  guint16 white[2 * 8 * 64], dark[2 * 8 * 64];
+  double theta[90];
+  hid_t file;
+
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  for (guint i = 0; i < 90 * 8 * 64; i++)
+    counts[i] = 1000 + (i * 7) % 301;
+  for (guint i = 0; i < G_N_ELEMENTS (white); i++)
+    white[i] = 2000, dark[i] = 100;
+  for (guint i = 0; i < 90; i++)
+    theta[i] = 2.0 * i;
+  file = h5_new (dir, "elink-data.h5", &data);
+  tomo_test_h5_write (file, "/exchange/data", H5T_STD_U16LE, 3, d, NULL, H5T_NATIVE_UINT16,
+                      counts);
+  H5Fclose (file);
+  file = h5_new (dir, "elink-master.h5", &master);
+  tomo_test_h5_write (file, "/exchange/data_white", H5T_STD_U16LE, 3, df, NULL,
+                      H5T_NATIVE_UINT16, white);
+  tomo_test_h5_write (file, "/exchange/data_dark", H5T_STD_U16LE, 3, df, NULL,
+                      H5T_NATIVE_UINT16, dark);
+  tomo_test_h5_write (file, "/exchange/theta", H5T_IEEE_F64LE, 1, dt, NULL, H5T_NATIVE_DOUBLE,
+                      theta);
+  g_assert_cmpint (H5Lcreate_external ("elink-data.h5", "/exchange/data", file, "/exchange/data",
+                                       H5P_DEFAULT, H5P_DEFAULT), >=, 0);
+  H5Fclose (file);
+  {
+    struct stat ms, ds;
+
+    g_assert_cmpint (stat (master, &ms), ==, 0);
+    g_assert_cmpint (stat (data, &ds), ==, 0);
+    g_assert_cmpint (ms.st_size, <, ds.st_size);
+  }
+  out = in_dir (dir, "out.tif");
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    RUN (&r, "reconstruct", master, "--rows", "0:2", "--quiet", "-o", out);
+    g_assert_cmpstr (r.err, ==, "");
+    g_assert_cmpint (r.status, ==, 0);
+    g_assert_true (g_file_test (out, G_FILE_TEST_IS_REGULAR));
+  }
+  g_assert_true (g_file_get_contents (data, &before, &len_before, NULL));
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    RUN (&r, "reconstruct", master, "--row", "3", "-o", data);
+    tomo_test_assert_fails_with (&r, "is the input");
+  }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    RUN (&r, "reconstruct", master, "--plane", "xz:10", "--backend", "cpu", "-o", data);
+    tomo_test_assert_fails_with (&r, "is the input");
+  }
+  g_assert_true (g_file_get_contents (data, &after, &len_after, NULL));
+  g_assert_cmpmem (before, len_before, after, len_after);
+  tomo_test_remove_tree (dir);
+}
+
 static void
 test_hostile (gconstpointer data)
 {
@@ -1464,6 +1537,7 @@ main (int    argc,
   g_test_add_func ("/tomo/hardening/output/interrupted", test_output_interrupted);
   g_test_add_func ("/tomo/hardening/output/folder-symlink", test_output_folder_symlink);
   g_test_add_func ("/tomo/hardening/output/folder-interrupted", test_output_folder_interrupted);
+  g_test_add_func ("/tomo/hardening/output/external-link", test_output_external_link);
   g_test_add_func ("/tomo/hardening/tiff/strip-declared", test_tiff_strip_declared);
   for (guint i = 0; i < G_N_ELEMENTS (hostile_cases); i++)
     {

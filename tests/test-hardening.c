@@ -1081,6 +1081,26 @@ static void mk_angles_empty (const char *d, GPtrArray *a) { mk_angles (d, a, "# 
 static void mk_angles_missing (const char *d, GPtrArray *a) { mk_angles (d, a, NULL, 0); }
 static void mk_angles_good (const char *d, GPtrArray *a) { mk_angles (d, a, "# degrees\n0\n45 # two\n\n90\n135\n", -1); }
 
+/* Files an angle list cannot be, refused before they are read: a device
+ * that never ends, and 1 GiB (sparse) for 4 projections. */
+static void
+mk_angles_device (const char *dir, GPtrArray *args)
+{
+  g_autofree char *stack = tiff_file (dir, "stack.tif", 16, 4, 4, 16, SAMPLEFORMAT_UINT, 1,
+                                      COMPRESSION_NONE, FALSE);
+
+  CMD ("reconstruct", stack, "--already-sinogram", "--angles", "/dev/zero");
+}
+
+static void
+mk_angles_huge_file (const char *dir, GPtrArray *args)
+{
+  g_autofree char *path = in_dir (dir, "angles.txt");
+
+  mk_angles (dir, args, "0\n45\n90\n135\n", -1);
+  g_assert_cmpint (truncate (path, (off_t) 1 << 30), ==, 0);
+}
+
 static const HostileCase hostile_cases[] = {
   { "hdf5/missing-data", mk_h5_missing, "neither /exchange/data" },
   { "hdf5/scalar-data", mk_h5_rank0, "has 0 dimensions" },
@@ -1168,6 +1188,8 @@ static const HostileCase hostile_cases[] = {
   { "angles/missing-file", mk_angles_missing, "angles.txt" },
   { "angles/empty", mk_angles_empty, "holds no angles" },
   { "angles/comments", mk_angles_good, NULL },
+  { "angles/device", mk_angles_device, "/dev/zero is not a regular file (a device)" },
+  { "angles/huge-file", mk_angles_huge_file, "4 angles, one per line, need at most" },
 };
 
 /* A slice's name in the output folder is a symbolic link: to the scan

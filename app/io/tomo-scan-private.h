@@ -147,7 +147,13 @@ double         *_tomo_parse_angles     (const char *name,
                                         gsize       length,
                                         guint      *n_angles,
                                         GError    **error);
-/* Parses an angle file: one value in degrees per line, '#' comments. */
+/* The most angles an angle file may hold, as the live receiver's
+ * --projections (the file's size is checked against it before reading). */
+#define TOMO_MAX_ANGLES 10000000
+
+/* Parses an angle file: one value in degrees per line, '#' comments.  A
+ * regular file of no more than 64 bytes per angle of TOMO_MAX_ANGLES (plus
+ * 64 KiB), refused before it is read otherwise. */
 double         *_tomo_read_angle_file  (const char *path,
                                         guint      *n_angles,
                                         GError    **error);

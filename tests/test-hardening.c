@@ -204,6 +204,18 @@ test_output_dev_null (void)
   g_assert_true (S_ISCHR (after.st_mode));
   g_assert_cmpuint (before.st_rdev, ==, after.st_rdev);
 
+  /* The phantom's HDF5 file must be regular (HDF5 reads back): refused,
+   * cleanly (libhdf5 used to crash at exit). */
+  {
+    g_auto(TomoTestResult) p = { 0 };
+
+    RUN (&p, "phantom", "--width", "32", "--height", "2", "--projections", "10", "-o",
+         "/dev/null");
+    tomo_test_assert_fails_with (&p, "“/dev/null”: it is not a regular file");
+    g_assert_cmpint (stat ("/dev/null", &after), ==, 0);
+    g_assert_true (S_ISCHR (after.st_mode));
+  }
+
   /* The API: a non-regular output is written in place, abort leaves it. */
   {
     g_autoptr(GError) error = NULL;

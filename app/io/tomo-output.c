@@ -665,6 +665,13 @@ tomo_output_get_write_path (TomoOutput *output)
   return output->temp != NULL ? output->temp : output->target;
 }
 
+gboolean
+tomo_output_is_in_place (TomoOutput *output)
+{
+  g_return_val_if_fail (output != NULL, FALSE);
+  return output->temp == NULL && !output->done;
+}
+
 static void
 remove_temp (TomoOutput *output)
 {

@@ -80,6 +80,10 @@ TomoOutput *tomo_output_open           (const char         *path,
 /* Where the writer writes: the temporary file, or `path` itself when it is
  * not a regular file. */
 const char *tomo_output_get_write_path (TomoOutput *output);
+/* TRUE when `path` exists and is not a regular file (a device, a FIFO):
+ * written in place, with no temporary file.  Writers that must read back
+ * what they wrote (HDF5) refuse such outputs. */
+gboolean    tomo_output_is_in_place    (TomoOutput *output);
 /* Renames the temporary file over the final path.  On failure the
  * temporary file is removed and the final path left as it was. */
 gboolean    tomo_output_commit         (TomoOutput *output,

@@ -315,6 +315,51 @@ test_output_unwritable_folder (void)
   tomo_test_assert_fails_with (&r, "/proc");
 }
 
+/* Every file an open scan reads is an input of the process, whatever a
+ * writer passes (the live recorder passes none): refused as an output,
+ * and its folder as an output folder, while any scan of it is open — two
+ * scans of one file count twice — and free again once both are freed. */
+static void
+test_output_registry (void)
+{
+  g_autofree char *dir = tmp_path ("registry");
+  g_autofree char *path = g_build_filename (dir, "scan.h5", NULL);
+  g_autofree char *contents = NULL;
+  g_autoptr(GError) error = NULL;
+  TomoScan *a, *b;
+  TomoOutput *out;
+  gsize len;
+
+  g_assert_true (g_file_get_contents (small_scan, &contents, &len, NULL));
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (path, contents, len, NULL));
+  g_assert_true (tomo_output_check_inputs (path, NULL, &error));
+
+  a = tomo_scan_open (path, NULL, &error);
+  g_assert_no_error (error);
+  b = tomo_scan_open (path, NULL, &error);
+  g_assert_no_error (error);
+  TOMO_TEST_ASSERT_FAILS (tomo_output_check_inputs (path, NULL, &error),
+                          error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  TOMO_TEST_ASSERT_FAILS (tomo_output_check_inputs (dir, NULL, &error),
+                          error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  g_assert_null (tomo_output_open (path, NULL, &error));
+  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  g_assert_nonnull (strstr (error->message, "is the input"));
+  g_clear_error (&error);
+
+  g_object_unref (a);
+  TOMO_TEST_ASSERT_FAILS (tomo_output_check_inputs (path, NULL, &error),
+                          error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  g_object_unref (b);
+  g_assert_true (tomo_output_check_inputs (path, NULL, &error));
+  g_assert_true (tomo_output_check_inputs (dir, NULL, &error));
+  out = tomo_output_open (path, NULL, &error);
+  g_assert_no_error (error);
+  tomo_output_free (out);
+  tomo_test_remove_tree (dir);
+}
+
 /* Ctrl+C in the middle of a volume: exit 1 with a message, no temporary
  * file, and the file the output would have replaced is intact. */
 static void
@@ -1569,6 +1614,7 @@ main (int    argc,
   g_test_add_func ("/tomo/hardening/output/read-only", test_output_read_only);
   g_test_add_func ("/tomo/hardening/output/unwritable-folder", test_output_unwritable_folder);
   g_test_add_func ("/tomo/hardening/output/interrupted", test_output_interrupted);
+  g_test_add_func ("/tomo/hardening/output/registry", test_output_registry);
   g_test_add_func ("/tomo/hardening/output/folder-symlink", test_output_folder_symlink);
   g_test_add_func ("/tomo/hardening/output/folder-interrupted", test_output_folder_interrupted);
   g_test_add_func ("/tomo/hardening/output/external-link", test_output_external_link);

@@ -360,6 +360,58 @@ test_output_registry (void)
   tomo_test_remove_tree (dir);
 }
 
+/* Runs `argv`, waits (up to 6 s) until `started` (dir) sees it writing,
+ * sends `signum` and waits for the exit; its stderr, the wait status in
+ * *wait_status. */
+static char *
+run_and_signal (const char **argv,
+                const char  *dir,
+                gboolean   (*started) (const char *dir),
+                int          signum,
+                int         *wait_status)
+{
+  g_autoptr(GError) error = NULL;
+  char *err = NULL;
+  GPid pid;
+  int err_fd;
+  gboolean seen = FALSE;
+
+  g_assert_true (g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+                                           NULL, NULL, &pid, NULL, NULL, &err_fd, &error));
+  g_assert_no_error (error);
+  for (guint i = 0; i < 3000 && !seen; i++)
+    {
+      seen = started (dir);
+      if (!seen)
+        g_usleep (2000);
+    }
+  g_assert_true (seen);
+  kill (pid, signum);
+  g_assert_cmpint (waitpid (pid, wait_status, 0), ==, pid);
+  g_spawn_close_pid (pid);
+  {
+    GIOChannel *ch = g_io_channel_unix_new (err_fd);
+    g_io_channel_set_close_on_unref (ch, TRUE);
+    g_io_channel_read_to_end (ch, &err, NULL, NULL);
+    g_io_channel_unref (ch);
+  }
+  g_test_message ("stderr: %s", err);
+  return err;
+}
+
+/* A temporary file in `dir`: the volume is being written. */
+static gboolean
+part_seen (const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  gboolean seen = FALSE;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    seen |= g_str_has_suffix (name, ".part");
+  return seen;
+}
+
 /* Ctrl+C in the middle of a volume: exit 1 with a message, no temporary
  * file, and the file the output would have replaced is intact. */
 static void
@@ -370,43 +422,16 @@ test_output_interrupted (void)
   g_autofree char *dir = tmp_path ("interrupt");
   g_autofree char *out = g_build_filename (dir, "volume.tif", NULL);
   g_autofree char *err = NULL, *after = NULL;
-  g_autoptr(GError) error = NULL;
   /* Every row of the sample, so the volume is still being written when the
    * test sees its temporary file, even on many cores. */
   const char *argv[] = { tomolive, "reconstruct", sample, "--rows", "0:64", "--backend", "cpu",
                          "--progress", "-o", out, NULL };
-  GPid pid;
-  int err_fd, wait_status = 0;
-  gboolean seen = FALSE;
+  int wait_status = 0;
 
   g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
   write_file (out, "previous result", -1);
-  g_assert_true (g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
-                                           NULL, NULL, &pid, NULL, NULL, &err_fd, &error));
-  g_assert_no_error (error);
-
-  /* Wait for the temporary file and the first slices, then interrupt. */
-  for (guint i = 0; i < 3000 && !seen; i++)
-    {
-      g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
-      const char *name;
-
-      while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-        seen |= g_str_has_suffix (name, ".part");
-      if (!seen)
-        g_usleep (2000);
-    }
-  g_assert_true (seen);
-  kill (pid, SIGINT);
-  g_assert_cmpint (waitpid (pid, &wait_status, 0), ==, pid);
-  g_spawn_close_pid (pid);
-  {
-    GIOChannel *ch = g_io_channel_unix_new (err_fd);
-    g_io_channel_set_close_on_unref (ch, TRUE);
-    g_io_channel_read_to_end (ch, &err, NULL, NULL);
-    g_io_channel_unref (ch);
-  }
-  g_test_message ("stderr: %s", err);
+  /* Interrupted once the temporary file and the first slices are there. */
+  err = run_and_signal (argv, dir, part_seen, SIGINT, &wait_status);
   g_assert_true (WIFEXITED (wait_status));
   g_assert_cmpint (WEXITSTATUS (wait_status), ==, 1);
   g_assert_nonnull (strstr (err, "interrupted"));
@@ -1297,6 +1322,29 @@ test_output_folder_symlink (void)
   g_unlink (scan);
 }
 
+/* A slice of the run written into `dir`: in a hidden folder, beside its
+ * name, or over one of the "previous result" files. */
+static gboolean
+slice_seen (const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  gboolean seen = FALSE;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      struct stat st;
+
+      if (g_str_has_prefix (name, "."))
+        seen |= tomo_test_count_entries (path) > 0;
+      else
+        seen |= g_str_has_suffix (name, ".part") ||
+                (stat (path, &st) == 0 && st.st_size != strlen ("previous result"));
+    }
+  return seen;
+}
+
 /* SIGTERM while a volume is written into a folder that holds an earlier
  * run's slices: exit 1 with the message, every earlier slice as it was,
  * nothing of the interrupted run left (no hidden folder). */
@@ -1307,12 +1355,9 @@ test_output_folder_interrupted (void)
   const char *tomolive = g_getenv ("TOMOLIVE");
   g_autofree char *dir = tmp_path ("interrupt-folder");
   g_autofree char *err = NULL;
-  g_autoptr(GError) error = NULL;
   const char *argv[] = { tomolive, "reconstruct", sample, "--rows", "0:64", "--backend", "cpu",
                          "--writers", "1", "--progress", "-o", dir, NULL };
-  GPid pid;
-  int err_fd, wait_status = 0;
-  gboolean seen = FALSE;
+  int wait_status = 0;
 
   g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
   for (guint row = 0; row < 64; row++)
@@ -1322,42 +1367,8 @@ test_output_folder_interrupted (void)
 
       write_file (path, "previous result", -1);
     }
-  g_assert_true (g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
-                                           NULL, NULL, &pid, NULL, NULL, &err_fd, &error));
-  g_assert_no_error (error);
-
-  /* Wait for the first slices of the run, then terminate it. */
-  for (guint i = 0; i < 3000 && !seen; i++)
-    {
-      g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
-      const char *name;
-
-      /* A slice written: in a hidden folder, beside its name, or over it. */
-      while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-        {
-          g_autofree char *path = g_build_filename (dir, name, NULL);
-          struct stat st;
-
-          if (g_str_has_prefix (name, "."))
-            seen |= tomo_test_count_entries (path) > 0;
-          else
-            seen |= g_str_has_suffix (name, ".part") ||
-                    (stat (path, &st) == 0 && st.st_size != strlen ("previous result"));
-        }
-      if (!seen)
-        g_usleep (2000);
-    }
-  g_assert_true (seen);
-  kill (pid, SIGTERM);
-  g_assert_cmpint (waitpid (pid, &wait_status, 0), ==, pid);
-  g_spawn_close_pid (pid);
-  {
-    GIOChannel *ch = g_io_channel_unix_new (err_fd);
-    g_io_channel_set_close_on_unref (ch, TRUE);
-    g_io_channel_read_to_end (ch, &err, NULL, NULL);
-    g_io_channel_unref (ch);
-  }
-  g_test_message ("stderr: %s", err);
+  /* Terminated once the first slices of the run are written. */
+  err = run_and_signal (argv, dir, slice_seen, SIGTERM, &wait_status);
   g_assert_true (WIFEXITED (wait_status));
   g_assert_cmpint (WEXITSTATUS (wait_status), ==, 1);
   g_assert_nonnull (strstr (err, "terminated"));

@@ -63,6 +63,7 @@ struct _TomoOutput
   char    *temp;        /* NULL when writing in place */
   mode_t   mode;        /* of the file replaced */
   gboolean keep_mode;
+  gboolean in_place;    /* not a regular file: written as it is */
   int      slot;        /* -1: not registered */
   gboolean done;
 };
@@ -448,29 +449,38 @@ tomo_output_get_n_inputs (void)
   return n;
 }
 
-/* The name of the registered input `st` is, or (in_folder) of one that
- * folder `st` holds; NULL when none. */
+/* The name of the registered input that `st` is, or NULL. */
 static char *
-registry_find (const struct stat *st,
-               gboolean           in_folder)
+registry_find_file (const struct stat *st)
+{
+  TomoInputId id;
+  InputEntry *entry;
+  char *name = NULL;
+
+  id_from_stat (&id, st);
+  g_mutex_lock (&registry_lock);
+  entry = registry_files != NULL ? g_hash_table_lookup (registry_files, &id) : NULL;
+  if (entry != NULL)
+    name = g_strdup (entry->path);
+  g_mutex_unlock (&registry_lock);
+  return name;
+}
+
+/* The name of a registered input that folder `st` holds, or NULL. */
+static char *
+registry_find_in_folder (const struct stat *st)
 {
   TomoInputId id;
   char *name = NULL;
 
   id_from_stat (&id, st);
   g_mutex_lock (&registry_lock);
-  if (registry_files != NULL && !in_folder)
-    {
-      InputEntry *entry = g_hash_table_lookup (registry_files, &id);
-
-      if (entry != NULL)
-        name = g_strdup (entry->path);
-    }
-  else if (registry_files != NULL && g_hash_table_contains (registry_folders, &id))
+  if (registry_folders != NULL && g_hash_table_contains (registry_folders, &id))
     {
       GHashTableIter iter;
       InputEntry *entry;
 
+      /* Rare (an error follows): a walk, not a third table. */
       g_hash_table_iter_init (&iter, registry_files);
       while (name == NULL && g_hash_table_iter_next (&iter, NULL, (gpointer *) &entry))
         if (entry->has_parent && id_equal (&entry->parent, &id))
@@ -509,11 +519,11 @@ check_registry (const char        *path,
                 const struct stat *out_st,
                 GError           **error)
 {
-  g_autofree char *input = registry_find (out_st, FALSE);
+  g_autofree char *input = registry_find_file (out_st);
 
   if (input != NULL)
     return refuse_input (path, input, error);
-  if (S_ISDIR (out_st->st_mode) && (input = registry_find (out_st, TRUE)) != NULL)
+  if (S_ISDIR (out_st->st_mode) && (input = registry_find_in_folder (out_st)) != NULL)
     return refuse_folder (path, input, error);
   return TRUE;
 }
@@ -548,6 +558,17 @@ tomo_output_check_inputs (const char         *path,
         }
     }
   return check_registry (path, &out_st, error);
+}
+
+/* Six random letters and digits, the XXXXXX of temporary names. */
+static void
+random_name (char out[7])
+{
+  static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+  for (guint i = 0; i < 6; i++)
+    out[i] = chars[g_random_int_range (0, sizeof chars - 1)];
+  out[6] = '\0';
 }
 
 TomoOutput *
@@ -608,6 +629,7 @@ tomo_output_open (const char         *path,
                        "Cannot write %s: %s", path, g_strerror (errno));
           return NULL;
         }
+      out->in_place = TRUE;
       return g_steal_pointer (&out);
     }
   if (exists)
@@ -626,12 +648,9 @@ tomo_output_open (const char         *path,
    * any moment finds every temporary file it must remove. */
   for (guint attempt = 0; ; attempt++)
     {
-      static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
       char suffix[7];
 
-      for (guint i = 0; i < 6; i++)
-        suffix[i] = chars[g_random_int_range (0, sizeof chars - 1)];
-      suffix[6] = '\0';
+      random_name (suffix);
       g_free (out->temp);
       out->temp = g_strdup_printf ("%s.%s.part", out->target, suffix);
       out->slot = slot_claim (out->temp);
@@ -669,7 +688,7 @@ gboolean
 tomo_output_is_in_place (TomoOutput *output)
 {
   g_return_val_if_fail (output != NULL, FALSE);
-  return output->temp == NULL && !output->done;
+  return output->in_place;
 }
 
 static void
@@ -791,7 +810,7 @@ check_replaceable (const char *final,
   if (g_stat (final, &st) == 0)
     {
       TomoInputId id;
-      g_autofree char *input = registry_find (&st, FALSE);
+      g_autofree char *input = registry_find_file (&st);
 
       id_from_stat (&id, &st);
       if (input == NULL && g_hash_table_contains (explicit, &id))
@@ -826,6 +845,8 @@ tomo_output_folder_open (const char         *dir,
 
   g_return_val_if_fail (dir != NULL && prefix != NULL && suffix != NULL, NULL);
   g_return_val_if_fail (strchr (prefix, '/') == NULL && strchr (suffix, '/') == NULL, NULL);
+  /* The signal handler's slot holds them. */
+  g_return_val_if_fail (strlen (prefix) < AFFIX_MAX && strlen (suffix) < AFFIX_MAX, NULL);
 
   if (!g_file_test (dir, G_FILE_TEST_IS_DIR))
     {
@@ -869,13 +890,10 @@ tomo_output_folder_open (const char         *dir,
   /* Registered before it exists, as the temporary files are. */
   for (guint attempt = 0; ; attempt++)
     {
-      static const char chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
       char suffix6[7];
       g_autofree char *name = NULL;
 
-      for (guint i = 0; i < 6; i++)
-        suffix6[i] = chars[g_random_int_range (0, sizeof chars - 1)];
-      suffix6[6] = '\0';
+      random_name (suffix6);
       name = g_strdup_printf (".tomolive-%s", suffix6);
       g_free (folder->staging);
       folder->staging = g_build_filename (dir, name, NULL);

@@ -30,7 +30,8 @@ typedef struct
   const char *backend;
   const char *source;     /* the scan's path */
   double pixel_size;      /* metres, 0 = unknown */
-  const char * const *inputs; /* files the output must not be (NULL-terminated), or NULL */
+  const char * const *inputs; /* files the output must not be (NULL-terminated), or NULL;
+                               * every open scan's files are refused anyway */
   const char *write_mode; /* how the one-file formats are written: "pwrite" or "mmap"
                            * (through a shared mapping; see tomo-volume-writer.c); NULL:
                            * TOMO_VOLUME_WRITE from the environment, else "pwrite" */

@@ -45,6 +45,8 @@ static const Case cases[] = {
   { { "reconstruct", "-o", "never-written.tif", "--listen", "tcp://127.0.0.1:0", "--timeout", "nan" }, "--timeout nan is out of range" },
   { { "reconstruct", "-o", "never-written.tif", "--listen", "tcp://127.0.0.1:0", "--timeout", "inf" }, "--timeout inf is out of range" },
   { { "reconstruct", "-o", "never-written.tif", "--listen", "tcp://127.0.0.1:0", "--projections", "-4" }, "--projections -4 is out of range" },
+  { { "reconstruct", "x.h5", "-o", "never-written.tif", "--writers", "257" }, "--writers 257 is out of range (1 to 256, or 0 for the default)" },
+  { { "reconstruct", "x.h5", "-o", "never-written.tif", "--writers", "-1" }, "--writers -1 is out of range (1 to 256, or 0 for the default)" },
 };
 
 static void

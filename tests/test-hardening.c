@@ -104,6 +104,15 @@ test_output_is_input (void)
       RUN (&r, "reconstruct", copy, "--row", "3", "-o", out);
       tomo_test_assert_fails_with (&r, "is the input");
     }
+  /* A vertical plane is one TIFF written by another path: same. */
+  for (guint i = 0; i < 4; i++)
+    {
+      const char *out = (const char *[]) { copy, hard, sym, dotted }[i];
+      g_auto(TomoTestResult) r = { 0 };
+
+      RUN (&r, "reconstruct", copy, "--plane", "xz:10", "--backend", "cpu", "-o", out);
+      tomo_test_assert_fails_with (&r, "is the input");
+    }
   g_assert_true (g_file_get_contents (copy, &after, &len_after, NULL));
   g_assert_cmpmem (before, len_before, after, len_after);
   assert_no_temporaries (tmp_dir);
@@ -152,6 +161,14 @@ test_output_is_aux_input (void)
         RUN (&r, "reconstruct", stack, "--flats", flat, "--angles", angles, "-o", outs[i]);
         tomo_test_assert_fails_with (&r, "is the input");
       }
+    for (guint i = 0; i < G_N_ELEMENTS (outs); i++)
+      {
+        g_auto(TomoTestResult) r = { 0 };
+
+        RUN (&r, "reconstruct", stack, "--flats", flat, "--angles", angles, "--plane", "xz:3",
+             "--backend", "cpu", "-o", outs[i]);
+        tomo_test_assert_fails_with (&r, "is the input");
+      }
   }
   {
     g_auto(TomoTestResult) r = { 0 };
@@ -186,6 +203,18 @@ test_output_dev_null (void)
   g_assert_cmpint (stat ("/dev/null", &after), ==, 0);
   g_assert_true (S_ISCHR (after.st_mode));
   g_assert_cmpuint (before.st_rdev, ==, after.st_rdev);
+
+  /* The phantom's HDF5 file must be regular (HDF5 reads back): refused,
+   * cleanly (libhdf5 used to crash at exit). */
+  {
+    g_auto(TomoTestResult) p = { 0 };
+
+    RUN (&p, "phantom", "--width", "32", "--height", "2", "--projections", "10", "-o",
+         "/dev/null");
+    tomo_test_assert_fails_with (&p, "“/dev/null”: it is not a regular file");
+    g_assert_cmpint (stat ("/dev/null", &after), ==, 0);
+    g_assert_true (S_ISCHR (after.st_mode));
+  }
 
   /* The API: a non-regular output is written in place, abort leaves it. */
   {
@@ -286,6 +315,103 @@ test_output_unwritable_folder (void)
   tomo_test_assert_fails_with (&r, "/proc");
 }
 
+/* Every file an open scan reads is an input of the process, whatever a
+ * writer passes (the live recorder passes none): refused as an output,
+ * and its folder as an output folder, while any scan of it is open — two
+ * scans of one file count twice — and free again once both are freed. */
+static void
+test_output_registry (void)
+{
+  g_autofree char *dir = tmp_path ("registry");
+  g_autofree char *path = g_build_filename (dir, "scan.h5", NULL);
+  g_autofree char *contents = NULL;
+  g_autoptr(GError) error = NULL;
+  TomoScan *a, *b;
+  TomoOutput *out;
+  gsize len;
+
+  g_assert_true (g_file_get_contents (small_scan, &contents, &len, NULL));
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  g_assert_true (g_file_set_contents (path, contents, len, NULL));
+  g_assert_true (tomo_output_check_inputs (path, NULL, &error));
+
+  a = tomo_scan_open (path, NULL, &error);
+  g_assert_no_error (error);
+  b = tomo_scan_open (path, NULL, &error);
+  g_assert_no_error (error);
+  TOMO_TEST_ASSERT_FAILS (tomo_output_check_inputs (path, NULL, &error),
+                          error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  TOMO_TEST_ASSERT_FAILS (tomo_output_check_inputs (dir, NULL, &error),
+                          error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  g_assert_null (tomo_output_open (path, NULL, &error));
+  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  g_assert_nonnull (strstr (error->message, "is the input"));
+  g_clear_error (&error);
+
+  g_object_unref (a);
+  TOMO_TEST_ASSERT_FAILS (tomo_output_check_inputs (path, NULL, &error),
+                          error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  g_object_unref (b);
+  g_assert_true (tomo_output_check_inputs (path, NULL, &error));
+  g_assert_true (tomo_output_check_inputs (dir, NULL, &error));
+  out = tomo_output_open (path, NULL, &error);
+  g_assert_no_error (error);
+  tomo_output_free (out);
+  tomo_test_remove_tree (dir);
+}
+
+/* Runs `argv`, waits (up to 6 s) until `started` (dir) sees it writing,
+ * sends `signum` and waits for the exit; its stderr, the wait status in
+ * *wait_status. */
+static char *
+run_and_signal (const char **argv,
+                const char  *dir,
+                gboolean   (*started) (const char *dir),
+                int          signum,
+                int         *wait_status)
+{
+  g_autoptr(GError) error = NULL;
+  char *err = NULL;
+  GPid pid;
+  int err_fd;
+  gboolean seen = FALSE;
+
+  g_assert_true (g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+                                           NULL, NULL, &pid, NULL, NULL, &err_fd, &error));
+  g_assert_no_error (error);
+  for (guint i = 0; i < 3000 && !seen; i++)
+    {
+      seen = started (dir);
+      if (!seen)
+        g_usleep (2000);
+    }
+  g_assert_true (seen);
+  kill (pid, signum);
+  g_assert_cmpint (waitpid (pid, wait_status, 0), ==, pid);
+  g_spawn_close_pid (pid);
+  {
+    GIOChannel *ch = g_io_channel_unix_new (err_fd);
+    g_io_channel_set_close_on_unref (ch, TRUE);
+    g_io_channel_read_to_end (ch, &err, NULL, NULL);
+    g_io_channel_unref (ch);
+  }
+  g_test_message ("stderr: %s", err);
+  return err;
+}
+
+/* A temporary file in `dir`: the volume is being written. */
+static gboolean
+part_seen (const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  gboolean seen = FALSE;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    seen |= g_str_has_suffix (name, ".part");
+  return seen;
+}
+
 /* Ctrl+C in the middle of a volume: exit 1 with a message, no temporary
  * file, and the file the output would have replaced is intact. */
 static void
@@ -296,43 +422,16 @@ test_output_interrupted (void)
   g_autofree char *dir = tmp_path ("interrupt");
   g_autofree char *out = g_build_filename (dir, "volume.tif", NULL);
   g_autofree char *err = NULL, *after = NULL;
-  g_autoptr(GError) error = NULL;
   /* Every row of the sample, so the volume is still being written when the
    * test sees its temporary file, even on many cores. */
   const char *argv[] = { tomolive, "reconstruct", sample, "--rows", "0:64", "--backend", "cpu",
                          "--progress", "-o", out, NULL };
-  GPid pid;
-  int err_fd, wait_status = 0;
-  gboolean seen = FALSE;
+  int wait_status = 0;
 
   g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
   write_file (out, "previous result", -1);
-  g_assert_true (g_spawn_async_with_pipes (NULL, (char **) argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
-                                           NULL, NULL, &pid, NULL, NULL, &err_fd, &error));
-  g_assert_no_error (error);
-
-  /* Wait for the temporary file and the first slices, then interrupt. */
-  for (guint i = 0; i < 3000 && !seen; i++)
-    {
-      g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
-      const char *name;
-
-      while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-        seen |= g_str_has_suffix (name, ".part");
-      if (!seen)
-        g_usleep (2000);
-    }
-  g_assert_true (seen);
-  kill (pid, SIGINT);
-  g_assert_cmpint (waitpid (pid, &wait_status, 0), ==, pid);
-  g_spawn_close_pid (pid);
-  {
-    GIOChannel *ch = g_io_channel_unix_new (err_fd);
-    g_io_channel_set_close_on_unref (ch, TRUE);
-    g_io_channel_read_to_end (ch, &err, NULL, NULL);
-    g_io_channel_unref (ch);
-  }
-  g_test_message ("stderr: %s", err);
+  /* Interrupted once the temporary file and the first slices are there. */
+  err = run_and_signal (argv, dir, part_seen, SIGINT, &wait_status);
   g_assert_true (WIFEXITED (wait_status));
   g_assert_cmpint (WEXITSTATUS (wait_status), ==, 1);
   g_assert_nonnull (strstr (err, "interrupted"));
@@ -1064,6 +1163,26 @@ static void mk_angles_empty (const char *d, GPtrArray *a) { mk_angles (d, a, "# 
 static void mk_angles_missing (const char *d, GPtrArray *a) { mk_angles (d, a, NULL, 0); }
 static void mk_angles_good (const char *d, GPtrArray *a) { mk_angles (d, a, "# degrees\n0\n45 # two\n\n90\n135\n", -1); }
 
+/* Files an angle list cannot be, refused before they are read: a device
+ * that never ends, and 1 GiB (sparse) for 4 projections. */
+static void
+mk_angles_device (const char *dir, GPtrArray *args)
+{
+  g_autofree char *stack = tiff_file (dir, "stack.tif", 16, 4, 4, 16, SAMPLEFORMAT_UINT, 1,
+                                      COMPRESSION_NONE, FALSE);
+
+  CMD ("reconstruct", stack, "--already-sinogram", "--angles", "/dev/zero");
+}
+
+static void
+mk_angles_huge_file (const char *dir, GPtrArray *args)
+{
+  g_autofree char *path = in_dir (dir, "angles.txt");
+
+  mk_angles (dir, args, "0\n45\n90\n135\n", -1);
+  g_assert_cmpint (truncate (path, (off_t) 1 << 30), ==, 0);
+}
+
 static const HostileCase hostile_cases[] = {
   { "hdf5/missing-data", mk_h5_missing, "neither /exchange/data" },
   { "hdf5/scalar-data", mk_h5_rank0, "has 0 dimensions" },
@@ -1151,7 +1270,192 @@ static const HostileCase hostile_cases[] = {
   { "angles/missing-file", mk_angles_missing, "angles.txt" },
   { "angles/empty", mk_angles_empty, "holds no angles" },
   { "angles/comments", mk_angles_good, NULL },
+  { "angles/device", mk_angles_device, "/dev/zero is not a regular file (a device)" },
+  { "angles/huge-file", mk_angles_huge_file, "4 angles, one per line, need at most" },
 };
+
+/* A slice's name in the output folder is a symbolic link: to the scan
+ * itself, refused (the scan unchanged); to some other file, the link is
+ * replaced by the slice and the file it led to is left alone. */
+static void
+test_output_folder_symlink (void)
+{
+  g_autofree char *scan = tmp_path ("link-scan.h5");
+  g_autofree char *other = tmp_path ("link-other.txt");
+  g_autofree char *dir = tmp_path ("link-out");
+  g_autofree char *slice = g_build_filename (dir, "slice_00004.tif", NULL);
+  g_autofree char *before = NULL, *after = NULL;
+  gsize len_before, len_after;
+  struct stat st;
+
+  g_assert_true (g_file_get_contents (small_scan, &before, &len_before, NULL));
+  g_assert_true (g_file_set_contents (scan, before, len_before, NULL));
+  write_file (other, "not a slice", -1);
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  g_assert_cmpint (symlink ("../link-scan.h5", slice), ==, 0);
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    RUN (&r, "reconstruct", scan, "--rows", ":", "--quiet", "-o", dir);
+    tomo_test_assert_fails_with (&r, "is the input");
+  }
+  g_assert_true (g_file_get_contents (scan, &after, &len_after, NULL));
+  g_assert_cmpmem (before, len_before, after, len_after);
+  g_assert_cmpuint (tomo_test_count_entries (dir), ==, 1);
+
+  g_assert_cmpint (g_unlink (slice), ==, 0);
+  g_assert_cmpint (symlink ("../link-other.txt", slice), ==, 0);
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    RUN (&r, "reconstruct", scan, "--rows", ":", "--quiet", "-o", dir);
+    g_assert_cmpint (r.status, ==, 0);
+  }
+  g_clear_pointer (&after, g_free);
+  after = read_file (other);
+  g_assert_cmpstr (after, ==, "not a slice");
+  g_assert_cmpint (lstat (slice, &st), ==, 0);
+  g_assert_true (S_ISREG (st.st_mode));
+  g_assert_cmpuint (tomo_test_count_entries (dir), ==, 8);
+  tomo_test_remove_tree (dir);
+  g_unlink (other);
+  g_unlink (scan);
+}
+
+/* A slice of the run written into `dir`: in a hidden folder, beside its
+ * name, or over one of the "previous result" files. */
+static gboolean
+slice_seen (const char *dir)
+{
+  g_autoptr(GDir) d = g_dir_open (dir, 0, NULL);
+  const char *name;
+  gboolean seen = FALSE;
+
+  while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+    {
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      struct stat st;
+
+      if (g_str_has_prefix (name, "."))
+        seen |= tomo_test_count_entries (path) > 0;
+      else
+        seen |= g_str_has_suffix (name, ".part") ||
+                (stat (path, &st) == 0 && st.st_size != strlen ("previous result"));
+    }
+  return seen;
+}
+
+/* SIGTERM while a volume is written into a folder that holds an earlier
+ * run's slices: exit 1 with the message, every earlier slice as it was,
+ * nothing of the interrupted run left (no hidden folder). */
+static void
+test_output_folder_interrupted (void)
+{
+  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  const char *tomolive = g_getenv ("TOMOLIVE");
+  g_autofree char *dir = tmp_path ("interrupt-folder");
+  g_autofree char *err = NULL;
+  const char *argv[] = { tomolive, "reconstruct", sample, "--rows", "0:64", "--backend", "cpu",
+                         "--writers", "1", "--progress", "-o", dir, NULL };
+  int wait_status = 0;
+
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  for (guint row = 0; row < 64; row++)
+    {
+      g_autofree char *name = g_strdup_printf ("slice_%05u.tif", row);
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+
+      write_file (path, "previous result", -1);
+    }
+  /* Terminated once the first slices of the run are written. */
+  err = run_and_signal (argv, dir, slice_seen, SIGTERM, &wait_status);
+  g_assert_true (WIFEXITED (wait_status));
+  g_assert_cmpint (WEXITSTATUS (wait_status), ==, 1);
+  g_assert_nonnull (strstr (err, "terminated"));
+  g_assert_cmpuint (tomo_test_count_entries (dir), ==, 64);
+  for (guint row = 0; row < 64; row++)
+    {
+      g_autofree char *name = g_strdup_printf ("slice_%05u.tif", row);
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+      g_autofree char *text = read_file (path);
+
+      g_assert_cmpstr (text, ==, "previous result");
+    }
+  tomo_test_remove_tree (dir);
+}
+
+/* A Data Exchange file whose /exchange/data is an external link to a
+ * contiguous dataset in another file, larger than the file that links to
+ * it: read (the storage is checked against the file that holds it), and
+ * that other file is an input the output may not be. */
+static void
+test_output_external_link (void)
+{
+  g_autofree char *dir = tmp_path ("elink");
+  g_autofree char *master = NULL, *data = NULL;
+  g_autofree char *out = NULL;
+  g_autofree char *before = NULL, *after = NULL;
+  gsize len_before, len_after;
+  hsize_t d[3] = { 90, 8, 64 }, df[3] = { 2, 8, 64 }, dt[1] = { 90 };
+  g_autofree guint16 *counts = g_new (guint16, 90 * 8 * 64);
+  guint16 white[2 * 8 * 64], dark[2 * 8 * 64];
+  double theta[90];
+  hid_t file;
+
+  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+  for (guint i = 0; i < 90 * 8 * 64; i++)
+    counts[i] = 1000 + (i * 7) % 301;
+  for (guint i = 0; i < G_N_ELEMENTS (white); i++)
+    white[i] = 2000, dark[i] = 100;
+  for (guint i = 0; i < 90; i++)
+    theta[i] = 2.0 * i;
+  file = h5_new (dir, "elink-data.h5", &data);
+  tomo_test_h5_write (file, "/exchange/data", H5T_STD_U16LE, 3, d, NULL, H5T_NATIVE_UINT16,
+                      counts);
+  H5Fclose (file);
+  file = h5_new (dir, "elink-master.h5", &master);
+  tomo_test_h5_write (file, "/exchange/data_white", H5T_STD_U16LE, 3, df, NULL,
+                      H5T_NATIVE_UINT16, white);
+  tomo_test_h5_write (file, "/exchange/data_dark", H5T_STD_U16LE, 3, df, NULL,
+                      H5T_NATIVE_UINT16, dark);
+  tomo_test_h5_write (file, "/exchange/theta", H5T_IEEE_F64LE, 1, dt, NULL, H5T_NATIVE_DOUBLE,
+                      theta);
+  g_assert_cmpint (H5Lcreate_external ("elink-data.h5", "/exchange/data", file, "/exchange/data",
+                                       H5P_DEFAULT, H5P_DEFAULT), >=, 0);
+  H5Fclose (file);
+  {
+    struct stat ms, ds;
+
+    g_assert_cmpint (stat (master, &ms), ==, 0);
+    g_assert_cmpint (stat (data, &ds), ==, 0);
+    g_assert_cmpint (ms.st_size, <, ds.st_size);
+  }
+  out = in_dir (dir, "out.tif");
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    RUN (&r, "reconstruct", master, "--rows", "0:2", "--quiet", "-o", out);
+    g_assert_cmpstr (r.err, ==, "");
+    g_assert_cmpint (r.status, ==, 0);
+    g_assert_true (g_file_test (out, G_FILE_TEST_IS_REGULAR));
+  }
+  g_assert_true (g_file_get_contents (data, &before, &len_before, NULL));
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    RUN (&r, "reconstruct", master, "--row", "3", "-o", data);
+    tomo_test_assert_fails_with (&r, "is the input");
+  }
+  {
+    g_auto(TomoTestResult) r = { 0 };
+
+    RUN (&r, "reconstruct", master, "--plane", "xz:10", "--backend", "cpu", "-o", data);
+    tomo_test_assert_fails_with (&r, "is the input");
+  }
+  g_assert_true (g_file_get_contents (data, &after, &len_after, NULL));
+  g_assert_cmpmem (before, len_before, after, len_after);
+  tomo_test_remove_tree (dir);
+}
 
 static void
 test_hostile (gconstpointer data)
@@ -1321,6 +1625,10 @@ main (int    argc,
   g_test_add_func ("/tomo/hardening/output/read-only", test_output_read_only);
   g_test_add_func ("/tomo/hardening/output/unwritable-folder", test_output_unwritable_folder);
   g_test_add_func ("/tomo/hardening/output/interrupted", test_output_interrupted);
+  g_test_add_func ("/tomo/hardening/output/registry", test_output_registry);
+  g_test_add_func ("/tomo/hardening/output/folder-symlink", test_output_folder_symlink);
+  g_test_add_func ("/tomo/hardening/output/folder-interrupted", test_output_folder_interrupted);
+  g_test_add_func ("/tomo/hardening/output/external-link", test_output_external_link);
   g_test_add_func ("/tomo/hardening/tiff/strip-declared", test_tiff_strip_declared);
   for (guint i = 0; i < G_N_ELEMENTS (hostile_cases); i++)
     {

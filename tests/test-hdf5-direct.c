@@ -221,6 +221,59 @@ test_truncated (void)
   g_remove (path);
 }
 
+/* /exchange/data an external link to a chunked dataset in a file with a
+ * user block (the master has none): the chunks' addresses count from the
+ * end of that file's user block, so the direct path, which would read
+ * them as file offsets (every row wrong, silently), is not taken, and
+ * every row reads right through HDF5. */
+static void
+test_external_userblock (void)
+{
+  g_autofree char *data_path = g_build_filename (tmp_dir, "ub-data.h5", NULL);
+  g_autofree char *master_path = g_build_filename (tmp_dir, "ub-master.h5", NULL);
+  hsize_t dims[3] = { N_PROJ, HEIGHT, WIDTH }, fdims[3] = { 2, HEIGHT, WIDTH };
+  hsize_t chunk[3] = { 8, 1, WIDTH };
+  gsize n = (gsize) N_PROJ * HEIGHT * WIDTH;
+  g_autofree guint16 *values = g_new (guint16, n);
+  g_autofree guint16 *frames = g_new (guint16, 2 * HEIGHT * WIDTH);
+  g_autoptr(TomoScan) scan = NULL;
+  Readers r = { 0 };
+  hid_t fcpl, file;
+
+  for (gsize k = 0; k < n; k++)
+    values[k] = (guint16) (1 + (k * 2654435761u) % 65531);
+  fcpl = H5Pcreate (H5P_FILE_CREATE);
+  H5Pset_userblock (fcpl, 512);
+  file = H5Fcreate (data_path, H5F_ACC_TRUNC, fcpl, H5P_DEFAULT);
+  H5Pclose (fcpl);
+  tomo_test_h5_write (file, "/exchange/data", H5T_STD_U16LE, 3, dims, chunk, H5T_NATIVE_UINT16,
+                      values);
+  H5Fclose (file);
+  file = H5Fcreate (master_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+  for (guint k = 0; k < 2; k++)
+    {
+      for (guint i = 0; i < 2 * HEIGHT * WIDTH; i++)
+        frames[i] = k == 0 ? 1000 + i % 7 : 10 + i % 3;
+      tomo_test_h5_write (file, k == 0 ? "/exchange/data_white" : "/exchange/data_dark",
+                          H5T_STD_U16LE, 3, fdims, NULL, H5T_NATIVE_UINT16, frames);
+    }
+  g_assert_cmpint (H5Lcreate_external (data_path, "/exchange/data", file, "/exchange/data",
+                                       H5P_DEFAULT, H5P_DEFAULT), >=, 0);
+  H5Fclose (file);
+
+  scan = tomo_test_open_scan (master_path);
+  r.scan = scan;
+  r.values = (const char *) values;
+  r.elt = 2;
+  read_all (NULL, &r);
+  g_assert_cmpint (r.n_bad, ==, 0);
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, HEIGHT);
+  g_assert_cmpuint (_tomo_scan_get_n_direct_reads (scan), ==, 0);
+  g_clear_object (&scan);
+  g_remove (master_path);
+  g_remove (data_path);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -228,5 +281,6 @@ main (int argc, char **argv)
   tmp_dir = tomo_test_make_tmp_dir ("tomo-hdf5-direct-XXXXXX");
   g_test_add_func ("/tomo/hdf5/direct/layouts", test_layouts);
   g_test_add_func ("/tomo/hdf5/direct/truncated", test_truncated);
+  g_test_add_func ("/tomo/hdf5/direct/external-userblock", test_external_userblock);
   return tomo_test_run_and_remove_tree (tmp_dir);
 }

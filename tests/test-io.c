@@ -1148,6 +1148,83 @@ test_tiff_folder (Fixture *f, gconstpointer data)
   assert_open_fails (proj_dir, &options, TOMO_IO_ERROR_MISSING_DATASET, proj_dir, "--already-sinogram");
 }
 
+/* A folder of multi-page files (a beamline's chunks of N projections per
+ * file): every page of every file, in file order — chunks of 4 and a last
+ * one of 2, and three of 2.  A folder whose first and last files hold one
+ * page but another holds more is refused when read, never read short. */
+static void
+test_tiff_folder_chunks (Fixture *f, gconstpointer data)
+{
+  g_autofree float *proj = make_frames (NP, raw_value);
+  g_autofree float *flats = make_frames (NF, flat_value);
+  g_autofree char *flat_file = fpath (f, "chunk-flats.tif");
+  g_autofree char *angle_file = fpath (f, "chunk-angles.txt");
+  const guint splits[][3] = { { 4, 2, 0 }, { 2, 2, 2 } };
+  TomoOpenOptions options;
+
+  write_tiff (flat_file, flats, NF, NW, NR, TOMO_DTYPE_FLOAT32, FALSE);
+  g_assert_true (g_file_set_contents (angle_file, "0\n30\n60\n90\n120\n150\n", -1, NULL));
+  tomo_open_options_init (&options);
+  options.flats = flat_file;
+  options.darks = NULL;
+  options.angles = angle_file;
+  for (guint c = 0; c < G_N_ELEMENTS (splits); c++)
+    {
+      g_autofree char *dir = g_strdup_printf ("%s/chunks-%u", f->dir, c);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(TomoScan) scan = NULL;
+      float raw[NP * NW];
+      guint first = 0;
+
+      g_assert_cmpint (g_mkdir (dir, 0700), ==, 0);
+      for (guint k = 0; k < 3 && splits[c][k] > 0; k++)
+        {
+          g_autofree char *name = g_strdup_printf ("%s/scan_%04u.tif", dir, k);
+
+          write_tiff (name, proj + (gsize) first * NR * NW, splits[c][k], NW, NR,
+                      TOMO_DTYPE_FLOAT32, FALSE);
+          first += splits[c][k];
+        }
+      scan = tomo_scan_open (dir, &options, &error);
+      g_assert_no_error (error);
+      g_assert_cmpuint (tomo_scan_get_n_projections (scan), ==, NP);
+      for (guint r = 0; r < NR; r++)
+        {
+          g_assert_true (tomo_scan_read_raw_sinogram (scan, r, raw, &error));
+          g_assert_no_error (error);
+          for (guint p = 0; p < NP; p++)
+            for (guint x = 0; x < NW; x++)
+              g_assert_cmpfloat (raw[p * NW + x], ==, proj[((gsize) p * NR + r) * NW + x]);
+        }
+    }
+
+  /* One page, three pages, one page. */
+  {
+    g_autofree char *dir = g_strdup_printf ("%s/chunks-odd", f->dir);
+    g_autofree char *middle = g_strdup_printf ("%s/scan_0001.tif", dir);
+    g_autoptr(GError) error = NULL;
+    g_autoptr(TomoScan) scan = NULL;
+    float raw[NP * NW];
+
+    g_assert_cmpint (g_mkdir (dir, 0700), ==, 0);
+    for (guint k = 0; k < 3; k++)
+      {
+        g_autofree char *name = g_strdup_printf ("%s/scan_%04u.tif", dir, k);
+
+        write_tiff (name, proj + (gsize) (k == 0 ? 0 : k == 1 ? 1 : 4) * NR * NW, k == 1 ? 3 : 1,
+                    NW, NR, TOMO_DTYPE_FLOAT32, FALSE);
+      }
+    options.angles = NULL;
+    scan = tomo_scan_open (dir, &options, &error);
+    g_assert_no_error (error);
+    g_assert_cmpuint (tomo_scan_get_n_projections (scan), ==, 3);
+    g_assert_false (tomo_scan_read_raw_sinogram (scan, 0, raw, &error));
+    g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE);
+    g_assert_nonnull (strstr (error->message, middle));
+    g_assert_nonnull (strstr (error->message, "holds more than one page"));
+  }
+}
+
 static void
 test_tiff_dtypes (Fixture *f, gconstpointer data)
 {
@@ -1624,6 +1701,7 @@ main (int argc, char **argv)
   ADD ("/tomo/io/scan/cache-invalidate-in-flight", test_cache_invalidate_in_flight, NULL);
   ADD ("/tomo/io/scan/missing-or-unknown", test_missing_and_unknown, NULL);
   ADD ("/tomo/io/tiff/folder", test_tiff_folder, NULL);
+  ADD ("/tomo/io/tiff/folder-chunks", test_tiff_folder_chunks, NULL);
   ADD ("/tomo/io/tiff/dtypes", test_tiff_dtypes, NULL);
   ADD ("/tomo/io/tiff/bad-input", test_tiff_bad, NULL);
   ADD ("/tomo/io/raw/endianness-and-dtypes", test_raw, NULL);

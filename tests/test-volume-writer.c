@@ -456,31 +456,111 @@ test_folder_queue (void)
   g_assert_cmpuint (tomo_test_count_entries (path), ==, 0);
   tomo_test_remove_tree (path);
 
-  /* A slice that cannot be written (a folder stands under its name): the
-   * caller, waiting for a free buffer, gets the error back instead of
-   * waiting for ever, and so does finish; the folder put there stays. */
+  /* A slice that cannot be written (a folder stands under its name) is
+   * refused when the writer is made, before any slice is computed; the
+   * folder put there stays. */
   {
     g_autofree char *blocker = g_build_filename (path, "slice_00008.tif", NULL);
-    gboolean failed = FALSE;
 
     g_assert_cmpint (g_mkdir_with_parents (blocker, 0700), ==, 0);
-    tomo_memory_set_limit (8 * 2 * plane * sizeof (float));
-    w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 1, &error);
-    tomo_memory_set_limit (0);
-    g_assert_no_error (error);
-    for (guint i = 0; i < info.n_rows && !failed; i++)
-      failed = !tomo_volume_writer_add (w, info.row_start + i, volume + i * plane, &error);
-    if (failed)
-      {
-        g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
-        g_assert_nonnull (strstr (error->message, "slice_00008.tif"));
-        g_clear_error (&error);
-      }
-    TOMO_TEST_ASSERT_FAILS (tomo_volume_writer_finish (w, &error),
-                            error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+    g_assert_null (tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 1,
+                                           &error));
+    g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+    g_assert_nonnull (strstr (error->message, "slice_00008.tif"));
     g_assert_true (g_file_test (blocker, G_FILE_TEST_IS_DIR));
+    g_assert_cmpuint (tomo_test_count_entries (path), ==, 1);
     tomo_test_remove_tree (path);
   }
+}
+
+/* The folder's slices of one run, read back; every file of `path` is one
+ * of them (no hidden folder, no temporary left). */
+static void
+assert_folder_holds (const char           *path,
+                     const TomoVolumeInfo *info,
+                     const float          *volume)
+{
+  gsize plane = (gsize) info->width * info->height;
+  g_autofree float *got = read_back (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, info);
+
+  g_assert_cmpmem (got, plane * info->n_rows * sizeof (float), volume,
+                   plane * info->n_rows * sizeof (float));
+  g_assert_cmpuint (tomo_test_count_entries (path), ==, info->n_rows);
+}
+
+/* A run into a folder that holds an earlier run's slices: a failure half
+ * way (a slice never given), an abort with slices written, or a name taken
+ * by a folder leave every earlier slice as it was; a complete run replaces
+ * them all, keeping each replaced file's mode. */
+static void
+test_folder_rerun (void)
+{
+  g_autofree char *path = g_build_filename (tmp_dir, "rerun", NULL);
+  g_autofree char *first_file = g_build_filename (path, "slice_00005.tif", NULL);
+  TomoVolumeInfo info;
+  gsize plane;
+  g_autofree float *first = NULL, *second = NULL;
+  g_autoptr(GError) error = NULL;
+  TomoVolumeWriter *w;
+
+  fill_info (&info, 96, 64, 20);
+  plane = (gsize) info.width * info.height;
+  first = make_volume (info.width, info.height, info.n_rows, 31);
+  second = make_volume (info.width, info.height, info.n_rows, 32);
+  g_assert_cmpint (g_mkdir (path, 0700), ==, 0);
+  w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 4, &error);
+  g_assert_no_error (error);
+  write_and_compare (w, path, &info, first, NULL);
+  g_assert_cmpint (g_chmod (first_file, 0640), ==, 0);
+
+  /* Slice 10 of the second run never arrives: finish fails. */
+  w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 4, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < info.n_rows; i++)
+    if (i != 10)
+      g_assert_true (tomo_volume_writer_add (w, info.row_start + i, second + i * plane, &error));
+  TOMO_TEST_ASSERT_FAILS (tomo_volume_writer_finish (w, &error),
+                          error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  assert_folder_holds (path, &info, first);
+
+  /* An abort after every slice was given (those still queued are never
+   * written): what was written is removed, none of the first run's. */
+  w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 4, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; i < info.n_rows; i++)
+    g_assert_true (tomo_volume_writer_add (w, info.row_start + i, second + i * plane, &error));
+  g_assert_cmpuint (tomo_volume_writer_abort (w), <=, info.n_rows);
+  assert_folder_holds (path, &info, first);
+
+  /* A folder where slice 15 was: refused before anything is written. */
+  {
+    g_autofree char *slice = g_build_filename (path, "slice_00015.tif", NULL);
+    g_autofree char *kept = g_build_filename (tmp_dir, "slice_00015.tif", NULL);
+
+    g_assert_cmpint (g_rename (slice, kept), ==, 0);
+    g_assert_cmpint (g_mkdir (slice, 0700), ==, 0);
+    g_assert_null (tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 4,
+                                           &error));
+    g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+    g_assert_nonnull (strstr (error->message, "slice_00015.tif"));
+    g_clear_error (&error);
+    g_assert_cmpint (g_rmdir (slice), ==, 0);
+    g_assert_cmpint (g_rename (kept, slice), ==, 0);
+    assert_folder_holds (path, &info, first);
+  }
+
+  /* Complete: the second run replaces the first. */
+  w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 4, &error);
+  g_assert_no_error (error);
+  write_and_compare (w, path, &info, second, NULL);
+  assert_folder_holds (path, &info, second);
+  {
+    GStatBuf st;
+
+    g_assert_cmpint (g_stat (first_file, &st), ==, 0);
+    g_assert_cmpint (st.st_mode & 0777, ==, 0640);
+  }
+  tomo_test_remove_tree (path);
 }
 
 /* An unknown write mode, given or from TOMO_VOLUME_WRITE, is refused before
@@ -529,5 +609,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tomo/volume-writer/write-error", test_write_error);
   g_test_add_func ("/tomo/volume-writer/bad-mode", test_bad_mode);
   g_test_add_func ("/tomo/volume-writer/folder-queue", test_folder_queue);
+  g_test_add_func ("/tomo/volume-writer/folder-rerun", test_folder_rerun);
   return tomo_test_run_and_remove_tree (tmp_dir);
 }

@@ -265,13 +265,61 @@ read_string_attribute (hid_t       obj,
   return read_string (H5Aopen (obj, name, H5P_DEFAULT), TRUE);
 }
 
+/* The files that hold `dset`'s values, when they are not the loader's own
+ * file: the one an external link leads to, and external raw storage (its
+ * names relative to the working folder, as HDF5 reads them by default, or
+ * to the folder of the file that holds the dataset).  Each is an input of
+ * the scan (tomo-output.h: no output may overwrite one). */
+static void
+add_dataset_files (TomoScanLoader *loader,
+                   hid_t           dset)
+{
+  ssize_t len = H5Fget_name (dset, NULL, 0);
+  g_autofree char *name = NULL;
+  g_autofree char *dir = NULL;
+  hid_t dcpl;
+  int n_external;
+
+  if (loader == NULL || len <= 0)
+    return;
+  name = g_malloc (len + 1);
+  if (H5Fget_name (dset, name, len + 1) != len)
+    return;
+  if (g_strcmp0 (name, loader->path) != 0)
+    _tomo_scan_loader_add_input (loader, name);
+  dir = g_path_get_dirname (name);
+  dcpl = H5Dget_create_plist (dset);
+  n_external = dcpl >= 0 ? H5Pget_external_count (dcpl) : 0;
+  for (int i = 0; i < n_external; i++)
+    {
+      char file[4096] = "";
+      off_t offset;
+      hsize_t size;
+
+      if (H5Pget_external (dcpl, i, sizeof file - 1, file, &offset, &size) < 0 || !file[0])
+        continue;
+      _tomo_scan_loader_add_input (loader, file);
+      if (!g_path_is_absolute (file))
+        {
+          g_autofree char *beside = g_build_filename (dir, file, NULL);
+
+          _tomo_scan_loader_add_input (loader, beside);
+        }
+    }
+  if (dcpl >= 0)
+    H5Pclose (dcpl);
+  H5Eclear2 (H5E_DEFAULT);
+}
+
 /* Dataset `path` of `file` (file_path for the message); −1 and the error
- * otherwise. */
+ * otherwise.  The files that hold it become inputs of `loader` (may be
+ * NULL). */
 static hid_t
-open_dataset (hid_t        file,
-              const char  *file_path,
-              const char  *path,
-              GError     **error)
+open_dataset (TomoScanLoader *loader,
+              hid_t           file,
+              const char     *file_path,
+              const char     *path,
+              GError        **error)
 {
   hid_t dset = H5Dopen2 (file, path, H5P_DEFAULT);
 
@@ -281,17 +329,20 @@ open_dataset (hid_t        file,
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
                    "%s: cannot open dataset %s: %s", file_path, path, msg);
     }
+  else
+    add_dataset_files (loader, dset);
   return dset;
 }
 
 /* Reads a whole 1-D (or scalar) numeric dataset as doubles. */
 static double *
-read_doubles (hid_t        file,
-              const char  *file_path,
-              const char  *path,
-              guint       *n_values,
-              char       **units,
-              GError     **error)
+read_doubles (TomoScanLoader *loader,
+              hid_t           file,
+              const char     *file_path,
+              const char     *path,
+              guint          *n_values,
+              char          **units,
+              GError        **error)
 {
   hid_t dset, space;
   hssize_t n;
@@ -301,7 +352,7 @@ read_doubles (hid_t        file,
   hid_t type;
   H5T_class_t klass;
 
-  dset = open_dataset (file, file_path, path, error);
+  dset = open_dataset (loader, file, file_path, path, error);
   if (dset < 0)
     return NULL;
 
@@ -379,8 +430,9 @@ units_to_metres (const char *units,
 }
 
 static double
-read_pixel_size (hid_t       file,
-                 const char *path)
+read_pixel_size (TomoScanLoader *loader,
+                 hid_t           file,
+                 const char     *path)
 {
   g_autofree double *values = NULL;
   g_autofree char *units = NULL;
@@ -388,7 +440,7 @@ read_pixel_size (hid_t       file,
 
   if (!path_exists (file, path))
     return 0.0;
-  values = read_doubles (file, "", path, &n, &units, NULL);
+  values = read_doubles (loader, file, "", path, &n, &units, NULL);
   H5Eclear2 (H5E_DEFAULT);
   if (values == NULL || n < 1 || !isfinite (values[0]) || values[0] <= 0.0)
     return 0.0;
@@ -424,10 +476,11 @@ dtype_from_h5 (hid_t dset)
 /* libhdf5 trusts a dataset's stored size: a compact or contiguous dataset
  * whose storage is smaller than its dimensions say is read past its end
  * (a heap over-read inside H5Dread, found by fuzzing; HDF5 1.10.8).  Check
- * it, and that contiguous data lie inside the file, before any read. */
+ * it, and that contiguous data lie inside the file that holds them (the
+ * target of an external link, not the file that links to it), before any
+ * read. */
 static gboolean
-check_storage (hid_t          file,
-               hid_t          dset,
+check_storage (hid_t          dset,
                const char    *file_path,
                const char    *path,
                const hsize_t  dims[3],
@@ -439,6 +492,7 @@ check_storage (hid_t          file,
   guint64 elem = type >= 0 ? H5Tget_size (type) : 0;
   guint64 expected = 0, stored, file_size = 0;
   haddr_t offset;
+  hid_t holder;
   gboolean ok = TRUE;
 
   if (type >= 0)
@@ -453,7 +507,12 @@ check_storage (hid_t          file,
       || !g_uint64_checked_mul (&expected, expected, elem))
     expected = G_MAXUINT64;
   offset = layout == H5D_CONTIGUOUS ? H5Dget_offset (dset) : HADDR_UNDEF;
-  H5Fget_filesize (file, (hsize_t *) &file_size);
+  holder = H5Iget_file_id (dset);
+  if (holder >= 0)
+    {
+      H5Fget_filesize (holder, (hsize_t *) &file_size);
+      H5Fclose (holder);
+    }
   H5Eclear2 (H5E_DEFAULT);
 
   if (layout == H5D_COMPACT && stored != expected)
@@ -476,18 +535,19 @@ check_storage (hid_t          file,
  * detector row of all `n_frames` frames crosses, so that reading the next
  * rows of the same chunks costs no decompression. */
 static hid_t
-open_image_dataset (hid_t        file,
-                    const char  *file_path,
-                    const char  *path,
-                    hsize_t      dims[3],
-                    GError     **error)
+open_image_dataset (TomoScanLoader *loader,
+                    hid_t           file,
+                    const char     *file_path,
+                    const char     *path,
+                    hsize_t         dims[3],
+                    GError        **error)
 {
   hid_t dset, space, type, dcpl, dapl;
   H5T_class_t klass;
   gsize elem;
   int rank;
 
-  dset = open_dataset (file, file_path, path, error);
+  dset = open_dataset (loader, file, file_path, path, error);
   if (dset < 0)
     return -1;
 
@@ -543,7 +603,7 @@ open_image_dataset (hid_t        file,
       return -1;
     }
 
-  if (!check_storage (file, dset, file_path, path, dims, error))
+  if (!check_storage (dset, file_path, path, dims, error))
     {
       H5Dclose (dset);
       return -1;
@@ -705,7 +765,7 @@ direct_setup (Hdf5Loader *self)
 {
   TomoScanLoader *loader = &self->parent;
   Part *part = &self->parts[TOMO_FRAME_PROJECTION];
-  hid_t dcpl = -1, ftype = -1, fcpl = -1;
+  hid_t dcpl = -1, ftype = -1, fcpl = -1, holder = -1;
   hsize_t userblock = 1;
   gboolean ok = FALSE;
   H5D_layout_t layout;
@@ -717,7 +777,10 @@ direct_setup (Hdf5Loader *self)
     return;
   dcpl = H5Dget_create_plist (part->dset);
   ftype = H5Dget_type (part->dset);
-  fcpl = H5Fget_create_plist (self->file);
+  /* The file that holds the data (an external link's target), whose user
+   * block shifts every address. */
+  holder = H5Iget_file_id (part->dset);
+  fcpl = holder >= 0 ? H5Fget_create_plist (holder) : -1;
   if (dcpl < 0 || ftype < 0 || fcpl < 0 || H5Pget_nfilters (dcpl) != 0 ||
       H5Pget_external_count (dcpl) != 0 || H5Pget_userblock (fcpl, &userblock) < 0 ||
       userblock != 0 ||
@@ -759,6 +822,8 @@ out:
     H5Tclose (ftype);
   if (fcpl >= 0)
     H5Pclose (fcpl);
+  if (holder >= 0)
+    H5Fclose (holder);
   H5Eclear2 (H5E_DEFAULT);
 }
 
@@ -976,7 +1041,7 @@ open_dxchange (Hdf5Loader  *self,
 
       self->parts[k].name = g_strdup (names[k]);
       loader->source[k] = g_strdup (names[k]);
-      self->parts[k].dset = open_image_dataset (self->file, path, names[k], kdims, error);
+      self->parts[k].dset = open_image_dataset (loader, self->file, path, names[k], kdims, error);
       if (self->parts[k].dset < 0)
         return FALSE;
 
@@ -1004,7 +1069,7 @@ open_dxchange (Hdf5Loader  *self,
       guint n = 0;
       g_autofree char *units = NULL;
 
-      loader->angles_deg = read_doubles (self->file, path, "/exchange/theta", &n, &units, error);
+      loader->angles_deg = read_doubles (loader, self->file, path, "/exchange/theta", &n, &units, error);
       if (loader->angles_deg == NULL)
         return FALSE;
       if (n != loader->n_frames[TOMO_FRAME_PROJECTION])
@@ -1019,7 +1084,7 @@ open_dxchange (Hdf5Loader  *self,
           loader->angles_deg[i] *= 180.0 / G_PI;
     }
 
-  loader->pixel_size = read_pixel_size (self->file, "/measurement/instrument/detector/actual_pixel_size_x");
+  loader->pixel_size = read_pixel_size (loader, self->file, "/measurement/instrument/detector/actual_pixel_size_x");
   return TRUE;
 }
 
@@ -1114,7 +1179,7 @@ open_nxtomo (Hdf5Loader  *self,
         }
     }
 
-  dset = open_image_dataset (self->file, path, data_path, dims, error);
+  dset = open_image_dataset (loader, self->file, path, data_path, dims, error);
   if (dset < 0)
     return FALSE;
   self->parts[TOMO_FRAME_PROJECTION].dset = dset;
@@ -1128,7 +1193,7 @@ open_nxtomo (Hdf5Loader  *self,
     }
   if (path_exists (self->file, key_path))
     {
-      keys = read_doubles (self->file, path, key_path, &n_keys, NULL, error);
+      keys = read_doubles (loader, self->file, path, key_path, &n_keys, NULL, error);
       if (keys == NULL)
         return FALSE;
       if (n_keys != n_frames)
@@ -1194,7 +1259,7 @@ open_nxtomo (Hdf5Loader  *self,
       guint n_proj = loader->n_frames[TOMO_FRAME_PROJECTION];
       const guint *proj = self->parts[TOMO_FRAME_PROJECTION].index;
 
-      angles = read_doubles (self->file, path, angle_path, &n_angles, &angle_units, error);
+      angles = read_doubles (loader, self->file, path, angle_path, &n_angles, &angle_units, error);
       if (angles == NULL)
         return FALSE;
       if (n_angles != n_frames && n_angles != n_proj)
@@ -1217,7 +1282,7 @@ open_nxtomo (Hdf5Loader  *self,
 
   {
     g_autofree char *px = g_strdup_printf ("%s/instrument/detector/x_pixel_size", entry);
-    loader->pixel_size = read_pixel_size (self->file, px);
+    loader->pixel_size = read_pixel_size (loader, self->file, px);
   }
 
   return TRUE;

@@ -28,6 +28,7 @@ typedef struct
   Frame     *frames;
   guint      n_frames;
   TomoDType  dtype;    /* flats may be stored unlike the projections */
+  gboolean   one_page_per_file;  /* taken from the first and last files */
 } Stack;
 
 typedef struct
@@ -426,10 +427,98 @@ list_files (const char  *spec,
   return g_steal_pointer (&files);
 }
 
+/* Checks every page header of `file` against the detector size
+ * (`*width` == 0: this file sets it, and the stack's type) and counts the
+ * pages. */
+static gboolean
+check_pages (Stack       *stack,
+             const char  *file,
+             const char  *what,
+             gboolean     first,
+             guint       *width,
+             guint       *height,
+             guint       *n_pages,
+             GError     **error)
+{
+  TomoTiffErrors errors = { 0, };
+  TIFF *tif = _tomo_tiff_open (file, "r", &errors);
+  gboolean ok = TRUE;
+
+  *n_pages = 0;
+  if (tif == NULL)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                   "%s %s is not a readable TIFF: %s", what, file,
+                   _tomo_tiff_errors_take (&errors));
+      _tomo_tiff_errors_clear (&errors);
+      return FALSE;
+    }
+  do
+    {
+      TomoTiffPage info;
+
+      if (!_tomo_tiff_page_info (tif, file, *n_pages, &info, error))
+        {
+          ok = FALSE;
+          break;
+        }
+      if (first && *n_pages == 0)
+        {
+          stack->dtype = info.dtype;
+          if (*width == 0)
+            {
+              *width = info.width;
+              *height = info.height;
+            }
+        }
+      if (info.width != *width || info.height != *height)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                       "%s %s, page %u is %u × %u pixels but the projections are %u × %u",
+                       what, file, *n_pages, info.width, info.height, *width, *height);
+          ok = FALSE;
+        }
+      else if (info.dtype != stack->dtype)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                       "%s %s, page %u holds %s but the first page holds %s",
+                       what, file, *n_pages, tomo_dtype_to_string (info.dtype),
+                       tomo_dtype_to_string (stack->dtype));
+          ok = FALSE;
+        }
+      else if (*n_pages == G_MAXUINT32 / 2)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                       "%s %s has more than %u pages", what, file, *n_pages);
+          ok = FALSE;
+        }
+      (*n_pages)++;
+      if (!ok || TIFFLastDirectory (tif))
+        break;
+      /* A next page announced but unreadable is a truncated or corrupt
+       * stack, never a shorter one. */
+      if (!TIFFReadDirectory (tif))
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                       "%s %s: page %u cannot be read (file truncated or corrupt?): %s",
+                       what, file, *n_pages, _tomo_tiff_errors_take (&errors));
+          ok = FALSE;
+        }
+    }
+  while (ok);
+
+  TIFFClose (tif);
+  _tomo_tiff_errors_clear (&errors);
+  return ok;
+}
+
 /* Builds the frame list of one stack and checks it against the detector
- * size (`*width` == 0: this stack sets it).  Only headers are read: a folder
- * of single-page files is trusted to hold one page per file, and its first
- * and last files are checked here; every file is checked again when read. */
+ * size (`*width` == 0: this stack sets it): every page of every file, in
+ * file order (beamlines save chunks of N projections per file).  Only
+ * headers are read.  A folder whose first and last files hold one page
+ * each is taken for a folder of single-page files without opening the
+ * others (thousands of them); every file is checked again when read, and
+ * one that holds more pages is an error then, not pages skipped. */
 static gboolean
 open_stack (Stack       *stack,
             const char  *spec,
@@ -439,102 +528,47 @@ open_stack (Stack       *stack,
             GError     **error)
 {
   g_autoptr(GPtrArray) files = list_files (spec, what, error);
-  guint n_files;
+  g_autofree guint *n_pages = NULL;
+  guint n_files, n_frames = 0;
 
   if (files == NULL)
     return FALSE;
   n_files = files->len;
+  n_pages = g_new0 (guint, n_files);
 
-  for (guint f = 0; f < n_files; f += MAX (n_files - 1, 1))
+  if (!check_pages (stack, files->pdata[0], what, TRUE, width, height, &n_pages[0], error))
+    return FALSE;
+  if (n_files > 1 &&
+      !check_pages (stack, files->pdata[n_files - 1], what, FALSE, width, height,
+                    &n_pages[n_files - 1], error))
+    return FALSE;
+  stack->one_page_per_file = n_files > 1 && n_pages[0] == 1 && n_pages[n_files - 1] == 1;
+  for (guint f = 0; f < n_files; f++)
     {
-      const char *file = files->pdata[f];
-      TomoTiffErrors errors = { 0, };
-      TIFF *tif = _tomo_tiff_open (file, "r", &errors);
-      guint n_pages = 0;
-      gboolean ok = TRUE;
-
-      if (tif == NULL)
+      if (stack->one_page_per_file)
+        n_pages[f] = 1;
+      else if (f > 0 && f < n_files - 1 &&
+               !check_pages (stack, files->pdata[f], what, FALSE, width, height, &n_pages[f],
+                             error))
+        return FALSE;
+      if (n_frames > G_MAXUINT32 / 2 - n_pages[f])
         {
-          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
-                       "%s %s is not a readable TIFF: %s", what, file,
-                       _tomo_tiff_errors_take (&errors));
-          _tomo_tiff_errors_clear (&errors);
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                       "%s %s: more than %u pages in all", what, spec, n_frames);
           return FALSE;
         }
-
-      /* A lone file may be a multi-page stack: check every page header. */
-      do
-        {
-          TomoTiffPage info;
-
-          if (!_tomo_tiff_page_info (tif, file, n_pages, &info, error))
-            {
-              ok = FALSE;
-              break;
-            }
-          if (f == 0 && n_pages == 0)
-            {
-              stack->dtype = info.dtype;
-              if (*width == 0)
-                {
-                  *width = info.width;
-                  *height = info.height;
-                }
-            }
-          if (info.width != *width || info.height != *height)
-            {
-              g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
-                           "%s %s, page %u is %u × %u pixels but the projections are %u × %u",
-                           what, file, n_pages, info.width, info.height, *width, *height);
-              ok = FALSE;
-            }
-          else if (info.dtype != stack->dtype)
-            {
-              g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
-                           "%s %s, page %u holds %s but the first page holds %s",
-                           what, file, n_pages, tomo_dtype_to_string (info.dtype),
-                           tomo_dtype_to_string (stack->dtype));
-              ok = FALSE;
-            }
-          n_pages++;
-          if (!ok || n_files != 1 || TIFFLastDirectory (tif))
-            break;
-          /* A next page announced but unreadable is a truncated or corrupt
-           * stack, never a shorter one. */
-          if (!TIFFReadDirectory (tif))
-            {
-              g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
-                           "%s %s: page %u cannot be read (file truncated or corrupt?): %s",
-                           what, file, n_pages, _tomo_tiff_errors_take (&errors));
-              ok = FALSE;
-            }
-        }
-      while (ok);
-
-      TIFFClose (tif);
-      _tomo_tiff_errors_clear (&errors);
-      if (!ok)
-        return FALSE;
-
-      if (n_files == 1)
-        {
-          stack->frames = g_new0 (Frame, n_pages);
-          for (guint p = 0; p < n_pages; p++)
-            {
-              stack->frames[p].file = files->pdata[0];
-              stack->frames[p].page = p;
-            }
-          stack->n_frames = n_pages;
-        }
+      n_frames += n_pages[f];
     }
 
-  if (n_files > 1)
-    {
-      stack->frames = g_new0 (Frame, n_files);
-      for (guint f = 0; f < n_files; f++)
-        stack->frames[f].file = files->pdata[f];
-      stack->n_frames = n_files;
-    }
+  stack->frames = g_new0 (Frame, n_frames);
+  stack->n_frames = 0;
+  for (guint f = 0; f < n_files; f++)
+    for (guint p = 0; p < n_pages[f]; p++)
+      {
+        stack->frames[stack->n_frames].file = files->pdata[f];
+        stack->frames[stack->n_frames].page = p;
+        stack->n_frames++;
+      }
   stack->files = g_steal_pointer (&files);
   return TRUE;
 }
@@ -570,6 +604,15 @@ tiff_read_rows (TomoScanLoader *loader,
             {
               g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
                            "Cannot open TIFF %s: %s", frame->file, _tomo_tiff_errors_take (&errors));
+              ok = FALSE;
+              break;
+            }
+          if (stack->one_page_per_file && !TIFFLastDirectory (tif))
+            {
+              g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                           "TIFF %s holds more than one page, but %s was opened as one "
+                           "projection per file (its first and last files hold one page each)",
+                           frame->file, loader->source[kind]);
               ok = FALSE;
               break;
             }

@@ -68,8 +68,11 @@ struct _TomoScanLoader
   /* Where each frame kind comes from, for messages ("data_white", a folder…). */
   char          *source[TOMO_N_FRAME_KINDS];
   /* Every file the scan reads (owned strings), so that no output can
-   * overwrite one; loaders add theirs with _tomo_scan_loader_add_input(). */
+   * overwrite one; loaders add theirs with _tomo_scan_loader_add_input(),
+   * which registers each with the output layer (tomo-output.h) until the
+   * loader is freed. */
   GPtrArray     *inputs;
+  GArray        *input_ids;  /* TomoInputId of each registered input */
 };
 
 /* Each returns a loader whose header is read and checked, or NULL. */
@@ -118,6 +121,9 @@ gboolean        _tomo_scan_check_memory (const char *file,
                                          guint64     height,
                                          guint64     width,
                                          GError    **error);
+/* `path` is read by the scan: listed by tomo_scan_get_input_files() and
+ * registered as an input (tomo_output_register_input()) until the loader
+ * is freed.  A path that does not exist is ignored. */
 void            _tomo_scan_loader_add_input (TomoScanLoader *loader,
                                              const char     *path);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoScanLoader, _tomo_scan_loader_free)
@@ -141,7 +147,13 @@ double         *_tomo_parse_angles     (const char *name,
                                         gsize       length,
                                         guint      *n_angles,
                                         GError    **error);
-/* Parses an angle file: one value in degrees per line, '#' comments. */
+/* The most angles an angle file may hold, as the live receiver's
+ * --projections (the file's size is checked against it before reading). */
+#define TOMO_MAX_ANGLES 10000000
+
+/* Parses an angle file: one value in degrees per line, '#' comments.  A
+ * regular file of no more than 64 bytes per angle of TOMO_MAX_ANGLES (plus
+ * 64 KiB), refused before it is read otherwise. */
 double         *_tomo_read_angle_file  (const char *path,
                                         guint      *n_angles,
                                         GError    **error);

@@ -4,15 +4,19 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <gio/gio.h>
 #include <glib/gstdio.h>
 
 #include "tomo-error.h"
 #include "tomo-memory.h"
+#include "tomo-output.h"
 #include "tomo-scan-private.h"
 #include "tomo-types.h"
 
@@ -296,24 +300,121 @@ _tomo_convert_to_float (const void *src,
 #undef CONVERT
 }
 
+/* An angle file is read whole, so its size is checked first: a line per
+ * angle of at most ANGLE_LINE_BYTES on average, plus room for a header. */
+#define ANGLE_LINE_BYTES 64
+#define ANGLE_HEADER_BYTES (64 * 1024)
+
+static void
+angle_file_error (const char  *path,
+                  int          saved_errno,
+                  GError     **error)
+{
+  g_set_error (error, TOMO_IO_ERROR,
+               saved_errno == ENOENT ? TOMO_IO_ERROR_NOT_FOUND : TOMO_IO_ERROR_READ,
+               "Cannot read angle file %s: %s", path, g_strerror (saved_errno));
+}
+
+/* The text of angle file `path` if it is a regular file that can hold no
+ * more than `max_angles` angles; never reads more than that allows. */
+static char *
+read_angle_text (const char *path,
+                 guint       max_angles,
+                 gsize      *length,
+                 GError    **error)
+{
+  guint64 limit = (guint64) max_angles * ANGLE_LINE_BYTES + ANGLE_HEADER_BYTES;
+  g_autofree char *text = NULL;
+  struct stat st;
+  gsize got = 0;
+  int fd;
+
+  /* O_NONBLOCK: opening a FIFO must not wait for a writer. */
+  fd = g_open (path, O_RDONLY | O_CLOEXEC | O_NONBLOCK, 0);
+  if (fd < 0)
+    {
+      angle_file_error (path, errno, error);
+      return NULL;
+    }
+  if (fstat (fd, &st) != 0)
+    {
+      angle_file_error (path, errno, error);
+      close (fd);
+      return NULL;
+    }
+  if (!S_ISREG (st.st_mode))
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                   "Angle file %s is not a regular file (%s): one angle in degrees per line",
+                   path, S_ISDIR (st.st_mode) ? "a folder" : S_ISFIFO (st.st_mode) ? "a FIFO"
+                   : S_ISCHR (st.st_mode) || S_ISBLK (st.st_mode) ? "a device" : "not a file");
+      close (fd);
+      return NULL;
+    }
+  if ((guint64) st.st_size > limit)
+    {
+      g_autofree char *size = g_format_size (st.st_size);
+      g_autofree char *most = g_format_size (limit);
+
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_FORMAT,
+                   "Angle file %s is too large (%s): %u angles, one per line, need at most %s",
+                   path, size, max_angles, most);
+      close (fd);
+      return NULL;
+    }
+  /* One byte more than the file had: it may have grown since. */
+  text = g_try_malloc ((gsize) st.st_size + 1);
+  while (text != NULL && got < (gsize) st.st_size + 1)
+    {
+      gssize n = read (fd, text + got, (gsize) st.st_size + 1 - got);
+
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n < 0)
+        {
+          angle_file_error (path, errno, error);
+          close (fd);
+          return NULL;
+        }
+      if (n == 0)
+        break;
+      got += n;
+    }
+  close (fd);
+  if (text == NULL || got > (gsize) st.st_size)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                   text == NULL ? "Cannot read angle file %s: out of memory"
+                                : "Cannot read angle file %s: it grew while it was read", path);
+      return NULL;
+    }
+  *length = got;
+  return g_steal_pointer (&text);
+}
+
+/* At most `max_angles` angles (the scan's projections): the file's size is
+ * checked against that before it is read. */
+static double *
+read_angle_file (const char *path,
+                 guint       max_angles,
+                 guint      *n_angles,
+                 GError    **error)
+{
+  g_autofree char *contents = NULL;
+  gsize length = 0;
+
+  contents = read_angle_text (path, max_angles, &length, error);
+  if (contents == NULL)
+    return NULL;
+  return _tomo_parse_angles (path, contents, length, n_angles, error);
+}
+
 double *
 _tomo_read_angle_file (const char *path,
                        guint      *n_angles,
                        GError    **error)
 {
-  g_autofree char *contents = NULL;
-  g_autoptr(GError) local_error = NULL;
-  gsize length = 0;
-
-  if (!g_file_get_contents (path, &contents, &length, &local_error))
-    {
-      g_set_error (error, TOMO_IO_ERROR,
-                   g_error_matches (local_error, G_FILE_ERROR, G_FILE_ERROR_NOENT)
-                   ? TOMO_IO_ERROR_NOT_FOUND : TOMO_IO_ERROR_READ,
-                   "Cannot read angle file: %s", local_error->message);
-      return NULL;
-    }
-  return _tomo_parse_angles (path, contents, length, n_angles, error);
+  return read_angle_file (path, TOMO_MAX_ANGLES, n_angles, error);
 }
 
 double *
@@ -406,6 +507,12 @@ _tomo_scan_loader_free (TomoScanLoader *loader)
   for (guint k = 0; k < TOMO_N_FRAME_KINDS; k++)
     g_free (loader->source[k]);
   g_clear_pointer (&loader->inputs, g_ptr_array_unref);
+  if (loader->input_ids != NULL)
+    {
+      for (guint i = 0; i < loader->input_ids->len; i++)
+        tomo_output_release_input (&g_array_index (loader->input_ids, TomoInputId, i));
+      g_array_unref (loader->input_ids);
+    }
   loader->klass->free (loader);
 }
 
@@ -444,13 +551,17 @@ void
 _tomo_scan_loader_add_input (TomoScanLoader *loader,
                              const char     *path)
 {
-  if (path == NULL || !g_file_test (path, G_FILE_TEST_EXISTS))
+  TomoInputId id;
+
+  if (path == NULL || !tomo_output_register_input (path, &id))
     return;
   if (loader->inputs == NULL)
     {
       loader->inputs = g_ptr_array_new_with_free_func (g_free);
       g_ptr_array_add (loader->inputs, NULL);
+      loader->input_ids = g_array_new (FALSE, FALSE, sizeof (TomoInputId));
     }
+  g_array_append_val (loader->input_ids, id);
   /* Kept NULL-terminated: the array is handed out as a string vector. */
   g_ptr_array_index (loader->inputs, loader->inputs->len - 1) = g_strdup (path);
   g_ptr_array_add (loader->inputs, NULL);
@@ -653,7 +764,7 @@ _tomo_scan_new_from_loader (TomoScanLoader        *loader,
       g_autofree double *deg = NULL;
       guint n_angles = 0;
 
-      deg = _tomo_read_angle_file (self->angles_path, &n_angles, error);
+      deg = read_angle_file (self->angles_path, n_proj, &n_angles, error);
       if (deg == NULL)
         return NULL;
       if (n_angles != n_proj)

@@ -88,7 +88,9 @@ const double  *tomo_scan_get_angles         (TomoScan *self);
 double         tomo_scan_get_pixel_size     (TomoScan *self);
 gboolean       tomo_scan_get_angles_from_file (TomoScan *self);
 /* Every file and folder the scan reads (scan, TIFF pages, flats, darks,
- * angle file), NULL-terminated: outputs are checked against it. */
+ * angle file, HDF5 files external links lead to), NULL-terminated.  Each
+ * is also registered with the output layer while the scan lives, so every
+ * output is checked against them whether or not a writer passes this. */
 const char * const *tomo_scan_get_input_files (TomoScan *self);
 /* FALSE with a message when the projections cannot give a slice (fewer
  * than two; scans whose angles all agree are refused when opened). */

@@ -46,7 +46,9 @@
  * slices copied and written behind the caller.
  *
  * The TIFF-per-slice folder copies each slice and writes whole files on the
- * threads, several slices at once. */
+ * threads, several slices at once, into a hidden folder inside the output
+ * folder (TomoOutputFolder): finish renames them all into place, so that a
+ * failed or interrupted run leaves an earlier run's slices as they were. */
 
 typedef struct
 {
@@ -63,6 +65,7 @@ struct _TomoVolumeWriter
   TomoVolumeInfo info;
   char *path;        /* final output: file or folder */
   TomoOutput *output;      /* one file: the temporary file and its rename */
+  TomoOutputFolder *folder; /* folder: the hidden folder and the renames */
   const char *tmp_path;    /* one file: where it is written (owned by output) */
   gsize slice_floats;
   gboolean one_file;       /* HDF5 or multi-page TIFF: slices by pieces at offsets */
@@ -86,7 +89,6 @@ struct _TomoVolumeWriter
   GError *error;           /* first failure */
   gint failed;             /* atomic mirror of error != NULL, or aborted */
   gboolean *written;       /* per slice */
-  GPtrArray *done_files;   /* folder: files renamed into place */
   double busy_ms;
 };
 
@@ -104,12 +106,6 @@ tomo_volume_format_guess (const char *path)
       g_str_has_suffix (lower, ".hdf") || g_str_has_suffix (lower, ".nxs"))
     return TOMO_VOLUME_FORMAT_HDF5;
   return TOMO_VOLUME_FORMAT_TIFF_STACK;
-}
-
-static char *
-slice_name (guint row)
-{
-  return g_strdup_printf ("slice_%05u.tif", row);
 }
 
 static void
@@ -166,28 +162,32 @@ open_no_trunc (const char *path,
   return fd;
 }
 
-/* One page of the fixed layout, with pwrite() into a temporary file renamed
- * into place when complete (libtiff truncates the file it creates: see
- * open_no_trunc()). */
+/* One page of the fixed layout, with pwrite() into a new file of the
+ * hidden folder, created with O_EXCL and never truncated (libtiff
+ * would: see open_no_trunc()). */
 static gboolean
 write_folder_slice (TomoVolumeWriter *w,
                     guint             row,
                     const float      *data,
                     GError          **error)
 {
-  g_autofree char *name = slice_name (row);
+  g_autofree char *staged = tomo_output_folder_get_write_path (w->folder, row);
+  g_autofree char *name = tomo_output_folder_get_name (w->folder, row);
   g_autofree char *final = g_build_filename (w->path, name, NULL);
-  g_autoptr(TomoOutput) output = tomo_output_open (final, NULL, error);
   TomoTiffStack page;
   int fd;
   gboolean ok;
 
-  if (output == NULL)
-    return FALSE;
   tomo_tiff_stack_init (&page, w->info.width, w->info.height, 1);
-  fd = open_no_trunc (tomo_output_get_write_path (output), error);
+  fd = g_open (staged, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0)
-    return FALSE;
+    {
+      int saved = errno;
+
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE, "Cannot write slice %u to %s: %s",
+                   row, final, g_strerror (saved));
+      return FALSE;
+    }
   ok = tomo_pwrite_all (fd, data, w->slice_floats * sizeof (float),
                         tomo_tiff_stack_page_offset (&page, 0));
   if (!ok)
@@ -206,13 +206,8 @@ write_folder_slice (TomoVolumeWriter *w,
                    g_strerror (saved));
       ok = FALSE;
     }
-  /* Complete or not at all. */
-  if (!ok || !tomo_output_commit (output, error))
-    return FALSE;
-  g_mutex_lock (&w->lock);
-  g_ptr_array_add (w->done_files, g_steal_pointer (&final));
-  g_mutex_unlock (&w->lock);
-  return TRUE;
+  /* A slice half-written stays in the hidden folder, which goes. */
+  return ok;
 }
 
 static void
@@ -527,6 +522,7 @@ writer_free (TomoVolumeWriter *w)
   if (w->fd >= 0)
     close (w->fd);
   g_clear_pointer (&w->output, tomo_output_free);
+  g_clear_pointer (&w->folder, tomo_output_folder_free);
   for (guint i = 0; i < w->n_buffers; i++)
     g_free (w->buffers[i]);
   g_free (w->buffers);
@@ -535,7 +531,6 @@ writer_free (TomoVolumeWriter *w)
   g_clear_error (&w->error);
   g_free (w->written);
   g_free (w->slice_offset);
-  g_ptr_array_unref (w->done_files);
   g_mutex_clear (&w->lock);
   g_cond_clear (&w->pieces_done);
   g_free (w->path);
@@ -583,7 +578,6 @@ tomo_volume_writer_new (const char           *path,
   w->fd = -1;
   w->slice_floats = (gsize) info->width * info->height;
   w->written = g_new0 (gboolean, info->n_rows);
-  w->done_files = g_ptr_array_new_with_free_func (g_free);
   g_mutex_init (&w->lock);
   g_cond_init (&w->pieces_done);
   w->one_file = format != TOMO_VOLUME_FORMAT_TIFF_FOLDER;
@@ -612,8 +606,15 @@ tomo_volume_writer_new (const char           *path,
       if (map)
         map_output (w);
     }
-  else if (!tomo_output_check_inputs (path, info->inputs, &local))
-    goto fail;
+  else
+    {
+      /* Every slice's name checked (no folder in the way, no input) before
+       * any work. */
+      w->folder = tomo_output_folder_open (path, "slice_", ".tif", info->row_start,
+                                           info->n_rows, info->inputs, &local);
+      if (w->folder == NULL)
+        goto fail;
+    }
 
   w->n_buffers = w->one_file ? 0 : n_copy_buffers (w);
   w->buffers = g_new0 (float *, w->n_buffers);
@@ -752,6 +753,8 @@ tomo_volume_writer_finish (TomoVolumeWriter *w,
     }
   if (w->output != NULL && !tomo_output_commit (w->output, &local))
     goto fail;
+  if (w->folder != NULL && !tomo_output_folder_commit (w->folder, &local))
+    goto fail;
   writer_free (w);
   return TRUE;
 
@@ -782,9 +785,8 @@ tomo_volume_writer_abort (TomoVolumeWriter *w)
       tomo_output_abort (w->output);
       n_removed++;
     }
-  for (guint i = 0; i < w->done_files->len; i++)
-    if (g_unlink (g_ptr_array_index (w->done_files, i)) == 0)
-      n_removed++;
+  if (w->folder != NULL)
+    n_removed += tomo_output_folder_abort (w->folder);
   writer_free (w);
   return n_removed;
 }

@@ -30,17 +30,20 @@ typedef struct
   const char *backend;
   const char *source;     /* the scan's path */
   double pixel_size;      /* metres, 0 = unknown */
-  const char * const *inputs; /* files the output must not be (NULL-terminated), or NULL */
+  const char * const *inputs; /* files the output must not be (NULL-terminated), or NULL;
+                               * every open scan's files are refused anyway */
   const char *write_mode; /* how the one-file formats are written: "pwrite" or "mmap"
                            * (through a shared mapping; see tomo-volume-writer.c); NULL:
                            * TOMO_VOLUME_WRITE from the environment, else "pwrite" */
 } TomoVolumeInfo;
 
 /* Writes a volume as slices arrive, on a pool of threads, never holding
- * more than a few slices.  Every file goes through TomoOutput (temporary
- * file renamed into place when complete, never one of the inputs; the
- * folder format does so per slice); an error or an abort removes what this
- * writer wrote, so nothing half-written is left under the output name. */
+ * more than a few slices.  Every file goes through tomo-output.h, never
+ * one of the inputs: one file is a temporary file renamed into place when
+ * complete; the folder's slices are written into a hidden folder inside it
+ * and renamed into place together by finish (TomoOutputFolder), every
+ * slice's name checked when the writer is made.  An error or an abort
+ * removes what this writer wrote and leaves what was there before. */
 typedef struct _TomoVolumeWriter TomoVolumeWriter;
 
 /* n_threads 0 = a default: 8 for the TIFF folder, 1 for one file. */
@@ -63,8 +66,8 @@ gboolean          tomo_volume_writer_add      (TomoVolumeWriter *writer,
  * renames into place; frees the writer.  On failure nothing is left. */
 gboolean          tomo_volume_writer_finish   (TomoVolumeWriter *writer,
                                                GError          **error);
-/* Stops, removes everything written, frees.  Returns the number of files
- * removed. */
+/* Stops, removes everything written (an earlier run's slices stay), frees.
+ * Returns the number of files removed. */
 guint             tomo_volume_writer_abort    (TomoVolumeWriter *writer);
 /* Busy time of the writer threads so far, summed (ms). */
 double            tomo_volume_writer_get_busy_ms (TomoVolumeWriter *writer);

@@ -293,7 +293,7 @@ cmd_reconstruct (int    argc,
       "folder (one TIFF per slice)", "PATH" },
     { "output-format", 0, 0, G_OPTION_ARG_STRING, &format,
       "auto (default: from -o), hdf5, tiff, tiff-folder", "FMT" },
-    { "writers", 0, 0, G_OPTION_ARG_INT, &n_writers, "Writer threads (default 8 for a folder, 1 for one file)", "N" },
+    { "writers", 0, 0, G_OPTION_ARG_INT, &n_writers, "Writer threads, 1 to 256 (default 0: 8 for a folder, 1 for one file)", "N" },
     { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
       "Print where the time went, stage by stage", NULL },
     { "progress", 0, 0, G_OPTION_ARG_NONE, &progress, "Show the progress bar even when stderr is not a terminal", NULL },
@@ -340,6 +340,13 @@ cmd_reconstruct (int    argc,
   if (rows != NULL && numbers[0].given)
     {
       g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "--row and --rows exclude each other");
+      goto out;
+    }
+  /* 0 is the default (8 for a folder, 1 for one file). */
+  if (n_writers < 0 || n_writers > 256)
+    {
+      g_set_error (&error, ERROR_DOMAIN_CLI, 0,
+                   "--writers %d is out of range (1 to 256, or 0 for the default)", n_writers);
       goto out;
     }
 
@@ -449,11 +456,6 @@ cmd_reconstruct (int    argc,
                        "--output-format “%s” is unknown (auto, hdf5, tiff, tiff-folder)", format);
           goto out;
         }
-    }
-  if (n_writers < 0 || n_writers > 256)
-    {
-      g_set_error (&error, ERROR_DOMAIN_CLI, 0, "--writers %d is out of range (1 to 256)", n_writers);
-      goto out;
     }
 
   o.show_progress = !quiet && (progress || isatty (STDERR_FILENO)) && row_end - row_start > 1;

@@ -695,6 +695,15 @@ tomo_phantom_write_dxchange (const TomoPhantomParams *params,
   output = tomo_output_open (path, NULL, error);
   if (output == NULL)
     return FALSE;
+  /* HDF5 reads back what it writes (the file is also opened again below):
+   * on /dev/null that fails, and libhdf5 1.10 then crashes at exit. */
+  if (tomo_output_is_in_place (output))
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                   "Cannot write phantom “%s”: it is not a regular file, and an HDF5 file must "
+                   "be one (HDF5 reads back what it writes)", path);
+      return FALSE;
+    }
 
   H5E_BEGIN_TRY
   {

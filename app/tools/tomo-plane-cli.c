@@ -7,6 +7,7 @@
 #include <stdlib.h>
 
 #include "tomo-error.h"
+#include "tomo-output.h"
 #include "tomo-plane-cli.h"
 #include "tomo-tiff-writer.h"
 #include "tomo-volume.h"
@@ -112,6 +113,10 @@ tomo_plane_cli_run (TomoScan              *scan,
                    "--plane writes one TIFF file; “%s” is a folder", job->output);
       return FALSE;
     }
+  /* Before the store is filled (minutes for a large scan): the writer
+   * checks again, against every input of this process. */
+  if (!tomo_output_check_inputs (job->output, tomo_scan_get_input_files (scan), error))
+    return FALSE;
   vol = tomo_volume_new (scan, job->row_start, job->row_end, params, job->backend, 0, error);
   if (vol == NULL || !tomo_volume_fill (vol, NULL, NULL, NULL, error))
     return FALSE;

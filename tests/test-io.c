@@ -597,6 +597,44 @@ spoil_nan (float *proj)
   proj[(5 * NR + 1) * NW + 4] = -INFINITY;
 }
 
+/* A file whose /exchange/data says already_linear (tomolive's recordings
+ * of line integrals) is read without the −log; 0 keeps it. */
+static void
+test_already_linear_attribute (Fixture *f, gconstpointer data)
+{
+  for (guint8 flag = 0; flag <= 1; flag++)
+    {
+      g_autofree char *name = g_strdup_printf ("linear-%u.h5", flag);
+      g_autofree char *path = write_dxchange (f, name, DX_FULL, H5T_IEEE_F32LE, NULL);
+      g_autoptr(GError) error = NULL;
+      g_autoptr(TomoScan) scan = NULL;
+      hid_t file, dset, space, attr;
+      gboolean normalise, apply_log;
+      float out[NP * NW];
+
+      file = H5Fopen (path, H5F_ACC_RDWR, H5P_DEFAULT);
+      dset = H5Dopen2 (file, "/exchange/data", H5P_DEFAULT);
+      space = H5Screate (H5S_SCALAR);
+      attr = H5Acreate2 (dset, "already_linear", H5T_STD_U8LE, space, H5P_DEFAULT, H5P_DEFAULT);
+      g_assert_cmpint (H5Awrite (attr, H5T_NATIVE_UINT8, &flag), >=, 0);
+      H5Aclose (attr);
+      H5Sclose (space);
+      H5Dclose (dset);
+      H5Fclose (file);
+
+      scan = tomo_test_open_scan (path);
+      tomo_scan_get_preprocessing (scan, &normalise, &apply_log);
+      g_assert_true (normalise);
+      g_assert_cmpint (apply_log, ==, !flag);
+      g_assert_true (tomo_scan_read_sinogram (scan, 1, out, NULL, &error));
+      g_assert_no_error (error);
+      for (guint p = 0; p < NP; p++)
+        for (guint x = 0; x < NW; x++)
+          g_assert_cmpfloat (fabs (out[p * NW + x] - (flag ? exp (-known_L (p, 1, x)) : known_L (p, 1, x))),
+                             <=, 1e-5);
+    }
+}
+
 static void
 test_nan (Fixture *f, gconstpointer data)
 {
@@ -1692,6 +1730,7 @@ main (int argc, char **argv)
   ADD ("/tomo/io/hdf5/nxtomo-no-image-key", test_nxtomo_no_key, NULL);
   ADD ("/tomo/io/hdf5/bad-input", test_hdf5_bad, NULL);
   ADD ("/tomo/io/hdf5/nan-inf", test_nan, NULL);
+  ADD ("/tomo/io/hdf5/already-linear-attribute", test_already_linear_attribute, NULL);
   ADD ("/tomo/io/hdf5/flats-equal-darks", test_flats_equal_darks, NULL);
   ADD ("/tomo/io/hdf5/dead-pixel", test_dead_pixel, NULL);
   ADD ("/tomo/io/hdf5/open-speed", test_open_speed, NULL);

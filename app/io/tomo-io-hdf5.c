@@ -265,6 +265,36 @@ read_string_attribute (hid_t       obj,
   return read_string (H5Aopen (obj, name, H5P_DEFAULT), TRUE);
 }
 
+/* A scalar integer attribute that is not 0 (a missing or odd one: FALSE). */
+static gboolean
+read_flag_attribute (hid_t       obj,
+                     const char *name)
+{
+  hid_t attr, space, type;
+  gint64 value = 0;
+  gboolean ok = FALSE;
+
+  if (H5Aexists (obj, name) <= 0)
+    {
+      H5Eclear2 (H5E_DEFAULT);
+      return FALSE;
+    }
+  attr = H5Aopen (obj, name, H5P_DEFAULT);
+  space = attr >= 0 ? H5Aget_space (attr) : -1;
+  type = attr >= 0 ? H5Aget_type (attr) : -1;
+  if (space >= 0 && type >= 0 && H5Sget_simple_extent_npoints (space) == 1 &&
+      H5Tget_class (type) == H5T_INTEGER)
+    ok = H5Aread (attr, H5T_NATIVE_INT64, &value) >= 0;
+  if (type >= 0)
+    H5Tclose (type);
+  if (space >= 0)
+    H5Sclose (space);
+  if (attr >= 0)
+    H5Aclose (attr);
+  H5Eclear2 (H5E_DEFAULT);
+  return ok && value != 0;
+}
+
 /* The files that hold `dset`'s values, when they are not the loader's own
  * file: the one an external link leads to, and external raw storage (its
  * names relative to the working folder, as HDF5 reads them by default, or
@@ -1063,6 +1093,9 @@ open_dxchange (Hdf5Loader  *self,
   loader->height = dims[1];
   loader->width = dims[2];
   loader->dtype = dtype_from_h5 (self->parts[TOMO_FRAME_PROJECTION].dset);
+  /* tomolive's recordings say when the data came as line integrals. */
+  loader->already_linear = read_flag_attribute (self->parts[TOMO_FRAME_PROJECTION].dset,
+                                                "already_linear");
 
   if (path_exists (self->file, "/exchange/theta"))
     {

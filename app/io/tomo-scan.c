@@ -717,6 +717,9 @@ _tomo_scan_new_from_loader (TomoScanLoader        *loader,
   self->options.flats = NULL;
   self->options.darks = NULL;
   self->options.angles = NULL;
+  /* A file that says its data are line integrals (tomolive's recordings
+   * of linear live data) opens as if --already-linear were given. */
+  self->options.already_linear |= loader->already_linear;
   self->angles_path = g_strdup (options->angles);
   if (!(self->options.angle_range_deg > 0.0) || !isfinite (self->options.angle_range_deg))
     self->options.angle_range_deg = 180.0;

@@ -302,15 +302,6 @@ tomo_live_cli_receive (TomoLiveCliListen *l,
       recording_signals (l->record, FALSE);
       if (!ok)
         return NULL;
-      if (live != NULL)
-        {
-          gboolean normalised, linear;
-
-          tomo_live_scan_get_state (live, &normalised, &linear);
-          if (linear)
-            g_printerr ("tomolive: note: the data arrived as line integrals (already linear); "
-                        "open %s with --already-linear\n", l->record);
-        }
     }
   if (live == NULL)
     {

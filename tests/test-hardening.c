@@ -1322,7 +1322,7 @@ test_output_folder_symlink (void)
   g_unlink (scan);
 }
 
-/* A slice of the run written into `dir`: in a hidden folder, beside its
+/* A slice of the run written into `dir`: under a hidden name, beside its
  * name, or over one of the "previous result" files. */
 static gboolean
 slice_seen (const char *dir)
@@ -1337,7 +1337,7 @@ slice_seen (const char *dir)
       struct stat st;
 
       if (g_str_has_prefix (name, "."))
-        seen |= tomo_test_count_entries (path) > 0;
+        seen |= g_file_test (path, G_FILE_TEST_IS_REGULAR) || tomo_test_count_entries (path) > 0;
       else
         seen |= g_str_has_suffix (name, ".part") ||
                 (stat (path, &st) == 0 && st.st_size != strlen ("previous result"));
@@ -1345,43 +1345,67 @@ slice_seen (const char *dir)
   return seen;
 }
 
+/* A slice of the second half (rows 32–63) under its own name. */
+static gboolean
+new_slice_placed (const char *dir)
+{
+  for (guint row = 32; row < 64; row++)
+    {
+      g_autofree char *name = g_strdup_printf ("slice_%05u.tif", row);
+      g_autofree char *path = g_build_filename (dir, name, NULL);
+
+      if (g_file_test (path, G_FILE_TEST_EXISTS))
+        return TRUE;
+    }
+  return FALSE;
+}
+
 /* SIGTERM while a volume is written into a folder that holds an earlier
- * run's slices: exit 1 with the message, every earlier slice as it was,
- * nothing of the interrupted run left (no hidden folder). */
+ * run's slices (all 64 of them, or the first 32, so that the new names
+ * are taken as they are written): exit 1 with the message, every earlier
+ * slice as it was, nothing of the interrupted run left (no hidden file,
+ * no new name). */
 static void
 test_output_folder_interrupted (void)
 {
   const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
   const char *tomolive = g_getenv ("TOMOLIVE");
-  g_autofree char *dir = tmp_path ("interrupt-folder");
-  g_autofree char *err = NULL;
   const char *argv[] = { tomolive, "reconstruct", sample, "--rows", "0:64", "--backend", "cpu",
-                         "--writers", "1", "--progress", "-o", dir, NULL };
-  int wait_status = 0;
+                         "--writers", "1", "--progress", "-o", NULL, NULL };
 
-  g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
-  for (guint row = 0; row < 64; row++)
+  for (guint earlier = 64; earlier >= 32; earlier -= 32)
     {
-      g_autofree char *name = g_strdup_printf ("slice_%05u.tif", row);
-      g_autofree char *path = g_build_filename (dir, name, NULL);
+      g_autofree char *dir = tmp_path (earlier == 64 ? "interrupt-folder" : "interrupt-half");
+      g_autofree char *err = NULL;
+      int wait_status = 0;
 
-      write_file (path, "previous result", -1);
-    }
-  /* Terminated once the first slices of the run are written. */
-  err = run_and_signal (argv, dir, slice_seen, SIGTERM, &wait_status);
-  g_assert_true (WIFEXITED (wait_status));
-  g_assert_cmpint (WEXITSTATUS (wait_status), ==, 1);
-  g_assert_nonnull (strstr (err, "terminated"));
-  g_assert_cmpuint (tomo_test_count_entries (dir), ==, 64);
-  for (guint row = 0; row < 64; row++)
-    {
-      g_autofree char *name = g_strdup_printf ("slice_%05u.tif", row);
-      g_autofree char *path = g_build_filename (dir, name, NULL);
-      g_autofree char *text = read_file (path);
+      argv[11] = dir;
+      g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
+      for (guint row = 0; row < earlier; row++)
+        {
+          g_autofree char *name = g_strdup_printf ("slice_%05u.tif", row);
+          g_autofree char *path = g_build_filename (dir, name, NULL);
 
-      g_assert_cmpstr (text, ==, "previous result");
+          write_file (path, "previous result", -1);
+        }
+      /* Terminated once the first slices of the run are written (in the
+       * half folder: once one has taken a new name). */
+      err = run_and_signal (argv, dir, earlier == 64 ? slice_seen : new_slice_placed, SIGTERM,
+                            &wait_status);
+      g_assert_true (WIFEXITED (wait_status));
+      g_assert_cmpint (WEXITSTATUS (wait_status), ==, 1);
+      g_assert_nonnull (strstr (err, "terminated"));
+      g_assert_cmpuint (tomo_test_count_entries (dir), ==, earlier);
+      for (guint row = 0; row < earlier; row++)
+        {
+          g_autofree char *name = g_strdup_printf ("slice_%05u.tif", row);
+          g_autofree char *path = g_build_filename (dir, name, NULL);
+          g_autofree char *text = read_file (path);
+
+          g_assert_cmpstr (text, ==, "previous result");
+        }
+      tomo_test_remove_tree (dir);
     }
-  tomo_test_remove_tree (dir);
 }
 
 /* A Data Exchange file whose /exchange/data is an external link to a

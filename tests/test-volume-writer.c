@@ -474,7 +474,7 @@ test_folder_queue (void)
 }
 
 /* The folder's slices of one run, read back; every file of `path` is one
- * of them (no hidden folder, no temporary left). */
+ * of them (no hidden file, no temporary left). */
 static void
 assert_folder_holds (const char           *path,
                      const TomoVolumeInfo *info,
@@ -563,6 +563,85 @@ test_folder_rerun (void)
   tomo_test_remove_tree (path);
 }
 
+/* The slices of rows [first, first + n) that stand under their names. */
+static guint
+count_slices (const char *path,
+              guint       first,
+              guint       n)
+{
+  guint count = 0;
+
+  for (guint row = first; row < first + n; row++)
+    {
+      g_autofree char *name = g_strdup_printf ("slice_%05u.tif", row);
+      g_autofree char *file = g_build_filename (path, name, NULL);
+
+      count += g_file_test (file, G_FILE_TEST_IS_REGULAR);
+    }
+  return count;
+}
+
+/* A slice whose name no file has yet takes it as soon as it is written
+ * (a run into a new folder has no renames to do at its end), and an abort
+ * removes it again; a name an earlier slice has waits for the finish.  So
+ * in a folder that holds rows 0–9 of an earlier run, a run of rows 0–19
+ * puts rows 10–19 in place before its finish, an abort leaves exactly the
+ * earlier ten, and a finish replaces them. */
+static void
+test_folder_places_new_names (void)
+{
+  g_autofree char *path = g_build_filename (tmp_dir, "places", NULL);
+  TomoVolumeInfo info, half;
+  gsize plane;
+  g_autofree float *first = NULL, *second = NULL;
+  g_autoptr(GError) error = NULL;
+  TomoVolumeWriter *w;
+
+  fill_info (&info, 64, 48, 20);
+  half = info;
+  half.n_rows = 10;
+  plane = (gsize) info.width * info.height;
+  first = make_volume (info.width, info.height, info.n_rows, 41);
+  second = make_volume (info.width, info.height, info.n_rows, 42);
+  g_assert_cmpint (g_mkdir (path, 0700), ==, 0);
+  w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &half, 2, &error);
+  g_assert_no_error (error);
+  write_and_compare (w, path, &half, first, NULL);
+
+  for (guint pass = 0; pass < 2; pass++)
+    {
+      w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 2, &error);
+      g_assert_no_error (error);
+      for (guint i = 0; i < info.n_rows; i++)
+        g_assert_true (tomo_volume_writer_add (w, info.row_start + i, second + i * plane, &error));
+      /* The new names fill while the writers work; the taken ones wait. */
+      for (guint t = 0; t < 5000 && count_slices (path, info.row_start + 10, 10) < 10; t++)
+        g_usleep (1000);
+      g_assert_cmpuint (count_slices (path, info.row_start + 10, 10), ==, 10);
+      {
+        g_autofree float *got = read_back (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &half);
+
+        g_assert_cmpmem (got, plane * half.n_rows * sizeof (float), first,
+                         plane * half.n_rows * sizeof (float));
+      }
+      if (pass == 0)
+        {
+          tomo_volume_writer_abort (w);
+          g_assert_cmpuint (count_slices (path, info.row_start, info.n_rows), ==, 10);
+          g_assert_cmpuint (tomo_test_count_entries (path), ==, 10);
+          assert_folder_holds (path, &half, first);
+        }
+      else
+        {
+          g_assert_true (tomo_volume_writer_finish (w, &error));
+          g_assert_no_error (error);
+          assert_folder_holds (path, &info, second);
+          g_assert_cmpuint (tomo_test_count_entries (path), ==, 20);
+        }
+    }
+  tomo_test_remove_tree (path);
+}
+
 /* An unknown write mode, given or from TOMO_VOLUME_WRITE, is refused before
  * anything is created, naming the mode; an existing file stays.  The
  * environment is set in a subprocess, before any thread runs. */
@@ -610,5 +689,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tomo/volume-writer/bad-mode", test_bad_mode);
   g_test_add_func ("/tomo/volume-writer/folder-queue", test_folder_queue);
   g_test_add_func ("/tomo/volume-writer/folder-rerun", test_folder_rerun);
+  g_test_add_func ("/tomo/volume-writer/folder-places-new-names", test_folder_places_new_names);
   return tomo_test_run_and_remove_tree (tmp_dir);
 }

@@ -3,20 +3,22 @@
  * Outputs written beside their final name and renamed into place when
  * complete.  The live temporary files and folders sit in a fixed table of
  * slots so that a signal handler can remove them with nothing but
- * unlink(2) and rmdir(2): no locks, no allocation, no stdio.  A folder of
- * slices takes one slot whatever its size: the slot names the hidden
- * folder and the rows, and the handler spells out each file's name itself.
+ * unlink(2): no locks, no allocation, no stdio.  A folder of slices takes
+ * one slot whatever its size: the slot names the folder, the rows and the
+ * run's hidden names, and the handler spells out each file's name itself.
  *
  * The input registry (every file an open scan reads) is a pair of hash
  * tables under a mutex: by the file's identity, and by the identity of the
  * folder that holds it.
  */
 #define G_LOG_DOMAIN "tomo-output"
+#define _GNU_SOURCE   /* renameat2 (RENAME_NOREPLACE) */
 
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -40,15 +42,28 @@
  * leaves alone and waits for. */
 enum { SLOT_FREE = 0, SLOT_CLAIMED, SLOT_LIVE, SLOT_DYING, SLOT_COMMITTING };
 
+/* A row of a folder: under its hidden name (STAGED), being moved to its
+ * final name, which did not exist (PLACING), or there (PLACED: the run
+ * made that name, so an abort removes it). */
+enum { ROW_STAGED = 0, ROW_PLACING, ROW_PLACED };
+
+/* A folder's rows are DIR/PREFIX row SUFFIX, written first under the
+ * hidden name DIR/.PREFIX row SUFFIX TAIL (TAIL ".tomolive-XXXXXX", one
+ * per run) beside it: no second folder, so nothing to remove at the end
+ * (an rmdir there waited 1.4 s for the disk's writeback). */
+#define TAIL_LEN 16
+
 typedef struct
 {
   volatile gint state;
-  gboolean folder;        /* path is a hidden folder of rows [first, first + n) */
+  gboolean folder;        /* path is a folder of rows [first, first + n) */
   guint    first, n;
   gsize    path_len, prefix_len, suffix_len;
+  volatile gint *placed;  /* n ROW_* states (the folder's), or NULL */
   char     path[SLOT_PATH_MAX];
   char     prefix[AFFIX_MAX];
   char     suffix[AFFIX_MAX];
+  char     tail[TAIL_LEN + 1];
 } Slot;
 
 static Slot slots[N_SLOTS];
@@ -71,25 +86,29 @@ struct _TomoOutput
 struct _TomoOutputFolder
 {
   char    *dir;         /* as given */
-  char    *staging;     /* the hidden folder; NULL once removed or committed */
   char    *prefix, *suffix;
+  char     tail[TAIL_LEN + 1];
   guint    first, n;
+  volatile gint *placed; /* n ROW_* states, read by the signal handler */
   int      slot;        /* -1: not registered */
   gboolean done;
 };
 
 /* The folder's slot, or a file's (prefix == NULL). */
 static int
-slot_claim_full (const char *path,
-                 const char *prefix,
-                 const char *suffix,
-                 guint       first,
-                 guint       n)
+slot_claim_full (const char    *path,
+                 const char    *prefix,
+                 const char    *suffix,
+                 const char    *tail,
+                 guint          first,
+                 guint          n,
+                 volatile gint *placed)
 {
   gsize len = strlen (path);
 
   if (len >= SLOT_PATH_MAX ||
-      (prefix != NULL && (strlen (prefix) >= AFFIX_MAX || strlen (suffix) >= AFFIX_MAX)))
+      (prefix != NULL && (strlen (prefix) >= AFFIX_MAX || strlen (suffix) >= AFFIX_MAX ||
+                          strlen (tail) > TAIL_LEN)))
     return -1;
   for (int i = 0; i < N_SLOTS; i++)
     if (g_atomic_int_compare_and_exchange (&slots[i].state, SLOT_FREE, SLOT_CLAIMED))
@@ -107,6 +126,8 @@ slot_claim_full (const char *path,
             memcpy (slot->suffix, suffix, slot->suffix_len + 1);
             slot->first = first;
             slot->n = n;
+            memcpy (slot->tail, tail, strlen (tail) + 1);
+            slot->placed = placed;
           }
         g_atomic_int_set (&slot->state, SLOT_LIVE);
         return i;
@@ -117,7 +138,7 @@ slot_claim_full (const char *path,
 static int
 slot_claim (const char *path)
 {
-  return slot_claim_full (path, NULL, NULL, 0, 0);
+  return slot_claim_full (path, NULL, NULL, NULL, 0, 0, NULL);
 }
 
 static void
@@ -138,9 +159,10 @@ tomo_output_get_n_live (void)
 }
 
 /* "DIR/" (dir_len > 0) PREFIX ROW SUFFIX into `buf`, the row as "%05u"
- * would write it; its length, or 0 when it does not fit.  Async-signal-safe
- * (no locale, no allocation): the signal handler and the writers spell the
- * names with this one function. */
+ * would write it, or with `tail` (not NULL) the hidden name "DIR/."
+ * PREFIX ROW SUFFIX TAIL; its length, or 0 when it does not fit.
+ * Async-signal-safe (no locale, no allocation): the signal handler and the
+ * writers spell the names with this one function. */
 static gsize
 format_row_path (char       *buf,
                  gsize       size,
@@ -150,10 +172,11 @@ format_row_path (char       *buf,
                  gsize       prefix_len,
                  guint       row,
                  const char *suffix,
-                 gsize       suffix_len)
+                 gsize       suffix_len,
+                 const char *tail)
 {
   char digits[16];
-  gsize n_digits = 0, len = 0;
+  gsize n_digits = 0, len = 0, tail_len = tail != NULL ? strlen (tail) : 0;
 
   do
     {
@@ -163,7 +186,8 @@ format_row_path (char       *buf,
   while (row > 0);
   while (n_digits < MIN_DIGITS)
     digits[n_digits++] = '0';
-  if ((dir_len > 0 ? dir_len + 1 : 0) + prefix_len + n_digits + suffix_len + 1 > size)
+  if ((dir_len > 0 ? dir_len + 1 : 0) + (tail != NULL) + prefix_len + n_digits + suffix_len
+      + tail_len + 1 > size)
     return 0;
   if (dir_len > 0)
     {
@@ -171,42 +195,57 @@ format_row_path (char       *buf,
       buf[dir_len] = '/';
       len = dir_len + 1;
     }
+  if (tail != NULL)
+    buf[len++] = '.';
   memcpy (buf + len, prefix, prefix_len);
   len += prefix_len;
   while (n_digits > 0)
     buf[len++] = digits[--n_digits];
   memcpy (buf + len, suffix, suffix_len);
   len += suffix_len;
+  memcpy (buf + len, tail, tail_len);
+  len += tail_len;
   buf[len] = '\0';
   return len;
 }
 
-/* Removes the files of rows [first, first + n) from the hidden folder
- * `dir`, then the folder; the number of files removed.  Async-signal-safe.
- * A writer thread may create a file after its name went by: a second pass
- * then finds it. */
+/* Removes the files of rows [first, first + n) of the folder `dir`: those
+ * still under their hidden names, and those the run placed under their
+ * final names (placed[i] not ROW_STAGED; a row being placed whose hidden
+ * file is gone is placed); the number of files removed.
+ * Async-signal-safe.  A writer thread may create a file after its name
+ * went by: a second pass then finds it. */
 static guint
-remove_staged (const char *dir,
-               gsize       dir_len,
-               const char *prefix,
-               gsize       prefix_len,
-               const char *suffix,
-               gsize       suffix_len,
-               guint       first,
-               guint       n)
+remove_rows (const char    *dir,
+             gsize          dir_len,
+             const char    *prefix,
+             gsize          prefix_len,
+             const char    *suffix,
+             gsize          suffix_len,
+             const char    *tail,
+             guint          first,
+             guint          n,
+             volatile gint *placed)
 {
-  char buf[SLOT_PATH_MAX + 2 * AFFIX_MAX + 16];
+  char buf[SLOT_PATH_MAX + 2 * AFFIX_MAX + TAIL_LEN + 16];
   guint n_removed = 0;
 
-  for (guint pass = 0; pass < 3; pass++)
-    {
-      for (guint i = 0; i < n; i++)
+  for (guint pass = 0; pass < 2; pass++)
+    for (guint i = 0; i < n; i++)
+      {
+        gint state = placed != NULL ? g_atomic_int_get (&placed[i]) : ROW_STAGED;
+
         if (format_row_path (buf, sizeof buf, dir, dir_len, prefix, prefix_len, first + i,
-                             suffix, suffix_len) > 0 && unlink (buf) == 0)
+                             suffix, suffix_len, tail) > 0 && unlink (buf) == 0)
           n_removed++;
-      if (rmdir (dir) == 0 || errno != ENOTEMPTY)
-        break;
-    }
+        else if (state != ROW_STAGED &&
+                 format_row_path (buf, sizeof buf, dir, dir_len, prefix, prefix_len, first + i,
+                                  suffix, suffix_len, NULL) > 0 && unlink (buf) == 0)
+          {
+            n_removed++;
+            g_atomic_int_set (&placed[i], ROW_STAGED);
+          }
+      }
   return n_removed;
 }
 
@@ -214,8 +253,8 @@ static void
 slot_remove (Slot *slot)
 {
   if (slot->folder)
-    remove_staged (slot->path, slot->path_len, slot->prefix, slot->prefix_len, slot->suffix,
-                   slot->suffix_len, slot->first, slot->n);
+    remove_rows (slot->path, slot->path_len, slot->prefix, slot->prefix_len, slot->suffix,
+                 slot->suffix_len, slot->tail, slot->first, slot->n, slot->placed);
   else
     unlink (slot->path);
 }
@@ -751,18 +790,31 @@ tomo_output_free (TomoOutput *output)
 
 /* ---- folders of files -------------------------------------------------- */
 
+/* Row `row`'s name in `dir` (NULL: the name alone), or with `staged` its
+ * hidden name beside it. */
 static char *
 folder_row_path (TomoOutputFolder *folder,
                  const char       *dir,
-                 guint             row)
+                 guint             row,
+                 gboolean          staged)
 {
   gsize dir_len = dir != NULL ? strlen (dir) : 0;
-  gsize size = dir_len + strlen (folder->prefix) + strlen (folder->suffix) + 16;
+  gsize size = dir_len + strlen (folder->prefix) + strlen (folder->suffix) + TAIL_LEN + 24;
   char *buf = g_malloc (size);
 
   format_row_path (buf, size, dir, dir_len, folder->prefix, strlen (folder->prefix), row,
-                   folder->suffix, strlen (folder->suffix));
+                   folder->suffix, strlen (folder->suffix), staged ? folder->tail : NULL);
   return buf;
+}
+
+static guint
+folder_remove_rows (TomoOutputFolder *folder,
+                    guint             row,
+                    guint             n)
+{
+  return remove_rows (folder->dir, strlen (folder->dir), folder->prefix, strlen (folder->prefix),
+                      folder->suffix, strlen (folder->suffix), folder->tail, row, n,
+                      folder->placed + (row - folder->first));
 }
 
 char *
@@ -770,7 +822,7 @@ tomo_output_folder_get_name (TomoOutputFolder *folder,
                              guint             row)
 {
   g_return_val_if_fail (folder != NULL, NULL);
-  return folder_row_path (folder, NULL, row);
+  return folder_row_path (folder, NULL, row, FALSE);
 }
 
 char *
@@ -778,8 +830,7 @@ tomo_output_folder_get_write_path (TomoOutputFolder *folder,
                                    guint             row)
 {
   g_return_val_if_fail (folder != NULL, NULL);
-  g_return_val_if_fail (folder->staging != NULL, NULL);
-  return folder_row_path (folder, folder->staging, row);
+  return folder_row_path (folder, folder->dir, row, TRUE);
 }
 
 /* Can `final` be replaced by a new file?  `explicit` holds the identities
@@ -841,7 +892,6 @@ tomo_output_folder_open (const char         *dir,
   g_autoptr(TomoOutputFolder) folder = NULL;
   g_autoptr(GHashTable) explicit = NULL;
   g_autoptr(GPtrArray) ids = g_ptr_array_new_with_free_func (g_free);
-  int saved_errno = 0;
 
   g_return_val_if_fail (dir != NULL && prefix != NULL && suffix != NULL, NULL);
   g_return_val_if_fail (strchr (prefix, '/') == NULL && strchr (suffix, '/') == NULL, NULL);
@@ -863,6 +913,7 @@ tomo_output_folder_open (const char         *dir,
   folder->suffix = g_strdup (suffix);
   folder->first = first;
   folder->n = n;
+  folder->placed = g_new0 (gint, MAX (n, 1));
   folder->slot = -1;
 
   /* The caller's inputs, stat()ed once, not once per file. */
@@ -881,55 +932,57 @@ tomo_output_folder_open (const char         *dir,
     }
   for (guint i = 0; i < n; i++)
     {
-      g_autofree char *final = folder_row_path (folder, dir, first + i);
+      g_autofree char *final = folder_row_path (folder, dir, first + i, FALSE);
 
       if (!check_replaceable (final, explicit, error))
         return NULL;
     }
 
-  /* Registered before it exists, as the temporary files are. */
-  for (guint attempt = 0; ; attempt++)
-    {
-      char suffix6[7];
-      g_autofree char *name = NULL;
+  /* Registered before any file exists, as the temporary files are.  One
+   * hidden name a row, beside its final name; a name taken (a file left by
+   * another run) is an error when the row is written (O_EXCL). */
+  {
+    char suffix6[7];
 
-      random_name (suffix6);
-      name = g_strdup_printf (".tomolive-%s", suffix6);
-      g_free (folder->staging);
-      folder->staging = g_build_filename (dir, name, NULL);
-      folder->slot = slot_claim_full (folder->staging, prefix, suffix, first, n);
-      if (g_mkdir (folder->staging, 0700) == 0)
-        break;
-      saved_errno = errno;
-      slot_release (folder->slot);
-      folder->slot = -1;
-      if (saved_errno != EEXIST || attempt >= 100)
-        {
-          g_clear_pointer (&folder->staging, g_free);
-          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
-                       "Cannot write files into %s: cannot create a folder in it: %s", dir,
-                       g_strerror (saved_errno));
-          return NULL;
-        }
-    }
+    random_name (suffix6);
+    g_snprintf (folder->tail, sizeof folder->tail, ".tomolive-%s", suffix6);
+  }
+  folder->slot = slot_claim_full (dir, prefix, suffix, folder->tail, first, n, folder->placed);
   return g_steal_pointer (&folder);
 }
 
+/* Every file of the run, and the slot. */
 static guint
-folder_remove_staging (TomoOutputFolder *folder)
+folder_remove_all (TomoOutputFolder *folder)
 {
-  guint n_removed = 0;
+  guint n_removed = folder_remove_rows (folder, folder->first, folder->n);
 
-  if (folder->staging != NULL)
-    {
-      n_removed = remove_staged (folder->staging, strlen (folder->staging), folder->prefix,
-                                 strlen (folder->prefix), folder->suffix, strlen (folder->suffix),
-                                 folder->first, folder->n);
-      slot_release (folder->slot);
-      folder->slot = -1;
-      g_clear_pointer (&folder->staging, g_free);
-    }
+  slot_release (folder->slot);
+  folder->slot = -1;
   return n_removed;
+}
+
+void
+tomo_output_folder_place (TomoOutputFolder *folder,
+                          guint             row)
+{
+  g_autofree char *staged = NULL;
+  g_autofree char *final = NULL;
+  volatile gint *state;
+
+  g_return_if_fail (folder != NULL && !folder->done);
+  g_return_if_fail (row >= folder->first && row - folder->first < folder->n);
+
+  staged = folder_row_path (folder, folder->dir, row, TRUE);
+  final = folder_row_path (folder, folder->dir, row, FALSE);
+  state = &folder->placed[row - folder->first];
+  /* PLACING first: a signal between the rename and PLACED finds the staged
+   * file gone and removes the final name. */
+  g_atomic_int_set (state, ROW_PLACING);
+  if (renameat2 (AT_FDCWD, staged, AT_FDCWD, final, RENAME_NOREPLACE) == 0)
+    g_atomic_int_set (state, ROW_PLACED);
+  else
+    g_atomic_int_set (state, ROW_STAGED);   /* the name is taken (or no such rename): commit's */
 }
 
 gboolean
@@ -942,23 +995,25 @@ tomo_output_folder_commit (TomoOutputFolder *folder,
 
   g_return_val_if_fail (folder != NULL, FALSE);
   g_return_val_if_fail (!folder->done, FALSE);
-  g_return_val_if_fail (folder->staging != NULL, FALSE);
 
   folder->done = TRUE;
   end = folder->first + folder->n;
-  for (guint i = 0; i < folder->n; i++)
+  for (row = folder->first; row < end; row++)
     {
-      g_autofree char *staged = tomo_output_folder_get_write_path (folder, folder->first + i);
+      g_autofree char *staged = NULL;
       struct stat st;
 
+      if (g_atomic_int_get (&folder->placed[row - folder->first]) == ROW_PLACED)
+        continue;
+      staged = folder_row_path (folder, folder->dir, row, TRUE);
       if (g_lstat (staged, &st) != 0 || !S_ISREG (st.st_mode))
         {
-          g_autofree char *name = tomo_output_folder_get_name (folder, folder->first + i);
+          g_autofree char *name = tomo_output_folder_get_name (folder, row);
 
           g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
                        "Cannot put the files in place in %s: %s was never written; nothing "
                        "was replaced", folder->dir, name);
-          folder_remove_staging (folder);
+          folder_remove_all (folder);
           return FALSE;
         }
     }
@@ -970,15 +1025,18 @@ tomo_output_folder_commit (TomoOutputFolder *folder,
                    "Cannot put the files in place in %s: interrupted; nothing was replaced",
                    folder->dir);
       folder->slot = -1;
-      g_clear_pointer (&folder->staging, g_free);
       return FALSE;
     }
   for (row = folder->first; row < end; row++)
     {
-      g_autofree char *staged = tomo_output_folder_get_write_path (folder, row);
-      g_autofree char *final = folder_row_path (folder, folder->dir, row);
+      g_autofree char *staged = NULL;
+      g_autofree char *final = NULL;
       struct stat st;
 
+      if (g_atomic_int_get (&folder->placed[row - folder->first]) == ROW_PLACED)
+        continue;
+      staged = folder_row_path (folder, folder->dir, row, TRUE);
+      final = folder_row_path (folder, folder->dir, row, FALSE);
       /* The mode of the file replaced, as for one file. */
       if ((g_lstat (final, &st) == 0 && S_ISREG (st.st_mode) &&
            g_chmod (staged, st.st_mode & 07777) != 0) || g_rename (staged, final) != 0)
@@ -990,7 +1048,7 @@ tomo_output_folder_commit (TomoOutputFolder *folder,
   ok = row == end;
   if (!ok)
     {
-      g_autofree char *final = folder_row_path (folder, folder->dir, row);
+      g_autofree char *final = folder_row_path (folder, folder->dir, row, FALSE);
 
       if (row > folder->first)
         g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
@@ -1002,13 +1060,8 @@ tomo_output_folder_commit (TomoOutputFolder *folder,
                      g_strerror (saved_errno));
       /* The rest goes before the slot does: a signal waiting for this
        * commit then finds nothing of it. */
-      remove_staged (folder->staging, strlen (folder->staging), folder->prefix,
-                     strlen (folder->prefix), folder->suffix, strlen (folder->suffix), row,
-                     end - row);
+      folder_remove_rows (folder, row, end - row);
     }
-  else if (g_rmdir (folder->staging) != 0)
-    g_warning ("Cannot remove the empty folder %s: %s", folder->staging, g_strerror (errno));
-  g_clear_pointer (&folder->staging, g_free);
   if (folder->slot >= 0)
     {
       int slot = folder->slot;
@@ -1025,7 +1078,7 @@ tomo_output_folder_abort (TomoOutputFolder *folder)
   g_return_val_if_fail (folder != NULL, 0);
 
   folder->done = TRUE;
-  return folder_remove_staging (folder);
+  return folder_remove_all (folder);
 }
 
 void
@@ -1036,7 +1089,7 @@ tomo_output_folder_free (TomoOutputFolder *folder)
   if (!folder->done)
     tomo_output_folder_abort (folder);
   g_free (folder->dir);
-  g_free (folder->staging);
+  g_free ((gpointer) folder->placed);
   g_free (folder->prefix);
   g_free (folder->suffix);
   g_free (folder);

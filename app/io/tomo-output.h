@@ -17,15 +17,15 @@ G_BEGIN_DECLS
  *    ("NAME.XXXXXX.part") and renamed over the final name only when it is
  *    complete, so an error, Ctrl+C or SIGTERM never leaves a half-written
  *    file and never destroys an existing one;
- *  - a folder of files (one TIFF per slice) is written into a hidden
- *    folder inside it and moved into place, every file at once, only when
- *    all are complete (TomoOutputFolder): a failed run leaves the files of
- *    an earlier run as they were;
+ *  - a folder of files (one TIFF per slice) is written under hidden names;
+ *    a file takes a name no file has as soon as it is complete, and
+ *    replaces an earlier one only when all are complete (TomoOutputFolder):
+ *    a failed run leaves the folder as it was;
  *  - nothing the program did not create is ever unlinked: an output that
  *    exists and is not a regular file (/dev/null, a FIFO, a character
  *    device) is written in place and left alone on failure;
  *  - on SIGINT/SIGTERM (after tomo_output_install_signal_handlers()) every
- *    live temporary file and folder is removed, a line is printed and the
+ *    live temporary file (and every file of a folder's run) is removed, a line is printed and the
  *    process exits with status 1.
  *
  * Use:
@@ -96,19 +96,20 @@ void        tomo_output_free           (TomoOutput *output);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoOutput, tomo_output_free)
 
 /* A folder of files named PREFIX + row (at least five digits, "%05u") +
- * SUFFIX, rows [first, first + n): written into a hidden folder
- * "DIR/.tomolive-XXXXXX" and renamed into DIR, all of them, by commit.
- * Before that nothing in DIR changes: an error, an abort or a signal
- * removes the hidden folder and leaves the files of an earlier run as they
- * were; a completed run replaces them. */
+ * SUFFIX, rows [first, first + n): each written first under a hidden name
+ * beside its own ("DIR/.NAME.tomolive-XXXXXX", one suffix per run), moved
+ * to its name as soon as it is complete where no file has that name
+ * (tomo_output_folder_place), and by commit where one has.  No file of DIR
+ * is replaced before commit: an error, an abort or a signal removes the
+ * hidden files and the names the run took, and leaves the files of an
+ * earlier run as they were; a completed run replaces them. */
 typedef struct _TomoOutputFolder TomoOutputFolder;
 
 /* Checks, before any work, that `dir` is an existing folder, is no input
  * and holds none (tomo_output_check_inputs()), and that every final name
  * can be replaced: not a folder or another non-regular file, not a
  * read-only file, not an input (through a symbolic link either: an
- * existing link is replaced by the file, never written through).  Then
- * creates the hidden folder. */
+ * existing link is replaced by the file, never written through). */
 TomoOutputFolder *tomo_output_folder_open   (const char         *dir,
                                              const char         *prefix,
                                              const char         *suffix,
@@ -119,18 +120,25 @@ TomoOutputFolder *tomo_output_folder_open   (const char         *dir,
 /* The name of row `row` (PREFIX + digits + SUFFIX), newly allocated. */
 char             *tomo_output_folder_get_name       (TomoOutputFolder *folder,
                                                      guint             row);
-/* Where row `row` is written: a new file in the hidden folder (create it
- * with O_EXCL; it does not exist yet), newly allocated. */
+/* Where row `row` is written: its hidden name (create it with O_EXCL; it
+ * does not exist yet), newly allocated. */
 char             *tomo_output_folder_get_write_path (TomoOutputFolder *folder,
                                                      guint             row);
-/* Renames every row's file into `dir` (each keeps the mode of the file it
- * replaces) and removes the hidden folder.  A missing row is an error
+/* Row `row`'s file is complete: when no file has its final name yet, it
+ * goes there now (atomically, never replacing one), so that a run into a
+ * new folder needs no renames at the end; a name taken waits for commit.
+ * An error, an abort or a signal removes such a file again, so the folder
+ * is as it was before the run.  Thread-safe for distinct rows. */
+void              tomo_output_folder_place  (TomoOutputFolder *folder,
+                                             guint             row);
+/* Renames every row's file not yet placed into `dir` (each keeps the mode of the file it
+ * replaces).  A missing row is an error
  * before anything is renamed.  A signal that arrives meanwhile waits until
  * the renames are done. */
 gboolean          tomo_output_folder_commit (TomoOutputFolder *folder,
                                              GError          **error);
-/* Removes the hidden folder and what it holds; returns the number of
- * files removed. */
+/* Removes the hidden files and the names the run took; returns the number
+ * of files removed. */
 guint             tomo_output_folder_abort  (TomoOutputFolder *folder);
 /* Aborts unless committed, then frees. NULL is allowed. */
 void              tomo_output_folder_free   (TomoOutputFolder *folder);

@@ -46,9 +46,10 @@
  * slices copied and written behind the caller.
  *
  * The TIFF-per-slice folder copies each slice and writes whole files on the
- * threads, several slices at once, into a hidden folder inside the output
- * folder (TomoOutputFolder): finish renames them all into place, so that a
- * failed or interrupted run leaves an earlier run's slices as they were. */
+ * threads, several slices at once, under hidden names beside their own
+ * (TomoOutputFolder): a slice takes its name at once where none stands,
+ * finish renames the others into place, so that a failed or interrupted
+ * run leaves an earlier run's slices as they were. */
 
 typedef struct
 {
@@ -65,7 +66,7 @@ struct _TomoVolumeWriter
   TomoVolumeInfo info;
   char *path;        /* final output: file or folder */
   TomoOutput *output;      /* one file: the temporary file and its rename */
-  TomoOutputFolder *folder; /* folder: the hidden folder and the renames */
+  TomoOutputFolder *folder; /* folder: the hidden names and the renames */
   const char *tmp_path;    /* one file: where it is written (owned by output) */
   gsize slice_floats;
   gboolean one_file;       /* HDF5 or multi-page TIFF: slices by pieces at offsets */
@@ -162,8 +163,8 @@ open_no_trunc (const char *path,
   return fd;
 }
 
-/* One page of the fixed layout, with pwrite() into a new file of the
- * hidden folder, created with O_EXCL and never truncated (libtiff
+/* One page of the fixed layout, with pwrite() into a new file under its
+ * hidden name, created with O_EXCL and never truncated (libtiff
  * would: see open_no_trunc()). */
 static gboolean
 write_folder_slice (TomoVolumeWriter *w,
@@ -206,7 +207,11 @@ write_folder_slice (TomoVolumeWriter *w,
                    g_strerror (saved));
       ok = FALSE;
     }
-  /* A slice half-written stays in the hidden folder, which goes. */
+  /* A slice half-written stays under its hidden name, which goes; a whole
+   * one takes its name at once where none stands (no renames at the end of
+   * a run into a new folder). */
+  if (ok)
+    tomo_output_folder_place (w->folder, row);
   return ok;
 }
 

@@ -1345,11 +1345,11 @@ slice_seen (const char *dir)
   return seen;
 }
 
-/* A slice of the second half (rows 32–63) under its own name. */
+/* A slice of the first half (rows 0–31) under its own name. */
 static gboolean
 new_slice_placed (const char *dir)
 {
-  for (guint row = 32; row < 64; row++)
+  for (guint row = 0; row < 32; row++)
     {
       g_autofree char *name = g_strdup_printf ("slice_%05u.tif", row);
       g_autofree char *path = g_build_filename (dir, name, NULL);
@@ -1361,10 +1361,10 @@ new_slice_placed (const char *dir)
 }
 
 /* SIGTERM while a volume is written into a folder that holds an earlier
- * run's slices (all 64 of them, or the first 32, so that the new names
- * are taken as they are written): exit 1 with the message, every earlier
- * slice as it was, nothing of the interrupted run left (no hidden file,
- * no new name). */
+ * run's slices (all 64 of them, or the last 32, so that the first rows
+ * take new names as they are written): exit 1 with the message, every
+ * earlier slice as it was, nothing of the interrupted run left (no hidden
+ * file, no new name). */
 static void
 test_output_folder_interrupted (void)
 {
@@ -1381,7 +1381,7 @@ test_output_folder_interrupted (void)
 
       argv[11] = dir;
       g_assert_cmpint (g_mkdir (dir, 0755), ==, 0);
-      for (guint row = 0; row < earlier; row++)
+      for (guint row = 64 - earlier; row < 64; row++)
         {
           g_autofree char *name = g_strdup_printf ("slice_%05u.tif", row);
           g_autofree char *path = g_build_filename (dir, name, NULL);
@@ -1396,7 +1396,7 @@ test_output_folder_interrupted (void)
       g_assert_cmpint (WEXITSTATUS (wait_status), ==, 1);
       g_assert_nonnull (strstr (err, "terminated"));
       g_assert_cmpuint (tomo_test_count_entries (dir), ==, earlier);
-      for (guint row = 0; row < earlier; row++)
+      for (guint row = 64 - earlier; row < 64; row++)
         {
           g_autofree char *name = g_strdup_printf ("slice_%05u.tif", row);
           g_autofree char *path = g_build_filename (dir, name, NULL);

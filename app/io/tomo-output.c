@@ -203,8 +203,11 @@ format_row_path (char       *buf,
     buf[len++] = digits[--n_digits];
   memcpy (buf + len, suffix, suffix_len);
   len += suffix_len;
-  memcpy (buf + len, tail, tail_len);
-  len += tail_len;
+  if (tail != NULL)
+    {
+      memcpy (buf + len, tail, tail_len);
+      len += tail_len;
+    }
   buf[len] = '\0';
   return len;
 }

@@ -1354,18 +1354,10 @@ tomo_engine_reconstruct_centers (TomoEngine             *self,
 /* --- whole volumes ------------------------------------------------------ */
 
 gboolean
-tomo_engine_reconstruct_scan_volume (TomoEngine            *self,
-                                     TomoScan              *scan,
-                                     guint                  row_start,
-                                     guint                  row_end,
-                                     const TomoReconParams *params,
-                                     int                    kernel,
-                                     TomoVolumeSink         sink,
-                                     TomoProgressFunc       progress,
-                                     gpointer               user_data,
-                                     TomoVolumeStats       *stats,
-                                     GCancellable          *cancellable,
-                                     GError               **error)
+tomo_engine_run_volume (TomoEngine              *self,
+                        const TomoVolumeRequest *request,
+                        GCancellable            *cancellable,
+                        GError                 **error)
 {
   TomoBackendVolume volume = { 0 };
   TomoVolumeStats local_stats = { 0 };
@@ -1374,40 +1366,42 @@ tomo_engine_reconstruct_scan_volume (TomoEngine            *self,
   gboolean ok = FALSE;
 
   g_return_val_if_fail (TOMO_IS_ENGINE (self), FALSE);
-  g_return_val_if_fail (scan == NULL || TOMO_IS_SCAN (scan), FALSE);
-  g_return_val_if_fail (params != NULL, FALSE);
-  g_return_val_if_fail (sink != NULL, FALSE);
+  g_return_val_if_fail (request != NULL, FALSE);
+  g_return_val_if_fail (request->scan == NULL || TOMO_IS_SCAN (request->scan), FALSE);
+  g_return_val_if_fail (request->params != NULL, FALSE);
+  g_return_val_if_fail (request->sink != NULL, FALSE);
 
-  if ((guint) kernel >= TOMO_N_KERNELS)
+  if ((guint) request->kernel >= TOMO_N_KERNELS)
     {
       g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                   "Unknown back-projection kernel %d", kernel);
+                   "Unknown back-projection kernel %d", request->kernel);
       return FALSE;
     }
   /* The backend's lock for the whole volume (slices on it wait), the
    * engine's not at all: a new scan or backend meanwhile is for the next. */
-  if (!job_begin (self, &job, scan, ANY_GENERATION, row_start, error))
+  if (!job_begin (self, &job, request->scan, ANY_GENERATION, request->row_start, error))
     return FALSE;
-  if (check_scan (job.scan, row_start, row_end, params, &volume.roi, &local_error))
+  if (check_scan (job.scan, request->row_start, request->row_end, request->params, &volume.roi,
+                  &local_error))
     {
       volume.scan = job.scan;
-      volume.row_start = row_start;
-      volume.row_end = row_end;
-      volume.params = *params;
-      volume.kernel = kernel;
-      volume.sink = sink;
-      volume.progress = progress;
-      volume.user_data = user_data;
+      volume.row_start = request->row_start;
+      volume.row_end = request->row_end;
+      volume.params = *request->params;
+      volume.kernel = request->kernel;
+      volume.sink = request->sink;
+      volume.progress = request->progress;
+      volume.user_data = request->user_data;
       volume.cancellable = cancellable;
       volume.stats = &local_stats;
-      local_stats.n_rows = row_end - row_start;
+      local_stats.n_rows = request->row_end - request->row_start;
       ok = job.impl->ops->volume (job.impl, &volume, &local_error);
       give_up_gpu (&job, ok ? NULL : local_error);
       g_mutex_lock (&self->lock);
       self->volume_stats = local_stats;
       g_mutex_unlock (&self->lock);
-      if (stats != NULL)
-        *stats = local_stats;
+      if (request->stats != NULL)
+        *request->stats = local_stats;
     }
   job_end (&job);
   if (local_error != NULL)
@@ -1427,9 +1421,10 @@ tomo_engine_reconstruct_volume (TomoEngine            *self,
                                 GCancellable          *cancellable,
                                 GError               **error)
 {
-  return tomo_engine_reconstruct_scan_volume (self, NULL, row_start, row_end, params, kernel,
-                                              sink, progress, user_data, NULL, cancellable,
-                                              error);
+  TomoVolumeRequest request = { NULL, row_start, row_end, params, kernel, sink, progress,
+                                user_data, NULL };
+
+  return tomo_engine_run_volume (self, &request, cancellable, error);
 }
 
 void

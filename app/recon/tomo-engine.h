@@ -251,22 +251,28 @@ gboolean     tomo_engine_reconstruct_volume (TomoEngine            *self,
                                              gpointer               user_data,
                                              GCancellable          *cancellable,
                                              GError               **error);
-/* The same of `scan` (NULL: the engine's of now), which need not be the
- * engine's scan — an export goes on with the scan it described in its file
- * while another is opened — and its stage times in *stats (may be NULL;
- * set when the rows were valid, also when it failed). */
-gboolean     tomo_engine_reconstruct_scan_volume (TomoEngine            *self,
-                                                  TomoScan              *scan,
-                                                  guint                  row_start,
-                                                  guint                  row_end,
-                                                  const TomoReconParams *params,
-                                                  int                    kernel,
-                                                  TomoVolumeSink         sink,
-                                                  TomoProgressFunc       progress,
-                                                  gpointer               user_data,
-                                                  TomoVolumeStats       *stats,
-                                                  GCancellable          *cancellable,
-                                                  GError               **error);
+/* A volume as tomo_engine_run_volume() takes it: the arguments of
+ * tomo_engine_reconstruct_volume(), and `scan` (NULL: the engine's of
+ * now), which need not be the engine's scan — an export goes on with the
+ * scan it described in its file while another is opened — and `stats`
+ * (may be NULL) for its stage times, set when the rows were valid, also
+ * when it failed. */
+typedef struct
+{
+  TomoScan              *scan;
+  guint                  row_start, row_end;
+  const TomoReconParams *params;
+  int                    kernel;
+  TomoVolumeSink         sink;
+  TomoProgressFunc       progress;
+  gpointer               user_data;
+  TomoVolumeStats       *stats;
+} TomoVolumeRequest;
+
+gboolean     tomo_engine_run_volume (TomoEngine              *self,
+                                     const TomoVolumeRequest *request,
+                                     GCancellable            *cancellable,
+                                     GError                 **error);
 /* Stage times of the last volume (also when it failed); zeros before the
  * first. */
 void         tomo_engine_get_volume_stats   (TomoEngine      *self,

@@ -214,6 +214,7 @@ tomo_volume_export_run (TomoVolumeExport *self,
 {
   TomoScan *scan = self->scan;
   TomoVolumeInfo info = { 0 };
+  TomoVolumeRequest request;
   TomoRoi roi;
   gint64 t0 = g_get_monotonic_time ();
   GError *local = NULL;
@@ -254,9 +255,9 @@ tomo_volume_export_run (TomoVolumeExport *self,
       return FALSE;
     }
 
-  ok = tomo_engine_reconstruct_scan_volume (self->engine, scan, self->row_start, self->row_end,
-                                            &self->params, self->kernel, sink_cb, progress_cb,
-                                            self, &self->stats, cancellable, &local);
+  request = (TomoVolumeRequest) { scan, self->row_start, self->row_end, &self->params,
+                                  self->kernel, sink_cb, progress_cb, self, &self->stats };
+  ok = tomo_engine_run_volume (self->engine, &request, cancellable, &local);
   self->stats.sink_ms = self->stats.write_ms;
   self->stats.write_ms = tomo_volume_writer_get_busy_ms (self->writer);
   /* The writers' busy time is taken before finish frees them; finish only

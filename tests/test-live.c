@@ -1280,6 +1280,40 @@ test_memory_shared (void)
  * projection id far past the frames held (JSON grows a slot per id), dark
  * and flat ids and counts beyond any scan's, a message larger than any frame
  * may be (refused by ZeroMQ before it is read). */
+/* JSON with a projection count whose slots alone exceed the memory limit:
+ * the first frame cannot open the scan, and is dropped as over the limit
+ * (the receiver went on dereferencing the error it had cleared); a later
+ * message is still received. */
+static void
+test_memory_json_count (void)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoLiveReceiver) rx = NULL;
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autoptr(TomoLiveScan) live = NULL;
+  TomoLiveReceiverOptions options;
+  TomoLiveReceiverStats s;
+  guint8 px[4] = { 1, 2, 3, 4 };
+
+  tomo_live_receiver_options_init (&options);
+  options.url = "tcp://127.0.0.1:*";
+  options.protocol = TOMO_LIVE_PROTOCOL_JSON;
+  options.max_memory = 2048;
+  options.n_projections = 100000;
+  rx = tomo_live_receiver_new (&options, &error);
+  g_assert_no_error (error);
+  tx = sender_new (rx, TOMO_LIVE_PROTOCOL_JSON);
+  for (guint i = 0; i < 2; i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, 2, 2, TOMO_DTYPE_UINT8, px,
+                                                FALSE, 0, &error));
+  g_assert_no_error (error);
+  s = wait_messages (rx, 2);
+  g_assert_cmpuint (s.n_dropped[TOMO_LIVE_DROP_MEMORY], ==, 2);
+  g_assert_cmpuint (s.n_accepted, ==, 0);
+  live = tomo_live_receiver_dup_current (rx);
+  g_assert_null (live);
+}
+
 static void
 test_memory_wire (void)
 {
@@ -1520,6 +1554,7 @@ main (int    argc,
   g_test_add_func ("/tomo/live/memory-limit", test_memory_limit);
   g_test_add_func ("/tomo/live/memory-shared", test_memory_shared);
   g_test_add_func ("/tomo/live/memory-wire", test_memory_wire);
+  g_test_add_func ("/tomo/live/memory-json-count", test_memory_json_count);
   g_test_add_func ("/tomo/live/gaps", test_gaps);
   g_test_add_func ("/tomo/live/record/gaps", test_record_gaps);
   g_test_add_data_func ("/tomo/live/preview/scan", GINT_TO_POINTER (TOMO_LIVE_MODE_SCAN), test_preview);

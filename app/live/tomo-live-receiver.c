@@ -293,16 +293,21 @@ handle (TomoLiveReceiver *self,
           {
             scan = new_scan_locked (self, TOMO_LIVE_PROTOCOL_JSON, &m, self->json_n_projections,
                                     self->json_angles_deg, self->angle_range_deg, &error);
-            if (scan != NULL)
-              start_scan_locked (self, scan);
+            if (scan == NULL)
+              {
+                g_mutex_unlock (&self->lock);
+                drop_message (self, TOMO_LIVE_DROP_MEMORY, g_strdup (error->message));
+                return;
+              }
+            start_scan_locked (self, scan);
           }
         /* Complete scans nobody took give way to the one arriving. */
         do
           {
             g_clear_error (&error);
-            added = scan != NULL && tomo_live_scan_add_frame (scan, &m, &error);
+            added = tomo_live_scan_add_frame (scan, &m, &error);
           }
-        while (!added && scan != NULL && g_error_matches (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY) &&
+        while (!added && g_error_matches (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY) &&
                evict_complete_locked (self));
         if (!added)
           {

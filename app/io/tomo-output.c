@@ -43,9 +43,11 @@
 enum { SLOT_FREE = 0, SLOT_CLAIMED, SLOT_LIVE, SLOT_DYING, SLOT_COMMITTING };
 
 /* A row of a folder: under its hidden name (STAGED), being moved to its
- * final name, which did not exist (PLACING), or there (PLACED: the run
- * made that name, so an abort removes it). */
-enum { ROW_STAGED = 0, ROW_PLACING, ROW_PLACED };
+ * final name, which did not exist (PLACING), there (PLACED: the run made
+ * that name, so an abort removes it), or removed by an abort or a signal
+ * (GONE: never placed after that).  Only a row PLACING or PLACED whose
+ * hidden file is gone has a final name that is the run's own. */
+enum { ROW_STAGED = 0, ROW_PLACING, ROW_PLACED, ROW_GONE };
 
 /* A folder's rows are DIR/PREFIX row SUFFIX, written first under the
  * hidden name DIR/.PREFIX row SUFFIX TAIL (TAIL ".tomolive-XXXXXX", one
@@ -91,6 +93,7 @@ struct _TomoOutputFolder
   guint    first, n;
   volatile gint *placed; /* n ROW_* states, read by the signal handler */
   int      slot;        /* -1: not registered */
+  gboolean handler_has; /* the signal handler took the slot: `placed` stays */
   gboolean done;
 };
 
@@ -141,11 +144,13 @@ slot_claim (const char *path)
   return slot_claim_full (path, NULL, NULL, NULL, 0, 0, NULL);
 }
 
-static void
+/* FALSE when the signal handler has taken the slot (it is removing what
+ * the slot names, and the process is about to exit): then the slot and
+ * what it points to must stay. */
+static gboolean
 slot_release (int i)
 {
-  if (i >= 0)
-    g_atomic_int_set (&slots[i].state, SLOT_FREE);
+  return i < 0 || g_atomic_int_compare_and_exchange (&slots[i].state, SLOT_LIVE, SLOT_FREE);
 }
 
 guint
@@ -213,9 +218,10 @@ format_row_path (char       *buf,
 }
 
 /* Removes the files of rows [first, first + n) of the folder `dir`: those
- * still under their hidden names, and those the run placed under their
- * final names (placed[i] not ROW_STAGED; a row being placed whose hidden
- * file is gone is placed); the number of files removed.
+ * still under their hidden names (the row is then GONE, so a writer about
+ * to place it does not), and the final names the run took: a row PLACING
+ * or PLACED whose hidden file was already gone (renamed: the rename is
+ * atomic, and it never replaces a file); the number of files removed.
  * Async-signal-safe.  A writer thread may create a file after its name
  * went by: a second pass then finds it. */
 static guint
@@ -236,18 +242,22 @@ remove_rows (const char    *dir,
   for (guint pass = 0; pass < 2; pass++)
     for (guint i = 0; i < n; i++)
       {
-        gint state = placed != NULL ? g_atomic_int_get (&placed[i]) : ROW_STAGED;
+        gint state;
 
         if (format_row_path (buf, sizeof buf, dir, dir_len, prefix, prefix_len, first + i,
                              suffix, suffix_len, tail) > 0 && unlink (buf) == 0)
-          n_removed++;
-        else if (state != ROW_STAGED &&
-                 format_row_path (buf, sizeof buf, dir, dir_len, prefix, prefix_len, first + i,
-                                  suffix, suffix_len, NULL) > 0 && unlink (buf) == 0)
           {
             n_removed++;
-            g_atomic_int_set (&placed[i], ROW_STAGED);
+            g_atomic_int_set (&placed[i], ROW_GONE);
+            continue;
           }
+        state = g_atomic_int_get (&placed[i]);
+        if ((state == ROW_PLACING || state == ROW_PLACED) &&
+            format_row_path (buf, sizeof buf, dir, dir_len, prefix, prefix_len, first + i,
+                             suffix, suffix_len, NULL) > 0 && unlink (buf) == 0)
+          n_removed++;
+        if (state == ROW_PLACING || state == ROW_PLACED)
+          g_atomic_int_set (&placed[i], ROW_GONE);
       }
   return n_removed;
 }
@@ -960,7 +970,7 @@ folder_remove_all (TomoOutputFolder *folder)
 {
   guint n_removed = folder_remove_rows (folder, folder->first, folder->n);
 
-  slot_release (folder->slot);
+  folder->handler_has |= !slot_release (folder->slot);
   folder->slot = -1;
   return n_removed;
 }
@@ -979,13 +989,15 @@ tomo_output_folder_place (TomoOutputFolder *folder,
   staged = folder_row_path (folder, folder->dir, row, TRUE);
   final = folder_row_path (folder, folder->dir, row, FALSE);
   state = &folder->placed[row - folder->first];
-  /* PLACING first: a signal between the rename and PLACED finds the staged
-   * file gone and removes the final name. */
-  g_atomic_int_set (state, ROW_PLACING);
+  /* PLACING first: a signal between the rename and PLACED finds the hidden
+   * file gone and removes the final name.  A row the handler already took
+   * (GONE) is not placed: its hidden file is gone, or going. */
+  if (!g_atomic_int_compare_and_exchange (state, ROW_STAGED, ROW_PLACING))
+    return;
   if (renameat2 (AT_FDCWD, staged, AT_FDCWD, final, RENAME_NOREPLACE) == 0)
-    g_atomic_int_set (state, ROW_PLACED);
-  else
-    g_atomic_int_set (state, ROW_STAGED);   /* the name is taken (or no such rename): commit's */
+    g_atomic_int_compare_and_exchange (state, ROW_PLACING, ROW_PLACED);
+  else   /* the name is taken (or no such rename): commit's */
+    g_atomic_int_compare_and_exchange (state, ROW_PLACING, ROW_STAGED);
 }
 
 gboolean
@@ -1023,10 +1035,11 @@ tomo_output_folder_commit (TomoOutputFolder *folder,
   if (folder->slot >= 0 &&
       !g_atomic_int_compare_and_exchange (&slots[folder->slot].state, SLOT_LIVE, SLOT_COMMITTING))
     {
-      /* The signal handler took the slot and removed the files. */
+      /* The signal handler took the slot and removes the files. */
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
                    "Cannot put the files in place in %s: interrupted; nothing was replaced",
                    folder->dir);
+      folder->handler_has = TRUE;
       folder->slot = -1;
       return FALSE;
     }
@@ -1092,7 +1105,9 @@ tomo_output_folder_free (TomoOutputFolder *folder)
   if (!folder->done)
     tomo_output_folder_abort (folder);
   g_free (folder->dir);
-  g_free ((gpointer) folder->placed);
+  /* The handler may still walk it until the process exits. */
+  if (!folder->handler_has)
+    g_free ((gpointer) folder->placed);
   g_free (folder->prefix);
   g_free (folder->suffix);
   g_free (folder);

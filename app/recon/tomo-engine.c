@@ -308,29 +308,38 @@ use_backend (TomoEngine  *self,
              TomoBackend  kind,
              GError     **error)
 {
-  EngineBackend *backend = NULL, *old = NULL;
+  EngineBackend *backend, *old = NULL;
   TomoRawRows *raw = NULL;
 
-  g_mutex_lock (&self->lock);
-  if (self->backend->impl->ops->backend == kind && !self->backend->faulted)
+  for (;;)
     {
+      backend = NULL;
+      g_mutex_lock (&self->lock);
+      if (self->backend->impl->ops->backend == kind && !self->backend->faulted)
+        {
+          g_mutex_unlock (&self->lock);
+          return TRUE;
+        }
+      if (self->alive[kind] != NULL && !self->alive[kind]->faulted)
+        backend = engine_backend_ref_locked (self->alive[kind]);
       g_mutex_unlock (&self->lock);
-      return TRUE;
-    }
-  if (self->alive[kind] != NULL && !self->alive[kind]->faulted)
-    backend = engine_backend_ref_locked (self->alive[kind]);
-  g_mutex_unlock (&self->lock);
 
-  if (backend == NULL)
-    {
-      TomoBackendImpl *impl = kind == TOMO_BACKEND_GPU ? tomo_backend_gpu_new (error)
-                                                        : tomo_backend_cpu_new ();
+      if (backend == NULL)
+        {
+          TomoBackendImpl *impl = kind == TOMO_BACKEND_GPU ? tomo_backend_gpu_new (error)
+                                                            : tomo_backend_cpu_new ();
 
-      if (impl == NULL)
-        return FALSE;
-      backend = engine_backend_new (impl);
+          if (impl == NULL)
+            return FALSE;
+          backend = engine_backend_new (impl);
+        }
+      g_mutex_lock (&self->lock);
+      /* A job on the backend found it faulted meanwhile: not that one. */
+      if (!backend->faulted)
+        break;
+      g_mutex_unlock (&self->lock);
+      engine_backend_unref (self, backend);
     }
-  g_mutex_lock (&self->lock);
   install_backend_locked (self, backend, &old, &raw);
   g_mutex_unlock (&self->lock);
   let_go (self, old, raw);

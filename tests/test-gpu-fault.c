@@ -172,16 +172,6 @@ test_memory_cap (void)
   clear_faults ();
 }
 
-static double *
-half_turn (guint n)
-{
-  double *angles = g_new (double, n);
-
-  for (guint p = 0; p < n; p++)
-    angles[p] = G_PI * p / n;
-  return angles;
-}
-
 /* A float store of `n_rows` rows of n_proj × width, or NULL and the error. */
 static TomoGpuStore *
 store_new (guint       width,
@@ -190,7 +180,7 @@ store_new (guint       width,
            TomoGpuStorePrecision precision,
            GError    **error)
 {
-  g_autofree double *angles = half_turn (n_proj);
+  g_autofree double *angles = tomo_test_half_turn (n_proj);
 
   return tomo_gpu_store_new (0, width, n_proj, angles, 0, n_rows, precision, 0, error);
 }

@@ -20,8 +20,6 @@
  * bin wherever float and double round t to different sides of a half);
  * half store 2e-3 (half's 11-bit mantissa). */
 
-static gboolean have_device;
-
 typedef struct
 {
   TomoPhantomParams params;
@@ -151,11 +149,7 @@ test_planes (gconstpointer data)
   const char *names[7] = { "XZ", "YZ", "XY", "oblique 37°/20° ×0.8", "oblique 120°/−35° ×1.5",
                            "XZ partly above the rows", "XZ with rows tilted 20°" };
 
-  if (!have_device)
-    {
-      g_test_skip ("no CUDA device");
-      return;
-    }
+  TOMO_TEST_REQUIRE_GPU ("the GPU volume store");
   fixture_init (&fx, 161, 11, 181);
   store = store_new (&fx, 0, fx.h, precision);
   g_assert_cmpint (tomo_gpu_store_get_precision (store), ==, precision);
@@ -258,11 +252,7 @@ test_tile (gconstpointer data)
   TomoGpuPlane gp;
   double worst = 0;
 
-  if (!have_device)
-    {
-      g_test_skip ("no CUDA device");
-      return;
-    }
+  TOMO_TEST_REQUIRE_GPU ("the GPU volume store");
   fixture_init (&fx, 128, 21, 150);
   store = store_new (&fx, 0, fx.h, precision);
   tomo_plane_init_xz (&planes[0], 70.5, 0, fx.w, 0, fx.h);
@@ -418,11 +408,7 @@ run_tilt (TomoGpuStorePrecision precision,
   guint n = kind == 2 ? 3 : G_N_ELEMENTS (planes);
   double zc;
 
-  if (!have_device)
-    {
-      g_test_skip ("no CUDA device");
-      return;
-    }
+  TOMO_TEST_REQUIRE_GPU ("the GPU volume store");
   if (kind == 2)
     fixture_init (&fx, 161, 11, 181);
   else
@@ -646,11 +632,7 @@ test_tex_unaligned (void)
   TomoPlane ob;
   TomoGpuPlane gp;
 
-  if (!have_device)
-    {
-      g_test_skip ("no CUDA device");
-      return;
-    }
+  TOMO_TEST_REQUIRE_GPU ("the GPU volume store");
   fixture_init (&fx, 144, 12, 151);
   store = store_new (&fx, 0, fx.h, TOMO_GPU_STORE_HALF);
   tomo_plane_init_oblique (&ob, (double[3]) { 70.0, 75.0, 5.5 }, 37.0, 20.0, 150, 9, 1.0);
@@ -693,11 +675,7 @@ test_tilt (gconstpointer data)
 static void
 test_tile_wide_small (void)
 {
-  if (!have_device)
-    {
-      g_test_skip ("no CUDA device");
-      return;
-    }
+  TOMO_TEST_REQUIRE_GPU ("the GPU volume store");
   for (TomoGpuStorePrecision precision = TOMO_GPU_STORE_FLOAT; precision <= TOMO_GPU_STORE_HALF;
        precision++)
     {
@@ -745,11 +723,7 @@ test_preview (gconstpointer data)
   Fixture fx;
   TomoGpuStore *store;
 
-  if (!have_device)
-    {
-      g_test_skip ("no CUDA device");
-      return;
-    }
+  TOMO_TEST_REQUIRE_GPU ("the GPU volume store");
   fixture_init (&fx, 161, 11, 181);
   store = store_new (&fx, 0, fx.h, precision);
   for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
@@ -815,11 +789,7 @@ test_row_range (void)
   TomoGpuStore *store;
   TomoPlane plane;
 
-  if (!have_device)
-    {
-      g_test_skip ("no CUDA device");
-      return;
-    }
+  TOMO_TEST_REQUIRE_GPU ("the GPU volume store");
   fixture_init (&fx, 100, 12, 120);
   store = store_new (&fx, 3, 6, TOMO_GPU_STORE_FLOAT);
   tomo_plane_init_yz (&plane, 40, 5, 83, 0, fx.h);
@@ -848,11 +818,7 @@ test_put_counts_rows (void)
   TomoPlane plane;
   TomoGpuPlane gp;
 
-  if (!have_device)
-    {
-      g_test_skip ("no CUDA device");
-      return;
-    }
+  TOMO_TEST_REQUIRE_GPU ("the GPU volume store");
   fixture_init (&fx, 64, 6, 90);
   store = tomo_gpu_store_new (0, fx.w, fx.n, fx.angles, 0, fx.h, TOMO_GPU_STORE_FLOAT, 0, &error);
   g_assert_no_error (error);
@@ -931,11 +897,7 @@ test_fill (void)
   ReadData rd;
   guint padded;
 
-  if (!have_device)
-    {
-      g_test_skip ("no CUDA device");
-      return;
-    }
+  TOMO_TEST_REQUIRE_GPU ("the GPU volume store");
   fixture_init (&fx, 128, 7, 150);  /* 7 rows: groups of 4, 2 and 1 */
   rd = (ReadData) { &fx, 0, 0 };
   store = tomo_gpu_store_new (0, fx.w, fx.n, fx.angles, 0, fx.h, TOMO_GPU_STORE_AUTO, 0, &error);
@@ -973,11 +935,7 @@ test_memory_cap (void)
   TomoGpuStore *store;
   guint64 elems = 10ull * 16 * 100;
 
-  if (!have_device)
-    {
-      g_test_skip ("no CUDA device");
-      return;
-    }
+  TOMO_TEST_REQUIRE_GPU ("the GPU volume store");
   for (guint p = 0; p < 16; p++)
     angles[p] = G_PI * p / 16;
   store = tomo_gpu_store_new (0, 100, 16, angles, 0, 10, TOMO_GPU_STORE_AUTO, elems * 4 - 1,
@@ -1021,7 +979,6 @@ main (int   argc,
       char *argv[])
 {
   g_test_init (&argc, &argv, NULL);
-  have_device = tomo_gpu_get_n_devices () > 0;
 
   add_per_precision ("planes", 0, test_planes);
   add_per_precision ("tile", 0, test_tile);

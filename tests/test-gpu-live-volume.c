@@ -100,7 +100,6 @@ test_live_gpu_store (void)
   g_autofree float *g_xz[2] = { NULL }, *g_yz[2] = { NULL };
   g_autofree float *c_xz[2] = { NULL }, *c_yz[2] = { NULL };
   g_autofree float *f_xz = NULL, *f_yz = NULL;
-  TomoLiveReceiverOptions options;
   TomoLiveReceiverStats stats;
   TomoLiveScanInfo info;
   TomoReconParams params;
@@ -123,12 +122,7 @@ test_live_gpu_store (void)
   tomo_recon_params_init (&params, W);
   params.center = (W - 1) / 2.0 + 3.37;   /* the sample's axis */
 
-  tomo_live_receiver_options_init (&options);
-  options.url = "tcp://127.0.0.1:*";
-  options.protocol = TOMO_LIVE_PROTOCOL_TOMOP;
-  options.max_memory = (gsize) 1 << 30;
-  rx = tomo_live_receiver_new (&options, &error);
-  g_assert_no_error (error);
+  rx = loopback_receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE, (gsize) 1 << 30, 0);
   tx = tomo_live_sender_new (tomo_live_receiver_get_endpoint (rx), TOMO_LIVE_PROTOCOL_TOMOP,
                              FALSE, 20000, &error);
   g_assert_no_error (error);

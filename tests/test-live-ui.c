@@ -63,16 +63,6 @@ need_display (void)
   return have_display;
 }
 
-/* Options of a receiver on loopback, the port the system's choice. */
-static void
-loopback_options (TomoLiveReceiverOptions *options,
-                  TomoLiveProtocol         protocol)
-{
-  tomo_live_receiver_options_init (options);
-  options->url = "tcp://127.0.0.1:*";
-  options->protocol = protocol;
-}
-
 /* Runs the main loop until done (data) is TRUE, at most WAIT_S seconds. */
 static gboolean
 run_until (gboolean (*done) (gconstpointer data),

@@ -46,7 +46,40 @@ read_frames (TomoScan      *file,
   return frames;
 }
 
+#include "tomo-live-receiver.h"
 #include "tomo-live-sender.h"
+
+/* Options of a receiver on loopback, the port the system's choice. */
+static inline void
+loopback_options (TomoLiveReceiverOptions *options,
+                  TomoLiveProtocol         protocol)
+{
+  tomo_live_receiver_options_init (options);
+  options->url = "tcp://127.0.0.1:*";
+  options->protocol = protocol;
+}
+
+/* A receiver on loopback: PULL or REP, with a memory limit and, where not
+ * 0, the number of projections a scan has. */
+static inline TomoLiveReceiver *
+loopback_receiver_new (TomoLiveProtocol protocol,
+                       gboolean         reply,
+                       gsize            max_memory,
+                       guint            n_projections)
+{
+  g_autoptr(GError) error = NULL;
+  TomoLiveReceiverOptions options;
+  TomoLiveReceiver *rx;
+
+  loopback_options (&options, protocol);
+  options.reply = reply;
+  options.max_memory = max_memory;
+  if (n_projections != 0)
+    options.n_projections = n_projections;
+  rx = tomo_live_receiver_new (&options, &error);
+  g_assert_no_error (error);
+  return rx;
+}
 
 /* Geometry, darks and flats of `file`, as a TomoPackets sender starts a scan. */
 static inline void

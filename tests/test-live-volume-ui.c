@@ -154,9 +154,7 @@ test_follow (void)
     g_assert_true (gtk_widget_get_mapped (GTK_WIDGET (window)));
   }
 
-  tomo_live_receiver_options_init (&options);
-  options.url = "tcp://127.0.0.1:*";
-  options.protocol = TOMO_LIVE_PROTOCOL_TOMOP;
+  loopback_options (&options, TOMO_LIVE_PROTOCOL_TOMOP);
   g_assert_true (tomo_live_link_attach (window, &options, &error));
   g_assert_no_error (error);
   tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window), TOMO_LIVE_PROTOCOL_TOMOP,

@@ -27,31 +27,11 @@
 static const char *sample_path;
 static const char *tomolive;
 
-/* A receiver on loopback: PULL or REP, with a memory limit. */
-static TomoLiveReceiver *
-receiver_new_full (TomoLiveProtocol protocol,
-                   gboolean         reply,
-                   gsize            max_memory)
-{
-  g_autoptr(GError) error = NULL;
-  TomoLiveReceiverOptions options;
-  TomoLiveReceiver *rx;
-
-  tomo_live_receiver_options_init (&options);
-  options.url = "tcp://127.0.0.1:*";
-  options.protocol = protocol;
-  options.reply = reply;
-  options.max_memory = max_memory;
-  rx = tomo_live_receiver_new (&options, &error);
-  g_assert_no_error (error);
-  return rx;
-}
-
 static TomoLiveReceiver *
 receiver_new (TomoLiveProtocol protocol,
               gboolean         reply)
 {
-  return receiver_new_full (protocol, reply, (gsize) 2 << 30);
+  return loopback_receiver_new (protocol, reply, (gsize) 2 << 30, 0);
 }
 
 /* A sender to `rx` in `protocol`, without replies, 10 s timeout. */
@@ -1154,18 +1134,13 @@ test_memory_limit (void)
   g_autoptr(TomoLiveSender) tx = NULL;
   g_autoptr(TomoLiveScan) live = NULL;
   g_autofree char *last = NULL;
-  TomoLiveReceiverOptions options;
   TomoLiveReceiverStats s = { 0 };
   TomoLiveScanInfo info;
   guint16 px[100 * 100] = { 0 };
+  const gsize max_memory = 3 * sizeof px + 1000;   /* three frames and their slots */
   gint64 deadline;
 
-  tomo_live_receiver_options_init (&options);
-  options.url = "tcp://127.0.0.1:*";
-  options.protocol = TOMO_LIVE_PROTOCOL_JSON;
-  options.max_memory = 3 * sizeof px + 1000;   /* three frames and their slots */
-  rx = tomo_live_receiver_new (&options, &error);
-  g_assert_no_error (error);
+  rx = loopback_receiver_new (TOMO_LIVE_PROTOCOL_JSON, FALSE, max_memory, 0);
   tx = sender_new (rx, TOMO_LIVE_PROTOCOL_JSON);
   for (guint i = 0; i < 5; i++)
     g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, 100, 100, TOMO_DTYPE_UINT16, px,
@@ -1195,7 +1170,7 @@ test_memory_limit (void)
   tomo_live_scan_get_info (live, &info);
   g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, 3);
   g_assert_cmpuint (info.n_duplicates, ==, 1);
-  g_assert_cmpuint (info.bytes_held, <=, options.max_memory);
+  g_assert_cmpuint (info.bytes_held, <=, max_memory);
 }
 
 /* Waits until `rx` has handled (accepted or dropped) `n` messages. */
@@ -1229,7 +1204,7 @@ test_memory_shared (void)
 {
   gsize scan_bytes = (gsize) SHARED_N * SHARED_ROWS * SHARED_COLS * sizeof (float);
   gsize limit = 3 * scan_bytes + 64 * 1024;
-  g_autoptr(TomoLiveReceiver) rx = receiver_new_full (TOMO_LIVE_PROTOCOL_TOMOP, FALSE, limit);
+  g_autoptr(TomoLiveReceiver) rx = loopback_receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE, limit, 0);
   g_autoptr(TomoLiveSender) tx = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
   g_autoptr(GError) error = NULL;
   g_autofree float *px = g_new (float, SHARED_ROWS * SHARED_COLS);
@@ -1291,17 +1266,10 @@ test_memory_json_count (void)
   g_autoptr(TomoLiveReceiver) rx = NULL;
   g_autoptr(TomoLiveSender) tx = NULL;
   g_autoptr(TomoLiveScan) live = NULL;
-  TomoLiveReceiverOptions options;
   TomoLiveReceiverStats s;
   guint8 px[4] = { 1, 2, 3, 4 };
 
-  tomo_live_receiver_options_init (&options);
-  options.url = "tcp://127.0.0.1:*";
-  options.protocol = TOMO_LIVE_PROTOCOL_JSON;
-  options.max_memory = 2048;
-  options.n_projections = 100000;
-  rx = tomo_live_receiver_new (&options, &error);
-  g_assert_no_error (error);
+  rx = loopback_receiver_new (TOMO_LIVE_PROTOCOL_JSON, FALSE, 2048, 100000);
   tx = sender_new (rx, TOMO_LIVE_PROTOCOL_JSON);
   for (guint i = 0; i < 2; i++)
     g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, 2, 2, TOMO_DTYPE_UINT8, px,
@@ -1323,7 +1291,7 @@ test_memory_wire (void)
 
   /* JSON: frame 2²⁴ − 1 of a growing scan would need 2²⁴ slots. */
   {
-    g_autoptr(TomoLiveReceiver) rx = receiver_new_full (TOMO_LIVE_PROTOCOL_JSON, FALSE, limit);
+    g_autoptr(TomoLiveReceiver) rx = loopback_receiver_new (TOMO_LIVE_PROTOCOL_JSON, FALSE, limit, 0);
     g_autoptr(TomoLiveSender) tx = sender_new (rx, TOMO_LIVE_PROTOCOL_JSON);
     g_autoptr(TomoLiveScan) live = NULL;
     TomoLiveReceiverStats s;
@@ -1353,7 +1321,7 @@ test_memory_wire (void)
   /* TomoPackets: a dark id and a ScanSettings count beyond any scan's; a
    * message four times the limit. */
   {
-    g_autoptr(TomoLiveReceiver) rx = receiver_new_full (TOMO_LIVE_PROTOCOL_TOMOP, FALSE, limit);
+    g_autoptr(TomoLiveReceiver) rx = loopback_receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE, limit, 0);
     g_autoptr(TomoLiveSender) tx = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
     g_autoptr(TomoLiveSender) big = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
     g_autoptr(TomoLiveScan) live = NULL;

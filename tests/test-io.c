@@ -11,6 +11,7 @@
 #include <tiffio.h>
 
 #include "tomo-error.h"
+#include "tomo-hdf5-private.h"
 #include "tomo-scan.h"
 #include "tomo-scan-private.h"
 #include "tomo-test-util.h"
@@ -138,14 +139,9 @@ h5_write_attr_string (hid_t file, const char *obj_name, const char *attr, const 
 {
   hid_t obj = H5Oopen (file, obj_name, H5P_DEFAULT);
   hid_t type = H5Tcopy (H5T_C_S1);
-  hid_t space = H5Screate (H5S_SCALAR);
-  hid_t a;
 
   H5Tset_size (type, strlen (value) + 1);
-  a = H5Acreate2 (obj, attr, type, space, H5P_DEFAULT, H5P_DEFAULT);
-  H5Awrite (a, type, value);
-  H5Aclose (a);
-  H5Sclose (space);
+  g_assert_true (_tomo_hdf5_write_attr (obj, attr, type, type, value));
   H5Tclose (type);
   H5Oclose (obj);
 }
@@ -608,17 +604,14 @@ test_already_linear_attribute (Fixture *f, gconstpointer data)
       g_autofree char *path = write_dxchange (f, name, DX_FULL, H5T_IEEE_F32LE, NULL);
       g_autoptr(GError) error = NULL;
       g_autoptr(TomoScan) scan = NULL;
-      hid_t file, dset, space, attr;
+      hid_t file, dset;
       gboolean normalise, apply_log;
       float out[NP * NW];
 
       file = H5Fopen (path, H5F_ACC_RDWR, H5P_DEFAULT);
       dset = H5Dopen2 (file, "/exchange/data", H5P_DEFAULT);
-      space = H5Screate (H5S_SCALAR);
-      attr = H5Acreate2 (dset, "already_linear", H5T_STD_U8LE, space, H5P_DEFAULT, H5P_DEFAULT);
-      g_assert_cmpint (H5Awrite (attr, H5T_NATIVE_UINT8, &flag), >=, 0);
-      H5Aclose (attr);
-      H5Sclose (space);
+      g_assert_true (_tomo_hdf5_write_attr (dset, "already_linear", H5T_STD_U8LE,
+                                            H5T_NATIVE_UINT8, &flag));
       H5Dclose (dset);
       H5Fclose (file);
 

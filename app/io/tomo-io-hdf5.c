@@ -101,6 +101,26 @@ _tomo_hdf5_write_doubles (hid_t         loc,
   return dset >= 0 && status >= 0;
 }
 
+gboolean
+_tomo_hdf5_write_attr (hid_t       loc,
+                       const char *name,
+                       hid_t       file_type,
+                       hid_t       mem_type,
+                       const void *value)
+{
+  hid_t space = H5Screate (H5S_SCALAR);
+  hid_t attr = H5Acreate2 (loc, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT);
+  herr_t status = -1;
+
+  if (attr >= 0)
+    {
+      status = H5Awrite (attr, mem_type, value);
+      H5Aclose (attr);
+    }
+  H5Sclose (space);
+  return attr >= 0 && status >= 0;
+}
+
 static herr_t
 walk_first_error (unsigned          n,
                   const H5E_error2_t *err,

@@ -19,6 +19,7 @@
 #include "tomo-error.h"
 #include "tomo-memory.h"
 #include "tomo-output.h"
+#include "tomo-hdf5-private.h"
 #include "tomo-scan-private.h"
 #include "tomo-tiff-stack.h"
 #include "tomo-volume-writer.h"
@@ -278,21 +279,13 @@ attr_string (hid_t       loc,
              const char *value)
 {
   hid_t type = H5Tcopy (H5T_C_S1);
-  hid_t space = H5Screate (H5S_SCALAR);
-  hid_t attr;
-  herr_t status = -1;
+  gboolean ok;
 
   H5Tset_size (type, strlen (value) + 1);
   H5Tset_cset (type, H5T_CSET_UTF8);
-  attr = H5Acreate2 (loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-  if (attr >= 0)
-    {
-      status = H5Awrite (attr, type, value);
-      H5Aclose (attr);
-    }
-  H5Sclose (space);
+  ok = _tomo_hdf5_write_attr (loc, name, type, type, value);
   H5Tclose (type);
-  return status >= 0;
+  return ok;
 }
 
 static gboolean
@@ -300,17 +293,7 @@ attr_double (hid_t       loc,
              const char *name,
              double      value)
 {
-  hid_t space = H5Screate (H5S_SCALAR);
-  hid_t attr = H5Acreate2 (loc, name, H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT);
-  herr_t status = -1;
-
-  if (attr >= 0)
-    {
-      status = H5Awrite (attr, H5T_NATIVE_DOUBLE, &value);
-      H5Aclose (attr);
-    }
-  H5Sclose (space);
-  return status >= 0;
+  return _tomo_hdf5_write_attr (loc, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &value);
 }
 
 static gboolean

@@ -132,15 +132,9 @@ write_flag (hid_t       dset,
             const char *name,
             gboolean    value)
 {
-  hid_t space = H5Screate (H5S_SCALAR);
-  hid_t attr = H5Acreate2 (dset, name, H5T_STD_U8LE, space, H5P_DEFAULT, H5P_DEFAULT);
   guint8 v = value != FALSE;
-  herr_t status = attr >= 0 ? H5Awrite (attr, H5T_NATIVE_UINT8, &v) : -1;
 
-  if (attr >= 0)
-    H5Aclose (attr);
-  H5Sclose (space);
-  return status >= 0;
+  return _tomo_hdf5_write_attr (dset, name, H5T_STD_U8LE, H5T_NATIVE_UINT8, &v);
 }
 
 static gboolean

@@ -421,6 +421,30 @@ test_write_error (void)
  * that leaves the writer two copies, one thread, 24 slices, so that the
  * caller waits for a free buffer again and again.  Every slice arrives bit
  * for bit; an abort with slices still queued leaves nothing in the folder. */
+/* A folder writer of `info` with `n_threads` writers; with `volume`, every
+ * slice but `skip_row` (an index into the volume; -1: none) given to it. */
+static TomoVolumeWriter *
+folder_writer_new (const char           *path,
+                   const TomoVolumeInfo *info,
+                   guint                 n_threads,
+                   const float          *volume,
+                   int                   skip_row)
+{
+  gsize plane = (gsize) info->width * info->height;
+  g_autoptr(GError) error = NULL;
+  TomoVolumeWriter *w;
+
+  w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, info, n_threads, &error);
+  g_assert_no_error (error);
+  for (guint i = 0; volume != NULL && i < info->n_rows; i++)
+    if ((int) i != skip_row)
+      {
+        g_assert_true (tomo_volume_writer_add (w, info->row_start + i, volume + i * plane, &error));
+        g_assert_no_error (error);
+      }
+  return w;
+}
+
 static void
 test_folder_queue (void)
 {
@@ -438,20 +462,16 @@ test_folder_queue (void)
 
   /* The budget is read when the writer is made. */
   tomo_memory_set_limit (8 * 2 * plane * sizeof (float));
-  w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 1, &error);
+  w = folder_writer_new (path, &info, 1, NULL, -1);
   tomo_memory_set_limit (0);
-  g_assert_no_error (error);
   write_and_compare (w, path, &info, volume, NULL);
   tomo_test_remove_tree (path);
 
   /* An abort with slices queued. */
   g_assert_cmpint (g_mkdir (path, 0700), ==, 0);
   tomo_memory_set_limit (8 * 2 * plane * sizeof (float));
-  w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 1, &error);
+  w = folder_writer_new (path, &info, 1, volume, -1);
   tomo_memory_set_limit (0);
-  g_assert_no_error (error);
-  for (guint i = 0; i < info.n_rows; i++)
-    g_assert_true (tomo_volume_writer_add (w, info.row_start + i, volume + i * plane, &error));
   tomo_volume_writer_abort (w);
   g_assert_cmpuint (tomo_test_count_entries (path), ==, 0);
   tomo_test_remove_tree (path);
@@ -498,37 +518,27 @@ test_folder_rerun (void)
   g_autofree char *path = g_build_filename (tmp_dir, "rerun", NULL);
   g_autofree char *first_file = g_build_filename (path, "slice_00005.tif", NULL);
   TomoVolumeInfo info;
-  gsize plane;
   g_autofree float *first = NULL, *second = NULL;
   g_autoptr(GError) error = NULL;
   TomoVolumeWriter *w;
 
   fill_info (&info, 96, 64, 20);
-  plane = (gsize) info.width * info.height;
   first = make_volume (info.width, info.height, info.n_rows, 31);
   second = make_volume (info.width, info.height, info.n_rows, 32);
   g_assert_cmpint (g_mkdir (path, 0700), ==, 0);
-  w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 4, &error);
-  g_assert_no_error (error);
+  w = folder_writer_new (path, &info, 4, NULL, -1);
   write_and_compare (w, path, &info, first, NULL);
   g_assert_cmpint (g_chmod (first_file, 0640), ==, 0);
 
   /* Slice 10 of the second run never arrives: finish fails. */
-  w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 4, &error);
-  g_assert_no_error (error);
-  for (guint i = 0; i < info.n_rows; i++)
-    if (i != 10)
-      g_assert_true (tomo_volume_writer_add (w, info.row_start + i, second + i * plane, &error));
+  w = folder_writer_new (path, &info, 4, second, 10);
   TOMO_TEST_ASSERT_FAILS (tomo_volume_writer_finish (w, &error),
                           error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
   assert_folder_holds (path, &info, first);
 
   /* An abort after every slice was given (those still queued are never
    * written): what was written is removed, none of the first run's. */
-  w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 4, &error);
-  g_assert_no_error (error);
-  for (guint i = 0; i < info.n_rows; i++)
-    g_assert_true (tomo_volume_writer_add (w, info.row_start + i, second + i * plane, &error));
+  w = folder_writer_new (path, &info, 4, second, -1);
   g_assert_cmpuint (tomo_volume_writer_abort (w), <=, info.n_rows);
   assert_folder_holds (path, &info, first);
 
@@ -550,8 +560,7 @@ test_folder_rerun (void)
   }
 
   /* Complete: the second run replaces the first. */
-  w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 4, &error);
-  g_assert_no_error (error);
+  w = folder_writer_new (path, &info, 4, NULL, -1);
   write_and_compare (w, path, &info, second, NULL);
   assert_folder_holds (path, &info, second);
   {
@@ -604,16 +613,12 @@ test_folder_places_new_names (void)
   first = make_volume (info.width, info.height, info.n_rows, 41);
   second = make_volume (info.width, info.height, info.n_rows, 42);
   g_assert_cmpint (g_mkdir (path, 0700), ==, 0);
-  w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &half, 2, &error);
-  g_assert_no_error (error);
+  w = folder_writer_new (path, &half, 2, NULL, -1);
   write_and_compare (w, path, &half, first, NULL);
 
   for (guint pass = 0; pass < 2; pass++)
     {
-      w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_TIFF_FOLDER, &info, 2, &error);
-      g_assert_no_error (error);
-      for (guint i = 0; i < info.n_rows; i++)
-        g_assert_true (tomo_volume_writer_add (w, info.row_start + i, second + i * plane, &error));
+      w = folder_writer_new (path, &info, 2, second, -1);
       /* The new names fill while the writers work; the taken ones wait. */
       for (guint t = 0; t < 5000 && count_slices (path, info.row_start + 10, 10) < 10; t++)
         g_usleep (1000);

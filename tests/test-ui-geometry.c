@@ -61,9 +61,7 @@ test_offset_scan (void)
   GtkComboBox *combo;
   double center;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
   path = make_offset_scan ();
 
   g_assert_true (open_and_wait (path));
@@ -129,9 +127,7 @@ test_offset_detector_column (void)
   double center, shift, field_value, saved;
   guint row;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
   g_assert_true (open_and_wait (path));
   g_assert_true (wait_for_width (230));
   /* The title bar describes the file, not its stitched rows. */

@@ -233,9 +233,7 @@ test_frame_stalls (void)
   gulong ids[3];
   int shown_row;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
 
   set_center_and_wait (TRUE_CENTER - 3);
   g_object_set (window, "show-sinogram", TRUE, NULL);
@@ -421,9 +419,7 @@ test_fine_center (void)
 {
   GtkAdjustment *fine;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
   set_center_and_wait (TRUE_CENTER);
 
   fine = window->panel->fine_adjustment;
@@ -489,9 +485,7 @@ test_backend_truth (void)
   TomoEngine *engine;
   gboolean gpu;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
   engine = tomo_window_get_engine (window);
   gpu = tomo_engine_get_backend (engine) == TOMO_BACKEND_GPU;
 
@@ -516,9 +510,7 @@ test_slice_parallel_labels (void)
 {
   guint row;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
   row = get_row ();
   set_and_wait ("n-slices", 4, NULL);
   {
@@ -684,9 +676,7 @@ test_export_rows_toast (void)
   guint w, h, n;
   gint64 end;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
 
   gtk_adjustment_set_value (window->panel->export_first_adjustment, 10);
   gtk_adjustment_set_value (window->panel->export_last_adjustment, 12);
@@ -782,9 +772,7 @@ test_tiff_without_flats (void)
   TomoSlice *slice;
   gulong id;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
   dir = make_tiff_stack ();
   file = g_file_new_for_path (dir);
 
@@ -848,9 +836,7 @@ test_save_load_params (void)
   g_autoptr(GKeyFile) kf = g_key_file_new ();
   g_autoptr(GError) error = NULL;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
   set_and_wait ("center", TRUE_CENTER, "row", 20, "filter", "hann", NULL);
 
   path = _tomo_window_params_path (window);
@@ -940,9 +926,7 @@ test_shortcuts_window (void)
   g_auto(GStrv) actions = NULL;
   GSList *objects;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
 
   /* Bound: the application's accelerators and the window's controllers. */
   actions = gtk_application_list_action_descriptions (GTK_APPLICATION (app));
@@ -1029,9 +1013,7 @@ test_details_not_selected (void)
   GtkWidget *popover;
   int start, end;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
   popover = gtk_widget_get_ancestor (GTK_WIDGET (window->diagnostics_label), GTK_TYPE_POPOVER);
   g_assert_nonnull (popover);
   gtk_popover_popup (GTK_POPOVER (popover));
@@ -1050,9 +1032,7 @@ test_recent (void)
   gint64 end = g_get_monotonic_time () + 10 * G_USEC_PER_SEC;
   gboolean found = FALSE;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
   while (!found && g_get_monotonic_time () < end)
     {
       GMenuModel *menu = G_MENU_MODEL (window->recent_section);
@@ -1073,9 +1053,7 @@ test_empty_window (void)
 {
   TomoWindow *empty;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
   empty = tomo_window_new (GTK_APPLICATION (app));
   gtk_window_present (GTK_WINDOW (empty));
   tomo_test_spin (200);

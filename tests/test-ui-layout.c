@@ -84,9 +84,7 @@ test_small_window (gconstpointer data)
   GtkWidget *stack;
   graphene_rect_t b;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
   stack = GTK_WIDGET (window->view_stack);
   g_assert_true (resize_and_wait (size[0], size[1]));
 

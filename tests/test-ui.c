@@ -66,9 +66,7 @@ test_center_changes_picture (void)
   guint w, h, w2, h2;
   double diff = 0;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
 
   g_object_set (window, "auto-contrast", FALSE, "window-min", -0.002, "window-max", 0.01, NULL);
   set_center_and_wait (252.0);
@@ -123,9 +121,7 @@ test_sharpest_center (void)
 {
   double best = -G_MAXDOUBLE, best_center = 0;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
 
   for (double c = 255.0; c <= 263.0 + 1e-9; c += 0.25)
     {
@@ -157,9 +153,7 @@ test_colormap_window (void)
   double lo, hi;
   guint w, h, n_low = 0, n_high = 0, n_mid = 0;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
 
   set_center_and_wait (TRUE_CENTER);
   slice = tomo_slice_view_get_slice (tomo_window_get_slice_view (window));
@@ -224,9 +218,7 @@ test_export_tiff_matches_cli (void)
                          "--filter", "ram-lak", "--interp", "linear", "-q",
                          "-o", cli_path, NULL };
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
   g_assert_nonnull (argv[0]);
 
   g_object_set (window, "filter", "ram-lak", "interp", "linear", NULL);
@@ -244,9 +236,7 @@ test_center_as_shown (void)
   GtkEditable *field;
   double center;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
   field = GTK_EDITABLE (window->panel->center_spin);
   g_signal_emit_by_name (window->panel->center_finder, "center-found", 258.8734, FALSE);
   g_object_get (window, "center", &center, NULL);
@@ -272,9 +262,7 @@ test_export_png (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(GdkTexture) texture = NULL;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
 
   g_assert_true (tomo_window_export_slice_png (window, path, &error));
   g_assert_no_error (error);
@@ -312,9 +300,7 @@ test_export_volume (void)
   guint w, h, n;
   double max_diff = 0;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
 
   set_and_wait ("row", 20, "center", TRUE_CENTER, NULL);
   slice = tomo_slice_view_get_slice (tomo_window_get_slice_view (window));
@@ -342,9 +328,7 @@ test_broken_file (void)
   const char *message;
   guint w, h;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
 
   g_assert_true (g_file_set_contents (path, "this is not an HDF5 file\n", -1, &error));
   g_assert_false (open_and_wait (path));
@@ -375,9 +359,7 @@ test_libhdf5_fault_files (void)
     { "vlen-string-hang", "hung reading", "2" },
   };
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
       g_autofree char *src = g_test_build_filename (G_TEST_DIST, "fuzz", "libhdf5-faults", names[i][0], NULL);
@@ -415,9 +397,7 @@ test_actions_and_rows (void)
   double c;
   guint row;
 
-  if (skip_without_display ())
-    return;
-  ensure_window ();
+  UI_TEST_REQUIRE_WINDOW ();
   view = tomo_window_get_slice_view (window);
 
   set_center_and_wait (256.0);

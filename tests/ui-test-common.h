@@ -42,6 +42,10 @@ void      ui_test_screenshot   (const char *name);
 gboolean  open_and_wait        (const char *path);
 /* Opens the window on $TOMO_SAMPLE_SCAN once and waits for its first slice. */
 void      ensure_window        (void);
+/* In a test function returning void: returns where there is no display
+ * (the test skipped), else ensure_window (). */
+#define UI_TEST_REQUIRE_WINDOW() \
+  G_STMT_START { if (skip_without_display ()) return; ensure_window (); } G_STMT_END
 /* The window (1200 × 780, presented) as `window`, and its three views and
  * the stack they share with the slice view. */
 TomoVolumeView *volume_window_new (GtkStack **stack);

@@ -360,9 +360,26 @@ test_output_registry (void)
   tomo_test_remove_tree (dir);
 }
 
-/* Runs `argv`, waits (up to 6 s) until `started` (dir) sees it writing,
- * sends `signum` and waits for the exit; its stderr, the wait status in
- * *wait_status. */
+/* The process has a handler of its own for `signum` (its SigCgt mask). */
+static gboolean
+catches_signal (GPid pid,
+                int  signum)
+{
+  g_autofree char *path = g_strdup_printf ("/proc/%d/status", (int) pid);
+  g_autofree char *status = NULL;
+  const char *line;
+  guint64 mask;
+
+  if (!g_file_get_contents (path, &status, NULL, NULL) ||
+      (line = strstr (status, "\nSigCgt:")) == NULL)
+    return FALSE;
+  mask = g_ascii_strtoull (line + strlen ("\nSigCgt:"), NULL, 16);
+  return (mask >> (signum - 1)) & 1;
+}
+
+/* Runs `argv`, waits (up to 6 s) until `started` (dir) sees it writing
+ * (NULL: until it handles `signum`), sends `signum` and waits for the exit;
+ * its stderr, the wait status in *wait_status. */
 static char *
 run_and_signal (const char **argv,
                 const char  *dir,
@@ -381,7 +398,7 @@ run_and_signal (const char **argv,
   g_assert_no_error (error);
   for (guint i = 0; i < 3000 && !seen; i++)
     {
-      seen = started (dir);
+      seen = started != NULL ? started (dir) : catches_signal (pid, signum);
       if (!seen)
         g_usleep (2000);
     }
@@ -434,12 +451,29 @@ test_output_interrupted (void)
   err = run_and_signal (argv, dir, part_seen, SIGINT, &wait_status);
   g_assert_true (WIFEXITED (wait_status));
   g_assert_cmpint (WEXITSTATUS (wait_status), ==, 1);
-  g_assert_nonnull (strstr (err, "interrupted"));
+  g_assert_nonnull (strstr (err, "interrupted; incomplete output removed"));
   assert_no_temporaries (dir);
   after = read_file (out);
   g_assert_cmpstr (after, ==, "previous result");
   g_unlink (out);
   g_rmdir (dir);
+}
+
+/* A command that writes no output (a replay to a receiver that is not
+ * there), terminated: exit 1, and its message claims no removal. */
+static void
+test_signal_without_output (void)
+{
+  const char *argv[] = { g_getenv ("TOMOLIVE"), "stream", g_getenv ("TOMO_SAMPLE_SCAN"), "--to",
+                         "tcp://127.0.0.1:9", NULL };
+  g_autofree char *err = NULL;
+  int wait_status = 0;
+
+  err = run_and_signal (argv, NULL, NULL, SIGTERM, &wait_status);
+  g_assert_true (WIFEXITED (wait_status));
+  g_assert_cmpint (WEXITSTATUS (wait_status), ==, 1);
+  g_assert_nonnull (strstr (err, "tomolive: terminated"));
+  g_assert_null (strstr (err, "removed"));
 }
 
 /* ---- the catalogue: hostile inputs ----------------------------------------
@@ -1394,7 +1428,7 @@ test_output_folder_interrupted (void)
                             &wait_status);
       g_assert_true (WIFEXITED (wait_status));
       g_assert_cmpint (WEXITSTATUS (wait_status), ==, 1);
-      g_assert_nonnull (strstr (err, "terminated"));
+      g_assert_nonnull (strstr (err, "terminated; incomplete output removed"));
       g_assert_cmpuint (tomo_test_count_entries (dir), ==, earlier);
       for (guint row = 64 - earlier; row < 64; row++)
         {
@@ -1649,6 +1683,7 @@ main (int    argc,
   g_test_add_func ("/tomo/hardening/output/read-only", test_output_read_only);
   g_test_add_func ("/tomo/hardening/output/unwritable-folder", test_output_unwritable_folder);
   g_test_add_func ("/tomo/hardening/output/interrupted", test_output_interrupted);
+  g_test_add_func ("/tomo/hardening/output/signal-without-output", test_signal_without_output);
   g_test_add_func ("/tomo/hardening/output/registry", test_output_registry);
   g_test_add_func ("/tomo/hardening/output/folder-symlink", test_output_folder_symlink);
   g_test_add_func ("/tomo/hardening/output/folder-interrupted", test_output_folder_interrupted);

@@ -72,6 +72,7 @@ static Slot slots[N_SLOTS];
 /* The signal that arrived while a folder was being committed, or 0. */
 static volatile gint pending_signal;
 static volatile gint exiting;
+static volatile gint any_removed;   /* a signal removed an unfinished output */
 
 struct _TomoOutput
 {
@@ -278,7 +279,10 @@ remove_live_slots (void)
 {
   for (int i = 0; i < N_SLOTS; i++)
     if (g_atomic_int_compare_and_exchange (&slots[i].state, SLOT_LIVE, SLOT_DYING))
-      slot_remove (&slots[i]);
+      {
+        slot_remove (&slots[i]);
+        g_atomic_int_set (&any_removed, 1);
+      }
 }
 
 static gboolean
@@ -293,17 +297,23 @@ any_committing (void)
 static void
 exit_on_signal (int signum)
 {
-  static const char msg_int[] = "\ntomolive: interrupted; incomplete output removed\n";
-  static const char msg_term[] = "\ntomolive: terminated; incomplete output removed\n";
+  static const char msg_int[] = "\ntomolive: interrupted";
+  static const char msg_term[] = "\ntomolive: terminated";
+  static const char msg_removed[] = "; incomplete output removed";
   const char *msg = signum == SIGINT ? msg_int : msg_term;
   gsize len = signum == SIGINT ? sizeof msg_int - 1 : sizeof msg_term - 1;
+  gboolean removed = g_atomic_int_get (&any_removed);
 
   /* A second caller (the handler and a finished commit at once) waits for
    * the first one's exit. */
   if (!g_atomic_int_compare_and_exchange (&exiting, 0, 1))
     for (;;)
       pause ();
-  if (write (STDERR_FILENO, msg, len) < 0)
+  /* Only what was so: a viewer or a run with nothing unfinished on disk
+   * removed nothing. */
+  if (write (STDERR_FILENO, msg, len) < 0 ||
+      (removed && write (STDERR_FILENO, msg_removed, sizeof msg_removed - 1) < 0) ||
+      write (STDERR_FILENO, "\n", 1) < 0)
     { /* nothing left to do */ }
   _exit (1);
 }

@@ -18,6 +18,7 @@ struct _TomoParamPanel
   GtkAdjustment *max_adjustment;
   GtkAdjustment *export_first_adjustment;
   GtkAdjustment *export_last_adjustment;
+  GtkScale *center_scale;
   GtkScale *fine_scale;
   GtkToggleButton *center_pin;  /* keep the centre when a new scan opens */
   TomoCenterFinder *center_finder;

@@ -148,6 +148,7 @@ tomo_param_panel_class_init (TomoParamPanelClass *klass)
   BIND (max_adjustment);
   BIND (export_first_adjustment);
   BIND (export_last_adjustment);
+  BIND (center_scale);
   BIND (fine_scale);
   BIND (center_pin);
   BIND (center_spin);

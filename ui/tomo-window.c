@@ -921,7 +921,9 @@ on_slice_shown (TomoWindow    *self,
 
 /* Wheel over the panel scrolls the panel.  Only a control that has focus
  * (the user clicked it) takes the wheel, so scrolling down the panel never
- * changes a colour map or a minimum on its way. */
+ * changes a colour map or a minimum on its way.  The scrolled window itself
+ * (focused when the window opens) or anything else around the panel is
+ * not such a control. */
 static void
 on_panel_motion (GtkEventControllerMotion *controller,
                  double                    x,
@@ -949,7 +951,7 @@ on_panel_scroll (GtkEventControllerScroll *controller,
   if (gtk_widget_compute_point (GTK_WIDGET (self->panel_scroller), panel,
                                 &GRAPHENE_POINT_INIT (self->panel_pointer_x, self->panel_pointer_y), &p))
     target = gtk_widget_pick (panel, p.x, p.y, GTK_PICK_DEFAULT);
-  if (focus != NULL && target != NULL
+  if (focus != NULL && target != NULL && gtk_widget_is_ancestor (focus, panel)
       && (target == focus || gtk_widget_is_ancestor (target, focus) || gtk_widget_is_ancestor (focus, target)))
     return GDK_EVENT_PROPAGATE;
 

@@ -464,6 +464,29 @@ resolve_kernel (TomoGpuContext *ctx,
   return kernel;
 }
 
+/* Why cudaGetDeviceCount() found no device, in the user's terms: the
+ * runtime says "driver version is insufficient" where no driver is loaded
+ * at all. */
+static char *
+no_device_reason (cudaError_t res)
+{
+  int runtime = 0, driver = 0;
+
+  if (res == cudaSuccess || res == cudaErrorNoDevice)
+    return g_strdup ("no device found");
+  if (res == cudaErrorInsufficientDriver)
+    {
+      cudaRuntimeGetVersion (&runtime);
+      if (cudaDriverGetVersion (&driver) != cudaSuccess || driver == 0
+          || !g_file_test ("/proc/driver/nvidia/version", G_FILE_TEST_EXISTS))
+        return g_strdup ("no NVIDIA driver is loaded on this machine");
+      return g_strdup_printf ("the NVIDIA driver supports CUDA %d.%d, this build needs %d.%d",
+                              driver / 1000, driver % 1000 / 10, runtime / 1000,
+                              runtime % 1000 / 10);
+    }
+  return g_strdup (cudaGetErrorString (res));
+}
+
 gboolean
 _tomo_gpu_set_device (int      device,
                       GError **error)
@@ -473,10 +496,11 @@ _tomo_gpu_set_device (int      device,
 
   if (res != cudaSuccess || n == 0)
     {
+      g_autofree char *why = no_device_reason (res);
+
       cudaGetLastError ();
-      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE,
-                   "No CUDA device available: %s",
-                   res != cudaSuccess ? cudaGetErrorString (res) : "no device found");
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_NO_DEVICE, "No CUDA device available: %s",
+                   why);
       return FALSE;
     }
   if (device < 0 || device >= n)

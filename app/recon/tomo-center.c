@@ -1039,6 +1039,49 @@ tomo_center_estimate (const TomoSinogram *sino,
     }
 }
 
+/* Siegel's repeated median line through the finite (rows, kept): for each
+ * point the median slope to the others, the median of those.  It stands
+ * while fewer than half the points are off it — a least-squares line
+ * through four rows, one of them a row with no sample in it, does not.
+ * Points more than 4σ (robust, at least 0.05 px) off it become NAN. */
+static void
+drop_off_line (const double *rows,
+               double       *kept,
+               guint         n)
+{
+  g_autofree double *slopes = g_new (double, MAX (n, 1));
+  g_autofree double *medians = g_new (double, MAX (n, 1));
+  g_autofree double *res = g_new (double, MAX (n, 1));
+  guint m = 0, k;
+  double b, a, sigma;
+
+  for (guint i = 0; i < n; i++)
+    {
+      if (!isfinite (kept[i]) || !isfinite (rows[i]))
+        continue;
+      k = 0;
+      for (guint j = 0; j < n; j++)
+        if (j != i && isfinite (kept[j]) && isfinite (rows[j]) && rows[j] != rows[i])
+          slopes[k++] = (kept[j] - kept[i]) / (rows[j] - rows[i]);
+      if (k > 0)
+        medians[m++] = _tomo_median (slopes, k);
+    }
+  if (m < 3)
+    return;
+  b = _tomo_median (medians, m);
+  m = 0;
+  for (guint i = 0; i < n; i++)
+    if (isfinite (kept[i]) && isfinite (rows[i]))
+      res[m++] = kept[i] - b * rows[i];
+  a = _tomo_median (res, m);
+  for (guint i = 0; i < m; i++)
+    res[i] = fabs (res[i] - a);
+  sigma = MAX (1.4826 * _tomo_median (res, m), 0.05);
+  for (guint i = 0; i < n; i++)
+    if (isfinite (kept[i]) && isfinite (rows[i]) && fabs (kept[i] - (a + b * rows[i])) > 4.0 * sigma)
+      kept[i] = NAN;
+}
+
 gboolean
 tomo_center_fit_tilt (const double     *rows,
                       const double     *centers,
@@ -1050,9 +1093,11 @@ tomo_center_fit_tilt (const double     *rows,
   g_autofree double *kept = g_memdup2 (centers, sizeof (double) * MAX (n, 1));
   g_autofree double *res = g_new (double, MAX (n, 1));
 
-  /* A weighted line fit; a row whose centre is far off the others' line (a
-   * row with little of the sample in it) is dropped, and the line fitted
-   * again, up to three times. */
+  drop_off_line (rows, kept, n);
+
+  /* A weighted line fit through the rows the repeated median kept; a row
+   * whose centre is far off the others' line (a row with little of the
+   * sample in it) is dropped, and the line fitted again, up to three times. */
   for (int pass = 0;; pass++)
     {
       double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, det, a, b, tilt, sigma;

@@ -647,6 +647,55 @@ test_folder_places_new_names (void)
   tomo_test_remove_tree (path);
 }
 
+/* "-o vol/" where no vol is: the folder is made and holds the slices; a
+ * run that fails leaves no folder behind, one whose parent is missing
+ * makes nothing, and a file of that name is no folder. */
+static void
+test_folder_made (void)
+{
+  g_autofree char *dir = g_build_filename (tmp_dir, "made", NULL);
+  g_autofree char *path = g_strconcat (dir, G_DIR_SEPARATOR_S, NULL);
+  g_autofree char *deep = g_build_filename (tmp_dir, "no-parent", "vol", G_DIR_SEPARATOR_S, NULL);
+  g_autofree char *file = g_build_filename (tmp_dir, "a-file", NULL);
+  g_autofree char *file_slash = g_strconcat (file, G_DIR_SEPARATOR_S, NULL);
+  g_autofree float *volume = NULL;
+  g_autoptr(GError) error = NULL;
+  TomoVolumeInfo info;
+  TomoVolumeWriter *w;
+
+  fill_info (&info, 40, 30, 6);
+  volume = make_volume (info.width, info.height, info.n_rows, 51);
+  g_assert_cmpint (tomo_volume_format_guess (path), ==, TOMO_VOLUME_FORMAT_TIFF_FOLDER);
+
+  /* A run that fails (a slice never given): no folder left. */
+  w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_AUTO, &info, 2, &error);
+  g_assert_no_error (error);
+  g_assert_true (g_file_test (dir, G_FILE_TEST_IS_DIR));
+  g_assert_true (tomo_volume_writer_add (w, info.row_start, volume, &error));
+  TOMO_TEST_ASSERT_FAILS (tomo_volume_writer_finish (w, &error),
+                          error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  g_assert_false (g_file_test (dir, G_FILE_TEST_EXISTS));
+
+  /* A complete one: the folder with its slices. */
+  w = tomo_volume_writer_new (path, TOMO_VOLUME_FORMAT_AUTO, &info, 2, &error);
+  g_assert_no_error (error);
+  write_and_compare (w, dir, &info, volume, NULL);
+  assert_folder_holds (dir, &info, volume);
+  tomo_test_remove_tree (dir);
+
+  g_assert_null (tomo_volume_writer_new (deep, TOMO_VOLUME_FORMAT_AUTO, &info, 2, &error));
+  g_assert_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE);
+  g_assert_nonnull (strstr (error->message, "cannot create the folder"));
+  g_clear_error (&error);
+  g_assert_false (g_file_test (deep, G_FILE_TEST_EXISTS));
+
+  g_assert_true (g_file_set_contents (file, "older", -1, NULL));
+  g_assert_null (tomo_volume_writer_new (file_slash, TOMO_VOLUME_FORMAT_AUTO, &info, 2, &error));
+  g_assert_nonnull (error);
+  g_clear_error (&error);
+  assert_older_kept (file);
+}
+
 /* An unknown write mode, given or from TOMO_VOLUME_WRITE, is refused before
  * anything is created, naming the mode; an existing file stays.  The
  * environment is set in a subprocess, before any thread runs. */
@@ -695,5 +744,6 @@ main (int argc, char **argv)
   g_test_add_func ("/tomo/volume-writer/folder-queue", test_folder_queue);
   g_test_add_func ("/tomo/volume-writer/folder-rerun", test_folder_rerun);
   g_test_add_func ("/tomo/volume-writer/folder-places-new-names", test_folder_places_new_names);
+  g_test_add_func ("/tomo/volume-writer/folder-made", test_folder_made);
   return tomo_test_run_and_remove_tree (tmp_dir);
 }

@@ -71,6 +71,7 @@ struct _TomoVolumeWriter
   const char *tmp_path;    /* one file: where it is written (owned by output) */
   gsize slice_floats;
   gboolean one_file;       /* HDF5 or multi-page TIFF: slices by pieces at offsets */
+  gboolean made_folder;    /* folder: this writer created it (removed again if empty) */
   guint n_threads;
 
   GThreadPool *pool;
@@ -101,7 +102,8 @@ tomo_volume_format_guess (const char *path)
 
   g_return_val_if_fail (path != NULL, TOMO_VOLUME_FORMAT_TIFF_STACK);
 
-  if (g_file_test (path, G_FILE_TEST_IS_DIR))
+  /* "vol/": a folder, whether or not it is there yet. */
+  if (g_file_test (path, G_FILE_TEST_IS_DIR) || g_str_has_suffix (path, G_DIR_SEPARATOR_S))
     return TOMO_VOLUME_FORMAT_TIFF_FOLDER;
   lower = g_ascii_strdown (path, -1);
   if (g_str_has_suffix (lower, ".h5") || g_str_has_suffix (lower, ".hdf5") ||
@@ -534,7 +536,7 @@ tomo_volume_writer_new (const char           *path,
 {
   TomoVolumeWriter *w;
   GError *local = NULL;
-  gboolean map = FALSE;
+  gboolean map = FALSE, made_folder = FALSE;
 
   g_return_val_if_fail (path != NULL, NULL);
   g_return_val_if_fail (info != NULL, NULL);
@@ -551,13 +553,29 @@ tomo_volume_writer_new (const char           *path,
     format = tomo_volume_format_guess (path);
   if (format == TOMO_VOLUME_FORMAT_TIFF_FOLDER && !g_file_test (path, G_FILE_TEST_IS_DIR))
     {
-      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_NOT_FOUND,
-                   "Cannot write slices into %s: not a folder", path);
-      return NULL;
+      if (g_file_test (path, G_FILE_TEST_EXISTS))
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_NOT_FOUND,
+                       "Cannot write slices into %s: not a folder", path);
+          return NULL;
+        }
+      /* A folder not there yet is made (not its parents: a mistyped
+       * parent is an error, not a new tree). */
+      if (g_mkdir (path, 0777) != 0)
+        {
+          int saved = errno;
+
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                       "Cannot write slices into %s: cannot create the folder: %s", path,
+                       g_strerror (saved));
+          return NULL;
+        }
+      made_folder = TRUE;
     }
 
   w = g_new0 (TomoVolumeWriter, 1);
   w->format = format;
+  w->made_folder = made_folder;
   w->info = *info;
   w->info.filter = w->info.interp = w->info.backend = w->info.source = NULL;
   w->info.inputs = NULL;
@@ -775,6 +793,10 @@ tomo_volume_writer_abort (TomoVolumeWriter *w)
     }
   if (w->folder != NULL)
     n_removed += tomo_output_folder_abort (w->folder);
+  g_clear_pointer (&w->folder, tomo_output_folder_free);
+  /* The folder it made, were it empty now, as it was not there before. */
+  if (w->made_folder)
+    g_rmdir (w->path);
   writer_free (w);
   return n_removed;
 }

@@ -18,6 +18,7 @@
 
 #include "tomo-probe.h"
 #include "tomo-center.h"
+#include "tomo-center-scan.h"
 #include "tomo-cli.h"
 #include "tomo-plane-cli.h"
 #include "tomo-engine.h"
@@ -249,6 +250,39 @@ write_one_slice (const char            *output,
   return tomo_volume_writer_finish (writer, error);
 }
 
+/* --center auto: the axis on the middle row of those to be reconstructed
+ * (`rows`, else `row`, else the scan's middle), as find-center finds it,
+ * said on stdout unless quiet. */
+static gboolean
+estimate_center (TomoScan    *scan,
+                 const char  *rows,
+                 int          row,
+                 gboolean     quiet,
+                 double      *center,
+                 GError     **error)
+{
+  TomoCenterResult res;
+  guint start, end;
+
+  if (rows != NULL)
+    {
+      if (!tomo_parse_rows (rows, tomo_scan_get_height (scan), &start, &end, error))
+        return FALSE;
+      row = (int) (start + (end - start) / 2);
+    }
+  if (!tomo_center_find_in_scan (scan, row, TOMO_CENTER_METHOD_AUTO, &res, error))
+    {
+      g_prefix_error (error, "--center auto: ");
+      return FALSE;
+    }
+  *center = res.center;
+  if (!quiet)
+    g_print ("Centre: %.3f ± %.3f px (%s, row %d)\n", res.center, res.uncertainty,
+             tomo_center_method_to_string (res.method),
+             row >= 0 ? row : (int) (tomo_scan_get_height (scan) / 2));
+  return TRUE;
+}
+
 static int
 cmd_reconstruct (int    argc,
                  char **argv)
@@ -260,11 +294,12 @@ cmd_reconstruct (int    argc,
   g_autoptr(TomoEngine) engine = NULL;
   g_autofree char *rows = NULL, *filter = NULL, *interp = NULL, *backend = NULL;
   g_autofree char *roi = NULL, *kernel = NULL, *output = NULL, *plane = NULL;
-  g_autofree char *geometry = NULL;
+  g_autofree char *geometry = NULL, *center_text = NULL;
   TomoGeometry geom = { 0 };
   TomoGeometryPlan plan = { 0 };
   double row = -1;
   double center = NAN;
+  gboolean center_auto = FALSE;
   gboolean progress = FALSE, quiet = FALSE, verbose = FALSE;
   g_autofree char *format = NULL;
   int n_writers = 0;
@@ -274,8 +309,9 @@ cmd_reconstruct (int    argc,
     { "row", 0, 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
       "Reconstruct detector row N (default: the middle one)", "N" },
     { "rows", 0, 0, G_OPTION_ARG_STRING, &rows, "Reconstruct rows A to B−1 (A:B, either may be empty)", "A:B" },
-    { "center", 'c', 0, G_OPTION_ARG_CALLBACK, tomo_number_option_cb,
-      "Rotation axis column, fractional (TomoPy's centre; default (width−1)/2)", "C" },
+    { "center", 'c', 0, G_OPTION_ARG_STRING, &center_text,
+      "Rotation axis column, fractional (TomoPy's centre; default (width−1)/2), or auto: "
+      "found on the middle row reconstructed, as find-center finds it", "C" },
     { "filter", 'f', 0, G_OPTION_ARG_STRING, &filter,
       "ram-lak (default), shepp-logan, cosine, hamming, hann, parzen", "F" },
     { "interp", 'i', 0, G_OPTION_ARG_STRING, &interp, "nearest or linear (default)", "MODE" },
@@ -289,8 +325,8 @@ cmd_reconstruct (int    argc,
       "A vertical or oblique plane through rows --rows (default all) instead of slices: "
       "xz:Y, yz:X or oblique:AZIMUTH[,TILT[,X,Y,Z]]", "SPEC" },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output,
-      "Float32 volume: .h5 (HDF5 /exchange/data), .tif (one page per slice), or an existing "
-      "folder (one TIFF per slice)", "PATH" },
+      "Float32 volume: .h5 (HDF5 /exchange/data), .tif (one page per slice), or a folder "
+      "(one TIFF per slice; DIR/ is made where it is not there)", "PATH" },
     { "output-format", 0, 0, G_OPTION_ARG_STRING, &format,
       "auto (default: from -o), hdf5, tiff, tiff-folder", "FMT" },
     { "writers", 0, 0, G_OPTION_ARG_INT, &n_writers, "Writer threads, 1 to 256 (default 0: 8 for a folder, 1 for one file)", "N" },
@@ -302,7 +338,6 @@ cmd_reconstruct (int    argc,
   };
   TomoNumberOption numbers[] = {
     { "row", 0, 0, G_MAXUINT32, TRUE, &row },
-    { "center", 'c', -1e9, 1e9, FALSE, &center },
     { NULL },
   };
   TomoReconParams params;
@@ -342,6 +377,13 @@ cmd_reconstruct (int    argc,
       g_set_error_literal (&error, ERROR_DOMAIN_CLI, 0, "--row and --rows exclude each other");
       goto out;
     }
+  if (center_text != NULL)
+    {
+      center_auto = g_ascii_strcasecmp (g_strstrip (center_text), "auto") == 0;
+      if (!center_auto && !tomo_parse_number ("--center", center_text, -1e9, 1e9, FALSE, &center,
+                                              &error))
+        goto out;
+    }
   /* 0 is the default (8 for a folder, 1 for one file). */
   if (n_writers < 0 || n_writers > 256)
     {
@@ -369,6 +411,9 @@ cmd_reconstruct (int    argc,
   scan = live.url ? tomo_live_cli_receive (&live, a.angles, a.angle_range, &error)
                    : tomo_open_args_open (argv[1], &a, &error);
   if (scan == NULL)
+    goto out;
+  if (center_auto && !estimate_center (scan, rows, numbers[0].given ? (int) row : -1, quiet,
+                                       &center, &error))
     goto out;
   if (!live.url)
     {

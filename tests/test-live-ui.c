@@ -262,6 +262,9 @@ file_slice_like_shown (TomoWindow *window,
 /* Flats that come after the first projection (JSON with a count: the
  * window has made its scan by then) are used: once complete, the slice on
  * screen is the file's, and the window's scan counts them. */
+static gboolean wait_for_label (TomoCenterFinder *finder,
+                                const char       *text);
+
 static void
 test_late_flats (void)
 {
@@ -312,6 +315,16 @@ test_late_flats (void)
   g_assert_true (tomo_live_sender_send_end (tx, &error));
   g_assert_no_error (error);
   g_assert_true (wait_for_status (window, "Scan complete"));
+  /* Complete, with the centre never touched: the estimate moves it from
+   * the detector's middle to the sample's axis (258.87). */
+  g_assert_true (wait_for_label (window->panel->center_finder, "Estimated when the scan completed"));
+  {
+    double c;
+
+    g_object_get (window, "center", &c, NULL);
+    g_test_message ("centre after the scan: %.2f", c);
+    g_assert_cmpfloat (fabs (c - 258.87), <, 0.3);
+  }
   /* The last reconstruction may still be on its way. */
   tomo_test_spin (2000);
 
@@ -500,6 +513,14 @@ test_receive (gconstpointer data)
   send_projections (tx, file, proj, n / 2, n, 0);
   g_assert_true (tomo_live_sender_send_end (tx, &error));
   g_assert_true (wait_for_slice (window, &watch, "Scan complete", n_before));
+  /* The estimate at the end leaves the centre the user chose. */
+  g_assert_true (wait_for_label (window->panel->center_finder, "Estimated when the scan completed"));
+  {
+    double c;
+
+    g_object_get (window, "center", &c, NULL);
+    g_assert_cmpfloat (c, ==, 258.87);
+  }
   /* The last reconstruction may still be on its way. */
   tomo_test_spin (2000);
   g_test_message ("status: %s; %u different slices shown, %u of them incremental",
@@ -648,8 +669,9 @@ test_finder_follows_stream (void)
   g_assert_true (wait_for_status (window, "Scan complete"));
   g_assert_cmpuint (tomo_scan_get_width (tomo_window_get_scan (window)), ==, SMALL);
   g_assert_true (tomo_center_finder_get_scan (finder) == tomo_window_get_scan (window));
-  /* Not the file's estimate any more. */
-  g_assert_true (wait_for_label (finder, "Live scan: Find centre and Sweep"));
+  /* Not the file's estimate any more: the stream's, once complete (its
+   * flat frames hold no centre). */
+  g_assert_true (wait_for_label (finder, "No centre from the data"));
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (finder), "finder.find", NULL));
   g_assert_true (wait_for_label (finder, "Finding"));
   label = gtk_combo_box_text_get_active_text (window->panel->geometry_combo);

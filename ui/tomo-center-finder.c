@@ -33,6 +33,7 @@ typedef struct
   TomoScan *scan;
   guint row;
   gboolean full; /* the button: tilt too */
+  gboolean completed; /* the estimate once a live scan has all its frames */
 } Job;
 
 static void
@@ -127,7 +128,9 @@ find_done (GObject      *source,
                             r->tilt_uncertainty_deg);
   else
     note = g_strdup_printf ("%s %.2f ± %.2f px on row %u (%s)",
-                            job->full ? "Found" : "Estimated when the scan opened:",
+                            job->full ? "Found"
+                            : job->completed ? "Estimated when the scan completed:"
+                                             : "Estimated when the scan opened:",
                             shown_center (self, r->center), r->uncertainty, job->row,
                             tomo_center_method_to_string (r->method));
   gtk_label_set_text (self->note_label, note);
@@ -149,7 +152,8 @@ get_from_window (TomoCenterFinder *self,
 
 static void
 start (TomoCenterFinder *self,
-       gboolean          full)
+       gboolean          full,
+       gboolean          completed)
 {
   g_autoptr(GTask) task = NULL;
   Job *job;
@@ -164,6 +168,7 @@ start (TomoCenterFinder *self,
   job->scan = g_object_ref (self->scan);
   job->row = MIN (self->row, tomo_scan_get_height (self->scan) - 1);
   job->full = full;
+  job->completed = completed;
   task = g_task_new (self, self->cancellable, find_done, NULL);
   g_task_set_task_data (task, job, (GDestroyNotify) job_free);
   g_task_run_in_thread (task, find_thread);
@@ -190,7 +195,7 @@ set_scan (TomoCenterFinder *self,
     return;
   self->row = tomo_scan_get_height (scan) / 2;
   if (!live)
-    start (self, FALSE);
+    start (self, FALSE, FALSE);
   else if (!same)
     {
       /* Too few projections at first for an estimate of its own; the
@@ -220,6 +225,15 @@ tomo_center_finder_set_live_scan (TomoCenterFinder *self,
   set_scan (self, scan, TRUE);
 }
 
+void
+tomo_center_finder_scan_completed (TomoCenterFinder *self)
+{
+  g_return_if_fail (TOMO_IS_CENTER_FINDER (self));
+
+  if (self->live)
+    start (self, FALSE, TRUE);
+}
+
 TomoScan *
 tomo_center_finder_get_scan (TomoCenterFinder *self)
 {
@@ -234,7 +248,7 @@ find_action (GtkWidget  *widget,
              const char *action_name,
              GVariant   *parameter)
 {
-  start (TOMO_CENTER_FINDER (widget), TRUE);
+  start (TOMO_CENTER_FINDER (widget), TRUE, FALSE);
 }
 
 static void

@@ -20,11 +20,15 @@ G_DECLARE_FINAL_TYPE (TomoCenterFinder, tomo_center_finder, TOMO, CENTER_FINDER,
 void      tomo_center_finder_set_scan      (TomoCenterFinder *self,
                                             TomoScan         *scan);
 /* A scan still arriving (a live stream): no estimate when set (too few
- * projections at first); Find centre and Sweep… use what has arrived.  A
+ * projections at first), but when tomo_center_finder_scan_completed()
+ * says it is whole; Find centre and Sweep… use what has arrived.  A
  * next one on the same detector (more frames, late flats) keeps an open
  * sweep and a find in flight. */
 void      tomo_center_finder_set_live_scan (TomoCenterFinder *self,
                                             TomoScan         *scan);
+/* The live scan set has all its frames: the estimate, as when a file
+ * opens ("center-found" with on_open TRUE). */
+void      tomo_center_finder_scan_completed (TomoCenterFinder *self);
 TomoScan *tomo_center_finder_get_scan      (TomoCenterFinder *self);
 
 G_END_DECLS

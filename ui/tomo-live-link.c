@@ -28,6 +28,8 @@ typedef struct
   guint             scan_n_proj;
   guint64           layout;       /* the live scan's when `scan` was made */
   guint64           generation;
+  guint             n_scans;      /* scans made so far: `scan` is number n_scans */
+  guint             estimated;    /* the number of the last one whose centre was estimated at its end */
   gint64            submitted;    /* when a reconstruction was asked for, 0: none in flight */
   gulong            ready_id;
   char             *status;
@@ -229,6 +231,7 @@ tick (gpointer data)
           g_clear_pointer (&link->live, tomo_live_scan_unref);
           link->live = tomo_live_scan_ref (live);
           g_set_object (&link->scan, scan);
+          link->n_scans++;
           link->scan_n_proj = tomo_scan_get_n_projections (scan);
           link->layout = layout;
           link->generation = tomo_live_scan_get_generation (live);
@@ -254,6 +257,13 @@ tick (gpointer data)
   g_autofree char *gaps = info.n_gaps == 0 ? g_strdup ("")
     : g_strdup_printf (" · %u missing (first at %.2f°)", info.n_gaps,
                        tomo_live_scan_get_angle (live, info.first_gap) * 180.0 / G_PI);
+  /* A complete scan, once: its centre from the data, as when a file
+   * opens (the window keeps one the user chose meanwhile). */
+  if (info.complete && !receiving && link->scan != NULL && link->estimated != link->n_scans)
+    {
+      link->estimated = link->n_scans;
+      tomo_center_finder_scan_completed (link->window->panel->center_finder);
+    }
   if (info.complete && !receiving)
     set_status (link, g_strdup_printf ("Scan complete: %u projections, %u flats, %u darks%s · %"
                                        G_GUINT64_FORMAT " dropped · %s",

@@ -72,6 +72,8 @@ struct _TomoWindow
   double center_shift;
   GKeyFile *pending_params;    /* loaded, waiting for their geometry to be shown */
   gboolean center_held;        /* loaded parameters set it: no estimate moves it */
+  double live_center;          /* a live scan's centre when it was shown (NAN: a file);
+                                * moved since, the estimate at its end leaves it */
   GCancellable *load_cancellable;
   GCancellable *export_cancellable;
   guint pulse_id;

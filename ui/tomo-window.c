@@ -713,6 +713,7 @@ _tomo_window_present_scan (TomoWindow             *self,
 {
   self->have_plan = plan != NULL;
   self->center_held = FALSE;
+  self->live_center = NAN;
   if (plan != NULL)
     self->plan = *plan;
   _tomo_window_set_center_shift (self, plan != NULL && plan->kind == TOMO_GEOMETRY_OFFSET
@@ -843,7 +844,7 @@ tomo_window_show_live (TomoWindow *self,
       gboolean same = self->scan != NULL &&
                       tomo_scan_get_width (self->scan) == tomo_scan_get_width (scan) &&
                       tomo_scan_get_height (self->scan) == tomo_scan_get_height (scan);
-      double center = self->params.center;
+      double center = self->params.center, live_center = self->live_center;
       guint row = self->params.row;
 
       hide_error (self);
@@ -854,6 +855,7 @@ tomo_window_show_live (TomoWindow *self,
           _tomo_window_set_center (self, center);
           _tomo_window_set_row (self, row);
         }
+      self->live_center = same && isfinite (live_center) ? live_center : self->params.center;
       /* Find centre and Sweep… work on the stream, not the file before. */
       tomo_center_finder_set_live_scan (self->panel->center_finder, scan);
     }
@@ -1028,6 +1030,10 @@ on_center_found (TomoWindow *self,
   /* The estimate made when the scan opened moves the centre, unless it is
    * kept (Keep) or came from saved parameters. */
   if (on_open && (self->center_held || gtk_toggle_button_get_active (self->panel->center_pin)))
+    return;
+  /* Nor a live scan's, once complete, where the user moved the centre
+   * while it arrived. */
+  if (on_open && isfinite (self->live_center) && fabs (self->params.center - self->live_center) > 1e-9)
     return;
   _tomo_window_set_center (self, center);
 }
@@ -1397,6 +1403,7 @@ tomo_window_init (TomoWindow *self)
   GtkEventController *scroll;
 
   self->params.n_slices = 1;
+  self->live_center = NAN;
   self->params.filter = TOMO_FILTER_RAMLAK;
   self->params.interp = TOMO_INTERP_LINEAR;
   self->params.kernel = TOMO_KERNEL_AUTO;

@@ -335,6 +335,24 @@ test_tilt_outlier_rows (void)
   g_assert_no_error (error);
   g_test_message ("ten rows, two off: tilt %.4f ± %.4f°", r.tilt_deg, r.tilt_uncertainty_deg);
   g_assert_cmpfloat (fabs (r.tilt_deg - 0.5), <, 0.02);
+
+  /* Rows within their own errors (±0.3 px) are all kept, however few: the
+   * weighted line through these three says −0.016 ± 0.24°; dropping the
+   * last would say 4.8°. */
+  {
+    const double rows3[] = { 5, 11, 95 }, centers3[] = { 100.0, 100.5, 100.2 };
+    const double sigmas3[] = { 0.3, 0.3, 0.3 };
+    const double rows5[] = { 5, 27, 49, 71, 93 }, centers5[] = { 100.0, 100.5, 99.8, 100.3, 100.1 };
+    const double sigmas5[] = { 0.3, 0.3, 0.3, 0.3, 0.3 };
+
+    g_assert_true (tomo_center_fit_tilt (rows3, centers3, sigmas3, 3, &r, &error));
+    g_test_message ("three rows: tilt %.4f ± %.4f°", r.tilt_deg, r.tilt_uncertainty_deg);
+    g_assert_cmpfloat (fabs (r.tilt_deg), <, 0.1);
+    g_assert_true (tomo_center_fit_tilt (rows5, centers5, sigmas5, 5, &r, &error));
+    g_test_message ("five rows: tilt %.4f ± %.4f°", r.tilt_deg, r.tilt_uncertainty_deg);
+    /* All five: σ of the slope 0.3 / sqrt (Σ (r − r̄)²) = 0.3 / 69.6 rad. */
+    g_assert_cmpfloat_with_epsilon (r.tilt_uncertainty_deg, 0.3 / sqrt (4840.0) * 180 / G_PI, 1e-3);
+  }
 }
 
 /* --- degenerate input ---------------------------------------------------- */

@@ -1043,9 +1043,12 @@ tomo_center_estimate (const TomoSinogram *sino,
  * point the median slope to the others, the median of those.  It stands
  * while fewer than half the points are off it — a least-squares line
  * through four rows, one of them a row with no sample in it, does not.
- * Points more than 4σ (robust, at least 0.05 px) off it become NAN. */
+ * With four points or more, those off it by more than 4σ (robust, at
+ * least 0.05 px) and by more than 4 × their own uncertainty `sigmas[i]`
+ * become NAN: a few rows' spread says little, their own errors more. */
 static void
 drop_off_line (const double *rows,
+               const double *sigmas,
                double       *kept,
                guint         n)
 {
@@ -1066,7 +1069,7 @@ drop_off_line (const double *rows,
       if (k > 0)
         medians[m++] = _tomo_median (slopes, k);
     }
-  if (m < 3)
+  if (m < 4)
     return;
   b = _tomo_median (medians, m);
   m = 0;
@@ -1078,8 +1081,13 @@ drop_off_line (const double *rows,
     res[i] = fabs (res[i] - a);
   sigma = MAX (1.4826 * _tomo_median (res, m), 0.05);
   for (guint i = 0; i < n; i++)
-    if (isfinite (kept[i]) && isfinite (rows[i]) && fabs (kept[i] - (a + b * rows[i])) > 4.0 * sigma)
-      kept[i] = NAN;
+    {
+      double own = sigmas != NULL && isfinite (sigmas[i]) ? sigmas[i] : 0.0;
+
+      if (isfinite (kept[i]) && isfinite (rows[i])
+          && fabs (kept[i] - (a + b * rows[i])) > 4.0 * MAX (sigma, own))
+        kept[i] = NAN;
+    }
 }
 
 gboolean
@@ -1093,7 +1101,7 @@ tomo_center_fit_tilt (const double     *rows,
   g_autofree double *kept = g_memdup2 (centers, sizeof (double) * MAX (n, 1));
   g_autofree double *res = g_new (double, MAX (n, 1));
 
-  drop_off_line (rows, kept, n);
+  drop_off_line (rows, uncertainties, kept, n);
 
   /* A weighted line fit through the rows the repeated median kept; a row
    * whose centre is far off the others' line (a row with little of the

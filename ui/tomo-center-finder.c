@@ -20,6 +20,7 @@ struct _TomoCenterFinder
   gboolean live;  /* the scan is still arriving: no estimate of its own */
   guint row;
   GCancellable *cancellable;
+  gboolean finding;       /* the button's full estimate is running */
   TomoCenterSweep *sweep; /* weak: the sweep window while open */
 };
 
@@ -111,8 +112,11 @@ find_done (GObject      *source,
 
   /* A live scan replaced by its next layout (the same detector, more
    * frames) still answers for it. */
-  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
-      (job->scan != self->scan && !(self->live && self->scan != NULL && same_detector (job->scan, self->scan))))
+  if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+    return;
+  if (job->full)
+    self->finding = FALSE;
+  if (job->scan != self->scan && !(self->live && self->scan != NULL && same_detector (job->scan, self->scan)))
     return;
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.find", TRUE);
   if (r == NULL)
@@ -169,6 +173,7 @@ start (TomoCenterFinder *self,
   job->row = MIN (self->row, tomo_scan_get_height (self->scan) - 1);
   job->full = full;
   job->completed = completed;
+  self->finding = full;
   task = g_task_new (self, self->cancellable, find_done, NULL);
   g_task_set_task_data (task, job, (GDestroyNotify) job_free);
   g_task_run_in_thread (task, find_thread);
@@ -201,6 +206,7 @@ set_scan (TomoCenterFinder *self,
       /* Too few projections at first for an estimate of its own; the
        * button and the sweep take what has arrived when asked. */
       g_cancellable_cancel (self->cancellable);
+      self->finding = FALSE;
       gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.find", TRUE);
       gtk_label_set_text (self->note_label,
                           "Live scan: Find centre and Sweep… use the projections received so far");
@@ -230,7 +236,8 @@ tomo_center_finder_scan_completed (TomoCenterFinder *self)
 {
   g_return_if_fail (TOMO_IS_CENTER_FINDER (self));
 
-  if (self->live)
+  /* A Find centre the user started answers instead (with the tilt). */
+  if (self->live && !self->finding)
     start (self, FALSE, TRUE);
 }
 

@@ -856,6 +856,9 @@ tomo_window_show_live (TomoWindow *self,
           _tomo_window_set_row (self, row);
         }
       self->live_center = same && isfinite (live_center) ? live_center : self->params.center;
+      /* Parameters loaded for a file do not hold a live scan's centre. */
+      if (!same)
+        self->center_held = FALSE;
       /* Find centre and Sweep… work on the stream, not the file before. */
       tomo_center_finder_set_live_scan (self->panel->center_finder, scan);
     }
@@ -1036,6 +1039,9 @@ on_center_found (TomoWindow *self,
   if (on_open && isfinite (self->live_center) && fabs (self->params.center - self->live_center) > 1e-9)
     return;
   _tomo_window_set_center (self, center);
+  /* The next scan on this detector is judged against the centre set here. */
+  if (on_open && isfinite (self->live_center))
+    self->live_center = self->params.center;
 }
 
 /* A popover focuses its first focusable child, and a selectable label that

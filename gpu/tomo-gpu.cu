@@ -476,13 +476,14 @@ no_device_reason (cudaError_t res)
     return g_strdup ("no device found");
   if (res == cudaErrorInsufficientDriver)
     {
+      /* The driver's version is 0 where no driver library loads at all. */
       cudaRuntimeGetVersion (&runtime);
-      if (cudaDriverGetVersion (&driver) != cudaSuccess || driver == 0
-          || !g_file_test ("/proc/driver/nvidia/version", G_FILE_TEST_EXISTS))
+      if (cudaDriverGetVersion (&driver) != cudaSuccess || driver == 0)
         return g_strdup ("no NVIDIA driver is loaded on this machine");
-      return g_strdup_printf ("the NVIDIA driver supports CUDA %d.%d, this build needs %d.%d",
-                              driver / 1000, driver % 1000 / 10, runtime / 1000,
-                              runtime % 1000 / 10);
+      if (driver < runtime)
+        return g_strdup_printf ("the NVIDIA driver supports CUDA %d.%d, this build needs %d.%d",
+                                driver / 1000, driver % 1000 / 10, runtime / 1000,
+                                runtime % 1000 / 10);
     }
   return g_strdup (cudaGetErrorString (res));
 }

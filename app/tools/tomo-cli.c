@@ -251,35 +251,50 @@ write_one_slice (const char            *output,
 }
 
 /* --center auto: the axis on the middle row of those to be reconstructed
- * (`rows`, else `row`, else the scan's middle), as find-center finds it,
- * said on stdout unless quiet. */
+ * (`rows`, else `row`, else the scan's middle), as the viewer estimates it
+ * when a scan opens (one sinogram, no tilt), said on stdout unless quiet. */
 static gboolean
 estimate_center (TomoScan    *scan,
                  const char  *rows,
-                 int          row,
+                 double       row,
                  gboolean     quiet,
                  double      *center,
                  GError     **error)
 {
+  guint h = tomo_scan_get_height (scan), w = tomo_scan_get_width (scan);
+  guint n = tomo_scan_get_n_projections (scan), r = h / 2, start, end;
+  g_autofree float *sino = NULL;
   TomoCenterResult res;
-  guint start, end;
+  TomoSinogram s;
 
   if (rows != NULL)
     {
-      if (!tomo_parse_rows (rows, tomo_scan_get_height (scan), &start, &end, error))
+      if (!tomo_parse_rows (rows, h, &start, &end, error))
         return FALSE;
-      row = (int) (start + (end - start) / 2);
+      r = start + (end - start) / 2;
     }
-  if (!tomo_center_find_in_scan (scan, row, TOMO_CENTER_METHOD_AUTO, &res, error))
+  else if (row >= 0)
     {
-      g_prefix_error (error, "--center auto: ");
+      if (row >= h)
+        {
+          g_set_error (error, ERROR_DOMAIN_CLI, 0, "--row %.0f is outside the scan (rows 0 to %u)",
+                       row, h - 1);
+          return FALSE;
+        }
+      r = (guint) row;
+    }
+  sino = g_new (float, (gsize) n * w);
+  s = (TomoSinogram) { sino, n, w, tomo_scan_get_angles (scan) };
+  if (!tomo_scan_read_sinogram (scan, r, sino, NULL, error) ||
+      !tomo_center_estimate (&s, TOMO_CENTER_METHOD_AUTO, &res, error))
+    {
+      g_prefix_error (error, "--center auto, row %u: ", r);
       return FALSE;
     }
   *center = res.center;
   if (!quiet)
-    g_print ("Centre: %.3f ± %.3f px (%s, row %d)\n", res.center, res.uncertainty,
-             tomo_center_method_to_string (res.method),
-             row >= 0 ? row : (int) (tomo_scan_get_height (scan) / 2));
+    g_print ("Centre: %.3f ± %.3f px (%s, row %u)\n", res.center, res.uncertainty,
+             tomo_center_method_to_string (res.method), r);
   return TRUE;
 }
 
@@ -382,7 +397,19 @@ cmd_reconstruct (int    argc,
       center_auto = g_ascii_strcasecmp (g_strstrip (center_text), "auto") == 0;
       if (!center_auto && !tomo_parse_number ("--center", center_text, -1e9, 1e9, FALSE, &center,
                                               &error))
-        goto out;
+        {
+          char *end = NULL;
+
+          /* Not a number at all: say what else it may be. */
+          g_ascii_strtod (center_text, &end);
+          if (end == center_text)
+            {
+              g_clear_error (&error);
+              g_set_error (&error, ERROR_DOMAIN_CLI, 0,
+                           "--center “%s” is neither a column (a number) nor auto", center_text);
+            }
+          goto out;
+        }
     }
   /* 0 is the default (8 for a folder, 1 for one file). */
   if (n_writers < 0 || n_writers > 256)
@@ -412,8 +439,8 @@ cmd_reconstruct (int    argc,
                    : tomo_open_args_open (argv[1], &a, &error);
   if (scan == NULL)
     goto out;
-  if (center_auto && !estimate_center (scan, rows, numbers[0].given ? (int) row : -1, quiet,
-                                       &center, &error))
+  if (center_auto && !estimate_center (scan, rows, numbers[0].given ? row : -1, quiet, &center,
+                                       &error))
     goto out;
   if (!live.url)
     {

@@ -459,6 +459,29 @@ test_output_interrupted (void)
   g_rmdir (dir);
 }
 
+static gboolean slice_seen (const char *dir);
+
+/* SIGTERM during a volume into "DIR/" that the run made: its slices and
+ * the folder itself go, as a failed run's do. */
+static void
+test_output_made_folder_interrupted (void)
+{
+  g_autofree char *dir = tmp_path ("made-folder");
+  g_autofree char *out = g_strconcat (dir, G_DIR_SEPARATOR_S, NULL);
+  const char *argv[] = { g_getenv ("TOMOLIVE"), "reconstruct", g_getenv ("TOMO_SAMPLE_SCAN"),
+                         "--rows", "0:64", "--backend", "cpu", "--writers", "1", "--progress",
+                         "-o", out, NULL };
+  g_autofree char *err = NULL;
+  int wait_status = 0;
+
+  g_assert_false (g_file_test (dir, G_FILE_TEST_EXISTS));
+  err = run_and_signal (argv, dir, slice_seen, SIGTERM, &wait_status);
+  g_assert_true (WIFEXITED (wait_status));
+  g_assert_cmpint (WEXITSTATUS (wait_status), ==, 1);
+  g_assert_nonnull (strstr (err, "terminated; incomplete output removed"));
+  g_assert_false (g_file_test (dir, G_FILE_TEST_EXISTS));
+}
+
 /* A command that writes no output (a replay to a receiver that is not
  * there), terminated: exit 1, and its message claims no removal. */
 static void
@@ -1684,6 +1707,8 @@ main (int    argc,
   g_test_add_func ("/tomo/hardening/output/unwritable-folder", test_output_unwritable_folder);
   g_test_add_func ("/tomo/hardening/output/interrupted", test_output_interrupted);
   g_test_add_func ("/tomo/hardening/output/signal-without-output", test_signal_without_output);
+  g_test_add_func ("/tomo/hardening/output/made-folder-interrupted",
+                   test_output_made_folder_interrupted);
   g_test_add_func ("/tomo/hardening/output/registry", test_output_registry);
   g_test_add_func ("/tomo/hardening/output/folder-symlink", test_output_folder_symlink);
   g_test_add_func ("/tomo/hardening/output/folder-interrupted", test_output_folder_interrupted);

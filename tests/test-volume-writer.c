@@ -417,10 +417,6 @@ test_write_error (void)
     }
 }
 
-/* The folder with more slices than buffers: a memory budget (--max-memory)
- * that leaves the writer two copies, one thread, 24 slices, so that the
- * caller waits for a free buffer again and again.  Every slice arrives bit
- * for bit; an abort with slices still queued leaves nothing in the folder. */
 /* A folder writer of `info` with `n_threads` writers; with `volume`, every
  * slice but `skip_row` (an index into the volume; -1: none) given to it. */
 static TomoVolumeWriter *
@@ -445,6 +441,10 @@ folder_writer_new (const char           *path,
   return w;
 }
 
+/* The folder with more slices than buffers: a memory budget (--max-memory)
+ * that leaves the writer two copies, one thread, 24 slices, so that the
+ * caller waits for a free buffer again and again.  Every slice arrives bit
+ * for bit; an abort with slices still queued leaves nothing in the folder. */
 static void
 test_folder_queue (void)
 {
@@ -692,6 +692,7 @@ test_folder_made (void)
   g_assert_true (g_file_set_contents (file, "older", -1, NULL));
   g_assert_null (tomo_volume_writer_new (file_slash, TOMO_VOLUME_FORMAT_AUTO, &info, 2, &error));
   g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "not a folder"));
   g_clear_error (&error);
   assert_older_kept (file);
 }

@@ -59,6 +59,7 @@ typedef struct
 {
   volatile gint state;
   gboolean folder;        /* path is a folder of rows [first, first + n) */
+  volatile gint made_dir; /* the folder: the run made it, so a signal removes it if empty */
   guint    first, n;
   gsize    path_len, prefix_len, suffix_len;
   volatile gint *placed;  /* n ROW_* states (the folder's), or NULL */
@@ -122,6 +123,7 @@ slot_claim_full (const char    *path,
         memcpy (slot->path, path, len + 1);
         slot->path_len = len;
         slot->folder = prefix != NULL;
+        slot->made_dir = 0;
         if (slot->folder)
           {
             slot->prefix_len = strlen (prefix);
@@ -263,14 +265,19 @@ remove_rows (const char    *dir,
   return n_removed;
 }
 
-static void
+/* TRUE where it removed anything. */
+static gboolean
 slot_remove (Slot *slot)
 {
-  if (slot->folder)
-    remove_rows (slot->path, slot->path_len, slot->prefix, slot->prefix_len, slot->suffix,
-                 slot->suffix_len, slot->tail, slot->first, slot->n, slot->placed);
-  else
-    unlink (slot->path);
+  gboolean removed;
+
+  if (!slot->folder)
+    return unlink (slot->path) == 0;
+  removed = remove_rows (slot->path, slot->path_len, slot->prefix, slot->prefix_len, slot->suffix,
+                         slot->suffix_len, slot->tail, slot->first, slot->n, slot->placed) > 0;
+  if (g_atomic_int_get (&slot->made_dir) && rmdir (slot->path) == 0)
+    removed = TRUE;
+  return removed;
 }
 
 /* Every live temporary file and folder, each taken from its owner first. */
@@ -278,11 +285,9 @@ static void
 remove_live_slots (void)
 {
   for (int i = 0; i < N_SLOTS; i++)
-    if (g_atomic_int_compare_and_exchange (&slots[i].state, SLOT_LIVE, SLOT_DYING))
-      {
-        slot_remove (&slots[i]);
-        g_atomic_int_set (&any_removed, 1);
-      }
+    if (g_atomic_int_compare_and_exchange (&slots[i].state, SLOT_LIVE, SLOT_DYING)
+        && slot_remove (&slots[i]))
+      g_atomic_int_set (&any_removed, 1);
 }
 
 static gboolean
@@ -838,6 +843,15 @@ folder_remove_rows (TomoOutputFolder *folder,
   return remove_rows (folder->dir, strlen (folder->dir), folder->prefix, strlen (folder->prefix),
                       folder->suffix, strlen (folder->suffix), folder->tail, row, n,
                       folder->placed + (row - folder->first));
+}
+
+void
+tomo_output_folder_set_made (TomoOutputFolder *folder)
+{
+  g_return_if_fail (folder != NULL);
+
+  if (folder->slot >= 0)
+    g_atomic_int_set (&slots[folder->slot].made_dir, 1);
 }
 
 char *

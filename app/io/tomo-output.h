@@ -117,6 +117,9 @@ TomoOutputFolder *tomo_output_folder_open   (const char         *dir,
                                              guint               n,
                                              const char * const *inputs,
                                              GError            **error);
+/* The caller made `dir` for this run: a signal removes it too, when the
+ * rows are gone and it is empty. */
+void              tomo_output_folder_set_made       (TomoOutputFolder *folder);
 /* The name of row `row` (PREFIX + digits + SUFFIX), newly allocated. */
 char             *tomo_output_folder_get_name       (TomoOutputFolder *folder,
                                                      guint             row);

@@ -553,24 +553,34 @@ tomo_volume_writer_new (const char           *path,
     format = tomo_volume_format_guess (path);
   if (format == TOMO_VOLUME_FORMAT_TIFF_FOLDER && !g_file_test (path, G_FILE_TEST_IS_DIR))
     {
-      if (g_file_test (path, G_FILE_TEST_EXISTS))
+      g_autofree char *bare = g_strdup (path);
+      gsize len = strlen (bare);
+      int made, saved;
+
+      /* "a-file/": the file is there, and no folder. */
+      while (len > 1 && bare[len - 1] == G_DIR_SEPARATOR)
+        bare[--len] = '\0';
+      if (g_file_test (bare, G_FILE_TEST_EXISTS))
         {
           g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_NOT_FOUND,
                        "Cannot write slices into %s: not a folder", path);
           return NULL;
         }
       /* A folder not there yet is made (not its parents: a mistyped
-       * parent is an error, not a new tree). */
-      if (g_mkdir (path, 0777) != 0)
-        {
-          int saved = errno;
+       * parent is an error, not a new tree); one made meanwhile by
+       * another is used as it is. */
+      made = g_mkdir (path, 0777);
+      saved = errno;
 
+      if (made == 0)
+        made_folder = TRUE;
+      else if (saved != EEXIST || !g_file_test (path, G_FILE_TEST_IS_DIR))
+        {
           g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
                        "Cannot write slices into %s: cannot create the folder: %s", path,
                        g_strerror (saved));
           return NULL;
         }
-      made_folder = TRUE;
     }
 
   w = g_new0 (TomoVolumeWriter, 1);
@@ -620,6 +630,8 @@ tomo_volume_writer_new (const char           *path,
                                            info->n_rows, info->inputs, &local);
       if (w->folder == NULL)
         goto fail;
+      if (w->made_folder)
+        tomo_output_folder_set_made (w->folder);
     }
 
   w->n_buffers = w->one_file ? 0 : n_copy_buffers (w);

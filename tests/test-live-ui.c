@@ -376,6 +376,8 @@ test_next_rotation (gconstpointer data)
   send_scan_header (tx, file);
   send_projections (tx, file, proj, 0, n, 0);
   g_assert_true (wait_for_status (window, "Scan complete"));
+  /* The first rotation complete: the centre from the data, in either mode. */
+  g_assert_true (wait_for_label (window->panel->center_finder, "Estimated when the scan completed"));
   tomo_test_spin (500);
   n_incremental = watch.n_incremental;
 

@@ -258,8 +258,10 @@ tick (gpointer data)
     : g_strdup_printf (" · %u missing (first at %.2f°)", info.n_gaps,
                        tomo_live_scan_get_angle (live, info.first_gap) * 180.0 / G_PI);
   /* A complete scan, once: its centre from the data, as when a file
-   * opens (the window keeps one the user chose meanwhile). */
-  if (info.complete && !receiving && link->scan != NULL && link->estimated != link->n_scans)
+   * opens (the window keeps one the user chose meanwhile).  Complete
+   * counts the first rotation, whether or not the next one follows at
+   * once (continuous mode never pauses). */
+  if (info.complete && link->scan != NULL && link->estimated != link->n_scans)
     {
       link->estimated = link->n_scans;
       tomo_center_finder_scan_completed (link->window->panel->center_finder);

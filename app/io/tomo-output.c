@@ -74,6 +74,7 @@ static Slot slots[N_SLOTS];
 static volatile gint pending_signal;
 static volatile gint exiting;
 static volatile gint any_removed;   /* a signal removed an unfinished output */
+static volatile gint removing;      /* handlers (and commits) removing slots now */
 
 struct _TomoOutput
 {
@@ -328,9 +329,16 @@ exit_on_signal (int signum)
 static void
 on_signal (int signum)
 {
+  gboolean last;
+
   g_atomic_int_set (&pending_signal, signum);
+  g_atomic_int_inc (&removing);
   remove_live_slots ();
-  if (any_committing ())
+  /* A second signal (on another thread) while the first handler still
+   * removes rows leaves the exit to that one: it finds every slot taken
+   * and would exit with files still there. */
+  last = g_atomic_int_dec_and_test (&removing);
+  if (!last || any_committing ())
     return;
   exit_on_signal (signum);
 }
@@ -345,8 +353,12 @@ slot_commit_done (int i)
   signum = g_atomic_int_get (&pending_signal);
   if (signum != 0)
     {
+      gboolean last;
+
+      g_atomic_int_inc (&removing);
       remove_live_slots ();
-      if (!any_committing ())
+      last = g_atomic_int_dec_and_test (&removing);
+      if (last && !any_committing ())
         exit_on_signal (signum);
     }
 }

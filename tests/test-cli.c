@@ -363,6 +363,34 @@ test_reconstruct_center_auto (void)
   g_assert_false (g_file_test (bad, G_FILE_TEST_EXISTS));
 }
 
+/* An output name of no known format is written as a TIFF, with a warning
+ * naming it; .tif, .tiff and an explicit --output-format say nothing. */
+static void
+test_reconstruct_unknown_extension (void)
+{
+  g_autofree char *odd = tmp_path ("slice.xyz"), *tif = tmp_path ("slice.TIFF");
+  g_autofree float *data = NULL;
+  g_auto(Result) r = { 0 };
+  g_auto(Result) r2 = { 0 };
+  g_auto(Result) r3 = { 0 };
+  guint w, h, pages;
+
+  RUN (&r, "reconstruct", sample, "--row", "3", "--backend", "cpu", "-o", odd);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_nonnull (strstr (r.err, "names no known format"));
+  g_assert_nonnull (strstr (r.err, "slice.xyz"));
+  data = read_tiff (odd, &w, &h, &pages);
+  g_assert_cmpuint (w, ==, 512);
+  g_assert_cmpuint (pages, ==, 1);
+  RUN (&r2, "reconstruct", sample, "--row", "3", "--backend", "cpu", "-o", tif);
+  g_assert_cmpint (r2.status, ==, 0);
+  g_assert_null (strstr (r2.err, "warning"));
+  RUN (&r3, "reconstruct", sample, "--row", "3", "--backend", "cpu", "--output-format", "tiff",
+       "-o", odd);
+  g_assert_cmpint (r3.status, ==, 0);
+  g_assert_null (strstr (r3.err, "warning"));
+}
+
 static void
 test_backend_gpu_without_device (void)
 {
@@ -403,6 +431,7 @@ main (int    argc,
 
   g_test_add_func ("/tomo/cli/help", test_help);
   g_test_add_func ("/tomo/cli/reconstruct/center-auto", test_reconstruct_center_auto);
+  g_test_add_func ("/tomo/cli/reconstruct/unknown-extension", test_reconstruct_unknown_extension);
   g_test_add_func ("/tomo/cli/info", test_info);
   g_test_add_func ("/tomo/cli/info-full-turn", test_info_full_turn);
   g_test_add_func ("/tomo/cli/reconstruct/row", test_reconstruct_row);

@@ -530,6 +530,19 @@ cmd_reconstruct (int    argc,
         }
     }
 
+  /* A name that says no format (a typo of .tif, .h5) is written as a TIFF:
+   * say so rather than leave a file no program takes for an image. */
+  if (vformat == TOMO_VOLUME_FORMAT_AUTO && !quiet &&
+      tomo_volume_format_guess (output) == TOMO_VOLUME_FORMAT_TIFF_STACK)
+    {
+      g_autofree char *lower = g_ascii_strdown (output, -1);
+
+      if (!g_str_has_suffix (lower, ".tif") && !g_str_has_suffix (lower, ".tiff") &&
+          !g_str_has_prefix (output, "/dev/"))
+        g_printerr ("tomolive: warning: “%s” names no known format: writing a TIFF (name it "
+                    ".tif, .h5 or DIR/, or pass --output-format)\n", output);
+    }
+
   o.show_progress = !quiet && (progress || isatty (STDERR_FILENO)) && row_end - row_start > 1;
   o.start = start = g_get_monotonic_time ();
   o.last_percent = G_MAXUINT;

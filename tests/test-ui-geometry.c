@@ -194,6 +194,47 @@ test_offset_detector_column (void)
   g_unlink (params);
 }
 
+/* Moving an offset scan's centre stitches its rows anew about it (once it
+ * rests): the slice is then the command line's for the number in the
+ * field, the row stays, and the control keeps the detector column. */
+static void
+test_offset_restitch (void)
+{
+  g_autofree char *path = make_offset_scan ();
+  g_autofree char *ui_tif = g_build_filename (tmpdir, "restitch-ui.tif", NULL);
+  g_autofree char *cli_tif = g_build_filename (tmpdir, "restitch-cli.tif", NULL);
+  GtkEditable *field;
+  gint64 end;
+  guint row;
+
+  UI_TEST_REQUIRE_WINDOW ();
+  g_assert_true (open_and_wait (path));
+  g_assert_true (wait_for_width (230));
+  gtk_toggle_button_set_active (window->panel->center_pin, FALSE);
+  _tomo_window_set_row (window, 1);
+  /* The axis is at 12.5; 13.40 stitches 128 + 127 − round (26.8) = 228 wide. */
+  gtk_adjustment_set_value (window->panel->center_adjustment, 13.40);
+  end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  while (g_get_monotonic_time () < end && fabs (window->plan.center - 13.40) > 1e-9)
+    g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
+  g_assert_cmpfloat_with_epsilon (window->plan.center, 13.40, 1e-9);
+  g_assert_true (wait_for_width (228));
+  field = GTK_EDITABLE (window->panel->center_spin);
+  g_assert_cmpstr (gtk_editable_get_text (field), ==, "13.40");
+  g_object_get (window, "row", &row, NULL);
+  g_assert_cmpuint (row, ==, 1);
+  g_assert_true (tomo_center_finder_get_scan (window->panel->center_finder) == window->scan);
+  {
+    const char *argv[] = { g_getenv ("TOMOLIVE"), "reconstruct", path, "--geometry", "offset",
+                           "--center", "13.40", "--row", "1", "--backend", "cpu", "--filter",
+                           "ram-lak", "--interp", "linear", "-q", "-o", cli_tif, NULL };
+
+    g_object_set (window, "filter", "ram-lak", "interp", "linear", NULL);
+    wait_current_center ();
+    assert_export_matches_cli (ui_tif, cli_tif, argv);
+  }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -201,5 +242,6 @@ main (int    argc,
   ui_test_init (&argc, &argv);
   g_test_add_func ("/tomo/ui/geometry/offset-scan", test_offset_scan);
   g_test_add_func ("/tomo/ui/geometry/offset-detector-column", test_offset_detector_column);
+  g_test_add_func ("/tomo/ui/geometry/offset-restitch", test_offset_restitch);
   return ui_test_run ();
 }

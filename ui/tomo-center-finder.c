@@ -232,6 +232,16 @@ tomo_center_finder_set_live_scan (TomoCenterFinder *self,
 }
 
 void
+tomo_center_finder_replace_scan (TomoCenterFinder *self,
+                                 TomoScan         *scan)
+{
+  g_return_if_fail (TOMO_IS_CENTER_FINDER (self));
+  g_return_if_fail (TOMO_IS_SCAN (scan));
+
+  g_set_object (&self->scan, scan);
+}
+
+void
 tomo_center_finder_scan_completed (TomoCenterFinder *self)
 {
   g_return_if_fail (TOMO_IS_CENTER_FINDER (self));

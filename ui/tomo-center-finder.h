@@ -26,6 +26,10 @@ void      tomo_center_finder_set_scan      (TomoCenterFinder *self,
  * sweep and a find in flight. */
 void      tomo_center_finder_set_live_scan (TomoCenterFinder *self,
                                             TomoScan         *scan);
+/* The same scan arranged anew (an offset axis stitched about another
+ * centre): the button and the sweep use it; no estimate, the note stays. */
+void      tomo_center_finder_replace_scan  (TomoCenterFinder *self,
+                                            TomoScan         *scan);
 /* The live scan set has all its frames: the estimate, as when a file
  * opens ("center-found" with on_open TRUE). */
 void      tomo_center_finder_scan_completed (TomoCenterFinder *self);

@@ -827,16 +827,28 @@ on_scan_loaded (TomoWindow     *window,
                 TomoVolumeView *self)
 {
   TomoScan *scan = tomo_window_get_scan (window);
+  gboolean same_rows;
 
   if (scan == self->scan)
     return;
+  /* The same rows arranged anew (an offset axis stitched about another
+   * centre): the planes stay where they are. */
+  same_rows = scan != NULL && self->scan != NULL
+              && tomo_scan_get_height (scan) == tomo_scan_get_height (self->scan)
+              && _tomo_scan_get_base (scan) != NULL
+              && _tomo_scan_get_base (scan) == _tomo_scan_get_base (self->scan);
   g_set_object (&self->scan, scan);
   invalidate_store (self);
   /* A live scan's refills count from its first fill. */
   self->n_refills = 0;
   self->live_generation = self->preview_generation = 0;
   self->live_next = 0;
-  if (scan != NULL)
+  if (scan != NULL && same_rows)
+    {
+      self->ix = MIN (self->ix, tomo_scan_get_width (scan) - 1.0);
+      self->iy = MIN (self->iy, tomo_scan_get_width (scan) - 1.0);
+    }
+  else if (scan != NULL)
     {
       self->ix = self->iy = (tomo_scan_get_width (scan) - 1) / 2.0;
       self->z = tomo_scan_get_height (scan) / 2;

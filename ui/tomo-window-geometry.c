@@ -209,6 +209,50 @@ _tomo_window_geometry_show (TomoWindow       *self,
 }
 
 void
+_tomo_window_geometry_restitch (TomoWindow *self)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) scan = NULL;
+  TomoGeometryPlan plan;
+  double detector;
+  guint width;
+
+  if (!self->have_plan || self->plan.kind != TOMO_GEOMETRY_OFFSET || self->base_scan == NULL
+      || self->scan == NULL || self->params.center < 0)
+    return;
+  detector = _tomo_window_detector_center (self, self->params.center);
+  if (fabs (detector - self->plan.center) < 0.005)
+    return;
+  /* With the axis given, presenting is only the stitch's layout: no read. */
+  scan = _tomo_window_geometry_present (self->base_scan, TOMO_GEOMETRY_OFFSET, detector, &plan,
+                                        &error);
+  if (scan == NULL)
+    {
+      g_autofree char *message = g_strdup_printf ("Cannot stitch the rows about column %.2f: %s",
+                                                  detector, error->message);
+
+      tomo_window_show_error (self, message);
+      return;
+    }
+  self->plan = plan;
+  /* The same detector column, in the new stitched rows. */
+  _tomo_window_set_center_shift (self, plan.recon_center - plan.center);
+  g_set_object (&self->scan, scan);
+  tomo_engine_set_scan (self->engine, scan);
+  tomo_sinogram_view_set_scan (self->sinogram_view, scan);
+  tomo_sinogram_view_set_center (self->sinogram_view, self->params.center);
+  tomo_center_finder_replace_scan (self->panel->center_finder, scan);
+  width = tomo_scan_get_width (scan);
+  gtk_adjustment_configure (self->panel->center_adjustment, detector, -self->center_shift,
+                            width - 1 - self->center_shift, 0.01, 1, 0);
+  /* A region of the old width that no longer fits goes. */
+  if (self->params.roi.width > 0 && self->params.roi.x + self->params.roi.width > width)
+    _tomo_window_set_roi (self, 0, 0, 0, 0);
+  show_plan (self, &plan);
+  _tomo_window_refresh (self);
+}
+
+void
 _tomo_window_geometry_setup (TomoWindow *self)
 {
   self->geometry_id = g_strdup ("auto");

@@ -78,6 +78,7 @@ struct _TomoWindow
   GCancellable *export_cancellable;
   guint pulse_id;
   guint request_idle_id;
+  guint restitch_id;           /* offset axis: stitch again about the centre moved to */
   guint toast_id;
   char *toast_folder;
   double panel_pointer_x, panel_pointer_y;
@@ -149,6 +150,13 @@ void  _tomo_window_geometry_opened  (TomoWindow             *self,
                                      TomoScan               *base,
                                      const TomoGeometryPlan *plan);
 void  _tomo_window_geometry_setup   (TomoWindow *self);
+/* The offset geometry: the rows stitched again about the centre the
+ * control shows, where it moved off the one they are stitched about; the
+ * row, the region and the views stay. */
+void  _tomo_window_geometry_restitch (TomoWindow *self);
+/* The scan shown was replaced under the same parameters: a new slice,
+ * and the views told (the centre's notify). */
+void  _tomo_window_refresh          (TomoWindow *self);
 /* Shows `scan` (base_scan in another geometry); the offset geometry puts
  * the centre on its axis. */
 void  _tomo_window_present_scan     (TomoWindow             *self,

@@ -407,6 +407,26 @@ _tomo_window_detector_center (TomoWindow *self,
 }
 
 void
+_tomo_window_refresh (TomoWindow *self)
+{
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CENTER]);
+  queue_request (self);
+}
+
+/* The centre at rest this long stitches an offset scan's rows again. */
+#define RESTITCH_MS 350
+
+static gboolean
+restitch_cb (gpointer data)
+{
+  TomoWindow *self = data;
+
+  self->restitch_id = 0;
+  _tomo_window_geometry_restitch (self);
+  return G_SOURCE_REMOVE;
+}
+
+void
 _tomo_window_set_center (TomoWindow *self,
                          double      center)
 {
@@ -423,6 +443,13 @@ _tomo_window_set_center (TomoWindow *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CENTER]);
   queue_request (self);
   tomo_sinogram_view_set_center (self->sinogram_view, center);
+  /* The offset geometry's rows hold the axis they were stitched about:
+   * once the centre rests (a drag paused), they are stitched anew. */
+  if (self->have_plan && self->plan.kind == TOMO_GEOMETRY_OFFSET)
+    {
+      g_clear_handle_id (&self->restitch_id, g_source_remove);
+      self->restitch_id = g_timeout_add (RESTITCH_MS, restitch_cb, self);
+    }
 }
 
 void
@@ -1300,6 +1327,7 @@ tomo_window_dispose (GObject *object)
   TomoWindow *self = TOMO_WINDOW (object);
 
   g_clear_handle_id (&self->request_idle_id, g_source_remove);
+  g_clear_handle_id (&self->restitch_id, g_source_remove);
   g_clear_handle_id (&self->pulse_id, g_source_remove);
   g_clear_handle_id (&self->toast_id, g_source_remove);
   if (self->load_cancellable != NULL)

@@ -233,6 +233,18 @@ test_offset_restitch (void)
     wait_current_center ();
     assert_export_matches_cli (ui_tif, cli_tif, argv);
   }
+  /* Exported at once after a move, before the centre rests: the rows are
+   * stitched about it first. */
+  {
+    const char *argv[] = { g_getenv ("TOMOLIVE"), "reconstruct", path, "--geometry", "offset",
+                           "--center", "13.10", "--row", "1", "--backend", "cpu", "--filter",
+                           "ram-lak", "--interp", "linear", "-q", "-o", cli_tif, NULL };
+
+    gtk_adjustment_set_value (window->panel->center_adjustment, 13.10);
+    g_assert_cmpuint (window->restitch_id, !=, 0);
+    assert_export_matches_cli (ui_tif, cli_tif, argv);
+    g_assert_cmpfloat_with_epsilon (window->plan.center, 13.10, 1e-9);
+  }
 }
 
 int

@@ -21,6 +21,7 @@ struct _TomoCenterFinder
   guint row;
   GCancellable *cancellable;
   gboolean finding;       /* the button's full estimate is running */
+  gboolean running;       /* an estimate of either kind is */
   TomoCenterSweep *sweep; /* weak: the sweep window while open */
 };
 
@@ -114,6 +115,7 @@ find_done (GObject      *source,
    * frames) still answers for it. */
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
+  self->running = FALSE;
   if (job->full)
     self->finding = FALSE;
   if (job->scan != self->scan && !(self->live && self->scan != NULL && same_detector (job->scan, self->scan)))
@@ -174,6 +176,7 @@ start (TomoCenterFinder *self,
   job->full = full;
   job->completed = completed;
   self->finding = full;
+  self->running = TRUE;
   task = g_task_new (self, self->cancellable, find_done, NULL);
   g_task_set_task_data (task, job, (GDestroyNotify) job_free);
   g_task_run_in_thread (task, find_thread);
@@ -206,7 +209,7 @@ set_scan (TomoCenterFinder *self,
       /* Too few projections at first for an estimate of its own; the
        * button and the sweep take what has arrived when asked. */
       g_cancellable_cancel (self->cancellable);
-      self->finding = FALSE;
+      self->finding = self->running = FALSE;
       gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.find", TRUE);
       gtk_label_set_text (self->note_label,
                           "Live scan: Find centre and Sweep… use the projections received so far");
@@ -238,7 +241,20 @@ tomo_center_finder_replace_scan (TomoCenterFinder *self,
   g_return_if_fail (TOMO_IS_CENTER_FINDER (self));
   g_return_if_fail (TOMO_IS_SCAN (scan));
 
-  g_set_object (&self->scan, scan);
+  if (!g_set_object (&self->scan, scan))
+    return;
+  /* An estimate in flight counts in the old rows' columns; so does an open
+   * sweep: both go, and the button is free again. */
+  if (self->running)
+    {
+      g_cancellable_cancel (self->cancellable);
+      self->running = self->finding = FALSE;
+      gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.find", TRUE);
+      gtk_label_set_text (self->note_label,
+                          "The rows were stitched anew about the centre: Find centre estimates on them");
+    }
+  if (self->sweep != NULL)
+    gtk_window_destroy (GTK_WINDOW (self->sweep));
 }
 
 void

@@ -13,6 +13,7 @@
 #include "tomo-volume-3d.h"
 #include "tomo-volume-view.h"
 #include "tomo-volume.h"
+#include "tomo-window-private.h"
 
 #define N_PANES 4
 /* Small enough that the three views and their controls fit beside the
@@ -827,26 +828,24 @@ on_scan_loaded (TomoWindow     *window,
                 TomoVolumeView *self)
 {
   TomoScan *scan = tomo_window_get_scan (window);
-  gboolean same_rows;
+  /* The same rows stitched anew about another centre: the planes stay on
+   * the sample, which moves by half the change of width. */
+  gboolean restitched = window->restitching && scan != NULL && self->scan != NULL;
+  double d = restitched ? ((double) tomo_scan_get_width (scan) - tomo_scan_get_width (self->scan)) / 2.0
+                        : 0.0;
 
   if (scan == self->scan)
     return;
-  /* The same rows arranged anew (an offset axis stitched about another
-   * centre): the planes stay where they are. */
-  same_rows = scan != NULL && self->scan != NULL
-              && tomo_scan_get_height (scan) == tomo_scan_get_height (self->scan)
-              && _tomo_scan_get_base (scan) != NULL
-              && _tomo_scan_get_base (scan) == _tomo_scan_get_base (self->scan);
   g_set_object (&self->scan, scan);
   invalidate_store (self);
   /* A live scan's refills count from its first fill. */
   self->n_refills = 0;
   self->live_generation = self->preview_generation = 0;
   self->live_next = 0;
-  if (scan != NULL && same_rows)
+  if (restitched)
     {
-      self->ix = MIN (self->ix, tomo_scan_get_width (scan) - 1.0);
-      self->iy = MIN (self->iy, tomo_scan_get_width (scan) - 1.0);
+      self->ix = CLAMP (self->ix + d, 0.0, tomo_scan_get_width (scan) - 1.0);
+      self->iy = CLAMP (self->iy + d, 0.0, tomo_scan_get_width (scan) - 1.0);
     }
   else if (scan != NULL)
     {

@@ -16,10 +16,13 @@ tomo_window_export_slice_tiff (TomoWindow *self,
 {
   g_autoptr(TomoSlice) host = NULL;
   TomoSlice *slice;
+  gboolean fresh;
 
   g_return_val_if_fail (TOMO_IS_WINDOW (self), FALSE);
   g_return_val_if_fail (path != NULL, FALSE);
 
+  /* The rows about the centre shown, not the ones before it rested. */
+  fresh = _tomo_window_flush_restitch (self);
   slice = tomo_slice_view_get_slice (self->slice_view);
   if (slice == NULL || self->scan == NULL)
     {
@@ -27,15 +30,21 @@ tomo_window_export_slice_tiff (TomoWindow *self,
                    "Cannot write “%s”: no reconstructed slice is shown", path);
       return FALSE;
     }
-  if (slice->data == NULL)
+  if (slice->data == NULL || fresh)
     {
-      /* Shown through interop only: the same slice once more, downloaded. */
+      /* Shown through interop only: the same slice once more, downloaded;
+       * or the rows just stitched anew: about the same detector column. */
       TomoSliceRequest request;
 
       tomo_slice_request_init (&request, self->scan);
       request.row = slice->row;
       request.n_slices = slice->n_slices;
       request.params = slice->params;
+      if (fresh)
+        {
+          request.params.center = self->params.center;
+          request.params.roi = self->params.roi;
+        }
       request.kernel = self->params.kernel;
       host = tomo_engine_reconstruct (self->engine, &request, NULL, error);
       if (host == NULL)
@@ -134,6 +143,7 @@ tomo_window_export_rows_async (TomoWindow          *self,
   g_return_if_fail (TOMO_IS_WINDOW (self));
   g_return_if_fail (path != NULL);
 
+  _tomo_window_flush_restitch (self);
   task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, tomo_window_export_rows_async);
 

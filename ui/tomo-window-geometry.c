@@ -169,6 +169,8 @@ present_in (TomoWindow       *self,
   g_autoptr(GTask) task = NULL;
   PresentJob *job;
 
+  /* This presentation replaces the rows a pending restitch would make. */
+  g_clear_handle_id (&self->restitch_id, g_source_remove);
   job = g_new0 (PresentJob, 1);
   job->base = g_object_ref (self->base_scan);
   job->kind = kind;
@@ -215,8 +217,9 @@ _tomo_window_geometry_restitch (TomoWindow *self)
   g_autoptr(TomoScan) scan = NULL;
   TomoGeometryPlan plan;
   double detector;
-  guint width;
+  guint width, old_width;
 
+  g_clear_handle_id (&self->restitch_id, g_source_remove);
   if (!self->have_plan || self->plan.kind != TOMO_GEOMETRY_OFFSET || self->base_scan == NULL
       || self->scan == NULL || self->params.center < 0)
     return;
@@ -234,6 +237,7 @@ _tomo_window_geometry_restitch (TomoWindow *self)
       tomo_window_show_error (self, message);
       return;
     }
+  old_width = tomo_scan_get_width (self->scan);
   self->plan = plan;
   /* The same detector column, in the new stitched rows. */
   _tomo_window_set_center_shift (self, plan.recon_center - plan.center);
@@ -243,13 +247,25 @@ _tomo_window_geometry_restitch (TomoWindow *self)
   tomo_sinogram_view_set_center (self->sinogram_view, self->params.center);
   tomo_center_finder_replace_scan (self->panel->center_finder, scan);
   width = tomo_scan_get_width (scan);
-  gtk_adjustment_configure (self->panel->center_adjustment, detector, -self->center_shift,
-                            width - 1 - self->center_shift, 0.01, 1, 0);
-  /* A region of the old width that no longer fits goes. */
-  if (self->params.roi.width > 0 && self->params.roi.x + self->params.roi.width > width)
-    _tomo_window_set_roi (self, 0, 0, 0, 0);
+  _tomo_window_configure_center (self);
+  /* The slice grid is centred on the axis: the sample moves by half the
+   * change of width, and a region with it; one that no longer fits goes. */
+  if (self->params.roi.width > 0)
+    {
+      TomoRoi roi = self->params.roi;
+      int d = (int) lround (((double) width - old_width) / 2.0);
+
+      if ((int) roi.x + d >= 0 && (int) roi.y + d >= 0 && roi.x + d + roi.width <= width
+          && roi.y + d + roi.height <= width)
+        _tomo_window_set_roi (self, roi.x + d, roi.y + d, roi.width, roi.height);
+      else
+        _tomo_window_set_roi (self, 0, 0, 0, 0);
+    }
   show_plan (self, &plan);
+  _tomo_window_hide_error (self);
+  self->restitching = TRUE;
   _tomo_window_refresh (self);
+  self->restitching = FALSE;
 }
 
 void

@@ -79,6 +79,7 @@ struct _TomoWindow
   guint pulse_id;
   guint request_idle_id;
   guint restitch_id;           /* offset axis: stitch again about the centre moved to */
+  gboolean restitching;        /* the scan now shown is the last one stitched anew */
   guint toast_id;
   char *toast_folder;
   double panel_pointer_x, panel_pointer_y;
@@ -157,6 +158,13 @@ void  _tomo_window_geometry_restitch (TomoWindow *self);
 /* The scan shown was replaced under the same parameters: a new slice,
  * and the views told (the centre's notify). */
 void  _tomo_window_refresh          (TomoWindow *self);
+/* A restitch still waiting for the centre to rest, done now (an export
+ * must write the rows about the centre shown); TRUE where it ran. */
+gboolean _tomo_window_flush_restitch (TomoWindow *self);
+/* The centre control's range for the scan shown: its stitched columns,
+ * within the detector for an offset axis (the axis is on it). */
+void  _tomo_window_configure_center (TomoWindow *self);
+void  _tomo_window_hide_error       (TomoWindow *self);
 /* Shows `scan` (base_scan in another geometry); the offset geometry puts
  * the centre on its axis. */
 void  _tomo_window_present_scan     (TomoWindow             *self,

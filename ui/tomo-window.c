@@ -74,8 +74,8 @@ tomo_window_show_error (TomoWindow *self,
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ERROR_MESSAGE]);
 }
 
-static void
-hide_error (TomoWindow *self)
+void
+_tomo_window_hide_error (TomoWindow *self)
 {
   if (self->error_message == NULL)
     return;
@@ -88,7 +88,7 @@ static void
 on_banner_response (TomoWindow *self,
                     int         response)
 {
-  hide_error (self);
+  _tomo_window_hide_error (self);
 }
 
 const char *
@@ -406,6 +406,32 @@ _tomo_window_detector_center (TomoWindow *self,
   return round ((center - self->center_shift) * CENTER_STEPS) / CENTER_STEPS;
 }
 
+gboolean
+_tomo_window_flush_restitch (TomoWindow *self)
+{
+  TomoScan *before = self->scan;
+
+  if (self->restitch_id == 0)
+    return FALSE;
+  _tomo_window_geometry_restitch (self);
+  return self->scan != before;
+}
+
+void
+_tomo_window_configure_center (TomoWindow *self)
+{
+  double lo = -self->center_shift, hi = tomo_scan_get_width (self->scan) - 1 - self->center_shift;
+
+  if (self->have_plan && self->plan.kind == TOMO_GEOMETRY_OFFSET && self->base_scan != NULL)
+    {
+      lo = MAX (lo, 0.0);
+      hi = MIN (hi, tomo_scan_get_width (self->base_scan) - 1.0);
+    }
+  gtk_adjustment_configure (self->panel->center_adjustment,
+                            _tomo_window_detector_center (self, self->params.center), lo, hi,
+                            0.01, 1, 0);
+}
+
 void
 _tomo_window_refresh (TomoWindow *self)
 {
@@ -676,9 +702,7 @@ set_scan (TomoWindow *self,
 
   /* The control counts detector columns (the offset geometry's stitched
    * rows start left of the detector). */
-  gtk_adjustment_configure (self->panel->center_adjustment,
-                            _tomo_window_detector_center (self, self->params.center),
-                            -self->center_shift, width - 1 - self->center_shift, 0.01, 1, 0);
+  _tomo_window_configure_center (self);
   gtk_adjustment_configure (self->panel->row_adjustment, self->params.row,
                             0, height - 1, 1, MAX (1, height / 8), 0);
   gtk_adjustment_configure (self->panel->export_first_adjustment, 0, 0, height - 1, 1, 10, 0);
@@ -784,7 +808,7 @@ open_done (GObject      *source,
       return;
     }
 
-  hide_error (self);
+  _tomo_window_hide_error (self);
   _tomo_window_geometry_opened (self, job->base, &job->plan);
   /* The control starts at the middle (the offset geometry: its axis) and
    * moves to the estimate when the background finder answers (its note
@@ -814,6 +838,7 @@ tomo_window_open_with_args (TomoWindow         *self,
   g_return_if_fail (TOMO_IS_WINDOW (self));
   g_return_if_fail (G_IS_FILE (file));
 
+  g_clear_handle_id (&self->restitch_id, g_source_remove);
   path = g_file_get_path (file);
   if (path == NULL)
     {
@@ -874,7 +899,8 @@ tomo_window_show_live (TomoWindow *self,
       double center = self->params.center, live_center = self->live_center;
       guint row = self->params.row;
 
-      hide_error (self);
+      g_clear_handle_id (&self->restitch_id, g_source_remove);
+      _tomo_window_hide_error (self);
       _tomo_window_geometry_opened (self, scan, NULL);
       set_scan (self, scan);
       if (same)

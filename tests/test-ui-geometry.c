@@ -12,6 +12,7 @@
 #include <glib/gstdio.h>
 
 #include "tomo-tiff-writer.h"
+#include "tomo-center-sweep.h"
 #include "tomo-window-private.h"
 #include "ui-test-common.h"
 
@@ -244,6 +245,33 @@ test_offset_restitch (void)
     g_assert_cmpuint (window->restitch_id, !=, 0);
     assert_export_matches_cli (ui_tif, cli_tif, argv);
     g_assert_cmpfloat_with_epsilon (window->plan.center, 13.10, 1e-9);
+  }
+  /* With the sweep open the rows stay (its candidates count in them);
+   * closed, they are stitched about the centre then. */
+  {
+    TomoCenterFinder *finder = window->panel->center_finder;
+
+    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (finder), "finder.sweep", NULL));
+    g_assert_true (tomo_center_finder_has_sweep (finder));
+    gtk_adjustment_set_value (window->panel->center_adjustment, 13.70);
+    tomo_test_spin (1000);
+    g_assert_cmpfloat_with_epsilon (window->plan.center, 13.10, 1e-9);
+    g_assert_true (tomo_center_finder_has_sweep (finder));
+    {
+      GListModel *toplevels = gtk_window_get_toplevels ();
+
+      for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+        {
+          g_autoptr(GtkWindow) w = g_list_model_get_item (toplevels, i);
+
+          if (TOMO_IS_CENTER_SWEEP (w))
+            gtk_window_destroy (w);
+        }
+    }
+    end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+    while (g_get_monotonic_time () < end && fabs (window->plan.center - 13.70) > 1e-9)
+      g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
+    g_assert_cmpfloat_with_epsilon (window->plan.center, 13.70, 1e-9);
   }
 }
 

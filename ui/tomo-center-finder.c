@@ -267,6 +267,14 @@ tomo_center_finder_scan_completed (TomoCenterFinder *self)
     start (self, FALSE, TRUE);
 }
 
+gboolean
+tomo_center_finder_has_sweep (TomoCenterFinder *self)
+{
+  g_return_val_if_fail (TOMO_IS_CENTER_FINDER (self), FALSE);
+
+  return self->sweep != NULL;
+}
+
 TomoScan *
 tomo_center_finder_get_scan (TomoCenterFinder *self)
 {

@@ -33,6 +33,8 @@ void      tomo_center_finder_replace_scan  (TomoCenterFinder *self,
 /* The live scan set has all its frames: the estimate, as when a file
  * opens ("center-found" with on_open TRUE). */
 void      tomo_center_finder_scan_completed (TomoCenterFinder *self);
+/* The sweep window is open. */
+gboolean  tomo_center_finder_has_sweep     (TomoCenterFinder *self);
 TomoScan *tomo_center_finder_get_scan      (TomoCenterFinder *self);
 
 G_END_DECLS

@@ -153,14 +153,19 @@ void  _tomo_window_geometry_opened  (TomoWindow             *self,
 void  _tomo_window_geometry_setup   (TomoWindow *self);
 /* The offset geometry: the rows stitched again about the centre the
  * control shows, where it moved off the one they are stitched about; the
- * row, the region and the views stay. */
-void  _tomo_window_geometry_restitch (TomoWindow *self);
+ * row, the region and the views stay.  While the sweep is open (its
+ * candidates are in the rows it started with) it waits, unless `force`:
+ * then the sweep closes. */
+void  _tomo_window_geometry_restitch (TomoWindow *self,
+                                      gboolean    force);
 /* The scan shown was replaced under the same parameters: a new slice,
  * and the views told (the centre's notify). */
 void  _tomo_window_refresh          (TomoWindow *self);
 /* A restitch still waiting for the centre to rest, done now (an export
  * must write the rows about the centre shown); TRUE where it ran. */
 gboolean _tomo_window_flush_restitch (TomoWindow *self);
+/* (Again) in a third of a second. */
+void  _tomo_window_schedule_restitch (TomoWindow *self);
 /* The centre control's range for the scan shown: its stitched columns,
  * within the detector for an offset axis (the axis is on it). */
 void  _tomo_window_configure_center (TomoWindow *self);

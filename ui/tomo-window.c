@@ -413,7 +413,7 @@ _tomo_window_flush_restitch (TomoWindow *self)
 
   if (self->restitch_id == 0)
     return FALSE;
-  _tomo_window_geometry_restitch (self);
+  _tomo_window_geometry_restitch (self, TRUE);
   return self->scan != before;
 }
 
@@ -448,8 +448,15 @@ restitch_cb (gpointer data)
   TomoWindow *self = data;
 
   self->restitch_id = 0;
-  _tomo_window_geometry_restitch (self);
+  _tomo_window_geometry_restitch (self, FALSE);
   return G_SOURCE_REMOVE;
+}
+
+void
+_tomo_window_schedule_restitch (TomoWindow *self)
+{
+  g_clear_handle_id (&self->restitch_id, g_source_remove);
+  self->restitch_id = g_timeout_add (RESTITCH_MS, restitch_cb, self);
 }
 
 void
@@ -472,10 +479,7 @@ _tomo_window_set_center (TomoWindow *self,
   /* The offset geometry's rows hold the axis they were stitched about:
    * once the centre rests (a drag paused), they are stitched anew. */
   if (self->have_plan && self->plan.kind == TOMO_GEOMETRY_OFFSET)
-    {
-      g_clear_handle_id (&self->restitch_id, g_source_remove);
-      self->restitch_id = g_timeout_add (RESTITCH_MS, restitch_cb, self);
-    }
+    _tomo_window_schedule_restitch (self);
 }
 
 void

@@ -354,7 +354,14 @@ slot_commit_done (int i)
   if (signum != 0)
     {
       gboolean last;
+      sigset_t block;
 
+      /* No second handler on this thread between taking the exit and
+       * making it: it would wait forever for the exit it interrupted. */
+      sigemptyset (&block);
+      sigaddset (&block, SIGINT);
+      sigaddset (&block, SIGTERM);
+      pthread_sigmask (SIG_BLOCK, &block, NULL);
       g_atomic_int_inc (&removing);
       remove_live_slots ();
       last = g_atomic_int_dec_and_test (&removing);
@@ -363,10 +370,28 @@ slot_commit_done (int i)
     }
 }
 
+/* A normal exit while a signal's handler still removes files (it runs on
+ * another thread, the main one returned with an error the removal caused)
+ * would cut the removal short: the handler makes the exit. */
+static void
+wait_for_handler_at_exit (void)
+{
+  if (g_atomic_int_get (&pending_signal) != 0)
+    for (;;)
+      pause ();
+}
+
 void
 tomo_output_install_signal_handlers (void)
 {
   struct sigaction sa;
+  static gsize registered;
+
+  if (g_once_init_enter (&registered))
+    {
+      atexit (wait_for_handler_at_exit);
+      g_once_init_leave (&registered, 1);
+    }
 
   memset (&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;

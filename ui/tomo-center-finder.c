@@ -59,14 +59,7 @@ find_thread (GTask        *task,
   if (job->full)
     ok = tomo_center_find_in_scan (job->scan, job->row, TOMO_CENTER_METHOD_AUTO, r, &error);
   else
-    {
-      guint w = tomo_scan_get_width (job->scan), n = tomo_scan_get_n_projections (job->scan);
-      g_autofree float *sino = g_new (float, (gsize) n * w);
-      TomoSinogram s = { sino, n, w, tomo_scan_get_angles (job->scan) };
-
-      ok = tomo_scan_read_sinogram (job->scan, job->row, sino, NULL, &error)
-           && tomo_center_estimate (&s, TOMO_CENTER_METHOD_AUTO, r, &error);
-    }
+    ok = tomo_center_estimate_row (job->scan, job->row, TOMO_CENTER_METHOD_AUTO, r, &error);
   if (ok)
     g_task_return_pointer (task, r, g_free);
   else

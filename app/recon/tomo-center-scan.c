@@ -20,6 +20,26 @@ tomo_center_find_in_scan (TomoScan         *scan,
   return tomo_center_find_in_scan_with (scan, row, method, NULL, result, error);
 }
 
+gboolean
+tomo_center_estimate_row (TomoScan         *scan,
+                          guint             row,
+                          TomoCenterMethod  method,
+                          TomoCenterResult *result,
+                          GError          **error)
+{
+  guint w = tomo_scan_get_width (scan), n = tomo_scan_get_n_projections (scan);
+  g_autofree float *sino = NULL;
+  TomoSinogram s;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (scan), FALSE);
+  g_return_val_if_fail (row < tomo_scan_get_height (scan), FALSE);
+
+  sino = g_new (float, (gsize) n * w);
+  s = (TomoSinogram) { sino, n, w, tomo_scan_get_angles (scan) };
+  return tomo_scan_read_sinogram (scan, row, sino, NULL, error)
+         && tomo_center_estimate (&s, method, result, error);
+}
+
 /* One row: as tomo_center_estimate(), the sweep's candidates on the engine. */
 static gboolean
 estimate_row (TomoEngine         *engine,

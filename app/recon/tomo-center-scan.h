@@ -17,6 +17,13 @@ gboolean tomo_center_find_in_scan (TomoScan         *scan,
                                    TomoCenterMethod  method,
                                    TomoCenterResult *result,
                                    GError          **error);
+/* The centre of detector row `row` (< height) alone, by `method`: one
+ * sinogram read, no tilt (the estimate made when a scan opens). */
+gboolean tomo_center_estimate_row (TomoScan         *scan,
+                                   guint             row,
+                                   TomoCenterMethod  method,
+                                   TomoCenterResult *result,
+                                   GError          **error);
 /* The same; with an engine (its scan this one), the SWEEP method's
  * candidates are reconstructed on the engine's backend. */
 gboolean tomo_center_find_in_scan_with (TomoScan         *scan,

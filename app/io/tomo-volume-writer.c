@@ -95,12 +95,12 @@ struct _TomoVolumeWriter
   double busy_ms;
 };
 
-TomoVolumeFormat
-tomo_volume_format_guess (const char *path)
+/* The format `path` names (a folder, an HDF5 or a TIFF ending), or AUTO
+ * where it names none. */
+static TomoVolumeFormat
+format_named (const char *path)
 {
   g_autofree char *lower = NULL;
-
-  g_return_val_if_fail (path != NULL, TOMO_VOLUME_FORMAT_TIFF_STACK);
 
   /* "vol/": a folder, whether or not it is there yet. */
   if (g_file_test (path, G_FILE_TEST_IS_DIR) || g_str_has_suffix (path, G_DIR_SEPARATOR_S))
@@ -109,7 +109,28 @@ tomo_volume_format_guess (const char *path)
   if (g_str_has_suffix (lower, ".h5") || g_str_has_suffix (lower, ".hdf5") ||
       g_str_has_suffix (lower, ".hdf") || g_str_has_suffix (lower, ".nxs"))
     return TOMO_VOLUME_FORMAT_HDF5;
-  return TOMO_VOLUME_FORMAT_TIFF_STACK;
+  if (g_str_has_suffix (lower, ".tif") || g_str_has_suffix (lower, ".tiff"))
+    return TOMO_VOLUME_FORMAT_TIFF_STACK;
+  return TOMO_VOLUME_FORMAT_AUTO;
+}
+
+TomoVolumeFormat
+tomo_volume_format_guess (const char *path)
+{
+  TomoVolumeFormat format;
+
+  g_return_val_if_fail (path != NULL, TOMO_VOLUME_FORMAT_TIFF_STACK);
+
+  format = format_named (path);
+  return format != TOMO_VOLUME_FORMAT_AUTO ? format : TOMO_VOLUME_FORMAT_TIFF_STACK;
+}
+
+gboolean
+tomo_volume_format_is_named (const char *path)
+{
+  g_return_val_if_fail (path != NULL, FALSE);
+
+  return format_named (path) != TOMO_VOLUME_FORMAT_AUTO;
 }
 
 static void

@@ -14,6 +14,9 @@ typedef enum
 } TomoVolumeFormat;
 
 TomoVolumeFormat tomo_volume_format_guess     (const char *path);
+/* `path` says its format (a folder, .h5/.hdf5/.hdf/.nxs, .tif/.tiff);
+ * guess() takes any other name for a TIFF stack. */
+gboolean         tomo_volume_format_is_named  (const char *path);
 
 /* What is written: slices of width × height floats for detector rows
  * [row_start, row_start + n_rows), and how they were made (HDF5 attributes

@@ -261,11 +261,8 @@ estimate_center (TomoScan    *scan,
                  double      *center,
                  GError     **error)
 {
-  guint h = tomo_scan_get_height (scan), w = tomo_scan_get_width (scan);
-  guint n = tomo_scan_get_n_projections (scan), r = h / 2, start, end;
-  g_autofree float *sino = NULL;
+  guint h = tomo_scan_get_height (scan), r = h / 2, start, end;
   TomoCenterResult res;
-  TomoSinogram s;
 
   if (rows != NULL)
     {
@@ -283,10 +280,7 @@ estimate_center (TomoScan    *scan,
         }
       r = (guint) row;
     }
-  sino = g_new (float, (gsize) n * w);
-  s = (TomoSinogram) { sino, n, w, tomo_scan_get_angles (scan) };
-  if (!tomo_scan_read_sinogram (scan, r, sino, NULL, error) ||
-      !tomo_center_estimate (&s, TOMO_CENTER_METHOD_AUTO, &res, error))
+  if (!tomo_center_estimate_row (scan, r, TOMO_CENTER_METHOD_AUTO, &res, error))
     {
       g_prefix_error (error, "--center auto, row %u: ", r);
       return FALSE;
@@ -532,16 +526,10 @@ cmd_reconstruct (int    argc,
 
   /* A name that says no format (a typo of .tif, .h5) is written as a TIFF:
    * say so rather than leave a file no program takes for an image. */
-  if (vformat == TOMO_VOLUME_FORMAT_AUTO && !quiet &&
-      tomo_volume_format_guess (output) == TOMO_VOLUME_FORMAT_TIFF_STACK)
-    {
-      g_autofree char *lower = g_ascii_strdown (output, -1);
-
-      if (!g_str_has_suffix (lower, ".tif") && !g_str_has_suffix (lower, ".tiff") &&
-          !g_str_has_prefix (output, "/dev/"))
-        g_printerr ("tomolive: warning: “%s” names no known format: writing a TIFF (name it "
-                    ".tif, .h5 or DIR/, or pass --output-format)\n", output);
-    }
+  if (vformat == TOMO_VOLUME_FORMAT_AUTO && !quiet && !tomo_volume_format_is_named (output) &&
+      !g_str_has_prefix (output, "/dev/"))
+    g_printerr ("tomolive: warning: “%s” names no known format: writing a TIFF (name it "
+                ".tif, .h5 or DIR/, or pass --output-format)\n", output);
 
   o.show_progress = !quiet && (progress || isatty (STDERR_FILENO)) && row_end - row_start > 1;
   o.start = start = g_get_monotonic_time ();

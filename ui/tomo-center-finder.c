@@ -20,8 +20,7 @@ struct _TomoCenterFinder
   gboolean live;  /* the scan is still arriving: no estimate of its own */
   guint row;
   GCancellable *cancellable;
-  gboolean finding;       /* the button's full estimate is running */
-  gboolean running;       /* an estimate of either kind is */
+  enum { IDLE, ESTIMATING, FINDING } running; /* the quick estimate, or the button's */
   TomoCenterSweep *sweep; /* weak: the sweep window while open */
 };
 
@@ -108,9 +107,7 @@ find_done (GObject      *source,
    * frames) still answers for it. */
   if (g_error_matches (error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
     return;
-  self->running = FALSE;
-  if (job->full)
-    self->finding = FALSE;
+  self->running = IDLE;
   if (job->scan != self->scan && !(self->live && self->scan != NULL && same_detector (job->scan, self->scan)))
     return;
   gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.find", TRUE);
@@ -168,8 +165,7 @@ start (TomoCenterFinder *self,
   job->row = MIN (self->row, tomo_scan_get_height (self->scan) - 1);
   job->full = full;
   job->completed = completed;
-  self->finding = full;
-  self->running = TRUE;
+  self->running = full ? FINDING : ESTIMATING;
   task = g_task_new (self, self->cancellable, find_done, NULL);
   g_task_set_task_data (task, job, (GDestroyNotify) job_free);
   g_task_run_in_thread (task, find_thread);
@@ -202,7 +198,7 @@ set_scan (TomoCenterFinder *self,
       /* Too few projections at first for an estimate of its own; the
        * button and the sweep take what has arrived when asked. */
       g_cancellable_cancel (self->cancellable);
-      self->finding = self->running = FALSE;
+      self->running = IDLE;
       gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.find", TRUE);
       gtk_label_set_text (self->note_label,
                           "Live scan: Find centre and Sweep… use the projections received so far");
@@ -238,10 +234,10 @@ tomo_center_finder_replace_scan (TomoCenterFinder *self,
     return;
   /* An estimate in flight counts in the old rows' columns; so does an open
    * sweep: both go, and the button is free again. */
-  if (self->running)
+  if (self->running != IDLE)
     {
       g_cancellable_cancel (self->cancellable);
-      self->running = self->finding = FALSE;
+      self->running = IDLE;
       gtk_widget_action_set_enabled (GTK_WIDGET (self), "finder.find", TRUE);
       gtk_label_set_text (self->note_label,
                           "The rows were stitched anew about the centre: Find centre estimates on them");
@@ -256,7 +252,7 @@ tomo_center_finder_scan_completed (TomoCenterFinder *self)
   g_return_if_fail (TOMO_IS_CENTER_FINDER (self));
 
   /* A Find centre the user started answers instead (with the tilt). */
-  if (self->live && !self->finding)
+  if (self->live && self->running != FINDING)
     start (self, FALSE, TRUE);
 }
 

@@ -15,10 +15,10 @@
 #include "tomo-center-sweep.h"
 #include "tomo-test-util.h"
 #include "tomo-window.h"
+#include "ui-test-common.h"
 
 #define TRUTH (255.5 + 3.37)
 
-static gboolean have_display;
 
 static gboolean
 wait_until (gboolean (*done) (gpointer),
@@ -48,36 +48,6 @@ sweep_ready (gpointer data)
   const double *c, *s;
 
   return tomo_center_sweep_get_result (data, &n, &c, &s);
-}
-
-/* The first descendant of `widget` of `type`, depth first. */
-static GtkWidget *
-find_widget (GtkWidget *widget,
-             GType      type)
-{
-  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
-    return widget;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
-    {
-      GtkWidget *found = find_widget (c, type);
-
-      if (found != NULL)
-        return found;
-    }
-  return NULL;
-}
-
-/* Some label of `widget`'s tree containing `text`. */
-static gboolean
-has_label (GtkWidget  *widget,
-           const char *text)
-{
-  if (GTK_IS_LABEL (widget) && strstr (gtk_label_get_text (GTK_LABEL (widget)), text) != NULL)
-    return TRUE;
-  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
-    if (has_label (c, text))
-      return TRUE;
-  return FALSE;
 }
 
 /* The pixels of every candidate picture in the grid, one after another. */
@@ -153,11 +123,11 @@ test_estimate_and_sweep (void)
    * pictures in all the cells. */
   {
     g_autoptr(GByteArray) before = g_byte_array_new (), after = g_byte_array_new ();
-    GtkSpinButton *step = GTK_SPIN_BUTTON (find_widget (GTK_WIDGET (sweep), GTK_TYPE_SPIN_BUTTON));
+    GtkSpinButton *step = GTK_SPIN_BUTTON (ui_find_widget (GTK_WIDGET (sweep), GTK_TYPE_SPIN_BUTTON));
     guint n_before = 0, n_after = 0, n_same = 0;
 
     /* The sweep ran on the viewer's engine (one request, its backend). */
-    g_assert_true (has_label (GTK_WIDGET (sweep), "16 candidates in"));
+    g_assert_true (ui_has_label (GTK_WIDGET (sweep), "16 candidates in"));
     grid_pixels (GTK_WIDGET (sweep), before, &n_before);
     g_assert_cmpuint (n_before, ==, 16);
     gtk_spin_button_set_value (step, 1.5);
@@ -193,9 +163,8 @@ int
 main (int    argc,
       char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
-  have_display = gtk_init_check ();
+  ui_test_init (&argc, &argv);
 
   g_test_add_func ("/tomo/ui/center/estimate-and-sweep", test_estimate_and_sweep);
-  return g_test_run ();
+  return ui_test_run ();
 }

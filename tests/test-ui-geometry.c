@@ -12,7 +12,9 @@
 #include <glib/gstdio.h>
 
 #include "tomo-tiff-writer.h"
+#include "tomo-center.h"
 #include "tomo-center-sweep.h"
+#include "tomo-geometry.h"
 #include "tomo-window-private.h"
 #include "ui-test-common.h"
 
@@ -105,6 +107,45 @@ wait_current_center (void)
     g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
   g_assert_nonnull (tomo_slice_view_get_slice (view));
   g_assert_cmpfloat (tomo_slice_view_get_slice (view)->params.center, ==, center);
+}
+
+/* Waits until the rows are stitched about detector column `center`. */
+static void
+wait_stitched_about (double center)
+{
+  gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+
+  while (g_get_monotonic_time () < end && fabs (window->plan.center - center) > 1e-9)
+    g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
+  g_assert_cmpfloat_with_epsilon (window->plan.center, center, 1e-9);
+}
+
+/* The window's export of row 1 is the command line's at `center`. */
+static void
+assert_row1_matches_cli (const char *path,
+                         const char *center,
+                         const char *ui_tif,
+                         const char *cli_tif)
+{
+  const char *argv[] = { g_getenv ("TOMOLIVE"), "reconstruct", path, "--geometry", "offset",
+                         "--center", center, "--row", "1", "--backend", "cpu", "--filter",
+                         "ram-lak", "--interp", "linear", "-q", "-o", cli_tif, NULL };
+
+  assert_export_matches_cli (ui_tif, cli_tif, argv);
+}
+
+/* Opens the offset scan on row 1, the centre (unpinned) moved to `center`
+ * and the rows stitched about it. */
+static void
+open_offset_row1_at (const char *path,
+                     double      center)
+{
+  g_assert_true (open_and_wait (path));
+  g_assert_true (wait_for_width (230));
+  gtk_toggle_button_set_active (window->panel->center_pin, FALSE);
+  _tomo_window_set_row (window, 1);
+  gtk_adjustment_set_value (window->panel->center_adjustment, center);
+  wait_stitched_about (center);
 }
 
 /* The centre of an offset-axis scan is a detector column, as --center is:
@@ -205,74 +246,177 @@ test_offset_restitch (void)
   g_autofree char *ui_tif = g_build_filename (tmpdir, "restitch-ui.tif", NULL);
   g_autofree char *cli_tif = g_build_filename (tmpdir, "restitch-cli.tif", NULL);
   GtkEditable *field;
-  gint64 end;
   guint row;
 
   UI_TEST_REQUIRE_WINDOW ();
-  g_assert_true (open_and_wait (path));
-  g_assert_true (wait_for_width (230));
-  gtk_toggle_button_set_active (window->panel->center_pin, FALSE);
-  _tomo_window_set_row (window, 1);
   /* The axis is at 12.5; 13.40 stitches 128 + 127 − round (26.8) = 228 wide. */
-  gtk_adjustment_set_value (window->panel->center_adjustment, 13.40);
-  end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
-  while (g_get_monotonic_time () < end && fabs (window->plan.center - 13.40) > 1e-9)
-    g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
-  g_assert_cmpfloat_with_epsilon (window->plan.center, 13.40, 1e-9);
+  open_offset_row1_at (path, 13.40);
   g_assert_true (wait_for_width (228));
   field = GTK_EDITABLE (window->panel->center_spin);
   g_assert_cmpstr (gtk_editable_get_text (field), ==, "13.40");
   g_object_get (window, "row", &row, NULL);
   g_assert_cmpuint (row, ==, 1);
   g_assert_true (tomo_center_finder_get_scan (window->panel->center_finder) == window->scan);
-  {
-    const char *argv[] = { g_getenv ("TOMOLIVE"), "reconstruct", path, "--geometry", "offset",
-                           "--center", "13.40", "--row", "1", "--backend", "cpu", "--filter",
-                           "ram-lak", "--interp", "linear", "-q", "-o", cli_tif, NULL };
-
-    g_object_set (window, "filter", "ram-lak", "interp", "linear", NULL);
-    wait_current_center ();
-    assert_export_matches_cli (ui_tif, cli_tif, argv);
-  }
+  g_object_set (window, "filter", "ram-lak", "interp", "linear", NULL);
+  wait_current_center ();
+  assert_row1_matches_cli (path, "13.40", ui_tif, cli_tif);
   /* Exported at once after a move, before the centre rests: the rows are
    * stitched about it first. */
-  {
-    const char *argv[] = { g_getenv ("TOMOLIVE"), "reconstruct", path, "--geometry", "offset",
-                           "--center", "13.10", "--row", "1", "--backend", "cpu", "--filter",
-                           "ram-lak", "--interp", "linear", "-q", "-o", cli_tif, NULL };
+  gtk_adjustment_set_value (window->panel->center_adjustment, 13.10);
+  g_assert_cmpuint (window->restitch_id, !=, 0);
+  assert_row1_matches_cli (path, "13.10", ui_tif, cli_tif);
+  g_assert_cmpfloat_with_epsilon (window->plan.center, 13.10, 1e-9);
+}
 
-    gtk_adjustment_set_value (window->panel->center_adjustment, 13.10);
-    g_assert_cmpuint (window->restitch_id, !=, 0);
-    assert_export_matches_cli (ui_tif, cli_tif, argv);
-    g_assert_cmpfloat_with_epsilon (window->plan.center, 13.10, 1e-9);
-  }
-  /* With the sweep open the rows stay (its candidates count in them);
-   * closed, they are stitched about the centre then. */
-  {
-    TomoCenterFinder *finder = window->panel->center_finder;
+/* The open sweep window, or NULL. */
+static TomoCenterSweep *
+find_sweep (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();
 
-    g_assert_true (gtk_widget_activate_action (GTK_WIDGET (finder), "finder.sweep", NULL));
-    g_assert_true (tomo_center_finder_has_sweep (finder));
-    gtk_adjustment_set_value (window->panel->center_adjustment, 13.70);
-    tomo_test_spin (1000);
-    g_assert_cmpfloat_with_epsilon (window->plan.center, 13.10, 1e-9);
-    g_assert_true (tomo_center_finder_has_sweep (finder));
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
     {
-      GListModel *toplevels = gtk_window_get_toplevels ();
+      g_autoptr(GtkWindow) w = g_list_model_get_item (toplevels, i);
 
-      for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
-        {
-          g_autoptr(GtkWindow) w = g_list_model_get_item (toplevels, i);
-
-          if (TOMO_IS_CENTER_SWEEP (w))
-            gtk_window_destroy (w);
-        }
+      if (TOMO_IS_CENTER_SWEEP (w))
+        return TOMO_CENTER_SWEEP (w);
     }
-    end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
-    while (g_get_monotonic_time () < end && fabs (window->plan.center - 13.70) > 1e-9)
-      g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
-    g_assert_cmpfloat_with_epsilon (window->plan.center, 13.70, 1e-9);
-  }
+  return NULL;
+}
+
+static gboolean
+wait_sweep (TomoCenterSweep *sweep)
+{
+  gint64 end = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  guint n;
+  const double *c, *s;
+
+  while (g_get_monotonic_time () < end && !tomo_center_sweep_get_result (sweep, &n, &c, &s))
+    g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
+  return tomo_center_sweep_get_result (sweep, &n, &c, &s);
+}
+
+/* Clicks candidate `index` of the sweep's grid. */
+static void
+pick_candidate (TomoCenterSweep *sweep,
+                guint            index)
+{
+  GtkWidget *grid = ui_find_widget (GTK_WIDGET (sweep), GTK_TYPE_GRID);
+
+  for (GtkWidget *c = gtk_widget_get_first_child (grid); c != NULL; c = gtk_widget_get_next_sibling (c))
+    if (GPOINTER_TO_UINT (g_object_get_data (G_OBJECT (c), "index")) == index)
+      {
+        g_autoptr(GListModel) controllers = gtk_widget_observe_controllers (c);
+
+        for (guint i = 0; i < g_list_model_get_n_items (controllers); i++)
+          {
+            g_autoptr(GObject) controller = g_list_model_get_item (controllers, i);
+
+            if (GTK_IS_GESTURE_CLICK (controller))
+              {
+                g_signal_emit_by_name (controller, "pressed", 1, 1.0, 1.0);
+                return;
+              }
+          }
+      }
+  g_error ("no candidate %u in the sweep", index);
+}
+
+/* An offset-axis scan's rows are stitched about the axis: the sweep
+ * reconstructs each candidate in the rows stitched about it, as the
+ * command line does for that --center.  Its scores are those, its best is
+ * the axis, a pick is the detector column the label shows, and the window
+ * stitching its rows about the pick leaves the sweep open and right. */
+static void
+test_offset_sweep (void)
+{
+  g_autofree char *path = make_offset_scan ();
+  g_autofree char *ui_tif = g_build_filename (tmpdir, "sweep-ui.tif", NULL);
+  g_autofree char *cli_tif = g_build_filename (tmpdir, "sweep-cli.tif", NULL);
+  g_autoptr(TomoScan) base = NULL;
+  g_autoptr(GError) error = NULL;
+  TomoCenterFinder *finder;
+  TomoCenterSweep *sweep;
+  const double *centers, *scores;
+  g_autofree double *kept = NULL;
+  const guint axis = 4; /* 12.50 */
+  guint n, best = 0, row;
+
+  UI_TEST_REQUIRE_WINDOW ();
+  /* 16 candidates 0.5 px apart about 14.25: 10.50 … 18.00, the axis
+   * (12.5) the fifth. */
+  open_offset_row1_at (path, 14.25);
+  base = g_object_ref (window->base_scan);
+  g_assert_true (tomo_window_get_stitched_base (window) == base);
+
+  finder = window->panel->center_finder;
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (finder), "finder.sweep", NULL));
+  sweep = find_sweep ();
+  g_assert_nonnull (sweep);
+  g_assert_true (wait_sweep (sweep));
+  g_assert_true (tomo_center_sweep_get_result (sweep, &n, &centers, &scores));
+  g_assert_cmpuint (n, ==, 16);
+  /* The row shown, not the one the estimate at open took (the middle). */
+  g_assert_true (ui_has_label (GTK_WIDGET (sweep), "Row 1 ·"));
+  g_assert_true (ui_has_label (GTK_WIDGET (sweep), "each candidate stitched about itself"));
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_cmpfloat_with_epsilon (centers[i], 10.5 + 0.5 * i, 1e-9);
+      if (scores[i] < scores[best])
+        best = i;
+    }
+  /* Within a step of the axis, and a minimum: the curve rises to both
+   * ends.  (All candidates in the rows stitched about 14.25 gave a curve
+   * falling to its end, 18.00, at 0.27 against 0.00002 here.) */
+  g_test_message ("best %.2f", centers[best]);
+  g_assert_cmpfloat (fabs (centers[best] - 12.5), <=, 0.5);
+  g_assert_cmpfloat (scores[0], >, 1.2 * scores[best]);
+  g_assert_cmpfloat (scores[n - 1], >, 1.2 * scores[best]);
+
+  /* Each score is the candidate's own stitch's, over the middle of the
+   * narrowest slice (10.50: 128 + 127 − 21 = 234; 18.00: 219). */
+  for (guint i = 0; i < n; i += 5)
+    {
+      const TomoGeometry offset = { TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY };
+      TomoGeometryPlan plan;
+      g_autoptr(TomoScan) scan = tomo_geometry_present (base, &offset, centers[i], &plan, &error);
+      guint w = tomo_scan_get_width (scan), n_proj = tomo_scan_get_n_projections (scan);
+      g_autofree float *sino = g_new (float, (gsize) w * n_proj);
+      g_autofree float *image = g_new (float, 219 * 219);
+      TomoSinogram s = { sino, n_proj, w, tomo_scan_get_angles (scan) };
+      TomoRoi view = { (w - 219) / 2, (w - 219) / 2, 219, 219 };
+      TomoCenterCandidates one = { &plan.recon_center, 1, TOMO_CENTER_SCORE_NEGATIVITY, 0, &view, image };
+      double score;
+
+      g_assert_no_error (error);
+      g_assert_cmpuint (w, ==, 128 + 127 - (guint) lround (2 * centers[i]));
+      g_assert_true (tomo_scan_read_sinogram (scan, 1, sino, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_true (tomo_center_sweep_scores (&s, &one, &score, &error));
+      g_assert_no_error (error);
+      g_assert_cmpfloat (fabs (score - scores[i]), <=, 1e-6 * fabs (score) + 1e-12);
+    }
+
+  /* The pick: the label's detector column; the rows are stitched about it
+   * with the sweep open, and the sweep stays as it was. */
+  kept = g_memdup2 (centers, sizeof (double) * n);
+  ui_test_screenshot ("offset-sweep.png");
+  pick_candidate (sweep, axis);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (window->panel->center_spin)), ==, "12.50");
+  wait_stitched_about (12.5);
+  g_assert_true (wait_for_width (230));
+  g_assert_true (find_sweep () == sweep);
+  g_assert_true (tomo_center_sweep_get_result (sweep, &n, &centers, &scores));
+  g_assert_cmpmem (centers, sizeof (double) * n, kept, sizeof (double) * 16);
+  g_object_get (window, "row", &row, NULL);
+  g_assert_cmpuint (row, ==, 1);
+  g_object_set (window, "filter", "ram-lak", "interp", "linear", NULL);
+  wait_current_center ();
+  assert_row1_matches_cli (path, "12.50", ui_tif, cli_tif);
+  /* A second pick after the restitch: the same label, the new rows' shift. */
+  pick_candidate (sweep, axis + 2);
+  g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (window->panel->center_spin)), ==, "13.50");
+  gtk_window_destroy (GTK_WINDOW (sweep));
 }
 
 int
@@ -283,5 +427,6 @@ main (int    argc,
   g_test_add_func ("/tomo/ui/geometry/offset-scan", test_offset_scan);
   g_test_add_func ("/tomo/ui/geometry/offset-detector-column", test_offset_detector_column);
   g_test_add_func ("/tomo/ui/geometry/offset-restitch", test_offset_restitch);
+  g_test_add_func ("/tomo/ui/geometry/offset-sweep", test_offset_sweep);
   return ui_test_run ();
 }

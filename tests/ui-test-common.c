@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <string.h>
 
 #include <glib/gstdio.h>
 
@@ -134,6 +135,34 @@ read_pixels (guint *w,
   g_assert_no_error (error);
   g_assert_nonnull (pixels);
   return pixels;
+}
+
+GtkWidget *
+ui_find_widget (GtkWidget *widget,
+                GType      type)
+{
+  if (G_TYPE_CHECK_INSTANCE_TYPE (widget, type))
+    return widget;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
+    {
+      GtkWidget *found = ui_find_widget (c, type);
+
+      if (found != NULL)
+        return found;
+    }
+  return NULL;
+}
+
+gboolean
+ui_has_label (GtkWidget  *widget,
+              const char *text)
+{
+  if (GTK_IS_LABEL (widget) && strstr (gtk_label_get_text (GTK_LABEL (widget)), text) != NULL)
+    return TRUE;
+  for (GtkWidget *c = gtk_widget_get_first_child (widget); c != NULL; c = gtk_widget_get_next_sibling (c))
+    if (ui_has_label (c, text))
+      return TRUE;
+  return FALSE;
 }
 
 gboolean

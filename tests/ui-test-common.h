@@ -38,6 +38,13 @@ gboolean  skip_without_display (void);
  * that folder as `name`, by $TOMO_SCREENSHOT_CMD FILE (default ImageMagick's
  * `import -window root`; the GPU window's bundle has `xshot`). */
 void      ui_test_screenshot   (const char *name);
+/* The first descendant of `widget` (itself included) of `type`, depth
+ * first; NULL if none. */
+GtkWidget *ui_find_widget      (GtkWidget  *widget,
+                                GType       type);
+/* Some label of `widget`'s tree containing `text`. */
+gboolean   ui_has_label        (GtkWidget  *widget,
+                                const char *text);
 /* Opens `path` and waits for "scan-loaded"; returns its outcome. */
 gboolean  open_and_wait        (const char *path);
 /* Opens the window on $TOMO_SAMPLE_SCAN once and waits for its first slice. */

@@ -232,8 +232,9 @@ tomo_center_finder_replace_scan (TomoCenterFinder *self,
 
   if (!g_set_object (&self->scan, scan))
     return;
-  /* An estimate in flight counts in the old rows' columns; so does an open
-   * sweep: both go, and the button is free again. */
+  /* An estimate in flight counts in the old rows' columns: it goes, and
+   * the button is free again.  An open sweep counts in detector columns
+   * and stitches each candidate itself: it stays. */
   if (self->running != IDLE)
     {
       g_cancellable_cancel (self->cancellable);
@@ -242,8 +243,6 @@ tomo_center_finder_replace_scan (TomoCenterFinder *self,
       gtk_label_set_text (self->note_label,
                           "The rows were stitched anew about the centre: Find centre estimates on them");
     }
-  if (self->sweep != NULL)
-    gtk_window_destroy (GTK_WINDOW (self->sweep));
 }
 
 void
@@ -303,6 +302,9 @@ sweep_action (GtkWidget  *widget,
 
   if (self->scan == NULL)
     return;
+  /* Of the slice shown. */
+  get_from_window (self, "row", &self->row);
+  self->row = MIN (self->row, tomo_scan_get_height (self->scan) - 1);
   center = (tomo_scan_get_width (self->scan) - 1) / 2.0;
   get_from_window (self, "center", &center);
   if (self->sweep != NULL)

@@ -8,6 +8,7 @@
 
 #include "tomo-center.h"
 #include "tomo-center-sweep.h"
+#include "tomo-geometry.h"
 #include "tomo-window.h"
 
 #define ZOOM_SIZE 256
@@ -27,13 +28,13 @@ struct _TomoCenterSweep
   TomoScan *scan;
   TomoEngine *engine; /* the viewer's, where its scan is ours: the sweep runs there */
   guint row;
-  double center;
+  double center;      /* detector column, as the panel shows centres */
   GCancellable *cancellable;
   guint generation;   /* of the last engine sweep asked for */
 
   /* the last result */
   guint n;
-  double *centers;
+  double *centers;    /* detector columns */
   double *scores;
   gboolean ready;
 };
@@ -46,35 +47,114 @@ static guint signals[N_SIGNALS];
 typedef struct
 {
   TomoScan *scan;
+  TomoScan *stitch_base; /* offset axis: the file's scan, stitched about each candidate */
+  gboolean zoom;
   guint row, n;
-  double *centers;
+  double *centers;       /* detector columns */
   TomoRoi view;
   float *images;
   double *scores;
 } Job;
 
-/* The detector column of a candidate, as the window shows centres (the
- * offset geometry's stitched rows start left of the detector). */
+/* The window's centre minus the detector column (the offset geometry's
+ * stitched rows start left of the detector); it changes as they are
+ * stitched anew, so the sweep keeps detector columns. */
 static double
-shown_center (TomoCenterSweep *self,
-              double           center)
+window_shift (TomoCenterSweep *self)
 {
   GtkWindow *parent = gtk_window_get_transient_for (GTK_WINDOW (self));
   double shift = 0;
 
   if (TOMO_IS_WINDOW (parent))
     g_object_get (parent, "center-shift", &shift, NULL);
-  return round ((center - shift) * 100.0) / 100.0;
+  return shift;
+}
+
+/* As the panel shows centres: to the 0.01 px the window keeps. */
+static double
+shown_center (double center)
+{
+  return round (center * 100.0) / 100.0;
 }
 
 static void
 job_free (Job *job)
 {
   g_object_unref (job->scan);
+  g_clear_object (&job->stitch_base);
   g_free (job->centers);
   g_free (job->images);
   g_free (job->scores);
   g_free (job);
+}
+
+/* The view of a slice `w` wide: the whole slice, or its middle. */
+static guint
+view_size (gboolean zoom,
+           guint    w)
+{
+  return zoom || w > WHOLE_MAX ? MIN (ZOOM_SIZE, w) : w;
+}
+
+/* The offset axis: the rows are stitched about the axis, so each candidate
+ * is reconstructed in the row stitched about itself, at the axis column
+ * in it, as `reconstruct --geometry offset --center` makes it (the row is
+ * read once).  The candidates' slices differ in width by twice their
+ * distance; all are centred on the axis, so one view size in their middle
+ * shows the same part of the sample in each. */
+static gboolean
+sweep_stitched (Job          *job,
+                GCancellable *cancellable,
+                GError      **error)
+{
+  const TomoGeometry offset = { TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY };
+  TomoScan *base = job->stitch_base;
+  guint w = tomo_scan_get_width (base), n_proj = tomo_scan_get_n_projections (base);
+  g_autofree float *sino = g_new (float, (gsize) n_proj * w);
+  TomoSinogram raw = { sino, n_proj, w, tomo_scan_get_angles (base) };
+  guint size = G_MAXUINT;
+  gsize plane;
+
+  /* The layouts first (no read): the narrowest makes the view. */
+  for (guint i = 0; i < job->n; i++)
+    {
+      TomoGeometryPlan plan;
+      g_autoptr(TomoScan) scan = tomo_geometry_present (base, &offset, job->centers[i], &plan, error);
+
+      if (scan == NULL)
+        {
+          g_prefix_error (error, "Candidate %.2f px: ", job->centers[i]);
+          return FALSE;
+        }
+      size = MIN (size, view_size (job->zoom, plan.width));
+    }
+  job->view = (TomoRoi) { 0, 0, size, size };
+  plane = (gsize) size * size;
+  job->images = g_new (float, plane * job->n);
+  if (!tomo_scan_read_sinogram (base, job->row, sino, NULL, error))
+    return FALSE;
+  for (guint i = 0; i < job->n; i++)
+    {
+      TomoStitched st = { 0 };
+      gboolean ok;
+
+      if (g_cancellable_set_error_if_cancelled (cancellable, error)
+          || !tomo_geometry_stitch (&raw, job->centers[i], tomo_scan_get_path (base), &st, error))
+        return FALSE;
+      {
+        TomoSinogram s = { st.data, st.n_proj, st.width, st.angles };
+        TomoRoi view = { (st.width - size) / 2, (st.width - size) / 2, size, size };
+        TomoCenterCandidates one = { &st.center, 1, TOMO_CENTER_SCORE_NEGATIVITY, 0, &view,
+                                     job->images + plane * i };
+
+        ok = tomo_center_sweep_scores (&s, &one, &job->scores[i], error);
+      }
+      g_free (st.data);
+      g_free (st.angles);
+      if (!ok)
+        return FALSE;
+    }
+  return TRUE;
 }
 
 static void
@@ -84,15 +164,23 @@ sweep_thread (GTask        *task,
               GCancellable *cancellable)
 {
   Job *job = task_data;
-  guint w = tomo_scan_get_width (job->scan), n_proj = tomo_scan_get_n_projections (job->scan);
-  g_autofree float *sino = g_new (float, (gsize) n_proj * w);
-  TomoSinogram s = { sino, n_proj, w, tomo_scan_get_angles (job->scan) };
-  TomoCenterCandidates candidates = { job->centers, job->n, TOMO_CENTER_SCORE_NEGATIVITY, 0,
-                                      &job->view, job->images };
   GError *error = NULL;
+  gboolean ok;
 
-  if (!tomo_scan_read_sinogram (job->scan, job->row, sino, NULL, &error)
-      || !tomo_center_sweep_scores (&s, &candidates, job->scores, &error))
+  if (job->stitch_base != NULL)
+    ok = sweep_stitched (job, cancellable, &error);
+  else
+    {
+      guint w = tomo_scan_get_width (job->scan), n_proj = tomo_scan_get_n_projections (job->scan);
+      g_autofree float *sino = g_new (float, (gsize) n_proj * w);
+      TomoSinogram s = { sino, n_proj, w, tomo_scan_get_angles (job->scan) };
+      TomoCenterCandidates candidates = { job->centers, job->n, TOMO_CENTER_SCORE_NEGATIVITY, 0,
+                                          &job->view, job->images };
+
+      ok = tomo_scan_read_sinogram (job->scan, job->row, sino, NULL, &error)
+           && tomo_center_sweep_scores (&s, &candidates, job->scores, &error);
+    }
+  if (!ok)
     g_task_return_error (task, error);
   else
     g_task_return_boolean (task, TRUE);
@@ -132,7 +220,7 @@ on_pressed (GtkGestureClick *gesture,
 
   if (!self->ready)
     return;
-  c = self->centers[(guint) c];
+  c = self->centers[(guint) c] + window_shift (self);
   g_signal_emit (self, signals[CENTER_PICKED], 0, c);
 }
 
@@ -171,7 +259,7 @@ show_job (TomoCenterSweep *self,
       GtkWidget *box = gtk_box_new (GTK_ORIENTATION_VERTICAL, 2);
       GtkWidget *pic = gtk_picture_new_for_paintable (GDK_PAINTABLE (tex));
       g_autofree char *text = g_strdup_printf ("%s%.2f%s", i == best ? "▶ " : "",
-                                               shown_center (self, job->centers[i]),
+                                               shown_center (job->centers[i]),
                                                i == best ? " ◀" : "");
       GtkWidget *label = gtk_label_new (text);
       GtkGesture *click = gtk_gesture_click_new ();
@@ -195,7 +283,7 @@ show_job (TomoCenterSweep *self,
   self->ready = TRUE;
   {
     g_autofree char *status = g_strdup_printf ("Row %u · sharpest (least negative): %.2f px%s",
-                                               job->row, shown_center (self, job->centers[best]),
+                                               job->row, shown_center (job->centers[best]),
                                                timing);
     gtk_label_set_text (self->status_label, status);
   }
@@ -218,7 +306,12 @@ sweep_done (GObject      *source,
     }
   if (g_cancellable_is_cancelled (g_task_get_cancellable (G_TASK (result))))
     return;
-  show_job (self, g_task_get_task_data (G_TASK (result)), " · CPU");
+  {
+    Job *job = g_task_get_task_data (G_TASK (result));
+
+    show_job (self, job, job->stitch_base != NULL ? " · CPU, each candidate stitched about itself"
+                                                  : " · CPU");
+  }
 }
 
 /* Negativity (the energy of the negative values over all the energy) in
@@ -310,6 +403,7 @@ recompute (TomoCenterSweep *self)
 {
   static const guint counts[] = { 4, 9, 16, 25 };
   g_autoptr(GTask) task = NULL;
+  TomoScan *stitch_base;
   guint w, sel;
   double step;
   Job *job;
@@ -323,26 +417,34 @@ recompute (TomoCenterSweep *self)
   self->ready = FALSE;
 
   w = tomo_scan_get_width (self->scan);
+  {
+    GtkWindow *parent = gtk_window_get_transient_for (GTK_WINDOW (self));
+    TomoScan *base = TOMO_IS_WINDOW (parent) ? tomo_window_get_stitched_base (TOMO_WINDOW (parent)) : NULL;
+
+    stitch_base = base != NULL ? g_object_ref (base) : NULL;
+  }
   sel = MIN (gtk_drop_down_get_selected (self->count_drop), G_N_ELEMENTS (counts) - 1);
   step = gtk_spin_button_get_value (self->step_spin);
   job = g_new0 (Job, 1);
   job->scan = g_object_ref (self->scan);
+  job->stitch_base = stitch_base;
+  job->zoom = gtk_check_button_get_active (self->zoom_check);
   job->row = self->row;
   job->n = counts[sel];
   job->centers = g_new (double, job->n);
   job->scores = g_new (double, job->n);
   for (guint i = 0; i < job->n; i++)
     job->centers[i] = self->center + (i - (job->n - 1) / 2.0) * step;
-  if (gtk_check_button_get_active (self->zoom_check) || w > WHOLE_MAX)
+  /* The stitched candidates' view is known once their rows are. */
+  if (stitch_base == NULL)
     {
-      job->view.width = job->view.height = MIN (ZOOM_SIZE, w);
-      job->view.x = job->view.y = (w - job->view.width) / 2;
-    }
-  else
-    job->view = (TomoRoi) { 0, 0, w, w };
-  job->images = g_new (float, (gsize) job->n * job->view.width * job->view.height);
+      guint size = view_size (job->zoom, w);
 
-  if (engine_usable (self))
+      job->view = (TomoRoi) { (w - size) / 2, (w - size) / 2, size, size };
+      job->images = g_new (float, (gsize) job->n * size * size);
+    }
+
+  if (stitch_base == NULL && engine_usable (self))
     {
       EngineTicket *ticket = g_new0 (EngineTicket, 1);
       TomoSliceRequest request;
@@ -411,8 +513,8 @@ draw_curve (GtkDrawingArea *area,
   cairo_move_to (cr, m, height - 3);
   {
     g_autofree char *text = g_strdup_printf ("%.2f px … image quality (negativity; lower is sharper) … %.2f px",
-                                             shown_center (self, self->centers[0]),
-                                             shown_center (self, self->centers[self->n - 1]));
+                                             shown_center (self->centers[0]),
+                                             shown_center (self->centers[self->n - 1]));
     cairo_show_text (cr, text);
   }
 }
@@ -424,7 +526,7 @@ tomo_center_sweep_set_target (TomoCenterSweep *self,
 {
   g_return_if_fail (TOMO_IS_CENTER_SWEEP (self));
   self->row = row;
-  self->center = center;
+  self->center = center - window_shift (self);
   recompute (self);
 }
 

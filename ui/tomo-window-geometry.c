@@ -211,8 +211,7 @@ _tomo_window_geometry_show (TomoWindow       *self,
 }
 
 void
-_tomo_window_geometry_restitch (TomoWindow *self,
-                                gboolean    force)
+_tomo_window_geometry_restitch (TomoWindow *self)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) scan = NULL;
@@ -227,12 +226,6 @@ _tomo_window_geometry_restitch (TomoWindow *self,
   detector = _tomo_window_detector_center (self, self->params.center);
   if (fabs (detector - self->plan.center) < 0.005)
     return;
-  /* Picks from an open sweep count in its rows: stitch when it closes. */
-  if (!force && tomo_center_finder_has_sweep (self->panel->center_finder))
-    {
-      _tomo_window_schedule_restitch (self);
-      return;
-    }
   /* With the axis given, presenting is only the stitch's layout: no read. */
   scan = _tomo_window_geometry_present (self->base_scan, TOMO_GEOMETRY_OFFSET, detector, &plan,
                                         &error);

@@ -153,11 +153,9 @@ void  _tomo_window_geometry_opened  (TomoWindow             *self,
 void  _tomo_window_geometry_setup   (TomoWindow *self);
 /* The offset geometry: the rows stitched again about the centre the
  * control shows, where it moved off the one they are stitched about; the
- * row, the region and the views stay.  While the sweep is open (its
- * candidates are in the rows it started with) it waits, unless `force`:
- * then the sweep closes. */
-void  _tomo_window_geometry_restitch (TomoWindow *self,
-                                      gboolean    force);
+ * row, the region, the views and an open sweep (it stitches each of its
+ * candidates itself) stay. */
+void  _tomo_window_geometry_restitch (TomoWindow *self);
 /* The scan shown was replaced under the same parameters: a new slice,
  * and the views told (the centre's notify). */
 void  _tomo_window_refresh          (TomoWindow *self);

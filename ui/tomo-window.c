@@ -413,7 +413,7 @@ _tomo_window_flush_restitch (TomoWindow *self)
 
   if (self->restitch_id == 0)
     return FALSE;
-  _tomo_window_geometry_restitch (self, TRUE);
+  _tomo_window_geometry_restitch (self);
   return self->scan != before;
 }
 
@@ -448,7 +448,7 @@ restitch_cb (gpointer data)
   TomoWindow *self = data;
 
   self->restitch_id = 0;
-  _tomo_window_geometry_restitch (self, FALSE);
+  _tomo_window_geometry_restitch (self);
   return G_SOURCE_REMOVE;
 }
 
@@ -1059,6 +1059,13 @@ tomo_window_get_engine (TomoWindow *self)
 {
   g_return_val_if_fail (TOMO_IS_WINDOW (self), NULL);
   return self->engine;
+}
+
+TomoScan *
+tomo_window_get_stitched_base (TomoWindow *self)
+{
+  g_return_val_if_fail (TOMO_IS_WINDOW (self), NULL);
+  return self->have_plan && self->plan.kind == TOMO_GEOMETRY_OFFSET ? self->base_scan : NULL;
 }
 
 TomoSliceView *

@@ -26,6 +26,9 @@ void           tomo_window_open_with_args        (TomoWindow         *self,
                                                   const TomoOpenArgs *args);
 TomoScan      *tomo_window_get_scan              (TomoWindow *self);
 TomoEngine    *tomo_window_get_engine            (TomoWindow *self);
+/* The file's scan where the rows shown are its offset-axis stitch (made
+ * about the centre, so each candidate axis needs its own), else NULL. */
+TomoScan      *tomo_window_get_stitched_base     (TomoWindow *self);
 TomoSliceView *tomo_window_get_slice_view        (TomoWindow *self);
 /* Adds a view (a centre sweep, a volume layout…) as a page beside the
  * slice view; a switcher appears in the header bar once there are two. */

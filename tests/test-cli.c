@@ -391,6 +391,57 @@ test_reconstruct_unknown_extension (void)
   g_assert_null (strstr (r3.err, "warning"));
 }
 
+/* What is there and no file (a device, a pipe) names no format and needs
+ * none; a folder named like an HDF5 file gets one TIFF per slice, and the
+ * warning says how to get the file; --plane writes no HDF5. */
+static void
+test_reconstruct_output_names (void)
+{
+  g_autofree char *folder = tmp_path ("named.h5/"), *inside = tmp_path ("named.h5/slice_00003.tif");
+  g_autofree char *h5 = tmp_path ("plane.h5");
+  g_auto(Result) r = { 0 };
+  g_auto(Result) r2 = { 0 };
+  g_auto(Result) r3 = { 0 };
+
+  RUN (&r, "reconstruct", sample, "--row", "3", "--backend", "cpu", "-o", "/dev/null");
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_null (strstr (r.err, "warning"));
+  RUN (&r2, "reconstruct", sample, "--row", "3", "--backend", "cpu", "-o", folder);
+  g_assert_cmpint (r2.status, ==, 0);
+  g_assert_nonnull (strstr (r2.err, "is a folder (the slash)"));
+  g_assert_nonnull (strstr (r2.err, "named.h5”"));
+  g_assert_true (g_file_test (inside, G_FILE_TEST_IS_REGULAR));
+  RUN (&r3, "reconstruct", sample, "--plane", "xz:100", "--rows", "0:8", "--backend", "cpu", "-o", h5);
+  assert_fails_with (&r3, "names an HDF5 file");
+  g_assert_false (g_file_test (h5, G_FILE_TEST_EXISTS));
+}
+
+/* Options that need no scan are checked before a stream is waited for: a
+ * typo must not cost a scan (each would otherwise wait its --timeout). */
+static void
+test_reconstruct_listen_checks_first (void)
+{
+  static const char *bad[][3] = {
+    { "--output-format", "tif", "--output-format “tif” is unknown" },
+    { "--filter", "hamm", "hamm" },
+    { "--interp", "cubic", "cubic" },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_auto(Result) r = { 0 };
+      g_autofree char *out = tmp_path ("listen.tif");
+      gint64 t0 = g_get_monotonic_time ();
+
+      RUN (&r, "reconstruct", "--listen", "tcp://127.0.0.1:1", "--timeout", "30", bad[i][0],
+           bad[i][1], "-o", out);
+      assert_fails_with (&r, bad[i][2]);
+      g_assert_null (strstr (r.err, "No complete scan"));
+      g_assert_cmpint (g_get_monotonic_time () - t0, <, 20 * G_USEC_PER_SEC);
+      g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+    }
+}
+
 static void
 test_backend_gpu_without_device (void)
 {
@@ -432,6 +483,8 @@ main (int    argc,
   g_test_add_func ("/tomo/cli/help", test_help);
   g_test_add_func ("/tomo/cli/reconstruct/center-auto", test_reconstruct_center_auto);
   g_test_add_func ("/tomo/cli/reconstruct/unknown-extension", test_reconstruct_unknown_extension);
+  g_test_add_func ("/tomo/cli/reconstruct/output-names", test_reconstruct_output_names);
+  g_test_add_func ("/tomo/cli/reconstruct/listen-checks-first", test_reconstruct_listen_checks_first);
   g_test_add_func ("/tomo/cli/info", test_info);
   g_test_add_func ("/tomo/cli/info-full-turn", test_info_full_turn);
   g_test_add_func ("/tomo/cli/reconstruct/row", test_reconstruct_row);

@@ -292,6 +292,59 @@ estimate_center (TomoScan    *scan,
   return TRUE;
 }
 
+static gboolean
+parse_volume_format (const char        *name,
+                     TomoVolumeFormat  *format,
+                     GError           **error)
+{
+  static const struct { const char *name; TomoVolumeFormat format; } formats[] = {
+    { "auto", TOMO_VOLUME_FORMAT_AUTO },
+    { "hdf5", TOMO_VOLUME_FORMAT_HDF5 },
+    { "tiff", TOMO_VOLUME_FORMAT_TIFF_STACK },
+    { "tiff-folder", TOMO_VOLUME_FORMAT_TIFF_FOLDER },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (formats); i++)
+    if (g_str_equal (name, formats[i].name))
+      {
+        *format = formats[i].format;
+        return TRUE;
+      }
+  g_set_error (error, ERROR_DOMAIN_CLI, 0,
+               "--output-format “%s” is unknown (auto, hdf5, tiff, tiff-folder)", name);
+  return FALSE;
+}
+
+/* -o names its format by its ending (or a folder by its slash).  One that
+ * says none (a typo of .tif or .h5) is written as a TIFF, and a folder
+ * named like a file gets one TIFF per slice: say so, rather than leave
+ * what no program takes for the image meant.  Not for what is there and
+ * no file (a pipe, a device). */
+static void
+warn_output_name (const char *output)
+{
+  GStatBuf st;
+  g_autofree char *bare = NULL;
+
+  if (g_stat (output, &st) == 0 && !S_ISREG (st.st_mode) && !S_ISDIR (st.st_mode))
+    return;
+  if (!tomo_volume_format_is_named (output))
+    {
+      g_printerr ("tomolive: warning: “%s” names no known format: writing a TIFF (name it "
+                  ".tif, .h5 or DIR/, or pass --output-format)\n", output);
+      return;
+    }
+  if (!g_str_has_suffix (output, G_DIR_SEPARATOR_S))
+    return;
+  bare = g_strndup (output, strlen (output) - 1);
+  while (g_str_has_suffix (bare, G_DIR_SEPARATOR_S))
+    bare[strlen (bare) - 1] = '\0';
+  if (*bare != '\0' && !g_file_test (bare, G_FILE_TEST_IS_DIR)
+      && tomo_volume_format_guess (bare) != TOMO_VOLUME_FORMAT_TIFF_STACK)
+    g_printerr ("tomolive: warning: “%s” is a folder (the slash): writing one TIFF per slice "
+                "into it; for one HDF5 file name it “%s”\n", output, bare);
+}
+
 static int
 cmd_reconstruct (int    argc,
                  char **argv)
@@ -356,6 +409,8 @@ cmd_reconstruct (int    argc,
   guint row_start, row_end, height, width;
   Output o = { 0 };
   TomoVolumeFormat vformat = TOMO_VOLUME_FORMAT_AUTO;
+  TomoFilterType filter_type;
+  TomoInterp interp_mode;
   TomoVolumeStats stats = { 0 };
   gint64 start;
   double seconds;
@@ -427,6 +482,15 @@ cmd_reconstruct (int    argc,
       goto out;
     }
 
+  /* Everything that needs no scan is checked before one is read or a
+   * stream received: a typo must not cost the scan. */
+  if ((filter != NULL && !tomo_filter_type_from_string (filter, &filter_type, &error))
+      || (interp != NULL && !tomo_interp_from_string (interp, &interp_mode, &error))
+      || (format != NULL && !parse_volume_format (format, &vformat, &error)))
+    goto out;
+  if (vformat == TOMO_VOLUME_FORMAT_AUTO && !quiet)
+    warn_output_name (output);
+
   tomo_open_args_take_parsed (&a);
   live.output = output;
   scan = live.url ? tomo_live_cli_receive (&live, a.angles, a.angle_range, &error)
@@ -461,10 +525,10 @@ cmd_reconstruct (int    argc,
   tomo_recon_params_init (&params, width);
   if (!isnan (center))
     params.center = center;
-  if (filter != NULL && !tomo_filter_type_from_string (filter, &params.filter, &error))
-    goto out;
-  if (interp != NULL && !tomo_interp_from_string (interp, &params.interp, &error))
-    goto out;
+  if (filter != NULL)
+    params.filter = filter_type;
+  if (interp != NULL)
+    params.interp = interp_mode;
   if (roi != NULL && !tomo_parse_roi (roi, width, &params.roi, &error))
     goto out;
 
@@ -505,31 +569,6 @@ cmd_reconstruct (int    argc,
   tomo_engine_set_scan (engine, scan);
   if (!tomo_engine_check (engine, row_start, row_end, &params, &r, &error))
     goto out;
-
-  if (format != NULL)
-    {
-      if (g_str_equal (format, "auto"))
-        vformat = TOMO_VOLUME_FORMAT_AUTO;
-      else if (g_str_equal (format, "hdf5"))
-        vformat = TOMO_VOLUME_FORMAT_HDF5;
-      else if (g_str_equal (format, "tiff"))
-        vformat = TOMO_VOLUME_FORMAT_TIFF_STACK;
-      else if (g_str_equal (format, "tiff-folder"))
-        vformat = TOMO_VOLUME_FORMAT_TIFF_FOLDER;
-      else
-        {
-          g_set_error (&error, ERROR_DOMAIN_CLI, 0,
-                       "--output-format “%s” is unknown (auto, hdf5, tiff, tiff-folder)", format);
-          goto out;
-        }
-    }
-
-  /* A name that says no format (a typo of .tif, .h5) is written as a TIFF:
-   * say so rather than leave a file no program takes for an image. */
-  if (vformat == TOMO_VOLUME_FORMAT_AUTO && !quiet && !tomo_volume_format_is_named (output) &&
-      !g_str_has_prefix (output, "/dev/"))
-    g_printerr ("tomolive: warning: “%s” names no known format: writing a TIFF (name it "
-                ".tif, .h5 or DIR/, or pass --output-format)\n", output);
 
   o.show_progress = !quiet && (progress || isatty (STDERR_FILENO)) && row_end - row_start > 1;
   o.start = start = g_get_monotonic_time ();

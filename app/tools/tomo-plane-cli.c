@@ -11,6 +11,7 @@
 #include "tomo-plane-cli.h"
 #include "tomo-tiff-writer.h"
 #include "tomo-volume.h"
+#include "tomo-volume-writer.h"
 
 static gboolean
 parse_numbers (const char *text,
@@ -107,16 +108,24 @@ tomo_plane_cli_run (TomoScan              *scan,
   if (!tomo_plane_cli_parse (job->text, tomo_scan_get_width (scan), job->row_start, job->row_end,
                              &params->roi, &plane, error))
     return FALSE;
-  if (g_file_test (job->output, G_FILE_TEST_IS_DIR))
-    {
-      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
-                   "--plane writes one TIFF file; “%s” is a folder", job->output);
-      return FALSE;
-    }
   /* Before the store is filled (minutes for a large scan): the writer
    * checks again, against every input of this process. */
   if (!tomo_output_check_inputs (job->output, tomo_scan_get_input_files (scan), error))
     return FALSE;
+  switch (tomo_volume_format_guess (job->output))
+    {
+    case TOMO_VOLUME_FORMAT_TIFF_FOLDER:
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                   "--plane writes one TIFF file; “%s” is a folder", job->output);
+      return FALSE;
+    case TOMO_VOLUME_FORMAT_HDF5:
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                   "--plane writes one TIFF file; “%s” names an HDF5 file (name it .tif)",
+                   job->output);
+      return FALSE;
+    default:
+      break;
+    }
   vol = tomo_volume_new (scan, job->row_start, job->row_end, params, job->backend, 0, error);
   if (vol == NULL || !tomo_volume_fill (vol, NULL, NULL, NULL, error))
     return FALSE;

@@ -251,6 +251,10 @@ test_offset_restitch (void)
   UI_TEST_REQUIRE_WINDOW ();
   /* The axis is at 12.5; 13.40 stitches 128 + 127 − round (26.8) = 228 wide. */
   open_offset_row1_at (path, 13.40);
+  /* The control spans the detector, before and after: a drag paused long
+   * enough to restitch keeps its range under the pointer. */
+  g_assert_cmpfloat (gtk_adjustment_get_lower (window->panel->center_adjustment), ==, 0);
+  g_assert_cmpfloat (gtk_adjustment_get_upper (window->panel->center_adjustment), ==, 127);
   g_assert_true (wait_for_width (228));
   field = GTK_EDITABLE (window->panel->center_spin);
   g_assert_cmpstr (gtk_editable_get_text (field), ==, "13.40");
@@ -266,6 +270,22 @@ test_offset_restitch (void)
   g_assert_cmpuint (window->restitch_id, !=, 0);
   assert_row1_matches_cli (path, "13.10", ui_tif, cli_tif);
   g_assert_cmpfloat_with_epsilon (window->plan.center, 13.10, 1e-9);
+  /* The panel says why and about what, and Auto's label the side: right
+   * once the centre is past the middle (128 + round (200 − 127) = 201). */
+  {
+    GtkWidget *combo = GTK_WIDGET (window->panel->geometry_combo);
+    g_autofree char *label = NULL;
+
+    g_assert_nonnull (strstr (gtk_widget_get_tooltip_text (combo), "13.10 on the detector)"));
+    g_assert_nonnull (strstr (gtk_widget_get_tooltip_text (combo), "stitched again about the centre"));
+    gtk_adjustment_set_value (window->panel->center_adjustment, 100.0);
+    wait_stitched_about (100.0);
+    g_assert_true (wait_for_width (201));
+    label = gtk_combo_box_text_get_active_text (GTK_COMBO_BOX_TEXT (combo));
+    g_assert_cmpstr (label, ==, "Auto (offset axis, right)");
+    g_assert_cmpstr (gtk_combo_box_get_active_id (GTK_COMBO_BOX (combo)), ==, "auto");
+    g_assert_cmpfloat (gtk_adjustment_get_upper (window->panel->center_adjustment), ==, 127);
+  }
 }
 
 /* The open sweep window, or NULL. */

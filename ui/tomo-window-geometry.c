@@ -70,6 +70,20 @@ live_label (TomoScan *scan)
   return g_strdup_printf ("As received (%.0f°)", n > 1 ? (hi - lo) * n / (n - 1) * 180 / G_PI : 0.0);
 }
 
+/* The Auto entry's text, Auto chosen (without presenting again). */
+static void
+set_auto_label (TomoWindow *self,
+                const char *label)
+{
+  GtkComboBoxText *combo = self->panel->geometry_combo;
+
+  self->geometry_syncing = TRUE;
+  gtk_combo_box_text_remove (combo, 0);
+  gtk_combo_box_text_insert (combo, 0, "auto", label);
+  gtk_combo_box_set_active_id (GTK_COMBO_BOX (combo), "auto");
+  self->geometry_syncing = FALSE;
+}
+
 void
 _tomo_window_geometry_opened (TomoWindow             *self,
                               TomoScan               *base,
@@ -85,13 +99,9 @@ _tomo_window_geometry_opened (TomoWindow             *self,
       self->have_plan = FALSE;
       _tomo_window_set_center_shift (self, 0);
     }
-  self->geometry_syncing = TRUE;
   label = plan != NULL ? g_strdup_printf ("Auto (%s)", short_name (plan)) : live_label (base);
-  gtk_combo_box_text_remove (combo, 0);
-  gtk_combo_box_text_insert (combo, 0, "auto", label);
-  gtk_combo_box_set_active_id (GTK_COMBO_BOX (combo), "auto");
+  set_auto_label (self, label);
   gtk_widget_set_sensitive (GTK_WIDGET (combo), plan != NULL);
-  self->geometry_syncing = FALSE;
   show_plan (self, plan);
 }
 
@@ -238,6 +248,7 @@ _tomo_window_geometry_restitch (TomoWindow *self)
       return;
     }
   old_width = tomo_scan_get_width (self->scan);
+  g_strlcpy (plan.reason, "stitched again about the centre set in the panel", sizeof plan.reason);
   self->plan = plan;
   /* The same detector column, in the new stitched rows. */
   _tomo_window_set_center_shift (self, plan.recon_center - plan.center);
@@ -260,6 +271,14 @@ _tomo_window_geometry_restitch (TomoWindow *self)
         _tomo_window_set_roi (self, roi.x + d, roi.y + d, roi.width, roi.height);
       else
         _tomo_window_set_roi (self, 0, 0, 0, 0);
+    }
+  /* Auto's label names the side, which a centre moved across the
+   * detector's middle changes. */
+  if (g_strcmp0 (gtk_combo_box_get_active_id (GTK_COMBO_BOX (self->panel->geometry_combo)), "auto") == 0)
+    {
+      g_autofree char *label = g_strdup_printf ("Auto (%s)", short_name (&plan));
+
+      set_auto_label (self, label);
     }
   show_plan (self, &plan);
   _tomo_window_hide_error (self);

@@ -149,7 +149,7 @@ test_estimate_and_sweep (void)
   }
 
   /* A new target recomputes around it. */
-  tomo_center_sweep_set_target (sweep, 20, TRUTH - 2.0);
+  tomo_center_sweep_set_target (sweep, scan, 20, TRUTH - 2.0);
   g_assert_false (tomo_center_sweep_get_result (sweep, &n, &centers, &scores));
   g_assert_true (wait_until (sweep_ready, sweep, 120));
   g_assert_true (tomo_center_sweep_get_result (sweep, &n, &centers, &scores));

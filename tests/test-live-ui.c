@@ -19,11 +19,10 @@
 #include "tomo-window.h"
 #include "tomo-window-private.h"
 #include "test-live-util.h"
+#include "ui-test-common.h"
 
 #define WAIT_S 60
 
-static gboolean have_display;
-static TomoApplication *app;   /* one per process: a second would not register */
 
 typedef struct
 {
@@ -34,7 +33,7 @@ typedef struct
 } Watch;
 
 static void
-on_shown (TomoSliceView *view,
+watch_shown (TomoSliceView *view,
           gpointer       data)
 {
   Watch *w = data;
@@ -198,7 +197,7 @@ watched_window_new (Watch *watch)
   window = tomo_window_new (GTK_APPLICATION (app));
   gtk_window_set_default_size (GTK_WINDOW (window), 1100, 720);
   gtk_window_present (GTK_WINDOW (window));
-  g_signal_connect (tomo_window_get_slice_view (window), "slice-shown", G_CALLBACK (on_shown), watch);
+  g_signal_connect (tomo_window_get_slice_view (window), "slice-shown", G_CALLBACK (watch_shown), watch);
   g_assert_true (run_until (widget_mapped, window));
   return window;
 }
@@ -681,6 +680,77 @@ test_finder_follows_stream (void)
   live_window_close (window, &watch);
 }
 
+/* A JSON scan without a count grows with its frames, and the window's scan
+ * is made anew as it does: an open sweep stays open, and Sweep… again
+ * sweeps what has arrived, not the scan it was opened on. */
+static void
+test_sweep_follows_growing_scan (void)
+{
+  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) file = NULL;
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autofree float *proj = NULL;
+  g_autofree double *half_scores = NULL;
+  g_autofree char *half = NULL, *half_label = NULL, *all_label = NULL;
+  TomoLiveReceiverOptions options;
+  TomoCenterSweep *sweep;
+  TomoWindow *window;
+  Watch watch = { 0 };
+  const double *centers, *scores;
+  guint n, n_cand, n_half_cand;
+  double most = 0;
+
+  if (!need_display ())
+    return;
+  file = tomo_test_open_scan (sample);
+  n = tomo_scan_get_n_projections (file);
+  proj = read_frames (file, TOMO_FRAME_PROJECTION);
+  loopback_options (&options, TOMO_LIVE_PROTOCOL_JSON);
+  window = live_window_new (&watch, &options);
+  tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window), TOMO_LIVE_PROTOCOL_JSON, FALSE, 20000, &error);
+  g_assert_no_error (error);
+
+  /* Half the projections, and a sweep of them. */
+  send_scan_header (tx, file);
+  send_projections (tx, file, proj, 0, n / 2, 0);
+  half = g_strdup_printf ("%u/%u projections", n / 2, n / 2);
+  g_assert_true (wait_for_slice (window, &watch, half, 0));
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window->panel->center_finder), "finder.sweep", NULL));
+  sweep = ui_find_sweep ();
+  g_assert_nonnull (sweep);
+  g_assert_true (ui_wait_sweep (sweep));
+  half_label = g_strdup_printf ("· %u projections ·", n / 2);
+  g_assert_true (ui_has_label (GTK_WIDGET (sweep), half_label));
+  g_assert_true (tomo_center_sweep_get_result (sweep, &n_half_cand, &centers, &scores));
+  half_scores = g_memdup2 (scores, sizeof (double) * n_half_cand);
+
+  /* The rest: the window's scan is made anew (more projections, other
+   * angles) and the sweep stays open on what it showed. */
+  send_projections (tx, file, proj, n / 2, n, 0);
+  g_assert_true (tomo_live_sender_send_end (tx, &error));
+  g_assert_no_error (error);
+  g_assert_true (wait_for_status (window, "Scan complete"));
+  g_assert_cmpuint (tomo_scan_get_n_projections (tomo_window_get_scan (window)), ==, n);
+  g_assert_true (ui_find_sweep () == sweep);
+  g_assert_true (ui_has_label (GTK_WIDGET (sweep), half_label));
+
+  /* Sweep… again: all of them, in the same window. */
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window->panel->center_finder), "finder.sweep", NULL));
+  g_assert_true (ui_find_sweep () == sweep);
+  g_assert_true (ui_wait_sweep (sweep));
+  all_label = g_strdup_printf ("· %u projections ·", n);
+  g_assert_true (ui_has_label (GTK_WIDGET (sweep), all_label));
+  ui_test_screenshot ("live-sweep.png");
+  g_assert_true (tomo_center_sweep_get_result (sweep, &n_cand, &centers, &scores));
+  g_assert_cmpuint (n_cand, ==, n_half_cand);
+  for (guint i = 0; i < n_cand; i++)
+    most = MAX (most, fabs (scores[i] - half_scores[i]) / MAX (fabs (half_scores[i]), 1e-12));
+  g_test_message ("sweep scores, half the scan vs all of it: largest relative change %.3g", most);
+  g_assert_cmpfloat (most, >, 1e-3);
+  live_window_close (window, &watch);
+}
+
 /* `tomolive --listen json+… --projections N --angle-range 360 --max-memory
  * SIZE`: the options leave argv and reach the window's receiver. */
 static void
@@ -704,7 +774,7 @@ test_listen_arguments (void)
   tomo_live_link_watch_application (GTK_APPLICATION (app));
   window = tomo_window_new (GTK_APPLICATION (app));
   gtk_window_present (GTK_WINDOW (window));
-  g_signal_connect (tomo_window_get_slice_view (window), "slice-shown", G_CALLBACK (on_shown), &watch);
+  g_signal_connect (tomo_window_get_slice_view (window), "slice-shown", G_CALLBACK (watch_shown), &watch);
   g_assert_nonnull (tomo_live_link_get_status (window));
   g_assert_nonnull (strstr (tomo_live_link_get_status (window), "(json)"));
 
@@ -752,10 +822,8 @@ int
 main (int    argc,
       char **argv)
 {
-  int ret;
-
-  g_test_init (&argc, &argv, NULL);
-  have_display = gtk_init_check ();
+  /* The application is one per process: a second would not register. */
+  ui_test_init (&argc, &argv);
   {
     static const Case tomop = { TOMO_LIVE_PROTOCOL_TOMOP, FALSE, FALSE };
     static const Case continuous = { TOMO_LIVE_PROTOCOL_TOMOP, FALSE, TRUE };
@@ -770,10 +838,9 @@ main (int    argc,
     g_test_add_func ("/tomo/live/ui/listen-arguments", test_listen_arguments);
     g_test_add_func ("/tomo/live/ui/finder-follows-stream", test_finder_follows_stream);
     g_test_add_func ("/tomo/live/ui/connect-dialog-json", test_connect_dialog_json);
+    g_test_add_func ("/tomo/live/ui/sweep-follows-growing-scan", test_sweep_follows_growing_scan);
     g_test_add_data_func ("/tomo/live/ui/next-rotation/scan", GINT_TO_POINTER (FALSE), test_next_rotation);
     g_test_add_data_func ("/tomo/live/ui/next-rotation/continuous", GINT_TO_POINTER (TRUE), test_next_rotation);
   }
-  ret = g_test_run ();
-  g_clear_object (&app);
-  return ret;
+  return ui_test_run ();
 }

@@ -288,34 +288,6 @@ test_offset_restitch (void)
   }
 }
 
-/* The open sweep window, or NULL. */
-static TomoCenterSweep *
-find_sweep (void)
-{
-  GListModel *toplevels = gtk_window_get_toplevels ();
-
-  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
-    {
-      g_autoptr(GtkWindow) w = g_list_model_get_item (toplevels, i);
-
-      if (TOMO_IS_CENTER_SWEEP (w))
-        return TOMO_CENTER_SWEEP (w);
-    }
-  return NULL;
-}
-
-static gboolean
-wait_sweep (TomoCenterSweep *sweep)
-{
-  gint64 end = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
-  guint n;
-  const double *c, *s;
-
-  while (g_get_monotonic_time () < end && !tomo_center_sweep_get_result (sweep, &n, &c, &s))
-    g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
-  return tomo_center_sweep_get_result (sweep, &n, &c, &s);
-}
-
 /* Clicks candidate `index` of the sweep's grid. */
 static void
 pick_candidate (TomoCenterSweep *sweep,
@@ -371,9 +343,9 @@ test_offset_sweep (void)
 
   finder = window->panel->center_finder;
   g_assert_true (gtk_widget_activate_action (GTK_WIDGET (finder), "finder.sweep", NULL));
-  sweep = find_sweep ();
+  sweep = ui_find_sweep ();
   g_assert_nonnull (sweep);
-  g_assert_true (wait_sweep (sweep));
+  g_assert_true (ui_wait_sweep (sweep));
   g_assert_true (tomo_center_sweep_get_result (sweep, &n, &centers, &scores));
   g_assert_cmpuint (n, ==, 16);
   /* The row shown, not the one the estimate at open took (the middle). */
@@ -425,7 +397,7 @@ test_offset_sweep (void)
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (window->panel->center_spin)), ==, "12.50");
   wait_stitched_about (12.5);
   g_assert_true (wait_for_width (230));
-  g_assert_true (find_sweep () == sweep);
+  g_assert_true (ui_find_sweep () == sweep);
   g_assert_true (tomo_center_sweep_get_result (sweep, &n, &centers, &scores));
   g_assert_cmpmem (centers, sizeof (double) * n, kept, sizeof (double) * 16);
   g_object_get (window, "row", &row, NULL);

@@ -165,6 +165,33 @@ ui_has_label (GtkWidget  *widget,
   return FALSE;
 }
 
+TomoCenterSweep *
+ui_find_sweep (void)
+{
+  GListModel *toplevels = gtk_window_get_toplevels ();   /* not owned */
+
+  for (guint i = 0; i < g_list_model_get_n_items (toplevels); i++)
+    {
+      g_autoptr(GtkWindow) w = g_list_model_get_item (toplevels, i);
+
+      if (TOMO_IS_CENTER_SWEEP (w))
+        return TOMO_CENTER_SWEEP (w);
+    }
+  return NULL;
+}
+
+gboolean
+ui_wait_sweep (TomoCenterSweep *sweep)
+{
+  gint64 end = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+  guint n;
+  const double *c, *s;
+
+  while (g_get_monotonic_time () < end && !tomo_center_sweep_get_result (sweep, &n, &c, &s))
+    g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
+  return tomo_center_sweep_get_result (sweep, &n, &c, &s);
+}
+
 gboolean
 skip_without_display (void)
 {

@@ -4,6 +4,7 @@
 #include <gtk/gtk.h>
 
 #include "tomo-application.h"
+#include "tomo-center-sweep.h"
 #include "tomo-test-util.h"
 #include "tomo-volume-view.h"
 #include "tomo-window.h"
@@ -45,6 +46,10 @@ GtkWidget *ui_find_widget      (GtkWidget  *widget,
 /* Some label of `widget`'s tree containing `text`. */
 gboolean   ui_has_label        (GtkWidget  *widget,
                                 const char *text);
+/* The open sweep window, or NULL. */
+TomoCenterSweep *ui_find_sweep (void);
+/* Iterates the main context until the sweep has a result (at most 60 s). */
+gboolean   ui_wait_sweep       (TomoCenterSweep *sweep);
 /* Opens `path` and waits for "scan-loaded"; returns its outcome. */
 gboolean  open_and_wait        (const char *path);
 /* Opens the window on $TOMO_SAMPLE_SCAN once and waits for its first slice. */

@@ -308,7 +308,7 @@ sweep_action (GtkWidget  *widget,
   center = (tomo_scan_get_width (self->scan) - 1) / 2.0;
   get_from_window (self, "center", &center);
   if (self->sweep != NULL)
-    tomo_center_sweep_set_target (self->sweep, self->row, center);
+    tomo_center_sweep_set_target (self->sweep, self->scan, self->row, center);
   else
     {
       self->sweep = tomo_center_sweep_new (GTK_IS_WINDOW (root) ? GTK_WINDOW (root) : NULL,

@@ -282,9 +282,11 @@ show_job (TomoCenterSweep *self,
   self->scores = g_memdup2 (job->scores, sizeof (double) * job->n);
   self->ready = TRUE;
   {
-    g_autofree char *status = g_strdup_printf ("Row %u · sharpest (least negative): %.2f px%s",
-                                               job->row, shown_center (job->centers[best]),
-                                               timing);
+    /* A live scan's sweep says how much of it the candidates saw. */
+    TomoScan *swept = job->stitch_base != NULL ? job->stitch_base : job->scan;
+    g_autofree char *status = g_strdup_printf ("Row %u · %u projections · sharpest (least negative): %.2f px%s",
+                                               job->row, tomo_scan_get_n_projections (swept),
+                                               shown_center (job->centers[best]), timing);
     gtk_label_set_text (self->status_label, status);
   }
   gtk_widget_queue_draw (GTK_WIDGET (self->curve));
@@ -521,10 +523,13 @@ draw_curve (GtkDrawingArea *area,
 
 void
 tomo_center_sweep_set_target (TomoCenterSweep *self,
+                              TomoScan        *scan,
                               guint            row,
                               double           center)
 {
   g_return_if_fail (TOMO_IS_CENTER_SWEEP (self));
+  g_return_if_fail (TOMO_IS_SCAN (scan));
+  g_set_object (&self->scan, scan);
   self->row = row;
   self->center = center - window_shift (self);
   recompute (self);
@@ -553,10 +558,9 @@ tomo_center_sweep_new (GtkWindow *parent,
 {
   TomoCenterSweep *self = g_object_new (TOMO_TYPE_CENTER_SWEEP, "transient-for", parent, NULL);
 
-  self->scan = g_object_ref (scan);
   if (TOMO_IS_WINDOW (parent))
     self->engine = g_object_ref (tomo_window_get_engine (TOMO_WINDOW (parent)));
-  tomo_center_sweep_set_target (self, row, center);
+  tomo_center_sweep_set_target (self, scan, row, center);
   return self;
 }
 

@@ -23,8 +23,10 @@ TomoCenterSweep *tomo_center_sweep_new        (GtkWindow *parent,
                                                TomoScan  *scan,
                                                guint      row,
                                                double     center);
-/* Around a new centre or row (recomputes). */
+/* Around a new centre or row of `scan` (recomputes): a live scan that
+ * grew since the sweep opened is swept with what has arrived. */
 void             tomo_center_sweep_set_target (TomoCenterSweep *self,
+                                               TomoScan        *scan,
                                                guint            row,
                                                double           center);
 /* Candidates last shown (detector columns, as the panel shows centres)

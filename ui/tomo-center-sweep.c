@@ -119,9 +119,8 @@ sweep_stitched (Job          *job,
   for (guint i = 0; i < job->n; i++)
     {
       TomoGeometryPlan plan;
-      g_autoptr(TomoScan) scan = tomo_geometry_present (base, &offset, job->centers[i], &plan, error);
 
-      if (scan == NULL)
+      if (!tomo_geometry_resolve (base, &offset, job->centers[i], &plan, error))
         {
           g_prefix_error (error, "Candidate %.2f px: ", job->centers[i]);
           return FALSE;
@@ -138,9 +137,13 @@ sweep_stitched (Job          *job,
       TomoStitched st = { 0 };
       gboolean ok;
 
-      if (g_cancellable_set_error_if_cancelled (cancellable, error)
-          || !tomo_geometry_stitch (&raw, job->centers[i], tomo_scan_get_path (base), &st, error))
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
+      if (!tomo_geometry_stitch (&raw, job->centers[i], tomo_scan_get_path (base), &st, error))
+        {
+          g_prefix_error (error, "Candidate %.2f px: ", job->centers[i]);
+          return FALSE;
+        }
       {
         TomoSinogram s = { st.data, st.n_proj, st.width, st.angles };
         TomoRoi view = { (st.width - size) / 2, (st.width - size) / 2, size, size };

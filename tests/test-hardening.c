@@ -1465,14 +1465,16 @@ test_output_folder_interrupted (void)
     }
 }
 
-/* A Data Exchange file whose /exchange/data is an external link to a
- * contiguous dataset in another file, larger than the file that links to
- * it: read (the storage is checked against the file that holds it), and
- * that other file is an input the output may not be. */
+/* A Data Exchange file whose /exchange/data lies in another file, larger
+ * than the file that names it: an external link to a contiguous dataset
+ * there, or (`virtual`) a virtual dataset mapping it, as detectors write
+ * their frames apart from the scan's metadata.  Read (the storage is checked
+ * against the file that holds it), and that other file is an input the
+ * output may not be. */
 static void
-test_output_external_link (void)
+test_output_other_file (gconstpointer virtual)
 {
-  g_autofree char *dir = tmp_path ("elink");
+  g_autofree char *dir = tmp_path (virtual ? "vds" : "elink");
   g_autofree char *master = NULL, *data = NULL;
   g_autofree char *out = NULL;
   g_autofree char *before = NULL, *after = NULL;
@@ -1501,8 +1503,23 @@ test_output_external_link (void)
                       H5T_NATIVE_UINT16, dark);
   tomo_test_h5_write (file, "/exchange/theta", H5T_IEEE_F64LE, 1, dt, NULL, H5T_NATIVE_DOUBLE,
                       theta);
-  g_assert_cmpint (H5Lcreate_external ("elink-data.h5", "/exchange/data", file, "/exchange/data",
-                                       H5P_DEFAULT, H5P_DEFAULT), >=, 0);
+  if (virtual)
+    {
+      /* Mapped by a name relative to the master's folder, as written beside it. */
+      hid_t space = H5Screate_simple (3, d, NULL);
+      hid_t dcpl = H5Pcreate (H5P_DATASET_CREATE);
+      hid_t dset;
+
+      g_assert_cmpint (H5Pset_virtual (dcpl, space, "elink-data.h5", "/exchange/data", space), >=, 0);
+      dset = H5Dcreate2 (file, "/exchange/data", H5T_STD_U16LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+      g_assert_cmpint (dset, >=, 0);
+      H5Dclose (dset);
+      H5Pclose (dcpl);
+      H5Sclose (space);
+    }
+  else
+    g_assert_cmpint (H5Lcreate_external ("elink-data.h5", "/exchange/data", file, "/exchange/data",
+                                         H5P_DEFAULT, H5P_DEFAULT), >=, 0);
   H5Fclose (file);
   {
     struct stat ms, ds;
@@ -1712,7 +1729,8 @@ main (int    argc,
   g_test_add_func ("/tomo/hardening/output/registry", test_output_registry);
   g_test_add_func ("/tomo/hardening/output/folder-symlink", test_output_folder_symlink);
   g_test_add_func ("/tomo/hardening/output/folder-interrupted", test_output_folder_interrupted);
-  g_test_add_func ("/tomo/hardening/output/external-link", test_output_external_link);
+  g_test_add_data_func ("/tomo/hardening/output/external-link", GINT_TO_POINTER (FALSE), test_output_other_file);
+  g_test_add_data_func ("/tomo/hardening/output/virtual-dataset", GINT_TO_POINTER (TRUE), test_output_other_file);
   g_test_add_func ("/tomo/hardening/tiff/strip-declared", test_tiff_strip_declared);
   for (guint i = 0; i < G_N_ELEMENTS (hostile_cases); i++)
     {

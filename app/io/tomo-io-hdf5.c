@@ -315,11 +315,28 @@ read_flag_attribute (hid_t       obj,
   return ok && value != 0;
 }
 
+/* `file`, named by a dataset of a file in folder `dir`: relative names are
+ * looked for in the working folder and beside that file (as HDF5 does for
+ * external storage and virtual sources), so both are inputs. */
+static void
+add_named_file (TomoScanLoader *loader,
+                const char     *dir,
+                const char     *file)
+{
+  _tomo_scan_loader_add_input (loader, file);
+  if (!g_path_is_absolute (file))
+    {
+      g_autofree char *beside = g_build_filename (dir, file, NULL);
+
+      _tomo_scan_loader_add_input (loader, beside);
+    }
+}
+
 /* The files that hold `dset`'s values, when they are not the loader's own
- * file: the one an external link leads to, and external raw storage (its
- * names relative to the working folder, as HDF5 reads them by default, or
- * to the folder of the file that holds the dataset).  Each is an input of
- * the scan (tomo-output.h: no output may overwrite one). */
+ * file: the one an external link leads to, external raw storage, and the
+ * sources a virtual dataset maps (a detector's frame files beside the
+ * master file).  Each is an input of the scan (tomo-output.h: no output
+ * may overwrite one). */
 static void
 add_dataset_files (TomoScanLoader *loader,
                    hid_t           dset)
@@ -346,14 +363,24 @@ add_dataset_files (TomoScanLoader *loader,
       off_t offset;
       hsize_t size;
 
-      if (H5Pget_external (dcpl, i, sizeof file - 1, file, &offset, &size) < 0 || !file[0])
-        continue;
-      _tomo_scan_loader_add_input (loader, file);
-      if (!g_path_is_absolute (file))
-        {
-          g_autofree char *beside = g_build_filename (dir, file, NULL);
+      if (H5Pget_external (dcpl, i, sizeof file - 1, file, &offset, &size) >= 0 && file[0])
+        add_named_file (loader, dir, file);
+    }
+  if (dcpl >= 0 && H5Pget_layout (dcpl) == H5D_VIRTUAL)
+    {
+      size_t n_virtual = 0;
 
-          _tomo_scan_loader_add_input (loader, beside);
+      if (H5Pget_virtual_count (dcpl, &n_virtual) < 0)
+        n_virtual = 0;
+      for (size_t i = 0; i < n_virtual; i++)
+        {
+          ssize_t flen = H5Pget_virtual_filename (dcpl, i, NULL, 0);
+          g_autofree char *file = flen > 0 ? g_malloc (flen + 1) : NULL;
+
+          /* "." is the file of the dataset itself, registered above. */
+          if (file != NULL && H5Pget_virtual_filename (dcpl, i, file, flen + 1) == flen
+              && !g_str_equal (file, "."))
+            add_named_file (loader, dir, file);
         }
     }
   if (dcpl >= 0)

@@ -728,22 +728,25 @@ test_cli_timeout (void)
   g_assert_cmpint (g_get_monotonic_time () - start, <, 10 * G_USEC_PER_SEC);
 }
 
-/* --record never overwrites what the run reads or writes: the angle file,
- * or -o; refused before anything is received. */
+/* --record never overwrites what the run reads or writes (the angle file,
+ * or -o) or an earlier recording; refused before anything is received. */
 static void
 test_cli_record_refuses (void)
 {
   g_autofree char *dir = g_dir_make_tmp ("tomo-live-XXXXXX", NULL);
   g_autofree char *angles = g_build_filename (dir, "angles.txt", NULL);
   g_autofree char *out = g_build_filename (dir, "out.tif", NULL);
+  g_autofree char *earlier = g_build_filename (dir, "earlier.h5", NULL);
   g_autofree char *bind = g_strdup_printf ("tcp://127.0.0.1:%u", free_port ());
-  const char *text = "0\n90\n";
+  const char *text = "0\n90\n", *earlier_text = "an earlier recording";
 
   g_assert_true (g_file_set_contents (angles, text, -1, NULL));
-  for (guint i = 0; i < 2; i++)
+  g_assert_true (g_file_set_contents (earlier, earlier_text, -1, NULL));
+  for (guint i = 0; i < 3; i++)
     {
-      /* The angle file itself; -o (neither exists yet) as the recording. */
-      const char *record = i == 0 ? angles : out;
+      /* The angle file itself; -o (neither exists yet) as the recording;
+       * an earlier recording. */
+      const char *record = i == 0 ? angles : i == 1 ? out : earlier;
       g_autoptr(GSubprocess) rx = NULL;
       g_autoptr(GError) error = NULL;
       g_autofree char *err = NULL, *kept = NULL;
@@ -761,8 +764,14 @@ test_cli_record_refuses (void)
       g_assert_true (g_file_get_contents (angles, &kept, NULL, NULL));
       g_assert_cmpstr (kept, ==, text);
       g_assert_false (g_file_test (out, G_FILE_TEST_EXISTS));
+      g_clear_pointer (&kept, g_free);
+      g_assert_true (g_file_get_contents (earlier, &kept, NULL, NULL));
+      g_assert_cmpstr (kept, ==, earlier_text);
+      if (record == earlier)
+        g_assert_nonnull (strstr (err, "exists"));
     }
   g_unlink (angles);
+  g_unlink (earlier);
   g_rmdir (dir);
 }
 

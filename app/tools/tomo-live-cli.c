@@ -14,6 +14,8 @@
 #include "tomo-error.h"
 #include "tomo-live-cli.h"
 #include "tomo-live-receiver.h"
+#include <glib/gstdio.h>
+
 #include "tomo-live-recorder.h"
 #include "tomo-live-sender.h"
 #include "tomo-memory.h"
@@ -192,7 +194,10 @@ recording_signals (const char *path,
   sigaction (SIGTERM, &sa, &previous_term);
 }
 
-/* --record must not overwrite what the run reads (--angles) or writes (-o). */
+/* --record must not overwrite what the run reads (--angles) or writes
+ * (-o), nor any file already there: a recording is made when the stream
+ * begins, before the run could know it will succeed, and the file it would
+ * replace is most likely an earlier recording. */
 static gboolean
 check_record_path (const TomoLiveCliListen *l,
                    const char              *angles_file,
@@ -200,6 +205,7 @@ check_record_path (const TomoLiveCliListen *l,
 {
   const char *inputs[3] = { NULL, };
   const char *record[2] = { l->record, NULL };
+  GStatBuf st;
   guint n = 0;
 
   if (angles_file != NULL)
@@ -208,6 +214,13 @@ check_record_path (const TomoLiveCliListen *l,
     inputs[n++] = l->output;
   if (!tomo_output_check_inputs (l->record, inputs, error))
     return FALSE;
+  if (g_lstat (l->record, &st) == 0)
+    {
+      g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_WRITE,
+                   "--record %s exists: a recording never replaces a file "
+                   "(remove it or choose another name)", l->record);
+      return FALSE;
+    }
   /* -o a folder that would hold the recording. */
   if (l->output != NULL && !tomo_output_check_inputs (l->output, record, error))
     return FALSE;

@@ -1465,16 +1465,20 @@ test_output_folder_interrupted (void)
     }
 }
 
+enum { OTHER_LINK, OTHER_VIRTUAL, OTHER_VIRTUAL_BLOCKS };
+
 /* A Data Exchange file whose /exchange/data lies in another file, larger
  * than the file that names it: an external link to a contiguous dataset
- * there, or (`virtual`) a virtual dataset mapping it, as detectors write
- * their frames apart from the scan's metadata.  Read (the storage is checked
- * against the file that holds it), and that other file is an input the
- * output may not be. */
+ * there, or a virtual dataset mapping it, as detectors write their frames
+ * apart from the scan's metadata (OTHER_VIRTUAL_BLOCKS: in files of 30
+ * frames each, "frames-%b.h5", the extent growing with the files).  Read
+ * (the storage is checked against the file that holds it), and that other
+ * file (for blocks, the middle one) is an input the output may not be. */
 static void
-test_output_other_file (gconstpointer virtual)
+test_output_other_file (gconstpointer data_mode)
 {
-  g_autofree char *dir = tmp_path (virtual ? "vds" : "elink");
+  int mode = GPOINTER_TO_INT (data_mode);
+  g_autofree char *dir = tmp_path (mode == OTHER_LINK ? "elink" : mode == OTHER_VIRTUAL ? "vds" : "vds-blocks");
   g_autofree char *master = NULL, *data = NULL;
   g_autofree char *out = NULL;
   g_autofree char *before = NULL, *after = NULL;
@@ -1492,10 +1496,27 @@ test_output_other_file (gconstpointer virtual)
     white[i] = 2000, dark[i] = 100;
   for (guint i = 0; i < 90; i++)
     theta[i] = 2.0 * i;
-  file = h5_new (dir, "elink-data.h5", &data);
-  tomo_test_h5_write (file, "/exchange/data", H5T_STD_U16LE, 3, d, NULL, H5T_NATIVE_UINT16,
-                      counts);
-  H5Fclose (file);
+  if (mode == OTHER_VIRTUAL_BLOCKS)
+    for (guint b = 0; b < 3; b++)
+      {
+        g_autofree char *name = g_strdup_printf ("frames-%u.h5", b);
+        g_autofree char *path = NULL;
+        hsize_t db[3] = { 30, 8, 64 };
+
+        file = h5_new (dir, name, &path);
+        tomo_test_h5_write (file, "/data", H5T_STD_U16LE, 3, db, NULL, H5T_NATIVE_UINT16,
+                            counts + (gsize) b * 30 * 8 * 64);
+        H5Fclose (file);
+        if (b == 1)
+          data = g_steal_pointer (&path);
+      }
+  else
+    {
+      file = h5_new (dir, "elink-data.h5", &data);
+      tomo_test_h5_write (file, "/exchange/data", H5T_STD_U16LE, 3, d, NULL, H5T_NATIVE_UINT16,
+                          counts);
+      H5Fclose (file);
+    }
   file = h5_new (dir, "elink-master.h5", &master);
   tomo_test_h5_write (file, "/exchange/data_white", H5T_STD_U16LE, 3, df, NULL,
                       H5T_NATIVE_UINT16, white);
@@ -1503,14 +1524,25 @@ test_output_other_file (gconstpointer virtual)
                       H5T_NATIVE_UINT16, dark);
   tomo_test_h5_write (file, "/exchange/theta", H5T_IEEE_F64LE, 1, dt, NULL, H5T_NATIVE_DOUBLE,
                       theta);
-  if (virtual)
+  if (mode != OTHER_LINK)
     {
       /* Mapped by a name relative to the master's folder, as written beside it. */
-      hid_t space = H5Screate_simple (3, d, NULL);
+      hsize_t max[3] = { H5S_UNLIMITED, 8, 64 }, block[3] = { 30, 8, 64 };
+      hsize_t start[3] = { 0 }, count[3] = { H5S_UNLIMITED, 1, 1 };
+      hid_t space = H5Screate_simple (3, d, mode == OTHER_VIRTUAL ? NULL : max);
       hid_t dcpl = H5Pcreate (H5P_DATASET_CREATE);
       hid_t dset;
 
-      g_assert_cmpint (H5Pset_virtual (dcpl, space, "elink-data.h5", "/exchange/data", space), >=, 0);
+      if (mode == OTHER_VIRTUAL)
+        g_assert_cmpint (H5Pset_virtual (dcpl, space, "elink-data.h5", "/exchange/data", space), >=, 0);
+      else
+        {
+          hid_t src = H5Screate_simple (3, block, NULL);
+
+          g_assert_cmpint (H5Sselect_hyperslab (space, H5S_SELECT_SET, start, block, count, block), >=, 0);
+          g_assert_cmpint (H5Pset_virtual (dcpl, space, "frames-%b.h5", "/data", src), >=, 0);
+          H5Sclose (src);
+        }
       dset = H5Dcreate2 (file, "/exchange/data", H5T_STD_U16LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
       g_assert_cmpint (dset, >=, 0);
       H5Dclose (dset);
@@ -1729,8 +1761,10 @@ main (int    argc,
   g_test_add_func ("/tomo/hardening/output/registry", test_output_registry);
   g_test_add_func ("/tomo/hardening/output/folder-symlink", test_output_folder_symlink);
   g_test_add_func ("/tomo/hardening/output/folder-interrupted", test_output_folder_interrupted);
-  g_test_add_data_func ("/tomo/hardening/output/external-link", GINT_TO_POINTER (FALSE), test_output_other_file);
-  g_test_add_data_func ("/tomo/hardening/output/virtual-dataset", GINT_TO_POINTER (TRUE), test_output_other_file);
+  g_test_add_data_func ("/tomo/hardening/output/external-link", GINT_TO_POINTER (OTHER_LINK), test_output_other_file);
+  g_test_add_data_func ("/tomo/hardening/output/virtual-dataset", GINT_TO_POINTER (OTHER_VIRTUAL), test_output_other_file);
+  g_test_add_data_func ("/tomo/hardening/output/virtual-blocks", GINT_TO_POINTER (OTHER_VIRTUAL_BLOCKS),
+                        test_output_other_file);
   g_test_add_func ("/tomo/hardening/tiff/strip-declared", test_tiff_strip_declared);
   for (guint i = 0; i < G_N_ELEMENTS (hostile_cases); i++)
     {

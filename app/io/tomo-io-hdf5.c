@@ -332,6 +332,53 @@ add_named_file (TomoScanLoader *loader,
     }
 }
 
+/* The files a virtual dataset's source name `file` stands for.  A name
+ * with "%b" maps one file per block of an unlimited dimension ("frames-%b.h5":
+ * frames-0.h5, frames-1.h5, …; "%%" is a "%"): every file of that pattern
+ * in the folders HDF5 looks in is an input, the ones added later included
+ * when the scan is opened again. */
+static void
+add_virtual_source (TomoScanLoader *loader,
+                    const char     *dir,
+                    const char     *file)
+{
+  g_autoptr(GString) pattern = NULL;
+  g_autofree char *folder = NULL, *base = NULL;
+
+  if (strstr (file, "%b") == NULL)
+    {
+      add_named_file (loader, dir, file);
+      return;
+    }
+  pattern = g_string_new (NULL);
+  for (const char *c = file; *c != '\0'; c++)
+    {
+      if (c[0] == '%' && (c[1] == 'b' || c[1] == '%'))
+        g_string_append_c (pattern, *++c == 'b' ? '*' : '%');
+      else
+        g_string_append_c (pattern, *c);
+    }
+  folder = g_path_get_dirname (pattern->str);
+  base = g_path_get_basename (pattern->str);
+  if (strchr (folder, '*') != NULL)
+    return;   /* blocks in folder names: not followed */
+  /* The working folder's, and (a relative name) the one beside the file. */
+  for (guint i = 0; i < (g_path_is_absolute (folder) ? 1u : 2u); i++)
+    {
+      g_autofree char *where = i == 0 ? g_strdup (folder) : g_build_filename (dir, folder, NULL);
+      g_autoptr(GDir) d = g_dir_open (where, 0, NULL);
+      const char *name;
+
+      while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+        if (g_pattern_match_simple (base, name))
+          {
+            g_autofree char *path = g_build_filename (where, name, NULL);
+
+            _tomo_scan_loader_add_input (loader, path);
+          }
+    }
+}
+
 /* The files that hold `dset`'s values, when they are not the loader's own
  * file: the one an external link leads to, external raw storage, and the
  * sources a virtual dataset maps (a detector's frame files beside the
@@ -380,7 +427,7 @@ add_dataset_files (TomoScanLoader *loader,
           /* "." is the file of the dataset itself, registered above. */
           if (file != NULL && H5Pget_virtual_filename (dcpl, i, file, flen + 1) == flen
               && !g_str_equal (file, "."))
-            add_named_file (loader, dir, file);
+            add_virtual_source (loader, dir, file);
         }
     }
   if (dcpl >= 0)

@@ -344,8 +344,9 @@ add_virtual_source (TomoScanLoader *loader,
 {
   g_autoptr(GString) pattern = NULL;
   g_autofree char *folder = NULL, *base = NULL;
+  gboolean blocks = FALSE;
 
-  if (strstr (file, "%b") == NULL)
+  if (strchr (file, '%') == NULL)
     {
       add_named_file (loader, dir, file);
       return;
@@ -354,9 +355,18 @@ add_virtual_source (TomoScanLoader *loader,
   for (const char *c = file; *c != '\0'; c++)
     {
       if (c[0] == '%' && (c[1] == 'b' || c[1] == '%'))
-        g_string_append_c (pattern, *++c == 'b' ? '*' : '%');
+        {
+          blocks |= c[1] == 'b';
+          g_string_append_c (pattern, *++c == 'b' ? '*' : '%');
+        }
       else
         g_string_append_c (pattern, *c);
+    }
+  if (!blocks)
+    {
+      /* Only "%%": one file, named with a "%". */
+      add_named_file (loader, dir, pattern->str);
+      return;
     }
   folder = g_path_get_dirname (pattern->str);
   base = g_path_get_basename (pattern->str);

@@ -346,11 +346,6 @@ add_virtual_source (TomoScanLoader *loader,
   g_autofree char *folder = NULL, *base = NULL;
   gboolean blocks = FALSE;
 
-  if (strchr (file, '%') == NULL)
-    {
-      add_named_file (loader, dir, file);
-      return;
-    }
   pattern = g_string_new (NULL);
   for (const char *c = file; *c != '\0'; c++)
     {
@@ -364,7 +359,7 @@ add_virtual_source (TomoScanLoader *loader,
     }
   if (!blocks)
     {
-      /* Only "%%": one file, named with a "%". */
+      /* One file (a "%%" in its name is a "%"). */
       add_named_file (loader, dir, pattern->str);
       return;
     }

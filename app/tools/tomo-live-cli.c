@@ -9,13 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <glib/gstdio.h>
+
 #include "tomo-options.h"
 #include "tomo-cli.h"
 #include "tomo-error.h"
 #include "tomo-live-cli.h"
 #include "tomo-live-receiver.h"
-#include <glib/gstdio.h>
-
 #include "tomo-live-recorder.h"
 #include "tomo-live-sender.h"
 #include "tomo-memory.h"

@@ -215,6 +215,18 @@ live_window_new (Watch                         *watch,
   return window;
 }
 
+/* A sender to the window's receiver. */
+static TomoLiveSender *
+window_sender_new (TomoWindow       *window,
+                   TomoLiveProtocol  protocol)
+{
+  g_autoptr(GError) error = NULL;
+  TomoLiveSender *tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window), protocol, FALSE, 20000, &error);
+
+  g_assert_no_error (error);
+  return tx;
+}
+
 static void
 live_window_close (TomoWindow *window,
                    Watch      *watch)
@@ -294,8 +306,7 @@ test_late_flats (void)
   loopback_options (&options, TOMO_LIVE_PROTOCOL_JSON);
   options.n_projections = n;
   window = live_window_new (&watch, &options);
-  tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window), TOMO_LIVE_PROTOCOL_JSON, FALSE, 20000, &error);
-  g_assert_no_error (error);
+  tx = window_sender_new (window, TOMO_LIVE_PROTOCOL_JSON);
 
   for (guint i = 0; i < tomo_scan_get_n_darks (file); i++)
     g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_DARK, i, h, w, TOMO_DTYPE_FLOAT32,
@@ -370,8 +381,7 @@ test_next_rotation (gconstpointer data)
   window = live_window_new (&watch, &options);
   if (continuous)
     gtk_drop_down_set_selected (find_mode_control (gtk_window_get_titlebar (GTK_WINDOW (window))), 1);
-  tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window), TOMO_LIVE_PROTOCOL_TOMOP, FALSE, 20000, &error);
-  g_assert_no_error (error);
+  tx = window_sender_new (window, TOMO_LIVE_PROTOCOL_TOMOP);
   send_scan_header (tx, file);
   send_projections (tx, file, proj, 0, n, 0);
   g_assert_true (wait_for_status (window, "Scan complete"));
@@ -400,6 +410,86 @@ test_next_rotation (gconstpointer data)
     g_assert_cmpfloat (d, <, 1e-4);   /* replaced, not counted twice */
   else
     g_assert_cmpfloat (d, >, 1e-2);   /* half a rotation, afresh */
+  live_window_close (window, &watch);
+}
+
+typedef struct
+{
+  TomoWindow *window;
+  TomoScan  **first;        /* cleared when the first scan's TomoScan is freed */
+} NextScanWait;
+
+static gboolean
+next_scan_complete (gconstpointer data)
+{
+  const NextScanWait *w = data;
+
+  return *w->first == NULL && strstr (tomo_live_link_get_status (w->window), "Scan complete") != NULL;
+}
+
+/* Two scans through a memory limit that holds one and a half: the window
+ * lets go of the first when the next one begins (the receiver holds the
+ * sender back meanwhile), and the next arrives whole, nothing dropped, its
+ * slice the file's. */
+static void
+test_next_scan_near_limit (void)
+{
+  const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) file = NULL;
+  g_autoptr(TomoSlice) want = NULL;
+  g_autoptr(TomoLiveSender) tx = NULL;
+  g_autofree float *proj = NULL;
+  g_autofree char *expect = NULL;
+  TomoLiveReceiverOptions options;
+  TomoWindow *window;
+  TomoScan *first;
+  Watch watch = { 0 };
+  guint n, n_before;
+  gsize scan_bytes;
+  double d;
+
+  if (!need_display ())
+    return;
+  file = tomo_test_open_scan (sample);
+  n = tomo_scan_get_n_projections (file);
+  proj = read_frames (file, TOMO_FRAME_PROJECTION);
+  scan_bytes = (gsize) (n + tomo_scan_get_n_flats (file) + tomo_scan_get_n_darks (file)) *
+               tomo_scan_get_width (file) * tomo_scan_get_height (file) * sizeof (float);
+
+  loopback_options (&options, TOMO_LIVE_PROTOCOL_TOMOP);
+  options.max_memory = scan_bytes * 3 / 2;
+  window = live_window_new (&watch, &options);
+  tx = window_sender_new (window, TOMO_LIVE_PROTOCOL_TOMOP);
+  send_scan_header (tx, file);
+  send_projections (tx, file, proj, 0, n, 0);
+  g_assert_true (wait_for_status (window, "Scan complete"));
+  first = tomo_window_get_scan (window);
+  g_object_add_weak_pointer (G_OBJECT (first), (gpointer *) &first);
+  n_before = watch.n_changed;
+
+  /* The same again is the next scan (the first is complete). */
+  send_scan_header (tx, file);
+  send_projections (tx, file, proj, 0, n, 0);
+  {
+    NextScanWait w = { window, &first };
+
+    if (!run_until (next_scan_complete, &w))
+      g_printerr ("status: %s; first scan %s\n", tomo_live_link_get_status (window),
+                  first ? "still held" : "let go");
+    g_assert_null (first);
+    g_assert_true (next_scan_complete (&w));
+  }
+  expect = g_strdup_printf ("Scan complete: %u projections", n);
+  g_assert_nonnull (strstr (tomo_live_link_get_status (window), expect));
+  g_assert_nonnull (strstr (tomo_live_link_get_status (window), " 0 dropped"));
+  g_assert_true (wait_for_slice (window, &watch, "Scan complete", n_before));
+  tomo_test_spin (2000);   /* the last reconstruction may still be on its way */
+  g_test_message ("status: %s", tomo_live_link_get_status (window));
+  want = file_slice_like_shown (window, file);
+  d = relative_difference (want->data, watch.last, watch.n);
+  g_test_message ("next scan on screen vs the file's slice: %.3g of the maximum", d);
+  g_assert_cmpfloat (d, <, 1e-4);
   live_window_close (window, &watch);
 }
 
@@ -477,8 +567,7 @@ test_receive (gconstpointer data)
     if (c->continuous)
       gtk_drop_down_set_selected (mode, 1);
   }
-  tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window), protocol, FALSE, 20000, &error);
-  g_assert_no_error (error);
+  tx = window_sender_new (window, protocol);
 
   /* Half the projections: a partial slice on screen while receiving. */
   send_scan_header (tx, file);
@@ -568,11 +657,9 @@ send_small_json (TomoWindow *window,
                  gboolean    end)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(TomoLiveSender) tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window),
-                                                       TOMO_LIVE_PROTOCOL_JSON, FALSE, 20000, &error);
+  g_autoptr(TomoLiveSender) tx = window_sender_new (window, TOMO_LIVE_PROTOCOL_JSON);
   g_autofree float *px = g_new (float, SMALL * SMALL);
 
-  g_assert_no_error (error);
   for (guint i = 0; i < SMALL * SMALL; i++)
     px[i] = 0.5f;
   for (guint i = 0; i < n; i++)
@@ -708,8 +795,7 @@ test_sweep_follows_growing_scan (void)
   proj = read_frames (file, TOMO_FRAME_PROJECTION);
   loopback_options (&options, TOMO_LIVE_PROTOCOL_JSON);
   window = live_window_new (&watch, &options);
-  tx = tomo_live_sender_new (tomo_live_link_get_endpoint (window), TOMO_LIVE_PROTOCOL_JSON, FALSE, 20000, &error);
-  g_assert_no_error (error);
+  tx = window_sender_new (window, TOMO_LIVE_PROTOCOL_JSON);
 
   /* Half the projections, and a sweep of them. */
   send_scan_header (tx, file);
@@ -835,6 +921,7 @@ main (int    argc,
     g_test_add_data_func ("/tomo/live/ui/receive/json", &json, test_receive);
     g_test_add_data_func ("/tomo/live/ui/receive/json-count", &json_count, test_receive);
     g_test_add_func ("/tomo/live/ui/late-flats", test_late_flats);
+    g_test_add_func ("/tomo/live/ui/next-scan-near-limit", test_next_scan_near_limit);
     g_test_add_func ("/tomo/live/ui/listen-arguments", test_listen_arguments);
     g_test_add_func ("/tomo/live/ui/finder-follows-stream", test_finder_follows_stream);
     g_test_add_func ("/tomo/live/ui/connect-dialog-json", test_connect_dialog_json);

@@ -1208,6 +1208,29 @@ wait_messages (TomoLiveReceiver *rx,
 #define SHARED_COLS 64
 #define SHARED_N 16
 
+/* Sends scan `scan_i` of SHARED_N projections, its pixels all 1 + scan_i,
+ * with a geometry that differs from the last: a new scan each time. */
+static void
+send_shared_scan (TomoLiveSender *tx,
+                  guint           scan_i)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree float *px = g_new (float, SHARED_ROWS * SHARED_COLS);
+  double angles[SHARED_N];
+
+  for (guint i = 0; i < SHARED_N; i++)
+    angles[i] = G_PI * i / SHARED_N;
+  angles[0] = scan_i * 1e-3;
+  for (guint i = 0; i < SHARED_ROWS * SHARED_COLS; i++)
+    px[i] = 1 + scan_i;
+  g_assert_true (tomo_live_sender_send_geometry (tx, SHARED_ROWS, SHARED_COLS, SHARED_N, angles, 0, 0,
+                                                 FALSE, &error));
+  for (guint i = 0; i < SHARED_N; i++)
+    g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, SHARED_ROWS, SHARED_COLS,
+                                                TOMO_DTYPE_FLOAT32, px, FALSE, 0, &error));
+  g_assert_no_error (error);
+}
+
 static void
 test_memory_shared (void)
 {
@@ -1215,29 +1238,13 @@ test_memory_shared (void)
   gsize limit = 3 * scan_bytes + 64 * 1024;
   g_autoptr(TomoLiveReceiver) rx = loopback_receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE, limit, 0);
   g_autoptr(TomoLiveSender) tx = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
-  g_autoptr(GError) error = NULL;
-  g_autofree float *px = g_new (float, SHARED_ROWS * SHARED_COLS);
-  double angles[SHARED_N];
   TomoLiveReceiverStats s;
   TomoLiveScan *scan;
   gsize held = 0;
   guint n_queued = 0;
 
-  for (guint i = 0; i < SHARED_N; i++)
-    angles[i] = G_PI * i / SHARED_N;
   for (guint scan_i = 0; scan_i < 10; scan_i++)
-    {
-      for (guint i = 0; i < SHARED_ROWS * SHARED_COLS; i++)
-        px[i] = 1 + scan_i;
-      /* A geometry that differs from the last: a new scan each time. */
-      angles[0] = scan_i * 1e-3;
-      g_assert_true (tomo_live_sender_send_geometry (tx, SHARED_ROWS, SHARED_COLS, SHARED_N, angles, 0, 0,
-                                                     FALSE, &error));
-      for (guint i = 0; i < SHARED_N; i++)
-        g_assert_true (tomo_live_sender_send_frame (tx, TOMO_FRAME_PROJECTION, i, SHARED_ROWS, SHARED_COLS,
-                                                    TOMO_DTYPE_FLOAT32, px, FALSE, 0, &error));
-      g_assert_no_error (error);
-    }
+    send_shared_scan (tx, scan_i);
   s = wait_messages (rx, 10 * (SHARED_N + 1));
   g_assert_cmpuint (s.n_scans, ==, 10);
   g_assert_cmpuint (s.n_dropped_total, ==, 0);
@@ -1258,6 +1265,108 @@ test_memory_shared (void)
   g_assert_cmpuint (n_queued, >=, 1);
   g_assert_cmpuint (n_queued, <=, 3);
   g_assert_cmpuint (held, <=, limit);
+}
+
+/* Row `row` of every projection of `scan` reads as `value`. */
+static void
+assert_scan_value (TomoScan *scan,
+                   float     value)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree float *rows = g_new (float, SHARED_N * SHARED_COLS);
+
+  g_assert_true (_tomo_scan_read_frames (scan, TOMO_FRAME_PROJECTION, SHARED_ROWS / 2, rows, &error));
+  g_assert_no_error (error);
+  for (guint i = 0; i < SHARED_N * SHARED_COLS; i++)
+    g_assert_cmpfloat (rows[i], ==, value);
+}
+
+/* A scan the viewer still shows (a reference and a TomoScan of it) when
+ * the next arrives, with room for about one and a half: the next scan's
+ * frames wait for the first to be let go (the sender is held back), and
+ * arrive whole, none dropped.  `let_go`: the holder lets go while they
+ * wait; else, after the wait, the held scan's frames are released for
+ * them, and it says so where it is read. */
+static void
+held_scan_gives_way (gboolean let_go)
+{
+  gsize scan_bytes = (gsize) SHARED_N * SHARED_ROWS * SHARED_COLS * sizeof (float);
+  gsize limit = scan_bytes * 3 / 2;
+  g_autoptr(TomoLiveReceiver) rx = loopback_receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE, limit, 0);
+  g_autoptr(TomoLiveSender) tx = sender_new (rx, TOMO_LIVE_PROTOCOL_TOMOP);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoLiveScan) first = NULL, second = NULL;
+  g_autoptr(TomoScan) shown = NULL, next = NULL;
+  g_autofree float *rows = g_new (float, SHARED_N * SHARED_COLS);
+  TomoLiveReceiverStats s;
+  TomoLiveScanInfo info;
+  guint64 n_per_scan;
+  gint64 start;
+
+  send_shared_scan (tx, 0);
+  first = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+  g_assert_no_error (error);
+  shown = tomo_live_scan_create_scan (first, &error);
+  g_assert_no_error (error);
+  assert_scan_value (shown, 1);
+  tomo_live_receiver_get_stats (rx, &s);
+  n_per_scan = s.n_accepted;
+
+  start = g_get_monotonic_time ();
+  send_shared_scan (tx, 1);
+  if (let_go)
+    {
+      /* The receiver waits (it took the geometry and what fits). */
+      while (tomo_live_receiver_get_stats (rx, &s), s.n_waits == 0)
+        {
+          g_assert_cmpint (g_get_monotonic_time () - start, <, WAIT_US);
+          g_usleep (2000);
+        }
+      g_assert_cmpuint (s.n_accepted, <, 2 * n_per_scan);
+      g_clear_object (&shown);
+      g_clear_pointer (&first, tomo_live_scan_unref);
+    }
+  second = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (second);
+  tomo_live_receiver_get_stats (rx, &s);
+  g_test_message ("next scan whole after %.2f s: %u waits, %u released",
+                  (g_get_monotonic_time () - start) / 1e6, s.n_waits, s.n_released);
+  g_assert_cmpuint (s.n_dropped_total, ==, 0);
+  g_assert_cmpuint (s.n_accepted, ==, 2 * n_per_scan);
+  g_assert_cmpuint (s.n_waits, >=, 1);
+  tomo_live_scan_get_info (second, &info);
+  g_assert_true (info.complete);
+  g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, SHARED_N);
+  g_assert_cmpuint (info.bytes_held, <=, limit);
+  next = tomo_live_scan_create_scan (second, &error);
+  g_assert_no_error (error);
+  assert_scan_value (next, 2);
+
+  if (let_go)
+    {
+      g_assert_cmpuint (s.n_released, ==, 0);
+      return;
+    }
+  /* Held all along: its frames went to the next scan. */
+  g_assert_cmpuint (s.n_released, ==, 1);
+  tomo_live_scan_get_info (first, &info);
+  g_assert_true (info.released);
+  g_assert_false (_tomo_scan_read_frames (shown, TOMO_FRAME_PROJECTION, 0, rows, &error));
+  g_assert_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY);
+  g_assert_nonnull (strstr (error->message, "--max-memory"));
+}
+
+static void
+test_memory_held_let_go (void)
+{
+  held_scan_gives_way (TRUE);
+}
+
+static void
+test_memory_held_released (void)
+{
+  held_scan_gives_way (FALSE);
 }
 
 /* What the wire says cannot make the receiver allocate past its limit: a
@@ -1530,6 +1639,8 @@ main (int    argc,
   g_test_add_func ("/tomo/live/many-projections", test_many_projections);
   g_test_add_func ("/tomo/live/memory-limit", test_memory_limit);
   g_test_add_func ("/tomo/live/memory-shared", test_memory_shared);
+  g_test_add_func ("/tomo/live/memory-held-let-go", test_memory_held_let_go);
+  g_test_add_func ("/tomo/live/memory-held-released", test_memory_held_released);
   g_test_add_func ("/tomo/live/memory-wire", test_memory_wire);
   g_test_add_func ("/tomo/live/memory-json-count", test_memory_json_count);
   g_test_add_func ("/tomo/live/gaps", test_gaps);

@@ -38,7 +38,14 @@ struct _TomoLiveReceiver
   TomoLiveReceiverStats stats;
   char            *last_drop;
   GAsyncQueue     *complete;        /* TomoLiveScan refs, not yet taken */
+  GPtrArray       *ended;           /* TomoLiveScan refs: ended scans others still hold, oldest first */
 };
+
+/* How long a frame that does not fit waits for an earlier scan's holder
+ * (the viewer, within a few of its ticks) to let go, the sender held back
+ * by ZeroMQ meanwhile, before that scan's frames are released for it. */
+#define HOLD_WAIT_US (2 * G_USEC_PER_SEC)
+#define HOLD_POLL_US (10 * 1000)
 
 /* A message may be a frame as large as the limit, plus its header (JSON,
  * or the TomoPackets fields); ZeroMQ refuses larger ones unread. */
@@ -127,13 +134,31 @@ context_locked (TomoLiveReceiver *self,
     }
 }
 
+/* The current scan receives nothing more; its memory goes once nobody
+ * holds it (or to the scan after it, see make_room_locked()). */
+static void
+end_current_locked (TomoLiveReceiver *self)
+{
+  if (self->current == NULL)
+    return;
+  tomo_live_scan_mark_ended (self->current);
+  g_ptr_array_add (self->ended, g_steal_pointer (&self->current));
+}
+
+/* Lets go of the ended scans nobody else holds: they are freed. */
+static void
+prune_ended_locked (TomoLiveReceiver *self)
+{
+  for (guint i = self->ended->len; i-- > 0;)
+    if (!tomo_live_scan_is_shared (g_ptr_array_index (self->ended, i)))
+      g_ptr_array_remove_index (self->ended, i);
+}
+
 static void
 start_scan_locked (TomoLiveReceiver *self,
                    TomoLiveScan     *scan)
 {
-  if (self->current != NULL)
-    tomo_live_scan_mark_ended (self->current);
-  g_clear_pointer (&self->current, tomo_live_scan_unref);
+  end_current_locked (self);
   self->current = scan;
   self->current_announced = FALSE;
   self->stats.n_scans++;
@@ -163,14 +188,66 @@ evict_complete_locked (TomoLiveReceiver *self)
   while ((scan = g_async_queue_try_pop (self->complete)) != NULL)
     {
       tomo_live_scan_unref (scan);
+      prune_ended_locked (self);
       if (tomo_live_budget_get_used (self->budget) < used)
         return TRUE;
     }
   return FALSE;
 }
 
-/* A new scan, after letting go of complete ones nobody took where its
- * slots need their memory. */
+/* Memory for what did not fit, taken from the scans before the current
+ * one: first the complete ones nobody took; then, while someone still holds
+ * an ended scan, a wait of up to HOLD_WAIT_US from *deadline (0: starts it)
+ * for them to let go, the lock released meanwhile; last the frames of the
+ * oldest ended scan still held.  FALSE when nothing but the current scan
+ * holds memory: what did not fit is dropped. */
+static gboolean
+make_room_locked (TomoLiveReceiver *self,
+                  gint64           *deadline)
+{
+  gsize used;
+
+  if (evict_complete_locked (self))
+    return TRUE;
+  prune_ended_locked (self);
+  if (self->ended->len == 0)
+    return FALSE;
+
+  if (*deadline == 0)
+    {
+      *deadline = g_get_monotonic_time () + HOLD_WAIT_US;
+      self->stats.n_waits++;
+    }
+  used = tomo_live_budget_get_used (self->budget);
+  while (g_get_monotonic_time () < *deadline && !g_atomic_int_get (&self->stop))
+    {
+      g_mutex_unlock (&self->lock);
+      g_usleep (HOLD_POLL_US);
+      g_mutex_lock (&self->lock);
+      prune_ended_locked (self);
+      if (tomo_live_budget_get_used (self->budget) < used)
+        return TRUE;
+    }
+
+  /* A released scan is not waited for again: its holders keep only its
+   * slots, charged until they let go. */
+  while (self->ended->len > 0)
+    {
+      gsize freed = tomo_live_scan_release_frames (g_ptr_array_index (self->ended, 0));
+
+      g_ptr_array_remove_index (self->ended, 0);
+      if (freed > 0)
+        {
+          if (self->stats.n_released++ == 0)
+            g_message ("An earlier scan was still held after %.0f s: its frames were let go to receive "
+                       "the next one within the memory limit (--max-memory)", HOLD_WAIT_US / 1e6);
+          return TRUE;
+        }
+    }
+  return FALSE;
+}
+
+/* A new scan, after making room where its slots need memory. */
 static TomoLiveScan *
 new_scan_locked (TomoLiveReceiver *self,
                  TomoLiveProtocol  protocol,
@@ -181,6 +258,7 @@ new_scan_locked (TomoLiveReceiver *self,
                  GError          **error)
 {
   TomoLiveScan *scan;
+  gint64 deadline = 0;
 
   do
     {
@@ -188,7 +266,7 @@ new_scan_locked (TomoLiveReceiver *self,
       scan = tomo_live_scan_new (protocol, m->rows, m->cols, n_projections, angles_deg, angle_range_deg,
                                  self->budget, error);
     }
-  while (scan == NULL && evict_complete_locked (self));
+  while (scan == NULL && make_room_locked (self, &deadline));
   return scan;
 }
 
@@ -265,11 +343,7 @@ handle (TomoLiveReceiver *self,
             g_autoptr(GError) error = NULL;
             TomoLiveScan *scan;
 
-            /* The scan it replaces receives nothing more: its memory goes
-             * once nobody holds it. */
-            if (self->current != NULL)
-              tomo_live_scan_mark_ended (self->current);
-            g_clear_pointer (&self->current, tomo_live_scan_unref);
+            end_current_locked (self);
             scan = new_scan_locked (self, TOMO_LIVE_PROTOCOL_TOMOP, &m, m.n_projections, deg, 180.0, &error);
             if (scan == NULL)
               {
@@ -285,8 +359,8 @@ handle (TomoLiveReceiver *self,
     case TOMO_LIVE_MSG_FRAME:
       {
         g_autoptr(GError) error = NULL;
-
         TomoLiveScan *scan = self->current;
+        gint64 deadline = 0;
         gboolean added;
 
         if (scan == NULL)   /* JSON: the first frame opens a scan */
@@ -301,14 +375,14 @@ handle (TomoLiveReceiver *self,
               }
             start_scan_locked (self, scan);
           }
-        /* Complete scans nobody took give way to the one arriving. */
+        /* Earlier scans give way to the one arriving. */
         do
           {
             g_clear_error (&error);
             added = tomo_live_scan_add_frame (scan, &m, &error);
           }
         while (!added && g_error_matches (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY) &&
-               evict_complete_locked (self));
+               make_room_locked (self, &deadline));
         if (!added)
           {
             g_mutex_unlock (&self->lock);
@@ -323,7 +397,7 @@ handle (TomoLiveReceiver *self,
         {
           tomo_live_scan_mark_ended (self->current);
           announce_if_complete_locked (self);
-          g_clear_pointer (&self->current, tomo_live_scan_unref);
+          end_current_locked (self);
         }
       break;
     }
@@ -350,6 +424,11 @@ receive_thread (gpointer data)
       gsize bytes = 0;
       int more = 1;
 
+      {
+        /* Ended scans are freed as soon as the last holder lets go. */
+        g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+        prune_ended_locked (self);
+      }
       if (zmq_poll (&item, 1, 50) <= 0 || !(item.revents & ZMQ_POLLIN))
         continue;
 
@@ -411,6 +490,7 @@ tomo_live_receiver_new (const TomoLiveReceiverOptions *options,
 
   g_mutex_init (&self->lock);
   self->complete = g_async_queue_new_full ((GDestroyNotify) tomo_live_scan_unref);
+  self->ended = g_ptr_array_new_with_free_func ((GDestroyNotify) tomo_live_scan_unref);
   self->protocol = options->protocol;
   endpoint = tomo_live_parse_url (options->url ? options->url : "tcp://*:5558", &self->protocol, error);
   if (endpoint == NULL)
@@ -462,6 +542,7 @@ tomo_live_receiver_free (TomoLiveReceiver *self)
     zmq_ctx_term (self->ctx);
   g_clear_pointer (&self->current, tomo_live_scan_unref);
   g_async_queue_unref (self->complete);
+  g_clear_pointer (&self->ended, g_ptr_array_unref);
   if (self->budget != NULL)
     tomo_live_budget_unref (self->budget);
   g_free (self->last_drop);

@@ -36,6 +36,8 @@ typedef struct
   guint64 bytes;                          /* message bytes received */
   guint   n_scans;                        /* scans started */
   guint   n_resumed;                      /* geometry repeated by a reconnecting sender */
+  guint   n_waits;                        /* messages that waited for an earlier scan's memory */
+  guint   n_released;                     /* earlier scans whose frames were let go for them */
 } TomoLiveReceiverStats;
 
 void              tomo_live_receiver_options_init (TomoLiveReceiverOptions *options);

@@ -131,6 +131,7 @@ struct _TomoLiveScan
   gboolean         settings_seen;
   gboolean         already_linear;
   gboolean         ended;
+  gboolean         released;        /* its frames were let go for the next scan */
 
   guint64          n_frames_received;
   guint64          n_duplicates;
@@ -197,6 +198,12 @@ tomo_live_scan_ref (TomoLiveScan *self)
 {
   g_atomic_ref_count_inc (&self->ref);
   return self;
+}
+
+gboolean
+tomo_live_scan_is_shared (TomoLiveScan *self)
+{
+  return !g_atomic_ref_count_compare (&self->ref, 1);
 }
 
 void
@@ -438,6 +445,41 @@ tomo_live_scan_mark_ended (TomoLiveScan *self)
   g_cond_broadcast (&self->changed);
 }
 
+gsize
+tomo_live_scan_release_frames (TomoLiveScan *self)
+{
+  GPtrArray *frames[3] = { NULL, };
+  gsize freed = 0;
+
+  {
+    g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+
+    if (!self->ended || self->released)
+      return 0;
+    self->released = TRUE;
+    for (guint k = 0; k < 3; k++)
+      {
+        /* The slots stay (their bookkeeping is charged apart): each is empty. */
+        frames[k] = g_steal_pointer (&self->frames[k]);
+        self->frames[k] = g_ptr_array_new_with_free_func (g_free);
+        g_ptr_array_set_size (self->frames[k], frames[k]->len);
+        for (guint i = 0; i < frames[k]->len; i++)
+          {
+            const Frame *f = g_ptr_array_index (frames[k], i);
+
+            if (f != NULL)
+              freed += f->n_bytes;
+          }
+      }
+    budget_charge (self->budget, 0, freed, TRUE);
+    self->bytes_held -= freed;
+  }
+  /* The frames are freed outside the lock. */
+  for (guint k = 0; k < 3; k++)
+    g_ptr_array_unref (frames[k]);
+  return freed;
+}
+
 gboolean
 tomo_live_scan_wait_generation (TomoLiveScan *self,
                                 guint64       since,
@@ -484,6 +526,7 @@ tomo_live_scan_get_info (TomoLiveScan     *self,
   info->n_duplicates = self->n_duplicates;
   info->bytes_received = self->bytes_received;
   info->bytes_held = self->bytes_held;
+  info->released = self->released;
   info->complete = is_complete_locked (self);
   info->n_gaps = 0;
   info->first_gap = 0;
@@ -750,6 +793,13 @@ live_read_rows (TomoScanLoader *loader,
   g_autofree float *fill = NULL;
   g_autofree float *tmp = NULL;
 
+  if (self->released)
+    {
+      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY,
+                   "Live %s scan: its frames were let go to receive the next scan within the memory "
+                   "limit (--max-memory)", tomo_live_protocol_to_string (self->protocol));
+      return FALSE;
+    }
   for (guint i = 0; i < loader->n_frames[kind]; i++)
     {
       const Frame *f = i < slots->len ? g_ptr_array_index (slots, i) : NULL;

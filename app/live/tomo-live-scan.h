@@ -39,6 +39,7 @@ typedef struct
   guint   n_gaps;              /* projection slots missing below the highest one received */
   guint   first_gap;           /* the first of them (valid when n_gaps > 0) */
   gboolean complete;
+  gboolean released;           /* tomo_live_scan_release_frames() let its frames go */
   /* A scan of known size: the rotation of the highest projection id
    * (id / N; 0 while the first one arrives) and how many slots hold a
    * projection of that rotation. */
@@ -56,6 +57,8 @@ TomoLiveScan *tomo_live_scan_new          (TomoLiveProtocol  protocol,
                                            GError          **error);
 TomoLiveScan *tomo_live_scan_ref          (TomoLiveScan *self);
 void          tomo_live_scan_unref        (TomoLiveScan *self);
+/* Whether anyone but the caller's one reference holds it. */
+gboolean      tomo_live_scan_is_shared    (TomoLiveScan *self);
 
 guint         tomo_live_scan_get_rows     (TomoLiveScan *self);
 guint         tomo_live_scan_get_cols     (TomoLiveScan *self);
@@ -78,6 +81,10 @@ gboolean      tomo_live_scan_add_frame    (TomoLiveScan    *self,
 /* Nothing more arrives (JSON end of scan, or the receiver moved on to
  * another scan): the frame kept for reuse is let go. */
 void          tomo_live_scan_mark_ended   (TomoLiveScan *self);
+/* An ended scan gives its frames back to the budget, for the scan after it:
+ * a TomoScan made of it fails to read from then on, naming the memory
+ * limit.  The bytes freed (0 for a scan not ended, or released before). */
+gsize         tomo_live_scan_release_frames (TomoLiveScan *self);
 gboolean      tomo_live_scan_is_complete  (TomoLiveScan *self);
 void          tomo_live_scan_get_info     (TomoLiveScan     *self,
                                            TomoLiveScanInfo *info);

@@ -270,6 +270,23 @@ file_slice_like_shown (TomoWindow *window,
   return want;
 }
 
+/* How far the slice on screen (`watch` saw it last) is from the file's at
+ * its row and parameters, relative to the maximum; `what` names it. */
+static double
+shown_vs_file (TomoWindow  *window,
+               const Watch *watch,
+               TomoScan    *file,
+               const char  *what)
+{
+  g_autoptr(TomoSlice) want = file_slice_like_shown (window, file);
+  double d;
+
+  g_assert_cmpuint ((gsize) want->width * want->height, ==, watch->n);
+  d = relative_difference (want->data, watch->last, watch->n);
+  g_test_message ("on screen vs %s: %.3g of the maximum", what, d);
+  return d;
+}
+
 /* Flats that come after the first projection (JSON with a count: the
  * window has made its scan by then) are used: once complete, the slice on
  * screen is the file's, and the window's scan counts them. */
@@ -282,7 +299,6 @@ test_late_flats (void)
   const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) file = NULL;
-  g_autoptr(TomoSlice) want = NULL;
   g_autoptr(TomoLiveSender) tx = NULL;
   g_autoptr(TomoLiveScan) live = NULL;
   g_autofree float *proj = NULL, *flats = NULL, *darks = NULL;
@@ -291,7 +307,6 @@ test_late_flats (void)
   Watch watch = { 0 };
   g_autofree char *expect = NULL;
   guint n, w, h;
-  double d;
 
   if (!need_display ())
     return;
@@ -343,11 +358,7 @@ test_late_flats (void)
   /* What volume exports read: the same scan. */
   live = tomo_live_link_dup_live_scan (window, tomo_window_get_scan (window));
   g_assert_nonnull (live);
-  want = file_slice_like_shown (window, file);
-  g_assert_cmpuint ((gsize) want->width * want->height, ==, watch.n);
-  d = relative_difference (want->data, watch.last, watch.n);
-  g_test_message ("on screen vs the file's slice: %.3g of the maximum", d);
-  g_assert_cmpfloat (d, <, 1e-4);
+  g_assert_cmpfloat (shown_vs_file (window, &watch, file, "the file's slice"), <, 1e-4);
   live_window_close (window, &watch);
 }
 
@@ -361,7 +372,6 @@ test_next_rotation (gconstpointer data)
   const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) file = NULL;
-  g_autoptr(TomoSlice) want = NULL;
   g_autoptr(TomoLiveSender) tx = NULL;
   g_autofree float *proj = NULL;
   TomoLiveReceiverOptions options;
@@ -403,9 +413,7 @@ test_next_rotation (gconstpointer data)
   if (!continuous)
     g_assert_cmpuint (watch.n_incremental, >, n_incremental);
   g_assert_cmpstr (tomo_slice_view_get_slice (tomo_window_get_slice_view (window))->kernel, ==, "live-accumulate");
-  want = file_slice_like_shown (window, file);
-  d = relative_difference (want->data, watch.last, watch.n);
-  g_test_message ("on screen vs one full rotation: %.3g of the maximum", d);
+  d = shown_vs_file (window, &watch, file, "one full rotation");
   if (continuous)
     g_assert_cmpfloat (d, <, 1e-4);   /* replaced, not counted twice */
   else
@@ -437,7 +445,6 @@ test_next_scan_near_limit (void)
   const char *sample = g_getenv ("TOMO_SAMPLE_SCAN");
   g_autoptr(GError) error = NULL;
   g_autoptr(TomoScan) file = NULL;
-  g_autoptr(TomoSlice) want = NULL;
   g_autoptr(TomoLiveSender) tx = NULL;
   g_autofree float *proj = NULL;
   g_autofree char *expect = NULL;
@@ -447,7 +454,6 @@ test_next_scan_near_limit (void)
   Watch watch = { 0 };
   guint n, n_before;
   gsize scan_bytes;
-  double d;
 
   if (!need_display ())
     return;
@@ -486,10 +492,7 @@ test_next_scan_near_limit (void)
   g_assert_true (wait_for_slice (window, &watch, "Scan complete", n_before));
   tomo_test_spin (2000);   /* the last reconstruction may still be on its way */
   g_test_message ("status: %s", tomo_live_link_get_status (window));
-  want = file_slice_like_shown (window, file);
-  d = relative_difference (want->data, watch.last, watch.n);
-  g_test_message ("next scan on screen vs the file's slice: %.3g of the maximum", d);
-  g_assert_cmpfloat (d, <, 1e-4);
+  g_assert_cmpfloat (shown_vs_file (window, &watch, file, "the file's slice (the next scan)"), <, 1e-4);
   live_window_close (window, &watch);
 }
 

@@ -281,8 +281,11 @@ tick (gpointer data)
       guint n_shown = info.rotation > 0 && link->mode == TOMO_LIVE_MODE_SCAN
                       ? info.n_in_rotation : info.n_present[TOMO_FRAME_PROJECTION];
 
-      set_status (link, g_strdup_printf ("Receiving (%s): %s%u/%u projections%s, %u flats, %u darks · %.1f MB/s · "
+      /* The beginning shows in the subtitle: a stall says why there. */
+      set_status (link, g_strdup_printf ("%sReceiving (%s): %s%u/%u projections%s, %u flats, %u darks · %.1f MB/s · "
                                          "%.0f proj/s · %" G_GUINT64_FORMAT " dropped%s%s%s",
+                                         stats.waiting ? "Sender held back until the previous scan lets go of "
+                                                         "its memory (--max-memory) · " : "",
                                          link->preview == NULL ? "whole scan"
                                          : link->mode == TOMO_LIVE_MODE_CONTINUOUS ? "continuous" : "scan",
                                          rotation, n_shown, link->scan_n_proj, gaps,
@@ -365,6 +368,18 @@ tomo_live_link_get_status (TomoWindow *window)
   Link *link = g_object_get_data (G_OBJECT (window), LINK_KEY);
 
   return link ? link->status : NULL;
+}
+
+gboolean
+tomo_live_link_get_stats (TomoWindow            *window,
+                          TomoLiveReceiverStats *stats)
+{
+  Link *link = g_object_get_data (G_OBJECT (window), LINK_KEY);
+
+  if (link == NULL)
+    return FALSE;
+  tomo_live_receiver_get_stats (link->rx, stats);
+  return TRUE;
 }
 
 const char *

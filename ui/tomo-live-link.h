@@ -20,6 +20,9 @@ gboolean    tomo_live_link_attach      (TomoWindow                    *window,
 /* The subtitle text now; NULL when the window has no link. */
 const char *tomo_live_link_get_status  (TomoWindow *window);
 const char *tomo_live_link_get_endpoint (TomoWindow *window);
+/* The receiver's counters now; FALSE when the window has no link. */
+gboolean    tomo_live_link_get_stats   (TomoWindow            *window,
+                                        TomoLiveReceiverStats *stats);
 /* The live scan `scan` reads (a new reference), when `scan` is the window's
  * live scan; NULL otherwise.  Its generation moves with every frame: views
  * of their own (the three views) follow it. */

@@ -219,6 +219,7 @@ make_room_locked (TomoLiveReceiver *self,
       self->stats.n_waits++;
     }
   used = tomo_live_budget_get_used (self->budget);
+  self->stats.waiting = TRUE;
   while (g_get_monotonic_time () < *deadline && !g_atomic_int_get (&self->stop))
     {
       g_mutex_unlock (&self->lock);
@@ -226,8 +227,12 @@ make_room_locked (TomoLiveReceiver *self,
       g_mutex_lock (&self->lock);
       prune_ended_locked (self);
       if (tomo_live_budget_get_used (self->budget) < used)
-        return TRUE;
+        {
+          self->stats.waiting = FALSE;
+          return TRUE;
+        }
     }
+  self->stats.waiting = FALSE;
 
   /* A released scan is not waited for again: its holders keep only its
    * slots, charged until they let go. */

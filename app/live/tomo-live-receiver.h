@@ -38,6 +38,7 @@ typedef struct
   guint   n_resumed;                      /* geometry repeated by a reconnecting sender */
   guint   n_waits;                        /* messages that waited for an earlier scan's memory */
   guint   n_released;                     /* earlier scans whose frames were let go for them */
+  gboolean waiting;                       /* a message waits for an earlier scan's memory now */
 } TomoLiveReceiverStats;
 
 void              tomo_live_receiver_options_init (TomoLiveReceiverOptions *options);

@@ -495,6 +495,8 @@ test_next_scan_near_limit (gconstpointer data)
   tx = window_sender_new (window, protocol);
   send_scan (tx, protocol, file, proj);
   g_assert_true (wait_for_status (window, "Scan complete"));
+  /* The estimate at the end reads the first scan too: done before the next. */
+  g_assert_true (wait_for_label (window->panel->center_finder, "Estimated when the scan completed"));
   first = tomo_window_get_scan (window);
   g_object_add_weak_pointer (G_OBJECT (first), (gpointer *) &first);
   n_before = watch.n_changed;

@@ -1281,15 +1281,57 @@ assert_scan_value (TomoScan *scan,
     g_assert_cmpfloat (rows[i], ==, value);
 }
 
-/* A scan the viewer still shows (a reference and a TomoScan of it) when
- * the next arrives, with room for about one and a half: the next scan's
- * frames wait for the first to be let go (the sender is held back), and
- * arrive whole, none dropped.  `let_go`: the holder lets go while they
- * wait; else, after the wait, the held scan's frames are released for
- * them, and it says so where it is read. */
-static void
-held_scan_gives_way (gboolean let_go)
+typedef enum
 {
+  HOLDER_LETS_GO,      /* while the next scan waits */
+  HOLDER_KEEPS,        /* past the wait */
+  RECEIVER_STOPS,      /* while the next scan waits */
+} HeldCase;
+
+/* Sends the first scan and takes it as the viewer does (a reference and a
+ * TomoScan of it); then the next scan, which waits for its memory. */
+static guint64
+hold_first_scan (TomoLiveReceiver *rx,
+                 TomoLiveSender   *tx,
+                 TomoLiveScan    **first,
+                 TomoScan        **shown)
+{
+  g_autoptr(GError) error = NULL;
+  TomoLiveReceiverStats s;
+  guint64 n_per_scan;
+  gint64 start;
+
+  send_shared_scan (tx, 0);
+  *first = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
+  g_assert_no_error (error);
+  *shown = tomo_live_scan_create_scan (*first, &error);
+  g_assert_no_error (error);
+  assert_scan_value (*shown, 1);
+  tomo_live_receiver_get_stats (rx, &s);
+  n_per_scan = s.n_accepted;
+
+  start = g_get_monotonic_time ();
+  send_shared_scan (tx, 1);
+  /* The receiver waits (it took the geometry and what fits). */
+  while (tomo_live_receiver_get_stats (rx, &s), s.n_waits == 0 && s.n_accepted < 2 * n_per_scan)
+    {
+      g_assert_cmpint (g_get_monotonic_time () - start, <, WAIT_US);
+      g_usleep (2000);
+    }
+  return n_per_scan;
+}
+
+/* A scan the viewer still shows when the next arrives, with room for about
+ * one and a half: the next scan's frames wait for the first to be let go
+ * (the sender is held back), and arrive whole, none dropped.  The holder
+ * lets go while they wait; or, after the wait, the held scan's frames are
+ * released for them, and it says so where it is read; or the receiver is
+ * freed while they wait (reconstruct --listen, done with the scan it took):
+ * the scan held stays whole. */
+static void
+held_scan_gives_way (gconstpointer data)
+{
+  HeldCase held = GPOINTER_TO_INT (data);
   gsize scan_bytes = (gsize) SHARED_N * SHARED_ROWS * SHARED_COLS * sizeof (float);
   gsize limit = scan_bytes * 3 / 2;
   g_autoptr(TomoLiveReceiver) rx = loopback_receiver_new (TOMO_LIVE_PROTOCOL_TOMOP, FALSE, limit, 0);
@@ -1303,26 +1345,23 @@ held_scan_gives_way (gboolean let_go)
   guint64 n_per_scan;
   gint64 start;
 
-  send_shared_scan (tx, 0);
-  first = tomo_live_receiver_wait_complete (rx, WAIT_US, &error);
-  g_assert_no_error (error);
-  shown = tomo_live_scan_create_scan (first, &error);
-  g_assert_no_error (error);
-  assert_scan_value (shown, 1);
-  tomo_live_receiver_get_stats (rx, &s);
-  n_per_scan = s.n_accepted;
-
+  n_per_scan = hold_first_scan (rx, tx, &first, &shown);
   start = g_get_monotonic_time ();
-  send_shared_scan (tx, 1);
-  if (let_go)
+  tomo_live_receiver_get_stats (rx, &s);
+  g_assert_cmpuint (s.n_waits, ==, 1);
+  g_assert_cmpuint (s.n_accepted, <, 2 * n_per_scan);
+  if (held == RECEIVER_STOPS)
     {
-      /* The receiver waits (it took the geometry and what fits). */
-      while (tomo_live_receiver_get_stats (rx, &s), s.n_waits == 0)
-        {
-          g_assert_cmpint (g_get_monotonic_time () - start, <, WAIT_US);
-          g_usleep (2000);
-        }
-      g_assert_cmpuint (s.n_accepted, <, 2 * n_per_scan);
+      g_clear_pointer (&rx, tomo_live_receiver_free);
+      g_test_message ("receiver freed in %.3f s", (g_get_monotonic_time () - start) / 1e6);
+      g_assert_cmpint (g_get_monotonic_time () - start, <, G_USEC_PER_SEC);
+      tomo_live_scan_get_info (first, &info);
+      g_assert_false (info.released);
+      assert_scan_value (shown, 1);
+      return;
+    }
+  if (held == HOLDER_LETS_GO)
+    {
       g_clear_object (&shown);
       g_clear_pointer (&first, tomo_live_scan_unref);
     }
@@ -1334,7 +1373,6 @@ held_scan_gives_way (gboolean let_go)
                   (g_get_monotonic_time () - start) / 1e6, s.n_waits, s.n_released);
   g_assert_cmpuint (s.n_dropped_total, ==, 0);
   g_assert_cmpuint (s.n_accepted, ==, 2 * n_per_scan);
-  g_assert_cmpuint (s.n_waits, >=, 1);
   tomo_live_scan_get_info (second, &info);
   g_assert_true (info.complete);
   g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, SHARED_N);
@@ -1343,7 +1381,7 @@ held_scan_gives_way (gboolean let_go)
   g_assert_no_error (error);
   assert_scan_value (next, 2);
 
-  if (let_go)
+  if (held == HOLDER_LETS_GO)
     {
       g_assert_cmpuint (s.n_released, ==, 0);
       return;
@@ -1355,18 +1393,65 @@ held_scan_gives_way (gboolean let_go)
   g_assert_false (_tomo_scan_read_frames (shown, TOMO_FRAME_PROJECTION, 0, rows, &error));
   g_assert_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY);
   g_assert_nonnull (strstr (error->message, "--max-memory"));
+  g_clear_error (&error);
+  /* Nor is a new TomoScan made of it. */
+  g_assert_null (tomo_live_scan_create_scan (first, &error));
+  g_assert_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY);
 }
 
+/* A projection slot without a frame (none arrived, or released) reads as a
+ * zero line integral, in the preview's rows (whatever its scratch memory
+ * held) and in a TomoScan's: with no flats, 1 before −log, or 0 for data
+ * that came as line integrals (it read 1). */
 static void
-test_memory_held_let_go (void)
+test_read_row_gap (void)
 {
-  held_scan_gives_way (TRUE);
-}
+  g_autoptr(TomoLiveBudget) budget = tomo_live_budget_new (1 << 20);
+  float px[4 * 3], out[3 * 3], flat[3], dark[3];
+  const guint slots[3] = { 0, 1, 2 };
 
-static void
-test_memory_held_released (void)
-{
-  held_scan_gives_way (FALSE);
+  for (guint linear = 0; linear < 2; linear++)
+    {
+      g_autoptr(GError) error = NULL;
+      TomoLiveScan *scan = tomo_live_scan_new (TOMO_LIVE_PROTOCOL_TOMOP, 4, 3, 3, NULL, 180, budget, &error);
+      TomoLiveMessage m = { .type = TOMO_LIVE_MSG_FRAME, .rows = 4, .cols = 3, .kind = TOMO_FRAME_PROJECTION,
+                            .id = 1, .dtype = TOMO_DTYPE_FLOAT32, .pixels = (const guint8 *) px,
+                            .n_bytes = sizeof px };
+      gboolean normalise, apply_log;
+
+      g_assert_no_error (error);
+      for (guint i = 0; i < G_N_ELEMENTS (px); i++)
+        px[i] = 0.25f;
+      tomo_live_scan_set_settings (scan, 0, 0, linear);
+      g_assert_true (tomo_live_scan_add_frame (scan, &m, &error));
+      g_assert_no_error (error);
+      for (guint i = 0; i < G_N_ELEMENTS (out); i++)
+        out[i] = NAN;
+      g_assert_true (tomo_live_scan_read_row (scan, 2, slots, 3, out, flat, dark, &normalise, &apply_log));
+      g_assert_false (normalise);
+      g_assert_cmpint (apply_log, ==, !linear);
+      for (guint x = 0; x < 3; x++)
+        {
+          g_assert_cmpfloat (out[x], ==, linear ? 0.0f : 1.0f);       /* slot 0: none arrived */
+          g_assert_cmpfloat (out[3 + x], ==, 0.25f);                  /* slot 1 */
+          g_assert_cmpfloat (out[6 + x], ==, linear ? 0.0f : 1.0f);   /* slot 2 */
+        }
+      {
+        g_autoptr(TomoScan) frames = tomo_live_scan_create_scan (scan, &error);
+
+        g_assert_no_error (error);
+        g_assert_true (_tomo_scan_read_frames (frames, TOMO_FRAME_PROJECTION, 2, out, &error));
+        g_assert_no_error (error);
+        for (guint x = 0; x < 3; x++)
+          {
+            g_assert_cmpfloat (out[x], ==, linear ? 0.0f : 1.0f);
+            g_assert_cmpfloat (out[3 + x], ==, 0.25f);
+            g_assert_cmpfloat (out[6 + x], ==, linear ? 0.0f : 1.0f);
+          }
+      }
+      tomo_live_scan_unref (scan);
+    }
+  g_assert_cmpuint (tomo_live_budget_get_used (budget), ==, 0);
 }
 
 /* What the wire says cannot make the receiver allocate past its limit: a
@@ -1639,8 +1724,11 @@ main (int    argc,
   g_test_add_func ("/tomo/live/many-projections", test_many_projections);
   g_test_add_func ("/tomo/live/memory-limit", test_memory_limit);
   g_test_add_func ("/tomo/live/memory-shared", test_memory_shared);
-  g_test_add_func ("/tomo/live/memory-held-let-go", test_memory_held_let_go);
-  g_test_add_func ("/tomo/live/memory-held-released", test_memory_held_released);
+  g_test_add_func ("/tomo/live/read-row-gap", test_read_row_gap);
+  g_test_add_data_func ("/tomo/live/memory-held/let-go", GINT_TO_POINTER (HOLDER_LETS_GO), held_scan_gives_way);
+  g_test_add_data_func ("/tomo/live/memory-held/released", GINT_TO_POINTER (HOLDER_KEEPS), held_scan_gives_way);
+  g_test_add_data_func ("/tomo/live/memory-held/receiver-stops", GINT_TO_POINTER (RECEIVER_STOPS),
+                        held_scan_gives_way);
   g_test_add_func ("/tomo/live/memory-wire", test_memory_wire);
   g_test_add_func ("/tomo/live/memory-json-count", test_memory_json_count);
   g_test_add_func ("/tomo/live/gaps", test_gaps);

@@ -110,7 +110,8 @@ drop_message (TomoLiveReceiver *self,
 {
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
-  if (self->stats.n_dropped[why]++ == 0)
+  /* Stopping (what still waited for memory): counted, not worth a word. */
+  if (self->stats.n_dropped[why]++ == 0 && !g_atomic_int_get (&self->stop))
     g_message ("Dropped a message (%s): %s; further ones of this kind are only counted",
                tomo_live_drop_to_string (why), detail ? detail : "");
   self->stats.n_dropped_total++;
@@ -145,13 +146,30 @@ end_current_locked (TomoLiveReceiver *self)
   g_ptr_array_add (self->ended, g_steal_pointer (&self->current));
 }
 
+/* Runs `func` on `scan` and lets go of it, the lock released meanwhile:
+ * freeing a scan's frames may take a while (gigabytes), and the window's
+ * ticks ask for the counters under the lock.  Only the receiving thread
+ * changes what the lock guards, so nothing moves under it. */
+static void
+unlocked_unref (TomoLiveReceiver *self,
+                TomoLiveScan     *scan,
+                gsize           (*func) (TomoLiveScan *),
+                gsize            *result)
+{
+  g_mutex_unlock (&self->lock);
+  if (func != NULL)
+    *result = func (scan);
+  tomo_live_scan_unref (scan);
+  g_mutex_lock (&self->lock);
+}
+
 /* Lets go of the ended scans nobody else holds: they are freed. */
 static void
 prune_ended_locked (TomoLiveReceiver *self)
 {
   for (guint i = self->ended->len; i-- > 0;)
     if (!tomo_live_scan_is_shared (g_ptr_array_index (self->ended, i)))
-      g_ptr_array_remove_index (self->ended, i);
+      unlocked_unref (self, g_ptr_array_steal_index (self->ended, i), NULL, NULL);
 }
 
 static void
@@ -233,14 +251,18 @@ make_room_locked (TomoLiveReceiver *self,
         }
     }
   self->stats.waiting = FALSE;
+  /* Stopping: whoever holds the scan keeps it whole (reconstruct --listen
+   * reads the scan it took after the receiver is gone). */
+  if (g_atomic_int_get (&self->stop))
+    return FALSE;
 
   /* A released scan is not waited for again: its holders keep only its
    * slots, charged until they let go. */
   while (self->ended->len > 0)
     {
-      gsize freed = tomo_live_scan_release_frames (g_ptr_array_index (self->ended, 0));
+      gsize freed = 0;
 
-      g_ptr_array_remove_index (self->ended, 0);
+      unlocked_unref (self, g_ptr_array_steal_index (self->ended, 0), tomo_live_scan_release_frames, &freed);
       if (freed > 0)
         {
           if (self->stats.n_released++ == 0)

@@ -651,10 +651,16 @@ tomo_live_scan_read_row (TomoLiveScan *self,
     {
       const Frame *f = slots[i] < proj->len ? g_ptr_array_index (proj, slots[i]) : NULL;
 
+      float *dst = out + (gsize) i * self->cols;
+
       if (f != NULL)
-        frame_row (f, self->cols, row, out + (gsize) i * self->cols);
+        frame_row (f, self->cols, row, dst);
+      else if (*normalise)
+        memcpy (dst, flat, sizeof (float) * self->cols);
       else
-        memcpy (out + (gsize) i * self->cols, *normalise ? flat : tmp, sizeof (float) * self->cols);
+        /* A zero line integral, as a missing projection reads. */
+        for (guint x = 0; x < self->cols; x++)
+          dst[x] = *apply_log ? 1.0f : 0.0f;
     }
   return TRUE;
 }
@@ -734,8 +740,9 @@ mean_row_locked (TomoLiveScan  *self,
 }
 
 /* Row `row` of what a missing frame of `kind` reads as: a missing
- * projection as the flat (a zero line integral), a missing flat or dark as
- * the mean of those present. */
+ * projection as a zero line integral (the flat; for data that came as line
+ * integrals, the dark where there are flats to normalise by, else 0), a
+ * missing flat or dark as the mean of those present. */
 static void
 fill_row_locked (TomoLiveScan  *self,
                  TomoFrameKind  kind,
@@ -745,6 +752,13 @@ fill_row_locked (TomoLiveScan  *self,
 {
   TomoFrameKind source = kind == TOMO_FRAME_PROJECTION ? TOMO_FRAME_FLAT : kind;
   float dark_max = 0.0f;
+
+  if (kind == TOMO_FRAME_PROJECTION && self->already_linear)
+    {
+      if (self->n_present[TOMO_FRAME_FLAT] == 0 || !mean_row_locked (self, TOMO_FRAME_DARK, row, fill, tmp))
+        memset (fill, 0, sizeof (float) * self->cols);
+      return;
+    }
 
   if (mean_row_locked (self, source, row, fill, tmp))
     return;
@@ -779,6 +793,15 @@ tomo_live_scan_get_state (TomoLiveScan *self,
   *already_linear = self->already_linear;
 }
 
+static void
+set_released_error (TomoLiveScan *self,
+                    GError      **error)
+{
+  g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY,
+               "Live %s scan: its frames were let go to receive the next scan within the memory "
+               "limit (--max-memory)", tomo_live_protocol_to_string (self->protocol));
+}
+
 static gboolean
 live_read_rows (TomoScanLoader *loader,
                 TomoFrameKind   kind,
@@ -795,9 +818,7 @@ live_read_rows (TomoScanLoader *loader,
 
   if (self->released)
     {
-      g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY,
-                   "Live %s scan: its frames were let go to receive the next scan within the memory "
-                   "limit (--max-memory)", tomo_live_protocol_to_string (self->protocol));
+      set_released_error (self, error);
       return FALSE;
     }
   for (guint i = 0; i < loader->n_frames[kind]; i++)
@@ -840,6 +861,7 @@ tomo_live_scan_create_scan (TomoLiveScan *self,
 {
   LiveLoader *loader;
   TomoOpenOptions options;
+  gboolean released;
   guint n_proj;
 
   tomo_open_options_init (&options);
@@ -851,6 +873,7 @@ tomo_live_scan_create_scan (TomoLiveScan *self,
     g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
     gboolean any_angle;
 
+    released = self->released;
     n_proj = self->n_projections > 0 ? self->n_projections : self->frames[TOMO_FRAME_PROJECTION]->len;
     loader->parent.path = g_strdup_printf ("live %s scan", tomo_live_protocol_to_string (self->protocol));
     loader->parent.width = self->cols;
@@ -889,6 +912,12 @@ tomo_live_scan_create_scan (TomoLiveScan *self,
     options.already_sinogram = loader->parent.n_frames[TOMO_FRAME_FLAT] == 0;
   }
 
+  if (released)
+    {
+      set_released_error (self, error);
+      _tomo_scan_loader_free (&loader->parent);
+      return NULL;
+    }
   if (n_proj == 0)
     {
       g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_INCOMPLETE,

@@ -263,6 +263,11 @@ test_slice_case (gconstpointer data)
     g_assert_false (tomo_slice_get_value (slice, 0, slice->width, 0, &v));
   }
 
+  /* A slice shown without interop gets its host copy after all. */
+  g_assert_true (tomo_slice_ensure_data (slice, &error));
+  g_assert_no_error (error);
+  g_assert_cmpmem (slice->data, n * sizeof (float), values, n * sizeof (float));
+
   assert_stats_match (&slice->values, ref, n, exact);
   /* On the slice's own values the device's statistics are the host's. */
   {

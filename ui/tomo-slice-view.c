@@ -278,18 +278,17 @@ update_texture (TomoSliceView *self,
           return TRUE;
         }
 
-      /* Interop failed once: use plain uploads from now on. */
+      /* Interop failed once: use plain uploads from now on (the window
+       * asks for host copies again when the path is no longer interop),
+       * this slice's planes downloaded first where it came without. */
       g_warning ("CUDA–GL interop failed, falling back to uploads: %s", local_error->message);
       self->interop_available = FALSE;
+      self->upload_path = NULL;
       g_clear_pointer (&self->cuda_texture, tomo_gpu_gl_texture_unregister);
     }
 
-  if (slice->data == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                           "The slice is on the GPU only and CUDA–GL interop is not available");
-      return FALSE;
-    }
+  if (!tomo_slice_ensure_data (slice, error))
+    return FALSE;
 
   glPixelStorei (GL_UNPACK_ALIGNMENT, 4);
   for (guint i = 0; i < n; i++)

@@ -195,6 +195,35 @@ tomo_slice_get_device_data (TomoSlice *slice,
   return ((const TomoDeviceBufferOps *) slice->device_ops)->data (slice->device_buffer, device);
 }
 
+gboolean
+tomo_slice_ensure_data (TomoSlice *slice,
+                        GError   **error)
+{
+  g_autofree float *data = NULL;
+
+  g_return_val_if_fail (slice != NULL, FALSE);
+
+  if (slice->data != NULL)
+    return TRUE;
+  if (slice->device_buffer == NULL)
+    {
+      g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                           "The slice has neither host nor device data");
+      return FALSE;
+    }
+  data = g_try_new (float, (gsize) slice->n_slices * slice->height * slice->width);
+  if (data == NULL ||
+      !((const TomoDeviceBufferOps *) slice->device_ops)->download (slice->device_buffer, data))
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                   "Could not copy the %u × %u slice from the GPU to host memory", slice->width,
+                   slice->height);
+      return FALSE;
+    }
+  slice->data = g_steal_pointer (&data);
+  return TRUE;
+}
+
 void
 tomo_slice_request_init (TomoSliceRequest *request,
                          TomoScan         *scan)

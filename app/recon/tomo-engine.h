@@ -116,6 +116,10 @@ gboolean   tomo_slice_get_value (TomoSlice *slice,
  * row-major, and the CUDA device in *device; NULL for host-only slices. */
 const float *tomo_slice_get_device_data (TomoSlice *slice,
                                          int       *device);
+/* Host data for a slice that lives only on the device (skip_download): its
+ * planes downloaded into slice->data.  TRUE at once when it has them. */
+gboolean     tomo_slice_ensure_data      (TomoSlice *slice,
+                                          GError   **error);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoSlice, tomo_slice_unref)
 
 #define TOMO_TYPE_ENGINE (tomo_engine_get_type ())

@@ -35,6 +35,9 @@ tomo_live_sender_new (const char       *url,
   g_autoptr(TomoLiveSender) self = g_new0 (TomoLiveSender, 1);
   int timeout = timeout_ms ? (int) timeout_ms : 30000;
   int linger = timeout;
+  /* As many messages queued here as the receiver queues (ZeroMQ's default
+   * of 1000 frames of 8 MiB would be 8 GiB held while a receiver waits). */
+  int hwm = 64;
 
   self->protocol = protocol;
   self->endpoint = tomo_live_parse_url (url, &self->protocol, error);
@@ -46,6 +49,7 @@ tomo_live_sender_new (const char       *url,
   zmq_setsockopt (self->socket, ZMQ_SNDTIMEO, &timeout, sizeof timeout);
   zmq_setsockopt (self->socket, ZMQ_RCVTIMEO, &timeout, sizeof timeout);
   zmq_setsockopt (self->socket, ZMQ_LINGER, &linger, sizeof linger);
+  zmq_setsockopt (self->socket, ZMQ_SNDHWM, &hwm, sizeof hwm);
   if (zmq_connect (self->socket, self->endpoint) != 0)
     {
       g_set_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_SOCKET,

@@ -1390,6 +1390,8 @@ held_scan_gives_way (gconstpointer data)
   g_assert_cmpuint (s.n_released, ==, 1);
   tomo_live_scan_get_info (first, &info);
   g_assert_true (info.released);
+  g_assert_cmpuint (info.bytes_held, ==, 0);          /* its slots too */
+  g_assert_cmpuint (info.n_present[TOMO_FRAME_PROJECTION], ==, SHARED_N);   /* what it received */
   g_assert_false (_tomo_scan_read_frames (shown, TOMO_FRAME_PROJECTION, 0, rows, &error));
   g_assert_error (error, TOMO_LIVE_ERROR, TOMO_LIVE_ERROR_MEMORY);
   g_assert_nonnull (strstr (error->message, "--max-memory"));
@@ -1400,19 +1402,24 @@ held_scan_gives_way (gconstpointer data)
 }
 
 /* A projection slot without a frame (none arrived, or released) reads as a
- * zero line integral, in the preview's rows (whatever its scratch memory
- * held) and in a TomoScan's: with no flats, 1 before −log, or 0 for data
- * that came as line integrals (it read 1). */
+ * zero line integral, alike in the preview's rows (which copied whatever
+ * its scratch memory held when there were no flats) and in a TomoScan's:
+ * the flat before −log; for data that came as line integrals the dark
+ * (normalised: 0) where there are flats, else 0 (it read 1). */
 static void
 test_read_row_gap (void)
 {
+  static const struct { gboolean linear, flats; float gap; } cases[] = {
+    { FALSE, FALSE, 1.0f }, { TRUE, FALSE, 0.0f }, { TRUE, TRUE, 0.125f }, { FALSE, TRUE, 0.75f },
+  };
   g_autoptr(TomoLiveBudget) budget = tomo_live_budget_new (1 << 20);
   float px[4 * 3], out[3 * 3], flat[3], dark[3];
   const guint slots[3] = { 0, 1, 2 };
 
-  for (guint linear = 0; linear < 2; linear++)
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
     {
       g_autoptr(GError) error = NULL;
+      g_autoptr(TomoScan) frames = NULL;
       TomoLiveScan *scan = tomo_live_scan_new (TOMO_LIVE_PROTOCOL_TOMOP, 4, 3, 3, NULL, 180, budget, &error);
       TomoLiveMessage m = { .type = TOMO_LIVE_MSG_FRAME, .rows = 4, .cols = 3, .kind = TOMO_FRAME_PROJECTION,
                             .id = 1, .dtype = TOMO_DTYPE_FLOAT32, .pixels = (const guint8 *) px,
@@ -1420,35 +1427,39 @@ test_read_row_gap (void)
       gboolean normalise, apply_log;
 
       g_assert_no_error (error);
-      for (guint i = 0; i < G_N_ELEMENTS (px); i++)
-        px[i] = 0.25f;
-      tomo_live_scan_set_settings (scan, 0, 0, linear);
-      g_assert_true (tomo_live_scan_add_frame (scan, &m, &error));
-      g_assert_no_error (error);
+      tomo_live_scan_set_settings (scan, cases[c].flats, cases[c].flats, cases[c].linear);
+      /* Projection 1 of 0.25; a dark of 0.125 and a flat of 0.75. */
+      for (guint k = 0; k < (cases[c].flats ? 3 : 1); k++)
+        {
+          for (guint i = 0; i < G_N_ELEMENTS (px); i++)
+            px[i] = k == 0 ? 0.25f : k == 1 ? 0.125f : 0.75f;
+          m.kind = k == 0 ? TOMO_FRAME_PROJECTION : k == 1 ? TOMO_FRAME_DARK : TOMO_FRAME_FLAT;
+          m.id = k == 0 ? 1 : 0;
+          g_assert_true (tomo_live_scan_add_frame (scan, &m, &error));
+          g_assert_no_error (error);
+        }
       for (guint i = 0; i < G_N_ELEMENTS (out); i++)
         out[i] = NAN;
       g_assert_true (tomo_live_scan_read_row (scan, 2, slots, 3, out, flat, dark, &normalise, &apply_log));
-      g_assert_false (normalise);
-      g_assert_cmpint (apply_log, ==, !linear);
+      g_assert_cmpint (normalise, ==, cases[c].flats);
+      g_assert_cmpint (apply_log, ==, !cases[c].linear);
       for (guint x = 0; x < 3; x++)
         {
-          g_assert_cmpfloat (out[x], ==, linear ? 0.0f : 1.0f);       /* slot 0: none arrived */
-          g_assert_cmpfloat (out[3 + x], ==, 0.25f);                  /* slot 1 */
-          g_assert_cmpfloat (out[6 + x], ==, linear ? 0.0f : 1.0f);   /* slot 2 */
+          g_assert_cmpfloat (out[x], ==, cases[c].gap);       /* slot 0: none arrived */
+          g_assert_cmpfloat (out[3 + x], ==, 0.25f);          /* slot 1 */
+          g_assert_cmpfloat (out[6 + x], ==, cases[c].gap);   /* slot 2 */
         }
-      {
-        g_autoptr(TomoScan) frames = tomo_live_scan_create_scan (scan, &error);
-
-        g_assert_no_error (error);
-        g_assert_true (_tomo_scan_read_frames (frames, TOMO_FRAME_PROJECTION, 2, out, &error));
-        g_assert_no_error (error);
-        for (guint x = 0; x < 3; x++)
-          {
-            g_assert_cmpfloat (out[x], ==, linear ? 0.0f : 1.0f);
-            g_assert_cmpfloat (out[3 + x], ==, 0.25f);
-            g_assert_cmpfloat (out[6 + x], ==, linear ? 0.0f : 1.0f);
-          }
-      }
+      frames = tomo_live_scan_create_scan (scan, &error);
+      g_assert_no_error (error);
+      g_assert_true (_tomo_scan_read_frames (frames, TOMO_FRAME_PROJECTION, 2, out, &error));
+      g_assert_no_error (error);
+      for (guint x = 0; x < 3; x++)
+        {
+          g_assert_cmpfloat (out[x], ==, cases[c].gap);
+          g_assert_cmpfloat (out[3 + x], ==, 0.25f);
+          g_assert_cmpfloat (out[6 + x], ==, cases[c].gap);
+        }
+      g_clear_object (&frames);
       tomo_live_scan_unref (scan);
     }
   g_assert_cmpuint (tomo_live_budget_get_used (budget), ==, 0);

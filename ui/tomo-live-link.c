@@ -170,6 +170,7 @@ tick (gpointer data)
   TomoLiveScanInfo info;
   gint64 now = g_get_monotonic_time ();
   gboolean changed = FALSE, receiving;
+  const char *held;
   guint64 layout;
 
   /* The scans completed since the last tick, the newest kept: a JSON scan
@@ -266,9 +267,12 @@ tick (gpointer data)
       link->estimated = link->n_scans;
       tomo_center_finder_scan_completed (link->window->panel->center_finder);
     }
+  /* The beginning shows in the subtitle: a stall says why there, whether
+   * the next scan has begun (its frames wait) or not (its geometry does). */
+  held = stats.waiting ? "Sender held back until the previous scan lets go of its memory (--max-memory) · " : "";
   if (info.complete && !receiving)
-    set_status (link, g_strdup_printf ("Scan complete: %u projections, %u flats, %u darks%s · %"
-                                       G_GUINT64_FORMAT " dropped · %s",
+    set_status (link, g_strdup_printf ("%sScan complete: %u projections, %u flats, %u darks%s · %"
+                                       G_GUINT64_FORMAT " dropped · %s", held,
                                        info.n_present[TOMO_FRAME_PROJECTION], info.n_present[TOMO_FRAME_FLAT],
                                        info.n_present[TOMO_FRAME_DARK], gaps, stats.n_dropped_total,
                                        tomo_live_receiver_get_endpoint (link->rx)));
@@ -281,11 +285,8 @@ tick (gpointer data)
       guint n_shown = info.rotation > 0 && link->mode == TOMO_LIVE_MODE_SCAN
                       ? info.n_in_rotation : info.n_present[TOMO_FRAME_PROJECTION];
 
-      /* The beginning shows in the subtitle: a stall says why there. */
       set_status (link, g_strdup_printf ("%sReceiving (%s): %s%u/%u projections%s, %u flats, %u darks · %.1f MB/s · "
-                                         "%.0f proj/s · %" G_GUINT64_FORMAT " dropped%s%s%s",
-                                         stats.waiting ? "Sender held back until the previous scan lets go of "
-                                                         "its memory (--max-memory) · " : "",
+                                         "%.0f proj/s · %" G_GUINT64_FORMAT " dropped%s%s%s", held,
                                          link->preview == NULL ? "whole scan"
                                          : link->mode == TOMO_LIVE_MODE_CONTINUOUS ? "continuous" : "scan",
                                          rotation, n_shown, link->scan_n_proj, gaps,
@@ -374,8 +375,11 @@ gboolean
 tomo_live_link_get_stats (TomoWindow            *window,
                           TomoLiveReceiverStats *stats)
 {
-  Link *link = g_object_get_data (G_OBJECT (window), LINK_KEY);
+  Link *link;
 
+  g_return_val_if_fail (TOMO_IS_WINDOW (window) && stats != NULL, FALSE);
+
+  link = g_object_get_data (G_OBJECT (window), LINK_KEY);
   if (link == NULL)
     return FALSE;
   tomo_live_receiver_get_stats (link->rx, stats);

@@ -279,11 +279,13 @@ update_texture (TomoSliceView *self,
         }
 
       /* Interop failed once: use plain uploads from now on (the window
-       * asks for host copies again when the path is no longer interop),
-       * this slice's planes downloaded first where it came without. */
+       * asks for host copies again once the path is no longer interop).
+       * The slices that came without one, this and those already on their
+       * way, are downloaded here: a synchronous copy, which may wait for
+       * kernels running on the device, only until host copies arrive. */
       g_warning ("CUDA–GL interop failed, falling back to uploads: %s", local_error->message);
       self->interop_available = FALSE;
-      self->upload_path = NULL;
+      self->upload_path = "GL upload";
       g_clear_pointer (&self->cuda_texture, tomo_gpu_gl_texture_unregister);
     }
 

@@ -21,6 +21,7 @@ struct _TomoLiveReceiver
   TomoLiveProtocol protocol;
   gboolean         reply;
   gsize            max_memory;
+  gint64           hold_wait_us;
   TomoLiveBudget  *budget;          /* shared by every scan it made */
   guint            json_n_projections;
   double          *json_angles_deg;
@@ -41,9 +42,10 @@ struct _TomoLiveReceiver
   GPtrArray       *ended;           /* TomoLiveScan refs: ended scans others still hold, oldest first */
 };
 
-/* How long a frame that does not fit waits for an earlier scan's holder
- * (the viewer, within a few of its ticks) to let go, the sender held back
- * by ZeroMQ meanwhile, before that scan's frames are released for it. */
+/* How long a frame that does not fit waits, by default, for an earlier
+ * scan's holder (the viewer, within a few of its ticks) to let go, the
+ * sender held back by ZeroMQ meanwhile, before that scan's frames are
+ * released for it. */
 #define HOLD_WAIT_US (2 * G_USEC_PER_SEC)
 #define HOLD_POLL_US (10 * 1000)
 
@@ -146,15 +148,15 @@ end_current_locked (TomoLiveReceiver *self)
   g_ptr_array_add (self->ended, g_steal_pointer (&self->current));
 }
 
-/* Runs `func` on `scan` and lets go of it, the lock released meanwhile:
+/* Runs `func` on `scan` and lets go of it, dropping the lock meanwhile:
  * freeing a scan's frames may take a while (gigabytes), and the window's
  * ticks ask for the counters under the lock.  Only the receiving thread
  * changes what the lock guards, so nothing moves under it. */
 static void
-unlocked_unref (TomoLiveReceiver *self,
-                TomoLiveScan     *scan,
-                gsize           (*func) (TomoLiveScan *),
-                gsize            *result)
+unref_scan_locked (TomoLiveReceiver *self,
+                   TomoLiveScan     *scan,
+                   gsize           (*func) (TomoLiveScan *),
+                   gsize            *result)
 {
   g_mutex_unlock (&self->lock);
   if (func != NULL)
@@ -163,13 +165,14 @@ unlocked_unref (TomoLiveReceiver *self,
   g_mutex_lock (&self->lock);
 }
 
-/* Lets go of the ended scans nobody else holds: they are freed. */
+/* Lets go of the ended scans nobody else holds: they are freed (the lock
+ * dropped meanwhile, as by every caller of this). */
 static void
 prune_ended_locked (TomoLiveReceiver *self)
 {
   for (guint i = self->ended->len; i-- > 0;)
     if (!tomo_live_scan_is_shared (g_ptr_array_index (self->ended, i)))
-      unlocked_unref (self, g_ptr_array_steal_index (self->ended, i), NULL, NULL);
+      unref_scan_locked (self, g_ptr_array_steal_index (self->ended, i), NULL, NULL);
 }
 
 static void
@@ -215,7 +218,7 @@ evict_complete_locked (TomoLiveReceiver *self)
 
 /* Memory for what did not fit, taken from the scans before the current
  * one: first the complete ones nobody took; then, while someone still holds
- * an ended scan, a wait of up to HOLD_WAIT_US from *deadline (0: starts it)
+ * an ended scan, a wait of up to hold_wait_us from *deadline (0: starts it)
  * for them to let go, the lock released meanwhile; last the frames of the
  * oldest ended scan still held.  FALSE when nothing but the current scan
  * holds memory: what did not fit is dropped. */
@@ -233,7 +236,7 @@ make_room_locked (TomoLiveReceiver *self,
 
   if (*deadline == 0)
     {
-      *deadline = g_get_monotonic_time () + HOLD_WAIT_US;
+      *deadline = g_get_monotonic_time () + self->hold_wait_us;
       self->stats.n_waits++;
     }
   used = tomo_live_budget_get_used (self->budget);
@@ -256,18 +259,24 @@ make_room_locked (TomoLiveReceiver *self,
   if (g_atomic_int_get (&self->stop))
     return FALSE;
 
-  /* A released scan is not waited for again: its holders keep only its
-   * slots, charged until they let go. */
+  /* A released scan holds nothing charged: it is not waited for again. */
   while (self->ended->len > 0)
     {
+      TomoLiveScan *scan = g_ptr_array_steal_index (self->ended, 0);
       gsize freed = 0;
 
-      unlocked_unref (self, g_ptr_array_steal_index (self->ended, 0), tomo_live_scan_release_frames, &freed);
+      /* Let go of since the last look: freed whole, nothing released. */
+      if (!tomo_live_scan_is_shared (scan))
+        {
+          unref_scan_locked (self, scan, NULL, NULL);
+          return TRUE;
+        }
+      unref_scan_locked (self, scan, tomo_live_scan_release_frames, &freed);
       if (freed > 0)
         {
           if (self->stats.n_released++ == 0)
-            g_message ("An earlier scan was still held after %.0f s: its frames were let go to receive "
-                       "the next one within the memory limit (--max-memory)", HOLD_WAIT_US / 1e6);
+            g_message ("An earlier scan was still held after %.1f s: its frames were let go to receive "
+                       "the next one within the memory limit (--max-memory)", self->hold_wait_us / 1e6);
           return TRUE;
         }
     }
@@ -524,6 +533,7 @@ tomo_live_receiver_new (const TomoLiveReceiverOptions *options,
     return NULL;
   self->reply = options->reply;
   self->max_memory = options->max_memory ? options->max_memory : tomo_live_default_max_memory ();
+  self->hold_wait_us = options->hold_wait_us > 0 ? options->hold_wait_us : HOLD_WAIT_US;
   self->budget = tomo_live_budget_new (self->max_memory);
   self->json_n_projections = options->n_projections;
   if (options->angles_deg != NULL && options->n_projections > 0)

@@ -21,6 +21,7 @@ typedef struct
   TomoLiveProtocol protocol;
   gboolean         reply;          /* REP instead of PULL */
   gsize            max_memory;     /* 0: half the RAM; shared by every scan received, held or queued */
+  gint64           hold_wait_us;   /* how long a frame waits for a held earlier scan; 0: 2 s */
   /* The geometry JSON frames do not carry (--projections, --angles, --angle-range). */
   guint            n_projections;
   const double    *angles_deg;

@@ -449,7 +449,7 @@ gsize
 tomo_live_scan_release_frames (TomoLiveScan *self)
 {
   GPtrArray *frames[3] = { NULL, };
-  gsize freed = 0;
+  gsize freed;
 
   {
     g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
@@ -457,22 +457,20 @@ tomo_live_scan_release_frames (TomoLiveScan *self)
     if (!self->ended || self->released)
       return 0;
     self->released = TRUE;
+    /* The frames and the slots' bookkeeping: everything charged, so that
+     * holders who keep the scan keep nothing the next one needs. */
     for (guint k = 0; k < 3; k++)
       {
-        /* The slots stay (their bookkeeping is charged apart): each is empty. */
         frames[k] = g_steal_pointer (&self->frames[k]);
         self->frames[k] = g_ptr_array_new_with_free_func (g_free);
-        g_ptr_array_set_size (self->frames[k], frames[k]->len);
-        for (guint i = 0; i < frames[k]->len; i++)
-          {
-            const Frame *f = g_ptr_array_index (frames[k], i);
-
-            if (f != NULL)
-              freed += f->n_bytes;
-          }
       }
+    g_array_set_size (self->frame_angles, 0);
+    g_array_set_size (self->slot_seq, 0);
+    g_array_set_size (self->slot_id, 0);
+    g_array_set_size (self->slot_arrival, 0);
+    freed = self->bytes_held;
     budget_charge (self->budget, 0, freed, TRUE);
-    self->bytes_held -= freed;
+    self->bytes_held = 0;
   }
   /* The frames are freed outside the lock. */
   for (guint k = 0; k < 3; k++)
@@ -655,10 +653,11 @@ tomo_live_scan_read_row (TomoLiveScan *self,
 
       if (f != NULL)
         frame_row (f, self->cols, row, dst);
+      /* A zero line integral, as a missing projection reads in a TomoScan
+       * (fill_row_locked()): the flat, or the dark for line integrals. */
       else if (*normalise)
-        memcpy (dst, flat, sizeof (float) * self->cols);
+        memcpy (dst, *apply_log ? flat : dark, sizeof (float) * self->cols);
       else
-        /* A zero line integral, as a missing projection reads. */
         for (guint x = 0; x < self->cols; x++)
           dst[x] = *apply_log ? 1.0f : 0.0f;
     }

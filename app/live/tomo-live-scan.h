@@ -57,7 +57,9 @@ TomoLiveScan *tomo_live_scan_new          (TomoLiveProtocol  protocol,
                                            GError          **error);
 TomoLiveScan *tomo_live_scan_ref          (TomoLiveScan *self);
 void          tomo_live_scan_unref        (TomoLiveScan *self);
-/* Whether anyone but the caller's one reference holds it. */
+/* Whether anyone but the caller's one reference holds it: reliable for a
+ * caller whose reference nobody can copy (no new reference can appear at a
+ * count of one). */
 gboolean      tomo_live_scan_is_shared    (TomoLiveScan *self);
 
 guint         tomo_live_scan_get_rows     (TomoLiveScan *self);
@@ -81,9 +83,10 @@ gboolean      tomo_live_scan_add_frame    (TomoLiveScan    *self,
 /* Nothing more arrives (JSON end of scan, or the receiver moved on to
  * another scan): the frame kept for reuse is let go. */
 void          tomo_live_scan_mark_ended   (TomoLiveScan *self);
-/* An ended scan gives its frames back to the budget, for the scan after it:
- * a TomoScan made of it fails to read from then on, naming the memory
- * limit.  The bytes freed (0 for a scan not ended, or released before). */
+/* An ended scan gives its frames and its slots' bookkeeping back to the
+ * budget, for the scan after it: a TomoScan made of it fails to read from
+ * then on, naming the memory limit; its info keeps the counts received.
+ * The bytes freed (0 for a scan not ended, or released before). */
 gsize         tomo_live_scan_release_frames (TomoLiveScan *self);
 gboolean      tomo_live_scan_is_complete  (TomoLiveScan *self);
 void          tomo_live_scan_get_info     (TomoLiveScan     *self,

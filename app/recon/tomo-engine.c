@@ -212,8 +212,13 @@ tomo_slice_ensure_data (TomoSlice *slice,
       return FALSE;
     }
   data = g_try_new (float, (gsize) slice->n_slices * slice->height * slice->width);
-  if (data == NULL ||
-      !((const TomoDeviceBufferOps *) slice->device_ops)->download (slice->device_buffer, data))
+  if (data == NULL)
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                   "No host memory for the %u × %u slice", slice->width, slice->height);
+      return FALSE;
+    }
+  if (!((const TomoDeviceBufferOps *) slice->device_ops)->download (slice->device_buffer, data))
     {
       g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
                    "Could not copy the %u × %u slice from the GPU to host memory", slice->width,

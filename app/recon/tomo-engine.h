@@ -117,7 +117,9 @@ gboolean   tomo_slice_get_value (TomoSlice *slice,
 const float *tomo_slice_get_device_data (TomoSlice *slice,
                                          int       *device);
 /* Host data for a slice that lives only on the device (skip_download): its
- * planes downloaded into slice->data.  TRUE at once when it has them. */
+ * planes downloaded into slice->data.  TRUE at once when it has them.  It
+ * changes the slice: call it where the slice was delivered (the main
+ * thread), not while another thread reads the slice. */
 gboolean     tomo_slice_ensure_data      (TomoSlice *slice,
                                           GError   **error);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoSlice, tomo_slice_unref)

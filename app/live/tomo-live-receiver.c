@@ -460,11 +460,13 @@ receive_thread (gpointer data)
       gsize bytes = 0;
       int more = 1;
 
-      {
-        /* Ended scans are freed as soon as the last holder lets go. */
-        g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
-        prune_ended_locked (self);
-      }
+      /* Ended scans are freed as soon as the last holder lets go (only
+       * this thread changes the list: no lock to look whether it is empty). */
+      if (self->ended->len > 0)
+        {
+          g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
+          prune_ended_locked (self);
+        }
       if (zmq_poll (&item, 1, 50) <= 0 || !(item.revents & ZMQ_POLLIN))
         continue;
 

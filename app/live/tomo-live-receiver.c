@@ -227,6 +227,7 @@ make_room_locked (TomoLiveReceiver *self,
                   gint64           *deadline)
 {
   gsize used;
+  gboolean let_go = FALSE;
 
   if (evict_complete_locked (self))
     return TRUE;
@@ -241,19 +242,17 @@ make_room_locked (TomoLiveReceiver *self,
     }
   used = tomo_live_budget_get_used (self->budget);
   self->stats.waiting = TRUE;
-  while (g_get_monotonic_time () < *deadline && !g_atomic_int_get (&self->stop))
+  while (!let_go && g_get_monotonic_time () < *deadline && !g_atomic_int_get (&self->stop))
     {
       g_mutex_unlock (&self->lock);
       g_usleep (HOLD_POLL_US);
       g_mutex_lock (&self->lock);
       prune_ended_locked (self);
-      if (tomo_live_budget_get_used (self->budget) < used)
-        {
-          self->stats.waiting = FALSE;
-          return TRUE;
-        }
+      let_go = tomo_live_budget_get_used (self->budget) < used;
     }
   self->stats.waiting = FALSE;
+  if (let_go)
+    return TRUE;
   /* Stopping: whoever holds the scan keeps it whole (reconstruct --listen
    * reads the scan it took after the receiver is gone). */
   if (g_atomic_int_get (&self->stop))

@@ -1465,20 +1465,24 @@ test_output_folder_interrupted (void)
     }
 }
 
-enum { OTHER_LINK, OTHER_VIRTUAL, OTHER_VIRTUAL_BLOCKS };
+enum { OTHER_LINK, OTHER_VIRTUAL, OTHER_VIRTUAL_BLOCKS, OTHER_VIRTUAL_BLOCK_FOLDERS };
 
 /* A Data Exchange file whose /exchange/data lies in another file, larger
  * than the file that names it: an external link to a contiguous dataset
  * there, or a virtual dataset mapping it, as detectors write their frames
  * apart from the scan's metadata (OTHER_VIRTUAL_BLOCKS: in files of 30
- * frames each, "frames-%b.h5", the extent growing with the files).  Read
+ * frames each, "frames-%b.h5", the extent growing with the files;
+ * OTHER_VIRTUAL_BLOCK_FOLDERS: the same in one folder a block,
+ * "run-%b/frames.h5").  Read
  * (the storage is checked against the file that holds it), and that other
  * file (for blocks, the middle one) is an input the output may not be. */
 static void
 test_output_other_file (gconstpointer data_mode)
 {
   int mode = GPOINTER_TO_INT (data_mode);
-  g_autofree char *dir = tmp_path (mode == OTHER_LINK ? "elink" : mode == OTHER_VIRTUAL ? "vds" : "vds-blocks");
+  static const char *names[] = { "elink", "vds", "vds-blocks", "vds-block-folders" };
+  gboolean blocks = mode == OTHER_VIRTUAL_BLOCKS || mode == OTHER_VIRTUAL_BLOCK_FOLDERS;
+  g_autofree char *dir = tmp_path (names[mode]);
   g_autofree char *master = NULL, *data = NULL;
   g_autofree char *out = NULL;
   g_autofree char *before = NULL, *after = NULL;
@@ -1496,13 +1500,19 @@ test_output_other_file (gconstpointer data_mode)
     white[i] = 2000, dark[i] = 100;
   for (guint i = 0; i < 90; i++)
     theta[i] = 2.0 * i;
-  if (mode == OTHER_VIRTUAL_BLOCKS)
+  if (blocks)
     for (guint b = 0; b < 3; b++)
       {
-        g_autofree char *name = g_strdup_printf ("frames-%u.h5", b);
+        g_autofree char *name = g_strdup_printf (mode == OTHER_VIRTUAL_BLOCKS ? "frames-%u.h5" : "run-%u/frames.h5", b);
         g_autofree char *path = NULL;
         hsize_t db[3] = { 30, 8, 64 };
 
+        if (mode == OTHER_VIRTUAL_BLOCK_FOLDERS)
+          {
+            g_autofree char *folder = g_strdup_printf ("%s/run-%u", dir, b);
+
+            g_assert_cmpint (g_mkdir (folder, 0755), ==, 0);
+          }
         file = h5_new (dir, name, &path);
         tomo_test_h5_write (file, "/data", H5T_STD_U16LE, 3, db, NULL, H5T_NATIVE_UINT16,
                             counts + (gsize) b * 30 * 8 * 64);
@@ -1540,7 +1550,9 @@ test_output_other_file (gconstpointer data_mode)
           hid_t src = H5Screate_simple (3, block, NULL);
 
           g_assert_cmpint (H5Sselect_hyperslab (space, H5S_SELECT_SET, start, block, count, block), >=, 0);
-          g_assert_cmpint (H5Pset_virtual (dcpl, space, "frames-%b.h5", "/data", src), >=, 0);
+          g_assert_cmpint (H5Pset_virtual (dcpl, space,
+                                           mode == OTHER_VIRTUAL_BLOCKS ? "frames-%b.h5" : "run-%b/frames.h5",
+                                           "/data", src), >=, 0);
           H5Sclose (src);
         }
       dset = H5Dcreate2 (file, "/exchange/data", H5T_STD_U16LE, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
@@ -1763,6 +1775,8 @@ main (int    argc,
   g_test_add_func ("/tomo/hardening/output/folder-interrupted", test_output_folder_interrupted);
   g_test_add_data_func ("/tomo/hardening/output/external-link", GINT_TO_POINTER (OTHER_LINK), test_output_other_file);
   g_test_add_data_func ("/tomo/hardening/output/virtual-dataset", GINT_TO_POINTER (OTHER_VIRTUAL), test_output_other_file);
+  g_test_add_data_func ("/tomo/hardening/output/virtual-block-folders",
+                        GINT_TO_POINTER (OTHER_VIRTUAL_BLOCK_FOLDERS), test_output_other_file);
   g_test_add_data_func ("/tomo/hardening/output/virtual-blocks", GINT_TO_POINTER (OTHER_VIRTUAL_BLOCKS),
                         test_output_other_file);
   g_test_add_func ("/tomo/hardening/tiff/strip-declared", test_tiff_strip_declared);

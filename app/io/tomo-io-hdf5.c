@@ -332,18 +332,58 @@ add_named_file (TomoScanLoader *loader,
     }
 }
 
+/* Every path below `where` that `parts` (the rest of a source name split
+ * at "/", "*" standing for a block number) matches: a literal part is
+ * followed as it is, one with a "*" is matched against the folder's
+ * names.  The matches are inputs of `loader`. */
+static void
+add_matching_files (TomoScanLoader *loader,
+                    const char     *where,
+                    char          **parts)
+{
+  while (parts[0] != NULL && parts[0][0] == '\0')
+    parts++;   /* "a//b" */
+  if (parts[0] == NULL)
+    {
+      _tomo_scan_loader_add_input (loader, where);
+      return;
+    }
+  if (strchr (parts[0], '*') == NULL)
+    {
+      g_autofree char *path = g_build_filename (where, parts[0], NULL);
+
+      if (parts[1] == NULL || g_file_test (path, G_FILE_TEST_IS_DIR))
+        add_matching_files (loader, path, parts + 1);
+    }
+  else
+    {
+      g_autoptr(GDir) d = g_dir_open (where, 0, NULL);
+      const char *name;
+
+      while (d != NULL && (name = g_dir_read_name (d)) != NULL)
+        if (g_pattern_match_simple (parts[0], name))
+          {
+            g_autofree char *path = g_build_filename (where, name, NULL);
+
+            if (parts[1] == NULL || g_file_test (path, G_FILE_TEST_IS_DIR))
+              add_matching_files (loader, path, parts + 1);
+          }
+    }
+}
+
 /* The files a virtual dataset's source name `file` stands for.  A name
  * with "%b" maps one file per block of an unlimited dimension ("frames-%b.h5":
- * frames-0.h5, frames-1.h5, …; "%%" is a "%"): every file of that pattern
- * in the folders HDF5 looks in is an input, the ones added later included
- * when the scan is opened again. */
+ * frames-0.h5, frames-1.h5, …, or "run-%b/frames.h5": one folder a block;
+ * "%%" is a "%"): every file of that pattern in the folders HDF5 looks in
+ * is an input, the ones added later included when the scan is opened
+ * again. */
 static void
 add_virtual_source (TomoScanLoader *loader,
                     const char     *dir,
                     const char     *file)
 {
   g_autoptr(GString) pattern = NULL;
-  g_autofree char *folder = NULL, *base = NULL;
+  g_auto(GStrv) parts = NULL;
   gboolean blocks = FALSE;
 
   pattern = g_string_new (NULL);
@@ -363,24 +403,14 @@ add_virtual_source (TomoScanLoader *loader,
       add_named_file (loader, dir, pattern->str);
       return;
     }
-  folder = g_path_get_dirname (pattern->str);
-  base = g_path_get_basename (pattern->str);
-  if (strchr (folder, '*') != NULL)
-    return;   /* blocks in folder names: not followed */
-  /* The working folder's, and (a relative name) the one beside the file. */
-  for (guint i = 0; i < (g_path_is_absolute (folder) ? 1u : 2u); i++)
+  parts = g_strsplit (pattern->str, G_DIR_SEPARATOR_S, -1);
+  if (g_path_is_absolute (pattern->str))
+    add_matching_files (loader, G_DIR_SEPARATOR_S, parts);
+  else
     {
-      g_autofree char *where = i == 0 ? g_strdup (folder) : g_build_filename (dir, folder, NULL);
-      g_autoptr(GDir) d = g_dir_open (where, 0, NULL);
-      const char *name;
-
-      while (d != NULL && (name = g_dir_read_name (d)) != NULL)
-        if (g_pattern_match_simple (base, name))
-          {
-            g_autofree char *path = g_build_filename (where, name, NULL);
-
-            _tomo_scan_loader_add_input (loader, path);
-          }
+      /* The working folder's, and the ones beside the file. */
+      add_matching_files (loader, ".", parts);
+      add_matching_files (loader, dir, parts);
     }
 }
 

@@ -271,8 +271,12 @@ tick (gpointer data)
    * the next scan has begun (its frames wait) or not (its geometry does). */
   held = stats.waiting ? "Sender held back until the previous scan lets go of its memory (--max-memory) · " : "";
   if (info.complete && !receiving)
-    set_status (link, g_strdup_printf ("%sScan complete: %u projections, %u flats, %u darks%s · %"
+    set_status (link, g_strdup_printf ("%s%s: %u projections, %u flats, %u darks%s · %"
                                        G_GUINT64_FORMAT " dropped · %s", held,
+                                       /* Its frames went to the next scan: the slice
+                                        * shown stays, nothing more is read. */
+                                       info.released ? "Scan complete, its frames released for the next (--max-memory)"
+                                       : "Scan complete",
                                        info.n_present[TOMO_FRAME_PROJECTION], info.n_present[TOMO_FRAME_FLAT],
                                        info.n_present[TOMO_FRAME_DARK], gaps, stats.n_dropped_total,
                                        tomo_live_receiver_get_endpoint (link->rx)));

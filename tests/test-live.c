@@ -1404,16 +1404,19 @@ held_scan_gives_way (gconstpointer data)
 /* A projection slot without a frame (none arrived, or released) reads as a
  * zero line integral, alike in the preview's rows (which copied whatever
  * its scratch memory held when there were no flats) and in a TomoScan's:
- * the flat before −log; for data that came as line integrals the dark
- * (normalised: 0) where there are flats, else 0 (it read 1). */
+ * the flat before −log, 1 without flats (with darks it read the darks'
+ * maximum + 1: a line integral of −log 1.125); for data that came as line
+ * integrals the dark (normalised: 0) where there are flats, else 0 (it
+ * read 1). */
 static void
 test_read_row_gap (void)
 {
-  static const struct { gboolean linear, flats; float gap; } cases[] = {
-    { FALSE, FALSE, 1.0f }, { TRUE, FALSE, 0.0f }, { TRUE, TRUE, 0.125f }, { FALSE, TRUE, 0.75f },
+  static const struct { gboolean linear, flats, darks; float gap; } cases[] = {
+    { FALSE, FALSE, FALSE, 1.0f }, { TRUE, FALSE, FALSE, 0.0f }, { TRUE, TRUE, TRUE, 0.125f },
+    { FALSE, TRUE, TRUE, 0.75f }, { FALSE, FALSE, TRUE, 1.0f }, { TRUE, FALSE, TRUE, 0.0f },
   };
   g_autoptr(TomoLiveBudget) budget = tomo_live_budget_new (1 << 20);
-  float px[4 * 3], out[3 * 3], flat[3], dark[3];
+  float px[4 * 3], out[3 * 3], flat[3], dark[3], live_row[3];
   const guint slots[3] = { 0, 1, 2 };
 
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
@@ -1427,10 +1430,12 @@ test_read_row_gap (void)
       gboolean normalise, apply_log;
 
       g_assert_no_error (error);
-      tomo_live_scan_set_settings (scan, cases[c].flats, cases[c].flats, cases[c].linear);
+      tomo_live_scan_set_settings (scan, cases[c].darks, cases[c].flats, cases[c].linear);
       /* Projection 1 of 0.25; a dark of 0.125 and a flat of 0.75. */
-      for (guint k = 0; k < (cases[c].flats ? 3 : 1); k++)
+      for (guint k = 0; k < 3; k++)
         {
+          if ((k == 1 && !cases[c].darks) || (k == 2 && !cases[c].flats))
+            continue;
           for (guint i = 0; i < G_N_ELEMENTS (px); i++)
             px[i] = k == 0 ? 0.25f : k == 1 ? 0.125f : 0.75f;
           m.kind = k == 0 ? TOMO_FRAME_PROJECTION : k == 1 ? TOMO_FRAME_DARK : TOMO_FRAME_FLAT;
@@ -1458,6 +1463,47 @@ test_read_row_gap (void)
           g_assert_cmpfloat (out[x], ==, cases[c].gap);
           g_assert_cmpfloat (out[3 + x], ==, 0.25f);
           g_assert_cmpfloat (out[6 + x], ==, cases[c].gap);
+        }
+      /* Preprocessed, in the live TomoScan and in a recording of it
+       * reopened: the gaps add nothing. */
+      for (guint pass = 0; pass < 2; pass++)
+        {
+          g_autofree char *dir = pass == 1 ? g_dir_make_tmp ("tomo-gap-XXXXXX", NULL) : NULL;
+          g_autofree char *path = pass == 1 ? g_build_filename (dir, "gap.h5", NULL) : NULL;
+          g_autoptr(TomoScan) read = NULL;
+
+          if (pass == 0)
+            read = g_object_ref (frames);
+          else
+            {
+              TomoLiveRecorder *recorder = tomo_live_recorder_new (scan, path, &error);
+
+              g_assert_no_error (error);
+              g_assert_true (tomo_live_recorder_finish (recorder, &error));
+              g_assert_no_error (error);
+              read = tomo_test_open_scan (path);
+            }
+          g_assert_true (tomo_scan_read_sinogram (read, 2, out, NULL, &error));
+          g_assert_no_error (error);
+          /* (Line integrals divided by flats: a value not above the dark
+           * is clamped to 1e-6 before the division.) */
+          for (guint x = 0; x < 3; x++)
+            {
+              g_assert_cmpfloat_with_epsilon (out[x], 0.0f, 2e-6f);
+              g_assert_cmpfloat (fabsf (out[3 + x]), >, 0.1f);
+              g_assert_cmpfloat_with_epsilon (out[6 + x], 0.0f, 2e-6f);
+            }
+          if (pass == 0)
+            memcpy (live_row, out + 3, sizeof live_row);
+          else
+            for (guint x = 0; x < 3; x++)   /* the recording reopens as received */
+              g_assert_cmpfloat_with_epsilon (out[3 + x], live_row[x], 1e-6f);
+          g_clear_object (&read);
+          if (path != NULL)
+            {
+              g_unlink (path);
+              g_rmdir (dir);
+            }
         }
       g_clear_object (&frames);
       tomo_live_scan_unref (scan);

@@ -1222,9 +1222,13 @@ open_dxchange (Hdf5Loader  *self,
   loader->height = dims[1];
   loader->width = dims[2];
   loader->dtype = dtype_from_h5 (self->parts[TOMO_FRAME_PROJECTION].dset);
-  /* tomolive's recordings say when the data came as line integrals. */
+  /* tomolive's recordings say when the data came as line integrals, and
+   * when they came normalised (their unit flat and any darks are not to
+   * be applied). */
   loader->already_linear = read_flag_attribute (self->parts[TOMO_FRAME_PROJECTION].dset,
                                                 "already_linear");
+  loader->already_normalised = read_flag_attribute (self->parts[TOMO_FRAME_PROJECTION].dset,
+                                                    "already_normalised");
 
   if (path_exists (self->file, "/exchange/theta"))
     {

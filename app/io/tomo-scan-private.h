@@ -66,6 +66,7 @@ struct _TomoScanLoader
   double        *angles_deg;   /* n_frames[PROJECTION] values, or NULL */
   double         pixel_size;   /* metres, 0 = unknown */
   gboolean       already_linear; /* the file says its data are line integrals */
+  gboolean       already_normalised; /* the file says its data need no flat/dark division */
   /* Where each frame kind comes from, for messages ("data_white", a folder…). */
   char          *source[TOMO_N_FRAME_KINDS];
   /* Every file the scan reads (owned strings), so that no output can

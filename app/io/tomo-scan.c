@@ -717,9 +717,11 @@ _tomo_scan_new_from_loader (TomoScanLoader        *loader,
   self->options.flats = NULL;
   self->options.darks = NULL;
   self->options.angles = NULL;
-  /* A file that says its data are line integrals (tomolive's recordings
-   * of linear live data) opens as if --already-linear were given. */
+  /* A file that says its data are line integrals, or normalised already
+   * (tomolive's recordings of such live data), opens as if --already-linear
+   * or --already-sinogram were given. */
   self->options.already_linear |= loader->already_linear;
+  self->options.already_sinogram |= loader->already_normalised;
   self->angles_path = g_strdup (options->angles);
   if (!(self->options.angle_range_deg > 0.0) || !isfinite (self->options.angle_range_deg))
     self->options.angle_range_deg = 180.0;
@@ -752,7 +754,7 @@ _tomo_scan_new_from_loader (TomoScanLoader        *loader,
                                 loader->height, loader->width, error))
     return NULL;
 
-  if (loader->n_frames[TOMO_FRAME_FLAT] == 0 && !options->already_sinogram)
+  if (loader->n_frames[TOMO_FRAME_FLAT] == 0 && !self->options.already_sinogram)
     {
       g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_MISSING_DATASET,
                    "Scan %s has no flat fields (%s); pass --already-sinogram if the data is normalised",

@@ -739,9 +739,11 @@ mean_row_locked (TomoLiveScan  *self,
 }
 
 /* Row `row` of what a missing frame of `kind` reads as: a missing
- * projection as a zero line integral (the flat; for data that came as line
- * integrals, the dark where there are flats to normalise by, else 0), a
- * missing flat or dark as the mean of those present. */
+ * projection as a zero line integral (the flat; 1 for data normalised
+ * already, which has none; for data that came as line integrals, the dark
+ * where there are flats to normalise by, else 0), a missing flat or dark as
+ * the mean of those present (a flat none of which came: the darks'
+ * maximum + 1, and a projection the same, so that it still reads as 0). */
 static void
 fill_row_locked (TomoLiveScan  *self,
                  TomoFrameKind  kind,
@@ -761,6 +763,14 @@ fill_row_locked (TomoLiveScan  *self,
 
   if (mean_row_locked (self, source, row, fill, tmp))
     return;
+  if (kind == TOMO_FRAME_PROJECTION &&
+      MAX (self->n_expected[TOMO_FRAME_FLAT], self->frames[TOMO_FRAME_FLAT]->len) == 0)
+    {
+      /* Normalised already (tomo_live_scan_create_scan()): the darks are not read. */
+      for (guint x = 0; x < self->cols; x++)
+        fill[x] = 1.0f;
+      return;
+    }
   if (kind != TOMO_FRAME_DARK && mean_row_locked (self, TOMO_FRAME_DARK, row, tmp, fill))
     for (guint x = 0; x < self->cols; x++)
       dark_max = MAX (dark_max, tmp[x]);

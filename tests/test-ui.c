@@ -8,6 +8,7 @@
 
 #include "tomo-application.h"
 #include "tomo-colormap.h"
+#include "tomo-gpu.h"
 #include "tomo-histogram.h"
 #include "tomo-tiff-writer.h"
 #include "tomo-window-private.h"
@@ -424,6 +425,61 @@ test_actions_and_rows (void)
   set_and_wait ("filter", "ram-lak", NULL);
 }
 
+/* A GPU that fails while the window reconstructs (an injected launch
+ * failure, as TOMO_GPU_FAIL=launch makes it): the banner says the CPU
+ * reconstructs now, the backend moves to the CPU with the reason in the
+ * device label's tooltip, and the slice of that centre is made again there
+ * — the CPU command line's slice.  Choosing the GPU again takes it back.
+ * Skips without a CUDA device (it runs in the GPU machine's window). */
+static void
+test_gpu_fault_banner (void)
+{
+  g_autofree char *ui_path = g_build_filename (tmpdir, "after-fault.tif", NULL);
+  g_autofree char *cli_path = g_build_filename (tmpdir, "after-fault-cli.tif", NULL);
+  const char *argv[] = { g_getenv ("TOMOLIVE"), "reconstruct", g_getenv ("TOMO_SAMPLE_SCAN"),
+                         "--row", "20", "--center", "257.4", "--backend", "cpu",
+                         "--filter", "ram-lak", "--interp", "linear", "-q",
+                         "-o", cli_path, NULL };
+  g_autoptr(GError) error = NULL;
+  g_autofree char *backend = NULL;
+  TomoSliceView *view;
+  const char *message, *tooltip;
+
+  UI_TEST_REQUIRE_WINDOW ();
+  if (!tomo_test_need_gpu ("a GPU failing in the window needs a CUDA device"))
+    return;
+  g_assert_nonnull (argv[0]);
+  view = tomo_window_get_slice_view (window);
+  g_object_set (window, "backend", "gpu", "filter", "ram-lak", "interp", "linear", "row", 20, NULL);
+  set_center_and_wait (257.1);
+  g_assert_cmpint (tomo_slice_view_get_slice (view)->backend, ==, TOMO_BACKEND_GPU);
+
+  g_assert_true (tomo_gpu_fault_configure ("launch:1", 0, &error));
+  g_assert_no_error (error);
+  set_center_and_wait (257.4);
+  message = tomo_window_get_error_message (window);
+  g_test_message ("banner: %s", message);
+  g_assert_nonnull (message);
+  g_assert_true (g_str_has_prefix (message, "The GPU failed; the CPU reconstructs now: "));
+  g_assert_nonnull (strstr (message, "cudaErrorLaunchFailure"));
+  g_assert_cmpint (tomo_slice_view_get_slice (view)->backend, ==, TOMO_BACKEND_CPU);
+  g_assert_cmpint (tomo_engine_get_backend (tomo_window_get_engine (window)), ==, TOMO_BACKEND_CPU);
+  g_object_get (window, "backend", &backend, NULL);
+  g_assert_cmpstr (backend, ==, "cpu");
+  tooltip = gtk_widget_get_tooltip_text (GTK_WIDGET (window->device_label));
+  g_test_message ("device label: %s", tooltip);
+  g_assert_true (g_str_has_prefix (tooltip, "GPU unavailable: "));
+  ui_test_screenshot ("gpu-fault-banner.png");
+  /* The slice on screen is the CPU's for that centre. */
+  assert_export_matches_cli (ui_path, cli_path, argv);
+
+  g_assert_true (tomo_gpu_fault_configure (NULL, 0, &error));
+  g_object_set (window, "backend", "gpu", NULL);
+  set_center_and_wait (257.6);
+  g_assert_cmpint (tomo_slice_view_get_slice (view)->backend, ==, TOMO_BACKEND_GPU);
+  g_object_set (window, "backend", "auto", NULL);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -442,6 +498,7 @@ main (int    argc,
   g_test_add_func ("/tomo/ui/export/volume", test_export_volume);
   g_test_add_func ("/tomo/ui/window/broken-file", test_broken_file);
   g_test_add_func ("/tomo/ui/window/libhdf5-fault-files", test_libhdf5_fault_files);
+  g_test_add_func ("/tomo/ui/window/gpu-fault-banner", test_gpu_fault_banner);
 
   return ui_test_run ();
 }

@@ -253,6 +253,16 @@ tomo_live_scan_same_geometry (TomoLiveScan *self,
          memcmp (angles_deg, self->angles_deg, sizeof (double) * n_projections) == 0;
 }
 
+/* How many frames of `kind` a TomoScan of this scan has: the ones
+ * announced, or the slots made, whichever is more.  No flats: the data
+ * is normalised already. */
+static guint
+n_frames_locked (TomoLiveScan  *self,
+                 TomoFrameKind  kind)
+{
+  return MAX (self->n_expected[kind], self->frames[kind]->len);
+}
+
 void
 tomo_live_scan_set_settings (TomoLiveScan *self,
                              guint         n_darks,
@@ -263,9 +273,9 @@ tomo_live_scan_set_settings (TomoLiveScan *self,
 
   already_linear = already_linear != FALSE;
   if (MAX (n_darks, self->frames[TOMO_FRAME_DARK]->len) !=
-        MAX (self->n_expected[TOMO_FRAME_DARK], self->frames[TOMO_FRAME_DARK]->len) ||
+        n_frames_locked (self, TOMO_FRAME_DARK) ||
       MAX (n_flats, self->frames[TOMO_FRAME_FLAT]->len) !=
-        MAX (self->n_expected[TOMO_FRAME_FLAT], self->frames[TOMO_FRAME_FLAT]->len) ||
+        n_frames_locked (self, TOMO_FRAME_FLAT) ||
       already_linear != self->already_linear)
     self->layout++;
   self->settings_seen = TRUE;
@@ -764,7 +774,7 @@ fill_row_locked (TomoLiveScan  *self,
   if (mean_row_locked (self, source, row, fill, tmp))
     return;
   if (kind == TOMO_FRAME_PROJECTION &&
-      MAX (self->n_expected[TOMO_FRAME_FLAT], self->frames[TOMO_FRAME_FLAT]->len) == 0)
+      n_frames_locked (self, TOMO_FRAME_FLAT) == 0)
     {
       /* Normalised already (tomo_live_scan_create_scan()): the darks are not read. */
       for (guint x = 0; x < self->cols; x++)
@@ -798,7 +808,7 @@ tomo_live_scan_get_state (TomoLiveScan *self,
   g_autoptr(GMutexLocker) locker = g_mutex_locker_new (&self->lock);
 
   /* As tomo_live_scan_create_scan() decides. */
-  *normalised = MAX (self->n_expected[TOMO_FRAME_FLAT], self->frames[TOMO_FRAME_FLAT]->len) == 0;
+  *normalised = n_frames_locked (self, TOMO_FRAME_FLAT) == 0;
   *already_linear = self->already_linear;
 }
 
@@ -889,7 +899,7 @@ tomo_live_scan_create_scan (TomoLiveScan *self,
     loader->parent.height = self->rows;
     loader->parent.n_frames[TOMO_FRAME_PROJECTION] = n_proj;
     for (guint k = TOMO_FRAME_FLAT; k <= TOMO_FRAME_DARK; k++)
-      loader->parent.n_frames[k] = MAX (self->n_expected[k], self->frames[k]->len);
+      loader->parent.n_frames[k] = n_frames_locked (self, k);
     loader->parent.dtype = TOMO_DTYPE_FLOAT32;
     {
       const Frame *first = NULL;

@@ -67,6 +67,8 @@ struct _TomoScanLoader
   double         pixel_size;   /* metres, 0 = unknown */
   gboolean       already_linear; /* the file says its data are line integrals */
   gboolean       already_normalised; /* the file says its data need no flat/dark division */
+  double         axis_tilt_deg; /* derived scans: the axis tilt their rows are corrected
+                                 * for (tomo_geometry_correct_tilt), 0 for none */
   /* Where each frame kind comes from, for messages ("data_white", a folder…). */
   char          *source[TOMO_N_FRAME_KINDS];
   /* Every file the scan reads (owned strings), so that no output can
@@ -230,6 +232,9 @@ TomoScan       *_tomo_scan_new_derived    (TomoScan             *base,
                                            GError              **error);
 /* The scan a derived scan reads from; NULL for a scan of a file. */
 TomoScan       *_tomo_scan_get_base       (TomoScan *self);
+/* Marks a derived scan's rows as corrected for an axis tilt of `deg`. */
+void            _tomo_scan_set_axis_tilt  (TomoScan *self,
+                                           double    deg);
 
 /* Raw rows [row, row + n_rows) as tomo_scan_read_raw_row() gives one:
  * n_rows planes of n_projections × width values of tomo_scan_get_raw_dtype()

@@ -902,6 +902,21 @@ tomo_scan_get_pixel_size (TomoScan *self)
   return self->loader->pixel_size;
 }
 
+double
+tomo_scan_get_axis_tilt_correction (TomoScan *self)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (self), 0.0);
+  return self->loader->axis_tilt_deg;
+}
+
+void
+_tomo_scan_set_axis_tilt (TomoScan *self,
+                          double    deg)
+{
+  g_return_if_fail (TOMO_IS_SCAN (self) && _tomo_scan_get_base (self) != NULL);
+  self->loader->axis_tilt_deg = deg;
+}
+
 gboolean
 tomo_scan_get_angles_from_file (TomoScan *self)
 {
@@ -1541,6 +1556,7 @@ _tomo_scan_new_derived (TomoScan             *base,
   l->n_frames[TOMO_FRAME_PROJECTION] = n_proj;
   l->dtype = TOMO_DTYPE_FLOAT32;
   l->pixel_size = base->loader->pixel_size;
+  l->axis_tilt_deg = base->loader->axis_tilt_deg;
   l->angles_deg = g_new (double, n_proj);
   for (guint i = 0; i < n_proj; i++)
     l->angles_deg[i] = angles[i] * 180.0 / G_PI;

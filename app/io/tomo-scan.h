@@ -86,6 +86,9 @@ TomoDType      tomo_scan_get_dtype          (TomoScan *self);
 const double  *tomo_scan_get_angles         (TomoScan *self);
 /* Pixel size in metres, 0 when the file does not say. */
 double         tomo_scan_get_pixel_size     (TomoScan *self);
+/* The axis tilt (degrees) the rows were corrected for, 0 for none
+ * (tomo_geometry_correct_tilt()). */
+double         tomo_scan_get_axis_tilt_correction (TomoScan *self);
 gboolean       tomo_scan_get_angles_from_file (TomoScan *self);
 /* Every file and folder the scan reads (scan, TIFF pages, flats, darks,
  * angle file, HDF5 files external links lead to), NULL-terminated.  Each

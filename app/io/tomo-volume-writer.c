@@ -372,6 +372,7 @@ create_hdf5 (TomoVolumeWriter     *w,
       !attr_string (dset, "interpolation", in->interp ? in->interp : "") ||
       !attr_string (dset, "backend", in->backend ? in->backend : "") ||
       !attr_double (dset, "center", in->center) ||
+      !attr_double (dset, "axis_tilt_deg", in->axis_tilt_deg) ||
       !attr_double (dset, "row_start", in->row_start) ||
       !attr_double (dset, "roi_x", in->roi_x) ||
       !attr_double (dset, "roi_y", in->roi_y) ||

@@ -28,6 +28,7 @@ typedef struct
   guint roi_x, roi_y;
   guint n_projections;
   double center;
+  double axis_tilt_deg;   /* the axis tilt the rows were corrected for, 0 = none */
   const char *filter;
   const char *interp;
   const char *backend;

@@ -587,3 +587,99 @@ tomo_geometry_plan_describe (const TomoGeometryPlan *plan)
                               plan->reason);
     }
 }
+
+/* --- axis tilt ------------------------------------------------------------ */
+
+typedef struct
+{
+  guint width, n_proj;
+  double slope, middle;
+} TiltShift;
+
+/* The four taps from column i on, the edge columns repeated beyond the row. */
+static inline float
+taps_clamped (const float *src,
+              int          n,
+              int          i,
+              const float *w)
+{
+  float v = 0.0f;
+
+  for (int k = 0; k < 4; k++)
+    v += w[k] * src[CLAMP (i + k, 0, n - 1)];
+  return v;
+}
+
+/* Row `row` read at columns u + tan(tilt) · (row − middle): Catmull–Rom
+ * weights of the fraction, the same for every column of the row. */
+static gboolean
+tilt_row (gpointer     user_data,
+          guint        row,
+          const float *in,
+          float       *out,
+          GError     **error)
+{
+  const TiltShift *t = user_data;
+  double s = t->slope * (row - t->middle), whole = floor (s);
+  float x = (float) (s - whole);
+  float w[4] = {
+    ((-x + 2.0f) * x - 1.0f) * x * 0.5f,
+    ((3.0f * x - 5.0f) * x * x + 2.0f) * 0.5f,
+    ((-3.0f * x + 4.0f) * x + 1.0f) * x * 0.5f,
+    (x - 1.0f) * x * x * 0.5f,
+  };
+  int n = (int) t->width, shift = (int) whole - 1;
+  /* Columns whose four taps are all inside the row. */
+  int lo = CLAMP (-shift, 0, n), hi = CLAMP (n - 3 - shift, lo, n);
+
+  for (guint p = 0; p < t->n_proj; p++)
+    {
+      const float *src = in + (gsize) p * t->width;
+      float *dst = out + (gsize) p * t->width;
+
+      for (int u = 0; u < lo; u++)
+        dst[u] = taps_clamped (src, n, u + shift, w);
+      for (int u = lo; u < hi; u++)
+        {
+          const float *q = src + u + shift;
+
+          dst[u] = w[0] * q[0] + w[1] * q[1] + w[2] * q[2] + w[3] * q[3];
+        }
+      for (int u = hi; u < n; u++)
+        dst[u] = taps_clamped (src, n, u + shift, w);
+    }
+  return TRUE;
+}
+
+TomoScan *
+tomo_geometry_correct_tilt (TomoScan  *scan,
+                            double     tilt_deg,
+                            GError   **error)
+{
+  TiltShift *t;
+  TomoScan *derived;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (scan), NULL);
+  g_return_val_if_fail (tomo_scan_get_axis_tilt_correction (scan) == 0.0, NULL);
+
+  if (!isfinite (tilt_deg) || fabs (tilt_deg) > TOMO_GEOMETRY_MAX_TILT)
+    {
+      g_set_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_TILT,
+                   "Axis tilt %g° is out of range (at most ±%g°)", tilt_deg,
+                   TOMO_GEOMETRY_MAX_TILT);
+      return NULL;
+    }
+  if (tilt_deg == 0.0)
+    return g_object_ref (scan);
+
+  t = g_new (TiltShift, 1);
+  t->width = tomo_scan_get_width (scan);
+  t->n_proj = tomo_scan_get_n_projections (scan);
+  t->slope = tan (tilt_deg * G_PI / 180.0);
+  t->middle = (tomo_scan_get_height (scan) - 1) / 2.0;
+  derived = _tomo_scan_new_derived (scan, t->width, t->n_proj, tomo_scan_get_angles (scan),
+                                    tilt_row, t, g_free, error);
+  if (derived != NULL)
+    _tomo_scan_set_axis_tilt (derived, tilt_deg);
+  return derived;
+}

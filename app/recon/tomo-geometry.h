@@ -28,6 +28,7 @@ typedef enum
 {
   TOMO_GEOMETRY_ERROR_PARSE,     /* a --geometry value that is not one */
   TOMO_GEOMETRY_ERROR_MISMATCH,  /* the scan cannot be taken in that geometry */
+  TOMO_GEOMETRY_ERROR_TILT,      /* an axis tilt that cannot be corrected */
 } TomoGeometryError;
 
 GQuark tomo_geometry_error_quark (void);
@@ -111,6 +112,22 @@ gboolean    tomo_geometry_stitch          (const TomoSinogram *sino,
                                            const char         *name,
                                            TomoStitched       *out,
                                            GError            **error);
+
+/* A tilt of the rotation axis in the detector plane (degrees, positive:
+ * the axis moves right going down, as find-center reports it) corrected:
+ * each detector row is shifted along itself by tan(tilt) · (row − middle
+ * row), the middle row being (height − 1) / 2, so that the axis stands on
+ * the middle row's column in every row, and one centre serves the whole
+ * volume.  A sub-pixel shift by cubic (Catmull–Rom) interpolation, the
+ * edge columns repeated; the in-plane turn of the projection that comes
+ * with a tilt (a vertical offset of (x − axis) · sin(tilt) rows) is not
+ * undone.  Returns a new reference: the scan itself for a tilt of 0, else
+ * a derived scan (tomo_scan_get_axis_tilt_correction() says the tilt);
+ * apply it before tomo_geometry_present().  |tilt| ≤ 10°. */
+#define TOMO_GEOMETRY_MAX_TILT 10.0
+TomoScan   *tomo_geometry_correct_tilt    (TomoScan  *scan,
+                                           double     tilt_deg,
+                                           GError   **error);
 
 /* One line: what will be done ("offset axis (left): 1800 projections
  * stitched into 900 × 1843 columns, overlap 253, axis at 921.5"). */

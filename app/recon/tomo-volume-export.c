@@ -246,6 +246,7 @@ tomo_volume_export_run (TomoVolumeExport *self,
   info.backend = tomo_engine_get_device_name (self->engine);
   info.source = tomo_scan_get_path (scan);
   info.pixel_size = tomo_scan_get_pixel_size (scan);
+  info.axis_tilt_deg = tomo_scan_get_axis_tilt_correction (scan);
   info.inputs = tomo_scan_get_input_files (scan);
 
   self->writer = tomo_volume_writer_new (self->path, self->format, &info, self->n_writers, &local);

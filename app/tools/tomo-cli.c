@@ -238,6 +238,7 @@ write_one_slice (const char            *output,
   info.backend = tomo_engine_get_device_name (engine);
   info.source = tomo_scan_get_path (scan);
   info.pixel_size = tomo_scan_get_pixel_size (scan);
+  info.axis_tilt_deg = tomo_scan_get_axis_tilt_correction (scan);
   info.inputs = tomo_scan_get_input_files (scan);
   writer = tomo_volume_writer_new (output, format, &info, 1, error);
   if (writer == NULL)
@@ -289,6 +290,75 @@ estimate_center (TomoScan    *scan,
   if (!quiet)
     g_print ("Centre: %.3f ± %.3f px (%s, row %u)\n", res.center, res.uncertainty,
              tomo_center_method_to_string (res.method), r);
+  return TRUE;
+}
+
+#define TILT_HELP \
+  "Correct an axis tilt of DEG degrees (positive: the axis moves right going down, as " \
+  "find-center reports it): each row shifted so that the middle row's centre serves all; " \
+  "or auto: the tilt fitted as find-center fits it"
+
+/* --tilt DEG|auto, checked before any scan is read; a live scan cannot take it. */
+static gboolean
+parse_tilt (const char *option,
+            const char *text,
+            gboolean    live,
+            double     *tilt,
+            gboolean   *tilt_auto,
+            GError    **error)
+{
+  if (live)
+    {
+      g_set_error (error, ERROR_DOMAIN_CLI, 0,
+                   "%s needs a scan file: a live scan is reconstructed as it arrives", option);
+      return FALSE;
+    }
+  *tilt_auto = g_ascii_strcasecmp (g_strstrip ((char *) text), "auto") == 0;
+  return *tilt_auto
+         || tomo_parse_number (option, text, -TOMO_GEOMETRY_MAX_TILT, TOMO_GEOMETRY_MAX_TILT,
+                               FALSE, tilt, error);
+}
+
+/* *scan replaced by its rows corrected for the axis tilt `tilt` (auto: the
+ * one find-center fits), said on stdout unless quiet. */
+static gboolean
+correct_tilt (TomoScan **scan,
+              double     tilt,
+              gboolean   tilt_auto,
+              gboolean   quiet,
+              GError   **error)
+{
+  TomoCenterResult res;
+  TomoScan *corrected;
+
+  if (tilt_auto)
+    {
+      if (!tomo_center_find_in_scan (*scan, -1, TOMO_CENTER_METHOD_AUTO, &res, error))
+        {
+          g_prefix_error (error, "--tilt auto: ");
+          return FALSE;
+        }
+      if (!isfinite (res.tilt_deg))
+        {
+          g_set_error (error, ERROR_DOMAIN_CLI, 0,
+                       "--tilt auto: the axis tilt of %s could not be measured (it takes "
+                       "8 rows or more, two of them with contrast); give it as --tilt DEG",
+                       tomo_scan_get_path (*scan));
+          return FALSE;
+        }
+      tilt = res.tilt_deg;
+      if (!quiet)
+        g_print ("Tilt: %.4f ± %.4f° (fitted to the centres of up to 16 rows)\n", tilt,
+                 res.tilt_uncertainty_deg);
+    }
+  corrected = tomo_geometry_correct_tilt (*scan, tilt, error);
+  if (corrected == NULL)
+    return FALSE;
+  if (!quiet && tilt != 0.0)
+    g_print ("Tilt: %.4f° corrected, rows shifted about row %.1f\n", tilt,
+             (tomo_scan_get_height (*scan) - 1) / 2.0);
+  g_object_unref (*scan);
+  *scan = corrected;
   return TRUE;
 }
 
@@ -356,12 +426,12 @@ cmd_reconstruct (int    argc,
   g_autoptr(TomoEngine) engine = NULL;
   g_autofree char *rows = NULL, *filter = NULL, *interp = NULL, *backend = NULL;
   g_autofree char *roi = NULL, *kernel = NULL, *output = NULL, *plane = NULL;
-  g_autofree char *geometry = NULL, *center_text = NULL;
+  g_autofree char *geometry = NULL, *center_text = NULL, *tilt_text = NULL;
   TomoGeometry geom = { 0 };
   TomoGeometryPlan plan = { 0 };
   double row = -1;
-  double center = NAN;
-  gboolean center_auto = FALSE;
+  double center = NAN, tilt = 0.0;
+  gboolean center_auto = FALSE, tilt_auto = FALSE;
   gboolean progress = FALSE, quiet = FALSE, verbose = FALSE;
   g_autofree char *format = NULL;
   int n_writers = 0;
@@ -383,6 +453,7 @@ cmd_reconstruct (int    argc,
       "GPU back projector: auto (default), standard, texture, alu, hybrid", "K" },
     { "roi", 0, 0, G_OPTION_ARG_STRING, &roi, "Only the region x,y,width,height of the slice", "X,Y,W,H" },
     { "geometry", 0, 0, G_OPTION_ARG_STRING, &geometry, GEOMETRY_HELP, "G" },
+    { "tilt", 0, 0, G_OPTION_ARG_STRING, &tilt_text, TILT_HELP, "DEG" },
     { "plane", 0, 0, G_OPTION_ARG_STRING, &plane,
       "A vertical or oblique plane through rows --rows (default all) instead of slices: "
       "xz:Y, yz:X or oblique:AZIMUTH[,TILT[,X,Y,Z]]", "SPEC" },
@@ -460,6 +531,9 @@ cmd_reconstruct (int    argc,
           goto out;
         }
     }
+  if (tilt_text != NULL
+      && !parse_tilt ("--tilt", tilt_text, live.url != NULL, &tilt, &tilt_auto, &error))
+    goto out;
   /* 0 is the default (8 for a folder, 1 for one file). */
   if (n_writers < 0 || n_writers > 256)
     {
@@ -495,7 +569,7 @@ cmd_reconstruct (int    argc,
   live.output = output;
   scan = live.url ? tomo_live_cli_receive (&live, a.angles, a.angle_range, &error)
                    : tomo_open_args_open (argv[1], &a, &error);
-  if (scan == NULL)
+  if (scan == NULL || !correct_tilt (&scan, tilt, tilt_auto, quiet, &error))
     goto out;
   if (center_auto && !estimate_center (scan, rows, numbers[0].given ? row : -1, quiet, &center,
                                        &error))

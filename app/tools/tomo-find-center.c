@@ -65,7 +65,8 @@ tomo_find_center_main (int    argc,
     "               negative values (slowest, independent of the others)\n"
     "  auto         correlation when the scan has a 180° pair, else sinogram\n"
     "The tilt is fitted to the centres of up to 16 rows (degrees; positive\n"
-    "when the axis column grows towards the bottom rows).");
+    "when the axis column grows towards the bottom rows); reconstruct\n"
+    "--tilt DEG (or auto) corrects it.");
   /* The scan opens as `info` and `reconstruct` open it: --flats,
    * --already-sinogram, raw dimensions… */
   g_option_context_add_group (context, tomo_open_args_group (&a));
@@ -123,7 +124,10 @@ tomo_find_center_main (int    argc,
       g_print ("centre: %.3f ± %.3f px (%s, %u used)\n", r.center, r.uncertainty,
                tomo_center_method_to_string (r.method), r.n_used);
       if (isfinite (r.tilt_deg))
-        g_print ("tilt:   %.4f ± %.4f°\n", r.tilt_deg, r.tilt_uncertainty_deg);
+        g_print ("tilt:   %.4f ± %.4f°%s\n", r.tilt_deg, r.tilt_uncertainty_deg,
+                 /* Beyond two standard deviations: worth correcting. */
+                 fabs (r.tilt_deg) > 2.0 * r.tilt_uncertainty_deg
+                 ? " (reconstruct --tilt auto corrects it)" : "");
       else
         g_print ("tilt:   not measured (too few rows with contrast)\n");
     }

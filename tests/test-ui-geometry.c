@@ -411,6 +411,110 @@ test_offset_sweep (void)
   gtk_window_destroy (GTK_WINDOW (sweep));
 }
 
+/* --- axis tilt ---------------------------------------------------------- */
+
+/* Disks tilted by 4° over 32 rows (the axis 1 px off the middle row's at
+ * rows 1 and 30), the axis at 66.87 on the middle row. */
+static char *
+make_tilted_scan (void)
+{
+  char *path = g_build_filename (tmpdir, "tilted.h5", NULL);
+  g_autofree char *cmd = NULL, *err = NULL;
+  int status = 0;
+
+  cmd = g_strdup_printf ("%s phantom --width 128 --height 32 --projections 180 --center 66.87 "
+                         "--tilt 4 --kind disks --no-noise -o %s", g_getenv ("TOMOLIVE"), path);
+  g_assert_true (g_spawn_command_line_sync (cmd, NULL, &err, &status, NULL));
+  g_assert_cmpint (status, ==, 0);
+  return path;
+}
+
+/* Iterates until the finder's note holds `text`; FALSE after 60 s. */
+static gboolean
+wait_for_finder_note (const char *text)
+{
+  gint64 end = g_get_monotonic_time () + 60 * G_USEC_PER_SEC;
+
+  while (g_get_monotonic_time () < end)
+    {
+      if (ui_has_label (GTK_WIDGET (window->panel->center_finder), text))
+        return TRUE;
+      g_main_context_iteration (NULL, FALSE) || (g_usleep (1000), TRUE);
+    }
+  return FALSE;
+}
+
+/* Find centre on a row far from the middle of a tilted scan measures the
+ * tilt and corrects it: the tilt control shows it, the centre is the
+ * middle row's (for every row now), and the slice of row 1 is the command
+ * line's with that --tilt and --center.  The tilt is saved with the
+ * parameters and comes back with them; a new scan starts untilted. */
+static void
+test_tilt (void)
+{
+  g_autofree char *path = NULL, *params = NULL, *text = NULL, *cli_tilt = NULL,
+                  *cli_center = NULL;
+  g_autofree char *ui_tif = g_build_filename (tmpdir, "tilt-ui.tif", NULL);
+  g_autofree char *cli_tif = g_build_filename (tmpdir, "tilt-cli.tif", NULL);
+  g_autoptr(GError) error = NULL;
+  double tilt, center;
+
+  UI_TEST_REQUIRE_WINDOW ();
+  path = make_tilted_scan ();
+  g_assert_true (open_and_wait (path));
+  g_assert_true (gtk_widget_get_sensitive (GTK_WIDGET (window->panel->tilt_spin)));
+  g_object_get (window, "tilt", &tilt, NULL);
+  g_assert_cmpfloat (tilt, ==, 0.0);
+
+  /* The estimate made when the scan opened first (the button waits for it). */
+  g_assert_true (wait_for_finder_note ("Estimated when the scan opened"));
+  g_object_set (window, "row", 1, NULL);
+  g_assert_true (gtk_widget_activate_action (GTK_WIDGET (window->panel->center_finder),
+                                             "finder.find", NULL));
+  g_assert_true (wait_for_finder_note ("found and corrected"));
+  g_object_get (window, "tilt", &tilt, "center", &center, NULL);
+  g_test_message ("Find centre on row 1: tilt %.4f°, centre %.3f", tilt, center);
+  g_assert_cmpfloat (fabs (tilt - 4.0), <, 0.3);
+  /* Row 1's axis is at 65.86; the middle row's, 66.87, serves every row. */
+  g_assert_cmpfloat (fabs (center - 66.87), <, 0.2);
+  g_assert_cmpfloat (gtk_adjustment_get_value (window->panel->tilt_adjustment), ==, tilt);
+  g_assert_cmpfloat (tomo_scan_get_axis_tilt_correction (window->scan), ==, tilt);
+  g_assert_cmpuint (tomo_scan_get_width (window->scan), ==, 128);
+  wait_current_center ();
+  ui_test_screenshot ("tilt-corrected.png");
+
+  cli_tilt = g_strdup_printf ("%.17g", tilt);
+  cli_center = g_strdup_printf ("%.17g", center);
+  {
+    const char *argv[] = { g_getenv ("TOMOLIVE"), "reconstruct", path, "--tilt", cli_tilt,
+                           "--center", cli_center, "--row", "1", "--backend", "cpu", "--filter",
+                           "ram-lak", "--interp", "linear", "-q", "-o", cli_tif, NULL };
+
+    assert_export_matches_cli (ui_tif, cli_tif, argv);
+  }
+
+  /* Saved, changed, loaded back. */
+  g_assert_true (_tomo_window_save_params (window, &error));
+  g_assert_no_error (error);
+  params = _tomo_window_params_path (window);
+  g_assert_true (g_file_get_contents (params, &text, NULL, NULL));
+  g_assert_nonnull (strstr (text, "tilt=4."));
+  g_object_set (window, "tilt", 0.0, NULL);
+  g_assert_cmpfloat (tomo_scan_get_axis_tilt_correction (window->scan), ==, 0.0);
+  g_assert_true (_tomo_window_load_params (window, &error));
+  g_assert_no_error (error);
+  g_object_get (window, "tilt", &tilt, NULL);
+  g_assert_cmpfloat (fabs (tilt - 4.0), <, 0.3);
+  g_assert_cmpfloat (tomo_scan_get_axis_tilt_correction (window->scan), ==, tilt);
+  g_remove (params);
+
+  /* Another scan: no tilt carried over. */
+  g_assert_true (open_and_wait (g_getenv ("TOMO_SAMPLE_SCAN")));
+  g_object_get (window, "tilt", &tilt, NULL);
+  g_assert_cmpfloat (tilt, ==, 0.0);
+  g_assert_cmpfloat (tomo_scan_get_axis_tilt_correction (window->scan), ==, 0.0);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -420,5 +524,6 @@ main (int    argc,
   g_test_add_func ("/tomo/ui/geometry/offset-detector-column", test_offset_detector_column);
   g_test_add_func ("/tomo/ui/geometry/offset-restitch", test_offset_restitch);
   g_test_add_func ("/tomo/ui/geometry/offset-sweep", test_offset_sweep);
+  g_test_add_func ("/tomo/ui/geometry/tilt", test_tilt);
   return ui_test_run ();
 }

@@ -26,7 +26,7 @@ struct _TomoCenterFinder
 
 G_DEFINE_FINAL_TYPE (TomoCenterFinder, tomo_center_finder, GTK_TYPE_WIDGET)
 
-enum { CENTER_FOUND, N_SIGNALS };
+enum { CENTER_FOUND, TILT_FOUND, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 typedef struct
@@ -118,10 +118,29 @@ find_done (GObject      *source,
       return;
     }
   if (job->full && isfinite (r->tilt_deg))
-    note = g_strdup_printf ("Found %.2f ± %.2f px on row %u (%s); axis tilt %.3f ± %.3f°",
-                            shown_center (self, r->center), r->uncertainty, job->row,
-                            tomo_center_method_to_string (r->method), r->tilt_deg,
-                            r->tilt_uncertainty_deg);
+    {
+      gboolean corrected = FALSE;
+
+      /* Whoever shows the scan may correct the tilt; then the centre found
+       * on this row is where the middle row has it, on every row. */
+      g_signal_emit (self, signals[TILT_FOUND], 0, r->tilt_deg, r->tilt_uncertainty_deg,
+                     &corrected);
+      if (corrected)
+        {
+          r->center -= tan (r->tilt_deg * G_PI / 180.0)
+                       * (job->row - (tomo_scan_get_height (job->scan) - 1) / 2.0);
+          note = g_strdup_printf ("Axis tilt %.3f ± %.3f° found and corrected; centre %.2f ± "
+                                  "%.2f px on every row (%s, row %u)", r->tilt_deg,
+                                  r->tilt_uncertainty_deg, shown_center (self, r->center),
+                                  r->uncertainty, tomo_center_method_to_string (r->method),
+                                  job->row);
+        }
+      else
+        note = g_strdup_printf ("Found %.2f ± %.2f px on row %u (%s); axis tilt %.3f ± %.3f°",
+                                shown_center (self, r->center), r->uncertainty, job->row,
+                                tomo_center_method_to_string (r->method), r->tilt_deg,
+                                r->tilt_uncertainty_deg);
+    }
   else
     note = g_strdup_printf ("%s %.2f ± %.2f px on row %u (%s)",
                             job->full ? "Found"
@@ -350,6 +369,11 @@ tomo_center_finder_class_init (TomoCenterFinderClass *klass)
   signals[CENTER_FOUND] = g_signal_new ("center-found", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
                                         0, NULL, NULL, NULL, G_TYPE_NONE, 2, G_TYPE_DOUBLE,
                                         G_TYPE_BOOLEAN);
+  /* Find centre measured the axis tilt (degrees, and its uncertainty); a
+   * handler returns TRUE where it corrected it (before ::center-found). */
+  signals[TILT_FOUND] = g_signal_new ("tilt-found", G_TYPE_FROM_CLASS (klass), G_SIGNAL_RUN_LAST,
+                                      0, g_signal_accumulator_true_handled, NULL, NULL,
+                                      G_TYPE_BOOLEAN, 2, G_TYPE_DOUBLE, G_TYPE_DOUBLE);
 
   gtk_widget_class_set_template_from_resource (widget_class, "/org/tomolive/Tomolive/tomo-center-finder.ui");
   gtk_widget_class_bind_template_child (widget_class, TomoCenterFinder, box);

@@ -13,7 +13,9 @@ G_BEGIN_DECLS
  * and the tilt from rows across the detector).  A note says what answered,
  * and ::center-found hands the centre to whoever owns the control (with
  * TRUE for the estimate made when the scan was set, FALSE for one asked
- * for: the button or a pick from the sweep). */
+ * for: the button or a pick from the sweep).  Before it, ::tilt-found
+ * offers the tilt the button measured; a handler that corrects it returns
+ * TRUE, and the centre handed over is then the middle row's. */
 #define TOMO_TYPE_CENTER_FINDER (tomo_center_finder_get_type ())
 G_DECLARE_FINAL_TYPE (TomoCenterFinder, tomo_center_finder, TOMO, CENTER_FINDER, GtkWidget)
 

@@ -18,6 +18,7 @@ struct _TomoParamPanel
   GtkAdjustment *max_adjustment;
   GtkAdjustment *export_first_adjustment;
   GtkAdjustment *export_last_adjustment;
+  GtkAdjustment *tilt_adjustment;
   GtkScale *center_scale;
   GtkScale *fine_scale;
   GtkToggleButton *center_pin;  /* keep the centre when a new scan opens */
@@ -28,6 +29,7 @@ struct _TomoParamPanel
   GtkSpinButton *max_spin;
   GtkSpinButton *export_first_spin;
   GtkSpinButton *export_last_spin;
+  GtkSpinButton *tilt_spin;
   GtkComboBoxText *filter_combo;
   GtkComboBoxText *geometry_combo;
   GtkComboBoxText *kernel_combo;

@@ -148,6 +148,7 @@ tomo_param_panel_class_init (TomoParamPanelClass *klass)
   BIND (max_adjustment);
   BIND (export_first_adjustment);
   BIND (export_last_adjustment);
+  BIND (tilt_adjustment);
   BIND (center_scale);
   BIND (fine_scale);
   BIND (center_pin);
@@ -157,6 +158,7 @@ tomo_param_panel_class_init (TomoParamPanelClass *klass)
   BIND (max_spin);
   BIND (export_first_spin);
   BIND (export_last_spin);
+  BIND (tilt_spin);
   BIND (filter_combo);
   BIND (geometry_combo);
   BIND (kernel_combo);
@@ -172,7 +174,7 @@ static void
 tomo_param_panel_init (TomoParamPanel *self)
 {
   GtkEventController *legacy;
-  GtkSpinButton *spins[] = { NULL, NULL, NULL, NULL, NULL, NULL };
+  GtkSpinButton *spins[] = { NULL, NULL, NULL, NULL, NULL, NULL, NULL };
 
   gtk_widget_init_template (GTK_WIDGET (self));
 
@@ -191,6 +193,7 @@ tomo_param_panel_init (TomoParamPanel *self)
   spins[3] = self->max_spin;
   spins[4] = self->export_first_spin;
   spins[5] = self->export_last_spin;
+  spins[6] = self->tilt_spin;
   for (guint i = 0; i < G_N_ELEMENTS (spins); i++)
     make_strict (spins[i]);
 }

@@ -26,6 +26,10 @@ _tomo_window_geometry_present (TomoScan         *base,
   return tomo_geometry_present (base, &g, center, plan, error);
 }
 
+static void show_in_place (TomoWindow             *self,
+                           TomoScan               *scan,
+                           const TomoGeometryPlan *plan);
+
 static const char *
 short_name (const TomoGeometryPlan *plan)
 {
@@ -93,6 +97,14 @@ _tomo_window_geometry_opened (TomoWindow             *self,
   g_autofree char *label = NULL;
 
   g_set_object (&self->base_scan, base);
+  g_set_object (&self->opened_scan, base);
+  if (self->tilt != 0.0)
+    {
+      /* The tilt belongs to the scan that had it. */
+      self->tilt = 0.0;
+      g_object_notify (G_OBJECT (self), "tilt");
+    }
+  gtk_widget_set_sensitive (GTK_WIDGET (self->panel->tilt_spin), plan != NULL);
   if (plan == NULL)
     {
       /* Live: shown as it arrives. */
@@ -227,7 +239,6 @@ _tomo_window_geometry_restitch (TomoWindow *self)
   g_autoptr(TomoScan) scan = NULL;
   TomoGeometryPlan plan;
   double detector;
-  guint width, old_width;
 
   g_clear_handle_id (&self->restitch_id, g_source_remove);
   if (!self->have_plan || self->plan.kind != TOMO_GEOMETRY_OFFSET || self->base_scan == NULL
@@ -247,11 +258,25 @@ _tomo_window_geometry_restitch (TomoWindow *self)
       tomo_window_show_error (self, message);
       return;
     }
-  old_width = tomo_scan_get_width (self->scan);
   g_strlcpy (plan.reason, "stitched again about the centre set in the panel", sizeof plan.reason);
+  show_in_place (self, scan, &plan);
+}
+
+/* `scan` (base_scan as `plan` presents it) shown instead of the rows now
+ * shown, under the same parameters. */
+static void
+show_in_place (TomoWindow             *self,
+               TomoScan               *scan,
+               const TomoGeometryPlan *in)
+{
+  TomoGeometryPlan plan = *in;
+  guint width, old_width;
+
+  old_width = tomo_scan_get_width (self->scan);
   self->plan = plan;
   /* The same detector column, in the new stitched rows. */
-  _tomo_window_set_center_shift (self, plan.recon_center - plan.center);
+  _tomo_window_set_center_shift (self, plan.kind == TOMO_GEOMETRY_OFFSET
+                                       ? plan.recon_center - plan.center : 0);
   g_set_object (&self->scan, scan);
   tomo_engine_set_scan (self->engine, scan);
   tomo_sinogram_view_set_scan (self->sinogram_view, scan);
@@ -285,6 +310,44 @@ _tomo_window_geometry_restitch (TomoWindow *self)
   self->restitching = TRUE;
   _tomo_window_refresh (self);
   self->restitching = FALSE;
+}
+
+void
+_tomo_window_set_tilt (TomoWindow *self,
+                       double      tilt)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(TomoScan) base = NULL, scan = NULL;
+  TomoGeometryPlan plan;
+
+  if (tilt == self->tilt)
+    return;
+  if (self->opened_scan == NULL || !self->have_plan || self->scan == NULL)
+    {
+      /* Nothing to correct (no scan, or one still arriving): the control
+       * goes back. */
+      g_object_notify (G_OBJECT (self), "tilt");
+      return;
+    }
+  /* The same geometry about the same axis: presenting is only the layout,
+   * no read. */
+  base = tomo_geometry_correct_tilt (self->opened_scan, tilt, &error);
+  if (base != NULL)
+    scan = _tomo_window_geometry_present (base, self->plan.kind, self->plan.center, &plan, &error);
+  if (scan == NULL)
+    {
+      g_autofree char *message = g_strdup_printf ("Cannot correct an axis tilt of %.3f°: %s",
+                                                  tilt, error->message);
+
+      tomo_window_show_error (self, message);
+      g_object_notify (G_OBJECT (self), "tilt");
+      return;
+    }
+  g_strlcpy (plan.reason, self->plan.reason, sizeof plan.reason);
+  self->tilt = tilt;
+  g_set_object (&self->base_scan, base);
+  show_in_place (self, scan, &plan);
+  g_object_notify (G_OBJECT (self), "tilt");
 }
 
 void

@@ -56,6 +56,14 @@ _tomo_window_save_params (TomoWindow *self,
     g_ascii_formatd (center, sizeof center, "%.2f", _tomo_window_detector_center (self, p->center));
     g_key_file_set_value (kf, GROUP, "center", center);
   }
+  if (self->have_plan)
+    {
+      /* The axis tilt corrected, as --tilt takes it. */
+      char tilt[G_ASCII_DTOSTR_BUF_SIZE];
+
+      g_ascii_formatd (tilt, sizeof tilt, "%.4f", self->tilt);
+      g_key_file_set_value (kf, GROUP, "tilt", tilt);
+    }
   g_key_file_set_integer (kf, GROUP, "row", p->row);
   g_key_file_set_string (kf, GROUP, "filter", tomo_filter_type_to_string (p->filter));
   g_key_file_set_string (kf, GROUP, "interpolation", tomo_interp_to_string (p->interp));
@@ -93,6 +101,9 @@ apply_params (TomoWindow *self,
     }
   roi = g_key_file_get_integer_list (kf, GROUP, "roi", &n_roi, NULL);
   g_object_freeze_notify (G_OBJECT (self));
+  /* The tilt first: the centre saved is the one of the rows corrected. */
+  if (g_key_file_has_key (kf, GROUP, "tilt", NULL))
+    _tomo_window_set_tilt (self, g_key_file_get_double (kf, GROUP, "tilt", NULL));
   g_object_set (self, "center", center, "row", (guint) row, NULL);
   if (slices == 1 || slices == 2 || slices == 4)
     g_object_set (self, "n-slices", (guint) slices, NULL);
@@ -153,6 +164,18 @@ _tomo_window_load_params (TomoWindow *self,
     row = g_key_file_get_integer (kf, GROUP, "row", &local);
   if (local == NULL)
     g_key_file_get_integer (kf, GROUP, "slices", &local);
+  if (local == NULL && g_key_file_has_key (kf, GROUP, "tilt", NULL))
+    {
+      double tilt = g_key_file_get_double (kf, GROUP, "tilt", &local);
+
+      if (local == NULL && !(fabs (tilt) <= TOMO_GEOMETRY_MAX_TILT))
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_SHAPE,
+                       "Parameters “%s”: axis tilt %g° is out of range (at most ±%g°)", path,
+                       tilt, TOMO_GEOMETRY_MAX_TILT);
+          return FALSE;
+        }
+    }
   if (local != NULL)
     {
       g_propagate_prefixed_error (error, local, "Parameters “%s”: ", path);

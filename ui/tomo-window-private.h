@@ -59,7 +59,9 @@ struct _TomoWindow
   TomoEngine *engine;
   TomoWindowLink *link;
   TomoScan *scan;              /* as reconstructed: base_scan in its geometry */
-  TomoScan *base_scan;         /* as opened */
+  TomoScan *base_scan;         /* opened_scan corrected for the axis tilt */
+  TomoScan *opened_scan;       /* as opened */
+  double tilt;                 /* the axis tilt corrected, degrees (0: none) */
   char *geometry_id;           /* the panel's geometry choice now shown */
   gboolean geometry_syncing;
   TomoGeometryPlan plan;       /* how scan presents base_scan (have_plan: not live) */
@@ -156,6 +158,11 @@ void  _tomo_window_geometry_setup   (TomoWindow *self);
  * row, the region, the views and an open sweep (it stitches each of its
  * candidates itself) stay. */
 void  _tomo_window_geometry_restitch (TomoWindow *self);
+/* The axis tilt corrected (degrees, |tilt| ≤ TOMO_GEOMETRY_MAX_TILT):
+ * the rows shown again in the same geometry, about the same centre; the
+ * row, the region and the views stay.  Not for a live scan. */
+void  _tomo_window_set_tilt         (TomoWindow *self,
+                                     double      tilt);
 /* The scan shown was replaced under the same parameters: a new slice,
  * and the views told (the centre's notify). */
 void  _tomo_window_refresh          (TomoWindow *self);

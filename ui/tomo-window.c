@@ -36,6 +36,7 @@ enum {
   PROP_SHOW_SINOGRAM,
   PROP_ERROR_MESSAGE,
   PROP_CENTER_SHIFT,
+  PROP_TILT,
   N_PROPS
 };
 
@@ -1108,6 +1109,25 @@ on_center_found (TomoWindow *self,
     self->live_center = self->params.center;
 }
 
+/* Find centre measured the axis tilt of the rows shown: corrected (added
+ * to the tilt corrected already) where it is beyond two standard
+ * deviations, not in an offset axis' stitched rows. */
+static gboolean
+on_tilt_found (TomoWindow *self,
+               double      tilt,
+               double      uncertainty)
+{
+  double next;
+
+  if (!self->have_plan || self->plan.kind == TOMO_GEOMETRY_OFFSET || !(fabs (tilt) > 2.0 * uncertainty))
+    return FALSE;
+  next = atan (tan (self->tilt * G_PI / 180.0) + tan (tilt * G_PI / 180.0)) * 180.0 / G_PI;
+  if (fabs (next) > TOMO_GEOMETRY_MAX_TILT)
+    return FALSE;
+  _tomo_window_set_tilt (self, next);
+  return self->tilt == next;
+}
+
 /* A popover focuses its first focusable child, and a selectable label that
  * takes focus selects all of itself: the diagnostics would open selected. */
 static void
@@ -1193,6 +1213,9 @@ tomo_window_get_property (GObject    *object,
     case PROP_CENTER_SHIFT:
       g_value_set_double (value, self->center_shift);
       break;
+    case PROP_TILT:
+      g_value_set_double (value, self->tilt);
+      break;
     case PROP_ERROR_MESSAGE:
       g_value_set_string (value, self->error_message);
       break;
@@ -1230,6 +1253,10 @@ tomo_window_set_property (GObject      *object,
     {
     case PROP_CENTER:
       _tomo_window_set_center (self, g_value_get_double (value));
+      break;
+
+    case PROP_TILT:
+      _tomo_window_set_tilt (self, g_value_get_double (value));
       break;
 
     case PROP_ROW:
@@ -1380,6 +1407,7 @@ tomo_window_dispose (GObject *object)
   g_clear_object (&self->engine);
   g_clear_object (&self->scan);
   g_clear_object (&self->base_scan);
+  g_clear_object (&self->opened_scan);
   g_clear_pointer (&self->geometry_id, g_free);
   g_clear_pointer (&self->pending_params, g_key_file_unref);
   g_clear_pointer (&self->error_message, g_free);
@@ -1420,6 +1448,12 @@ tomo_window_class_init (TomoWindowClass *klass)
   /* What "center" minus the detector column is (TomoWindow::center_shift). */
   properties[PROP_CENTER_SHIFT] = g_param_spec_double ("center-shift", NULL, NULL, -1e6, 1e6, 0,
                                                        G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /* The axis tilt corrected, degrees (tomo_geometry_correct_tilt()); 0 when
+   * a scan opens. */
+  properties[PROP_TILT] = g_param_spec_double ("tilt", NULL, NULL, -TOMO_GEOMETRY_MAX_TILT,
+                                               TOMO_GEOMETRY_MAX_TILT, 0,
+                                               G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY
+                                               | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   /* A scan finished loading: TRUE, or FALSE with the error in the banner. */
@@ -1503,6 +1537,9 @@ tomo_window_init (TomoWindow *self)
     sync_backend (self, NULL);
 
   g_signal_connect_swapped (self->panel->center_finder, "center-found", G_CALLBACK (on_center_found), self);
+  g_signal_connect_swapped (self->panel->center_finder, "tilt-found", G_CALLBACK (on_tilt_found), self);
+  g_object_bind_property (self, "tilt", self->panel->tilt_adjustment, "value",
+                          G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE);
   g_object_bind_property_full (self, "center", self->panel->center_adjustment, "value",
                                G_BINDING_BIDIRECTIONAL | G_BINDING_SYNC_CREATE,
                                center_to_detector, center_from_detector, self, NULL);

@@ -580,16 +580,24 @@ test_tilt_cli (void)
                   tomo_test_rel_l2 (b, a, (gsize) w * h * n));
   g_assert_cmpfloat (tomo_test_rel_l2 (b, a, (gsize) w * h * n), <, 0.01);
 
-  TOMO_TEST_RUN (&r, "reconstruct", tilted.path, "--tilt", "12", "-o", bad);
-  tomo_test_assert_fails_with (&r, "--tilt 12 is out of range");
-  tomo_test_result_clear (&r);
-  TOMO_TEST_RUN (&r, "reconstruct", tilted.path, "--tilt", "steep", "-o", bad);
-  tomo_test_assert_fails_with (&r, "--tilt “steep” is not a number");
-  tomo_test_result_clear (&r);
-  TOMO_TEST_RUN (&r, "reconstruct", "--listen", "tcp://127.0.0.1:1", "--tilt", "1", "-o", bad);
-  tomo_test_assert_fails_with (&r, "--tilt needs a scan file");
-  tomo_test_result_clear (&r);
-  g_assert_false (g_file_test (bad, G_FILE_TEST_EXISTS));
+  {
+    const struct { const char *input, *tilt, *expect; } refused[] = {
+      { tilted.path, "12", "--tilt 12 is out of range" },
+      { tilted.path, "steep", "--tilt “steep” is not a number" },
+      { "--listen=tcp://127.0.0.1:1", "1", "--tilt needs a scan file" },
+    };
+
+    for (guint i = 0; i < G_N_ELEMENTS (refused); i++)
+      {
+        const char *argv[] = { "reconstruct", refused[i].input, "--tilt", refused[i].tilt,
+                               "-o", bad, NULL };
+
+        tomo_test_run_argv (&r, argv);
+        tomo_test_assert_fails_with (&r, refused[i].expect);
+        tomo_test_result_clear (&r);
+        g_assert_false (g_file_test (bad, G_FILE_TEST_EXISTS));
+      }
+  }
 }
 
 /* --- the command line ----------------------------------------------------- */

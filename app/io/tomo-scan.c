@@ -1217,6 +1217,29 @@ tomo_scan_read_sinogram_direct (TomoScan            *self,
     return derived_read ((DerivedLoader *) self->loader, row, out, stats, error);
   flat = g_new (float, self->loader->width);
   dark = g_new (float, self->loader->width);
+  if (self->loader->klass->read_rows_direct != NULL
+      && tomo_scan_get_raw_dtype (self) == self->loader->dtype)
+    {
+      /* The projections as tomo_scan_read_raw_row() reads them: without the
+       * lock where the file allows (many rows at once: a derived scan's
+       * readers, the viewer's prefetch), then made floats here. */
+      gsize n = (gsize) self->loader->n_frames[TOMO_FRAME_PROJECTION] * self->loader->width;
+      g_autofree void *raw = self->loader->dtype == TOMO_DTYPE_FLOAT32
+                             ? NULL : g_try_malloc (n * _tomo_dtype_size (self->loader->dtype));
+
+      if (self->loader->dtype != TOMO_DTYPE_FLOAT32 && raw == NULL)
+        {
+          g_set_error (error, TOMO_IO_ERROR, TOMO_IO_ERROR_READ,
+                       "Scan %s: out of memory reading row %u", self->loader->path, row);
+          return FALSE;
+        }
+      if (!tomo_scan_read_raw_row (self, row, raw != NULL ? raw : (void *) out, flat, dark, stats,
+                                   error))
+        return FALSE;
+      if (raw != NULL)
+        _tomo_convert_to_float (raw, self->loader->dtype, FALSE, n, out);
+      return preprocess_row (self, row, out, flat, dark, stats, error);
+    }
   g_mutex_lock (&self->lock);
   if (!read_row_locked (self, row, out, flat, dark, stats, error))
     {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "tomo-backend.h"
+#include "tomo-scan-private.h"
 #include "tomo-error.h"
 #include "tomo-filter.h"
 #include "tomo-gpu.h"
@@ -541,9 +542,11 @@ gpu_volume (TomoBackendImpl         *impl,
   gjob.cancel = &run.cancel;
   gjob.stats = &gstats;
   /* Reading and preprocessing a row costs more than its back projection:
-   * half the cores read ahead, 4 rows each, at most 1 GiB of rows. */
+   * half the cores read ahead, 4 rows each, at most 1 GiB of rows; every
+   * core for a derived scan (a tilt corrected, rows stitched), whose rows
+   * are made on the CPU. */
   {
-    guint n_threads = MAX (2, g_get_num_processors () / 2);
+    guint n_threads = MAX (2, g_get_num_processors () / (_tomo_scan_get_base (job->scan) ? 1 : 2));
     gsize row_bytes = (gsize) n_proj * width * sizeof (float);
     guint depth = (guint) MIN ((gsize) 4 * n_threads, MAX ((gsize) 1 << 30, row_bytes) / row_bytes);
 
@@ -574,7 +577,8 @@ gpu_volume (TomoBackendImpl         *impl,
       st->stall_ms = gstats.stall_ms;
       st->pack = gstats.pack;
       st->n_devices = gstats.n_devices;
-      st->gpu_preprocess = TRUE;
+      /* A derived scan's rows come preprocessed from the CPU. */
+      st->gpu_preprocess = _tomo_scan_get_base (job->scan) == NULL;
       {
         /* As tomo_scan_read_sinogram() counts: the averaging of the flat
          * and dark frames (on the readers) and the values (on the device). */

@@ -506,6 +506,21 @@ test_tilt (void)
   g_object_get (window, "tilt", &tilt, NULL);
   g_assert_cmpfloat (fabs (tilt - 4.0), <, 0.3);
   g_assert_cmpfloat (tomo_scan_get_axis_tilt_correction (window->scan), ==, tilt);
+  /* A tilt the rows cannot take: refused, naming it, and nothing changes. */
+  {
+    g_autofree char *bad = g_strdup_printf ("[reconstruction]\ncenter=66.87\nrow=1\nslices=1\n"
+                                            "tilt=45\n");
+    double kept;
+
+    g_assert_true (g_file_set_contents (params, bad, -1, NULL));
+    g_assert_false (_tomo_window_load_params (window, &error));
+    g_assert_nonnull (error);
+    g_test_message ("%s", error->message);
+    g_assert_nonnull (strstr (error->message, "axis tilt 45° is out of range (at most ±10°)"));
+    g_clear_error (&error);
+    g_object_get (window, "tilt", &kept, NULL);
+    g_assert_cmpfloat (kept, ==, tilt);
+  }
   g_remove (params);
 
   /* Another scan: no tilt carried over. */

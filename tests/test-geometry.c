@@ -535,6 +535,7 @@ test_tilt_cli (void)
 {
   g_auto(TempScan) straight = { 0 };
   g_auto(TempScan) tilted = { 0 };
+  g_auto(TempScan) short_scan = { 0 };
   g_auto(TomoTestResult) r = { 0 };
   g_autofree char *ref = NULL, *out = NULL, *out_auto = NULL, *bad = NULL;
   g_autofree float *a = NULL, *b = NULL;
@@ -580,8 +581,16 @@ test_tilt_cli (void)
                   tomo_test_rel_l2 (b, a, (gsize) w * h * n));
   g_assert_cmpfloat (tomo_test_rel_l2 (b, a, (gsize) w * h * n), <, 0.01);
 
+  /* Four rows: too few to fit a tilt to. */
+  {
+    TomoPhantomParams p;
+
+    phantom_params (&p, 64, 90, 180.0, 33.0, 0);
+    write_scan (&short_scan, &p);
+  }
   {
     const struct { const char *input, *tilt, *expect; } refused[] = {
+      { short_scan.path, "auto", "--tilt auto: the axis tilt of " },
       { tilted.path, "12", "--tilt 12 is out of range" },
       { tilted.path, "steep", "--tilt “steep” is not a number" },
       { "--listen=tcp://127.0.0.1:1", "1", "--tilt needs a scan file" },

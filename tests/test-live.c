@@ -1245,9 +1245,21 @@ test_memory_shared (void)
 
   for (guint scan_i = 0; scan_i < 10; scan_i++)
     send_shared_scan (tx, scan_i);
-  s = wait_messages (rx, 10 * (SHARED_N + 1));
-  g_assert_cmpuint (s.n_scans, ==, 10);
+  /* The geometry is three messages (spec, scan settings, parallel beam
+   * geometry), then one per projection. */
+  s = wait_messages (rx, 10 * (SHARED_N + 3));
+  {
+    /* Said before the checks, so that a failure shows why. */
+    g_autofree char *last = tomo_live_receiver_dup_last_drop (rx);
+
+    g_test_message ("%u scans, %u resumed, %" G_GUINT64_FORMAT " accepted, %" G_GUINT64_FORMAT
+                    " dropped (last: %s), %u waits, %u released", s.n_scans, s.n_resumed,
+                    s.n_accepted, s.n_dropped_total, last ? last : "none", s.n_waits,
+                    s.n_released);
+  }
   g_assert_cmpuint (s.n_dropped_total, ==, 0);
+  g_assert_cmpuint (s.n_accepted, ==, 10 * (SHARED_N + 3));
+  g_assert_cmpuint (s.n_scans, ==, 10);
 
   /* What the queue still holds, and the scan being received. */
   while ((scan = tomo_live_receiver_wait_complete (rx, 0, NULL)) != NULL)

@@ -68,6 +68,8 @@ struct _Worker
   /* Raw jobs: d_in holds the raw values, flats and darks; the kernel
    * writes line integrals into d_sino and counts into d_counts. */
   float *d_sino;
+  /* Jobs with row_taps: the resampled line integrals the filter reads. */
+  float *d_shift;
   unsigned long long *d_counts[N_SLOTS], *h_counts[N_SLOTS];
 
   GMutex lock;
@@ -86,6 +88,7 @@ struct _Pipeline
   size_t in_bytes;                /* per slot: in_floats floats, or the raw layout */
   size_t raw_bytes;               /* raw jobs: offset of the flats in a slot */
   gboolean raw;
+  gboolean shift;                 /* the job resamples rows (row_taps) */
   Worker *workers;
   guint n_workers;
   GAsyncQueue *queue;
@@ -106,18 +109,55 @@ worker_release (Worker *w)
       TOMO_CUDA_FREE (w->d_in[s], w->d_out[s], w->d_counts[s]);
       TOMO_CUDA_EVENT_DESTROY (w->ev_up[s], w->ev_comp[s], w->ev_down[s], w->t_up[s], w->t_comp[s], w->t_down[s]);
     }
-  TOMO_CUDA_FREE (w->d_sino);
+  TOMO_CUDA_FREE (w->d_sino, w->d_shift);
   TOMO_CUDA_STREAM_DESTROY (w->up, w->comp, w->down);
   g_clear_pointer (&w->ctx, tomo_gpu_context_free);
 }
 
-/* The line integrals the filter reads from slot s: the upload itself, or
- * the preprocessed raw rows. */
+/* The line integrals of slot s as they come: the upload itself, or the
+ * preprocessed raw rows. */
+static const float *
+worker_line_integrals (Worker *w,
+                       guint   s)
+{
+  return w->pl->raw ? w->d_sino : w->d_in[s];
+}
+
+/* What the filter reads from slot s: those, or them resampled. */
 static const float *
 worker_sinograms (Worker *w,
                   guint   s)
 {
-  return w->pl->raw ? w->d_sino : w->d_in[s];
+  return w->pl->shift ? w->d_shift : worker_line_integrals (w, s);
+}
+
+/* Jobs with row_taps, on the compute stream: the rows of `group` in slot s
+ * resampled into d_shift (rows past row_end copied as they are). */
+static gboolean
+worker_shift (Worker  *w,
+              guint    s,
+              guint    group,
+              GError **error)
+{
+  Pipeline *pl = w->pl;
+  const TomoGpuVolumeJob *job = pl->job;
+  TomoGpuRowTaps taps[4];
+
+  if (!pl->shift)
+    return TRUE;
+  g_assert (pl->pack <= G_N_ELEMENTS (taps));
+  for (guint i = 0; i < pl->pack; i++)
+    {
+      guint row = job->row_start + group * pl->pack + i;
+
+      /* The identity: in[u − 1 + 1]. */
+      taps[i] = (TomoGpuRowTaps) { -1, { 0.0f, 1.0f, 0.0f, 0.0f } };
+      if (row < job->row_end)
+        job->row_taps (row, &taps[i].offset, taps[i].weights, job->user_data);
+    }
+  return _tomo_gpu_row_taps_launch (worker_line_integrals (w, s), w->d_shift, pl->pack,
+                                    (size_t) job->n_proj * job->width, job->width, taps, w->comp,
+                                    error);
 }
 
 /* Raw jobs, on the compute stream: the raw rows of slot s → d_sino, their
@@ -154,6 +194,7 @@ worker_dry_run (Worker  *w,
 
   return TOMO_CUDA_CHECK (cudaMemsetAsync (w->d_in[0], 0, pl->in_bytes, w->comp), error) &&
          worker_preprocess (w, 0, error) &&
+         worker_shift (w, 0, 0, error) &&
          _tomo_gpu_context_filter_device (w->ctx, pl->pack, worker_sinograms (w, 0), w->comp, error) &&
          _tomo_gpu_context_backproject_to (w->ctx, &pl->bp, w->d_out[0], w->comp, error) &&
          TOMO_CUDA_CHECK (cudaStreamSynchronize (w->comp), error);
@@ -206,6 +247,9 @@ worker_prepare (Worker  *w,
     }
   if (pl->raw &&
       !TOMO_CUDA_CHECK (cudaMalloc ((void **) &w->d_sino, pl->in_floats * sizeof (float)), error))
+    return FALSE;
+  if (pl->shift &&
+      !TOMO_CUDA_CHECK (cudaMalloc ((void **) &w->d_shift, pl->in_floats * sizeof (float)), error))
     return FALSE;
   return worker_dry_run (w, error);
 }
@@ -391,6 +435,7 @@ worker_run (gpointer data)
           /* d_out of this slot is free: its last download was waited for
            * before the slot was delivered. */
           !worker_preprocess (w, s, &error) ||
+          !worker_shift (w, s, g, &error) ||
           !_tomo_gpu_context_filter_device (w->ctx, pl->pack, worker_sinograms (w, s), w->comp,
                                             &error) ||
           !_tomo_gpu_context_backproject_to (w->ctx, &pl->bp, w->d_out[s], w->comp, &error) ||
@@ -472,7 +517,7 @@ typedef struct
   Worker *workers;
   guint n_workers, pack;
   size_t in_floats, out_floats, in_bytes, raw_bytes;
-  gboolean raw;
+  gboolean raw, shift;
 } Kept;
 
 static GMutex kept_lock;
@@ -532,7 +577,8 @@ pipeline_adopt (Pipeline *pl,
 {
   if (k->workers == NULL || k->n_workers != pl->n_workers || k->pack != pl->pack ||
       k->in_floats != pl->in_floats || k->out_floats != pl->out_floats ||
-      k->in_bytes != pl->in_bytes || k->raw_bytes != pl->raw_bytes || k->raw != pl->raw)
+      k->in_bytes != pl->in_bytes || k->raw_bytes != pl->raw_bytes || k->raw != pl->raw ||
+      k->shift != pl->shift)
     return FALSE;
   pl->workers = k->workers;
   memset (k, 0, sizeof *k);
@@ -698,6 +744,7 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
   pl.bp = job->bp;
   pl.n_rows = job->row_end - job->row_start;
   pl.raw = job->read_raw != NULL;
+  pl.shift = job->row_taps != NULL;
   if (!tomo_gpu_backproject_params_check (&job->bp, job->width, &roi, error))
     return FALSE;
   pl.roi_w = roi.width;
@@ -869,7 +916,7 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
     {
       /* Every group delivered: all streams idle, every slot free. */
       Kept k = { pl.workers, pl.n_workers, pl.pack, pl.in_floats, pl.out_floats, pl.in_bytes,
-                 pl.raw_bytes, pl.raw };
+                 pl.raw_bytes, pl.raw, pl.shift };
 
       g_mutex_lock (&kept_lock);
       mine = kept;

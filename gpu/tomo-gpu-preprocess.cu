@@ -9,6 +9,8 @@
 #define G_LOG_DOMAIN "tomo-gpu"
 #include "config.h"
 
+#include <string.h>
+
 #include <cuda_runtime.h>
 
 #include "tomo-gpu.h"
@@ -114,6 +116,70 @@ _tomo_gpu_preprocess_launch (const TomoGpuPreprocessJob *job,
       (const float *) job->d_raw, job->d_flat, job->d_dark, normalise, apply_log,
       job->plane, job->width, job->d_out, job->d_counts);
   return TOMO_CUDA_CHECK_LAUNCH ("preprocess_kernel", error);
+}
+
+/* Up to four rows' taps, passed by value. */
+typedef struct
+{
+  TomoGpuRowTaps t[4];
+} RowTapsArg;
+
+/* grid.y: the row (plane); grid.x strides over its values.  Rounded as
+ * tomo_geometry_correct_tilt() rounds on the CPU (products, then sums left
+ * to right, no fused multiply-add), so both give the same floats. */
+__global__ static void
+row_taps_kernel (const float *__restrict__ in,
+                 float       *__restrict__ out,
+                 size_t                     plane,
+                 unsigned                   width,
+                 RowTapsArg                 taps)
+{
+  unsigned r = blockIdx.y;
+  const TomoGpuRowTaps t = taps.t[r];
+  const float *src = in + (size_t) r * plane;
+  float *dst = out + (size_t) r * plane;
+  int n = (int) width;
+
+  for (size_t i = (size_t) blockIdx.x * blockDim.x + threadIdx.x; i < plane;
+       i += (size_t) gridDim.x * blockDim.x)
+    {
+      int u = (int) (i % width);
+      const float *row = src + (i - (size_t) u);
+      float v = 0.0f;
+
+      for (int k = 0; k < 4; k++)
+        v = __fadd_rn (v, __fmul_rn (t.weights[k], row[min (max (u + t.offset + k, 0), n - 1)]));
+      dst[i] = v;
+    }
+}
+
+gboolean
+_tomo_gpu_row_taps_launch (const float          *d_in,
+                           float                *d_out,
+                           guint                 n_rows,
+                           size_t                plane,
+                           guint                 width,
+                           const TomoGpuRowTaps *taps,
+                           cudaStream_t          stream,
+                           GError              **error)
+{
+  size_t blocks = (plane + PRE_BLOCK - 1) / PRE_BLOCK;
+  RowTapsArg arg;
+
+  if (n_rows == 0 || plane == 0)
+    return TRUE;
+  if (n_rows > G_N_ELEMENTS (arg.t) || width == 0 || d_in == d_out)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Row resampling: invalid arguments (%u rows of width %u%s)", n_rows, width,
+                   d_in == d_out ? ", in place" : "");
+      return FALSE;
+    }
+  memset (&arg, 0, sizeof arg);
+  memcpy (arg.t, taps, n_rows * sizeof *taps);
+  row_taps_kernel<<<dim3 ((unsigned) MIN (blocks, (size_t) 2048), n_rows), PRE_BLOCK, 0, stream>>> (
+    d_in, d_out, plane, width, arg);
+  return TOMO_CUDA_CHECK_LAUNCH ("row_taps_kernel", error);
 }
 
 gboolean

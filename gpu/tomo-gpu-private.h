@@ -247,3 +247,21 @@ void     _tomo_gpu_preprocess_counts (TomoGpuPreprocessCounts  *counts,
 gboolean _tomo_gpu_preprocess_launch (const TomoGpuPreprocessJob *job,
                                       cudaStream_t                stream,
                                       GError                    **error);
+
+/* The four taps one row is resampled with (TomoGpuVolumeJob.row_taps). */
+typedef struct
+{
+  int   offset;
+  float weights[4];
+} TomoGpuRowTaps;
+
+/* n_rows (≤ 4) planes of `plane` values, rows of `width`, from d_in into
+ * d_out (distinct buffers), plane r resampled with taps[r], on `stream`. */
+gboolean _tomo_gpu_row_taps_launch   (const float          *d_in,
+                                      float                *d_out,
+                                      guint                 n_rows,
+                                      size_t                plane,
+                                      guint                 width,
+                                      const TomoGpuRowTaps *taps,
+                                      cudaStream_t          stream,
+                                      GError              **error);

@@ -23,6 +23,7 @@ typedef struct
   void *h_raw[2], *d_raw[2];
   float *h_fd[2], *d_fd[2];          /* flats then darks, slab × width each */
   float *d_pre;                      /* FILL_GROUP preprocessed rows */
+  float *d_shift;                    /* row_taps fills: those resampled */
   unsigned long long *d_counts;      /* 2 per store row */
   cudaStream_t up;
   cudaEvent_t ev_up[2], ev_done[2];
@@ -44,7 +45,7 @@ buffers_clear (FillBuffers  *fb,
       TOMO_CUDA_FREE (fb->d_raw[k], fb->d_fd[k]);
       TOMO_CUDA_EVENT_DESTROY (fb->ev_up[k], fb->ev_done[k]);
     }
-  TOMO_CUDA_FREE (fb->d_pre, fb->d_counts);
+  TOMO_CUDA_FREE (fb->d_pre, fb->d_shift, fb->d_counts);
 }
 
 /* Slab `s` of `n` rows from store row `row` (buffer b): upload on `up`,
@@ -86,8 +87,21 @@ process_slab (TomoGpuStore              *store,
                                    fill->normalise, fill->apply_log, g, plane, store->width,
                                    fb->d_pre, fb->d_counts + 2 * (size_t) (row + k) };
 
-      if (!_tomo_gpu_preprocess_launch (&pre, store->stream, error) ||
-          !_tomo_gpu_context_filter_rows (store->ctx, g, fb->d_pre, store->stream, error) ||
+      TomoGpuRowTaps taps[FILL_GROUP];
+
+      if (!_tomo_gpu_preprocess_launch (&pre, store->stream, error))
+        return FALSE;
+      if (fill->row_taps != NULL)
+        {
+          for (guint i = 0; i < g; i++)
+            fill->row_taps (store->row_start + row + k + i, &taps[i].offset, taps[i].weights,
+                            fill->user_data);
+          if (!_tomo_gpu_row_taps_launch (fb->d_pre, fb->d_shift, g, plane, store->width, taps,
+                                          store->stream, error))
+            return FALSE;
+        }
+      if (!_tomo_gpu_context_filter_rows (store->ctx, g, fill->row_taps != NULL ? fb->d_shift : fb->d_pre,
+                                          store->stream, error) ||
           !_tomo_gpu_store_put_device (store, row + k, g,
                                        _tomo_gpu_context_get_filtered_device (store->ctx), error))
         return FALSE;
@@ -157,6 +171,9 @@ tomo_gpu_store_fill_raw (TomoGpuStore              *store,
       !TOMO_CUDA_CHECK (cudaStreamCreateWithFlags (&fb.up, cudaStreamNonBlocking), error) ||
       !_tomo_gpu_alloc_device ((void **) &fb.d_pre, FILL_GROUP * plane * sizeof (float),
                                    "preprocessed rows", error) ||
+      (fill->row_taps != NULL &&
+       !_tomo_gpu_alloc_device ((void **) &fb.d_shift, FILL_GROUP * plane * sizeof (float),
+                                "resampled rows", error)) ||
       !_tomo_gpu_alloc_device ((void **) &fb.d_counts, counts_bytes, "preprocessing counts", error) ||
       !TOMO_CUDA_CHECK (cudaMemsetAsync (fb.d_counts, 0, counts_bytes, store->stream), error))
     goto out;

@@ -34,6 +34,9 @@ typedef struct
   gpointer user_data;
   volatile gint *cancel;             /* non-zero → stop, "cancelled" */
   TomoGpuPreprocessCounts *counts;   /* the store's n_rows entries, or NULL */
+  /* Optional: each row's line integrals resampled along the row before
+   * the filter, as TomoGpuVolumeJob.row_taps says (absolute rows). */
+  void (*row_taps) (guint row, int *offset, float weights[4], gpointer user_data);
 } TomoGpuStoreRawFill;
 
 /* Reads every row of the store's range with fill->read, one slab after

@@ -309,6 +309,12 @@ typedef struct
   TomoGpuReadRawFunc read_raw;
   TomoGpuRawType raw_type;
   gboolean normalise, apply_log;
+  /* Optional (may be NULL): each row's line integrals resampled along the
+   * row before the filter, out[u] = Σk weights[k] · in[u + offset + k] in
+   * every projection, the columns clamped to the row (an axis tilt
+   * corrected on the device, after its preprocessing); called with
+   * user_data on the workers' threads, for rows in [row_start, row_end). */
+  void (*row_taps) (guint row, int *offset, float weights[4], gpointer user_data);
   /* TRUE: `read`/`read_raw` may run on several threads at once for
    * distinct rows; a group's rows are then read in parallel.  FALSE: one
    * call at a time. */

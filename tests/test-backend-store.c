@@ -16,6 +16,7 @@
 #include "tomo-backend.h"
 #include "tomo-error.h"
 #include "tomo-fbp.h"
+#include "tomo-geometry.h"
 #include "tomo-gpu.h"
 #include "tomo-volume.h"
 #include "tomo-test-util.h"
@@ -41,6 +42,7 @@ typedef struct
   guint row_start, n_rows; /* the store's rows */
   TomoInterp interp;
   double center;
+  double axis_tilt;        /* the scan's axis tilt corrected (°): its rows resampled */
 } PlaneCase;
 
 static const PlaneCase plane_cases[] = {
@@ -52,6 +54,12 @@ static const PlaneCase plane_cases[] = {
   { "yz-row-range", YZ, 30, 0, WIDTH, 0, HEIGHT, 0, 0, 3, 6, TOMO_INTERP_LINEAR, AXIS },
   { "oblique", OBLIQUE, 30, 0, 51, 0, 17, 10, 0.8, 0, HEIGHT, TOMO_INTERP_LINEAR, AXIS + 0.3 },
   { "oblique-range", OBLIQUE, 120, 0, 45, 0, 11, 0, 1.2, 2, 8, TOMO_INTERP_LINEAR, AXIS },
+  /* Rows up to 0.58 px from where they were: resampled on the device
+   * after its preprocessing, on the CPU before its filter. */
+  { "xz-tilt-corrected", XZ, 24, 0, WIDTH, 0, HEIGHT, 0, 0, 0, HEIGHT, TOMO_INTERP_LINEAR, AXIS,
+    6.0 },
+  { "yz-tilt-corrected-range", YZ, 30, 0, WIDTH, 0, HEIGHT, 0, 0, 3, 7, TOMO_INTERP_LINEAR, AXIS,
+    -9.0 },
 };
 
 static void
@@ -182,6 +190,14 @@ test_plane (gconstpointer data)
   if (impl == NULL)
     return;
   scan = tomo_test_open_scan (scan_path);
+  if (c->axis_tilt != 0.0)
+    {
+      TomoScan *corrected = tomo_geometry_correct_tilt (scan, c->axis_tilt, &error);
+
+      g_assert_no_error (error);
+      g_set_object (&scan, corrected);
+      g_object_unref (corrected);
+    }
   store_make (impl, scan, c->row_start, c->n_rows, &last);
   g_assert_cmpuint (last, ==, c->n_rows);
 

@@ -232,6 +232,9 @@ TomoScan       *_tomo_scan_new_derived    (TomoScan             *base,
                                            GError              **error);
 /* The scan a derived scan reads from; NULL for a scan of a file. */
 TomoScan       *_tomo_scan_get_base       (TomoScan *self);
+/* A derived scan's transform and its user_data; NULL for a scan of a file. */
+TomoScanRowTransform _tomo_scan_get_transform (TomoScan *self,
+                                               gpointer *user_data);
 /* Marks a derived scan's rows as corrected for an axis tilt of `deg`. */
 void            _tomo_scan_set_axis_tilt  (TomoScan *self,
                                            double    deg);

@@ -1608,6 +1608,21 @@ _tomo_scan_get_base (TomoScan *self)
   return ((DerivedLoader *) self->loader)->base;
 }
 
+TomoScanRowTransform
+_tomo_scan_get_transform (TomoScan *self,
+                          gpointer *user_data)
+{
+  DerivedLoader *d;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (self), NULL);
+  if (self->loader->klass != &derived_class)
+    return NULL;
+  d = (DerivedLoader *) self->loader;
+  if (user_data != NULL)
+    *user_data = d->user_data;
+  return d->transform;
+}
+
 char *
 tomo_scan_describe (TomoScan *self)
 {

@@ -15,6 +15,7 @@
 #include "tomo-scan-private.h"
 #include "tomo-error.h"
 #include "tomo-filter.h"
+#include "tomo-geometry.h"
 #include "tomo-gpu.h"
 #include "tomo-gpu-center.h"
 #include "tomo-row-prefetch.h"
@@ -454,6 +455,22 @@ typedef struct
   TomoRowPrefetch *prefetch;  /* rows read ahead on many threads */
 } VolumeRun;
 
+/* A tilt-corrected scan's rows, resampled on the device as the CPU would. */
+static void
+volume_row_taps_cb (guint    row,
+                    int     *offset,
+                    float    weights[4],
+                    gpointer user_data)
+{
+  VolumeRun *run = user_data;
+  TomoGeometryRowTaps taps;
+  TomoScan *source = tomo_geometry_get_row_taps (run->job->scan, row, &taps);
+
+  g_assert (source != NULL);
+  *offset = taps.offset;
+  memcpy (weights, taps.weights, sizeof taps.weights);
+}
+
 /* The device path: raw counts and the row's flat and dark, as read. */
 static gboolean
 volume_read_raw_cb (guint     row,
@@ -513,6 +530,15 @@ gpu_volume (TomoBackendImpl         *impl,
   GError *gpu_error = NULL;
   gulong cancel_id = 0;
   gboolean ok;
+  /* What the rows are read from: the scan, or the file scan whose rows a
+   * tilt correction resamples (then on the device, after preprocessing). */
+  TomoGeometryRowTaps probe;
+  TomoScan *source = tomo_geometry_get_row_taps (job->scan, 0, &probe);
+
+  if (source == NULL || _tomo_scan_get_base (source) != NULL)
+    source = job->scan;
+  else
+    gjob.row_taps = volume_row_taps_cb;
 
   gjob.width = width;
   gjob.n_proj = n_proj;
@@ -529,9 +555,9 @@ gpu_volume (TomoBackendImpl         *impl,
   /* Rows go up as the file holds them (uint16 stays two bytes) and are
    * preprocessed on the device: the readers only read. */
   gjob.read_raw = volume_read_raw_cb;
-  gjob.raw_type = tomo_scan_get_raw_dtype (job->scan) == TOMO_DTYPE_UINT16 ? TOMO_GPU_RAW_UINT16
-                                                                            : TOMO_GPU_RAW_FLOAT32;
-  tomo_scan_get_preprocessing (job->scan, &gjob.normalise, &gjob.apply_log);
+  gjob.raw_type = tomo_scan_get_raw_dtype (source) == TOMO_DTYPE_UINT16 ? TOMO_GPU_RAW_UINT16
+                                                                         : TOMO_GPU_RAW_FLOAT32;
+  tomo_scan_get_preprocessing (source, &gjob.normalise, &gjob.apply_log);
   /* The prefetch could hand out distinct rows to several threads at once
    * (a row not in its window is read directly, as its own threads do), but
    * here its own threads bound the read, not the copy out: read_concurrent
@@ -543,14 +569,14 @@ gpu_volume (TomoBackendImpl         *impl,
   gjob.stats = &gstats;
   /* Reading and preprocessing a row costs more than its back projection:
    * half the cores read ahead, 4 rows each, at most 1 GiB of rows; every
-   * core for a derived scan (a tilt corrected, rows stitched), whose rows
-   * are made on the CPU. */
+   * core for a derived scan read as such (rows stitched), whose rows are
+   * made on the CPU. */
   {
-    guint n_threads = MAX (2, g_get_num_processors () / (_tomo_scan_get_base (job->scan) ? 1 : 2));
+    guint n_threads = MAX (2, g_get_num_processors () / (_tomo_scan_get_base (source) ? 1 : 2));
     gsize row_bytes = (gsize) n_proj * width * sizeof (float);
     guint depth = (guint) MIN ((gsize) 4 * n_threads, MAX ((gsize) 1 << 30, row_bytes) / row_bytes);
 
-    run.prefetch = tomo_row_prefetch_new_raw (job->scan, job->row_start, job->row_end, n_threads,
+    run.prefetch = tomo_row_prefetch_new_raw (source, job->row_start, job->row_end, n_threads,
                                               MAX (depth, 2));
   }
 
@@ -577,8 +603,8 @@ gpu_volume (TomoBackendImpl         *impl,
       st->stall_ms = gstats.stall_ms;
       st->pack = gstats.pack;
       st->n_devices = gstats.n_devices;
-      /* A derived scan's rows come preprocessed from the CPU. */
-      st->gpu_preprocess = _tomo_scan_get_base (job->scan) == NULL;
+      /* A derived scan read as such: its rows come preprocessed from the CPU. */
+      st->gpu_preprocess = _tomo_scan_get_base (source) == NULL;
       {
         /* As tomo_scan_read_sinogram() counts: the averaging of the flat
          * and dark frames (on the readers) and the values (on the device). */

@@ -14,6 +14,7 @@
 #include "tomo-backend.h"
 #include "tomo-error.h"
 #include "tomo-filter.h"
+#include "tomo-geometry.h"
 #include "tomo-gpu-store.h"
 #include "tomo-gpu-store-fill.h"
 #include "tomo-scan-private.h"
@@ -26,7 +27,9 @@ struct _TomoBackendStore
   TomoBackendStoreSetup setup;  /* first two: TomoBackendStoreHead */
   TomoPreprocessStats stats;    /* of the last fill */
   TomoGpuStore *gpu;
-  TomoScan *scan;           /* during a fill */
+  TomoScan *scan;           /* during a fill: the scan read */
+  TomoScan *resampled;      /* during a fill: the tilt-corrected scan whose
+                             * rows the device resamples from scan's, or NULL */
   TomoProgressFunc progress;
   gpointer user_data;
 };
@@ -113,6 +116,23 @@ fill_read_slab_cb (guint     row,
   return TRUE;
 }
 
+/* The taps of a tilt-corrected row, applied on the device after its
+ * preprocessing as the CPU applies them. */
+static void
+fill_row_taps_cb (guint    row,
+                  int     *offset,
+                  float    weights[4],
+                  gpointer data)
+{
+  TomoBackendStore *store = data;
+  TomoGeometryRowTaps taps;
+  TomoScan *source = tomo_geometry_get_row_taps (store->resampled, row, &taps);
+
+  g_assert (source == store->scan);
+  *offset = taps.offset;
+  memcpy (weights, taps.weights, sizeof taps.weights);
+}
+
 /* Raw rows up in slabs (as many rows as a chunk of the file spans, at
  * least 8, within SLAB_BYTES), preprocessed and filtered on the device.  A row the device
  * finds mostly NaN is refused as tomo_scan_read_sinogram() refuses it. */
@@ -137,6 +157,7 @@ fill_raw (TomoBackendStore *store,
   chunk = _tomo_scan_get_chunk_rows (scan);
   fill.slab_rows = CLAMP (MAX (chunk, 8), 1, MAX (SLAB_BYTES / MAX (row_bytes, 1), 1));
   fill.read = fill_read_slab_cb;
+  fill.row_taps = store->resampled != NULL ? fill_row_taps_cb : NULL;
   fill.progress = fill_progress_cb;
   fill.user_data = store;
   fill.cancel = cancel;
@@ -166,19 +187,34 @@ gpu_store_fill (TomoBackendImpl  *impl,
                 GError          **error)
 {
   TomoBackendStore *store = impl->store;
+  TomoGeometryRowTaps probe;
+  TomoScan *source = tomo_geometry_get_row_taps (scan, 0, &probe);
   gboolean ok;
 
   g_return_val_if_fail (store != NULL, FALSE);
   store->scan = scan;
+  store->resampled = NULL;
   store->progress = progress;
   store->user_data = user_data;
   memset (&store->stats, 0, sizeof store->stats);
-  /* A derived scan's rows are line integrals made on the host already. */
-  if (store->setup.host_preprocess || _tomo_scan_get_base (scan) != NULL)
-    ok = tomo_gpu_store_fill (store->gpu, fill_read_cb, fill_progress_cb, store, cancel, error);
+  /* A tilt-corrected scan of a file: the file's raw rows go up and are
+   * resampled after their preprocessing. */
+  if (source != NULL && _tomo_scan_get_base (source) == NULL)
+    {
+      store->scan = source;
+      store->resampled = scan;
+    }
+  /* Any other derived scan's rows are line integrals made on the host. */
+  if (store->setup.host_preprocess || _tomo_scan_get_base (store->scan) != NULL)
+    {
+      store->scan = scan;
+      store->resampled = NULL;
+      ok = tomo_gpu_store_fill (store->gpu, fill_read_cb, fill_progress_cb, store, cancel, error);
+    }
   else
     ok = fill_raw (store, cancel, error);
   store->scan = NULL;
+  store->resampled = NULL;
   if (!ok && tomo_backend_store_cancelled (cancel, error))
     return FALSE;
   /* Cancellation and read errors keep their own domain and code. */

@@ -612,6 +612,21 @@ taps_clamped (const float *src,
 
 /* Row `row` read at columns u + tan(tilt) · (row − middle): Catmull–Rom
  * weights of the fraction, the same for every column of the row. */
+static void
+tilt_taps (const TiltShift     *t,
+           guint                row,
+           TomoGeometryRowTaps *taps)
+{
+  double s = t->slope * (row - t->middle), whole = floor (s);
+  float x = (float) (s - whole);
+
+  taps->offset = (int) whole - 1;
+  taps->weights[0] = ((-x + 2.0f) * x - 1.0f) * x * 0.5f;
+  taps->weights[1] = ((3.0f * x - 5.0f) * x * x + 2.0f) * 0.5f;
+  taps->weights[2] = ((-3.0f * x + 4.0f) * x + 1.0f) * x * 0.5f;
+  taps->weights[3] = (x - 1.0f) * x * x * 0.5f;
+}
+
 static gboolean
 tilt_row (gpointer     user_data,
           guint        row,
@@ -620,17 +635,15 @@ tilt_row (gpointer     user_data,
           GError     **error)
 {
   const TiltShift *t = user_data;
-  double s = t->slope * (row - t->middle), whole = floor (s);
-  float x = (float) (s - whole);
-  float w[4] = {
-    ((-x + 2.0f) * x - 1.0f) * x * 0.5f,
-    ((3.0f * x - 5.0f) * x * x + 2.0f) * 0.5f,
-    ((-3.0f * x + 4.0f) * x + 1.0f) * x * 0.5f,
-    (x - 1.0f) * x * x * 0.5f,
-  };
-  int n = (int) t->width, shift = (int) whole - 1;
+  TomoGeometryRowTaps taps;
+  const float *w = taps.weights;
+  int n = (int) t->width, shift, lo, hi;
+
+  tilt_taps (t, row, &taps);
+  shift = taps.offset;
   /* Columns whose four taps are all inside the row. */
-  int lo = CLAMP (-shift, 0, n), hi = CLAMP (n - 3 - shift, lo, n);
+  lo = CLAMP (-shift, 0, n);
+  hi = CLAMP (n - 3 - shift, lo, n);
 
   for (guint p = 0; p < t->n_proj; p++)
     {
@@ -682,4 +695,19 @@ tomo_geometry_correct_tilt (TomoScan  *scan,
   if (derived != NULL)
     _tomo_scan_set_axis_tilt (derived, tilt_deg);
   return derived;
+}
+
+TomoScan *
+tomo_geometry_get_row_taps (TomoScan            *scan,
+                            guint                row,
+                            TomoGeometryRowTaps *taps)
+{
+  gpointer data = NULL;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (scan), NULL);
+  g_return_val_if_fail (taps != NULL, NULL);
+  if (_tomo_scan_get_transform (scan, &data) != tilt_row)
+    return NULL;
+  tilt_taps (data, row, taps);
+  return _tomo_scan_get_base (scan);
 }

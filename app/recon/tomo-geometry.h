@@ -129,6 +129,23 @@ TomoScan   *tomo_geometry_correct_tilt    (TomoScan  *scan,
                                            double     tilt_deg,
                                            GError   **error);
 
+/* How tomo_geometry_correct_tilt() reads one row: out[u] = Σk weights[k] ·
+ * in[u + offset + k] in every projection, the columns clamped to the row
+ * (products, then sums from k = 0 up). */
+typedef struct
+{
+  int   offset;
+  float weights[4];
+} TomoGeometryRowTaps;
+
+/* When `scan` is tomo_geometry_correct_tilt()'s scan: the scan whose rows
+ * it resamples (no new reference) and, for `row`, the taps; NULL (taps
+ * untouched) for any other scan.  So that a backend can resample rows it
+ * preprocessed itself. */
+TomoScan   *tomo_geometry_get_row_taps    (TomoScan            *scan,
+                                           guint                row,
+                                           TomoGeometryRowTaps *taps);
+
 /* One line: what will be done ("offset axis (left): 1800 projections
  * stitched into 900 × 1843 columns, overlap 253, axis at 921.5"). */
 char       *tomo_geometry_plan_describe   (const TomoGeometryPlan *plan);

@@ -480,6 +480,17 @@ test_tilt (void)
   g_assert_cmpfloat (gtk_adjustment_get_value (window->panel->tilt_adjustment), ==, tilt);
   g_assert_cmpfloat (tomo_scan_get_axis_tilt_correction (window->scan), ==, tilt);
   g_assert_cmpuint (tomo_scan_get_width (window->scan), ==, 128);
+  /* The subtitle says it, its tooltip how. */
+  {
+    g_autofree char *said = g_strdup_printf ("axis tilt %.2f°", tilt);
+    const char *tip = gtk_widget_get_tooltip_text (GTK_WIDGET (window->subtitle_label));
+
+    g_test_message ("subtitle: %s", gtk_label_get_text (window->subtitle_label));
+    g_assert_nonnull (strstr (gtk_label_get_text (window->subtitle_label), said));
+    g_assert_nonnull (strstr (gtk_label_get_text (window->subtitle_label), "128 × 32"));
+    g_assert_nonnull (tip);
+    g_assert_nonnull (strstr (tip, "corrected"));
+  }
   wait_current_center ();
   ui_test_screenshot ("tilt-corrected.png");
 
@@ -501,6 +512,7 @@ test_tilt (void)
   g_assert_nonnull (strstr (text, "tilt=4."));
   g_object_set (window, "tilt", 0.0, NULL);
   g_assert_cmpfloat (tomo_scan_get_axis_tilt_correction (window->scan), ==, 0.0);
+  g_assert_null (strstr (gtk_label_get_text (window->subtitle_label), "axis tilt"));
   g_assert_true (_tomo_window_load_params (window, &error));
   g_assert_no_error (error);
   g_object_get (window, "tilt", &tilt, NULL);

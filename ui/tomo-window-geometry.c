@@ -306,6 +306,7 @@ show_in_place (TomoWindow             *self,
       set_auto_label (self, label);
     }
   show_plan (self, &plan);
+  _tomo_window_update_subtitle (self);
   _tomo_window_hide_error (self);
   self->restitching = TRUE;
   _tomo_window_refresh (self);

@@ -175,6 +175,9 @@ void  _tomo_window_schedule_restitch (TomoWindow *self);
  * within the detector for an offset axis (the axis is on it). */
 void  _tomo_window_configure_center (TomoWindow *self);
 void  _tomo_window_hide_error       (TomoWindow *self);
+/* The subtitle and its tooltip from the scan as opened, its geometry and
+ * the axis tilt corrected. */
+void  _tomo_window_update_subtitle  (TomoWindow *self);
 /* Shows `scan` (base_scan in another geometry); the offset geometry puts
  * the centre on its axis. */
 void  _tomo_window_present_scan     (TomoWindow             *self,

@@ -685,6 +685,40 @@ open_thread (GTask        *task,
   g_task_return_pointer (task, scan, g_object_unref);
 }
 
+/* The file as it is, and what is done to it where it is not reconstructed
+ * as measured: the geometry and a tilt corrected (the tooltip says how). */
+void
+_tomo_window_update_subtitle (TomoWindow *self)
+{
+  TomoScan *file = self->opened_scan != NULL ? self->opened_scan : self->scan;
+  g_autofree char *basename = NULL;
+  g_autofree char *subtitle = NULL;
+  g_autofree char *plan = NULL;
+  g_autofree char *tip = NULL;
+  char tilt[48] = "";
+
+  if (file == NULL)
+    return;
+  basename = g_path_get_basename (tomo_scan_get_path (file));
+  if (self->have_plan)
+    plan = tomo_geometry_plan_describe (&self->plan);
+  if (self->have_plan && self->tilt != 0.0)
+    g_snprintf (tilt, sizeof tilt, " · axis tilt %.2f°", self->tilt);
+  subtitle = g_strdup_printf ("%s — %s, %u × %u, %u projections%s%s",
+                              basename, tomo_scan_get_format_name (file),
+                              tomo_scan_get_width (file), tomo_scan_get_height (file),
+                              tomo_scan_get_n_projections (file),
+                              !self->have_plan ? ""
+                              : self->plan.kind == TOMO_GEOMETRY_OFFSET ? " · offset axis"
+                              : self->plan.kind == TOMO_GEOMETRY_360 ? " · 360°" : "",
+                              tilt);
+  if (plan != NULL && tilt[0] != '\0')
+    tip = g_strdup_printf ("%s\nAxis tilt %.3f° corrected: every row shifted along itself about "
+                           "the middle row", plan, self->tilt);
+  gtk_widget_set_tooltip_text (GTK_WIDGET (self->subtitle_label), tip != NULL ? tip : plan);
+  gtk_label_set_text (self->subtitle_label, subtitle);
+}
+
 /* A new scan resets what depends on the data — window/level (auto contrast
  * again), readout, ROI, row, centre, export range — and keeps what is a
  * preference: colour map, filter, interpolation, slices, backend, layout. */
@@ -693,7 +727,6 @@ set_scan (TomoWindow *self,
           TomoScan   *scan)
 {
   g_autofree char *basename = NULL;
-  g_autofree char *subtitle = NULL;
   guint width = tomo_scan_get_width (scan);
   guint height = tomo_scan_get_height (scan);
 
@@ -729,22 +762,7 @@ set_scan (TomoWindow *self,
   tomo_slice_view_set_pixel_size (self->slice_view, tomo_scan_get_pixel_size (scan));
 
   basename = g_path_get_basename (tomo_scan_get_path (scan));
-  {
-    /* The file as it is, and the geometry where it is not reconstructed as
-     * measured (the tooltip says how). */
-    TomoScan *file = self->base_scan != NULL ? self->base_scan : scan;
-    g_autofree char *tip = self->have_plan ? tomo_geometry_plan_describe (&self->plan) : NULL;
-
-    subtitle = g_strdup_printf ("%s — %s, %u × %u, %u projections%s",
-                                basename, tomo_scan_get_format_name (file),
-                                tomo_scan_get_width (file), tomo_scan_get_height (file),
-                                tomo_scan_get_n_projections (file),
-                                !self->have_plan ? ""
-                                : self->plan.kind == TOMO_GEOMETRY_OFFSET ? " · offset axis"
-                                : self->plan.kind == TOMO_GEOMETRY_360 ? " · 360°" : "");
-    gtk_widget_set_tooltip_text (GTK_WIDGET (self->subtitle_label), tip);
-  }
-  gtk_label_set_text (self->subtitle_label, subtitle);
+  _tomo_window_update_subtitle (self);
   gtk_window_set_title (GTK_WINDOW (self), basename);
 
   gtk_stack_set_visible_child_name (self->main_stack, "scan");

@@ -337,6 +337,8 @@ struct _TomoGpuContext
 
   float *d_sino;
   size_t d_sino_size;
+  float *d_sino_taps;       /* load_raw with taps: the rows resampled */
+  size_t d_sino_taps_size;
   cufftComplex *d_complex;
   size_t d_complex_size;
   float *d_real;
@@ -561,7 +563,7 @@ tomo_gpu_context_free (TomoGpuContext *ctx)
   g_clear_pointer (&ctx->sweep_bp, tomo_bp_free);
   g_clear_pointer (&ctx->angles, g_free);
   destroy_plans (ctx);
-  TOMO_CUDA_FREE (ctx->d_shifted, ctx->d_lanes, ctx->d_response, ctx->d_sino, ctx->d_complex, ctx->d_real,
+  TOMO_CUDA_FREE (ctx->d_shifted, ctx->d_lanes, ctx->d_response, ctx->d_sino, ctx->d_sino_taps, ctx->d_complex, ctx->d_real,
                   ctx->d_filtered, ctx->d_out, ctx->d_raw, ctx->d_flat_dark, ctx->d_counts);
   g_clear_pointer (&ctx->stats, _tomo_gpu_stats_work_free);
   TOMO_CUDA_EVENT_DESTROY (ctx->ev_load[0], ctx->ev_load[1], ctx->ev_load[2], ctx->ev_filter[0], ctx->ev_filter[1],
@@ -1075,14 +1077,33 @@ tomo_gpu_context_load_raw (TomoGpuContext          *ctx,
   TomoGpuPreprocessJob pre = { rows->type, ctx->d_raw, ctx->d_flat_dark,
                                ctx->d_flat_dark + (size_t) n_slices * ctx->width, normalise, rows->apply_log,
                                n_slices, plane, ctx->width, ctx->d_sino, ctx->d_counts };
+  const float *sinos = ctx->d_sino;
+
   ok = ok &&
        TOMO_CUDA_CHECK (cudaMemsetAsync (ctx->d_counts, 0, sizeof h_counts, ctx->stream), error) &&
        TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_load[1], ctx->stream), error) &&
-       _tomo_gpu_preprocess_launch (&pre, ctx->stream, error) &&
+       _tomo_gpu_preprocess_launch (&pre, ctx->stream, error);
+  if (ok && rows->tap_offsets != NULL && rows->tap_weights != NULL)
+    {
+      /* The rows resampled (a tilt corrected) count as preprocessing. */
+      TomoGpuRowTaps taps[4];
+
+      for (guint s = 0; s < n_slices; s++)
+        {
+          taps[s].offset = rows->tap_offsets[s];
+          memcpy (taps[s].weights, rows->tap_weights + 4 * s, sizeof taps[s].weights);
+        }
+      ok = ensure_buffer ((void **) &ctx->d_sino_taps, &ctx->d_sino_taps_size,
+                          n_slices * plane * sizeof (float), "resampled sinograms", error) &&
+           _tomo_gpu_row_taps_launch (ctx->d_sino, ctx->d_sino_taps, n_slices, plane, ctx->width,
+                                      taps, ctx->stream, error);
+      sinos = ctx->d_sino_taps;
+    }
+  ok = ok &&
        TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_load[2], ctx->stream), error) &&
        TOMO_CUDA_CHECK (cudaMemcpyAsync (h_counts, ctx->d_counts, sizeof h_counts,
                                          cudaMemcpyDeviceToHost, ctx->stream), error) &&
-       _tomo_gpu_context_filter_device (ctx, n_slices, ctx->d_sino, ctx->stream, error) &&
+       _tomo_gpu_context_filter_device (ctx, n_slices, sinos, ctx->stream, error) &&
        TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error);
   if (!ok)
     {

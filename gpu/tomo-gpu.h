@@ -235,6 +235,12 @@ typedef struct
   guint n_rows;
   const float *flat, *dark;
   gboolean apply_log;
+  /* tomo_gpu_context_load_raw() only, optional (both NULL: the rows as they
+   * are): each row's line integrals resampled along the row before the
+   * filter, row r with tap_offsets[r] and tap_weights[4r … 4r+3] as
+   * TomoGpuVolumeJob.row_taps says. */
+  const int *tap_offsets;
+  const float *tap_weights;
 } TomoGpuRawRows;
 
 gsize    tomo_gpu_raw_type_size   (TomoGpuRawType type);

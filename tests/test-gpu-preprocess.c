@@ -275,13 +275,14 @@ test_volume_raw (gconstpointer data)
   g_autoptr(TomoScan) file = NULL;
   g_autoptr(TomoEngine) gpu = tomo_engine_new (TOMO_BACKEND_CPU);
   g_autoptr(TomoEngine) cpu = tomo_engine_new (TOMO_BACKEND_CPU);
+  g_autoptr(TomoEngine) host = tomo_engine_new (TOMO_BACKEND_CPU);
   g_autoptr(GError) error = NULL;
   g_auto(TomoTestVolume) collected = { 0 };
   TomoPreprocessStats cpu_counts = { 0 };
   g_autofree float *sino = g_new (float, (gsize) VP * VW);
   TomoVolumeStats st;
   TomoReconParams params;
-  double worst_gpu = 0, worst_cpu = 0, least_untilted = G_MAXDOUBLE;
+  double worst_gpu = 0, worst_cpu = 0, worst_host = 0, least_untilted = G_MAXDOUBLE;
 
   if (!tomo_test_need_gpu (NO_GPU))
     return;
@@ -299,6 +300,11 @@ test_volume_raw (gconstpointer data)
   g_assert_no_error (error);
   tomo_engine_set_scan (gpu, scan);
   tomo_engine_set_scan (cpu, scan);
+  /* The GPU on rows preprocessed (and resampled) on the host. */
+  g_assert_true (tomo_engine_set_backend (host, TOMO_BACKEND_GPU, &error));
+  g_assert_no_error (error);
+  tomo_engine_set_device_preprocess (host, FALSE);
+  tomo_engine_set_scan (host, scan);
 
   tomo_recon_params_init (&params, VW);
   params.center = (VW - 1) / 2.0 + 3.37;
@@ -318,6 +324,7 @@ test_volume_raw (gconstpointer data)
       TomoSliceRequest request;
       g_autoptr(TomoSlice) gs = NULL;
       g_autoptr(TomoSlice) cs = NULL;
+      g_autoptr(TomoSlice) hs = NULL;
       const float *plane = collected.slices->pdata[r - 2];
 
       g_assert_true (tomo_scan_read_sinogram (file, r, sino, &cpu_counts, &error));
@@ -330,6 +337,13 @@ test_volume_raw (gconstpointer data)
       g_assert_no_error (error);
       cs = tomo_engine_reconstruct (cpu, &request, NULL, &error);
       g_assert_no_error (error);
+      hs = tomo_engine_reconstruct (host, &request, NULL, &error);
+      g_assert_no_error (error);
+      /* Slices of a tilt-corrected scan take the device path too. */
+      g_assert_true (gs->device_preprocess);
+      g_assert_false (hs->device_preprocess);
+      worst_host = MAX (worst_host, tomo_test_rel_l2 (plane, hs->data, (gsize) VW * VW));
+      worst_host = MAX (worst_host, tomo_test_rel_l2 (gs->data, hs->data, (gsize) VW * VW));
       worst_gpu = MAX (worst_gpu, tomo_test_rel_l2 (plane, gs->data, (gsize) VW * VW));
       worst_cpu = MAX (worst_cpu, tomo_test_rel_l2 (plane, cs->data, (gsize) VW * VW));
       if (vc->tilt != 0.0 && fabs (r - (VH - 1) / 2.0) >= 2)
@@ -352,8 +366,9 @@ test_volume_raw (gconstpointer data)
   g_assert_cmpuint (st.n_nonfinite, ==, cpu_counts.n_nonfinite);
   g_assert_cmpuint (st.n_nonpositive, >=, (guint64) (VH - 2) * VP);
 
-  g_test_message ("raw-upload volume (tilt %g°) vs GPU slices: rel L2 %.3g (tolerance %g); vs CPU "
-                  "slices %.3g", vc->tilt, worst_gpu, vc->tol, worst_cpu);
+  g_test_message ("raw-upload volume (tilt %g°) vs GPU slices: rel L2 %.3g (tolerance %g); volume "
+                  "and device slices vs GPU slices of host-preprocessed rows %.3g; vs CPU slices "
+                  "%.3g", vc->tilt, worst_gpu, vc->tol, worst_host, worst_cpu);
   if (vc->tilt != 0.0)
     {
       g_test_message ("the volume vs the uncorrected rows 2 or more from the middle: rel L2 ≥ %.3g",
@@ -366,6 +381,9 @@ test_volume_raw (gconstpointer data)
    * rounding; the auto kernel's four slices in halves (against one slice
    * in floats) to the 1e-2 of test-gpu's volume case. */
   g_assert_cmpfloat (worst_gpu, <=, vc->tol);
+  /* Preprocessing (and resampling) on the device gives the host's floats
+   * to rounding: the same kernel, the same tolerance. */
+  g_assert_cmpfloat (worst_host, <=, vc->tol);
   /* Against the CPU reference a wrong preprocessing (no −log, flats of
    * another row) is an error of order one; kernels differ by < 1e-2 here
    * (the dead column's streak is sharp). */

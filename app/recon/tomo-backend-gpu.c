@@ -193,10 +193,23 @@ gpu_load_raw (TomoBackendImpl     *impl,
   g_autofree float *flat = NULL, *dark = NULL;
   const void *raw = first->data;
   const float *fl = first->flat, *dk = first->dark;
+  /* A tilt-corrected scan: the rows are its file's, resampled on the
+   * device after their preprocessing. */
+  TomoGeometryRowTaps taps;
+  TomoScan *source = tomo_geometry_get_row_taps (scan, first->row, &taps);
+  int tap_offsets[4];
+  float tap_weights[4 * 4];
 
   g_clear_pointer (&impl->rows, g_free);
   self->raw_filtered = FALSE;
-  tomo_scan_get_preprocessing (scan, &normalise, &apply_log);
+  tomo_scan_get_preprocessing (source != NULL ? source : scan, &normalise, &apply_log);
+  g_assert (n_slices <= G_N_ELEMENTS (tap_offsets));
+  for (guint s = 0; source != NULL && s < n_slices; s++)
+    {
+      tomo_geometry_get_row_taps (scan, rows[s]->row, &taps);
+      tap_offsets[s] = taps.offset;
+      memcpy (tap_weights + 4 * s, taps.weights, sizeof taps.weights);
+    }
   if (n_slices > 1)
     {
       /* Slice-parallel rows one after another, as the device takes them. */
@@ -226,7 +239,8 @@ gpu_load_raw (TomoBackendImpl     *impl,
       dk = dark;
     }
   TomoGpuRawRows in = { first->dtype == TOMO_DTYPE_UINT16 ? TOMO_GPU_RAW_UINT16 : TOMO_GPU_RAW_FLOAT32,
-                        raw, n_slices, normalise ? fl : NULL, normalise ? dk : NULL, apply_log };
+                        raw, n_slices, normalise ? fl : NULL, normalise ? dk : NULL, apply_log,
+                        source != NULL ? tap_offsets : NULL, source != NULL ? tap_weights : NULL };
   if (!tomo_gpu_context_load_raw (self->ctx, &in, counts, error))
     return tomo_backend_gpu_failed (error, "GPU preprocessing");
   for (guint s = 0; s < n_slices; s++)

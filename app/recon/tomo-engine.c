@@ -29,6 +29,7 @@
 #include "tomo-backend.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
+#include "tomo-geometry.h"
 #include "tomo-scan-private.h"
 #include "tomo-scrub-prefetch.h"
 
@@ -819,14 +820,29 @@ check_request (TomoScan *scan, const TomoSliceRequest *request, TomoRoi *roi, GE
                      roi, error);
 }
 
+/* The scan whose raw rows the device path reads: a scan of a file itself,
+ * the file of a tilt-corrected one (the backend resamples its rows after
+ * preprocessing them); NULL for other derived scans, whose rows are line
+ * integrals made on the host. */
+static TomoScan *
+job_raw_source (const EngineJob *job)
+{
+  TomoGeometryRowTaps taps;
+  TomoScan *source;
+
+  if (_tomo_scan_get_base (job->scan) == NULL)
+    return job->scan;
+  source = tomo_geometry_get_row_taps (job->scan, 0, &taps);
+  return source != NULL && _tomo_scan_get_base (source) == NULL ? source : NULL;
+}
+
 /* Whether row changes go the device path: a backend that preprocesses raw
- * rows, a scan of a file (a derived scan's rows are line integrals made on
- * the host already). */
+ * rows, and raw rows to read. */
 static gboolean
 job_uses_raw_rows (const EngineJob *job)
 {
   return job->impl->ops->load_raw != NULL && job->device_preprocess
-         && _tomo_scan_get_base (job->scan) == NULL;
+         && job_raw_source (job) != NULL;
 }
 
 /* The raw row cache of the job's scan: the engine's, made on first use
@@ -845,7 +861,7 @@ job_dup_raw_rows (EngineJob *job)
   if (raw != NULL)
     return raw;
 
-  made = tomo_raw_rows_new (job->scan, 0);
+  made = tomo_raw_rows_new (job_raw_source (job), 0);
   g_mutex_lock (&self->lock);
   if (job->generation == self->generation && self->backend->impl->ops->load_raw != NULL)
     {

@@ -7,6 +7,7 @@
 
 #include "tomo-bench-row.h"
 #include "tomo-error.h"
+#include "tomo-geometry.h"
 #include "tomo-median.h"
 #include "tomo-phantom.h"
 #include "tomo-scan.h"
@@ -15,6 +16,7 @@
 #define ROW_WIDTH 2048
 #define ROW_PROJ 1800
 #define ROW_HEIGHT 32
+#define ROW_TILT 0.3     /* degrees: the axis tilt of the corrected walks */
 
 /* The stages of a row change, in the table's column order. */
 enum { TOTAL, READ, UPLOAD, PREPROCESS, FILTER, BP, N_STAGES };
@@ -89,21 +91,24 @@ print_times (RowTimes *t)
           t->max, m[READ], up, pp, m[FILTER], m[BP], other);
 }
 
-/* A fresh scan of `path` and an engine on `backend` over it, warmed up on
- * the middle row (plans, filter response, device buffers). */
+/* A fresh scan of `path` (its axis tilt of `tilt` degrees corrected) and
+ * an engine on `backend` over it, warmed up on the middle row (plans,
+ * filter response, device buffers). */
 static TomoEngine *
 open_engine (const char        *path,
+             double             tilt,
              TomoBackend        backend,
              gboolean           device_preprocess,
              TomoSliceRequest  *request,
              double             center,
              GError           **error)
 {
-  g_autoptr(TomoScan) scan = tomo_scan_open (path, NULL, error);
+  g_autoptr(TomoScan) file = tomo_scan_open (path, NULL, error);
+  g_autoptr(TomoScan) scan = NULL;
   g_autoptr(TomoEngine) engine = NULL;
   g_autoptr(TomoSlice) first = NULL;
 
-  if (scan == NULL)
+  if (file == NULL || (scan = tomo_geometry_correct_tilt (file, tilt, error)) == NULL)
     return NULL;
   engine = tomo_engine_new (backend);
   tomo_engine_set_scan (engine, scan);
@@ -134,6 +139,9 @@ tomo_bench_row_change (const char  *dir,
   RowTimes cold = { "device path, row not read before (slab read from the file)", .device = TRUE };
   RowTimes warm = { "device path, row in the raw row cache (what scrub prefetch serves)", .device = TRUE };
   RowTimes host = { "baseline: host path, read as float + CPU preprocessing, float upload", .device = TRUE };
+  RowTimes tilt_cold = { "axis tilt 0.3° corrected, device path (rows resampled there), row not read before", .device = TRUE };
+  RowTimes tilt_warm = { "axis tilt 0.3° corrected, device path, row in the raw row cache", .device = TRUE };
+  RowTimes tilt_host = { "axis tilt 0.3° corrected, host path (CPU preprocessing and cubic shift)", .device = TRUE };
   double write_s;
   gboolean ok;
 
@@ -149,13 +157,22 @@ tomo_bench_row_change (const char  *dir,
 
   /* The baseline first, on its own scan (own HDF5 handles and row cache):
    * the earlier path, rows read as floats and preprocessed on the CPU. */
-  baseline = open_engine (path, backend, FALSE, &request, phantom.center, error);
+  baseline = open_engine (path, 0.0, backend, FALSE, &request, phantom.center, error);
   ok = baseline != NULL && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &host, path, error);
   g_clear_object (&baseline);
-  engine = ok ? open_engine (path, backend, TRUE, &request, phantom.center, error) : NULL;
+  engine = ok ? open_engine (path, 0.0, backend, TRUE, &request, phantom.center, error) : NULL;
   ok = engine != NULL
        && walk_rows (engine, &request, ROW_HEIGHT / 2, runs, &cold, path, error)
        && walk_rows (engine, &request, ROW_HEIGHT / 2, runs, &warm, path, error);
+  /* The same walks with the axis tilt corrected, each on a scan of its own. */
+  baseline = ok ? open_engine (path, ROW_TILT, backend, FALSE, &request, phantom.center, error) : NULL;
+  ok = baseline != NULL && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &tilt_host, path, error);
+  g_clear_object (&baseline);
+  baseline = ok ? open_engine (path, ROW_TILT, backend, TRUE, &request, phantom.center, error) : NULL;
+  ok = baseline != NULL
+       && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &tilt_cold, path, error)
+       && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &tilt_warm, path, error);
+  g_clear_object (&baseline);
 
   if (ok)
     {
@@ -175,6 +192,9 @@ tomo_bench_row_change (const char  *dir,
       print_times (&cold);
       print_times (&warm);
       print_times (&host);
+      print_times (&tilt_cold);
+      print_times (&tilt_warm);
+      print_times (&tilt_host);
       printf ("\n");
       if (!cold.device)
         printf ("(The engine's backend has no device path: every row went the host path.)\n\n");

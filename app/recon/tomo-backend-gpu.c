@@ -202,6 +202,14 @@ gpu_load_raw (TomoBackendImpl     *impl,
 
   g_clear_pointer (&impl->rows, g_free);
   self->raw_filtered = FALSE;
+  if ((source == NULL && _tomo_scan_get_base (scan) != NULL)
+      || (source != NULL && _tomo_scan_get_base (source) != NULL))
+    {
+      /* The engine sends raw rows of files only (job_raw_source). */
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                   "Raw rows of a scan that is not read from a file (%s)", tomo_scan_get_path (scan));
+      return FALSE;
+    }
   tomo_scan_get_preprocessing (source != NULL ? source : scan, &normalise, &apply_log);
   g_assert (n_slices <= G_N_ELEMENTS (tap_offsets));
   for (guint s = 0; source != NULL && s < n_slices; s++)

@@ -32,6 +32,7 @@ struct _TomoBackendStore
                              * rows the device resamples from scan's, or NULL */
   TomoProgressFunc progress;
   gpointer user_data;
+  gboolean raw_fill;        /* the last fill preprocessed raw rows on the device */
 };
 G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoBackendStore, stats)
                  == G_STRUCT_OFFSET (TomoBackendStoreHead, stats));
@@ -189,7 +190,7 @@ gpu_store_fill (TomoBackendImpl  *impl,
   TomoBackendStore *store = impl->store;
   TomoGeometryRowTaps probe;
   TomoScan *source = tomo_geometry_get_row_taps (scan, 0, &probe);
-  gboolean ok;
+  gboolean raw, ok;
 
   g_return_val_if_fail (store != NULL, FALSE);
   store->scan = scan;
@@ -205,7 +206,8 @@ gpu_store_fill (TomoBackendImpl  *impl,
       store->resampled = scan;
     }
   /* Any other derived scan's rows are line integrals made on the host. */
-  if (store->setup.host_preprocess || _tomo_scan_get_base (store->scan) != NULL)
+  raw = !store->setup.host_preprocess && _tomo_scan_get_base (store->scan) == NULL;
+  if (!raw)
     {
       store->scan = scan;
       store->resampled = NULL;
@@ -213,6 +215,7 @@ gpu_store_fill (TomoBackendImpl  *impl,
     }
   else
     ok = fill_raw (store, cancel, error);
+  store->raw_fill = ok && raw;
   store->scan = NULL;
   store->resampled = NULL;
   if (!ok && tomo_backend_store_cancelled (cancel, error))
@@ -255,9 +258,10 @@ gpu_store_describe (TomoBackendImpl *impl)
 
   if (store == NULL)
     return g_strdup ("no store");
-  return g_strdup_printf ("GPU store, %s, %.2f GiB",
+  return g_strdup_printf ("GPU store, %s, %.2f GiB%s",
                           tomo_gpu_store_precision_to_string (tomo_gpu_store_get_precision (store->gpu)),
-                          tomo_gpu_store_get_bytes (store->gpu) / (double) (1 << 30));
+                          tomo_gpu_store_get_bytes (store->gpu) / (double) (1 << 30),
+                          store->raw_fill ? ", rows preprocessed on the device" : "");
 }
 
 static gboolean

@@ -311,6 +311,10 @@ test_weighted_360 (void)
   as_measured = tomo_geometry_present (scan, &g180, axis, &plan, &error);
   g_assert_no_error (error);
   g_assert_true (as_measured == scan);
+  /* Device paths read a file's raw rows; a weighted scan's rows are made
+   * on the host. */
+  g_assert_true (tomo_geometry_get_raw_source (scan) == scan);
+  g_assert_null (tomo_geometry_get_raw_source (weighted));
 
   a = reconstruct (engine, s180, 2, axis);
   b = reconstruct (engine, weighted, 2, axis);
@@ -445,6 +449,22 @@ test_tilt (gconstpointer data)
   g_assert_cmpuint (tomo_scan_get_width (corrected), ==, TILT_W);
   g_assert_cmpuint (tomo_scan_get_height (corrected), ==, TILT_H);
   g_assert_cmpuint (tomo_scan_get_n_projections (corrected), ==, TILT_N);
+  /* Device paths read the file's raw rows and resample them with the taps
+   * the CPU uses: row 1 is read at u + s, s = tan(4°) · (1 − middle row),
+   * from the four columns around it. */
+  g_assert_true (tomo_geometry_get_raw_source (corrected) == raw);
+  {
+    TomoGeometryRowTaps taps;
+    double shift = tan (4.0 * G_PI / 180.0) * (1 - (TILT_H - 1) / 2.0);
+
+    g_assert_true (tomo_geometry_get_row_taps (corrected, 1, &taps) == raw);
+    g_assert_null (tomo_geometry_get_row_taps (raw, 1, &taps));
+    g_test_message ("row 1: shift %.4f px, offset %d, weights %.4f %.4f %.4f %.4f", shift,
+                    taps.offset, taps.weights[0], taps.weights[1], taps.weights[2], taps.weights[3]);
+    g_assert_cmpint (taps.offset, ==, (int) floor (shift) - 1);
+    g_assert_cmpfloat (fabs (taps.weights[0] + taps.weights[1] + taps.weights[2] + taps.weights[3] - 1.0),
+                       <, 1e-6);
+  }
 
   for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
     {

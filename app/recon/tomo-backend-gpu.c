@@ -193,26 +193,26 @@ gpu_load_raw (TomoBackendImpl     *impl,
   g_autofree float *flat = NULL, *dark = NULL;
   const void *raw = first->data;
   const float *fl = first->flat, *dk = first->dark;
-  /* A tilt-corrected scan: the rows are its file's, resampled on the
+  /* The rows are the file's; a tilt correction's are resampled on the
    * device after their preprocessing. */
+  TomoScan *source = tomo_geometry_get_raw_source (scan);
+  gboolean resample = source != scan;
   TomoGeometryRowTaps taps;
-  TomoScan *source = tomo_geometry_get_row_taps (scan, first->row, &taps);
   int tap_offsets[4];
   float tap_weights[4 * 4];
 
   g_clear_pointer (&impl->rows, g_free);
   self->raw_filtered = FALSE;
-  if ((source == NULL && _tomo_scan_get_base (scan) != NULL)
-      || (source != NULL && _tomo_scan_get_base (source) != NULL))
+  if (source == NULL)
     {
-      /* The engine sends raw rows of files only (job_raw_source). */
+      /* The engine sends raw rows of files only. */
       g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
                    "Raw rows of a scan that is not read from a file (%s)", tomo_scan_get_path (scan));
       return FALSE;
     }
-  tomo_scan_get_preprocessing (source != NULL ? source : scan, &normalise, &apply_log);
+  tomo_scan_get_preprocessing (source, &normalise, &apply_log);
   g_assert (n_slices <= G_N_ELEMENTS (tap_offsets));
-  for (guint s = 0; source != NULL && s < n_slices; s++)
+  for (guint s = 0; resample && s < n_slices; s++)
     {
       tomo_geometry_get_row_taps (scan, rows[s]->row, &taps);
       tap_offsets[s] = taps.offset;
@@ -248,7 +248,7 @@ gpu_load_raw (TomoBackendImpl     *impl,
     }
   TomoGpuRawRows in = { first->dtype == TOMO_DTYPE_UINT16 ? TOMO_GPU_RAW_UINT16 : TOMO_GPU_RAW_FLOAT32,
                         raw, n_slices, normalise ? fl : NULL, normalise ? dk : NULL, apply_log,
-                        source != NULL ? tap_offsets : NULL, source != NULL ? tap_weights : NULL };
+                        resample ? tap_offsets : NULL, resample ? tap_weights : NULL };
   if (!tomo_gpu_context_load_raw (self->ctx, &in, counts, error))
     return tomo_backend_gpu_failed (error, "GPU preprocessing");
   for (guint s = 0; s < n_slices; s++)
@@ -552,14 +552,14 @@ gpu_volume (TomoBackendImpl         *impl,
   GError *gpu_error = NULL;
   gulong cancel_id = 0;
   gboolean ok;
-  /* What the rows are read from: the scan, or the file scan whose rows a
-   * tilt correction resamples (then on the device, after preprocessing). */
-  TomoGeometryRowTaps probe;
-  TomoScan *source = tomo_geometry_get_row_taps (job->scan, 0, &probe);
+  /* What the rows are read from: the file (a tilt correction's rows then
+   * resampled on the device, after preprocessing), or a derived scan read
+   * as such. */
+  TomoScan *source = tomo_geometry_get_raw_source (job->scan);
 
-  if (source == NULL || _tomo_scan_get_base (source) != NULL)
+  if (source == NULL)
     source = job->scan;
-  else
+  else if (source != job->scan)
     gjob.row_taps = volume_row_taps_cb;
 
   gjob.width = width;

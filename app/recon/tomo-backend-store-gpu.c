@@ -188,33 +188,23 @@ gpu_store_fill (TomoBackendImpl  *impl,
                 GError          **error)
 {
   TomoBackendStore *store = impl->store;
-  TomoGeometryRowTaps probe;
-  TomoScan *source = tomo_geometry_get_row_taps (scan, 0, &probe);
+  /* The file's raw rows go up (a tilt correction's resampled after their
+   * preprocessing); any other derived scan's rows are line integrals made
+   * on the host. */
+  TomoScan *source = tomo_geometry_get_raw_source (scan);
   gboolean raw, ok;
 
   g_return_val_if_fail (store != NULL, FALSE);
-  store->scan = scan;
-  store->resampled = NULL;
+  raw = !store->setup.host_preprocess && source != NULL;
+  store->scan = raw ? source : scan;
+  store->resampled = raw && source != scan ? scan : NULL;
   store->progress = progress;
   store->user_data = user_data;
   memset (&store->stats, 0, sizeof store->stats);
-  /* A tilt-corrected scan of a file: the file's raw rows go up and are
-   * resampled after their preprocessing. */
-  if (source != NULL && _tomo_scan_get_base (source) == NULL)
-    {
-      store->scan = source;
-      store->resampled = scan;
-    }
-  /* Any other derived scan's rows are line integrals made on the host. */
-  raw = !store->setup.host_preprocess && _tomo_scan_get_base (store->scan) == NULL;
-  if (!raw)
-    {
-      store->scan = scan;
-      store->resampled = NULL;
-      ok = tomo_gpu_store_fill (store->gpu, fill_read_cb, fill_progress_cb, store, cancel, error);
-    }
-  else
+  if (raw)
     ok = fill_raw (store, cancel, error);
+  else
+    ok = tomo_gpu_store_fill (store->gpu, fill_read_cb, fill_progress_cb, store, cancel, error);
   store->raw_fill = ok && raw;
   store->scan = NULL;
   store->resampled = NULL;

@@ -820,29 +820,14 @@ check_request (TomoScan *scan, const TomoSliceRequest *request, TomoRoi *roi, GE
                      roi, error);
 }
 
-/* The scan whose raw rows the device path reads: a scan of a file itself,
- * the file of a tilt-corrected one (the backend resamples its rows after
- * preprocessing them); NULL for other derived scans, whose rows are line
- * integrals made on the host. */
-static TomoScan *
-job_raw_source (const EngineJob *job)
-{
-  TomoGeometryRowTaps taps;
-  TomoScan *source;
-
-  if (_tomo_scan_get_base (job->scan) == NULL)
-    return job->scan;
-  source = tomo_geometry_get_row_taps (job->scan, 0, &taps);
-  return source != NULL && _tomo_scan_get_base (source) == NULL ? source : NULL;
-}
-
 /* Whether row changes go the device path: a backend that preprocesses raw
- * rows, and raw rows to read. */
+ * rows, and raw rows to read (a tilt correction's are its file's, which the
+ * backend resamples after preprocessing them). */
 static gboolean
 job_uses_raw_rows (const EngineJob *job)
 {
   return job->impl->ops->load_raw != NULL && job->device_preprocess
-         && job_raw_source (job) != NULL;
+         && tomo_geometry_get_raw_source (job->scan) != NULL;
 }
 
 /* The raw row cache of the job's scan: the engine's, made on first use
@@ -861,7 +846,7 @@ job_dup_raw_rows (EngineJob *job)
   if (raw != NULL)
     return raw;
 
-  made = tomo_raw_rows_new (job_raw_source (job), 0);
+  made = tomo_raw_rows_new (tomo_geometry_get_raw_source (job->scan), 0);
   g_mutex_lock (&self->lock);
   if (job->generation == self->generation && self->backend->impl->ops->load_raw != NULL)
     {

@@ -711,3 +711,16 @@ tomo_geometry_get_row_taps (TomoScan            *scan,
   tilt_taps (data, row, taps);
   return _tomo_scan_get_base (scan);
 }
+
+TomoScan *
+tomo_geometry_get_raw_source (TomoScan *scan)
+{
+  TomoGeometryRowTaps taps;
+  TomoScan *source;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (scan), NULL);
+  if (_tomo_scan_get_base (scan) == NULL)
+    return scan;
+  source = tomo_geometry_get_row_taps (scan, 0, &taps);
+  return source != NULL && _tomo_scan_get_base (source) == NULL ? source : NULL;
+}

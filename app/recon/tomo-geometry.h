@@ -146,6 +146,13 @@ TomoScan   *tomo_geometry_get_row_taps    (TomoScan            *scan,
                                            guint                row,
                                            TomoGeometryRowTaps *taps);
 
+/* The scan whose raw rows a device path reads for `scan` (no new
+ * reference): a scan of a file itself, the file of a tilt correction of
+ * one (its rows then resampled with tomo_geometry_get_row_taps() after
+ * preprocessing); NULL for other derived scans, whose rows are line
+ * integrals made on the host. */
+TomoScan   *tomo_geometry_get_raw_source  (TomoScan            *scan);
+
 /* One line: what will be done ("offset axis (left): 1800 projections
  * stitched into 900 × 1843 columns, overlap 253, axis at 921.5"). */
 char       *tomo_geometry_plan_describe   (const TomoGeometryPlan *plan);

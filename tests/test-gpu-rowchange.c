@@ -7,7 +7,7 @@
  * (1e-2 with 4 slices, half precision); the clamp and replacement counts
  * equal to both, for 1, 2 and 4 slices; a row served from the
  * raw cache gives the slice of a cold read bit for bit; scrubbing prefetches
- * the next rows into the raw cache; a row out of range and a file cut short
+ * the next rows into the raw cache; a change of axis tilt reads nothing; a row out of range and a file cut short
  * give clear errors.  Skips without a CUDA device.
  */
 #include "config.h"
@@ -19,6 +19,7 @@
 
 #include "tomo-engine.h"
 #include "tomo-error.h"
+#include "tomo-geometry.h"
 #include "tomo-gpu.h"
 #include "tomo-phantom.h"
 #include "tomo-scan-private.h"
@@ -153,6 +154,62 @@ test_prefetch (void)
   g_assert_cmpuint (_tomo_scan_get_n_row_reads (scan), ==, reads + 1);
 }
 
+/* Tuning the axis tilt on one row: each new tilt of the same file is a new
+ * scan for the engine, whose raw rows are the file's — they stay cached and
+ * the file is not read again; each slice is bit for bit a fresh engine's
+ * cold read of that tilt.  Another file's scan drops them. */
+static void
+test_tilt_keeps_raw_rows (void)
+{
+  g_autoptr(TomoScan) file = NULL, other = NULL;
+  g_autoptr(TomoEngine) engine = NULL;
+  g_autoptr(TomoSlice) first = NULL;
+  guint64 reads;
+
+  if (!tomo_test_need_gpu (NO_GPU))
+    return;
+  file = tomo_test_open_scan (scan_path);
+  engine = engine_for (file, TOMO_BACKEND_GPU, TRUE);
+  first = reconstruct (engine, 0, 1);
+  reads = _tomo_scan_get_n_row_reads (file);
+  g_assert_cmpuint (reads, >, 0);
+  for (guint k = 1; k <= 3; k++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(TomoScan) tilted = tomo_geometry_correct_tilt (file, 2.0 * k, &error);
+      g_autoptr(TomoScan) fresh_file = tomo_test_open_scan (scan_path);
+      g_autoptr(TomoScan) fresh_tilted = tomo_geometry_correct_tilt (fresh_file, 2.0 * k, &error);
+      g_autoptr(TomoEngine) fresh = engine_for (fresh_tilted, TOMO_BACKEND_GPU, TRUE);
+      g_autoptr(TomoSlice) slice = NULL, reference = NULL;
+      gsize bytes;
+
+      g_assert_no_error (error);
+      tomo_engine_set_scan (engine, tilted);
+      slice = reconstruct (engine, 0, 1);
+      g_assert_true (slice->device_preprocess);
+      g_assert_cmpuint (_tomo_scan_get_n_row_reads (file), ==, reads);
+      reference = reconstruct (fresh, 0, 1);
+      g_assert_cmpuint (_tomo_scan_get_n_row_reads (fresh_file), >, 0);
+      bytes = sizeof (float) * slice->width * slice->height;
+      g_assert_cmpmem (slice->data, bytes, reference->data, bytes);
+      /* The tilt did shift the row (3.5 rows off the middle: by
+       * 0.12 px and more). */
+      g_assert_cmpfloat (tomo_test_rel_l2 (slice->data, first->data,
+                                           (gsize) slice->width * slice->height), >, 1e-5);
+    }
+  /* Back to the file itself: still no read. */
+  tomo_engine_set_scan (engine, file);
+  g_clear_pointer (&first, tomo_slice_unref);
+  first = reconstruct (engine, 0, 1);
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (file), ==, reads);
+  /* Another scan of the same path is another file handle: read anew. */
+  other = tomo_test_open_scan (scan_path);
+  tomo_engine_set_scan (engine, other);
+  g_clear_pointer (&first, tomo_slice_unref);
+  first = reconstruct (engine, 0, 1);
+  g_assert_cmpuint (_tomo_scan_get_n_row_reads (other), >, 0);
+}
+
 /* A row out of range; a file cut short after opening: errors naming the
  * file, no crash, and the engine goes on serving the rows it holds. */
 static void
@@ -226,6 +283,7 @@ main (int    argc,
                         test_equals_host);
   g_test_add_func ("/tomo/gpu/rowchange/cached-equals-cold", test_cached_equals_cold);
   g_test_add_func ("/tomo/gpu/rowchange/prefetch", test_prefetch);
+  g_test_add_func ("/tomo/gpu/rowchange/tilt-keeps-raw-rows", test_tilt_keeps_raw_rows);
   g_test_add_func ("/tomo/gpu/rowchange/errors", test_errors);
   return tomo_test_run_and_remove_scan (scan_path, scan_dir);
 }

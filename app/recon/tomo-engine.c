@@ -681,6 +681,11 @@ tomo_engine_set_scan (TomoEngine *self,
       self->scan = scan != NULL ? g_object_ref (scan) : NULL;
       self->generation++;
       raw = g_steal_pointer (&self->raw_rows);
+      /* A new axis tilt of the same file reads the same raw rows (they are
+       * resampled after preprocessing): tuning the tilt reads nothing. */
+      if (raw != NULL && scan != NULL
+          && tomo_geometry_get_raw_source (scan) == tomo_raw_rows_get_scan (raw))
+        self->raw_rows = g_steal_pointer (&raw);
       /* Requests waiting for a busy backend see they are stale. */
       g_cond_broadcast (&self->backend_cond);
     }
@@ -688,8 +693,8 @@ tomo_engine_set_scan (TomoEngine *self,
   g_mutex_unlock (&self->lock);
 
   /* Requests made for the previous scan are superseded: those waiting are
-   * dropped, the one the worker holds is answered cancelled.  Rows of the
-   * previous scan are of no use any more. */
+   * dropped, the one the worker holds is answered cancelled; the scrub
+   * prefetcher stops (its next aim reads for the new scan). */
   g_mutex_lock (&self->queue_lock);
   if (self->pending != NULL && self->pending->generation != generation)
     dropped = g_steal_pointer (&self->pending);

@@ -17,6 +17,7 @@
 #define ROW_PROJ 1800
 #define ROW_HEIGHT 32
 #define ROW_TILT 0.3     /* degrees: the axis tilt of the corrected walks */
+#define TILT_LABEL "axis tilt " G_STRINGIFY (ROW_TILT) "° corrected"
 
 /* The stages of a row change, in the table's column order. */
 enum { TOTAL, READ, UPLOAD, PREPROCESS, FILTER, BP, N_STAGES };
@@ -30,6 +31,40 @@ typedef struct
   double max;
   gboolean device;
 } RowTimes;
+
+/* One request timed into run n of `t`. */
+static gboolean
+time_request (TomoEngine       *engine,
+              TomoSliceRequest *request,
+              RowTimes         *t,
+              const char       *path,
+              GError          **error)
+{
+  g_autoptr(TomoSlice) slice = NULL;
+  guint n = t->n;
+  gint64 t0;
+
+  t0 = g_get_monotonic_time ();
+  slice = tomo_engine_reconstruct (engine, request, NULL, error);
+  if (slice == NULL)
+    return FALSE;
+  t->ms[TOTAL][n] = (g_get_monotonic_time () - t0) / 1e3;
+  t->max = MAX (t->max, t->ms[TOTAL][n]);
+  t->ms[READ][n] = slice->read_ms;
+  t->ms[UPLOAD][n] = slice->upload_ms;
+  t->ms[PREPROCESS][n] = slice->preprocess_ms;
+  t->ms[FILTER][n] = slice->filter_ms;
+  t->ms[BP][n] = slice->backproject_ms;
+  t->device = t->device && slice->device_preprocess;
+  t->n++;
+  if (!isfinite (slice->values.mean))
+    {
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                   "Row %u of %s reconstructed to non-finite values", request->row, path);
+      return FALSE;
+    }
+  return TRUE;
+}
 
 /* `runs` row changes, row += 7 each (7 is prime to the height): `first`
  * decides where the walk starts, so that a second walk meets the rows of
@@ -46,29 +81,40 @@ walk_rows (TomoEngine       *engine,
   request->row = first;
   for (guint n = 0; n < runs; n++)
     {
-      g_autoptr(TomoSlice) slice = NULL;
-      gint64 t0;
-
       request->row = (request->row + 7) % ROW_HEIGHT;
-      t0 = g_get_monotonic_time ();
-      slice = tomo_engine_reconstruct (engine, request, NULL, error);
-      if (slice == NULL)
+      if (!time_request (engine, request, t, path, error))
         return FALSE;
-      t->ms[TOTAL][n] = (g_get_monotonic_time () - t0) / 1e3;
-      t->max = MAX (t->max, t->ms[TOTAL][n]);
-      t->ms[READ][n] = slice->read_ms;
-      t->ms[UPLOAD][n] = slice->upload_ms;
-      t->ms[PREPROCESS][n] = slice->preprocess_ms;
-      t->ms[FILTER][n] = slice->filter_ms;
-      t->ms[BP][n] = slice->backproject_ms;
-      t->device = t->device && slice->device_preprocess;
-      t->n++;
-      if (!isfinite (slice->values.mean))
-        {
-          g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
-                       "Row %u of %s reconstructed to non-finite values", request->row, path);
-          return FALSE;
-        }
+    }
+  return TRUE;
+}
+
+/* `runs` steps of the axis tilt on one row, as the window's tilt field
+ * makes them: each a new correction of the engine's file.  `drop_rows`:
+ * the engine sees another scan in between, so its raw row cache goes (what
+ * every tilt step cost before the cache outlived one). */
+static gboolean
+walk_tilts (TomoEngine       *engine,
+            TomoSliceRequest *request,
+            guint             runs,
+            gboolean          drop_rows,
+            RowTimes         *t,
+            const char       *path,
+            GError          **error)
+{
+  g_autoptr(TomoScan) file = g_object_ref (tomo_geometry_get_raw_source (tomo_engine_get_scan (engine)));
+
+  request->row = 3;
+  for (guint n = 0; n < runs; n++)
+    {
+      g_autoptr(TomoScan) tilted = tomo_geometry_correct_tilt (file, ROW_TILT + 0.01 * (n + 1), error);
+
+      if (tilted == NULL)
+        return FALSE;
+      if (drop_rows)
+        tomo_engine_set_scan (engine, NULL);
+      tomo_engine_set_scan (engine, tilted);
+      if (!time_request (engine, request, t, path, error))
+        return FALSE;
     }
   return TRUE;
 }
@@ -139,9 +185,11 @@ tomo_bench_row_change (const char  *dir,
   RowTimes cold = { "device path, row not read before (slab read from the file)", .device = TRUE };
   RowTimes warm = { "device path, row in the raw row cache (what scrub prefetch serves)", .device = TRUE };
   RowTimes host = { "baseline: host path, read as float + CPU preprocessing, float upload", .device = TRUE };
-  RowTimes tilt_cold = { "axis tilt 0.3° corrected, device path (rows resampled there), row not read before", .device = TRUE };
-  RowTimes tilt_warm = { "axis tilt 0.3° corrected, device path, row in the raw row cache", .device = TRUE };
-  RowTimes tilt_host = { "axis tilt 0.3° corrected, host path (CPU preprocessing and cubic shift)", .device = TRUE };
+  RowTimes tilt_cold = { TILT_LABEL ", device path (rows resampled there), row not read before", .device = TRUE };
+  RowTimes tilt_warm = { TILT_LABEL ", device path, row in the raw row cache", .device = TRUE };
+  RowTimes tilt_host = { TILT_LABEL ", host path (CPU preprocessing and cubic shift)", .device = TRUE };
+  RowTimes tilt_step = { "axis tilt stepped by 0.01° on one row, device path (the file's raw rows kept)", .device = TRUE };
+  RowTimes tilt_step_drop = { "baseline: the same tilt steps, raw row cache dropped at each (slab read each time)", .device = TRUE };
   double write_s;
   gboolean ok;
 
@@ -171,7 +219,9 @@ tomo_bench_row_change (const char  *dir,
   baseline = ok ? open_engine (path, ROW_TILT, backend, TRUE, &request, phantom.center, error) : NULL;
   ok = baseline != NULL
        && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &tilt_cold, path, error)
-       && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &tilt_warm, path, error);
+       && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &tilt_warm, path, error)
+       && walk_tilts (baseline, &request, runs, TRUE, &tilt_step_drop, path, error)
+       && walk_tilts (baseline, &request, runs, FALSE, &tilt_step, path, error);
   g_clear_object (&baseline);
 
   if (ok)
@@ -195,6 +245,8 @@ tomo_bench_row_change (const char  *dir,
       print_times (&tilt_cold);
       print_times (&tilt_warm);
       print_times (&tilt_host);
+      print_times (&tilt_step);
+      print_times (&tilt_step_drop);
       printf ("\n");
       if (!cold.device)
         printf ("(The engine's backend has no device path: every row went the host path.)\n\n");

@@ -94,6 +94,21 @@ tomo_backend_gpu_failed (GError    **error,
   return FALSE;
 }
 
+TomoScan *
+tomo_backend_gpu_row_taps (TomoScan *scan,
+                           guint     row,
+                           int      *offset,
+                           float     weights[4])
+{
+  TomoGeometryRowTaps taps;
+  TomoScan *source = tomo_geometry_get_row_taps (scan, row, &taps);
+
+  g_assert (source != NULL);
+  *offset = taps.offset;
+  memcpy (weights, taps.weights, sizeof taps.weights);
+  return source;
+}
+
 /* tomo_kernel_to_string() and tomo_kernel_from_string() (tomo-engine.h):
  * the kernel names are the GPU's. */
 const char *
@@ -197,7 +212,6 @@ gpu_load_raw (TomoBackendImpl     *impl,
    * device after their preprocessing. */
   TomoScan *source = tomo_geometry_get_raw_source (scan);
   gboolean resample = source != scan;
-  TomoGeometryRowTaps taps;
   int tap_offsets[4];
   float tap_weights[4 * 4];
 
@@ -213,11 +227,7 @@ gpu_load_raw (TomoBackendImpl     *impl,
   tomo_scan_get_preprocessing (source, &normalise, &apply_log);
   g_assert (n_slices <= G_N_ELEMENTS (tap_offsets));
   for (guint s = 0; resample && s < n_slices; s++)
-    {
-      tomo_geometry_get_row_taps (scan, rows[s]->row, &taps);
-      tap_offsets[s] = taps.offset;
-      memcpy (tap_weights + 4 * s, taps.weights, sizeof taps.weights);
-    }
+    tomo_backend_gpu_row_taps (scan, rows[s]->row, &tap_offsets[s], tap_weights + 4 * s);
   if (n_slices > 1)
     {
       /* Slice-parallel rows one after another, as the device takes them. */
@@ -485,12 +495,8 @@ volume_row_taps_cb (guint    row,
                     gpointer user_data)
 {
   VolumeRun *run = user_data;
-  TomoGeometryRowTaps taps;
-  TomoScan *source = tomo_geometry_get_row_taps (run->job->scan, row, &taps);
 
-  g_assert (source != NULL);
-  *offset = taps.offset;
-  memcpy (weights, taps.weights, sizeof taps.weights);
+  tomo_backend_gpu_row_taps (run->job->scan, row, offset, weights);
 }
 
 /* The device path: raw counts and the row's flat and dark, as read. */

@@ -126,12 +126,9 @@ fill_row_taps_cb (guint    row,
                   gpointer data)
 {
   TomoBackendStore *store = data;
-  TomoGeometryRowTaps taps;
-  TomoScan *source = tomo_geometry_get_row_taps (store->resampled, row, &taps);
+  TomoScan *source = tomo_backend_gpu_row_taps (store->resampled, row, offset, weights);
 
   g_assert (source == store->scan);
-  *offset = taps.offset;
-  memcpy (weights, taps.weights, sizeof taps.weights);
 }
 
 /* Raw rows up in slabs (as many rows as a chunk of the file spans, at

@@ -293,6 +293,13 @@ extern const TomoDeviceBufferOps *const tomo_backend_gpu_buffer_ops;
  * device fault).  Always FALSE.  For the GPU backend's files. */
 gboolean tomo_backend_gpu_failed (GError    **error,
                                   const char *what);
+/* The taps of row `row` of a tilt correction (tomo_geometry_get_row_taps())
+ * in the form the GPU's row_taps callbacks take; returns the scan whose
+ * rows they resample.  For the GPU backend's files. */
+TomoScan *tomo_backend_gpu_row_taps (TomoScan *scan,
+                                     guint     row,
+                                     int      *offset,
+                                     float     weights[4]);
 
 struct _TomoBackendImpl
 {

@@ -207,13 +207,41 @@ sink_cb (guint        row,
   return tomo_volume_writer_add (self->writer, row, slice, error);
 }
 
+void
+tomo_volume_info_describe (TomoVolumeInfo        *info,
+                           TomoScan              *scan,
+                           TomoEngine            *engine,
+                           const TomoReconParams *params,
+                           const TomoRoi         *roi,
+                           guint                  row_start,
+                           guint                  n_rows)
+{
+  *info = (TomoVolumeInfo) {
+    .width = roi->width,
+    .height = roi->height,
+    .roi_x = roi->x,
+    .roi_y = roi->y,
+    .row_start = row_start,
+    .n_rows = n_rows,
+    .n_projections = tomo_scan_get_n_projections (scan),
+    .center = params->center,
+    .filter = tomo_filter_type_to_string (params->filter),
+    .interp = tomo_interp_to_string (params->interp),
+    .backend = tomo_engine_get_device_name (engine),
+    .source = tomo_scan_get_path (scan),
+    .pixel_size = tomo_scan_get_pixel_size (scan),
+    .axis_tilt_deg = tomo_scan_get_axis_tilt_correction (scan),
+    .inputs = tomo_scan_get_input_files (scan),
+  };
+}
+
 gboolean
 tomo_volume_export_run (TomoVolumeExport *self,
                         GCancellable     *cancellable,
                         GError          **error)
 {
   TomoScan *scan = self->scan;
-  TomoVolumeInfo info = { 0 };
+  TomoVolumeInfo info;
   TomoVolumeRequest request;
   TomoRoi roi;
   gint64 t0 = g_get_monotonic_time ();
@@ -233,21 +261,8 @@ tomo_volume_export_run (TomoVolumeExport *self,
   if (!tomo_recon_check_rows (scan, self->row_start, self->row_end, error))
     return FALSE;
   roi = tomo_recon_params_get_roi (&self->params, tomo_scan_get_width (scan));
-  info.width = roi.width;
-  info.height = roi.height;
-  info.roi_x = roi.x;
-  info.roi_y = roi.y;
-  info.row_start = self->row_start;
-  info.n_rows = self->row_end - self->row_start;
-  info.n_projections = tomo_scan_get_n_projections (scan);
-  info.center = self->params.center;
-  info.filter = tomo_filter_type_to_string (self->params.filter);
-  info.interp = tomo_interp_to_string (self->params.interp);
-  info.backend = tomo_engine_get_device_name (self->engine);
-  info.source = tomo_scan_get_path (scan);
-  info.pixel_size = tomo_scan_get_pixel_size (scan);
-  info.axis_tilt_deg = tomo_scan_get_axis_tilt_correction (scan);
-  info.inputs = tomo_scan_get_input_files (scan);
+  tomo_volume_info_describe (&info, scan, self->engine, &self->params, &roi, self->row_start,
+                             self->row_end - self->row_start);
 
   self->writer = tomo_volume_writer_new (self->path, self->format, &info, self->n_writers, &local);
   if (self->writer == NULL)

@@ -15,6 +15,17 @@ G_BEGIN_DECLS
  * stage overlapped: the engine's volume pipeline computes while a pool of
  * writer threads writes.  One export runs once.  On failure or cancel
  * nothing half-written is left under the output name; the error says so. */
+/* What a writer records of rows [row_start, + n_rows) of `scan`, as
+ * `engine` reconstructs them with `params` over `roi` (the slices' size);
+ * the strings are borrowed from those.  For exports and single slices. */
+void tomo_volume_info_describe (TomoVolumeInfo        *info,
+                                TomoScan              *scan,
+                                TomoEngine            *engine,
+                                const TomoReconParams *params,
+                                const TomoRoi         *roi,
+                                guint                  row_start,
+                                guint                  n_rows);
+
 #define TOMO_TYPE_VOLUME_EXPORT (tomo_volume_export_get_type ())
 G_DECLARE_FINAL_TYPE (TomoVolumeExport, tomo_volume_export, TOMO, VOLUME_EXPORT, GObject)
 

@@ -222,24 +222,10 @@ write_one_slice (const char            *output,
                  TomoSlice             *slice,
                  GError               **error)
 {
-  TomoVolumeInfo info = { 0 };
+  TomoVolumeInfo info;
   TomoVolumeWriter *writer;
 
-  info.width = slice->width;
-  info.height = slice->height;
-  info.roi_x = slice->roi.x;
-  info.roi_y = slice->roi.y;
-  info.row_start = slice->row;
-  info.n_rows = 1;
-  info.n_projections = tomo_scan_get_n_projections (scan);
-  info.center = params->center;
-  info.filter = tomo_filter_type_to_string (params->filter);
-  info.interp = tomo_interp_to_string (params->interp);
-  info.backend = tomo_engine_get_device_name (engine);
-  info.source = tomo_scan_get_path (scan);
-  info.pixel_size = tomo_scan_get_pixel_size (scan);
-  info.axis_tilt_deg = tomo_scan_get_axis_tilt_correction (scan);
-  info.inputs = tomo_scan_get_input_files (scan);
+  tomo_volume_info_describe (&info, scan, engine, params, &slice->roi, slice->row, 1);
   writer = tomo_volume_writer_new (output, format, &info, 1, error);
   if (writer == NULL)
     return FALSE;

@@ -126,9 +126,8 @@ typedef struct
 
 /* grid.y: the row (plane); grid.x strides over its values.  Rounded as
  * tomo_geometry_correct_tilt() rounds on the CPU (products, then sums left
- * to right, no fused multiply-add), so both give the same floats where the
- * host compiler does not contract them either (x86-64 without -march: the
- * tests allow for rounding all the same). */
+ * to right, no fused multiply-add: the C sources build with
+ * -ffp-contract=off), so both give the same floats. */
 __global__ static void
 row_taps_kernel (const float *__restrict__ in,
                  float       *__restrict__ out,

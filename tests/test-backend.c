@@ -486,6 +486,75 @@ test_centers (gconstpointer data)
   tomo_backend_free (impl);
 }
 
+/* One slice at the axis from `impl` configured with `angles`. */
+static float *
+slice_with_angles (TomoBackendImpl *impl,
+                   TomoScan        *scan,
+                   const double    *angles)
+{
+  g_autoptr(GError) error = NULL;
+  const double center = AXIS;
+  TomoBackendSetup setup = { WIDTH, N_PROJ, angles, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE, 1 };
+  TomoBackendCenters sweep = { .centers = &center, .n_centers = 1, .ms = -1 };
+  double filter_ms;
+
+  g_assert_true (impl->ops->configure (impl, &setup, &error));
+  g_assert_true (impl->ops->load_rows (impl, scan, 3, 1, NULL, NULL, &error));
+  g_assert_true (impl->ops->filter (impl, &filter_ms, &error));
+  sweep.plane.interp = TOMO_INTERP_LINEAR;
+  sweep.plane.roi = (TomoRoi) { 0, 0, WIDTH, WIDTH };
+  sweep.images = g_new (float, (gsize) WIDTH * WIDTH);
+  g_assert_true (impl->ops->backproject_centers (impl, &sweep, &error));
+  g_assert_no_error (error);
+  return sweep.images;
+}
+
+static TomoBackendImpl *
+backend_new (TomoBackend backend)
+{
+  g_autoptr(GError) error = NULL;
+  TomoBackendImpl *impl = backend == TOMO_BACKEND_GPU ? tomo_backend_gpu_new (&error)
+                                                      : tomo_backend_cpu_new ();
+
+  g_assert_no_error (error);
+  return impl;
+}
+
+/* A backend configured again with other angles at the same address (a
+ * freed scan's array reused by the next scan's) back-projects with the new
+ * angles: the slice equals a fresh backend's with those angles, and the
+ * turn by 0.2 rad did change it. */
+static void
+test_reconfigure_same_address (gconstpointer data)
+{
+  const TomoTestBackendCase *td = data;
+  g_autoptr(TomoScan) scan = NULL;
+  g_autofree double *angles = NULL, *turned = NULL;
+  g_autofree float *first = NULL, *again = NULL, *fresh = NULL;
+  TomoBackendImpl *impl, *other;
+  const gsize px = (gsize) WIDTH * WIDTH;
+
+  if (!tomo_test_need_backend (td->backend, NO_GPU))
+    return;
+  scan = tomo_test_open_scan (scan_path);
+  angles = g_memdup2 (tomo_scan_get_angles (scan), sizeof (double) * N_PROJ);
+  turned = g_new (double, N_PROJ);
+  for (guint p = 0; p < N_PROJ; p++)
+    turned[p] = angles[p] + 0.2;
+  impl = backend_new (td->backend);
+  first = slice_with_angles (impl, scan, angles);
+  memcpy (angles, turned, sizeof (double) * N_PROJ);
+  again = slice_with_angles (impl, scan, angles);
+  other = backend_new (td->backend);
+  fresh = slice_with_angles (other, scan, turned);
+  g_test_message ("same address, new angles: vs a fresh backend %.3g, vs the old angles %.3g",
+                  tomo_test_rel_l2 (again, fresh, px), tomo_test_rel_l2 (again, first, px));
+  g_assert_cmpfloat (tomo_test_rel_l2 (again, fresh, px), ==, 0);
+  g_assert_cmpfloat (tomo_test_rel_l2 (again, first, px), >, 0.1);
+  tomo_backend_free (other);
+  tomo_backend_free (impl);
+}
+
 static void
 add_tests (void)
 {
@@ -500,6 +569,8 @@ add_tests (void)
         tomo_test_add_backend_case ("/tomo/backend", backends[b], "bad", &bad_cases[i], test_bad_case);
       tomo_test_add_backend_case ("/tomo/backend", backends[b], "volume", NULL, test_volume);
       tomo_test_add_backend_case ("/tomo/backend", backends[b], "centers", NULL, test_centers);
+      tomo_test_add_backend_case ("/tomo/backend", backends[b], "reconfigure-same-address", NULL,
+                                  test_reconfigure_same_address);
     }
   g_test_add_func ("/tomo/backend/kernel-names", test_kernel_names);
 }

@@ -24,7 +24,8 @@ typedef struct
 {
   TomoBackendImpl parent;
   TomoGpuContext *ctx;
-  TomoBackendSetup setup;
+  TomoBackendSetup setup;   /* its angles: `angles` */
+  double *angles;           /* a copy of the angles the device has */
   TomoGpuAccumulator *acc;  /* the live slice, on the device */
   guint acc_width;
   TomoGpuXcorr *xc;         /* correlate: made for xc_width × xc_pairs */
@@ -153,6 +154,7 @@ gpu_free (TomoBackendImpl *impl)
   g_clear_pointer (&self->acc, tomo_gpu_accumulator_free);
   g_clear_pointer (&self->xc, tomo_gpu_xcorr_free);
   g_clear_pointer (&self->ctx, tomo_gpu_context_free);
+  g_clear_pointer (&self->angles, g_free);
 }
 
 static gboolean
@@ -165,15 +167,21 @@ gpu_configure (TomoBackendImpl        *impl,
   g_autofree double *response = NULL;
 
   g_clear_pointer (&impl->rows, g_free);
+  /* The angles compared by value: another scan's (a new axis tilt of the
+   * same file, say) may be equal, and a freed scan's address may come back
+   * with other angles. */
   if (setup->width != self->setup.width || setup->n_proj != self->setup.n_proj
-      || setup->angles != self->setup.angles)
+      || self->angles == NULL
+      || memcmp (setup->angles, self->angles, sizeof (double) * setup->n_proj) != 0)
     {
+      g_clear_pointer (&self->angles, g_free);
       if (!tomo_gpu_context_set_geometry (self->ctx, setup->width, setup->n_proj, setup->angles,
                                           error))
         {
           self->setup.width = 0;
           return tomo_backend_gpu_failed (error, "GPU geometry");
         }
+      self->angles = g_memdup2 (setup->angles, sizeof (double) * setup->n_proj);
     }
   response = tomo_filter_fbp_response (setup->filter, setup->width, setup->n_proj, &padded);
   if (!tomo_gpu_context_set_filter (self->ctx, padded, response, to_gpu_pad (setup->pad),
@@ -183,6 +191,7 @@ gpu_configure (TomoBackendImpl        *impl,
       return tomo_backend_gpu_failed (error, "GPU filter");
     }
   self->setup = *setup;
+  self->setup.angles = self->angles;
   return TRUE;
 }
 

@@ -135,6 +135,15 @@ static double *ramp_cache;
 static guint ramp_cache_n;
 
 void
+_tomo_filter_forget_ramp (void)
+{
+  G_LOCK (ramp_cache);
+  g_clear_pointer (&ramp_cache, g_free);
+  ramp_cache_n = 0;
+  G_UNLOCK (ramp_cache);
+}
+
+void
 tomo_filter_response (TomoFilterType type,
                       guint          padded_width,
                       double         scale,

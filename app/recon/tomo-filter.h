@@ -20,11 +20,16 @@ guint  tomo_filter_padded_width (guint width);
  * offset; the window of `type` multiplies it.  `scale` multiplies everything:
  * callers pass the FBP factor π/(2·N) divided by padded_width (the
  * normalisation of an unnormalised inverse FFT), so back projection only sums.
- * Both backends use this one function: the CPU and GPU filters are identical. */
+ * Both backends use this one function: the CPU and GPU filters are identical.
+ * The ramp of the last length asked for is kept (thread-safe): another
+ * filter type or scale at that length costs only the window. */
 void   tomo_filter_response     (TomoFilterType type,
                                  guint          padded_width,
                                  double         scale,
                                  double        *response);
+/* Forgets the kept ramp, so that the next response computes it: for a
+ * benchmark's baseline. */
+void   _tomo_filter_forget_ramp (void);
 
 /* The FBP scale for n_proj projections: π / (2·n_proj). */
 double tomo_fbp_scale           (guint n_proj);

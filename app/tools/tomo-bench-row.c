@@ -7,6 +7,7 @@
 
 #include "tomo-bench-row.h"
 #include "tomo-error.h"
+#include "tomo-filter.h"
 #include "tomo-geometry.h"
 #include "tomo-median.h"
 #include "tomo-phantom.h"
@@ -89,14 +90,15 @@ walk_rows (TomoEngine       *engine,
 }
 
 /* `runs` steps of the axis tilt on one row, as the window's tilt field
- * makes them: each a new correction of the engine's file.  `drop_rows`:
- * the engine sees another scan in between, so its raw row cache goes (what
- * every tilt step cost before the cache outlived one). */
+ * makes them: each a new correction of the engine's file.  `before`: each
+ * step as it cost before the engine kept the file's raw rows and the
+ * filter's ramp across scans (the engine sees another scan in between, so
+ * its raw row cache goes, and the ramp is computed anew). */
 static gboolean
 walk_tilts (TomoEngine       *engine,
             TomoSliceRequest *request,
             guint             runs,
-            gboolean          drop_rows,
+            gboolean          before,
             RowTimes         *t,
             const char       *path,
             GError          **error)
@@ -110,12 +112,40 @@ walk_tilts (TomoEngine       *engine,
 
       if (tilted == NULL)
         return FALSE;
-      if (drop_rows)
-        tomo_engine_set_scan (engine, NULL);
+      if (before)
+        {
+          tomo_engine_set_scan (engine, NULL);
+          _tomo_filter_forget_ramp ();
+        }
       tomo_engine_set_scan (engine, tilted);
       if (!time_request (engine, request, t, path, error))
         return FALSE;
     }
+  return TRUE;
+}
+
+/* `runs` switches of the filter on one row (Shepp–Logan, Ram-Lak, …): each
+ * reconfigures the backend and filters the rows it holds again, no read.
+ * `before`: with the ramp computed anew each time, as it was. */
+static gboolean
+walk_filters (TomoEngine       *engine,
+              TomoSliceRequest *request,
+              guint             runs,
+              gboolean          before,
+              RowTimes         *t,
+              const char       *path,
+              GError          **error)
+{
+  request->row = 5;
+  for (guint n = 0; n < runs; n++)
+    {
+      request->params.filter = n % 2 == 0 ? TOMO_FILTER_SHEPP_LOGAN : TOMO_FILTER_RAMLAK;
+      if (before)
+        _tomo_filter_forget_ramp ();
+      if (!time_request (engine, request, t, path, error))
+        return FALSE;
+    }
+  request->params.filter = TOMO_FILTER_RAMLAK;
   return TRUE;
 }
 
@@ -188,8 +218,10 @@ tomo_bench_row_change (const char  *dir,
   RowTimes tilt_cold = { TILT_LABEL ", device path (rows resampled there), row not read before", .device = TRUE };
   RowTimes tilt_warm = { TILT_LABEL ", device path, row in the raw row cache", .device = TRUE };
   RowTimes tilt_host = { TILT_LABEL ", host path (CPU preprocessing and cubic shift)", .device = TRUE };
-  RowTimes tilt_step = { "axis tilt stepped by 0.01° on one row, device path (the file's raw rows kept)", .device = TRUE };
-  RowTimes tilt_step_drop = { "baseline: the same tilt steps, raw row cache dropped at each (slab read each time)", .device = TRUE };
+  RowTimes tilt_step = { "axis tilt stepped by 0.01° on one row, device path (raw rows, angle tables and ramp kept)", .device = TRUE };
+  RowTimes tilt_step_before = { "baseline: the same tilt steps as before (raw row cache dropped, ramp recomputed at each)", .device = TRUE };
+  RowTimes filter_switch = { "filter switched on one row (Shepp–Logan ↔ Ram-Lak), device path, ramp kept", .device = TRUE };
+  RowTimes filter_switch_before = { "baseline: the same switches with the ramp recomputed at each, as before", .device = TRUE };
   double write_s;
   gboolean ok;
 
@@ -220,8 +252,10 @@ tomo_bench_row_change (const char  *dir,
   ok = baseline != NULL
        && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &tilt_cold, path, error)
        && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &tilt_warm, path, error)
-       && walk_tilts (baseline, &request, runs, TRUE, &tilt_step_drop, path, error)
-       && walk_tilts (baseline, &request, runs, FALSE, &tilt_step, path, error);
+       && walk_tilts (baseline, &request, runs, TRUE, &tilt_step_before, path, error)
+       && walk_tilts (baseline, &request, runs, FALSE, &tilt_step, path, error)
+       && walk_filters (baseline, &request, runs, TRUE, &filter_switch_before, path, error)
+       && walk_filters (baseline, &request, runs, FALSE, &filter_switch, path, error);
   g_clear_object (&baseline);
 
   if (ok)
@@ -246,7 +280,9 @@ tomo_bench_row_change (const char  *dir,
       print_times (&tilt_warm);
       print_times (&tilt_host);
       print_times (&tilt_step);
-      print_times (&tilt_step_drop);
+      print_times (&tilt_step_before);
+      print_times (&filter_switch);
+      print_times (&filter_switch_before);
       printf ("\n");
       if (!cold.device)
         printf ("(The engine's backend has no device path: every row went the host path.)\n\n");

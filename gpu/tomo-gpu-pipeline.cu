@@ -269,6 +269,8 @@ worker_adopt (Worker   *w,
   return tomo_gpu_context_set_geometry (w->ctx, job->width, job->n_proj, job->angles, error) &&
          tomo_gpu_context_set_filter (w->ctx, job->padded_width, job->response, job->pad_mode, error) &&
          TOMO_CUDA_CHECK (cudaSetDevice (w->device), error) &&
+         (!pl->shift || w->d_shift != NULL ||
+          TOMO_CUDA_CHECK (cudaMalloc ((void **) &w->d_shift, pl->in_floats * sizeof (float)), error)) &&
          worker_dry_run (w, error);
 }
 
@@ -517,7 +519,10 @@ typedef struct
   Worker *workers;
   guint n_workers, pack;
   size_t in_floats, out_floats, in_bytes, raw_bytes;
-  gboolean raw, shift;
+  gboolean raw;   /* a resampling buffer (d_shift) is not part of it: a job
+                   * that resamples allocates one if the workers lack it,
+                   * one that does not leaves it be, so alternating axis
+                   * tilts and none keeps the rest */
 } Kept;
 
 static GMutex kept_lock;
@@ -577,8 +582,7 @@ pipeline_adopt (Pipeline *pl,
 {
   if (k->workers == NULL || k->n_workers != pl->n_workers || k->pack != pl->pack ||
       k->in_floats != pl->in_floats || k->out_floats != pl->out_floats ||
-      k->in_bytes != pl->in_bytes || k->raw_bytes != pl->raw_bytes || k->raw != pl->raw ||
-      k->shift != pl->shift)
+      k->in_bytes != pl->in_bytes || k->raw_bytes != pl->raw_bytes || k->raw != pl->raw)
     return FALSE;
   pl->workers = k->workers;
   memset (k, 0, sizeof *k);
@@ -916,7 +920,7 @@ tomo_gpu_reconstruct_volume (const TomoGpuVolumeJob *job,
     {
       /* Every group delivered: all streams idle, every slot free. */
       Kept k = { pl.workers, pl.n_workers, pl.pack, pl.in_floats, pl.out_floats, pl.in_bytes,
-                 pl.raw_bytes, pl.raw, pl.shift };
+                 pl.raw_bytes, pl.raw };
 
       g_mutex_lock (&kept_lock);
       mine = kept;

@@ -409,10 +409,29 @@ run_and_compare (VolumeFixture *f,
   assert_volumes_equal (out, ref);
 }
 
+/* Rows resampled along themselves after preprocessing, as a tilt
+ * correction asks: a shift of 0.25 px per row from row 48 (Catmull–Rom). */
+static void
+vol_row_taps (guint    row,
+              int     *offset,
+              float    weights[4],
+              gpointer user_data)
+{
+  double s = 0.25 * ((double) row - 48.0), whole = floor (s);
+  float x = (float) (s - whole);
+
+  *offset = (int) whole - 1;
+  weights[0] = ((-x + 2.0f) * x - 1.0f) * x * 0.5f;
+  weights[1] = ((3.0f * x - 5.0f) * x * x + 2.0f) * 0.5f;
+  weights[2] = ((-3.0f * x + 4.0f) * x + 1.0f) * x * 0.5f;
+  weights[3] = (x - 1.0f) * x * x * 0.5f;
+}
+
 /* keep_resources: the second volume of the same layout reuses the first's
  * buffers and plans and is bit for bit the volume made from scratch, also
- * with another interpolation; a job of another layout (float input) does
- * not reuse them and is right too. */
+ * with another interpolation and with rows resampled (an axis tilt) or not,
+ * alternately; a job of another layout (float input) does not reuse them
+ * and is right too. */
 static void
 test_volume_kept (void)
 {
@@ -421,6 +440,7 @@ test_volume_kept (void)
   g_autofree float *ref = g_new0 (float, (gsize) V * V * V);
   g_autofree float *ref_nearest = g_new0 (float, (gsize) V * V * V);
   g_autofree float *ref_float = g_new0 (float, (gsize) V * V * V);
+  g_autofree float *ref_shifted = g_new0 (float, (gsize) V * V * V);
   g_autofree float *out = g_new0 (float, (gsize) V * V * V);
 
   if (!volume_fixture_init (&f))
@@ -428,6 +448,11 @@ test_volume_kept (void)
   f.job.stats = &st;
   run_volume (&f, ref);
   g_assert_false (st.kept);
+  f.job.row_taps = vol_row_taps;
+  run_volume (&f, ref_shifted);
+  f.job.row_taps = NULL;
+  /* The resampling did something. */
+  g_assert_cmpfloat (tomo_test_rel_l2 (ref_shifted, ref, (gsize) V * V * V), >, 1e-3);
   f.job.bp.interp = 0;
   run_volume (&f, ref_nearest);
   f.job.bp.interp = 1;
@@ -441,6 +466,14 @@ test_volume_kept (void)
   f.job.read_concurrent = TRUE;
   run_and_compare (&f, out, ref, FALSE);
   run_and_compare (&f, out, ref, TRUE);
+  /* Tilted, untilted, tilted: the same buffers each time. */
+  f.job.row_taps = vol_row_taps;
+  run_and_compare (&f, out, ref_shifted, TRUE);
+  f.job.row_taps = NULL;
+  run_and_compare (&f, out, ref, TRUE);
+  f.job.row_taps = vol_row_taps;
+  run_and_compare (&f, out, ref_shifted, TRUE);
+  f.job.row_taps = NULL;
   f.job.bp.interp = 0;
   run_and_compare (&f, out, ref_nearest, TRUE);
   /* Float input: another slot layout, made anew. */

@@ -89,64 +89,50 @@ walk_rows (TomoEngine       *engine,
   return TRUE;
 }
 
-/* `runs` steps of the axis tilt on one row, as the window's tilt field
- * makes them: each a new correction of the engine's file.  `before`: each
- * step as it cost before the engine kept the file's raw rows and the
- * filter's ramp across scans (the engine sees another scan in between, so
- * its raw row cache goes, and the ramp is computed anew). */
+/* What a walk on one row changes at each step, as the window's controls
+ * change it: the axis tilt (0.3° + 0.01°·n, each a new correction of the
+ * engine's file, on row 3) or the filter (Shepp–Logan and Ram-Lak in turn:
+ * a reconfigure and the held rows filtered again, on row 5). */
+typedef enum { STEP_TILT, STEP_FILTER } StepKind;
+
+/* `runs` steps of `kind`.  `before`: each step as it cost before the engine
+ * kept the file's raw rows and the filter's ramp across scans (the engine
+ * sees another scan between tilts, so its raw row cache goes, and the ramp
+ * is computed anew). */
 static gboolean
-walk_tilts (TomoEngine       *engine,
-            TomoSliceRequest *request,
-            guint             runs,
-            gboolean          before,
-            RowTimes         *t,
-            const char       *path,
-            GError          **error)
+walk_on_row (TomoEngine       *engine,
+             TomoSliceRequest *request,
+             guint             runs,
+             StepKind          kind,
+             gboolean          before,
+             RowTimes         *t,
+             const char       *path,
+             GError          **error)
 {
   g_autoptr(TomoScan) file = g_object_ref (tomo_geometry_get_raw_source (tomo_engine_get_scan (engine)));
+  gboolean ok = TRUE;
 
-  request->row = 3;
-  for (guint n = 0; n < runs; n++)
+  request->row = kind == STEP_TILT ? 3 : 5;
+  for (guint n = 0; n < runs && ok; n++)
     {
-      g_autoptr(TomoScan) tilted = tomo_geometry_correct_tilt (file, ROW_TILT + 0.01 * (n + 1), error);
-
-      if (tilted == NULL)
-        return FALSE;
-      if (before)
+      if (kind == STEP_TILT)
         {
-          tomo_engine_set_scan (engine, NULL);
-          _tomo_filter_forget_ramp ();
-        }
-      tomo_engine_set_scan (engine, tilted);
-      if (!time_request (engine, request, t, path, error))
-        return FALSE;
-    }
-  return TRUE;
-}
+          g_autoptr(TomoScan) tilted = tomo_geometry_correct_tilt (file, ROW_TILT + 0.01 * (n + 1), error);
 
-/* `runs` switches of the filter on one row (Shepp–Logan, Ram-Lak, …): each
- * reconfigures the backend and filters the rows it holds again, no read.
- * `before`: with the ramp computed anew each time, as it was. */
-static gboolean
-walk_filters (TomoEngine       *engine,
-              TomoSliceRequest *request,
-              guint             runs,
-              gboolean          before,
-              RowTimes         *t,
-              const char       *path,
-              GError          **error)
-{
-  request->row = 5;
-  for (guint n = 0; n < runs; n++)
-    {
-      request->params.filter = n % 2 == 0 ? TOMO_FILTER_SHEPP_LOGAN : TOMO_FILTER_RAMLAK;
+          if (tilted == NULL)
+            return FALSE;
+          if (before)
+            tomo_engine_set_scan (engine, NULL);
+          tomo_engine_set_scan (engine, tilted);
+        }
+      else
+        request->params.filter = n % 2 == 0 ? TOMO_FILTER_SHEPP_LOGAN : TOMO_FILTER_RAMLAK;
       if (before)
         _tomo_filter_forget_ramp ();
-      if (!time_request (engine, request, t, path, error))
-        return FALSE;
+      ok = time_request (engine, request, t, path, error);
     }
   request->params.filter = TOMO_FILTER_RAMLAK;
-  return TRUE;
+  return ok;
 }
 
 static void
@@ -252,10 +238,10 @@ tomo_bench_row_change (const char  *dir,
   ok = baseline != NULL
        && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &tilt_cold, path, error)
        && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &tilt_warm, path, error)
-       && walk_tilts (baseline, &request, runs, TRUE, &tilt_step_before, path, error)
-       && walk_tilts (baseline, &request, runs, FALSE, &tilt_step, path, error)
-       && walk_filters (baseline, &request, runs, TRUE, &filter_switch_before, path, error)
-       && walk_filters (baseline, &request, runs, FALSE, &filter_switch, path, error);
+       && walk_on_row (baseline, &request, runs, STEP_TILT, TRUE, &tilt_step_before, path, error)
+       && walk_on_row (baseline, &request, runs, STEP_TILT, FALSE, &tilt_step, path, error)
+       && walk_on_row (baseline, &request, runs, STEP_FILTER, TRUE, &filter_switch_before, path, error)
+       && walk_on_row (baseline, &request, runs, STEP_FILTER, FALSE, &filter_switch, path, error);
   g_clear_object (&baseline);
 
   if (ok)

@@ -91,8 +91,9 @@ walk_rows (TomoEngine       *engine,
 
 /* What a walk on one row changes at each step, as the window's controls
  * change it: the axis tilt (0.3° + 0.01°·n, each a new correction of the
- * engine's file, on row 3) or the filter (Shepp–Logan and Ram-Lak in turn:
- * a reconfigure and the held rows filtered again, on row 5). */
+ * engine's file, on row 3) or the filter (Shepp–Logan and Ram-Lak in turn,
+ * every step a switch: a reconfigure and the held rows filtered again, on
+ * row 5). */
 typedef enum { STEP_TILT, STEP_FILTER } StepKind;
 
 /* `runs` steps of `kind`.  `before`: each step as it cost before the engine
@@ -125,13 +126,13 @@ walk_on_row (TomoEngine       *engine,
             tomo_engine_set_scan (engine, NULL);
           tomo_engine_set_scan (engine, tilted);
         }
-      else
-        request->params.filter = n % 2 == 0 ? TOMO_FILTER_SHEPP_LOGAN : TOMO_FILTER_RAMLAK;
+      else   /* the other of the two than the engine's last request had */
+        request->params.filter = request->params.filter == TOMO_FILTER_RAMLAK
+                                 ? TOMO_FILTER_SHEPP_LOGAN : TOMO_FILTER_RAMLAK;
       if (before)
         _tomo_filter_forget_ramp ();
       ok = time_request (engine, request, t, path, error);
     }
-  request->params.filter = TOMO_FILTER_RAMLAK;
   return ok;
 }
 
@@ -166,12 +167,19 @@ open_engine (const char        *path,
              GError           **error)
 {
   g_autoptr(TomoScan) file = tomo_scan_open (path, NULL, error);
-  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoScan) tilted = NULL, scan = NULL;
   g_autoptr(TomoEngine) engine = NULL;
   g_autoptr(TomoSlice) first = NULL;
+  const TomoGeometry automatic = { TOMO_GEOMETRY_AUTO };
+  TomoGeometryPlan plan;
 
-  if (file == NULL || (scan = tomo_geometry_correct_tilt (file, tilt, error)) == NULL)
+  /* The geometry as the window presents it: a full turn about an axis near
+   * an edge is stitched (offset axis), rows of half the projections. */
+  if (file == NULL || (tilted = tomo_geometry_correct_tilt (file, tilt, error)) == NULL
+      || (scan = tomo_geometry_present (tilted, &automatic, center, &plan, error)) == NULL)
     return NULL;
+  if (isfinite (plan.recon_center))
+    center = plan.recon_center;
   engine = tomo_engine_new (backend);
   tomo_engine_set_scan (engine, scan);
   tomo_engine_set_prefetch (engine, 0, 0);
@@ -208,6 +216,11 @@ tomo_bench_row_change (const char  *dir,
   RowTimes tilt_step_before = { "baseline: the same tilt steps as before (raw row cache dropped, ramp recomputed at each)", .device = TRUE };
   RowTimes filter_switch = { "filter switched on one row (Shepp–Logan ↔ Ram-Lak), device path, ramp kept", .device = TRUE };
   RowTimes filter_switch_before = { "baseline: the same switches with the ramp recomputed at each, as before", .device = TRUE };
+  RowTimes offset_cold = { "offset axis, 360° stitched on the host (host path), row not read before", .device = TRUE };
+  RowTimes offset_warm = { "offset axis, 360° stitched on the host, row in the scan's row cache", .device = TRUE };
+  g_autofree char *offset_path = g_build_filename (dir, "offset.h5", NULL);
+  TomoPhantomParams offset;
+  double offset_write_s;
   double write_s;
   gboolean ok;
 
@@ -243,6 +256,18 @@ tomo_bench_row_change (const char  *dir,
        && walk_on_row (baseline, &request, runs, STEP_FILTER, TRUE, &filter_switch_before, path, error)
        && walk_on_row (baseline, &request, runs, STEP_FILTER, FALSE, &filter_switch, path, error);
   g_clear_object (&baseline);
+  /* A half-acquisition scan of the same size: a full turn, the axis 248
+   * columns from the right edge, the object twice as wide as the detector. */
+  offset = phantom;
+  offset.angle_range_deg = 360.0;
+  offset.center = ROW_WIDTH - 248.5;
+  offset.object_width = 2 * ROW_WIDTH - 600;
+  ok = ok && tomo_phantom_write_dxchange_timed (&offset, offset_path, &offset_write_s, error);
+  baseline = ok ? open_engine (offset_path, 0.0, backend, TRUE, &request, offset.center, error) : NULL;
+  ok = baseline != NULL
+       && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &offset_cold, offset_path, error)
+       && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &offset_warm, offset_path, error);
+  g_clear_object (&baseline);
 
   if (ok)
     {
@@ -269,7 +294,12 @@ tomo_bench_row_change (const char  *dir,
       print_times (&tilt_step_before);
       print_times (&filter_switch);
       print_times (&filter_switch_before);
+      print_times (&offset_cold);
+      print_times (&offset_warm);
       printf ("\n");
+      printf ("The offset-axis scan: %u projections over 360°, axis at column %.1f, written in "
+              "%.1f s; its rows are presented stitched (%s).\n\n", offset.n_proj, offset.center,
+              offset_write_s, "the host path: no device path for stitched rows yet");
       if (!cold.device)
         printf ("(The engine's backend has no device path: every row went the host path.)\n\n");
       fflush (stdout);

@@ -450,6 +450,7 @@ test_volume_kept (void)
   g_assert_false (st.kept);
   f.job.row_taps = vol_row_taps;
   run_volume (&f, ref_shifted);
+  g_assert_false (st.kept);
   f.job.row_taps = NULL;
   /* The resampling did something. */
   g_assert_cmpfloat (tomo_test_rel_l2 (ref_shifted, ref, (gsize) V * V * V), >, 1e-3);

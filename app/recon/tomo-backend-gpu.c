@@ -171,10 +171,11 @@ gpu_configure (TomoBackendImpl        *impl,
    * same file, say) may be equal, and a freed scan's address may come back
    * with other angles. */
   if (setup->width != self->setup.width || setup->n_proj != self->setup.n_proj
-      || self->angles == NULL
+      || self->angles == NULL || setup->angles == NULL
       || memcmp (setup->angles, self->angles, sizeof (double) * setup->n_proj) != 0)
     {
       g_clear_pointer (&self->angles, g_free);
+      self->setup.angles = NULL;
       if (!tomo_gpu_context_set_geometry (self->ctx, setup->width, setup->n_proj, setup->angles,
                                           error))
         {
@@ -182,6 +183,7 @@ gpu_configure (TomoBackendImpl        *impl,
           return tomo_backend_gpu_failed (error, "GPU geometry");
         }
       self->angles = g_memdup2 (setup->angles, sizeof (double) * setup->n_proj);
+      self->setup.angles = self->angles;
     }
   response = tomo_filter_fbp_response (setup->filter, setup->width, setup->n_proj, &padded);
   if (!tomo_gpu_context_set_filter (self->ctx, padded, response, to_gpu_pad (setup->pad),

@@ -77,8 +77,10 @@ struct _TomoEngine
   /* Of `scan`, bumped by every new one: requests are stamped with it, and
    * the backends' cache keys name the scan by it. */
   guint64 generation;
-  /* The device path's raw rows of `scan` (NULL until a row change takes
-   * it); device_preprocess: whether row changes may take it. */
+  /* The device path's raw rows of `scan`'s raw source, a file
+   * (tomo_geometry_get_raw_source(); NULL until a row change takes it,
+   * kept across scans of the same source); device_preprocess: whether row
+   * changes may take it. */
   TomoRawRows *raw_rows;
   gboolean device_preprocess;
 

@@ -151,20 +151,29 @@ tomo_filter_response (TomoFilterType type,
 {
   guint n = padded_width;
   guint n_coeffs = n / 2 + 1;
+  gboolean hit;
 
   g_return_if_fail ((guint) type < TOMO_N_FILTERS);
   g_return_if_fail (padded_width >= 2);
   g_return_if_fail (response != NULL);
 
   G_LOCK (ramp_cache);
-  if (ramp_cache_n != n)
-    {
-      g_free (ramp_cache);
-      ramp_cache = ramp_dft (n);
-      ramp_cache_n = n;
-    }
-  memcpy (response, ramp_cache, n_coeffs * sizeof (double));
+  hit = ramp_cache_n == n;
+  if (hit)
+    memcpy (response, ramp_cache, n_coeffs * sizeof (double));
   G_UNLOCK (ramp_cache);
+  if (!hit)
+    {
+      /* Summed outside the lock: callers of other lengths do not wait. */
+      double *ramp = ramp_dft (n);
+
+      memcpy (response, ramp, n_coeffs * sizeof (double));
+      G_LOCK (ramp_cache);
+      g_free (ramp_cache);
+      ramp_cache = ramp;
+      ramp_cache_n = n;
+      G_UNLOCK (ramp_cache);
+    }
 
   for (guint j = 0; j < n_coeffs; j++)
     {

@@ -9,12 +9,6 @@
 
 G_BEGIN_DECLS
 
-/* Reconstructs rows [row_start, row_end) of the engine's scan (the one it
- * has at tomo_volume_export_new(), kept to the end whatever scan the engine
- * is given meanwhile) and writes them to a file or folder (TIFF per slice, multi-page TIFF or HDF5), every
- * stage overlapped: the engine's volume pipeline computes while a pool of
- * writer threads writes.  One export runs once.  On failure or cancel
- * nothing half-written is left under the output name; the error says so. */
 /* What a writer records of rows [row_start, + n_rows) of `scan`, as
  * `engine` reconstructs them with `params` over `roi` (the slices' size);
  * the strings are borrowed from those.  For exports and single slices. */
@@ -26,6 +20,12 @@ void tomo_volume_info_describe (TomoVolumeInfo        *info,
                                 guint                  row_start,
                                 guint                  n_rows);
 
+/* Reconstructs rows [row_start, row_end) of the engine's scan (the one it
+ * has at tomo_volume_export_new(), kept to the end whatever scan the engine
+ * is given meanwhile) and writes them to a file or folder (TIFF per slice, multi-page TIFF or HDF5), every
+ * stage overlapped: the engine's volume pipeline computes while a pool of
+ * writer threads writes.  One export runs once.  On failure or cancel
+ * nothing half-written is left under the output name; the error says so. */
 #define TOMO_TYPE_VOLUME_EXPORT (tomo_volume_export_get_type ())
 G_DECLARE_FINAL_TYPE (TomoVolumeExport, tomo_volume_export, TOMO, VOLUME_EXPORT, GObject)
 

@@ -110,8 +110,13 @@ walk_on_row (TomoEngine       *engine,
              const char       *path,
              GError          **error)
 {
-  g_autoptr(TomoScan) file = g_object_ref (tomo_geometry_get_raw_source (tomo_engine_get_scan (engine)));
+  TomoScan *source = tomo_geometry_get_raw_source (tomo_engine_get_scan (engine));
+  g_autoptr(TomoScan) file = NULL;
   gboolean ok = TRUE;
+
+  /* Tilts correct a file's rows: a stitched or weighted scan has none. */
+  g_return_val_if_fail (source != NULL, FALSE);
+  file = g_object_ref (source);
 
   request->row = kind == STEP_TILT ? 3 : 5;
   for (guint n = 0; n < runs && ok; n++)

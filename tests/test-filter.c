@@ -77,8 +77,9 @@ test_ramp_against_definition (void)
   const guint sizes[] = { 64, 27, 30, 98, 250 };
   const guint n_sizes = G_N_ELEMENTS (sizes);
 
-  /* Forwards, then backwards with each length asked twice: the ramp kept
-   * from the length before is the right one or made anew, never stale. */
+  /* Forwards, then backwards with each length asked twice: the kept ramps
+   * (the last four lengths) are hit, the first length's was let go and is
+   * made anew; each is the definition's, never another length's. */
   for (guint i = 0; i < 3 * n_sizes; i++)
     {
       guint n = i < n_sizes ? sizes[i] : sizes[n_sizes - 1 - (i - n_sizes) / 2];
@@ -90,6 +91,50 @@ test_ramp_against_definition (void)
       for (guint j = 0; j <= n / 2; j++)
         g_assert_cmpfloat_with_epsilon (got[j], expected[j], 1e-12);
     }
+}
+
+/* Threads asking for six lengths at once, more than the ramps kept: every
+ * response is its length's, whoever summed or evicted it meanwhile. */
+#define N_RACE_SIZES 6
+static const guint race_sizes[N_RACE_SIZES] = { 64, 98, 250, 30, 512, 126 };
+static double *race_expected[N_RACE_SIZES];
+
+static gpointer
+race_worker (gpointer data)
+{
+  guint seed = GPOINTER_TO_UINT (data);
+  g_autofree double *got = g_new (double, 512 / 2 + 1);
+
+  for (guint k = 0; k < 60; k++)
+    {
+      guint i = (seed * 7 + k * 5) % N_RACE_SIZES, n = race_sizes[i];
+
+      tomo_filter_response (TOMO_FILTER_RAMLAK, n, 1.0, got);
+      for (guint j = 0; j <= n / 2; j++)
+        if (got[j] != race_expected[i][j])
+          return GUINT_TO_POINTER (n);
+    }
+  return NULL;
+}
+
+static void
+test_ramp_threads (void)
+{
+  GThread *threads[4];
+
+  for (guint i = 0; i < N_RACE_SIZES; i++)
+    {
+      race_expected[i] = g_new (double, race_sizes[i] / 2 + 1);
+      _tomo_filter_forget_ramp ();
+      tomo_filter_response (TOMO_FILTER_RAMLAK, race_sizes[i], 1.0, race_expected[i]);
+    }
+  _tomo_filter_forget_ramp ();
+  for (guint t = 0; t < G_N_ELEMENTS (threads); t++)
+    threads[t] = g_thread_new ("ramp", race_worker, GUINT_TO_POINTER (t));
+  for (guint t = 0; t < G_N_ELEMENTS (threads); t++)
+    g_assert_null (g_thread_join (threads[t]));
+  for (guint i = 0; i < N_RACE_SIZES; i++)
+    g_clear_pointer (&race_expected[i], g_free);
 }
 
 static void
@@ -212,6 +257,7 @@ main (int argc, char **argv)
   g_test_add_func ("/tomo/filter/padded-width", test_padded_width);
   g_test_add_func ("/tomo/filter/ramp/definition", test_ramp_against_definition);
   g_test_add_func ("/tomo/filter/ramp/dc-nyquist", test_ramp_dc_and_nyquist);
+  g_test_add_func ("/tomo/filter/ramp/threads", test_ramp_threads);
   g_test_add_func ("/tomo/filter/windows", test_windows);
   g_test_add_func ("/tomo/filter/scale", test_scale);
 

@@ -128,19 +128,76 @@ ramp_dft (guint n)
   return ramp;
 }
 
-/* The last length's ramp: the same for every filter type and scale, so a
- * change of filter, axis tilt or scan of the same width reuses it. */
+/* The ramps of the last few lengths (the engine's rows, a stitched
+ * geometry's, the centre finder's and the live slice's may differ and
+ * alternate): the same for every filter type and scale, so a change of
+ * filter, axis tilt or scan of a width seen lately reuses one.  Least
+ * recently used goes first. */
+#define RAMP_CACHE_SIZE 4
+typedef struct
+{
+  guint n;          /* 0: empty */
+  guint64 used;     /* stamp of the last use */
+  double *ramp;
+} RampEntry;
 G_LOCK_DEFINE_STATIC (ramp_cache);
-static double *ramp_cache;
-static guint ramp_cache_n;
+static RampEntry ramp_cache[RAMP_CACHE_SIZE];
+static guint64 ramp_clock;
 
 void
 _tomo_filter_forget_ramp (void)
 {
   G_LOCK (ramp_cache);
-  g_clear_pointer (&ramp_cache, g_free);
-  ramp_cache_n = 0;
+  for (guint i = 0; i < RAMP_CACHE_SIZE; i++)
+    {
+      g_clear_pointer (&ramp_cache[i].ramp, g_free);
+      ramp_cache[i].n = 0;
+      ramp_cache[i].used = 0;   /* empty entries are taken first */
+    }
   G_UNLOCK (ramp_cache);
+}
+
+/* The ramp of length n into `out` (n/2 + 1 values): kept, or summed outside
+ * the lock (callers of other lengths do not wait) and kept. */
+static void
+get_ramp (guint   n,
+          double *out)
+{
+  gsize bytes = (n / 2 + 1) * sizeof (double);
+  RampEntry *oldest = &ramp_cache[0];
+  double *ramp;
+
+  G_LOCK (ramp_cache);
+  for (guint i = 0; i < RAMP_CACHE_SIZE; i++)
+    if (ramp_cache[i].n == n)
+      {
+        ramp_cache[i].used = ++ramp_clock;
+        memcpy (out, ramp_cache[i].ramp, bytes);
+        G_UNLOCK (ramp_cache);
+        return;
+      }
+  G_UNLOCK (ramp_cache);
+
+  ramp = ramp_dft (n);
+  memcpy (out, ramp, bytes);
+  G_LOCK (ramp_cache);
+  for (guint i = 0; i < RAMP_CACHE_SIZE; i++)
+    {
+      if (ramp_cache[i].n == n)   /* another thread was quicker */
+        {
+          oldest = NULL;
+          break;
+        }
+      if (ramp_cache[i].used < oldest->used)
+        oldest = &ramp_cache[i];
+    }
+  if (oldest != NULL)
+    {
+      g_free (oldest->ramp);
+      *oldest = (RampEntry) { n, ++ramp_clock, g_steal_pointer (&ramp) };
+    }
+  G_UNLOCK (ramp_cache);
+  g_free (ramp);
 }
 
 void
@@ -151,30 +208,12 @@ tomo_filter_response (TomoFilterType type,
 {
   guint n = padded_width;
   guint n_coeffs = n / 2 + 1;
-  gboolean hit;
 
   g_return_if_fail ((guint) type < TOMO_N_FILTERS);
   g_return_if_fail (padded_width >= 2);
   g_return_if_fail (response != NULL);
 
-  G_LOCK (ramp_cache);
-  hit = ramp_cache_n == n;
-  if (hit)
-    memcpy (response, ramp_cache, n_coeffs * sizeof (double));
-  G_UNLOCK (ramp_cache);
-  if (!hit)
-    {
-      /* Summed outside the lock: callers of other lengths do not wait. */
-      double *ramp = ramp_dft (n);
-
-      memcpy (response, ramp, n_coeffs * sizeof (double));
-      G_LOCK (ramp_cache);
-      g_free (ramp_cache);
-      ramp_cache = ramp;
-      ramp_cache_n = n;
-      G_UNLOCK (ramp_cache);
-    }
-
+  get_ramp (n, response);
   for (guint j = 0; j < n_coeffs; j++)
     {
       double w = 2.0 * j / n;

@@ -21,14 +21,14 @@ guint  tomo_filter_padded_width (guint width);
  * callers pass the FBP factor π/(2·N) divided by padded_width (the
  * normalisation of an unnormalised inverse FFT), so back projection only sums.
  * Both backends use this one function: the CPU and GPU filters are identical.
- * The ramp of the last length asked for is kept (thread-safe): another
- * filter type or scale at that length costs only the window. */
+ * The ramps of the last four lengths asked for are kept (thread-safe):
+ * another filter type or scale at such a length costs only the window. */
 void   tomo_filter_response     (TomoFilterType type,
                                  guint          padded_width,
                                  double         scale,
                                  double        *response);
-/* Forgets the kept ramp, so that the next response computes it: for a
- * benchmark's baseline. */
+/* Forgets the kept ramps, so that the next response computes its own: for
+ * a benchmark's baseline. */
 void   _tomo_filter_forget_ramp (void);
 
 /* The FBP scale for n_proj projections: π / (2·n_proj). */

@@ -409,6 +409,18 @@ test_kernel_names (void)
   g_assert_nonnull (strstr (error->message, "“warp”"));
 }
 
+/* A backend of `backend`, asserted made. */
+static TomoBackendImpl *
+backend_new (TomoBackend backend)
+{
+  g_autoptr(GError) error = NULL;
+  TomoBackendImpl *impl = backend == TOMO_BACKEND_GPU ? tomo_backend_gpu_new (&error)
+                                                      : tomo_backend_cpu_new ();
+
+  g_assert_no_error (error);
+  return impl;
+}
+
 /* The centre sweep op against the CPU reference at each centre: candidates
  * 0.5 px apart (two groups that differ by whole pixels, which the GPU packs
  * four to a launch, the last one padded) and one alone.  Compared inside
@@ -434,8 +446,7 @@ test_centers (gconstpointer data)
   if (!tomo_test_need_backend (td->backend, NO_GPU))
     return;
   scan = tomo_test_open_scan (scan_path);
-  impl = td->backend == TOMO_BACKEND_GPU ? tomo_backend_gpu_new (&error) : tomo_backend_cpu_new ();
-  g_assert_no_error (error);
+  impl = backend_new (td->backend);
   g_assert_nonnull (impl->ops->backproject_centers);
   setup.width = WIDTH;
   setup.n_proj = N_PROJ;
@@ -507,17 +518,6 @@ slice_with_angles (TomoBackendImpl *impl,
   g_assert_true (impl->ops->backproject_centers (impl, &sweep, &error));
   g_assert_no_error (error);
   return sweep.images;
-}
-
-static TomoBackendImpl *
-backend_new (TomoBackend backend)
-{
-  g_autoptr(GError) error = NULL;
-  TomoBackendImpl *impl = backend == TOMO_BACKEND_GPU ? tomo_backend_gpu_new (&error)
-                                                      : tomo_backend_cpu_new ();
-
-  g_assert_no_error (error);
-  return impl;
 }
 
 /* A backend configured again with other angles at the same address (a

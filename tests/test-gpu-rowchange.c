@@ -7,8 +7,9 @@
  * (1e-2 with 4 slices, half precision); the clamp and replacement counts
  * equal to both, for 1, 2 and 4 slices; a row served from the
  * raw cache gives the slice of a cold read bit for bit; scrubbing prefetches
- * the next rows into the raw cache; a change of axis tilt reads nothing; a row out of range and a file cut short
- * give clear errors.  Skips without a CUDA device.
+ * the next rows into the raw cache; a change of axis tilt reads nothing; a
+ * row out of range and a file cut short give clear errors.  Skips without a
+ * CUDA device.
  */
 #include "config.h"
 

@@ -183,7 +183,6 @@ gpu_configure (TomoBackendImpl        *impl,
           return tomo_backend_gpu_failed (error, "GPU geometry");
         }
       self->angles = g_memdup2 (setup->angles, sizeof (double) * setup->n_proj);
-      self->setup.angles = self->angles;
     }
   response = tomo_filter_fbp_response (setup->filter, setup->width, setup->n_proj, &padded);
   if (!tomo_gpu_context_set_filter (self->ctx, padded, response, to_gpu_pad (setup->pad),

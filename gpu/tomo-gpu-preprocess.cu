@@ -183,6 +183,86 @@ _tomo_gpu_row_taps_launch (const float          *d_in,
   return TOMO_CUDA_CHECK_LAUNCH ("row_taps_kernel", error);
 }
 
+/* grid.y: the row (plane); grid.x strides over its output values.  Rounded
+ * as tomo_geometry_apply()'s rows are on the CPU (products, then sums left
+ * to right, no fused multiply-add), so both give the same floats. */
+__global__ static void
+row_map_kernel (const float *__restrict__                in,
+                float       *__restrict__                out,
+                unsigned                                 width,
+                size_t                                   plane_in,
+                unsigned                                 width_out,
+                size_t                                   plane_out,
+                const float *__restrict__                weights,
+                const TomoGpuMapProjection *__restrict__ proj,
+                const TomoGpuMapColumn *__restrict__     col)
+{
+  const float *src = in + (size_t) blockIdx.y * plane_in;
+  float *dst = out + (size_t) blockIdx.y * plane_out;
+
+  for (size_t i = (size_t) blockIdx.x * blockDim.x + threadIdx.x; i < plane_out;
+       i += (size_t) gridDim.x * blockDim.x)
+    {
+      unsigned k = (unsigned) (i / width_out), u = (unsigned) (i % width_out);
+      float vd = 0.0f, vm = 0.0f;
+
+      if (weights != NULL)
+        {
+          dst[i] = __fmul_rn (src[i], weights[k]);
+          continue;
+        }
+      const TomoGpuMapProjection pk = proj[k];
+      const TomoGpuMapColumn cu = col[u];
+
+      if (cu.direct >= 0)
+        vd = src[(size_t) pk.direct * width + cu.direct];
+      if (cu.mirror >= 0)
+        {
+          const float *b = src + (size_t) pk.below * width, *a = src + (size_t) pk.above * width;
+          unsigned i0 = (unsigned) cu.mirror, i1 = min (i0 + 1, width - 1);
+          float ta = pk.t_angle, ua = __fsub_rn (1.0f, ta);
+          float m0 = __fadd_rn (__fmul_rn (ua, b[i0]), __fmul_rn (ta, a[i0]));
+          float m1 = __fadd_rn (__fmul_rn (ua, b[i1]), __fmul_rn (ta, a[i1]));
+
+          vm = __fadd_rn (__fmul_rn (__fsub_rn (1.0f, cu.t), m0), __fmul_rn (cu.t, m1));
+        }
+      dst[i] = __fadd_rn (__fmul_rn (cu.w_direct, vd), __fmul_rn (__fsub_rn (1.0f, cu.w_direct), vm));
+    }
+}
+
+gboolean
+_tomo_gpu_row_map_launch (const float                *d_in,
+                          float                      *d_out,
+                          guint                       n_rows,
+                          const TomoGpuRowMap        *map,
+                          guint                       width_out,
+                          guint                       n_proj_out,
+                          const float                *d_weights,
+                          const TomoGpuMapProjection *d_proj,
+                          const TomoGpuMapColumn     *d_col,
+                          cudaStream_t                stream,
+                          GError                    **error)
+{
+  size_t plane_out = (size_t) n_proj_out * width_out;
+  size_t blocks = (plane_out + PRE_BLOCK - 1) / PRE_BLOCK;
+
+  if (n_rows == 0 || plane_out == 0)
+    return TRUE;
+  if (n_rows > 4 || map->width == 0 || d_in == d_out
+      || (d_weights == NULL && (d_proj == NULL || d_col == NULL)))
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Row mapping: invalid arguments (%u rows of width %u%s%s)", n_rows, map->width,
+                   d_in == d_out ? ", in place" : "",
+                   d_weights == NULL && (d_proj == NULL || d_col == NULL) ? ", no maps" : "");
+      return FALSE;
+    }
+  row_map_kernel<<<dim3 ((unsigned) MIN (blocks, (size_t) 2048), n_rows), PRE_BLOCK, 0, stream>>> (
+    d_in, d_out, map->width, (size_t) map->n_proj * map->width, width_out, plane_out, d_weights,
+    d_proj, d_col);
+  return TOMO_CUDA_CHECK_LAUNCH ("row_map_kernel", error);
+}
+
 gboolean
 _tomo_gpu_raw_rows_check (const TomoGpuRawRows *rows,
                           gboolean              has_out,

@@ -265,3 +265,19 @@ gboolean _tomo_gpu_row_taps_launch   (const float          *d_in,
                                       const TomoGpuRowTaps *taps,
                                       cudaStream_t          stream,
                                       GError              **error);
+
+/* n_rows (≤ 4) rows of map->n_proj × map->width values from d_in into the
+ * rows of n_proj_out × width_out in d_out (distinct buffers), as
+ * TomoGpuRowMap says; the maps on the device: d_weights (weighted) or
+ * d_proj and d_col (stitched). */
+gboolean _tomo_gpu_row_map_launch    (const float                *d_in,
+                                      float                      *d_out,
+                                      guint                       n_rows,
+                                      const TomoGpuRowMap        *map,
+                                      guint                       width_out,
+                                      guint                       n_proj_out,
+                                      const float                *d_weights,
+                                      const TomoGpuMapProjection *d_proj,
+                                      const TomoGpuMapColumn     *d_col,
+                                      cudaStream_t                stream,
+                                      GError                    **error);

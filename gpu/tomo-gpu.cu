@@ -339,6 +339,14 @@ struct _TomoGpuContext
   size_t d_sino_size;
   float *d_sino_taps;       /* load_raw with taps: the rows resampled */
   size_t d_sino_taps_size;
+  /* load_raw with a map: the rows mapped, the maps on the device and the
+   * host's copy they were made from (compared by value). */
+  float *d_sino_mapped;
+  size_t d_sino_mapped_size;
+  void *d_map;
+  size_t d_map_size;
+  guchar *map_key;
+  gsize map_key_size;
   cufftComplex *d_complex;
   size_t d_complex_size;
   float *d_real;
@@ -564,7 +572,9 @@ tomo_gpu_context_free (TomoGpuContext *ctx)
   g_clear_pointer (&ctx->angles, g_free);
   destroy_plans (ctx);
   TOMO_CUDA_FREE (ctx->d_shifted, ctx->d_lanes, ctx->d_response, ctx->d_sino, ctx->d_sino_taps, ctx->d_complex, ctx->d_real,
-                  ctx->d_filtered, ctx->d_out, ctx->d_raw, ctx->d_flat_dark, ctx->d_counts);
+                  ctx->d_filtered, ctx->d_out, ctx->d_raw, ctx->d_flat_dark, ctx->d_counts,
+                  ctx->d_sino_mapped, ctx->d_map);
+  g_clear_pointer (&ctx->map_key, g_free);
   g_clear_pointer (&ctx->stats, _tomo_gpu_stats_work_free);
   TOMO_CUDA_EVENT_DESTROY (ctx->ev_load[0], ctx->ev_load[1], ctx->ev_load[2], ctx->ev_filter[0], ctx->ev_filter[1],
                            ctx->ev_bp[0], ctx->ev_bp[1]);
@@ -1032,6 +1042,65 @@ tomo_gpu_context_load_sinograms (TomoGpuContext *ctx,
   return TRUE;
 }
 
+/* `map` (of load_raw) checked against the context's geometry and on the
+ * device: uploaded when it differs from the last one.  The maps are compared
+ * by value (another scan's may be equal, a freed one's address reused). */
+static gboolean
+ensure_map (TomoGpuContext      *ctx,
+            const TomoGpuRowMap *map,
+            GError             **error)
+{
+  gboolean weighted = map->weights != NULL;
+  guint header[3] = { map->width, map->n_proj, weighted ? 1u : 0u };
+  gsize n_proj_bytes = weighted ? 0 : ctx->n_proj * sizeof (TomoGpuMapProjection);
+  gsize n_col_bytes = weighted ? 0 : ctx->width * sizeof (TomoGpuMapColumn);
+  gsize size = sizeof header + (weighted ? map->n_proj * sizeof (float) : n_proj_bytes + n_col_bytes);
+  g_autofree guchar *key = (guchar *) g_malloc (size);
+  const char *bad = NULL;
+
+  memcpy (key, header, sizeof header);
+  if (weighted)
+    memcpy (key + sizeof header, map->weights, map->n_proj * sizeof (float));
+  else if (map->proj != NULL && map->col != NULL)
+    {
+      memcpy (key + sizeof header, map->proj, n_proj_bytes);
+      memcpy (key + sizeof header + n_proj_bytes, map->col, n_col_bytes);
+    }
+  if (ctx->map_key != NULL && ctx->map_key_size == size && memcmp (ctx->map_key, key, size) == 0)
+    return TRUE;
+
+  if (map->width == 0 || map->n_proj == 0)
+    bad = "no input rows";
+  else if (weighted && (map->width != ctx->width || map->n_proj != ctx->n_proj))
+    bad = "weights for another geometry";
+  else if (!weighted && (map->proj == NULL || map->col == NULL))
+    bad = "neither weights nor stitching maps";
+  for (guint k = 0; bad == NULL && !weighted && k < ctx->n_proj; k++)
+    if (map->proj[k].direct >= map->n_proj || map->proj[k].below >= map->n_proj
+        || map->proj[k].above >= map->n_proj)
+      bad = "a projection beyond the input rows";
+  for (guint u = 0; bad == NULL && !weighted && u < ctx->width; u++)
+    if (map->col[u].direct < -1 || map->col[u].direct >= (int) map->width
+        || map->col[u].mirror < -1 || map->col[u].mirror >= (int) map->width)
+      bad = "a column beyond the input rows";
+  if (bad != NULL)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Row map of %u × %u into %u × %u: %s", map->n_proj, map->width, ctx->n_proj,
+                   ctx->width, bad);
+      return FALSE;
+    }
+  g_clear_pointer (&ctx->map_key, g_free);
+  if (!ensure_buffer (&ctx->d_map, &ctx->d_map_size, size - sizeof header, "row maps", error) ||
+      !TOMO_CUDA_CHECK (cudaMemcpyAsync (ctx->d_map, key + sizeof header, size - sizeof header,
+                                         cudaMemcpyHostToDevice, ctx->stream), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (ctx->stream), error))
+    return FALSE;
+  ctx->map_key = (guchar *) g_steal_pointer (&key);
+  ctx->map_key_size = size;
+  return TRUE;
+}
+
 gboolean
 tomo_gpu_context_load_raw (TomoGpuContext          *ctx,
                            const TomoGpuRawRows    *rows,
@@ -1041,8 +1110,11 @@ tomo_gpu_context_load_raw (TomoGpuContext          *ctx,
   g_return_val_if_fail (ctx != NULL && rows != NULL, FALSE);
 
   const guint n_slices = rows->n_rows;
+  const TomoGpuRowMap *map = rows->map;
   gboolean normalise = rows->flat != NULL && rows->dark != NULL;
-  size_t plane, raw_bytes, fd_bytes;
+  /* The rows as they come (the map's input) and as the context takes them. */
+  guint width = map != NULL ? map->width : ctx->width;
+  size_t plane, plane_out, raw_bytes, fd_bytes;
   unsigned long long h_counts[2 * 4];
   float ms = 0.0f;
   gboolean ok;
@@ -1050,11 +1122,13 @@ tomo_gpu_context_load_raw (TomoGpuContext          *ctx,
   if (!check_slices (n_slices, error) || !check_ready (ctx, TRUE, error) ||
       !_tomo_gpu_raw_rows_check (rows, TRUE, error))
     return FALSE;
-  plane = (size_t) ctx->n_proj * ctx->width;
+  plane = (size_t) (map != NULL ? map->n_proj : ctx->n_proj) * width;
+  plane_out = (size_t) ctx->n_proj * ctx->width;
   raw_bytes = n_slices * plane * tomo_gpu_raw_type_size (rows->type);
-  fd_bytes = (size_t) n_slices * ctx->width * sizeof (float);
+  fd_bytes = (size_t) n_slices * width * sizeof (float);
   ctx->loaded_slices = 0;
-  ok = TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error);
+  ok = TOMO_CUDA_CHECK (cudaSetDevice (ctx->device), error) &&
+       (map == NULL || ensure_map (ctx, map, error));
   for (int i = 0; i < 3 && ok; i++)
     if (ctx->ev_load[i] == NULL)
       ok = TOMO_CUDA_CHECK (cudaEventCreate (&ctx->ev_load[i]), error);
@@ -1075,8 +1149,8 @@ tomo_gpu_context_load_raw (TomoGpuContext          *ctx,
          TOMO_CUDA_CHECK (cudaMemcpyAsync ((char *) ctx->d_flat_dark + fd_bytes, rows->dark, fd_bytes,
                                            cudaMemcpyHostToDevice, ctx->stream), error);
   TomoGpuPreprocessJob pre = { rows->type, ctx->d_raw, ctx->d_flat_dark,
-                               ctx->d_flat_dark + (size_t) n_slices * ctx->width, normalise, rows->apply_log,
-                               n_slices, plane, ctx->width, ctx->d_sino, ctx->d_counts };
+                               ctx->d_flat_dark + (size_t) n_slices * width, normalise, rows->apply_log,
+                               n_slices, plane, width, ctx->d_sino, ctx->d_counts };
   const float *sinos = ctx->d_sino;
 
   ok = ok &&
@@ -1095,9 +1169,24 @@ tomo_gpu_context_load_raw (TomoGpuContext          *ctx,
         }
       ok = ensure_buffer ((void **) &ctx->d_sino_taps, &ctx->d_sino_taps_size,
                           n_slices * plane * sizeof (float), "resampled sinograms", error) &&
-           _tomo_gpu_row_taps_launch (ctx->d_sino, ctx->d_sino_taps, n_slices, plane, ctx->width,
+           _tomo_gpu_row_taps_launch (ctx->d_sino, ctx->d_sino_taps, n_slices, plane, width,
                                       taps, ctx->stream, error);
       sinos = ctx->d_sino_taps;
+    }
+  if (ok && map != NULL)
+    {
+      /* Stitched or weighted into the context's rows: preprocessing too. */
+      gboolean weighted = map->weights != NULL;
+      const TomoGpuMapProjection *d_proj = (const TomoGpuMapProjection *) ctx->d_map;
+
+      ok = ensure_buffer ((void **) &ctx->d_sino_mapped, &ctx->d_sino_mapped_size,
+                          n_slices * plane_out * sizeof (float), "mapped sinograms", error) &&
+           _tomo_gpu_row_map_launch (sinos, ctx->d_sino_mapped, n_slices, map, ctx->width,
+                                     ctx->n_proj, weighted ? (const float *) ctx->d_map : NULL,
+                                     weighted ? NULL : d_proj,
+                                     weighted ? NULL : (const TomoGpuMapColumn *) (d_proj + ctx->n_proj),
+                                     ctx->stream, error);
+      sinos = ctx->d_sino_mapped;
     }
   ok = ok &&
        TOMO_CUDA_CHECK (cudaEventRecord (ctx->ev_load[2], ctx->stream), error) &&

@@ -241,7 +241,41 @@ typedef struct
    * TomoGpuVolumeJob.row_taps says. */
   const int *tap_offsets;
   const float *tap_weights;
+  /* tomo_gpu_context_load_raw() only, optional: the rows are `map`'s
+   * n_proj × width and, after preprocessing and the taps, are mapped into
+   * the context's rows (stitched or weighted, TomoGpuRowMap). */
+  const struct _TomoGpuRowMap *map;
 } TomoGpuRawRows;
+
+/* How a row of width × n_proj becomes one of the context's (width_out ×
+ * n_proj_out): with `weights` (n_proj, the same geometry) each projection
+ * times its weight; else each output projection k blends its direct
+ * projection's column col[u].direct with the opposite one interpolated
+ * proj[k].t_angle of the way from `below` to `above`, at columns
+ * col[u].mirror + col[u].t (the next clamped to the row):
+ *   m(i) = (1 − t_angle) · below[i] + t_angle · above[i]
+ *   out  = w_direct · direct + (1 − w_direct) · ((1 − t) · m(mirror) + t · m(mirror + 1))
+ * each product rounded, then summed left to right; −1: no such column
+ * (it adds 0).  The maps go to the device once and again when they change. */
+typedef struct
+{
+  guint direct, below, above;
+  float t_angle;
+} TomoGpuMapProjection;
+
+typedef struct
+{
+  int   direct, mirror;
+  float t, w_direct;
+} TomoGpuMapColumn;
+
+typedef struct _TomoGpuRowMap
+{
+  guint width, n_proj;
+  const float *weights;
+  const TomoGpuMapProjection *proj;
+  const TomoGpuMapColumn *col;
+} TomoGpuRowMap;
 
 gsize    tomo_gpu_raw_type_size   (TomoGpuRawType type);
 /* `rows` of n_proj × width values → line integrals in `out`

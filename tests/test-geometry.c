@@ -311,10 +311,11 @@ test_weighted_360 (void)
   as_measured = tomo_geometry_present (scan, &g180, axis, &plan, &error);
   g_assert_no_error (error);
   g_assert_true (as_measured == scan);
-  /* Device paths read a file's raw rows; a weighted scan's rows are made
-   * on the host. */
+  /* Device paths read a file's raw rows; a weighted scan's are its file's,
+   * weighted after preprocessing (tomo_geometry_get_row_map()). */
   g_assert_true (tomo_geometry_get_raw_source (scan) == scan);
   g_assert_null (tomo_geometry_get_raw_source (weighted));
+  g_assert_true (tomo_geometry_get_mapped_source (weighted) == scan);
 
   a = reconstruct (engine, s180, 2, axis);
   b = reconstruct (engine, weighted, 2, axis);
@@ -324,6 +325,122 @@ test_weighted_360 (void)
   g_test_message ("uneven turn against 180°: weighted %.4f, unweighted %.4f", rel_w, rel_u);
   g_assert_cmpfloat (rel_w, <, 0.02);
   g_assert_cmpfloat (rel_w, <, 0.5 * rel_u);
+}
+
+/* --- the maps a device builds rows with ------------------------------------ */
+
+/* Row `row` of `presented` made from its base's row with the maps of
+ * tomo_geometry_get_row_map(), as tomo-geometry.h writes them out. */
+static float *
+apply_row_map (TomoScan *presented,
+               guint     row)
+{
+  g_autoptr(GError) error = NULL;
+  TomoGeometryRowMap m;
+  TomoScan *base = tomo_geometry_get_row_map (presented, &m);
+  g_autofree float *in = NULL;
+  float *out;
+
+  g_assert_nonnull (base);
+  g_assert_cmpuint (m.width, ==, tomo_scan_get_width (base));
+  g_assert_cmpuint (m.n_proj, ==, tomo_scan_get_n_projections (base));
+  g_assert_cmpuint (m.width_out, ==, tomo_scan_get_width (presented));
+  g_assert_cmpuint (m.n_proj_out, ==, tomo_scan_get_n_projections (presented));
+  in = g_new (float, (gsize) m.n_proj * m.width);
+  out = g_new (float, (gsize) m.n_proj_out * m.width_out);
+  g_assert_true (tomo_scan_read_sinogram (base, row, in, NULL, &error));
+  g_assert_no_error (error);
+  for (guint k = 0; k < m.n_proj_out; k++)
+    for (guint u = 0; u < m.width_out; u++)
+      {
+        gsize o = (gsize) k * m.width_out + u;
+        const TomoGeometryStitchProjection *pk;
+        const TomoGeometryStitchColumn *cu;
+        float vd = 0.0f, vm = 0.0f;
+
+        if (m.weights != NULL)
+          {
+            out[o] = in[o] * m.weights[k];
+            continue;
+          }
+        pk = &m.proj[k];
+        cu = &m.col[u];
+        if (cu->direct >= 0)
+          vd = in[(gsize) pk->direct * m.width + cu->direct];
+        if (cu->mirror >= 0)
+          {
+            const float *b = in + (gsize) pk->below * m.width, *a = in + (gsize) pk->above * m.width;
+            guint i0 = cu->mirror, i1 = MIN (i0 + 1, m.width - 1);
+            float ta = pk->t_angle;
+            float m0 = (1.0f - ta) * b[i0] + ta * a[i0], m1 = (1.0f - ta) * b[i1] + ta * a[i1];
+
+            vm = (1.0f - cu->t) * m0 + cu->t * m1;
+          }
+        out[o] = cu->w_direct * vd + (1.0f - cu->w_direct) * vm;
+      }
+  return out;
+}
+
+/* Stitched (left and right, over a tilt correction too) and weighted scans
+ * expose maps that rebuild their rows from the base's bit for bit, and
+ * name the file a device reads; a file and a tilt correction have none. */
+static void
+test_row_map (void)
+{
+  const guint w = 96, n = 240;
+  g_auto(TempScan) t_off = { 0 };
+  g_auto(TempScan) t_uneven = { 0 };
+  g_autoptr(TomoScan) off = NULL, uneven = NULL, tilted = NULL;
+  g_autoptr(GError) error = NULL;
+  TomoGeometryRowMap m;
+  TomoPhantomParams p;
+  struct { TomoScan **base; TomoGeometryKind kind; double center; } cases[] = {
+    { &off, TOMO_GEOMETRY_OFFSET, 10.5 },
+    { &off, TOMO_GEOMETRY_OFFSET, w - 1 - 14.25 },
+    { &tilted, TOMO_GEOMETRY_OFFSET, 10.5 },
+    { &uneven, TOMO_GEOMETRY_360, (w - 1) / 2.0 },
+  };
+
+  phantom_params (&p, w, n, 360.0, 10.5, 2 * w - 30);
+  write_scan (&t_off, &p);
+  off = tomo_test_open_scan (t_off.path);
+  phantom_params (&p, w, n * 3 / 4, 270.0, (w - 1) / 2.0, 0);
+  write_scan (&t_uneven, &p);
+  uneven = tomo_test_open_scan (t_uneven.path);
+  tilted = tomo_geometry_correct_tilt (off, 2.0, &error);
+  g_assert_no_error (error);
+
+  g_assert_null (tomo_geometry_get_row_map (off, &m));
+  g_assert_null (tomo_geometry_get_row_map (tilted, &m));
+  g_assert_true (tomo_geometry_get_mapped_source (off) == off);
+  g_assert_true (tomo_geometry_get_mapped_source (tilted) == off);
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      TomoGeometry g = { cases[c].kind, TOMO_AXIS_SIDE_ANY };
+      TomoGeometryPlan plan;
+      g_autoptr(TomoScan) presented = tomo_geometry_present (*cases[c].base, &g, cases[c].center,
+                                                             &plan, &error);
+      TomoScan *file = cases[c].base == &uneven ? uneven : off;
+
+      g_assert_no_error (error);
+      g_assert_cmpint (plan.kind, ==, cases[c].kind);
+      g_assert_true (tomo_geometry_get_row_map (presented, &m) == *cases[c].base);
+      g_assert_true ((m.weights != NULL) == (cases[c].kind == TOMO_GEOMETRY_360));
+      g_assert_true (tomo_geometry_get_mapped_source (presented) == file);
+      /* The rows are the presented scan's own; the raw source is not. */
+      g_assert_null (tomo_geometry_get_raw_source (presented));
+      for (guint row = 0; row < 4; row += 3)
+        {
+          gsize size = sizeof (float) * tomo_scan_get_width (presented)
+                       * tomo_scan_get_n_projections (presented);
+          g_autofree float *want = g_malloc (size);
+          g_autofree float *got = apply_row_map (presented, row);
+
+          g_assert_true (tomo_scan_read_sinogram (presented, row, want, NULL, &error));
+          g_assert_no_error (error);
+          g_assert_cmpmem (got, size, want, size);
+        }
+    }
 }
 
 /* --- bad requests ------------------------------------------------------------ */
@@ -712,6 +829,7 @@ main (int    argc,
   tomo_test_add_backend_case ("/tomo/geometry", TOMO_BACKEND_CPU, "centred-360", NULL, test_centred_360);
   tomo_test_add_backend_case ("/tomo/geometry", TOMO_BACKEND_GPU, "centred-360", NULL, test_centred_360);
   g_test_add_func ("/tomo/geometry/weighted-360", test_weighted_360);
+  g_test_add_func ("/tomo/geometry/row-map", test_row_map);
   g_test_add_func ("/tomo/geometry/errors", test_errors);
   g_test_add_func ("/tomo/geometry/cli", test_cli);
   tomo_test_add_backend_case ("/tomo/geometry", TOMO_BACKEND_CPU, "tilt", NULL, test_tilt);

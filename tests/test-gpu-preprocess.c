@@ -7,7 +7,8 @@
  * Then the GPU volume pipeline, which uploads uint16 rows raw and
  * preprocesses them there, against slice-by-slice reconstruction and its
  * counts against the CPU's; also with an axis tilt corrected, whose rows
- * the device resamples after preprocessing.  Skips without a CUDA device.
+ * the device resamples after preprocessing; stitching maps naming rows or
+ * columns the input lacks are refused.  Skips without a CUDA device.
  */
 #include "config.h"
 
@@ -17,6 +18,7 @@
 #include <glib/gstdio.h>
 
 #include "tomo-engine.h"
+#include "tomo-filter.h"
 #include "tomo-geometry.h"
 #include "tomo-gpu.h"
 #include "tomo-preprocess.h"
@@ -144,6 +146,77 @@ test_preprocess_bad_args (void)
   g_assert_false (tomo_gpu_preprocess_rows (0, &rows, 2, 2, out, NULL, &error));
   g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
   g_assert_nonnull (strstr (error->message, "flat without a dark"));
+}
+
+/* A stitching map that names rows or columns the input does not have, or
+ * weights for another geometry: load_raw says which, and the context goes
+ * on loading rows with a good map and without one. */
+static void
+test_bad_map (void)
+{
+  enum { WI = 4, NI = 4, WO = 6, NO = 2 };
+  g_autoptr(GError) error = NULL;
+  g_autofree double *response = NULL;
+  double angles[NO] = { 0.0, G_PI / 2 };
+  float raw[NI * WI], weights[NI] = { 1, 1, 1, 1 };
+  TomoGpuMapProjection proj[NO] = { { 0, 2, 2, 0.0f }, { 1, 3, 3, 0.0f } };
+  TomoGpuMapColumn col[WO] = { { 0, -1, 0, 1 }, { 1, -1, 0, 1 }, { 2, 3, 0.5f, 0.5f },
+                               { 3, 2, 0.5f, 0.5f }, { -1, 1, 0, 0 }, { -1, 0, 0, 0 } };
+  TomoGpuRowMap map = { WI, NI, NULL, proj, col };
+  TomoGpuRawRows rows = { TOMO_GPU_RAW_FLOAT32, raw, 1, NULL, NULL, FALSE, NULL, NULL, &map };
+  TomoGpuContext *ctx;
+  guint padded;
+  struct { const char *words; int field; int value; } bad[] = {
+    { "a column beyond the input rows", 0, WI },
+    { "a column beyond the input rows", 1, -2 },
+    { "a projection beyond the input rows", 2, NI },
+    { "weights for another geometry", 3, 0 },
+  };
+
+  if (!tomo_test_need_gpu (NO_GPU))
+    return;
+  for (guint i = 0; i < G_N_ELEMENTS (raw); i++)
+    raw[i] = 1.0f + i;
+  response = tomo_filter_fbp_response (TOMO_FILTER_RAMLAK, WO, NO, &padded);
+  ctx = tomo_gpu_context_new (0, &error);
+  g_assert_no_error (error);
+  g_assert_true (tomo_gpu_context_set_geometry (ctx, WO, NO, angles, &error));
+  g_assert_true (tomo_gpu_context_set_filter (ctx, padded, response, 0, &error));
+  g_assert_no_error (error);
+  g_assert_true (tomo_gpu_context_load_raw (ctx, &rows, NULL, &error));
+  g_assert_no_error (error);
+  for (guint b = 0; b < G_N_ELEMENTS (bad); b++)
+    {
+      TomoGpuMapProjection p2[NO];
+      TomoGpuMapColumn c2[WO];
+      TomoGpuRowMap m2 = map;
+      TomoGpuRawRows r2 = rows;
+
+      memcpy (p2, proj, sizeof proj);
+      memcpy (c2, col, sizeof col);
+      m2.proj = p2;
+      m2.col = c2;
+      if (bad[b].field == 0)
+        c2[3].direct = bad[b].value;
+      else if (bad[b].field == 1)
+        c2[4].mirror = bad[b].value;
+      else if (bad[b].field == 2)
+        p2[1].above = bad[b].value;
+      else
+        m2.weights = weights;   /* 4 × 4 weighted into 2 × 6 */
+      r2.map = &m2;
+      g_assert_false (tomo_gpu_context_load_raw (ctx, &r2, NULL, &error));
+      g_assert_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+      g_test_message ("%s", error->message);
+      g_assert_nonnull (strstr (error->message, bad[b].words));
+      g_assert_nonnull (strstr (error->message, "4 × 4 into 2 × 6"));
+      g_clear_error (&error);
+      /* The good map again: still the device's (a refused map is not
+       * uploaded). */
+      g_assert_true (tomo_gpu_context_load_raw (ctx, &rows, NULL, &error));
+      g_assert_no_error (error);
+    }
+  tomo_gpu_context_free (ctx);
 }
 
 /* --- the volume pipeline with raw uint16 rows ---------------------------- */
@@ -425,6 +498,7 @@ main (int    argc,
     }
   g_test_add_func ("/tomo/gpu/preprocess/bad-args", test_preprocess_bad_args);
   g_test_add_func ("/tomo/gpu/preprocess/raw-rows", test_raw_rows);
+  g_test_add_func ("/tomo/gpu/preprocess/bad-map", test_bad_map);
   g_test_add_data_func ("/tomo/gpu/preprocess/volume-uint16/standard-linear", &volume_cases[0],
                         test_volume_raw);
   g_test_add_data_func ("/tomo/gpu/preprocess/volume-uint16/alu-nearest", &volume_cases[1],

@@ -219,11 +219,24 @@ gpu_load_raw (TomoBackendImpl     *impl,
   const void *raw = first->data;
   const float *fl = first->flat, *dk = first->dark;
   /* The rows are the file's; a tilt correction's are resampled on the
-   * device after their preprocessing. */
-  TomoScan *source = tomo_geometry_get_raw_source (scan);
-  gboolean resample = source != scan;
+   * device after their preprocessing, then a stitched or weighted scan's
+   * mapped into its rows. */
+  TomoGeometryRowMap gmap;
+  TomoScan *mapped = tomo_geometry_get_row_map (scan, &gmap);
+  TomoScan *base = mapped != NULL ? mapped : scan;
+  TomoScan *source = tomo_geometry_get_raw_source (base);
+  gboolean resample = source != base;
   int tap_offsets[4];
   float tap_weights[4 * 4];
+  TomoGpuRowMap map = { 0 };
+
+  /* The geometry's maps are the device's, field by field. */
+  G_STATIC_ASSERT (sizeof (TomoGeometryStitchProjection) == sizeof (TomoGpuMapProjection));
+  G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoGeometryStitchProjection, t_angle)
+                   == G_STRUCT_OFFSET (TomoGpuMapProjection, t_angle));
+  G_STATIC_ASSERT (sizeof (TomoGeometryStitchColumn) == sizeof (TomoGpuMapColumn));
+  G_STATIC_ASSERT (G_STRUCT_OFFSET (TomoGeometryStitchColumn, w_direct)
+                   == G_STRUCT_OFFSET (TomoGpuMapColumn, w_direct));
 
   g_clear_pointer (&impl->rows, g_free);
   self->raw_filtered = FALSE;
@@ -237,7 +250,11 @@ gpu_load_raw (TomoBackendImpl     *impl,
   tomo_scan_get_preprocessing (source, &normalise, &apply_log);
   g_assert (n_slices <= G_N_ELEMENTS (tap_offsets));
   for (guint s = 0; resample && s < n_slices; s++)
-    tomo_backend_gpu_row_taps (scan, rows[s]->row, &tap_offsets[s], tap_weights + 4 * s);
+    tomo_backend_gpu_row_taps (base, rows[s]->row, &tap_offsets[s], tap_weights + 4 * s);
+  if (mapped != NULL)
+    map = (TomoGpuRowMap) { gmap.width, gmap.n_proj, gmap.weights,
+                            (const TomoGpuMapProjection *) gmap.proj,
+                            (const TomoGpuMapColumn *) gmap.col };
   if (n_slices > 1)
     {
       /* Slice-parallel rows one after another, as the device takes them. */
@@ -268,7 +285,8 @@ gpu_load_raw (TomoBackendImpl     *impl,
     }
   TomoGpuRawRows in = { first->dtype == TOMO_DTYPE_UINT16 ? TOMO_GPU_RAW_UINT16 : TOMO_GPU_RAW_FLOAT32,
                         raw, n_slices, normalise ? fl : NULL, normalise ? dk : NULL, apply_log,
-                        resample ? tap_offsets : NULL, resample ? tap_weights : NULL };
+                        resample ? tap_offsets : NULL, resample ? tap_weights : NULL,
+                        mapped != NULL ? &map : NULL };
   if (!tomo_gpu_context_load_raw (self->ctx, &in, counts, error))
     return tomo_backend_gpu_failed (error, "GPU preprocessing");
   for (guint s = 0; s < n_slices; s++)

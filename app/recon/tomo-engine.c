@@ -78,7 +78,7 @@ struct _TomoEngine
    * the backends' cache keys name the scan by it. */
   guint64 generation;
   /* The device path's raw rows of `scan`'s raw source, a file
-   * (tomo_geometry_get_raw_source(); NULL until a row change takes it,
+   * (tomo_geometry_get_mapped_source(); NULL until a row change takes it,
    * kept across scans of the same source); device_preprocess: whether row
    * changes may take it. */
   TomoRawRows *raw_rows;
@@ -683,10 +683,11 @@ tomo_engine_set_scan (TomoEngine *self,
       self->scan = scan != NULL ? g_object_ref (scan) : NULL;
       self->generation++;
       raw = g_steal_pointer (&self->raw_rows);
-      /* A new axis tilt of the same file reads the same raw rows (they are
-       * resampled after preprocessing): tuning the tilt reads nothing. */
+      /* A new axis tilt or stitching of the same file reads the same raw
+       * rows (they are resampled and mapped after preprocessing): tuning
+       * the tilt or an offset axis reads nothing. */
       if (raw != NULL && scan != NULL
-          && tomo_geometry_get_raw_source (scan) == tomo_raw_rows_get_scan (raw))
+          && tomo_geometry_get_mapped_source (scan) == tomo_raw_rows_get_scan (raw))
         self->raw_rows = g_steal_pointer (&raw);
       /* Requests waiting for a busy backend see they are stale. */
       g_cond_broadcast (&self->backend_cond);
@@ -828,13 +829,14 @@ check_request (TomoScan *scan, const TomoSliceRequest *request, TomoRoi *roi, GE
 }
 
 /* Whether row changes go the device path: a backend that preprocesses raw
- * rows, and raw rows to read (a tilt correction's are its file's, which the
- * backend resamples after preprocessing them). */
+ * rows, and raw rows to read (a tilt correction's and a stitched or
+ * weighted scan's are its file's, which the backend resamples and maps
+ * after preprocessing them). */
 static gboolean
 job_uses_raw_rows (const EngineJob *job)
 {
   return job->impl->ops->load_raw != NULL && job->device_preprocess
-         && tomo_geometry_get_raw_source (job->scan) != NULL;
+         && tomo_geometry_get_mapped_source (job->scan) != NULL;
 }
 
 /* The raw row cache of the job's scan: the engine's, made on first use
@@ -853,7 +855,7 @@ job_dup_raw_rows (EngineJob *job)
   if (raw != NULL)
     return raw;
 
-  made = tomo_raw_rows_new (tomo_geometry_get_raw_source (job->scan), 0);
+  made = tomo_raw_rows_new (tomo_geometry_get_mapped_source (job->scan), 0);
   g_mutex_lock (&self->lock);
   if (job->generation == self->generation && self->backend->impl->ops->load_raw != NULL)
     {

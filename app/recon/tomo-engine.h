@@ -152,7 +152,8 @@ int          tomo_engine_get_device         (TomoEngine *self);
  * those waiting are dropped, one being computed is answered with
  * TOMO_RECON_ERROR_CANCELLED (never run against the new scan).  The raw
  * row cache stays when the new scan's rows are read from the same file
- * (tomo_geometry_get_raw_source(): another axis tilt of the same scan). */
+ * (tomo_geometry_get_mapped_source(): another axis tilt or offset-axis
+ * stitching of the same scan). */
 void         tomo_engine_set_scan           (TomoEngine *self,
                                              TomoScan   *scan);
 /* Not a reference: for the thread that sets the scan. */

@@ -284,20 +284,11 @@ tomo_geometry_resolve (TomoScan           *scan,
 /* --- the presented rows ---------------------------------------------------- */
 
 /* Offset geometry, per output projection: the direct one and the two the
- * opposite is interpolated from (t_angle of the way from below to above). */
-typedef struct
-{
-  guint direct, below, above;
-  float t_angle;
-} StitchProjection;
-
-/* Offset geometry, per output column: the direct column (−1: none), the
- * mirrored one (i0 + t, i0 −1: none) and the direct side's share. */
-typedef struct
-{
-  int direct, mirror;
-  float t, w_direct;
-} StitchColumn;
+ * opposite is interpolated from (t_angle of the way from below to above);
+ * per output column: the direct column (−1: none), the mirrored one
+ * (mirror + t, mirror −1: none) and the direct side's share. */
+typedef TomoGeometryStitchProjection StitchProjection;
+typedef TomoGeometryStitchColumn StitchColumn;
 
 typedef struct
 {
@@ -710,6 +701,34 @@ tomo_geometry_get_row_taps (TomoScan            *scan,
     return NULL;
   tilt_taps (data, row, taps);
   return _tomo_scan_get_base (scan);
+}
+
+TomoScan *
+tomo_geometry_get_row_map (TomoScan           *scan,
+                           TomoGeometryRowMap *map)
+{
+  gpointer data = NULL;
+  const Transform *t;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (scan), NULL);
+  g_return_val_if_fail (map != NULL, NULL);
+  if (_tomo_scan_get_transform (scan, &data) != transform_row)
+    return NULL;
+  t = data;
+  *map = (TomoGeometryRowMap) { t->width, t->n_in, t->width_out, t->n_out, t->weights, t->proj,
+                                t->col };
+  return _tomo_scan_get_base (scan);
+}
+
+TomoScan *
+tomo_geometry_get_mapped_source (TomoScan *scan)
+{
+  TomoGeometryRowMap map;
+  TomoScan *base;
+
+  g_return_val_if_fail (TOMO_IS_SCAN (scan), NULL);
+  base = tomo_geometry_get_row_map (scan, &map);
+  return tomo_geometry_get_raw_source (base != NULL ? base : scan);
 }
 
 TomoScan *

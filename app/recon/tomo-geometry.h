@@ -153,6 +153,49 @@ TomoScan   *tomo_geometry_get_row_taps    (TomoScan            *scan,
  * integrals made on the host. */
 TomoScan   *tomo_geometry_get_raw_source  (TomoScan            *scan);
 
+/* How a stitched (offset axis) or weighted (360°) scan makes its rows from
+ * its base's: a 360° row is each projection times its weight; a stitched
+ * projection k takes its direct projection's column `direct` and the
+ * opposite one interpolated t_angle of the way from `below` to `above`, at
+ * columns mirror + t (mirror + 1 clamped to the row), and blends them:
+ *   m(i) = (1 − t_angle) · below[i] + t_angle · above[i]
+ *   out  = w_direct · direct[direct] + (1 − w_direct) · ((1 − t) · m(mirror) + t · m(mirror + 1))
+ * each product rounded, then summed left to right (no fused multiply-add);
+ * a direct or mirror of −1 contributes 0. */
+typedef struct
+{
+  guint direct, below, above;
+  float t_angle;
+} TomoGeometryStitchProjection;
+
+typedef struct
+{
+  int   direct, mirror;
+  float t, w_direct;
+} TomoGeometryStitchColumn;
+
+typedef struct
+{
+  guint width, n_proj;          /* the base's rows */
+  guint width_out, n_proj_out;  /* the rows presented */
+  const float *weights;         /* 360°: n_proj weights; NULL when stitched */
+  const TomoGeometryStitchProjection *proj;  /* stitched: n_proj_out */
+  const TomoGeometryStitchColumn     *col;   /* stitched: width_out */
+} TomoGeometryRowMap;
+
+/* When `scan` is a stitched or weighted scan of tomo_geometry_apply(): the
+ * scan whose rows it maps (no new reference) and the maps, valid while
+ * `scan` lives; NULL (map untouched) for any other scan.  So that a backend
+ * can map rows it preprocessed itself. */
+TomoScan   *tomo_geometry_get_row_map     (TomoScan           *scan,
+                                           TomoGeometryRowMap *map);
+
+/* The file whose raw rows a device path reads to make rows of `scan` (no
+ * new reference): tomo_geometry_get_raw_source() of the scan or, through a
+ * stitched or weighted scan (tomo_geometry_get_row_map()), of its base;
+ * NULL when neither has one. */
+TomoScan   *tomo_geometry_get_mapped_source (TomoScan *scan);
+
 /* One line: what will be done ("offset axis (left): 1800 projections
  * stitched into 900 × 1843 columns, overlap 253, axis at 921.5"). */
 char       *tomo_geometry_plan_describe   (const TomoGeometryPlan *plan);

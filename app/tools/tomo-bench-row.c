@@ -91,10 +91,11 @@ walk_rows (TomoEngine       *engine,
 
 /* What a walk on one row changes at each step, as the window's controls
  * change it: the axis tilt (0.3° + 0.01°·n, each a new correction of the
- * engine's file, on row 3) or the filter (Shepp–Logan and Ram-Lak in turn,
+ * engine's file, on row 3), the filter (Shepp–Logan and Ram-Lak in turn,
  * every step a switch: a reconfigure and the held rows filtered again, on
- * row 5). */
-typedef enum { STEP_TILT, STEP_FILTER } StepKind;
+ * row 5) or an offset axis (`axis` + 0.25·n columns, each a new stitching
+ * of the engine's file, on row 7). */
+typedef enum { STEP_TILT, STEP_FILTER, STEP_AXIS } StepKind;
 
 /* `runs` steps of `kind`.  `before`: each step as it cost before the engine
  * kept the file's raw rows and the filter's ramp across scans (the engine
@@ -106,34 +107,51 @@ walk_on_row (TomoEngine       *engine,
              guint             runs,
              StepKind          kind,
              gboolean          before,
+             double            axis,
              RowTimes         *t,
              const char       *path,
              GError          **error)
 {
-  TomoScan *source = tomo_geometry_get_raw_source (tomo_engine_get_scan (engine));
+  TomoScan *source = tomo_geometry_get_mapped_source (tomo_engine_get_scan (engine));
   g_autoptr(TomoScan) file = NULL;
   gboolean ok = TRUE;
 
-  /* Tilts correct a file's rows: a stitched or weighted scan has none. */
+  /* Tilts correct and stitchings map a file's rows. */
   g_return_val_if_fail (source != NULL, FALSE);
   file = g_object_ref (source);
 
-  request->row = kind == STEP_TILT ? 3 : 5;
+  request->row = kind == STEP_TILT ? 3 : kind == STEP_FILTER ? 5 : 7;
   for (guint n = 0; n < runs && ok; n++)
     {
-      if (kind == STEP_TILT)
-        {
-          g_autoptr(TomoScan) tilted = tomo_geometry_correct_tilt (file, ROW_TILT + 0.01 * (n + 1), error);
+      g_autoptr(TomoScan) next = NULL;
 
-          if (tilted == NULL)
-            return FALSE;
-          if (before)
-            tomo_engine_set_scan (engine, NULL);
-          tomo_engine_set_scan (engine, tilted);
+      if (kind == STEP_TILT)
+        next = tomo_geometry_correct_tilt (file, ROW_TILT + 0.01 * (n + 1), error);
+      else if (kind == STEP_AXIS)
+        {
+          const TomoGeometry offset = { TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY };
+          TomoFilterType filter = request->params.filter;
+          TomoGeometryPlan plan;
+
+          next = tomo_geometry_present (file, &offset, axis + 0.25 * (n + 1), &plan, error);
+          if (next != NULL)
+            {
+              tomo_recon_params_init (&request->params, tomo_scan_get_width (next));
+              request->params.filter = filter;
+              request->params.center = plan.recon_center;
+            }
         }
       else   /* the other of the two than the engine's last request had */
         request->params.filter = request->params.filter == TOMO_FILTER_RAMLAK
                                  ? TOMO_FILTER_SHEPP_LOGAN : TOMO_FILTER_RAMLAK;
+      if (kind != STEP_FILTER)
+        {
+          if (next == NULL)
+            return FALSE;
+          if (before)
+            tomo_engine_set_scan (engine, NULL);
+          tomo_engine_set_scan (engine, next);
+        }
       if (before)
         _tomo_filter_forget_ramp ();
       ok = time_request (engine, request, t, path, error);
@@ -221,8 +239,12 @@ tomo_bench_row_change (const char  *dir,
   RowTimes tilt_step_before = { "baseline: the same tilt steps as before (raw row cache dropped, ramp recomputed at each)", .device = TRUE };
   RowTimes filter_switch = { "filter switched on one row (Shepp–Logan ↔ Ram-Lak), device path, ramp kept", .device = TRUE };
   RowTimes filter_switch_before = { "baseline: the same switches with the ramp recomputed at each, as before", .device = TRUE };
-  RowTimes offset_cold = { "offset axis, 360° stitched on the host (host path), row not read before", .device = TRUE };
-  RowTimes offset_warm = { "offset axis, 360° stitched on the host, row in the scan's row cache", .device = TRUE };
+  RowTimes offset_cold = { "offset axis, 360° stitched on the device (device path), row not read before", .device = TRUE };
+  RowTimes offset_warm = { "offset axis, stitched on the device, row in the raw row cache", .device = TRUE };
+  RowTimes offset_host = { "baseline: offset axis stitched on the host (host path), row not read before", .device = TRUE };
+  RowTimes offset_host_warm = { "baseline: offset axis stitched on the host, row in the scan's row cache", .device = TRUE };
+  RowTimes axis_step = { "offset axis moved by 0.25 px on one row, device path (raw rows kept, stitched anew)", .device = TRUE };
+  RowTimes axis_step_host = { "baseline: the same axis steps on the host path (stitched on the CPU, float upload)", .device = TRUE };
   g_autofree char *offset_path = g_build_filename (dir, "offset.h5", NULL);
   TomoPhantomParams offset;
   double offset_write_s;
@@ -256,10 +278,10 @@ tomo_bench_row_change (const char  *dir,
   ok = baseline != NULL
        && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &tilt_cold, path, error)
        && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &tilt_warm, path, error)
-       && walk_on_row (baseline, &request, runs, STEP_TILT, TRUE, &tilt_step_before, path, error)
-       && walk_on_row (baseline, &request, runs, STEP_TILT, FALSE, &tilt_step, path, error)
-       && walk_on_row (baseline, &request, runs, STEP_FILTER, TRUE, &filter_switch_before, path, error)
-       && walk_on_row (baseline, &request, runs, STEP_FILTER, FALSE, &filter_switch, path, error);
+       && walk_on_row (baseline, &request, runs, STEP_TILT, TRUE, 0.0, &tilt_step_before, path, error)
+       && walk_on_row (baseline, &request, runs, STEP_TILT, FALSE, 0.0, &tilt_step, path, error)
+       && walk_on_row (baseline, &request, runs, STEP_FILTER, TRUE, 0.0, &filter_switch_before, path, error)
+       && walk_on_row (baseline, &request, runs, STEP_FILTER, FALSE, 0.0, &filter_switch, path, error);
   g_clear_object (&baseline);
   /* A half-acquisition scan of the same size: a full turn, the axis 248
    * columns from the right edge, the object twice as wide as the detector. */
@@ -268,10 +290,21 @@ tomo_bench_row_change (const char  *dir,
   offset.center = ROW_WIDTH - 248.5;
   offset.object_width = 2 * ROW_WIDTH - 600;
   ok = ok && tomo_phantom_write_dxchange_timed (&offset, offset_path, &offset_write_s, error);
+  /* The host path first (the baseline), then the device path, each on a
+   * scan of its own. */
+  baseline = ok ? open_engine (offset_path, 0.0, backend, FALSE, &request, offset.center, error) : NULL;
+  ok = baseline != NULL
+       && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &offset_host, offset_path, error)
+       && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &offset_host_warm, offset_path, error)
+       && walk_on_row (baseline, &request, runs, STEP_AXIS, FALSE, offset.center, &axis_step_host,
+                       offset_path, error);
+  g_clear_object (&baseline);
   baseline = ok ? open_engine (offset_path, 0.0, backend, TRUE, &request, offset.center, error) : NULL;
   ok = baseline != NULL
        && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &offset_cold, offset_path, error)
-       && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &offset_warm, offset_path, error);
+       && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &offset_warm, offset_path, error)
+       && walk_on_row (baseline, &request, runs, STEP_AXIS, FALSE, offset.center, &axis_step,
+                       offset_path, error);
   g_clear_object (&baseline);
 
   if (ok)
@@ -301,10 +334,16 @@ tomo_bench_row_change (const char  *dir,
       print_times (&filter_switch_before);
       print_times (&offset_cold);
       print_times (&offset_warm);
+      print_times (&offset_host);
+      print_times (&offset_host_warm);
+      print_times (&axis_step);
+      print_times (&axis_step_host);
       printf ("\n");
       printf ("The offset-axis scan: %u projections over 360°, axis at column %.1f, written in "
-              "%.1f s; its rows are presented stitched (%s).\n\n", offset.n_proj, offset.center,
-              offset_write_s, "the host path: no device path for stitched rows yet");
+              "%.1f s; its rows are presented stitched (%u projections of the first half-turn "
+              "blended with their opposites; upload and preprocess are the raw rows', the "
+              "stitching counts as preprocessing).\n\n", offset.n_proj, offset.center,
+              offset_write_s, offset.n_proj / 2);
       if (!cold.device)
         printf ("(The engine's backend has no device path: every row went the host path.)\n\n");
       fflush (stdout);

@@ -253,18 +253,8 @@ reconstruct_alu (TomoEngine *engine,
                  guint       n_slices,
                  double      center)
 {
-  g_autoptr(GError) error = NULL;
-  TomoSliceRequest request;
-  TomoSlice *slice;
+  TomoSlice *slice = tomo_test_reconstruct_kernel (engine, row, n_slices, center, TOMO_KERNEL_ALU);
 
-  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
-  request.row = row;
-  request.n_slices = n_slices;
-  request.params.center = center;
-  request.kernel = TOMO_KERNEL_ALU;
-  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (slice);
   g_assert_cmpstr (slice->kernel, ==, "alu");
   return slice;
 }

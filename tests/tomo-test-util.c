@@ -379,6 +379,16 @@ tomo_test_reconstruct (TomoEngine *engine,
                        guint       n_slices,
                        double      center)
 {
+  return tomo_test_reconstruct_kernel (engine, row, n_slices, center, TOMO_KERNEL_AUTO);
+}
+
+TomoSlice *
+tomo_test_reconstruct_kernel (TomoEngine *engine,
+                              guint       row,
+                              guint       n_slices,
+                              double      center,
+                              TomoKernel  kernel)
+{
   g_autoptr(GError) error = NULL;
   TomoSliceRequest request;
   TomoSlice *slice;
@@ -387,6 +397,7 @@ tomo_test_reconstruct (TomoEngine *engine,
   request.row = row;
   request.n_slices = n_slices;
   request.params.center = center;
+  request.kernel = kernel;
   slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
   g_assert_no_error (error);
   g_assert_nonnull (slice);

@@ -153,6 +153,12 @@ TomoSlice *tomo_test_reconstruct (TomoEngine *engine,
                                   guint       row,
                                   guint       n_slices,
                                   double      center);
+/* The same with `kernel` asked for. */
+TomoSlice *tomo_test_reconstruct_kernel (TomoEngine *engine,
+                                         guint       row,
+                                         guint       n_slices,
+                                         double      center,
+                                         TomoKernel  kernel);
 
 /* Submits `request` to the engine's worker and runs the thread-default
  * main context until its slice arrives (30 s at most; an error fails the

@@ -217,6 +217,29 @@ open_engine (const char        *path,
   return g_steal_pointer (&engine);
 }
 
+/* The offset-axis walks on one path: rows cold, the same rows again, then
+ * the axis stepped on one row. */
+static gboolean
+offset_walks (const char       *path,
+              TomoBackend       backend,
+              gboolean          device_preprocess,
+              double            axis,
+              guint             runs,
+              TomoSliceRequest *request,
+              RowTimes         *cold,
+              RowTimes         *warm,
+              RowTimes         *step,
+              GError          **error)
+{
+  g_autoptr(TomoEngine) engine = open_engine (path, 0.0, backend, device_preprocess, request, axis,
+                                              error);
+
+  return engine != NULL
+         && walk_rows (engine, request, ROW_HEIGHT / 2, runs, cold, path, error)
+         && walk_rows (engine, request, ROW_HEIGHT / 2, runs, warm, path, error)
+         && walk_on_row (engine, request, runs, STEP_AXIS, FALSE, axis, step, path, error);
+}
+
 gboolean
 tomo_bench_row_change (const char  *dir,
                        TomoBackend  backend,
@@ -292,20 +315,10 @@ tomo_bench_row_change (const char  *dir,
   ok = ok && tomo_phantom_write_dxchange_timed (&offset, offset_path, &offset_write_s, error);
   /* The host path first (the baseline), then the device path, each on a
    * scan of its own. */
-  baseline = ok ? open_engine (offset_path, 0.0, backend, FALSE, &request, offset.center, error) : NULL;
-  ok = baseline != NULL
-       && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &offset_host, offset_path, error)
-       && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &offset_host_warm, offset_path, error)
-       && walk_on_row (baseline, &request, runs, STEP_AXIS, FALSE, offset.center, &axis_step_host,
-                       offset_path, error);
-  g_clear_object (&baseline);
-  baseline = ok ? open_engine (offset_path, 0.0, backend, TRUE, &request, offset.center, error) : NULL;
-  ok = baseline != NULL
-       && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &offset_cold, offset_path, error)
-       && walk_rows (baseline, &request, ROW_HEIGHT / 2, runs, &offset_warm, offset_path, error)
-       && walk_on_row (baseline, &request, runs, STEP_AXIS, FALSE, offset.center, &axis_step,
-                       offset_path, error);
-  g_clear_object (&baseline);
+  ok = ok && offset_walks (offset_path, backend, FALSE, offset.center, runs, &request, &offset_host,
+                           &offset_host_warm, &axis_step_host, error)
+       && offset_walks (offset_path, backend, TRUE, offset.center, runs, &request, &offset_cold,
+                        &offset_warm, &axis_step, error);
 
   if (ok)
     {
@@ -322,22 +335,17 @@ tomo_bench_row_change (const char  *dir,
       printf ("| row change | median ms | max ms | read | upload | preprocess | filter | "
               "back projection | other |\n");
       printf ("|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-      print_times (&cold);
-      print_times (&warm);
-      print_times (&host);
-      print_times (&tilt_cold);
-      print_times (&tilt_warm);
-      print_times (&tilt_host);
-      print_times (&tilt_step);
-      print_times (&tilt_step_before);
-      print_times (&filter_switch);
-      print_times (&filter_switch_before);
-      print_times (&offset_cold);
-      print_times (&offset_warm);
-      print_times (&offset_host);
-      print_times (&offset_host_warm);
-      print_times (&axis_step);
-      print_times (&axis_step_host);
+      {
+        RowTimes *rows[] = {
+          &cold, &warm, &host, &tilt_cold,
+          &tilt_warm, &tilt_host, &tilt_step, &tilt_step_before,
+          &filter_switch, &filter_switch_before, &offset_cold, &offset_warm,
+          &offset_host, &offset_host_warm, &axis_step, &axis_step_host,
+        };
+
+        for (guint i = 0; i < G_N_ELEMENTS (rows); i++)
+          print_times (rows[i]);
+      }
       printf ("\n");
       printf ("The offset-axis scan: %u projections over 360°, axis at column %.1f, written in "
               "%.1f s; its rows are presented stitched (%u projections of the first half-turn "

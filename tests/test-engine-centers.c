@@ -3,7 +3,9 @@
  * The engine's centre sweep (tomo_engine_reconstruct_centers and its
  * non-blocking form): N candidates of one row in one request equal N single
  * reconstructions — bit for bit on the CPU, within the 4-slice path's half
- * precision (relative L2 1e-2) on the GPU, which is skipped without one.
+ * precision (relative L2 1e-2) on the GPU, which is skipped without one;
+ * an offset-axis scan's candidates, each stitched about itself, as the
+ * window's CPU sweep makes them.
  */
 #include "config.h"
 
@@ -13,6 +15,8 @@
 #include "tomo-center-engine.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
+#include "tomo-geometry.h"
+#include "tomo-phantom.h"
 #include "tomo-scan-private.h"
 #include "tomo-test-util.h"
 
@@ -251,6 +255,114 @@ test_sweep_engine (gconstpointer data)
   g_assert_cmpfloat (fabs (on_engine.center - own.center), <, 0.1);
 }
 
+/* The window's sweep of an offset-axis scan, each candidate in the rows
+ * stitched about it, on an engine of the backend `data`: the images within
+ * 1e-5 (CPU engine) or 3e-3 (GPU) relative L2 of the CPU sweep of the
+ * same stitched rows (tomo_geometry_stitch + tomo_center_sweep_scores), the
+ * scores within 1e-6 (CPU) or 5 % (GPU) of its, and the sharpest candidate
+ * the axis the scan was made with.  A candidate that cannot be stitched is
+ * named. */
+static void
+test_sweep_stitched (gconstpointer data)
+{
+  TomoBackend backend = GPOINTER_TO_INT (data);
+  const guint w = 128, n = 360, n_c = 5;
+  const double axis = w - 1 - 20.5;
+  g_autofree char *dir = NULL, *path = NULL;
+  g_autoptr(TomoScan) base = NULL;
+  g_autoptr(TomoEngine) engine = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree float *sino = NULL, *images = NULL, *reference = NULL;
+  double centers[5], scores[5], ref_scores[5], bad[1] = { 1000.0 };
+  guint best = 0, ref_best = 0, size = 0, zoomed = 0;
+  TomoPhantomParams p;
+
+  if (!tomo_test_need_backend (backend, "the GPU centre sweep cannot run here"))
+    return;
+  dir = tomo_test_make_tmp_dir ("tomo-stitch-sweep-XXXXXX");
+  path = g_build_filename (dir, "offset.h5", NULL);
+  tomo_test_phantom_params (&p, w, HEIGHT, n);
+  p.kind = TOMO_PHANTOM_DISKS;
+  p.angle_range_deg = 360.0;
+  p.center = axis;
+  p.object_width = 2 * w - 50;
+  p.max_attenuation = 4.0 / p.object_width;
+  g_assert_true (tomo_phantom_write_dxchange (&p, path, &error));
+  g_assert_no_error (error);
+  base = tomo_test_open_scan (path);
+  engine = tomo_test_engine_new (backend, base);
+  for (guint i = 0; i < n_c; i++)
+    centers[i] = axis + (i - 2.0) * 3.0;
+  /* The whole of the narrowest slice: the candidate farthest in. */
+  g_assert_true (tomo_center_sweep_stitched (engine, base, ROW, centers, n_c, G_MAXUINT, &size,
+                                             &images, scores, NULL, &error));
+  g_assert_no_error (error);
+  {
+    TomoGeometry g = { TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY };
+    TomoGeometryPlan first, last;
+
+    g_assert_true (tomo_geometry_resolve (base, &g, centers[0], &first, &error));
+    g_assert_true (tomo_geometry_resolve (base, &g, centers[n_c - 1], &last, &error));
+    g_assert_cmpuint (size, ==, first.width);
+    g_assert_cmpuint (size, <, last.width);
+  }
+  reference = g_new (float, (gsize) n_c * size * size);
+
+  sino = g_new (float, (gsize) n * w);
+  g_assert_true (tomo_scan_read_sinogram (base, ROW, sino, NULL, &error));
+  for (guint i = 0; i < n_c; i++)
+    {
+      TomoSinogram raw = { sino, n, w, tomo_scan_get_angles (base) };
+      TomoStitched st = { 0 };
+      double rel;
+
+      g_assert_true (tomo_geometry_stitch (&raw, centers[i], path, &st, &error));
+      g_assert_no_error (error);
+      {
+        TomoSinogram s = { st.data, st.n_proj, st.width, st.angles };
+        TomoRoi view = { (st.width - size) / 2, (st.width - size) / 2, size, size };
+        TomoCenterCandidates one = { &st.center, 1, TOMO_CENTER_SCORE_NEGATIVITY, 0, &view,
+                                     reference + (gsize) i * size * size };
+
+        g_assert_true (tomo_center_sweep_scores (&s, &one, &ref_scores[i], &error));
+        g_assert_no_error (error);
+      }
+      g_free (st.data);
+      g_free (st.angles);
+      rel = tomo_test_rel_l2 (images + (gsize) i * size * size, reference + (gsize) i * size * size,
+                              (gsize) size * size);
+      g_test_message ("candidate %.2f: negativity %.4e (CPU sweep %.4e), images %.2e apart",
+                      centers[i], scores[i], ref_scores[i], rel);
+      g_assert_cmpfloat (rel, <, backend == TOMO_BACKEND_GPU ? 3e-3 : 1e-5);
+      g_assert_cmpfloat (fabs (scores[i] - ref_scores[i]), <=,
+                         (backend == TOMO_BACKEND_GPU ? 0.05 : 1e-6) * ref_scores[i] + 1e-12);
+      if (scores[i] < scores[best])
+        best = i;
+      if (ref_scores[i] < ref_scores[ref_best])
+        ref_best = i;
+    }
+  g_assert_cmpuint (best, ==, 2);
+  /* A smaller view: the same candidates, their middles (no images kept). */
+  g_assert_true (tomo_center_sweep_stitched (engine, base, ROW, centers, n_c, 64, &zoomed, NULL,
+                                             ref_scores, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (zoomed, ==, 64);
+  g_assert_cmpuint (ref_best, ==, 2);
+  /* The engine holds the last candidate's stitched scan. */
+  g_assert_true (tomo_geometry_get_mapped_source (tomo_engine_get_scan (engine)) == base);
+
+  /* A candidate off the detector cannot be stitched: no crash, the
+   * candidate named. */
+  g_assert_false (tomo_center_sweep_stitched (engine, base, ROW, bad, 1, G_MAXUINT, &zoomed, NULL,
+                                              scores, NULL, &error));
+  g_assert_nonnull (error);
+  g_test_message ("%s", error->message);
+  g_assert_nonnull (strstr (error->message, "Candidate 1000.00 px"));
+  g_clear_object (&engine);
+  g_clear_object (&base);
+  tomo_test_remove_tree (dir);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -266,5 +378,9 @@ main (int    argc,
                         GINT_TO_POINTER (TOMO_BACKEND_CPU), test_sweep_engine);
   g_test_add_data_func ("/tomo/engine/centers/find-center-sweep-gpu",
                         GINT_TO_POINTER (TOMO_BACKEND_GPU), test_sweep_engine);
+  g_test_add_data_func ("/tomo/engine/centers/sweep-stitched-cpu",
+                        GINT_TO_POINTER (TOMO_BACKEND_CPU), test_sweep_stitched);
+  g_test_add_data_func ("/tomo/engine/centers/sweep-stitched-gpu",
+                        GINT_TO_POINTER (TOMO_BACKEND_GPU), test_sweep_stitched);
   return tomo_test_run_and_remove_scan (scan_path, tmp_dir);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "tomo-center.h"
+#include "tomo-center-engine.h"
 #include "tomo-center-sweep.h"
 #include "tomo-geometry.h"
 #include "tomo-window.h"
@@ -54,6 +55,8 @@ typedef struct
   TomoRoi view;
   float *images;
   double *scores;
+  gboolean gpu;          /* stitched: candidates on the GPU (else the CPU) */
+  double ms;             /* stitched: the candidates' time */
 } Job;
 
 /* The window's centre minus the detector column (the offset geometry's
@@ -98,65 +101,44 @@ view_size (gboolean zoom,
 
 /* The offset axis: the rows are stitched about the axis, so each candidate
  * is reconstructed in the row stitched about itself, at the axis column
- * in it, as `reconstruct --geometry offset --center` makes it (the row is
- * read once).  The candidates' slices differ in width by twice their
- * distance; all are centred on the axis, so one view size in their middle
- * shows the same part of the sample in each. */
+ * in it, as `reconstruct --geometry offset --center` makes it, on an engine
+ * of the sweep's own (on the GPU where the window's is: the rows are then
+ * stitched on the device from the file's raw row, read once).  The
+ * candidates' slices differ in width by twice their distance; all are
+ * centred on the axis, so one view size in their middle shows the same
+ * part of the sample in each. */
 static gboolean
 sweep_stitched (Job          *job,
                 GCancellable *cancellable,
                 GError      **error)
 {
   const TomoGeometry offset = { TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY };
-  TomoScan *base = job->stitch_base;
-  guint w = tomo_scan_get_width (base), n_proj = tomo_scan_get_n_projections (base);
-  g_autofree float *sino = g_new (float, (gsize) n_proj * w);
-  TomoSinogram raw = { sino, n_proj, w, tomo_scan_get_angles (base) };
-  guint size = G_MAXUINT;
-  gsize plane;
+  g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
+  guint narrowest = G_MAXUINT, size = 0;
+  gint64 t0;
 
   /* The layouts first (no read): the narrowest makes the view. */
   for (guint i = 0; i < job->n; i++)
     {
       TomoGeometryPlan plan;
 
-      if (!tomo_geometry_resolve (base, &offset, job->centers[i], &plan, error))
+      if (!tomo_geometry_resolve (job->stitch_base, &offset, job->centers[i], &plan, error))
         {
           g_prefix_error (error, "Candidate %.2f px: ", job->centers[i]);
           return FALSE;
         }
-      size = MIN (size, view_size (job->zoom, plan.width));
+      narrowest = MIN (narrowest, plan.width);
     }
-  job->view = (TomoRoi) { 0, 0, size, size };
-  plane = (gsize) size * size;
-  job->images = g_new (float, plane * job->n);
-  if (!tomo_scan_read_sinogram (base, job->row, sino, NULL, error))
+  if (job->gpu && !tomo_engine_set_backend (engine, TOMO_BACKEND_GPU, NULL))
+    job->gpu = FALSE;   /* the CPU then */
+  tomo_engine_set_prefetch (engine, 0, 0);
+  t0 = g_get_monotonic_time ();
+  if (!tomo_center_sweep_stitched (engine, job->stitch_base, job->row, job->centers, job->n,
+                                   view_size (job->zoom, narrowest), &size, &job->images,
+                                   job->scores, cancellable, error))
     return FALSE;
-  for (guint i = 0; i < job->n; i++)
-    {
-      TomoStitched st = { 0 };
-      gboolean ok;
-
-      if (g_cancellable_set_error_if_cancelled (cancellable, error))
-        return FALSE;
-      if (!tomo_geometry_stitch (&raw, job->centers[i], tomo_scan_get_path (base), &st, error))
-        {
-          g_prefix_error (error, "Candidate %.2f px: ", job->centers[i]);
-          return FALSE;
-        }
-      {
-        TomoSinogram s = { st.data, st.n_proj, st.width, st.angles };
-        TomoRoi view = { (st.width - size) / 2, (st.width - size) / 2, size, size };
-        TomoCenterCandidates one = { &st.center, 1, TOMO_CENTER_SCORE_NEGATIVITY, 0, &view,
-                                     job->images + plane * i };
-
-        ok = tomo_center_sweep_scores (&s, &one, &job->scores[i], error);
-      }
-      g_free (st.data);
-      g_free (st.angles);
-      if (!ok)
-        return FALSE;
-    }
+  job->ms = (g_get_monotonic_time () - t0) / 1000.0;
+  job->view = (TomoRoi) { 0, 0, size, size };
   return TRUE;
 }
 
@@ -314,8 +296,12 @@ sweep_done (GObject      *source,
   {
     Job *job = g_task_get_task_data (G_TASK (result));
 
-    show_job (self, job, job->stitch_base != NULL ? " · CPU, each candidate stitched about itself"
-                                                  : " · CPU");
+    g_autofree char *timing = job->stitch_base != NULL
+      ? g_strdup_printf (" · %s, each candidate stitched about itself: %u candidates in %.0f ms",
+                         job->gpu ? "GPU" : "CPU", job->n, job->ms)
+      : NULL;
+
+    show_job (self, job, timing != NULL ? timing : " · CPU");
   }
 }
 
@@ -433,6 +419,7 @@ recompute (TomoCenterSweep *self)
   job = g_new0 (Job, 1);
   job->scan = g_object_ref (self->scan);
   job->stitch_base = stitch_base;
+  job->gpu = self->engine != NULL && tomo_engine_get_backend (self->engine) == TOMO_BACKEND_GPU;
   job->zoom = gtk_check_button_get_active (self->zoom_check);
   job->row = self->row;
   job->n = counts[sel];

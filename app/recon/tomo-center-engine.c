@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later
  *
  * The centre sweep with its candidates reconstructed by the engine, so
- * `find-center --method sweep --backend gpu` runs them on the device.
+ * `find-center --method sweep --backend gpu` runs them on the device; and
+ * the window's sweep of an offset-axis scan, each candidate in the rows
+ * stitched about it.
  */
 #define G_LOG_DOMAIN "tomo-center"
 
 #include "config.h"
 
+#include <string.h>
+
 #include "tomo-center-engine.h"
 #include "tomo-center-private.h"
+#include "tomo-geometry.h"
 
 /* Candidates per engine request: bounds the host memory of a large scan's
  * slices (8 × 2048² floats = 128 MiB). */
@@ -20,6 +25,19 @@ typedef struct
   guint row;
 } EngineScores;
 
+/* The sweep's request on `scan`: Ram-Lak, zero padding, linear. */
+static void
+sweep_request_init (TomoSliceRequest *request,
+                    TomoScan         *scan,
+                    guint             row)
+{
+  tomo_slice_request_init (request, scan);
+  request->row = row;
+  request->params.filter = TOMO_FILTER_RAMLAK;
+  request->params.pad = TOMO_PAD_ZERO;
+  request->params.interp = TOMO_INTERP_LINEAR;
+}
+
 static gboolean
 engine_scores (const double *centers,
                guint         n_centers,
@@ -30,11 +48,7 @@ engine_scores (const double *centers,
   EngineScores *e = user_data;
   TomoSliceRequest request;
 
-  tomo_slice_request_init (&request, tomo_engine_get_scan (e->engine));
-  request.row = e->row;
-  request.params.filter = TOMO_FILTER_RAMLAK;
-  request.params.pad = TOMO_PAD_ZERO;
-  request.params.interp = TOMO_INTERP_LINEAR;
+  sweep_request_init (&request, tomo_engine_get_scan (e->engine), e->row);
   for (guint first = 0; first < n_centers; first += CHUNK)
     {
       guint n = MIN (CHUNK, n_centers - first);
@@ -74,4 +88,78 @@ tomo_center_sweep_engine (TomoEngine       *engine,
     }
   return _tomo_center_sweep_with (tomo_scan_get_width (scan), guess, half_range, engine_scores,
                                   &e, result, error);
+}
+
+gboolean
+tomo_center_sweep_stitched (TomoEngine   *engine,
+                            TomoScan     *base,
+                            guint         row,
+                            const double *centers,
+                            guint         n_centers,
+                            guint         max_size,
+                            guint        *size,
+                            float       **images,
+                            double       *scores,
+                            GCancellable *cancellable,
+                            GError      **error)
+{
+  const TomoGeometry offset = { TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY };
+  g_autofree float *kept = NULL;
+  guint view = max_size;
+
+  g_return_val_if_fail (TOMO_IS_ENGINE (engine), FALSE);
+  g_return_val_if_fail (TOMO_IS_SCAN (base), FALSE);
+  g_return_val_if_fail (centers != NULL && scores != NULL && size != NULL && max_size > 0, FALSE);
+
+  /* The layouts first (no read): the narrowest makes the view. */
+  for (guint i = 0; i < n_centers; i++)
+    {
+      TomoGeometryPlan plan;
+
+      if (!tomo_geometry_resolve (base, &offset, centers[i], &plan, error))
+        {
+          g_prefix_error (error, "Candidate %.2f px: ", centers[i]);
+          return FALSE;
+        }
+      view = MIN (view, plan.width);
+    }
+  if (images != NULL)
+    kept = g_new (float, (gsize) n_centers * view * view);
+  for (guint i = 0; i < n_centers; i++)
+    {
+      g_autoptr(TomoScan) stitched = NULL;
+      g_autoptr(TomoSlice) slice = NULL;
+      TomoGeometryPlan plan;
+      TomoSliceRequest request;
+      guint w;
+
+      if (g_cancellable_set_error_if_cancelled (cancellable, error))
+        return FALSE;
+      stitched = tomo_geometry_present (base, &offset, centers[i], &plan, error);
+      if (stitched == NULL)
+        {
+          g_prefix_error (error, "Candidate %.2f px: ", centers[i]);
+          return FALSE;
+        }
+      w = tomo_scan_get_width (stitched);
+      tomo_engine_set_scan (engine, stitched);
+      sweep_request_init (&request, stitched, row);
+      request.params.center = plan.recon_center;
+      slice = tomo_engine_reconstruct (engine, &request, cancellable, error);
+      if (slice == NULL)
+        {
+          g_prefix_error (error, "Candidate %.2f px: ", centers[i]);
+          return FALSE;
+        }
+      g_return_val_if_fail (slice->width == w && slice->height == w, FALSE);
+      scores[i] = _tomo_center_score_negativity (slice->data, w);
+      for (guint y = 0; kept != NULL && y < view; y++)
+        memcpy (kept + ((gsize) i * view + y) * view,
+                slice->data + (gsize) ((w - view) / 2 + y) * w + (w - view) / 2,
+                sizeof (float) * view);
+    }
+  *size = view;
+  if (images != NULL)
+    *images = g_steal_pointer (&kept);
+  return TRUE;
 }

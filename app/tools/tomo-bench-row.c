@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "tomo-bench-row.h"
+#include "tomo-center-engine.h"
 #include "tomo-error.h"
 #include "tomo-filter.h"
 #include "tomo-geometry.h"
@@ -240,6 +241,46 @@ offset_walks (const char       *path,
          && walk_on_row (engine, request, runs, STEP_AXIS, FALSE, axis, step, path, error);
 }
 
+/* The sweep window's sweep of an offset-axis scan: `n` candidates 0.5 px
+ * apart about `axis`, each stitched about itself, on an engine of
+ * `backend` (tomo_center_sweep_stitched); a first sweep warms the engine
+ * (device, plans, the raw row), then the median of `runs` (ms). */
+static gboolean
+time_stitched_sweep (const char  *path,
+                     TomoBackend  backend,
+                     double       axis,
+                     guint        n,
+                     guint        runs,
+                     double      *ms,
+                     GError     **error)
+{
+  g_autoptr(TomoScan) file = tomo_scan_open (path, NULL, error);
+  g_autoptr(TomoEngine) engine = NULL;
+  g_autofree double *centers = g_new (double, n);
+  g_autofree double *scores = g_new (double, n);
+  g_autofree double *t = g_new (double, runs);
+  guint size;
+
+  if (file == NULL)
+    return FALSE;
+  engine = tomo_engine_new (backend);
+  tomo_engine_set_prefetch (engine, 0, 0);
+  for (guint i = 0; i < n; i++)
+    centers[i] = axis + 0.5 * (i - (n - 1) / 2.0);
+  for (guint r = 0; r <= runs; r++)
+    {
+      gint64 t0 = g_get_monotonic_time ();
+
+      if (!tomo_center_sweep_stitched (engine, file, ROW_HEIGHT / 2, centers, n, 256, &size, NULL,
+                                       scores, NULL, error))
+        return FALSE;
+      if (r > 0)
+        t[r - 1] = (g_get_monotonic_time () - t0) / 1e3;
+    }
+  *ms = _tomo_median (t, runs);
+  return TRUE;
+}
+
 gboolean
 tomo_bench_row_change (const char  *dir,
                        TomoBackend  backend,
@@ -270,7 +311,7 @@ tomo_bench_row_change (const char  *dir,
   RowTimes axis_step_host = { "baseline: the same axis steps on the host path (stitched on the CPU, float upload)", .device = TRUE };
   g_autofree char *offset_path = g_build_filename (dir, "offset.h5", NULL);
   TomoPhantomParams offset;
-  double offset_write_s;
+  double offset_write_s, sweep_ms = 0, sweep_cpu_ms = 0;
   double write_s;
   gboolean ok;
 
@@ -319,6 +360,11 @@ tomo_bench_row_change (const char  *dir,
                            &offset_host_warm, &axis_step_host, error)
        && offset_walks (offset_path, backend, TRUE, offset.center, runs, &request, &offset_cold,
                         &offset_warm, &axis_step, error);
+  /* The sweep window's offset-axis sweep: 16 candidates on this backend;
+   * beside it the CPU's, 2 candidates once (a whole 3600² slice each). */
+  ok = ok && time_stitched_sweep (offset_path, backend, offset.center, 16, 5, &sweep_ms, error)
+       && time_stitched_sweep (offset_path, TOMO_BACKEND_CPU, offset.center, 2, 1, &sweep_cpu_ms,
+                               error);
 
   if (ok)
     {
@@ -352,6 +398,12 @@ tomo_bench_row_change (const char  *dir,
               "blended with their opposites; upload and preprocess are the raw rows', the "
               "stitching counts as preprocessing).\n\n", offset.n_proj, offset.center,
               offset_write_s, offset.n_proj / 2);
+      printf ("The centre sweep of the offset-axis scan (the sweep window's: each candidate "
+              "stitched about itself, whole slice scored, 256² kept): 16 candidates 0.5 px apart "
+              "on %s in **%.1f ms** (median of 5, %.2f ms a candidate); baseline: the CPU "
+              "engine, %.0f ms a candidate (2 candidates, once; %u threads).\n\n",
+              tomo_engine_get_device_name (engine), sweep_ms, sweep_ms / 16, sweep_cpu_ms / 2,
+              g_get_num_processors ());
       if (!cold.device)
         printf ("(The engine's backend has no device path: every row went the host path.)\n\n");
       fflush (stdout);

@@ -1055,20 +1055,10 @@ ensure_map (TomoGpuContext      *ctx,
   gsize n_proj_bytes = weighted ? 0 : ctx->n_proj * sizeof (TomoGpuMapProjection);
   gsize n_col_bytes = weighted ? 0 : ctx->width * sizeof (TomoGpuMapColumn);
   gsize size = sizeof header + (weighted ? map->n_proj * sizeof (float) : n_proj_bytes + n_col_bytes);
-  g_autofree guchar *key = (guchar *) g_malloc (size);
+  g_autofree guchar *key = NULL;
   const char *bad = NULL;
 
-  memcpy (key, header, sizeof header);
-  if (weighted)
-    memcpy (key + sizeof header, map->weights, map->n_proj * sizeof (float));
-  else if (map->proj != NULL && map->col != NULL)
-    {
-      memcpy (key + sizeof header, map->proj, n_proj_bytes);
-      memcpy (key + sizeof header + n_proj_bytes, map->col, n_col_bytes);
-    }
-  if (ctx->map_key != NULL && ctx->map_key_size == size && memcmp (ctx->map_key, key, size) == 0)
-    return TRUE;
-
+  /* Checked first: a map without tables has no key to compare. */
   if (map->width == 0 || map->n_proj == 0)
     bad = "no input rows";
   else if (weighted && (map->width != ctx->width || map->n_proj != ctx->n_proj))
@@ -1090,6 +1080,17 @@ ensure_map (TomoGpuContext      *ctx,
                    ctx->width, bad);
       return FALSE;
     }
+  key = (guchar *) g_malloc (size);
+  memcpy (key, header, sizeof header);
+  if (weighted)
+    memcpy (key + sizeof header, map->weights, map->n_proj * sizeof (float));
+  else
+    {
+      memcpy (key + sizeof header, map->proj, n_proj_bytes);
+      memcpy (key + sizeof header + n_proj_bytes, map->col, n_col_bytes);
+    }
+  if (ctx->map_key != NULL && ctx->map_key_size == size && memcmp (ctx->map_key, key, size) == 0)
+    return TRUE;
   g_clear_pointer (&ctx->map_key, g_free);
   if (!ensure_buffer (&ctx->d_map, &ctx->d_map_size, size - sizeof header, "row maps", error) ||
       !TOMO_CUDA_CHECK (cudaMemcpyAsync (ctx->d_map, key + sizeof header, size - sizeof header,

@@ -294,8 +294,11 @@ test_sweep_stitched (gconstpointer data)
   for (guint i = 0; i < n_c; i++)
     centers[i] = axis + (i - 2.0) * 3.0;
   /* The whole of the narrowest slice: the candidate farthest in. */
-  g_assert_true (tomo_center_sweep_stitched (engine, base, ROW, centers, n_c, G_MAXUINT, &size,
-                                             &images, scores, NULL, &error));
+  g_assert_true (tomo_center_stitched_width (base, centers, n_c, &size, &error));
+  g_assert_no_error (error);
+  images = g_new (float, (gsize) n_c * size * size);
+  g_assert_true (tomo_center_sweep_stitched (engine, base, ROW, centers, n_c, size, images, scores,
+                                             NULL, &error));
   g_assert_no_error (error);
   {
     TomoGeometry g = { TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY };
@@ -342,19 +345,31 @@ test_sweep_stitched (gconstpointer data)
         ref_best = i;
     }
   g_assert_cmpuint (best, ==, 2);
-  /* A smaller view: the same candidates, their middles (no images kept). */
-  g_assert_true (tomo_center_sweep_stitched (engine, base, ROW, centers, n_c, 64, &zoomed, NULL,
-                                             ref_scores, NULL, &error));
+  /* A smaller view (no images kept): the same whole-slice scores; a view
+   * wider than a candidate's slice is refused. */
+  g_assert_true (tomo_center_sweep_stitched (engine, base, ROW, centers, n_c, 64, NULL, ref_scores,
+                                             NULL, &error));
   g_assert_no_error (error);
-  g_assert_cmpuint (zoomed, ==, 64);
+  for (guint i = 0; i < n_c; i++)
+    g_assert_cmpfloat (fabs (ref_scores[i] - scores[i]), <=,
+                       (backend == TOMO_BACKEND_GPU ? 1e-2 : 0.0) * scores[i]);
+  g_assert_false (tomo_center_sweep_stitched (engine, base, ROW, centers, n_c, size + 1, NULL,
+                                              ref_scores, NULL, &error));
+  g_assert_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_INVALID);
+  g_assert_nonnull (strstr (error->message, "narrower than"));
+  g_clear_error (&error);
   g_assert_cmpuint (ref_best, ==, 2);
   /* The engine holds the last candidate's stitched scan. */
   g_assert_true (tomo_geometry_get_mapped_source (tomo_engine_get_scan (engine)) == base);
 
   /* A candidate off the detector cannot be stitched: no crash, the
    * candidate named. */
-  g_assert_false (tomo_center_sweep_stitched (engine, base, ROW, bad, 1, G_MAXUINT, &zoomed, NULL,
-                                              scores, NULL, &error));
+  g_assert_false (tomo_center_stitched_width (base, bad, 1, &zoomed, &error));
+  g_assert_nonnull (error);
+  g_assert_nonnull (strstr (error->message, "Candidate 1000.00 px"));
+  g_clear_error (&error);
+  g_assert_false (tomo_center_sweep_stitched (engine, base, ROW, bad, 1, 64, NULL, scores, NULL,
+                                              &error));
   g_assert_nonnull (error);
   g_test_message ("%s", error->message);
   g_assert_nonnull (strstr (error->message, "Candidate 1000.00 px"));

@@ -112,33 +112,24 @@ sweep_stitched (Job          *job,
                 GCancellable *cancellable,
                 GError      **error)
 {
-  const TomoGeometry offset = { TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY };
   g_autoptr(TomoEngine) engine = tomo_engine_new (TOMO_BACKEND_CPU);
-  guint narrowest = G_MAXUINT, size = 0;
+  guint narrowest, size;
   gint64 t0;
 
   /* The layouts first (no read): the narrowest makes the view. */
-  for (guint i = 0; i < job->n; i++)
-    {
-      TomoGeometryPlan plan;
-
-      if (!tomo_geometry_resolve (job->stitch_base, &offset, job->centers[i], &plan, error))
-        {
-          g_prefix_error (error, "Candidate %.2f px: ", job->centers[i]);
-          return FALSE;
-        }
-      narrowest = MIN (narrowest, plan.width);
-    }
+  if (!tomo_center_stitched_width (job->stitch_base, job->centers, job->n, &narrowest, error))
+    return FALSE;
+  size = view_size (job->zoom, narrowest);
+  job->view = (TomoRoi) { 0, 0, size, size };
+  job->images = g_new (float, (gsize) job->n * size * size);
   if (job->gpu && !tomo_engine_set_backend (engine, TOMO_BACKEND_GPU, NULL))
     job->gpu = FALSE;   /* the CPU then */
   tomo_engine_set_prefetch (engine, 0, 0);
   t0 = g_get_monotonic_time ();
-  if (!tomo_center_sweep_stitched (engine, job->stitch_base, job->row, job->centers, job->n,
-                                   view_size (job->zoom, narrowest), &size, &job->images,
-                                   job->scores, cancellable, error))
+  if (!tomo_center_sweep_stitched (engine, job->stitch_base, job->row, job->centers, job->n, size,
+                                   job->images, job->scores, cancellable, error))
     return FALSE;
   job->ms = (g_get_monotonic_time () - t0) / 1000.0;
-  job->view = (TomoRoi) { 0, 0, size, size };
   return TRUE;
 }
 

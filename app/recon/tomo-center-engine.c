@@ -90,41 +90,49 @@ tomo_center_sweep_engine (TomoEngine       *engine,
                                   &e, result, error);
 }
 
+static const TomoGeometry offset_geometry = { TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY };
+
+gboolean
+tomo_center_stitched_width (TomoScan     *base,
+                            const double *centers,
+                            guint         n_centers,
+                            guint        *narrowest,
+                            GError      **error)
+{
+  g_return_val_if_fail (TOMO_IS_SCAN (base), FALSE);
+  g_return_val_if_fail (centers != NULL && narrowest != NULL, FALSE);
+
+  *narrowest = G_MAXUINT;
+  for (guint i = 0; i < n_centers; i++)
+    {
+      TomoGeometryPlan plan;
+
+      if (!tomo_geometry_resolve (base, &offset_geometry, centers[i], &plan, error))
+        {
+          g_prefix_error (error, "Candidate %.2f px: ", centers[i]);
+          return FALSE;
+        }
+      *narrowest = MIN (*narrowest, plan.width);
+    }
+  return TRUE;
+}
+
 gboolean
 tomo_center_sweep_stitched (TomoEngine   *engine,
                             TomoScan     *base,
                             guint         row,
                             const double *centers,
                             guint         n_centers,
-                            guint         max_size,
-                            guint        *size,
-                            float       **images,
+                            guint         size,
+                            float        *images,
                             double       *scores,
                             GCancellable *cancellable,
                             GError      **error)
 {
-  const TomoGeometry offset = { TOMO_GEOMETRY_OFFSET, TOMO_AXIS_SIDE_ANY };
-  g_autofree float *kept = NULL;
-  guint view = max_size;
-
   g_return_val_if_fail (TOMO_IS_ENGINE (engine), FALSE);
   g_return_val_if_fail (TOMO_IS_SCAN (base), FALSE);
-  g_return_val_if_fail (centers != NULL && scores != NULL && size != NULL && max_size > 0, FALSE);
+  g_return_val_if_fail (centers != NULL && scores != NULL && size > 0, FALSE);
 
-  /* The layouts first (no read): the narrowest makes the view. */
-  for (guint i = 0; i < n_centers; i++)
-    {
-      TomoGeometryPlan plan;
-
-      if (!tomo_geometry_resolve (base, &offset, centers[i], &plan, error))
-        {
-          g_prefix_error (error, "Candidate %.2f px: ", centers[i]);
-          return FALSE;
-        }
-      view = MIN (view, plan.width);
-    }
-  if (images != NULL)
-    kept = g_new (float, (gsize) n_centers * view * view);
   for (guint i = 0; i < n_centers; i++)
     {
       g_autoptr(TomoScan) stitched = NULL;
@@ -135,13 +143,20 @@ tomo_center_sweep_stitched (TomoEngine   *engine,
 
       if (g_cancellable_set_error_if_cancelled (cancellable, error))
         return FALSE;
-      stitched = tomo_geometry_present (base, &offset, centers[i], &plan, error);
+      stitched = tomo_geometry_present (base, &offset_geometry, centers[i], &plan, error);
       if (stitched == NULL)
         {
           g_prefix_error (error, "Candidate %.2f px: ", centers[i]);
           return FALSE;
         }
       w = tomo_scan_get_width (stitched);
+      if (size > w)
+        {
+          g_set_error (error, TOMO_CENTER_ERROR, TOMO_CENTER_ERROR_INVALID,
+                       "Candidate %.2f px: its stitched slice is %u wide, narrower than the %u² "
+                       "view", centers[i], w, size);
+          return FALSE;
+        }
       tomo_engine_set_scan (engine, stitched);
       sweep_request_init (&request, stitched, row);
       request.params.center = plan.recon_center;
@@ -153,13 +168,10 @@ tomo_center_sweep_stitched (TomoEngine   *engine,
         }
       g_return_val_if_fail (slice->width == w && slice->height == w, FALSE);
       scores[i] = _tomo_center_score_negativity (slice->data, w);
-      for (guint y = 0; kept != NULL && y < view; y++)
-        memcpy (kept + ((gsize) i * view + y) * view,
-                slice->data + (gsize) ((w - view) / 2 + y) * w + (w - view) / 2,
-                sizeof (float) * view);
+      for (guint y = 0; images != NULL && y < size; y++)
+        memcpy (images + ((gsize) i * size + y) * size,
+                slice->data + (gsize) ((w - size) / 2 + y) * w + (w - size) / 2,
+                sizeof (float) * size);
     }
-  *size = view;
-  if (images != NULL)
-    *images = g_steal_pointer (&kept);
   return TRUE;
 }

@@ -259,6 +259,7 @@ time_stitched_sweep (const char  *path,
   g_autofree double *centers = g_new (double, n);
   g_autofree double *scores = g_new (double, n);
   g_autofree double *t = g_new (double, runs);
+  g_autofree float *images = NULL;
   guint size;
 
   if (file == NULL)
@@ -267,11 +268,15 @@ time_stitched_sweep (const char  *path,
   tomo_engine_set_prefetch (engine, 0, 0);
   for (guint i = 0; i < n; i++)
     centers[i] = axis + 0.5 * (i - (n - 1) / 2.0);
+  if (!tomo_center_stitched_width (file, centers, n, &size, error))
+    return FALSE;
+  size = MIN (size, 256);
+  images = g_new (float, (gsize) n * size * size);
   for (guint r = 0; r <= runs; r++)
     {
       gint64 t0 = g_get_monotonic_time ();
 
-      if (!tomo_center_sweep_stitched (engine, file, ROW_HEIGHT / 2, centers, n, 256, &size, NULL,
+      if (!tomo_center_sweep_stitched (engine, file, ROW_HEIGHT / 2, centers, n, size, images,
                                        scores, NULL, error))
         return FALSE;
       if (r > 0)

@@ -178,6 +178,17 @@ gboolean          _tomo_gpu_stats_run       (TomoGpuStatsWork *work,
                                              TomoGpuStats     *stats,
                                              GError          **error);
 
+/* tomo_gpu_context_negativity() of n_planes planes of width × height at
+ * d_data, on `stream`; waits for the scores. */
+gboolean          _tomo_gpu_negativity_run  (TomoGpuStatsWork *work,
+                                             const float      *d_data,
+                                             guint             width,
+                                             guint             height,
+                                             guint             n_planes,
+                                             cudaStream_t      stream,
+                                             double           *scores,
+                                             GError          **error);
+
 /* The filter response (n_coef values) as floats, or NULL and an error
  * naming the first that is not finite. */
 float *_tomo_gpu_response_to_float (const double *response,

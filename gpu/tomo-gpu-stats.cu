@@ -18,6 +18,10 @@
  * host's, operation for operation (double for the fine bins, a float
  * difference then double for the display bins), so bins, extremes and
  * percentiles are identical; the mean differs by the order of summation.
+ *
+ * Also here, on the same workspace: the centre sweep's negativity score of
+ * each plane (k_negativity), so a sweep's candidates are scored where they
+ * are reconstructed and need not come down whole.
  */
 #define G_LOG_DOMAIN "tomo-gpu"
 
@@ -63,6 +67,7 @@ struct _TomoGpuStatsWork
   int sms;
   DeviceStats *d_stats;
   DeviceStats *h_stats;           /* pinned */
+  double *d_energy, *h_energy;    /* negativity: negative and all energy of each plane */
 };
 
 /* The percentiles, in the order of the host's loops: 0.5 % (the first bin
@@ -442,6 +447,59 @@ k_display (const float *__restrict__ data,
                             s_bins, st->bins);
 }
 
+/* The centre sweep's score, one plane per blockIdx.y: the energy (v²) of
+ * the negative values and of all the finite values inside the disc
+ * inscribed in the plane, added to energy[2 × plane] and [2 × plane + 1].
+ * In double, as on the host (tomo_center_negativity()); only the order of
+ * the sums differs. */
+__global__ void
+k_negativity (const float *__restrict__ data,
+              unsigned int              width,
+              unsigned int              height,
+              double                   *energy)
+{
+  __shared__ double s_neg[THREADS / 32], s_all[THREADS / 32];
+  const size_t n = (size_t) width * height;
+  const float *plane = data + blockIdx.y * n;
+  const double cx = (width - 1) / 2.0, cy = (height - 1) / 2.0;
+  const double r = 0.5 * min (width, height) - 2;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  double neg = 0, all = 0;
+
+  for (size_t i = blockIdx.x * (size_t) blockDim.x + threadIdx.x; i < n;
+       i += (size_t) gridDim.x * blockDim.x)
+    {
+      double dx = (double) (i % width) - cx, dy = (double) (i / width) - cy, v = plane[i];
+
+      if (r < 0 || dx * dx + dy * dy > r * r || !isfinite (v))
+        continue;
+      if (v < 0)
+        neg += v * v;
+      all += v * v;
+    }
+  for (int o = 16; o > 0; o >>= 1)
+    {
+      neg += __shfl_down_sync (FULL_MASK, neg, o);
+      all += __shfl_down_sync (FULL_MASK, all, o);
+    }
+  if (lane == 0)
+    {
+      s_neg[warp] = neg;
+      s_all[warp] = all;
+    }
+  __syncthreads ();
+  if (threadIdx.x == 0)
+    {
+      for (int w = 1; w < THREADS / 32; w++)
+        {
+          neg += s_neg[w];
+          all += s_all[w];
+        }
+      atomicAdd (&energy[2 * blockIdx.y], neg);
+      atomicAdd (&energy[2 * blockIdx.y + 1], all);
+    }
+}
+
 TomoGpuStatsWork *
 _tomo_gpu_stats_work_new (int      device,
                           GError **error)
@@ -453,7 +511,11 @@ _tomo_gpu_stats_work_new (int      device,
       !TOMO_CUDA_CHECK (cudaDeviceGetAttribute (&w->sms, cudaDevAttrMultiProcessorCount, device),
                         error) ||
       !TOMO_CUDA_CHECK (cudaMalloc ((void **) &w->d_stats, sizeof (DeviceStats)), error) ||
-      !TOMO_CUDA_CHECK (cudaMallocHost ((void **) &w->h_stats, sizeof (DeviceStats)), error))
+      !TOMO_CUDA_CHECK (cudaMallocHost ((void **) &w->h_stats, sizeof (DeviceStats)), error) ||
+      !TOMO_CUDA_CHECK (cudaMalloc ((void **) &w->d_energy,
+                                    2 * TOMO_GPU_MAX_SCORED * sizeof (double)), error) ||
+      !TOMO_CUDA_CHECK (cudaMallocHost ((void **) &w->h_energy,
+                                        2 * TOMO_GPU_MAX_SCORED * sizeof (double)), error))
     {
       _tomo_gpu_stats_work_free (w);
       return NULL;
@@ -470,6 +532,8 @@ _tomo_gpu_stats_work_free (TomoGpuStatsWork *w)
   TOMO_CUDA_WARN (cudaSetDevice (w->device));
   TOMO_CUDA_WARN (cudaFree (w->d_stats));
   TOMO_CUDA_WARN (cudaFreeHost (w->h_stats));
+  TOMO_CUDA_WARN (cudaFree (w->d_energy));
+  TOMO_CUDA_WARN (cudaFreeHost (w->h_energy));
   g_free (w);
 }
 
@@ -519,5 +583,49 @@ _tomo_gpu_stats_run (TomoGpuStatsWork *w,
   out->range_lo = h->range_lo;
   out->range_hi = h->range_hi;
   memcpy (out->bins, h->bins, sizeof out->bins);
+  return TRUE;
+}
+
+gboolean
+_tomo_gpu_negativity_run (TomoGpuStatsWork *w,
+                          const float      *d_data,
+                          guint             width,
+                          guint             height,
+                          guint             n_planes,
+                          cudaStream_t      stream,
+                          double           *scores,
+                          GError          **error)
+{
+  size_t n = (size_t) width * height;
+  int blocks;
+
+  if (n == 0)
+    {
+      memset (scores, 0, n_planes * sizeof (double));
+      return TRUE;
+    }
+  if (n_planes == 0 || n_planes > TOMO_GPU_MAX_SCORED)
+    {
+      g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
+                   "Cannot score %u planes at once (1 to %u)", n_planes, TOMO_GPU_MAX_SCORED);
+      return FALSE;
+    }
+  if (!TOMO_CUDA_CHECK (cudaSetDevice (w->device), error))
+    return FALSE;
+  /* About two waves of blocks over all the planes. */
+  blocks = (int) CLAMP ((size_t) MAX (w->sms, 1) * 16 / n_planes, (size_t) 1,
+                        (n + THREADS - 1) / THREADS);
+  if (!TOMO_CUDA_CHECK (cudaMemsetAsync (w->d_energy, 0, 2 * n_planes * sizeof (double), stream),
+                        error))
+    return FALSE;
+  k_negativity<<<dim3 (blocks, n_planes), THREADS, 0, stream>>> (d_data, width, height,
+                                                                 w->d_energy);
+  if (!TOMO_CUDA_CHECK_LAUNCH ("the negativity kernel", error) ||
+      !TOMO_CUDA_CHECK (cudaMemcpyAsync (w->h_energy, w->d_energy, 2 * n_planes * sizeof (double),
+                                         cudaMemcpyDeviceToHost, stream), error) ||
+      !TOMO_CUDA_CHECK (cudaStreamSynchronize (stream), error))
+    return FALSE;
+  for (guint p = 0; p < n_planes; p++)
+    scores[p] = w->h_energy[2 * p + 1] > 0 ? w->h_energy[2 * p] / w->h_energy[2 * p + 1] : 0.0;
   return TRUE;
 }

@@ -58,6 +58,7 @@ NOT_BUILT (gboolean, FALSE, tomo_gpu_context_backproject_centers,
            TomoGpuContext *ctx, const TomoGpuBackprojectParams *params, const double *centers,
            guint n_centers, GError **error)
 NOT_BUILT (gboolean, FALSE, tomo_gpu_context_stats, TomoGpuContext *ctx, TomoGpuStats *stats, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_context_negativity, TomoGpuContext *ctx, double *scores, GError **error)
 
 const float *tomo_gpu_context_get_output (TomoGpuContext *ctx) { return NULL; }
 TomoGpuKernel tomo_gpu_context_get_last_kernel (TomoGpuContext *ctx) { return TOMO_GPU_KERNEL_AUTO; }
@@ -70,8 +71,9 @@ NOT_BUILT (TomoGpuBuffer *, NULL, tomo_gpu_buffer_copy_output, TomoGpuContext *c
 const float *tomo_gpu_buffer_get_data (TomoGpuBuffer *buffer) { return NULL; }
 int tomo_gpu_buffer_get_device (TomoGpuBuffer *buffer) { return -1; }
 
-NOT_BUILT (gboolean, FALSE, tomo_gpu_buffer_read,
-           TomoGpuBuffer *buffer, gsize offset, float *value, GError **error)
+NOT_BUILT (gboolean, FALSE, tomo_gpu_buffer_read_rect,
+           TomoGpuBuffer *buffer, gsize offset, gsize stride, guint width, guint height,
+           float *out, GError **error)
 void tomo_gpu_buffer_free (TomoGpuBuffer *buffer) { }
 
 NOT_BUILT (gboolean, FALSE, tomo_gpu_reconstruct_volume, const TomoGpuVolumeJob *job, GError **error)

@@ -1555,23 +1555,41 @@ has_output (TomoGpuContext *ctx,
   return FALSE;
 }
 
+/* The output to reduce (`what` names the reduction in the error) and the
+ * context's workspace for it. */
+static gboolean
+ensure_stats_work (TomoGpuContext *ctx,
+                   const char     *what,
+                   GError        **error)
+{
+  if (!has_output (ctx, what, error))
+    return FALSE;
+  if (ctx->stats == NULL)
+    ctx->stats = _tomo_gpu_stats_work_new (ctx->device, error);
+  return ctx->stats != NULL;
+}
+
 gboolean
 tomo_gpu_context_stats (TomoGpuContext *ctx,
                         TomoGpuStats   *stats,
                         GError        **error)
 {
   g_return_val_if_fail (ctx != NULL && stats != NULL, FALSE);
-  if (!has_output (ctx, "take statistics of", error))
-    return FALSE;
-  if (ctx->stats == NULL)
-    {
-      ctx->stats = _tomo_gpu_stats_work_new (ctx->device, error);
-      if (ctx->stats == NULL)
-        return FALSE;
-    }
-  return _tomo_gpu_stats_run (ctx->stats, ctx->d_out,
-                              (size_t) ctx->out_slices * ctx->out_width * ctx->out_height,
-                              ctx->stream, stats, error);
+  return ensure_stats_work (ctx, "take statistics of", error)
+         && _tomo_gpu_stats_run (ctx->stats, ctx->d_out,
+                                 (size_t) ctx->out_slices * ctx->out_width * ctx->out_height,
+                                 ctx->stream, stats, error);
+}
+
+gboolean
+tomo_gpu_context_negativity (TomoGpuContext *ctx,
+                             double         *scores,
+                             GError        **error)
+{
+  g_return_val_if_fail (ctx != NULL && scores != NULL, FALSE);
+  return ensure_stats_work (ctx, "score", error)
+         && _tomo_gpu_negativity_run (ctx->stats, ctx->d_out, ctx->out_width, ctx->out_height,
+                                      ctx->out_slices, ctx->stream, scores, error);
 }
 
 const float *
@@ -1795,24 +1813,34 @@ tomo_gpu_buffer_get_data (TomoGpuBuffer *buffer)
 }
 
 gboolean
-tomo_gpu_buffer_read (TomoGpuBuffer *buffer,
-                      gsize          offset,
-                      float         *value,
-                      GError       **error)
+tomo_gpu_buffer_read_rect (TomoGpuBuffer *buffer,
+                           gsize          offset,
+                           gsize          stride,
+                           guint          width,
+                           guint          height,
+                           float         *out,
+                           GError       **error)
 {
   g_return_val_if_fail (buffer != NULL, FALSE);
-  g_return_val_if_fail (value != NULL, FALSE);
+  g_return_val_if_fail (out != NULL || width == 0 || height == 0, FALSE);
 
-  if (offset >= buffer->n)
+  if (width == 0 || height == 0)
+    return TRUE;
+  /* The last value read, data[offset + (height − 1)·stride + width − 1],
+   * lies in the buffer (and width fits a row). */
+  if (width > stride || offset >= buffer->n || width > buffer->n - offset
+      || (height - 1) > (buffer->n - offset - width) / stride)
     {
       g_set_error (error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID,
-                   "Value %" G_GSIZE_FORMAT " is outside the buffer of %zu values",
-                   offset, buffer->n);
+                   "%u × %u values from %" G_GSIZE_FORMAT " (rows %" G_GSIZE_FORMAT
+                   " apart) reach outside the buffer of %zu values",
+                   width, height, offset, stride, buffer->n);
       return FALSE;
     }
   return TOMO_CUDA_CHECK (cudaSetDevice (buffer->device), error)
-         && TOMO_CUDA_CHECK (cudaMemcpy (value, buffer->data + offset, sizeof (float),
-                                         cudaMemcpyDeviceToHost), error);
+         && TOMO_CUDA_CHECK (cudaMemcpy2D (out, width * sizeof (float), buffer->data + offset,
+                                           stride * sizeof (float), width * sizeof (float),
+                                           height, cudaMemcpyDeviceToHost), error);
 }
 
 int

@@ -172,6 +172,17 @@ typedef struct
 gboolean     tomo_gpu_context_stats       (TomoGpuContext *ctx,
                                            TomoGpuStats   *stats,
                                            GError        **error);
+/* The centre sweep's sharpness score of each plane of the output, into
+ * scores[n_slices] (at most TOMO_GPU_MAX_SCORED planes): the energy (v²) of
+ * the negative values over that of all the finite values inside the disc
+ * inscribed in the plane (centre ((w − 1)/2, (h − 1)/2), radius
+ * min (w, h)/2 − 2), 0 where there is none; lower is sharper.  What
+ * tomo_center_negativity() (app/recon/tomo-center.h) computes on the host,
+ * summed in double in another order. */
+#define TOMO_GPU_MAX_SCORED 256
+gboolean     tomo_gpu_context_negativity  (TomoGpuContext *ctx,
+                                           double         *scores,
+                                           GError        **error);
 /* Copies the output to host memory (n_slices × roi_height × roi_width floats). */
 gboolean     tomo_gpu_context_download    (TomoGpuContext *ctx,
                                            float          *host,
@@ -185,10 +196,15 @@ TomoGpuBuffer *tomo_gpu_buffer_copy_output (TomoGpuContext *ctx,
                                             GError        **error);
 const float   *tomo_gpu_buffer_get_data    (TomoGpuBuffer *buffer);
 int            tomo_gpu_buffer_get_device  (TomoGpuBuffer *buffer);
-/* One value, data[offset], copied to host memory. */
-gboolean       tomo_gpu_buffer_read        (TomoGpuBuffer *buffer,
+/* height rows of width values, the first at data[offset] and each
+ * `stride` values after the one before (a rectangle of a plane, or one
+ * value), copied to `out` one row after another. */
+gboolean       tomo_gpu_buffer_read_rect   (TomoGpuBuffer *buffer,
                                             gsize          offset,
-                                            float         *value,
+                                            gsize          stride,
+                                            guint          width,
+                                            guint          height,
+                                            float         *out,
                                             GError       **error);
 /* All of it (the slice's floats) to host memory. */
 gboolean       tomo_gpu_buffer_download    (TomoGpuBuffer *buffer,

@@ -2,8 +2,9 @@
  *
  * One table of cases, run through the engine against every backend: each
  * slice against the CPU reference FBP run directly on the scan's sinogram,
- * its statistics against tomo_slice_stats_compute() of the reference, single
- * values read back (from the device for device-only slices), volumes against
+ * its statistics against tomo_slice_stats_compute() of the reference, its
+ * sweep scores against tomo_center_negativity() of its values, single
+ * values and rectangles read back (from the device for device-only slices), volumes against
  * slices, and bad requests answered at the engine's door with one message.
  * GPU cases skip without a CUDA device.
  */
@@ -15,6 +16,7 @@
 #include <glib/gstdio.h>
 
 #include "tomo-backend.h"
+#include "tomo-center.h"
 #include "tomo-engine.h"
 #include "tomo-error.h"
 #include "tomo-fbp.h"
@@ -125,6 +127,7 @@ request_from_case (TomoSliceRequest *request,
   request->kernel = c->kernel;
   request->keep_on_device = c->keep_on_device && backend == TOMO_BACKEND_GPU;
   request->skip_download = c->skip_download && backend == TOMO_BACKEND_GPU;
+  request->negativity = TRUE;
 }
 
 /* The CPU reference FBP, run directly: n_slices × roi planes. */
@@ -263,6 +266,52 @@ test_slice_case (gconstpointer data)
     g_assert_false (tomo_slice_get_value (slice, 0, slice->width, 0, &v));
   }
 
+  /* A rectangle of the last plane in one read (one copy from the device
+   * for a device-only slice); one that reaches outside is refused. */
+  {
+    guint s = c->n_slices - 1, x0 = slice->width / 4, y0 = slice->height / 3;
+    guint rw = slice->width / 2, rh = slice->height / 2;
+    g_autofree float *rect = g_new (float, (gsize) rw * rh);
+    float v;
+
+    g_assert_true (tomo_slice_read_rect (slice, s, x0, y0, rw, rh, rect, &error));
+    g_assert_no_error (error);
+    for (guint y = 0; y < rh; y++)
+      g_assert_cmpmem (rect + (gsize) y * rw, rw * sizeof (float),
+                       values + s * plane + (gsize) (y0 + y) * slice->width + x0,
+                       rw * sizeof (float));
+    g_assert_false (tomo_slice_read_rect (slice, s, x0, y0, slice->width - x0 + 1, 1, rect,
+                                          &error));
+    g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+    g_assert_nonnull (strstr (error->message, "do not fit"));
+    g_clear_error (&error);
+    g_assert_false (tomo_slice_read_rect (slice, c->n_slices, 0, 0, 1, 1, &v, &error));
+    g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
+    g_clear_error (&error);
+  }
+
+  /* The sweep's score of each plane, computed where the slice is: the
+   * host function's on the same values (on the device summed in another
+   * order). */
+  g_assert_nonnull (slice->negativity);
+  for (guint s = 0; s < c->n_slices; s++)
+    {
+      double want = tomo_center_negativity (values + s * plane, slice->width, slice->height);
+
+      /* A whole slice through the object has the filter's undershoot
+       * around it (each case's first row does); a region inside it, or
+       * the scan's last row (no object), may have none. */
+      g_test_message ("plane %u: negativity %.4e", s, want);
+      g_assert_cmpfloat (want, >=, 0);
+      g_assert_cmpfloat (want, <, 1);
+      if (c->roi.width == 0 && s == 0)
+        g_assert_cmpfloat (want, >, 1e-4);
+      if (exact)
+        g_assert_cmpfloat (slice->negativity[s], ==, want);
+      else
+        g_assert_cmpfloat (fabs (slice->negativity[s] - want), <=, 1e-9 * want);
+    }
+
   /* A slice shown without interop gets its host copy after all. */
   g_assert_true (tomo_slice_ensure_data (slice, &error));
   g_assert_no_error (error);
@@ -287,9 +336,11 @@ test_slice_case (gconstpointer data)
 
   /* A new centre re-uses the filtered rows: no filtering. */
   request.params.center += 0.5;
+  request.negativity = FALSE;
   again = tomo_engine_reconstruct (engine, &request, NULL, &error);
   g_assert_no_error (error);
   g_assert_cmpfloat (again->filter_ms, ==, 0.0);
+  g_assert_null (again->negativity);
   g_assert_cmpfloat (again->params.center, ==, c->center + 0.5);
 }
 

@@ -177,6 +177,65 @@ test_bad_requests (void)
                           error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM);
 }
 
+/* Each candidate scored where it is reconstructed (request->negativity):
+ * on the CPU exactly tomo_center_negativity() of its plane, on the GPU the
+ * same on its downloaded plane but for the order of the sums (1e-9); with
+ * skip_download the GPU's planes stay on the device and only the
+ * statistics and scores come back, within the hybrid kernel's
+ * launch-to-launch differences (1e-3) of the downloaded ones. */
+static void
+test_negativity (gconstpointer data)
+{
+  TomoBackend backend = GPOINTER_TO_INT (data);
+  g_autoptr(TomoScan) scan = NULL;
+  g_autoptr(TomoEngine) engine = NULL;
+  g_autoptr(TomoSlice) sweep = NULL, scored = NULL;
+  g_autoptr(GError) error = NULL;
+  TomoSliceRequest request;
+  const guint n = G_N_ELEMENTS (whole_px);
+  gsize plane;
+  guint best = 0;
+
+  if (!tomo_test_need_backend (backend, "the GPU centre sweep cannot run here"))
+    return;
+  scan = tomo_test_open_scan (scan_path);
+  engine = tomo_test_engine_new (backend, scan);
+  init_request (&request, scan);
+  request.negativity = TRUE;
+  sweep = tomo_engine_reconstruct_centers (engine, &request, whole_px, n, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (sweep->data);
+  g_assert_nonnull (sweep->negativity);
+  plane = (gsize) sweep->width * sweep->height;
+  for (guint i = 0; i < n; i++)
+    {
+      double want = tomo_center_negativity (sweep->data + i * plane, sweep->width, sweep->height);
+
+      g_test_message ("%s: candidate %.1f negativity %.6e (host %.6e)",
+                      tomo_backend_to_string (backend), whole_px[i], sweep->negativity[i], want);
+      g_assert_cmpfloat (want, >, 0);
+      if (backend == TOMO_BACKEND_CPU)
+        g_assert_cmpfloat (sweep->negativity[i], ==, want);
+      else
+        g_assert_cmpfloat (fabs (sweep->negativity[i] - want), <=, 1e-9 * want);
+      if (sweep->negativity[i] < sweep->negativity[best])
+        best = i;
+    }
+  /* The phantom's axis (49) is the sharpest of 45 … 53. */
+  g_assert_cmpfloat (whole_px[best], ==, 49.0);
+
+  request.skip_download = TRUE;
+  scored = tomo_engine_reconstruct_centers (engine, &request, whole_px, n, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true ((scored->data == NULL) == (backend == TOMO_BACKEND_GPU));
+  g_assert_null (scored->device_buffer);
+  g_assert_true (scored->values.valid);
+  g_assert_cmpuint (scored->values.n_finite, ==, sweep->values.n_finite);
+  for (guint i = 0; i < n; i++)
+    g_assert_cmpfloat (fabs (scored->negativity[i] - sweep->negativity[i]), <=,
+                       1e-3 * sweep->negativity[i]);
+}
+
 /* A sweep submitted next to a slice request replaces neither: both are
  * answered; of several sweeps, the last always is, and each one's user
  * data is freed. */
@@ -388,6 +447,10 @@ main (int    argc,
   g_test_add_func ("/tomo/engine/centers/cpu-equals-singles", test_cpu_equals_singles);
   g_test_add_func ("/tomo/engine/centers/gpu-equals-singles", test_gpu_equals_singles);
   g_test_add_func ("/tomo/engine/centers/bad-requests", test_bad_requests);
+  g_test_add_data_func ("/tomo/engine/centers/negativity-cpu", GINT_TO_POINTER (TOMO_BACKEND_CPU),
+                        test_negativity);
+  g_test_add_data_func ("/tomo/engine/centers/negativity-gpu", GINT_TO_POINTER (TOMO_BACKEND_GPU),
+                        test_negativity);
   g_test_add_func ("/tomo/engine/centers/submit-beside-slices", test_submit_beside_slices);
   g_test_add_data_func ("/tomo/engine/centers/find-center-sweep-cpu",
                         GINT_TO_POINTER (TOMO_BACKEND_CPU), test_sweep_engine);

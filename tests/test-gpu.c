@@ -9,6 +9,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "tomo-center.h"
 #include "tomo-fbp.h"
 #include "tomo-filter.h"
 #include "tomo-engine.h"
@@ -340,8 +341,29 @@ test_cached_center (void)
   g_assert_no_error (error);
   g_assert_cmpint (memcmp (a, b, sizeof (float) * 2 * W * W), ==, 0);
 
-  /* The copied buffer still holds the first result. */
+  /* The copied buffer still holds the first result: a rectangle of its
+   * second plane, one value, and refusals of what reaches outside. */
   g_assert_nonnull (tomo_gpu_buffer_get_data (buf));
+  {
+    const guint x0 = 17, y0 = 40, rw = 100, rh = 31;
+    g_autofree float *rect = g_new (float, rw * rh);
+    gsize at = (gsize) W * W + (gsize) y0 * W + x0;
+    float v;
+
+    g_assert_true (tomo_gpu_buffer_read_rect (buf, at, W, rw, rh, rect, &error));
+    g_assert_no_error (error);
+    for (guint y = 0; y < rh; y++)
+      g_assert_cmpmem (rect + y * rw, rw * sizeof (float), c + at + (gsize) y * W,
+                       rw * sizeof (float));
+    g_assert_true (tomo_gpu_buffer_read_rect (buf, 2 * W * W - 1, 1, 1, 1, &v, &error));
+    g_assert_cmpfloat (v, ==, c[2 * W * W - 1]);
+    TOMO_TEST_ASSERT_FAILS (tomo_gpu_buffer_read_rect (buf, 2 * W * W, 1, 1, 1, &v, &error),
+                            error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+    TOMO_TEST_ASSERT_FAILS (tomo_gpu_buffer_read_rect (buf, at, W, rw, W, rect, &error),
+                            error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+    TOMO_TEST_ASSERT_FAILS (tomo_gpu_buffer_read_rect (buf, 0, 8, 9, 1, rect, &error),
+                            error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+  }
   tomo_gpu_buffer_free (buf);
 }
 
@@ -633,6 +655,7 @@ test_stats (void)
   g_autoptr(TomoGpuContext) ctx = NULL;
   TomoGpuStats g;
   TomoSliceStats h;
+  double scores[4];
   struct { guint n_slices; guint roi_w, roi_h; int fill; } cases[] = {
     { 1, 0, 0, 0 },     /* noise */
     { 4, 0, 0, 0 },
@@ -646,6 +669,8 @@ test_stats (void)
   REQUIRE_GPU ();
   ctx = make_context (W, N, angles, TOMO_FILTER_RAMLAK, TOMO_PAD_EDGE);
   TOMO_TEST_ASSERT_FAILS (tomo_gpu_context_stats (ctx, &g, &error),
+                          error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
+  TOMO_TEST_ASSERT_FAILS (tomo_gpu_context_negativity (ctx, scores, &error),
                           error, TOMO_GPU_ERROR, TOMO_GPU_ERROR_INVALID);
 
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
@@ -693,6 +718,22 @@ test_stats (void)
       if (cases[c].fill == 1)
         g_assert_cmpfloat (h.min, ==, h.max);
       assert_same_stats (&g, &h);
+      /* The sweep's score of each plane: the host's, summed in another
+       * order; non-finite values passed over, 0 with none finite. */
+      g_assert_true (tomo_gpu_context_negativity (ctx, scores, &error));
+      g_assert_no_error (error);
+      for (guint s = 0; s < cases[c].n_slices; s++)
+        {
+          guint pw = cases[c].roi_w ? cases[c].roi_w : W, ph = cases[c].roi_w ? cases[c].roi_h : W;
+          double want = tomo_center_negativity (out + (gsize) s * pw * ph, pw, ph);
+
+          g_assert_true (isfinite (scores[s]));
+          g_assert_cmpfloat (fabs (scores[s] - want), <=, 1e-9 * want);
+          if (cases[c].fill == 0 || cases[c].fill == 2)
+            g_assert_cmpfloat (want, >, 0.1);
+          if (cases[c].fill == 3)
+            g_assert_cmpfloat (want, ==, 0.0);
+        }
       if (cases[c].fill == 4)
         {
           g_assert_cmpfloat (h.min, ==, 0.0f);

@@ -296,30 +296,6 @@ sweep_done (GObject      *source,
   }
 }
 
-/* Negativity (the energy of the negative values over all the energy) in
- * the disc inscribed in a candidate's view: lower is sharper. */
-static double
-negativity (const float *img,
-            guint        w,
-            guint        h)
-{
-  double cx = (w - 1) / 2.0, cy = (h - 1) / 2.0, r = 0.5 * MIN (w, h) - 2;
-  double neg = 0, all = 0;
-
-  for (guint y = 0; y < h; y++)
-    for (guint x = 0; x < w; x++)
-      {
-        double dx = x - cx, dy = y - cy, v = img[(gsize) y * w + x];
-
-        if (dx * dx + dy * dy > r * r || !isfinite (v))
-          continue;
-        if (v < 0)
-          neg += v * v;
-        all += v * v;
-      }
-  return all > 0 ? neg / all : 0.0;
-}
-
 typedef struct
 {
   GWeakRef self;
@@ -359,8 +335,7 @@ engine_sweep_done (TomoEngine   *engine,
   g_assert (slice->n_slices == job->n && slice->width == job->view.width
             && slice->height == job->view.height);
   memcpy (job->images, slice->data, sizeof (float) * plane * job->n);
-  for (guint i = 0; i < job->n; i++)
-    job->scores[i] = negativity (job->images + plane * i, job->view.width, job->view.height);
+  memcpy (job->scores, slice->negativity, sizeof (double) * job->n);
   timing = g_strdup_printf (" · %s: %u candidates in %.1f ms",
                             slice->backend == TOMO_BACKEND_GPU ? "GPU" : "CPU", job->n,
                             slice->total_ms);
@@ -435,6 +410,8 @@ recompute (TomoCenterSweep *self)
       tomo_slice_request_init (&request, self->scan);
       request.row = job->row;
       request.params.roi = job->view;
+      /* Each candidate's view scored where it is reconstructed. */
+      request.negativity = TRUE;
       g_weak_ref_init (&ticket->self, self);
       ticket->generation = self->generation;
       ticket->job = job;

@@ -135,6 +135,20 @@ cpu_stats (TomoBackendImpl *impl,
   return TRUE;
 }
 
+static gboolean
+cpu_negativity (TomoBackendImpl *impl,
+                TomoSlice       *slice,
+                GError         **error)
+{
+  gsize plane = (gsize) slice->width * slice->height;
+
+  slice->negativity = g_new (double, slice->n_slices);
+  for (guint i = 0; i < slice->n_slices; i++)
+    slice->negativity[i] = tomo_center_negativity (slice->data + i * plane, slice->width,
+                                                   slice->height);
+  return TRUE;
+}
+
 /* Row k+1 is read on a thread of its own while row k is filtered and
  * back projected, so reading hides behind computing. */
 typedef struct
@@ -328,6 +342,7 @@ static const TomoBackendOps cpu_ops = {
   .backproject_centers = cpu_backproject_centers,
   .correlate = cpu_correlate,
   .stats = cpu_stats,
+  .negativity = cpu_negativity,
   .volume = cpu_volume,
   .accumulate_reset = cpu_accumulate_reset,
   .accumulate = cpu_accumulate,

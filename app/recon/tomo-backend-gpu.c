@@ -338,15 +338,18 @@ buffer_data (gpointer buffer,
 }
 
 static gboolean
-buffer_read_value (gpointer buffer,
-                   gsize    offset,
-                   float   *value)
+buffer_read_rect (gpointer buffer,
+                  gsize    offset,
+                  gsize    stride,
+                  guint    width,
+                  guint    height,
+                  float   *out)
 {
   g_autoptr(GError) error = NULL;
 
-  if (!tomo_gpu_buffer_read (buffer, offset, value, &error))
+  if (!tomo_gpu_buffer_read_rect (buffer, offset, stride, width, height, out, &error))
     {
-      g_warning ("Reading a slice value from the device: %s", error->message);
+      g_warning ("Reading slice values from the device: %s", error->message);
       return FALSE;
     }
   return TRUE;
@@ -374,7 +377,7 @@ buffer_download (gpointer buffer,
 
 static const TomoDeviceBufferOps gpu_buffer_ops = {
   .data = buffer_data,
-  .read_value = buffer_read_value,
+  .read_rect = buffer_read_rect,
   .download = buffer_download,
   .free = buffer_free,
 };
@@ -441,7 +444,7 @@ gpu_backproject_centers (TomoBackendImpl    *impl,
                                              error))
     return tomo_backend_gpu_failed (error, "GPU centre sweep");
   sweep->ms = tomo_gpu_context_get_backproject_ms (self->ctx);
-  if (!tomo_gpu_context_download (self->ctx, sweep->images, error))
+  if (sweep->images != NULL && !tomo_gpu_context_download (self->ctx, sweep->images, error))
     return tomo_backend_gpu_failed (error, "GPU download");
   return TRUE;
 }
@@ -505,6 +508,19 @@ gpu_stats (TomoBackendImpl *impl,
   if (!tomo_gpu_context_stats (self->ctx, &gs, error))
     return tomo_backend_gpu_failed (error, "GPU slice statistics");
   memcpy (&slice->values, &gs, sizeof gs);
+  return TRUE;
+}
+
+static gboolean
+gpu_negativity (TomoBackendImpl *impl,
+                TomoSlice       *slice,
+                GError         **error)
+{
+  GpuBackend *self = (GpuBackend *) impl;
+
+  slice->negativity = g_new0 (double, slice->n_slices);
+  if (!tomo_gpu_context_negativity (self->ctx, slice->negativity, error))
+    return tomo_backend_gpu_failed (error, "GPU sweep score");
   return TRUE;
 }
 
@@ -823,6 +839,7 @@ static const TomoBackendOps gpu_ops = {
   .filter = gpu_filter,
   .backproject = gpu_backproject,
   .stats = gpu_stats,
+  .negativity = gpu_negativity,
   .volume = gpu_volume,
   .accumulate_reset = gpu_accumulate_reset,
   .accumulate = gpu_accumulate,

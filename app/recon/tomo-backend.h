@@ -74,8 +74,9 @@ typedef struct
 
 /* A centre sweep: `plane` (its roi, interpolation, kernel; its centre not
  * used) at each of `centers` (each checked by the caller), n_centers planes
- * of roi.height × roi.width into `images` in the order of `centers`; ms: the
- * time of the back projections. */
+ * of roi.height × roi.width into `images` in the order of `centers` (NULL,
+ * for a backend with a device: left there, for stats and negativity); ms:
+ * the time of the back projections. */
 typedef struct
 {
   TomoBackendPlane plane;
@@ -163,6 +164,10 @@ struct _TomoBackendOps
                             TomoSlice *slice, GCancellable *cancellable, GError **error);
   /* Fills slice->values where the slice is. */
   gboolean  (*stats)       (TomoBackendImpl *self, TomoSlice *slice, GError **error);
+  /* The sweep's score of each plane of the slice just back projected
+   * (backproject or backproject_centers; slice->n_slices planes), where it
+   * is: tomo_center_negativity() into slice->negativity (allocated). */
+  gboolean  (*negativity)  (TomoBackendImpl *self, TomoSlice *slice, GError **error);
   /* Rows [job->row_start, job->row_end) to job->sink, in row order. */
   gboolean  (*volume)      (TomoBackendImpl *self, const TomoBackendVolume *job, GError **error);
   /* Live slices.  The backend keeps one width × width sum (host memory for
@@ -272,14 +277,19 @@ struct _TomoBackendStoreOps
 };
 
 /* What a slice needs from its backend after the engine has let it go: the
- * device buffer's data, one value read from it, its release.  Stateless. */
+ * device buffer's data, values read from it, its release.  Stateless. */
 typedef struct
 {
   const float *(*data)       (gpointer buffer,
                               int     *device);
-  gboolean     (*read_value) (gpointer buffer,
+  /* height rows of width values from data[offset], rows `stride` apart,
+   * to `out` (checked by the caller). */
+  gboolean     (*read_rect)  (gpointer buffer,
                               gsize    offset,
-                              float   *value);
+                              gsize    stride,
+                              guint    width,
+                              guint    height,
+                              float   *out);
   /* All of it to `out` (n_slices × height × width floats). */
   gboolean     (*download)   (gpointer buffer,
                               float   *out);

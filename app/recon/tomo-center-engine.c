@@ -25,7 +25,8 @@ typedef struct
   guint row;
 } EngineScores;
 
-/* The sweep's request on `scan`: Ram-Lak, zero padding, linear. */
+/* The sweep's request on `scan`: Ram-Lak, zero padding, linear, each
+ * plane scored where it is reconstructed (on the GPU: not downloaded). */
 static void
 sweep_request_init (TomoSliceRequest *request,
                     TomoScan         *scan,
@@ -36,6 +37,8 @@ sweep_request_init (TomoSliceRequest *request,
   request->params.filter = TOMO_FILTER_RAMLAK;
   request->params.pad = TOMO_PAD_ZERO;
   request->params.interp = TOMO_INTERP_LINEAR;
+  request->negativity = TRUE;
+  request->skip_download = TRUE;
 }
 
 static gboolean
@@ -55,14 +58,10 @@ engine_scores (const double *centers,
       g_autoptr(TomoSlice) slice = tomo_engine_reconstruct_centers (e->engine, &request,
                                                                     centers + first, n, NULL,
                                                                     error);
-      gsize plane;
 
       if (slice == NULL)
         return FALSE;
-      g_return_val_if_fail (slice->width == slice->height, FALSE);
-      plane = (gsize) slice->width * slice->height;
-      for (guint i = 0; i < n; i++)
-        scores[first + i] = _tomo_center_score_negativity (slice->data + i * plane, slice->width);
+      memcpy (scores + first, slice->negativity, n * sizeof (double));
     }
   return TRUE;
 }
@@ -160,18 +159,19 @@ tomo_center_sweep_stitched (TomoEngine   *engine,
       tomo_engine_set_scan (engine, stitched);
       sweep_request_init (&request, stitched, row);
       request.params.center = plan.recon_center;
+      /* On the GPU only the middle comes down. */
+      request.keep_on_device = images != NULL;
       slice = tomo_engine_reconstruct (engine, &request, cancellable, error);
-      if (slice == NULL)
+      if (slice == NULL
+          || (images != NULL
+              && !tomo_slice_read_rect (slice, 0, (w - size) / 2, (w - size) / 2, size, size,
+                                        images + (gsize) i * size * size, error)))
         {
           g_prefix_error (error, "Candidate %.2f px: ", centers[i]);
           return FALSE;
         }
       g_return_val_if_fail (slice->width == w && slice->height == w, FALSE);
-      scores[i] = _tomo_center_score_negativity (slice->data, w);
-      for (guint y = 0; images != NULL && y < size; y++)
-        memcpy (images + ((gsize) i * size + y) * size,
-                slice->data + (gsize) ((w - size) / 2 + y) * w + (w - size) / 2,
-                sizeof (float) * size);
+      scores[i] = slice->negativity[0];
     }
   return TRUE;
 }

@@ -53,8 +53,4 @@ gboolean _tomo_center_sweep_with (guint                width,
                                   TomoCenterResult    *result,
                                   GError             **error);
 
-/* The sweep's score of a width × width slice: negativity in its disc. */
-double   _tomo_center_score_negativity (const float *img,
-                                        guint        width);
-
 G_END_DECLS

@@ -770,6 +770,32 @@ tomo_center_sinogram (const TomoSinogram *s,
 
 /* --- sweep --------------------------------------------------------------- */
 
+double
+tomo_center_negativity (const float *img,
+                        guint        width,
+                        guint        height)
+{
+  double cx = (width - 1) / 2.0, cy = (height - 1) / 2.0, r = 0.5 * MIN (width, height) - 2;
+  double neg = 0, all = 0;
+
+  g_return_val_if_fail (img != NULL || width == 0 || height == 0, 0.0);
+
+  if (r < 0)
+    return 0.0;
+  for (guint y = 0; y < height; y++)
+    for (guint x = 0; x < width; x++)
+      {
+        double dx = x - cx, dy = y - cy, v = img[(gsize) y * width + x];
+
+        if (dx * dx + dy * dy > r * r || !isfinite (v))
+          continue;
+        if (v < 0)
+          neg += v * v;
+        all += v * v;
+      }
+  return all > 0 ? neg / all : 0.0;
+}
+
 static double
 score_slice (const float    *img,
              guint           w,
@@ -782,6 +808,9 @@ score_slice (const float    *img,
   enum { N_BINS = 256 };
   double hist[N_BINS] = { 0 };
   guint n = 0;
+
+  if (score == TOMO_CENTER_SCORE_NEGATIVITY)
+    return tomo_center_negativity (img, w, w);
 
   for (guint y = 1; y + 1 < w; y++)
     for (guint x = 1; x + 1 < w; x++)
@@ -804,10 +833,7 @@ score_slice (const float    *img,
             norm += fabs (v);
             break;
           case TOMO_CENTER_SCORE_NEGATIVITY:
-            if (v < 0)
-              acc += v * v;
-            norm += v * v;
-            break;
+            g_assert_not_reached ();
           }
       }
   if (score == TOMO_CENTER_SCORE_ENTROPY)
@@ -920,13 +946,6 @@ argmin (const double *v,
     if (v[i] < v[best])
       best = i;
   return best;
-}
-
-double
-_tomo_center_score_negativity (const float *img,
-                               guint        width)
-{
-  return score_slice (img, width, TOMO_CENTER_SCORE_NEGATIVITY, 0, 0);
 }
 
 static gboolean

@@ -108,6 +108,15 @@ typedef struct
   float *images;
 } TomoCenterCandidates;
 
+/* The sweep's sharpness score of a width × height image: the energy (v²)
+ * of its negative values over that of all its finite values, inside the
+ * disc inscribed in it (centre ((w − 1)/2, (h − 1)/2), radius
+ * min (w, h)/2 − 2); 0 where there is none.  Lower is sharper.  The GPU
+ * backend computes the same where its slices are. */
+double   tomo_center_negativity   (const float *img,
+                                   guint        width,
+                                   guint        height);
+
 /* Reconstructs the row (CPU FBP, Ram-Lak) at each candidate and scores the
  * disc inside the field of view: lower is better.  `scores` has n_centers. */
 gboolean tomo_center_sweep_scores (const TomoSinogram         *sino,

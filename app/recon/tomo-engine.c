@@ -152,9 +152,36 @@ tomo_slice_unref (TomoSlice *slice)
     return;
   g_free (slice->data);
   g_free (slice->kernel);
+  g_free (slice->negativity);
   if (slice->device_buffer != NULL)
     ((const TomoDeviceBufferOps *) slice->device_ops)->free (slice->device_buffer);
   g_free (slice);
+}
+
+/* From host data or the device copy; the rectangle checked. */
+static gboolean
+read_rect (TomoSlice *slice,
+           guint      index,
+           guint      x,
+           guint      y,
+           guint      width,
+           guint      height,
+           float     *out)
+{
+  gsize offset = ((gsize) index * slice->height + y) * slice->width + x;
+
+  if (slice->data != NULL)
+    {
+      for (guint r = 0; r < height; r++)
+        memcpy (out + (gsize) r * width, slice->data + offset + (gsize) r * slice->width,
+                width * sizeof (float));
+      return TRUE;
+    }
+  if (slice->device_buffer != NULL)
+    return ((const TomoDeviceBufferOps *) slice->device_ops)->read_rect (slice->device_buffer,
+                                                                         offset, slice->width,
+                                                                         width, height, out);
+  return FALSE;
 }
 
 gboolean
@@ -164,23 +191,47 @@ tomo_slice_get_value (TomoSlice *slice,
                       guint      y,
                       float     *value)
 {
-  gsize offset;
-
   g_return_val_if_fail (slice != NULL, FALSE);
   g_return_val_if_fail (value != NULL, FALSE);
 
   if (index >= slice->n_slices || x >= slice->width || y >= slice->height)
     return FALSE;
-  offset = ((gsize) index * slice->height + y) * slice->width + x;
-  if (slice->data != NULL)
+  return read_rect (slice, index, x, y, 1, 1, value);
+}
+
+gboolean
+tomo_slice_read_rect (TomoSlice *slice,
+                      guint      index,
+                      guint      x,
+                      guint      y,
+                      guint      width,
+                      guint      height,
+                      float     *out,
+                      GError   **error)
+{
+  g_return_val_if_fail (slice != NULL, FALSE);
+  g_return_val_if_fail (out != NULL || width == 0 || height == 0, FALSE);
+
+  if (index >= slice->n_slices || x > slice->width || width > slice->width - x
+      || y > slice->height || height > slice->height - y)
     {
-      *value = slice->data[offset];
-      return TRUE;
+      g_set_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_INVALID_PARAM,
+                   "%u × %u values from (%u, %u) of plane %u do not fit the %u plane(s) of "
+                   "%u × %u", width, height, x, y, index, slice->n_slices, slice->width,
+                   slice->height);
+      return FALSE;
     }
-  if (slice->device_buffer != NULL)
-    return ((const TomoDeviceBufferOps *) slice->device_ops)->read_value (slice->device_buffer,
-                                                                          offset, value);
-  return FALSE;
+  if (width == 0 || height == 0)
+    return TRUE;
+  if (!read_rect (slice, index, x, y, width, height, out))
+    {
+      g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                           slice->data == NULL && slice->device_buffer == NULL
+                           ? "The slice has neither host nor device data"
+                           : "Could not copy slice values from the GPU to host memory");
+      return FALSE;
+    }
+  return TRUE;
 }
 
 const float *
@@ -1038,7 +1089,8 @@ job_reconstruct (EngineJob              *job,
       invalidate_cache (job->backend);
       return NULL;
     }
-  if (!backend->ops->stats (backend, slice, error))
+  if (!backend->ops->stats (backend, slice, error)
+      || (request->negativity && !backend->ops->negativity (backend, slice, error)))
     return NULL;
   return g_steal_pointer (&slice);
 }
@@ -1353,8 +1405,11 @@ job_reconstruct_centers (EngineJob              *job,
   slice->backend = backend->ops->backend;
   slice->kernel = g_strdup ("centers");
 
+  /* A backend with a device keeps the images there when only the scores
+   * and statistics are wanted; the CPU's are in host memory anyway. */
   if (!job_ensure_filtered (job, request, slice, cancellable, error)
-      || !tomo_backend_alloc_slice_data (slice, error))
+      || ((!request->skip_download || backend->device < 0)
+          && !tomo_backend_alloc_slice_data (slice, error)))
     return NULL;
   sweep.images = slice->data;
   if (!backend->ops->backproject_centers (backend, &sweep, error))
@@ -1363,8 +1418,9 @@ job_reconstruct_centers (EngineJob              *job,
       return NULL;
     }
   slice->backproject_ms = sweep.ms;
-  tomo_slice_stats_compute (slice->data, (gsize) roi.width * roi.height * n_centers,
-                            &slice->values);
+  if (!backend->ops->stats (backend, slice, error)
+      || (request->negativity && !backend->ops->negativity (backend, slice, error)))
+    return NULL;
   return g_steal_pointer (&slice);
 }
 

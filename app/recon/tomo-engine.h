@@ -36,6 +36,7 @@ typedef struct
   int kernel;            /* TomoKernel; ignored by the CPU backend */
   gboolean keep_on_device; /* GPU: keep a device copy in slice->device_buffer (display) */
   gboolean skip_download;  /* GPU: leave slice->data NULL (display through interop only) */
+  gboolean negativity;     /* score each plane as the centre sweep does: slice->negativity */
 } TomoSliceRequest;
 
 void tomo_slice_request_init (TomoSliceRequest *request,
@@ -99,6 +100,9 @@ typedef struct
   double gups;              /* back projection: pixels × projections × slices / s / 1e9 */
   TomoPreprocessStats stats;
   TomoSliceStats values;    /* of the reconstructed values */
+  /* With request->negativity: tomo_center_negativity() of each of the
+   * n_slices planes, computed where the slice is; else NULL. */
+  double *negativity;
 } TomoSlice;
 
 #define TOMO_TYPE_SLICE (tomo_slice_get_type ())
@@ -112,6 +116,18 @@ gboolean   tomo_slice_get_value (TomoSlice *slice,
                                  guint      x,
                                  guint      y,
                                  float     *value);
+/* A rectangle of plane `index`, `width` × `height` values from (x, y) of
+ * the ROI, into `out` row after row: from host data or, for a slice that
+ * lives only on the device, one copy from there (a crop of a large slice
+ * that never comes down whole).  An error when it does not fit. */
+gboolean   tomo_slice_read_rect (TomoSlice *slice,
+                                 guint      index,
+                                 guint      x,
+                                 guint      y,
+                                 guint      width,
+                                 guint      height,
+                                 float     *out,
+                                 GError   **error);
 /* Device memory of a slice kept on the device (keep_on_device): all planes,
  * row-major, and the CUDA device in *device; NULL for host-only slices. */
 const float *tomo_slice_get_device_data (TomoSlice *slice,
@@ -219,7 +235,10 @@ void         tomo_engine_submit             (TomoEngine             *self,
  * (filter, interpolation, ROI; its centre unused) at each of `centers`, in
  * one back projection of the filtered row (cached like a slice's) — the GPU
  * packs candidates 4 to a launch.  The slice has n_slices = n_centers planes
- * in the order of `centers` (statistics over all); kernel "centers". */
+ * in the order of `centers` (statistics over all; request->negativity: the
+ * score of each); kernel "centers".  With skip_download the GPU's planes
+ * stay on the device (data NULL: statistics and scores only); the request's
+ * keep_on_device is not used. */
 #define TOMO_ENGINE_MAX_CENTERS 256
 TomoSlice   *tomo_engine_reconstruct_centers (TomoEngine             *self,
                                               const TomoSliceRequest *request,

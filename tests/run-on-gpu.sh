@@ -4,9 +4,10 @@
 # the gpu suite and the GPU paths of the unit tests, compute-sanitizer
 # memcheck, racecheck, initcheck and synccheck, and `tomolive bench`.
 # Logs go to OUT.
-#   tests/run-on-gpu.sh BUILD_DIR OUT_DIR [--quick | --faults]
+#   tests/run-on-gpu.sh BUILD_DIR OUT_DIR [--quick | --faults | --tests]
 # --faults: only the device-fault tests and the initcheck / synccheck pass
-# (a few minutes).
+# (a few minutes); --tests: only the test programs, no sanitizer, no bench
+# (leaves a call's time for targeted sanitizer runs and a bench).
 set -u
 B=${1:?build dir}
 OUT=${2:?output dir}
@@ -78,6 +79,7 @@ for t in test-gpu test-gpu-bp test-gpu-plane test-gpu-live-volume test-gpu-cente
 done
 echo "$passed passed, $failed failed, $skipped skipped"
 grep -h "GPU .* vs CPU\|rel L2" "$OUT"/test-engine.tap "$OUT"/test-engine-centers.tap | head -20
+[ "$QUICK" = "--tests" ] && exit 0
 
 if [ -x "$CS" ]; then
   # The out-of-memory test fails cudaMalloc on purpose: API errors are not memory errors.

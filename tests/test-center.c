@@ -15,6 +15,7 @@
 #include "tomo-backend.h"
 #include "tomo-center.h"
 #include "tomo-center-gpu.h"
+#include "tomo-center-private.h"
 #include "tomo-center-scan.h"
 #include "tomo-fbp.h"
 #include "tomo-phantom.h"
@@ -570,6 +571,95 @@ test_cli (void)
   g_rmdir (dir);
 }
 
+/* The stitch's search for opposite projections by bisection answers as
+ * the search over every projection does, wherever the nearest projection
+ * on a side lies within the reach: on even turns, jittered and shuffled
+ * angles, angles beyond one turn and below zero, repeated angles, a gap,
+ * and targets exactly on projections. */
+static void
+test_angle_index (void)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed (7);
+  guint compared = 0, outside = 0;
+
+  for (guint set = 0; set < 6; set++)
+    {
+      guint n = set == 0 ? 1800 : set == 5 ? 3 : 200 + 97 * set;
+      g_autofree double *angles = g_new (double, n);
+      g_autoptr(TomoAngleIndex) index = NULL;
+      double step = 2.0 * G_PI / n;
+
+      for (guint i = 0; i < n; i++)
+        {
+          angles[i] = step * i;
+          if (set == 1)         /* jittered, then shuffled below */
+            angles[i] += g_rand_double_range (rand, -0.3, 0.3) * step;
+          if (set == 2)         /* a turn and a half, from below zero */
+            angles[i] = 1.5 * step * i - 0.7;
+          if (set == 3 && i % 5 == 0 && i > 0)   /* repeated angles */
+            angles[i] = angles[i - 1];
+          if (set == 4 && i > n / 3 && i < n / 2)  /* a gap */
+            angles[i] += 0.5;
+        }
+      if (set == 1)
+        for (guint i = n - 1; i > 0; i--)
+          {
+            guint j = g_rand_int_range (rand, 0, i + 1);
+            double a = angles[i];
+
+            angles[i] = angles[j];
+            angles[j] = a;
+          }
+      index = _tomo_angle_index_new (angles, n);
+      for (guint k = 0; k < 2000; k++)
+        {
+          double target = k % 4 == 0 ? angles[k % n] + (k % 8 == 0 ? G_PI : 0.0)
+                                     : g_rand_double_range (rand, -8.0, 8.0);
+          double reach = (k % 3 + 0.5) * step;
+          int b0, a0, b1, a1;
+          double db0, da0, db1, da1;
+
+          _tomo_angles_nearest (angles, n, target, &b0, &db0, &a0, &da0);
+          _tomo_angle_index_nearest (index, target, reach, &b1, &db1, &a1, &da1);
+          if (db0 <= reach)
+            {
+              g_assert_cmpint (b1, ==, b0);
+              g_assert_cmpfloat (db1, ==, db0);
+              compared++;
+            }
+          else
+            {
+              g_assert_cmpint (b1, ==, -1);
+              outside++;
+            }
+          if (da0 <= reach)
+            {
+              g_assert_cmpint (a1, ==, a0);
+              g_assert_cmpfloat (da1, ==, da0);
+              compared++;
+            }
+          else
+            {
+              g_assert_cmpint (a1, ==, -1);
+              outside++;
+            }
+        }
+      /* Half a turn of reach or more: the search over all. */
+      {
+        int b0, a0, b1, a1;
+        double db0, da0, db1, da1;
+
+        _tomo_angles_nearest (angles, n, 1.0, &b0, &db0, &a0, &da0);
+        _tomo_angle_index_nearest (index, 1.0, G_PI, &b1, &db1, &a1, &da1);
+        g_assert_cmpint (b1, ==, b0);
+        g_assert_cmpint (a1, ==, a0);
+      }
+    }
+  g_test_message ("%u sides compared, %u beyond the reach", compared, outside);
+  g_assert_cmpuint (compared, >, 10000);
+  g_assert_cmpuint (outside, >, 100);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -587,6 +677,7 @@ main (int    argc,
   g_test_add_func ("/tomo/center/degenerate", test_degenerate);
   g_test_add_func ("/tomo/center/offset-axis", test_offset_axis);
   g_test_add_func ("/tomo/center/stitch-errors", test_stitch_errors);
+  g_test_add_func ("/tomo/center/angle-index", test_angle_index);
   g_test_add_func ("/tomo/center/cli", test_cli);
   return g_test_run ();
 }

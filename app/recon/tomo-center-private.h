@@ -37,6 +37,25 @@ void     _tomo_angles_nearest (const double *angles,
                                int          *above,
                                double       *d_above);
 
+/* The same search by bisection, for many targets over one set of angles:
+ * the angles sorted modulo a turn once (the index does not copy them; they
+ * must outlive it).  _tomo_angle_index_nearest() answers as
+ * _tomo_angles_nearest() does on each side where the nearest projection
+ * lies within `reach` of target, and −1 and INFINITY on a side where none
+ * does.  One index, one thread at a time. */
+typedef struct _TomoAngleIndex TomoAngleIndex;
+TomoAngleIndex *_tomo_angle_index_new     (const double   *angles,
+                                           guint           n_proj);
+void            _tomo_angle_index_free    (TomoAngleIndex *index);
+void            _tomo_angle_index_nearest (TomoAngleIndex *index,
+                                           double          target,
+                                           double          reach,
+                                           int            *below,
+                                           double         *d_below,
+                                           int            *above,
+                                           double         *d_above);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (TomoAngleIndex, _tomo_angle_index_free)
+
 /* The sweep's scores of n_centers candidates (lower is sharper). */
 typedef gboolean (*TomoCenterScoresFunc) (const double *centers,
                                           guint         n_centers,

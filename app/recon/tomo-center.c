@@ -262,6 +262,33 @@ tomo_angles_fbp_weights (const double *angles,
     }
 }
 
+/* The nearest search over the projections `indices` (ascending: the first
+ * of equally near ones wins, as over all). */
+static void
+nearest_of (const double *angles,
+            const guint  *indices,
+            guint         n,
+            double        target,
+            int          *below,
+            double       *d_below,
+            int          *above,
+            double       *d_above)
+{
+  *below = *above = -1;
+  *d_below = *d_above = INFINITY;
+  for (guint k = 0; k < n; k++)
+    {
+      guint i = indices != NULL ? indices[k] : k;
+      /* Angles are compared modulo a full turn. */
+      double d = remainder (angles[i] - target, 2.0 * G_PI);
+
+      if (d <= 0 && -d < *d_below)
+        *below = i, *d_below = -d;
+      if (d >= 0 && d < *d_above)
+        *above = i, *d_above = d;
+    }
+}
+
 void
 _tomo_angles_nearest (const double *angles,
                       guint         n_proj,
@@ -271,18 +298,133 @@ _tomo_angles_nearest (const double *angles,
                       int          *above,
                       double       *d_above)
 {
-  *below = *above = -1;
-  *d_below = *d_above = INFINITY;
-  for (guint i = 0; i < n_proj; i++)
-    {
-      /* Angles are compared modulo a full turn. */
-      double d = remainder (angles[i] - target, 2.0 * G_PI);
+  nearest_of (angles, NULL, n_proj, target, below, d_below, above, d_above);
+}
 
-      if (d <= 0 && -d < *d_below)
-        *below = i, *d_below = -d;
-      if (d >= 0 && d < *d_above)
-        *above = i, *d_above = d;
+typedef struct
+{
+  double key;               /* the angle modulo a turn, in [0, 2π) */
+  guint index;
+} AngleKey;
+
+struct _TomoAngleIndex
+{
+  const double *angles;
+  guint n;
+  AngleKey *keys;           /* by key */
+  GArray *near;             /* guint: the candidates of one search */
+};
+
+static double
+modulo_turn (double a)
+{
+  double r = fmod (a, 2.0 * G_PI);
+
+  if (r < 0)
+    r += 2.0 * G_PI;
+  return r < 2.0 * G_PI ? r : 0.0;
+}
+
+static int
+angle_key_compare (gconstpointer a,
+                   gconstpointer b)
+{
+  const AngleKey *x = a, *y = b;
+
+  return (x->key > y->key) - (x->key < y->key);
+}
+
+static int
+index_compare (gconstpointer a,
+               gconstpointer b)
+{
+  guint x = *(const guint *) a, y = *(const guint *) b;
+
+  return (x > y) - (x < y);
+}
+
+TomoAngleIndex *
+_tomo_angle_index_new (const double *angles,
+                       guint         n_proj)
+{
+  TomoAngleIndex *index = g_new0 (TomoAngleIndex, 1);
+
+  index->angles = angles;
+  index->n = n_proj;
+  index->keys = g_new (AngleKey, MAX (n_proj, 1));
+  for (guint i = 0; i < n_proj; i++)
+    index->keys[i] = (AngleKey) { modulo_turn (angles[i]), i };
+  qsort (index->keys, n_proj, sizeof (AngleKey), angle_key_compare);
+  index->near = g_array_new (FALSE, FALSE, sizeof (guint));
+  return index;
+}
+
+void
+_tomo_angle_index_free (TomoAngleIndex *index)
+{
+  if (index == NULL)
+    return;
+  g_free (index->keys);
+  g_array_unref (index->near);
+  g_free (index);
+}
+
+/* The first key at or above `key`. */
+static guint
+lower_bound (const TomoAngleIndex *index,
+             double                key)
+{
+  guint lo = 0, hi = index->n;
+
+  while (lo < hi)
+    {
+      guint mid = lo + (hi - lo) / 2;
+
+      if (index->keys[mid].key < key)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
+  return lo;
+}
+
+void
+_tomo_angle_index_nearest (TomoAngleIndex *index,
+                           double          target,
+                           double          reach,
+                           int            *below,
+                           double         *d_below,
+                           int            *above,
+                           double         *d_above)
+{
+  double t = modulo_turn (target), r = reach + 1e-9;
+
+  /* Half a turn or more: every projection may be the nearest. */
+  if (!(r < G_PI))
+    {
+      nearest_of (index->angles, NULL, index->n, target, below, d_below, above, d_above);
+      return;
+    }
+  /* The keys within r of t, the turn wrapped at 0 and 2π (a little more
+   * than r: the keys were rounded once more than the distances are). */
+  g_array_set_size (index->near, 0);
+  for (int m = -1; m <= 1; m++)
+    {
+      double lo = t - r + m * 2.0 * G_PI, hi = t + r + m * 2.0 * G_PI;
+
+      if (hi < 0 || lo >= 2.0 * G_PI)
+        continue;
+      for (guint k = lower_bound (index, lo); k < index->n && index->keys[k].key <= hi; k++)
+        g_array_append_val (index->near, index->keys[k].index);
+    }
+  g_array_sort (index->near, index_compare);
+  nearest_of (index->angles, (const guint *) index->near->data, index->near->len, target, below,
+              d_below, above, d_above);
+  /* Farther than the reach on a side: none there. */
+  if (*d_below > reach)
+    *below = -1, *d_below = INFINITY;
+  if (*d_above > reach)
+    *above = -1, *d_above = INFINITY;
 }
 
 /* The projection at angle `target` from the two projections bracketing it

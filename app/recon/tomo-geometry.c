@@ -361,20 +361,20 @@ transform_row (gpointer     user_data,
 }
 
 /* The two projections the direction `target` lies between (modulo a turn),
- * within 1.5 steps; an exact match is both. */
+ * within 1.5 steps; an exact match is both.  Only those within 1.5 steps
+ * can be: the index looks at no others. */
 static gboolean
-bracket (const double *angles,
-         guint         n,
-         double        step,
-         double        target,
-         guint        *below,
-         guint        *above,
-         float        *t)
+bracket (TomoAngleIndex *angles,
+         double          step,
+         double          target,
+         guint          *below,
+         guint          *above,
+         float          *t)
 {
   int b, a;
   double db, da;
 
-  _tomo_angles_nearest (angles, n, target, &b, &db, &a, &da);
+  _tomo_angle_index_nearest (angles, target, 1.5 * step, &b, &db, &a, &da);
   if (b >= 0 && db < 1e-9)
     a = b, da = 0;
   else if (a >= 0 && da < 1e-9)
@@ -402,6 +402,7 @@ stitch_transform_new (const char    *name,
   double olo = MAX (0.0, 2.0 * c - (w - 1)), ohi = MIN (w - 1.0, 2.0 * c);
   Transform *t = g_new0 (Transform, 1);
   g_autofree double *theta = g_new (double, n);
+  g_autoptr(TomoAngleIndex) index = _tomo_angle_index_new (angles, n);
   guint overlap;
   int off;
 
@@ -415,7 +416,7 @@ stitch_transform_new (const char    *name,
     {
       if (angles[p] - lo >= G_PI - 0.5 * step)
         continue;
-      if (!bracket (angles, n, step, angles[p] + G_PI, &t->proj[t->n_out].below,
+      if (!bracket (index, step, angles[p] + G_PI, &t->proj[t->n_out].below,
                     &t->proj[t->n_out].above, &t->proj[t->n_out].t_angle))
         {
           g_set_error (error, TOMO_GEOMETRY_ERROR, TOMO_GEOMETRY_ERROR_MISMATCH,

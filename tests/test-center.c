@@ -576,15 +576,40 @@ test_cli (void)
  * on a side lies within the reach: on even turns, jittered and shuffled
  * angles, angles beyond one turn and below zero, repeated angles, a gap,
  * and targets exactly on projections. */
+/* One side of an index search against the search over all: the same
+ * projection within the reach, none beyond it. */
+static void
+assert_side (int     all,
+             double  d_all,
+             int     indexed,
+             double  d_indexed,
+             double  reach,
+             guint  *compared,
+             guint  *outside)
+{
+  if (d_all <= reach)
+    {
+      g_assert_cmpint (indexed, ==, all);
+      g_assert_cmpfloat (d_indexed, ==, d_all);
+      (*compared)++;
+    }
+  else
+    {
+      g_assert_cmpint (indexed, ==, -1);
+      g_assert_true (isinf (d_indexed));
+      (*outside)++;
+    }
+}
+
 static void
 test_angle_index (void)
 {
   g_autoptr(GRand) rand = g_rand_new_with_seed (7);
   guint compared = 0, outside = 0;
 
-  for (guint set = 0; set < 6; set++)
+  for (guint set = 0; set < 7; set++)
     {
-      guint n = set == 0 ? 1800 : set == 5 ? 3 : 200 + 97 * set;
+      guint n = set == 0 ? 1800 : set >= 5 ? 3 : 200 + 97 * set;
       g_autofree double *angles = g_new (double, n);
       g_autoptr(TomoAngleIndex) index = NULL;
       double step = 2.0 * G_PI / n;
@@ -600,6 +625,8 @@ test_angle_index (void)
             angles[i] = angles[i - 1];
           if (set == 4 && i > n / 3 && i < n / 2)  /* a gap */
             angles[i] += 0.5;
+          if (set == 6)         /* three together, most of the turn empty */
+            angles[i] = 0.1 * i;
         }
       if (set == 1)
         for (guint i = n - 1; i > 0; i--)
@@ -615,34 +642,15 @@ test_angle_index (void)
         {
           double target = k % 4 == 0 ? angles[k % n] + (k % 8 == 0 ? G_PI : 0.0)
                                      : g_rand_double_range (rand, -8.0, 8.0);
-          double reach = (k % 3 + 0.5) * step;
+          /* Just under half a turn: the search over all, still cut. */
+          double reach = k % 5 == 4 ? G_PI - 5e-10 : (k % 3 + 0.5) * step;
           int b0, a0, b1, a1;
           double db0, da0, db1, da1;
 
           _tomo_angles_nearest (angles, n, target, &b0, &db0, &a0, &da0);
           _tomo_angle_index_nearest (index, target, reach, &b1, &db1, &a1, &da1);
-          if (db0 <= reach)
-            {
-              g_assert_cmpint (b1, ==, b0);
-              g_assert_cmpfloat (db1, ==, db0);
-              compared++;
-            }
-          else
-            {
-              g_assert_cmpint (b1, ==, -1);
-              outside++;
-            }
-          if (da0 <= reach)
-            {
-              g_assert_cmpint (a1, ==, a0);
-              g_assert_cmpfloat (da1, ==, da0);
-              compared++;
-            }
-          else
-            {
-              g_assert_cmpint (a1, ==, -1);
-              outside++;
-            }
+          assert_side (b0, db0, b1, db1, reach, &compared, &outside);
+          assert_side (a0, da0, a1, da1, reach, &compared, &outside);
         }
       /* Half a turn of reach or more: the search over all. */
       {

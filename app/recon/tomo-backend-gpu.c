@@ -518,6 +518,8 @@ gpu_negativity (TomoBackendImpl *impl,
 {
   GpuBackend *self = (GpuBackend *) impl;
 
+  /* A sweep's candidates are scored in one pass over the device planes. */
+  G_STATIC_ASSERT (TOMO_ENGINE_MAX_CENTERS <= TOMO_GPU_MAX_SCORED);
   slice->negativity = g_new0 (double, slice->n_slices);
   if (!tomo_gpu_context_negativity (self->ctx, slice->negativity, error))
     return tomo_backend_gpu_failed (error, "GPU sweep score");

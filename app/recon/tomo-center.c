@@ -399,27 +399,29 @@ _tomo_angle_index_nearest (TomoAngleIndex *index,
 {
   double t = modulo_turn (target), r = reach + 1e-9;
 
-  /* Half a turn or more: every projection may be the nearest. */
   if (!(r < G_PI))
     {
+      /* Half a turn or more: every projection may be the nearest. */
       nearest_of (index->angles, NULL, index->n, target, below, d_below, above, d_above);
-      return;
     }
-  /* The keys within r of t, the turn wrapped at 0 and 2π (a little more
-   * than r: the keys were rounded once more than the distances are). */
-  g_array_set_size (index->near, 0);
-  for (int m = -1; m <= 1; m++)
+  else
     {
-      double lo = t - r + m * 2.0 * G_PI, hi = t + r + m * 2.0 * G_PI;
+      /* The keys within r of t, the turn wrapped at 0 and 2π (a little more
+       * than r: the keys were rounded once more than the distances are). */
+      g_array_set_size (index->near, 0);
+      for (int m = -1; m <= 1; m++)
+        {
+          double lo = t - r + m * 2.0 * G_PI, hi = t + r + m * 2.0 * G_PI;
 
-      if (hi < 0 || lo >= 2.0 * G_PI)
-        continue;
-      for (guint k = lower_bound (index, lo); k < index->n && index->keys[k].key <= hi; k++)
-        g_array_append_val (index->near, index->keys[k].index);
+          if (hi < 0 || lo >= 2.0 * G_PI)
+            continue;
+          for (guint k = lower_bound (index, lo); k < index->n && index->keys[k].key <= hi; k++)
+            g_array_append_val (index->near, index->keys[k].index);
+        }
+      g_array_sort (index->near, index_compare);
+      nearest_of (index->angles, (const guint *) index->near->data, index->near->len, target,
+                  below, d_below, above, d_above);
     }
-  g_array_sort (index->near, index_compare);
-  nearest_of (index->angles, (const guint *) index->near->data, index->near->len, target, below,
-              d_below, above, d_above);
   /* Farther than the reach on a side: none there. */
   if (*d_below > reach)
     *below = -1, *d_below = INFINITY;

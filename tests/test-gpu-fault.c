@@ -334,6 +334,44 @@ test_lost_device (void)
   check_fault_moves_to_cpu ("lost:1", TRUE);
 }
 
+/* Values read from a slice kept on the device: a lost device is a device
+ * fault (the caller moves to the CPU), not a bare failure; a healthy read
+ * of the same rectangle equals the downloaded slice. */
+static void
+test_read_rect_fault (void)
+{
+  g_autoptr(TomoEngine) engine = gpu_engine_or_skip ();
+  g_autoptr(TomoSlice) slice = NULL;
+  g_autoptr(TomoSlice) host = NULL;
+  g_autoptr(GError) error = NULL;
+  TomoSliceRequest request;
+  float rect[16 * 8];
+
+  if (engine == NULL)
+    return;
+  host = reconstruct (engine, &error);
+  g_assert_no_error (error);
+  tomo_slice_request_init (&request, tomo_engine_get_scan (engine));
+  request.row = HEIGHT / 2;
+  request.params.center = CENTER;
+  request.keep_on_device = TRUE;
+  slice = tomo_engine_reconstruct (engine, &request, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_null (slice->data);
+
+  g_assert_true (tomo_slice_read_rect (slice, 0, 100, 120, 16, 8, rect, &error));
+  g_assert_no_error (error);
+  for (guint y = 0; y < 8; y++)
+    g_assert_cmpmem (rect + y * 16, 16 * sizeof (float),
+                     host->data + (120 + y) * WIDTH + 100, 16 * sizeof (float));
+
+  g_assert_true (tomo_gpu_fault_configure ("lost:1", 0, &error));
+  g_assert_false (tomo_slice_read_rect (slice, 0, 100, 120, 16, 8, rect, &error));
+  g_assert_error (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_DEVICE_FAULT);
+  g_test_message ("%s", error->message);
+  clear_faults ();
+}
+
 /* The CLI: a failed launch is exit status 1 and a message, no crash. */
 static void
 test_cli_launch_fault (void)
@@ -366,6 +404,7 @@ main (int    argc,
   g_test_add_func ("/tomo/gpu-fault/store-room-for-fill", test_store_room_for_fill);
   g_test_add_func ("/tomo/gpu-fault/launch", test_launch_fault);
   g_test_add_func ("/tomo/gpu-fault/lost", test_lost_device);
+  g_test_add_func ("/tomo/gpu-fault/read-rect", test_read_rect_fault);
   g_test_add_func ("/tomo/gpu-fault/cli-launch", test_cli_launch_fault);
   return tomo_test_run_and_remove_scan (scan_path, tmp_dir);
 }

@@ -343,15 +343,11 @@ buffer_read_rect (gpointer buffer,
                   gsize    stride,
                   guint    width,
                   guint    height,
-                  float   *out)
+                  float   *out,
+                  GError **error)
 {
-  g_autoptr(GError) error = NULL;
-
-  if (!tomo_gpu_buffer_read_rect (buffer, offset, stride, width, height, out, &error))
-    {
-      g_warning ("Reading slice values from the device: %s", error->message);
-      return FALSE;
-    }
+  if (!tomo_gpu_buffer_read_rect (buffer, offset, stride, width, height, out, error))
+    return tomo_backend_gpu_failed (error, "Reading slice values from the device");
   return TRUE;
 }
 

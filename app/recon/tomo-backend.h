@@ -283,13 +283,15 @@ typedef struct
   const float *(*data)       (gpointer buffer,
                               int     *device);
   /* height rows of width values from data[offset], rows `stride` apart,
-   * to `out` (checked by the caller). */
+   * to `out` (checked by the caller); a device failure is
+   * TOMO_RECON_ERROR_DEVICE_FAULT. */
   gboolean     (*read_rect)  (gpointer buffer,
                               gsize    offset,
                               gsize    stride,
                               guint    width,
                               guint    height,
-                              float   *out);
+                              float   *out,
+                              GError **error);
   /* All of it to `out` (n_slices × height × width floats). */
   gboolean     (*download)   (gpointer buffer,
                               float   *out);

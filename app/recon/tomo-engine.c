@@ -166,7 +166,8 @@ read_rect (TomoSlice *slice,
            guint      y,
            guint      width,
            guint      height,
-           float     *out)
+           float     *out,
+           GError   **error)
 {
   gsize offset = ((gsize) index * slice->height + y) * slice->width + x;
 
@@ -180,7 +181,10 @@ read_rect (TomoSlice *slice,
   if (slice->device_buffer != NULL)
     return ((const TomoDeviceBufferOps *) slice->device_ops)->read_rect (slice->device_buffer,
                                                                          offset, slice->width,
-                                                                         width, height, out);
+                                                                         width, height, out,
+                                                                         error);
+  g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
+                       "The slice has neither host nor device data");
   return FALSE;
 }
 
@@ -191,12 +195,19 @@ tomo_slice_get_value (TomoSlice *slice,
                       guint      y,
                       float     *value)
 {
+  g_autoptr(GError) error = NULL;
+
   g_return_val_if_fail (slice != NULL, FALSE);
   g_return_val_if_fail (value != NULL, FALSE);
 
   if (index >= slice->n_slices || x >= slice->width || y >= slice->height)
     return FALSE;
-  return read_rect (slice, index, x, y, 1, 1, value);
+  if (!read_rect (slice, index, x, y, 1, 1, value, &error))
+    {
+      g_warning ("Reading a slice value: %s", error->message);
+      return FALSE;
+    }
+  return TRUE;
 }
 
 gboolean
@@ -223,15 +234,7 @@ tomo_slice_read_rect (TomoSlice *slice,
     }
   if (width == 0 || height == 0)
     return TRUE;
-  if (!read_rect (slice, index, x, y, width, height, out))
-    {
-      g_set_error_literal (error, TOMO_RECON_ERROR, TOMO_RECON_ERROR_BACKEND,
-                           slice->data == NULL && slice->device_buffer == NULL
-                           ? "The slice has neither host nor device data"
-                           : "Could not copy slice values from the GPU to host memory");
-      return FALSE;
-    }
-  return TRUE;
+  return read_rect (slice, index, x, y, width, height, out, error);
 }
 
 const float *

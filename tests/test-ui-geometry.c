@@ -120,15 +120,17 @@ wait_stitched_about (double center)
   g_assert_cmpfloat_with_epsilon (window->plan.center, center, 1e-9);
 }
 
-/* The window's export of row 1 is the command line's at `center`. */
+/* The window's export of `row` is the command line's at `center`. */
 static void
-assert_row1_matches_cli (const char *path,
-                         const char *center,
-                         const char *ui_tif,
-                         const char *cli_tif)
+assert_row_matches_cli (const char *path,
+                        const char *center,
+                        guint       row,
+                        const char *ui_tif,
+                        const char *cli_tif)
 {
+  g_autofree char *row_text = g_strdup_printf ("%u", row);
   const char *argv[] = { g_getenv ("TOMOLIVE"), "reconstruct", path, "--geometry", "offset",
-                         "--center", center, "--row", "1", "--backend", "cpu", "--filter",
+                         "--center", center, "--row", row_text, "--backend", "cpu", "--filter",
                          "ram-lak", "--interp", "linear", "-q", "-o", cli_tif, NULL };
 
   assert_export_matches_cli (ui_tif, cli_tif, argv);
@@ -220,17 +222,9 @@ test_offset_detector_column (void)
   g_object_get (window, "center", &center, "center-shift", &shift, "row", &row, NULL);
   g_assert_cmpfloat (center, ==, 12.62 + shift);   /* as --center 12.62 is shifted */
 
-  {
-    g_autofree char *row_text = g_strdup_printf ("%u", row);
-    const char *argv[] = { g_getenv ("TOMOLIVE"), "reconstruct", path, "--geometry", "offset",
-                           "--center", gtk_editable_get_text (field), "--row", row_text,
-                           "--backend", "cpu", "--filter", "ram-lak", "--interp", "linear", "-q",
-                           "-o", cli_tif, NULL };
-
-    g_object_set (window, "filter", "ram-lak", "interp", "linear", NULL);
-    wait_current_center ();
-    assert_export_matches_cli (ui_tif, cli_tif, argv);
-  }
+  g_object_set (window, "filter", "ram-lak", "interp", "linear", NULL);
+  wait_current_center ();
+  assert_row_matches_cli (path, gtk_editable_get_text (field), row, ui_tif, cli_tif);
 
   gtk_toggle_button_set_active (window->panel->center_pin, FALSE);
   g_unlink (params);
@@ -263,12 +257,12 @@ test_offset_restitch (void)
   g_assert_true (tomo_center_finder_get_scan (window->panel->center_finder) == window->scan);
   g_object_set (window, "filter", "ram-lak", "interp", "linear", NULL);
   wait_current_center ();
-  assert_row1_matches_cli (path, "13.40", ui_tif, cli_tif);
+  assert_row_matches_cli (path, "13.40", 1, ui_tif, cli_tif);
   /* Exported at once after a move, before the centre rests: the rows are
    * stitched about it first. */
   gtk_adjustment_set_value (window->panel->center_adjustment, 13.10);
   g_assert_cmpuint (window->restitch_id, !=, 0);
-  assert_row1_matches_cli (path, "13.10", ui_tif, cli_tif);
+  assert_row_matches_cli (path, "13.10", 1, ui_tif, cli_tif);
   g_assert_cmpfloat_with_epsilon (window->plan.center, 13.10, 1e-9);
   /* The panel says why and about what, and Auto's label the side: right
    * once the centre is past the middle (128 + round (200 − 127) = 201). */
@@ -404,7 +398,7 @@ test_offset_sweep (void)
   g_assert_cmpuint (row, ==, 1);
   g_object_set (window, "filter", "ram-lak", "interp", "linear", NULL);
   wait_current_center ();
-  assert_row1_matches_cli (path, "12.50", ui_tif, cli_tif);
+  assert_row_matches_cli (path, "12.50", 1, ui_tif, cli_tif);
   /* A second pick after the restitch: the same label, the new rows' shift. */
   pick_candidate (sweep, axis + 2);
   g_assert_cmpstr (gtk_editable_get_text (GTK_EDITABLE (window->panel->center_spin)), ==, "13.50");

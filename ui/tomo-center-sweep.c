@@ -133,6 +133,19 @@ sweep_stitched (Job          *job,
   return TRUE;
 }
 
+/* The curve is the quality of what the grid shows: each candidate's view
+ * scored, as the engine's sweep scores the views it reconstructs (a whole
+ * slice where the grid shows whole slices, else its middle). */
+static void
+score_views (Job *job)
+{
+  gsize plane = (gsize) job->view.width * job->view.height;
+
+  for (guint i = 0; i < job->n; i++)
+    job->scores[i] = tomo_center_negativity (job->images + i * plane, job->view.width,
+                                             job->view.height);
+}
+
 static void
 sweep_thread (GTask        *task,
               gpointer      source,
@@ -156,6 +169,8 @@ sweep_thread (GTask        *task,
       ok = tomo_scan_read_sinogram (job->scan, job->row, sino, NULL, &error)
            && tomo_center_sweep_scores (&s, &candidates, job->scores, &error);
     }
+  if (ok)
+    score_views (job);
   if (!ok)
     g_task_return_error (task, error);
   else

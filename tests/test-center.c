@@ -571,11 +571,6 @@ test_cli (void)
   g_rmdir (dir);
 }
 
-/* The stitch's search for opposite projections by bisection answers as
- * the search over every projection does, wherever the nearest projection
- * on a side lies within the reach: on even turns, jittered and shuffled
- * angles, angles beyond one turn and below zero, repeated angles, a gap,
- * and targets exactly on projections. */
 /* One side of an index search against the search over all: the same
  * projection within the reach, none beyond it. */
 static void
@@ -601,6 +596,13 @@ assert_side (int     all,
     }
 }
 
+/* The stitch's search for opposite projections by bisection answers as
+ * the search over every projection does, wherever the nearest projection
+ * on a side lies within the reach: on even turns, jittered and shuffled
+ * angles, angles beyond one turn and below zero, repeated angles, a gap,
+ * three angles with the rest of the turn empty, targets exactly on
+ * projections, and reaches just under half a turn (the search over all,
+ * still cut at the reach). */
 static void
 test_angle_index (void)
 {

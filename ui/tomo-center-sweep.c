@@ -169,12 +169,13 @@ sweep_thread (GTask        *task,
       ok = tomo_scan_read_sinogram (job->scan, job->row, sino, NULL, &error)
            && tomo_center_sweep_scores (&s, &candidates, job->scores, &error);
     }
-  if (ok)
-    score_views (job);
   if (!ok)
-    g_task_return_error (task, error);
-  else
-    g_task_return_boolean (task, TRUE);
+    {
+      g_task_return_error (task, error);
+      return;
+    }
+  score_views (job);
+  g_task_return_boolean (task, TRUE);
 }
 
 /* Grey 8-bit texture over one value range shared by all candidates. */
